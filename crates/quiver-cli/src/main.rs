@@ -1,0 +1,57 @@
+//! The `quiver` command line: the binary edge of the workspace.
+//!
+//! Exit codes: 0 success, 1 runtime error, 2 usage error (clap), 141 when the reader of
+//! standard output went away (as a process killed by SIGPIPE would report).
+
+mod demo;
+mod gen;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "quiver",
+    version,
+    about = "Quiver: an in-memory RDF graph store and SPARQL engine"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Generate benchmark data
+    #[command(subcommand)]
+    Gen(gen::GenCommand),
+    /// Run the main job on an embedded default dataset (LUBM-1)
+    Demo,
+}
+
+/// The number of worker threads: the user's choice, else every core.
+pub fn threads(requested: Option<u32>) -> usize {
+    requested.map(|n| n as usize).unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Gen(command) => gen::run(command),
+        Command::Demo => demo::run(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) if output::is_broken_pipe(&error) => ExitCode::from(141),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! `quiver gen lubm` as a user runs it: outputs, exit codes and error messages.
+
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+
+fn quiver() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_quiver"))
+}
+
+fn run(args: &[&str]) -> Output {
+    quiver().args(args).output().expect("quiver runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_clean_error(output: &Output, code: i32, needle: &str) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "stderr: {message}");
+    assert!(message.starts_with("error:"), "stderr: {message}");
+    assert!(message.contains(needle), "{needle:?} not in: {message}");
+    assert!(!message.contains("panicked"), "stderr: {message}");
+}
+
+#[test]
+fn help_is_available_on_every_subcommand() {
+    for args in [
+        &["--help"][..],
+        &["gen", "--help"],
+        &["gen", "lubm", "--help"],
+        &["demo", "--help"],
+    ] {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(0), "{args:?}");
+        assert!(String::from_utf8_lossy(&output.stdout).contains("Usage"));
+    }
+}
+
+#[test]
+fn bad_university_counts_are_usage_errors() {
+    for value in ["0", "-3", "ten", ""] {
+        let output = run(&["gen", "lubm", "--universities", value]);
+        assert_clean_error(&output, 2, "universities");
+        assert!(output.stdout.is_empty());
+    }
+    assert_clean_error(&run(&["gen", "lubm"]), 2, "--universities");
+    assert_clean_error(
+        &run(&["gen", "lubm", "-u", "1", "--threads", "0"]),
+        2,
+        "threads",
+    );
+}
+
+#[test]
+fn an_unwritable_path_is_a_runtime_error_and_leaves_nothing() {
+    let dir = tempdir("unwritable");
+    let blocker = dir.join("file");
+    std::fs::write(&blocker, b"x").unwrap();
+    let target = blocker.join("out.nt");
+    let output = run(&[
+        "gen",
+        "lubm",
+        "-u",
+        "1",
+        "--output",
+        target.to_str().unwrap(),
+    ]);
+    assert_clean_error(&output, 1, "out.nt");
+    assert_eq!(stderr(&output).lines().count(), 1);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+}
+
+#[test]
+fn a_full_disk_is_a_runtime_error() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+    let Ok(full) = full else {
+        eprintln!("no /dev/full on this system");
+        return;
+    };
+    let output = quiver()
+        .args(["gen", "lubm", "-u", "1"])
+        .stdout(Stdio::from(full))
+        .output()
+        .unwrap();
+    assert_clean_error(&output, 1, "No space left");
+    assert_eq!(stderr(&output).lines().count(), 1);
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let mut child = quiver()
+        .args(["gen", "lubm", "-u", "20"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 4096];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut head)
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(141));
+    assert!(output.stderr.is_empty(), "stderr: {}", stderr(&output));
+}
+
+#[test]
+fn file_and_gzip_outputs_hold_the_same_triples_as_stdout() {
+    let dir = tempdir("outputs");
+    let plain = dir.join("lubm.nt");
+    let gzip = dir.join("lubm.nt.gz");
+    let args = [
+        "gen",
+        "lubm",
+        "-u",
+        "2",
+        "--start-index",
+        "7",
+        "--seed",
+        "-5",
+    ];
+    let stdout = run(&args);
+    assert!(stdout.status.success(), "{}", stderr(&stdout));
+    for path in [&plain, &gzip] {
+        let output = run(&[&args[..], &["--output", path.to_str().unwrap()]].concat());
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let mut unzipped = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(&gzip).unwrap())
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    assert_eq!(std::fs::read(&plain).unwrap(), stdout.stdout);
+    assert_eq!(unzipped, stdout.stdout);
+    assert!(stdout.stdout.starts_with(b"<http://www.University7.edu> "));
+    // Only the two outputs: no temporary file left behind.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("quiver-cli-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
