@@ -5,6 +5,9 @@
 
 mod demo;
 mod gen;
+mod info;
+mod load;
+mod memory;
 mod output;
 
 use std::process::ExitCode;
@@ -27,6 +30,10 @@ enum Command {
     /// Generate benchmark data
     #[command(subcommand)]
     Gen(gen::GenCommand),
+    /// Load RDF files (or LUBM from the generator) into a store
+    Load(load::LoadArgs),
+    /// Describe a store: size, memory, statistics
+    Info(info::InfoArgs),
     /// Run the main job on an embedded default dataset (LUBM-1)
     Demo,
 }
@@ -44,6 +51,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Gen(command) => gen::run(command),
+        Command::Load(args) => load::run(args),
+        Command::Info(args) => info::run(args),
         Command::Demo => demo::run(),
     };
     match result {

@@ -105,3 +105,12 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
     })
 }
+
+/// Writes `text` to standard output; a closed pipe surfaces as an error (see [`is_broken_pipe`]).
+pub fn print_stdout(text: &str) -> Result<()> {
+    let mut stdout = io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .context("writing to standard output")
+}

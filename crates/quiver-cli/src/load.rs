@@ -1,0 +1,159 @@
+//! `quiver load`: parse RDF files (or generate LUBM) into the store at `--location`.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use quiver_loader::{
+    collect_sources, load_files, load_lubm, Format, LoadOptions, LoadReport, Progress,
+};
+use quiver_lubm::LubmConfig;
+use quiver_store::Store;
+
+use crate::memory::{mib, peak_rss};
+
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// Directory of the store (created if missing; data are added to an existing store)
+    #[arg(long)]
+    pub location: PathBuf,
+    /// A file or directory to load (repeatable)
+    #[arg(long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// More files or directories to load
+    #[arg(value_name = "FILES")]
+    pub more_files: Vec<PathBuf>,
+    /// Syntax of every input: nt, nq, ttl, trig, rdfxml (default: from each file's extension)
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<Format>,
+    /// Skip malformed statements (reporting how many) instead of aborting
+    #[arg(long)]
+    pub lenient: bool,
+    /// Worker threads (default: all cores)
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+    /// Load LUBM-N straight from the generator instead of files
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with_all = ["files", "more_files", "format", "lenient"])]
+    pub lubm: Option<u32>,
+}
+
+fn parse_format(name: &str) -> Result<Format, String> {
+    Format::from_name(name)
+        .ok_or_else(|| format!("unknown format '{name}' (nt, nq, ttl, trig, rdfxml)"))
+}
+
+/// Progress on a terminal: bytes read (files) or universities generated (LUBM).
+struct BarProgress {
+    bar: ProgressBar,
+    statements: AtomicU64,
+}
+
+impl Progress for BarProgress {
+    fn bytes(&self, bytes: u64) {
+        self.bar.inc(bytes);
+    }
+
+    fn statements(&self, statements: u64) {
+        let total = self.statements.fetch_add(statements, Ordering::Relaxed) + statements;
+        self.bar.set_message(format!("{total} statements"));
+    }
+}
+
+pub fn run(args: LoadArgs) -> Result<()> {
+    let threads = crate::threads(args.threads);
+    // Rayon (sorting, index building) uses the same number of threads.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global();
+    let existing = if quiver_snapshot_exists(&args.location) {
+        let (store, _) = Store::open(&args.location)?;
+        Some(store)
+    } else {
+        None
+    };
+
+    let (store, report) = if let Some(universities) = args.lubm {
+        let progress = progress(
+            universities as u64,
+            "{bar:40} {pos}/{len} universities, {msg}",
+        );
+        let result = load_lubm(
+            LubmConfig::standard(universities),
+            threads,
+            existing.as_ref(),
+            &progress,
+        );
+        progress.bar.finish_and_clear();
+        result?
+    } else {
+        let paths: Vec<PathBuf> = args.files.iter().chain(&args.more_files).cloned().collect();
+        if paths.is_empty() {
+            bail!("nothing to load: give files or directories (or --lubm N)");
+        }
+        let total: u64 = collect_sources(&paths, args.format)?
+            .iter()
+            .map(|s| s.bytes)
+            .sum();
+        let progress = progress(
+            total,
+            "{bar:40} {bytes}/{total_bytes} ({bytes_per_sec}, ETA {eta}), {msg}",
+        );
+        let options = LoadOptions {
+            format: args.format,
+            lenient: args.lenient,
+            threads,
+        };
+        let result = load_files(&paths, &options, existing.as_ref(), &progress);
+        progress.bar.finish_and_clear();
+        result?
+    };
+    drop(existing);
+    let bytes_on_disk = store
+        .save(&args.location)
+        .with_context(|| format!("saving the store in {}", args.location.display()))?;
+    summary(&store, &report, bytes_on_disk);
+    Ok(())
+}
+
+fn quiver_snapshot_exists(location: &std::path::Path) -> bool {
+    location.join("manifest.json").exists()
+}
+
+fn progress(length: u64, template: &str) -> BarProgress {
+    let bar = crate::gen::progress_bar(length);
+    if !bar.is_hidden() {
+        bar.set_style(
+            ProgressStyle::with_template(&format!("{{spinner}} [{{elapsed_precise}}] {template}"))
+                .expect("valid progress template"),
+        );
+    }
+    BarProgress {
+        bar,
+        statements: AtomicU64::new(0),
+    }
+}
+
+fn summary(store: &Store, report: &LoadReport, bytes_on_disk: u64) {
+    let seconds = report.seconds.max(1e-9);
+    eprintln!(
+        "loaded {} statements in {:.2} s ({:.0} statements/s); store: {} triples, {} terms, {} on disk; peak memory {}",
+        report.statements,
+        report.seconds,
+        report.statements as f64 / seconds,
+        store.triples(),
+        store.terms(),
+        mib(bytes_on_disk),
+        peak_rss().map_or_else(|| "unknown".to_owned(), mib),
+    );
+    if report.skipped > 0 {
+        eprintln!(
+            "skipped {} malformed statements; the first:",
+            report.skipped
+        );
+        for error in &report.first_errors {
+            eprintln!("  {error}");
+        }
+    }
+}

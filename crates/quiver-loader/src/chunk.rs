@@ -1,0 +1,113 @@
+//! Encoding one chunk of input: terms interned locally, statements as local ids.
+//!
+//! Every parser thread encodes its own chunk without sharing anything: distinct terms go to
+//! a byte arena (no allocation per term) indexed by a hash table, statements become
+//! `[s, p, o, g]` local ids. The merge step later maps local ids to global ones.
+
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use oxrdf::{GraphNameRef, QuadRef, TermRef};
+use quiver_model::encode_term;
+use rustc_hash::FxBuildHasher;
+
+/// Local id meaning "the default graph".
+pub const DEFAULT_GRAPH: u32 = u32::MAX;
+
+/// The encoded content of one chunk.
+#[derive(Debug, Default)]
+pub struct Chunk {
+    /// Distinct encoded terms, concatenated.
+    pub arena: Vec<u8>,
+    /// `(start, length)` of each local term in `arena`.
+    pub spans: Vec<(u64, u32)>,
+    /// Statements as local term ids `[subject, predicate, object, graph]`.
+    pub quads: Vec<[u32; 4]>,
+    table: HashTable<u32>,
+    scratch: Vec<u8>,
+}
+
+impl Chunk {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The encoded bytes of local term `id`.
+    #[inline]
+    pub fn term(&self, id: u32) -> &[u8] {
+        let (start, length) = self.spans[id as usize];
+        &self.arena[start as usize..start as usize + length as usize]
+    }
+
+    /// Interns an encoded term, returning its local id.
+    pub fn intern(&mut self, bytes: &[u8]) -> u32 {
+        let hash = FxBuildHasher.hash_one(bytes);
+        let (arena, spans) = (&self.arena, &self.spans);
+        let slice = |id: u32| {
+            let (start, length) = spans[id as usize];
+            &arena[start as usize..start as usize + length as usize]
+        };
+        if let Some(&id) = self.table.find(hash, |&id| slice(id) == bytes) {
+            return id;
+        }
+        let id = self.spans.len() as u32;
+        self.spans
+            .push((self.arena.len() as u64, bytes.len() as u32));
+        self.arena.extend_from_slice(bytes);
+        let (arena, spans) = (&self.arena, &self.spans);
+        self.table.insert_unique(hash, id, |&id| {
+            let (start, length) = spans[id as usize];
+            FxBuildHasher.hash_one(&arena[start as usize..start as usize + length as usize])
+        });
+        id
+    }
+
+    fn intern_term(&mut self, term: TermRef<'_>) -> u32 {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        encode_term(term, &mut scratch);
+        let id = self.intern(&scratch);
+        self.scratch = scratch;
+        id
+    }
+
+    /// Adds a parsed quad. `blank_prefix` scopes blank node labels to their document.
+    pub fn add_quad(&mut self, quad: QuadRef<'_>, blank_prefix: Option<&str>) {
+        let subject = self.intern_scoped(quad.subject.into(), blank_prefix);
+        let predicate = self.intern_term(quad.predicate.into());
+        let object = self.intern_scoped(quad.object, blank_prefix);
+        let graph = match quad.graph_name {
+            GraphNameRef::DefaultGraph => DEFAULT_GRAPH,
+            GraphNameRef::NamedNode(node) => self.intern_term(node.into()),
+            GraphNameRef::BlankNode(node) => self.intern_scoped(node.into(), blank_prefix),
+        };
+        self.quads.push([subject, predicate, object, graph]);
+    }
+
+    fn intern_scoped(&mut self, term: TermRef<'_>, blank_prefix: Option<&str>) -> u32 {
+        match (term, blank_prefix) {
+            (TermRef::BlankNode(node), Some(prefix)) => {
+                let label = format!("{prefix}{}", node.as_str());
+                self.intern_term(oxrdf::BlankNodeRef::new_unchecked(&label).into())
+            }
+            _ => self.intern_term(term),
+        }
+    }
+
+    /// Adds a statement of already encoded terms, in the default graph.
+    pub fn add_encoded(&mut self, subject: &[u8], predicate: &[u8], object: &[u8]) {
+        let quad = [
+            self.intern(subject),
+            self.intern(predicate),
+            self.intern(object),
+            DEFAULT_GRAPH,
+        ];
+        self.quads.push(quad);
+    }
+
+    /// Frees the hash table once the chunk is complete.
+    pub fn seal(&mut self) {
+        self.table = HashTable::new();
+        self.scratch = Vec::new();
+    }
+}

@@ -1,0 +1,213 @@
+//! Quiver's parallel bulk loader.
+//!
+//! `files → parse (parallel, per file and per block of a large line-based file) → encode
+//! each chunk locally → merge into one sorted dictionary → id triples → build the store`.
+//! Parsing uses Oxigraph's parsers (`oxrdfio`/`oxttl`); the LUBM generator can feed the
+//! same pipeline directly ([`load_lubm`]). Loading into an existing store merges its
+//! content with the new data and rebuilds the index.
+
+mod chunk;
+mod lubm;
+mod merge;
+mod parse;
+pub mod source;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use quiver_lubm::LubmConfig;
+use quiver_store::{LoadInfo, Store};
+
+pub use source::{collect_sources, Format, Source};
+
+/// Errors of a load. Each names the file (and position) concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {message}", path.display())]
+    Input { path: PathBuf, message: String },
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Syntax {
+        path: PathBuf,
+        line: u64,
+        column: u64,
+        message: String,
+    },
+    #[error("no input: name files or directories to load")]
+    NoInput,
+    #[error(
+        "more distinct terms than 32-bit ids can number; use a build with the wide-ids feature"
+    )]
+    TooManyTerms,
+}
+
+impl LoadError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        LoadError::Io {
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
+
+/// Receives progress while loading (called from several threads).
+pub trait Progress: Sync {
+    /// Input bytes read (or generated units done, for LUBM).
+    fn bytes(&self, _bytes: u64) {}
+    /// Statements parsed.
+    fn statements(&self, _statements: u64) {}
+}
+
+/// Ignores progress.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// Options of a file load.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Force one syntax for every file (else detected from extensions).
+    pub format: Option<Format>,
+    /// Skip malformed statements instead of aborting.
+    pub lenient: bool,
+    pub threads: usize,
+}
+
+/// What a load did.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    /// Statements read (duplicates included).
+    pub statements: u64,
+    /// Malformed statements skipped (`lenient`).
+    pub skipped: u64,
+    /// The first skipped statements, as `file:line:column: message`.
+    pub first_errors: Vec<String>,
+    pub seconds: f64,
+}
+
+/// Loads `paths` (files or directories), on top of `existing` if given.
+pub fn load_files(
+    paths: &[PathBuf],
+    options: &LoadOptions,
+    existing: Option<&Store>,
+    progress: &dyn Progress,
+) -> Result<(Store, LoadReport), LoadError> {
+    let started = Instant::now();
+    let sources = collect_sources(paths, options.format)?;
+    // Blank node labels are scoped to their document: with several documents (or data
+    // already in the store) each document's labels get a prefix of their own.
+    let scoped = sources.len() > 1 || existing.is_some_and(|s| s.triples() > 0);
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        ^ u64::from(std::process::id());
+    let prefixes: Vec<Option<String>> = (0..sources.len())
+        .map(|i| scoped.then(|| format!("l{nonce:x}f{i}_")))
+        .collect();
+    let results = parse::parse_sources(
+        &sources,
+        &prefixes,
+        options.lenient,
+        options.threads,
+        progress,
+    )?;
+
+    let mut report = LoadReport::default();
+    let mut lines_before = vec![0u64; sources.len()];
+    let mut statements_per_source = vec![0u64; sources.len()];
+    let mut chunks = Vec::with_capacity(results.len() + 1);
+    for result in results {
+        let source = &sources[result.source];
+        if let Some(error) = result.io_error {
+            return Err(LoadError::io(&source.path, error));
+        }
+        for issue in &result.issues {
+            let line = lines_before[result.source] + issue.line + 1;
+            let error = LoadError::Syntax {
+                path: source.path.clone(),
+                line,
+                column: issue.column + 1,
+                message: issue.message.clone(),
+            };
+            if !options.lenient {
+                return Err(error);
+            }
+            if report.first_errors.len() < 5 {
+                report.first_errors.push(error.to_string());
+            }
+        }
+        report.skipped += result.malformed;
+        report.statements += result.statements;
+        statements_per_source[result.source] += result.statements;
+        lines_before[result.source] += result.newlines;
+        chunks.push(result.chunk);
+    }
+    if let Some((source, _)) = sources
+        .iter()
+        .zip(&statements_per_source)
+        .find(|(s, &n)| n == 0 && !options.lenient && s.bytes > 0)
+    {
+        return Err(LoadError::Input {
+            path: source.path.clone(),
+            message: "no triples in file".into(),
+        });
+    }
+    let names = sources
+        .iter()
+        .map(|s| s.path.display().to_string())
+        .collect();
+    finish(chunks, existing, report, names, started)
+}
+
+/// Loads LUBM-N straight from the generator, on top of `existing` if given.
+pub fn load_lubm(
+    config: LubmConfig,
+    threads: usize,
+    existing: Option<&Store>,
+    progress: &dyn Progress,
+) -> Result<(Store, LoadReport), LoadError> {
+    let started = Instant::now();
+    let chunks = lubm::generate_chunks(config, threads, progress);
+    let report = LoadReport {
+        statements: chunks.iter().map(|c| c.quads.len() as u64).sum(),
+        ..LoadReport::default()
+    };
+    let name = format!(
+        "lubm:{} (seed {}, start {})",
+        config.universities, config.seed, config.start_index
+    );
+    finish(chunks, existing, report, vec![name], started)
+}
+
+fn finish(
+    mut chunks: Vec<chunk::Chunk>,
+    existing: Option<&Store>,
+    mut report: LoadReport,
+    sources: Vec<String>,
+    started: Instant,
+) -> Result<(Store, LoadReport), LoadError> {
+    let mut info = LoadInfo {
+        statements: report.statements,
+        skipped: report.skipped,
+        seconds: 0.0,
+        sources,
+    };
+    if let Some(existing) = existing {
+        chunks.push(merge::store_as_chunk(existing)?);
+        let previous = existing.info();
+        info.statements += previous.statements;
+        info.skipped += previous.skipped;
+        let mut all = previous.sources.clone();
+        all.append(&mut info.sources);
+        info.sources = all;
+    }
+    let (dictionary, graphs) = merge::merge(chunks)?;
+    let mut store = Store::build(dictionary, graphs, info.clone());
+    report.seconds = started.elapsed().as_secs_f64();
+    info.seconds = report.seconds;
+    store.set_info(info);
+    Ok((store, report))
+}

@@ -1,0 +1,297 @@
+//! Parsing sources into encoded chunks on all cores.
+//!
+//! The calling thread reads: line-based files (N-Triples, N-Quads, plain or gzip) are cut
+//! into blocks of about [`BLOCK_BYTES`] at newlines, so one large file is parsed by every
+//! worker; other syntaxes are one unit per file (their statements span lines). Workers parse
+//! units with Oxigraph's parsers (`oxrdfio`) and encode them into [`Chunk`]s. At most
+//! two units per worker wait in the queue, which bounds the memory of text in flight.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex};
+
+use flate2::read::MultiGzDecoder;
+use oxrdfio::{RdfParseError, RdfParser};
+
+use crate::chunk::Chunk;
+use crate::source::Source;
+use crate::{LoadError, Progress};
+
+/// Target size of one parallel parsing unit of a line-based file.
+pub const BLOCK_BYTES: usize = 8 << 20;
+
+/// What one unit of work produced.
+pub(crate) struct UnitResult {
+    pub source: usize,
+    pub sequence: usize,
+    pub chunk: Chunk,
+    /// Newlines in the unit (to turn unit-relative lines into file lines).
+    pub newlines: u64,
+    pub statements: u64,
+    pub issues: Vec<Issue>,
+    /// Number of malformed statements (issues beyond the first few are only counted).
+    pub malformed: u64,
+    /// An I/O failure while reading a whole-file unit.
+    pub io_error: Option<std::io::Error>,
+}
+
+/// A malformed statement, located relative to the start of its unit (0-based).
+pub(crate) struct Issue {
+    pub line: u64,
+    pub column: u64,
+    pub message: String,
+}
+
+enum UnitData {
+    Block(Vec<u8>),
+    WholeFile,
+}
+
+struct Unit {
+    source: usize,
+    sequence: usize,
+    data: UnitData,
+}
+
+/// How many issues each unit keeps in full.
+const KEPT_ISSUES: usize = 5;
+
+pub(crate) fn parse_sources(
+    sources: &[Source],
+    blank_prefixes: &[Option<String>],
+    lenient: bool,
+    threads: usize,
+    progress: &dyn Progress,
+) -> Result<Vec<UnitResult>, LoadError> {
+    let stop = AtomicBool::new(false);
+    let (unit_sender, unit_receiver) = mpsc::sync_channel::<Unit>(threads * 2);
+    let unit_receiver = Mutex::new(unit_receiver);
+    let (result_sender, result_receiver) = mpsc::channel::<UnitResult>();
+
+    let read_result = std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            let result_sender = result_sender.clone();
+            let (unit_receiver, stop) = (&unit_receiver, &stop);
+            scope.spawn(move || loop {
+                let unit = match unit_receiver.lock().unwrap().recv() {
+                    Ok(unit) => unit,
+                    Err(_) => return,
+                };
+                let source = &sources[unit.source];
+                let prefix = blank_prefixes[unit.source].as_deref();
+                let result = parse_unit(unit, source, prefix, lenient, stop);
+                progress.statements(result.statements);
+                if !lenient && (!result.issues.is_empty() || result.io_error.is_some()) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                if result_sender.send(result).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(result_sender);
+        let mut sequence = 0;
+        let outcome = (|| {
+            for (index, source) in sources.iter().enumerate() {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                if source.format.is_line_based() {
+                    read_blocks(index, source, &mut sequence, &unit_sender, &stop, progress)?;
+                } else {
+                    progress.bytes(source.bytes);
+                    let unit = Unit {
+                        source: index,
+                        sequence,
+                        data: UnitData::WholeFile,
+                    };
+                    sequence += 1;
+                    if unit_sender.send(unit).is_err() {
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        drop(unit_sender);
+        outcome
+    });
+    read_result?;
+    let mut results: Vec<UnitResult> = result_receiver.into_iter().collect();
+    results.sort_by_key(|r| r.sequence);
+    Ok(results)
+}
+
+/// Reads a line-based source in blocks that end at a newline and queues them.
+fn read_blocks(
+    index: usize,
+    source: &Source,
+    sequence: &mut usize,
+    sender: &mpsc::SyncSender<Unit>,
+    stop: &AtomicBool,
+    progress: &dyn Progress,
+) -> Result<(), LoadError> {
+    let file = File::open(&source.path).map_err(|e| LoadError::io(&source.path, e))?;
+    let counting = CountingReader {
+        inner: file,
+        progress,
+    };
+    let mut reader: Box<dyn Read> = if source.gzip {
+        Box::new(MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 20,
+            counting,
+        )))
+    } else {
+        Box::new(counting)
+    };
+    let mut carry = Vec::new();
+    loop {
+        let mut block = std::mem::take(&mut carry);
+        let start = block.len();
+        block.resize(start + BLOCK_BYTES, 0);
+        let mut filled = start;
+        while filled < block.len() {
+            match reader.read(&mut block[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(LoadError::io(&source.path, e)),
+            }
+        }
+        block.truncate(filled);
+        let at_end = filled < start + BLOCK_BYTES;
+        if !at_end {
+            // Keep the last partial line for the next block (a block of one huge line grows).
+            match memchr::memrchr(b'\n', &block) {
+                Some(newline) => carry = block.split_off(newline + 1),
+                None => {
+                    carry = block;
+                    continue;
+                }
+            }
+        }
+        if !block.is_empty() {
+            let unit = Unit {
+                source: index,
+                sequence: *sequence,
+                data: UnitData::Block(block),
+            };
+            *sequence += 1;
+            if sender.send(unit).is_err() {
+                return Ok(());
+            }
+        }
+        if at_end || stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+    }
+}
+
+fn parse_unit(
+    unit: Unit,
+    source: &Source,
+    blank_prefix: Option<&str>,
+    lenient: bool,
+    stop: &AtomicBool,
+) -> UnitResult {
+    let mut result = UnitResult {
+        source: unit.source,
+        sequence: unit.sequence,
+        chunk: Chunk::new(),
+        newlines: 0,
+        statements: 0,
+        issues: Vec::new(),
+        malformed: 0,
+        io_error: None,
+    };
+    let parser = RdfParser::from_format(source.format.rdf_format());
+    match unit.data {
+        UnitData::Block(bytes) => {
+            result.newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
+            if !stop.load(Ordering::Relaxed) {
+                let quads = parser
+                    .for_slice(&bytes)
+                    .map(|q| q.map_err(RdfParseError::from));
+                consume(quads, &mut result, blank_prefix, lenient);
+            }
+        }
+        UnitData::WholeFile => match File::open(&source.path) {
+            Ok(file) => {
+                let reader: Box<dyn Read> = if source.gzip {
+                    Box::new(MultiGzDecoder::new(BufReader::new(file)))
+                } else {
+                    Box::new(BufReader::with_capacity(1 << 20, file))
+                };
+                consume(
+                    parser.for_reader(reader),
+                    &mut result,
+                    blank_prefix,
+                    lenient,
+                );
+            }
+            Err(e) => result.io_error = Some(e),
+        },
+    }
+    result.chunk.seal();
+    result
+}
+
+fn consume(
+    quads: impl Iterator<Item = Result<oxrdf::Quad, RdfParseError>>,
+    result: &mut UnitResult,
+    blank_prefix: Option<&str>,
+    lenient: bool,
+) {
+    for quad in quads {
+        match quad {
+            Ok(quad) => {
+                result.chunk.add_quad(quad.as_ref(), blank_prefix);
+                result.statements += 1;
+            }
+            Err(RdfParseError::Io(e)) => {
+                result.io_error = Some(e);
+                return;
+            }
+            Err(RdfParseError::Syntax(error)) => {
+                result.malformed += 1;
+                if result.issues.len() < KEPT_ISSUES {
+                    let location = error.location();
+                    let (line, column) = location
+                        .as_ref()
+                        .map_or((0, 0), |l| (l.start.line, l.start.column));
+                    let text = error.to_string();
+                    // The parser's text repeats the (unit-relative) location; keep the message.
+                    let message = match (location, text.split_once(": ")) {
+                        (Some(_), Some((head, message))) if head.starts_with("Parser error") => {
+                            message.to_owned()
+                        }
+                        _ => text,
+                    };
+                    result.issues.push(Issue {
+                        line,
+                        column,
+                        message,
+                    });
+                }
+                if !lenient {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Reports bytes read from the underlying file (compressed bytes for gzip).
+struct CountingReader<'p> {
+    inner: File,
+    progress: &'p dyn Progress,
+}
+
+impl Read for CountingReader<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buffer)?;
+        self.progress.bytes(n as u64);
+        Ok(n)
+    }
+}

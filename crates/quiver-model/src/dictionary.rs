@@ -1,0 +1,294 @@
+//! The term dictionary: encoded terms ↔ dense ids, front-coded.
+//!
+//! Terms are stored sorted, in buckets of [`BUCKET`] strings: the first string of a bucket
+//! in full, every following one as (length of the prefix shared with its predecessor,
+//! suffix). Sorted IRIs share long prefixes (`http://www.Department3.University7.edu/…`), so
+//! this keeps a term in a dozen bytes instead of a heap allocation each. An id is a position
+//! in sorted order: `id → term` decodes at most one bucket, `term → id` binary-searches the
+//! bucket heads and scans one bucket. Written by hand because it is the store's core
+//! structure and must map zero-copy from a snapshot ([`Column`]).
+
+use crate::column::Column;
+use crate::id::Id;
+
+/// Strings per front-coding bucket.
+pub const BUCKET: usize = 16;
+
+/// A sorted, front-coded set of encoded terms with dense ids.
+#[derive(Debug, Default)]
+pub struct Dictionary {
+    /// The encoded buckets.
+    data: Column<u8>,
+    /// Byte offset of each bucket in `data`.
+    buckets: Column<u64>,
+    len: u64,
+}
+
+/// Builds a [`Dictionary`] from terms pushed in strictly increasing byte order.
+#[derive(Debug, Default)]
+pub struct DictionaryBuilder {
+    data: Vec<u8>,
+    buckets: Vec<u64>,
+    previous: Vec<u8>,
+    len: u64,
+}
+
+impl DictionaryBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends the next term; returns its id. Terms must arrive strictly increasing.
+    pub fn push(&mut self, term: &[u8]) -> u64 {
+        debug_assert!(
+            self.len == 0 || term > &self.previous[..],
+            "terms out of order"
+        );
+        if self.len.is_multiple_of(BUCKET as u64) {
+            self.buckets.push(self.data.len() as u64);
+            write_varint(&mut self.data, term.len() as u64);
+            self.data.extend_from_slice(term);
+        } else {
+            let shared = common_prefix(&self.previous, term);
+            write_varint(&mut self.data, shared as u64);
+            write_varint(&mut self.data, (term.len() - shared) as u64);
+            self.data.extend_from_slice(&term[shared..]);
+        }
+        self.previous.clear();
+        self.previous.extend_from_slice(term);
+        self.len += 1;
+        self.len - 1
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn finish(mut self) -> Dictionary {
+        self.data.shrink_to_fit();
+        self.buckets.shrink_to_fit();
+        Dictionary {
+            data: self.data.into(),
+            buckets: self.buckets.into(),
+            len: self.len,
+        }
+    }
+}
+
+impl Dictionary {
+    /// A dictionary of `terms`, which must be sorted and distinct.
+    pub fn from_sorted<T: AsRef<[u8]>>(terms: impl IntoIterator<Item = T>) -> Self {
+        let mut builder = DictionaryBuilder::new();
+        for term in terms {
+            builder.push(term.as_ref());
+        }
+        builder.finish()
+    }
+
+    /// Reassembles a dictionary from its stored parts (as written by [`Dictionary::parts`]).
+    /// Returns `None` when they are inconsistent.
+    pub fn from_parts(data: Column<u8>, buckets: Column<u64>, len: u64) -> Option<Self> {
+        let expected_buckets = len.div_ceil(BUCKET as u64);
+        if buckets.len() as u64 != expected_buckets
+            || buckets.windows(2).any(|w| w[0] > w[1])
+            || buckets
+                .last()
+                .is_some_and(|&last| last >= data.len() as u64)
+        {
+            return None;
+        }
+        Some(Self { data, buckets, len })
+    }
+
+    /// The stored parts: encoded bytes, bucket offsets, number of terms.
+    pub fn parts(&self) -> (&Column<u8>, &Column<u64>, u64) {
+        (&self.data, &self.buckets, self.len)
+    }
+
+    /// Number of terms.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes used, heap or mapped.
+    pub fn data_bytes(&self) -> usize {
+        self.data.data_bytes() + self.buckets.data_bytes()
+    }
+
+    /// Writes the encoding of term `id` into `out` (cleared first). False if `id` is not a
+    /// term of this dictionary.
+    pub fn term_into(&self, id: Id, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        let id = id as u64;
+        if id >= self.len {
+            return false;
+        }
+        let mut reader = BucketReader::new(&self.data, self.buckets[(id / BUCKET as u64) as usize]);
+        for _ in 0..=(id % BUCKET as u64) {
+            if !reader.next_into(out) {
+                out.clear();
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The encoding of term `id`.
+    pub fn term(&self, id: Id) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        self.term_into(id, &mut out).then_some(out)
+    }
+
+    /// The id of the encoded term `term`, if present.
+    pub fn lookup(&self, term: &[u8]) -> Option<Id> {
+        // Last bucket whose head is <= term.
+        let (mut low, mut high) = (0usize, self.buckets.len());
+        while low < high {
+            let mid = (low + high) / 2;
+            if self.head(mid)? <= term {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        let bucket = low.checked_sub(1)?;
+        let mut reader = BucketReader::new(&self.data, self.buckets[bucket]);
+        let mut current = Vec::with_capacity(term.len() + 16);
+        let first = bucket as u64 * BUCKET as u64;
+        for id in first..(first + BUCKET as u64).min(self.len) {
+            if !reader.next_into(&mut current) {
+                return None;
+            }
+            match current.as_slice().cmp(term) {
+                std::cmp::Ordering::Equal => return Id::try_from(id).ok(),
+                std::cmp::Ordering::Greater => return None,
+                std::cmp::Ordering::Less => {}
+            }
+        }
+        None
+    }
+
+    /// Every term in id order: `f(id, encoded_term)`.
+    pub fn for_each(&self, mut f: impl FnMut(u64, &[u8])) {
+        let mut current = Vec::new();
+        for (bucket, &offset) in self.buckets.iter().enumerate() {
+            let mut reader = BucketReader::new(&self.data, offset);
+            let first = bucket as u64 * BUCKET as u64;
+            for id in first..(first + BUCKET as u64).min(self.len) {
+                if !reader.next_into(&mut current) {
+                    return;
+                }
+                f(id, &current);
+            }
+        }
+    }
+
+    fn head(&self, bucket: usize) -> Option<&[u8]> {
+        let mut position = self.buckets[bucket] as usize;
+        let length = read_varint(&self.data, &mut position)? as usize;
+        self.data.get(position..position.checked_add(length)?)
+    }
+}
+
+/// Sequential decoder of one bucket.
+struct BucketReader<'a> {
+    data: &'a [u8],
+    position: usize,
+    first: bool,
+}
+
+impl<'a> BucketReader<'a> {
+    fn new(data: &'a [u8], offset: u64) -> Self {
+        Self {
+            data,
+            position: offset as usize,
+            first: true,
+        }
+    }
+
+    /// Replaces `current` (the previous string of the bucket) by the next one.
+    fn next_into(&mut self, current: &mut Vec<u8>) -> bool {
+        let shared = if std::mem::replace(&mut self.first, false) {
+            0
+        } else {
+            match read_varint(self.data, &mut self.position) {
+                Some(shared) if shared as usize <= current.len() => shared as usize,
+                _ => return false,
+            }
+        };
+        let Some(length) = read_varint(self.data, &mut self.position) else {
+            return false;
+        };
+        let Some(suffix) = self
+            .position
+            .checked_add(length as usize)
+            .and_then(|end| self.data.get(self.position..end))
+        else {
+            return false;
+        };
+        current.truncate(shared);
+        current.extend_from_slice(suffix);
+        self.position += length as usize;
+        true
+    }
+}
+
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+fn write_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn read_varint(data: &[u8], position: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *data.get(*position)?;
+        *position += 1;
+        value |= u64::from(byte & 0x7F) << shift;
+        if byte < 0x80 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn lookups_agree_with_a_sorted_vector(mut terms in proptest::collection::vec(
+            proptest::collection::vec(any::<u8>(), 0..12), 0..200), probe in proptest::collection::vec(any::<u8>(), 0..12)) {
+            terms.sort();
+            terms.dedup();
+            let dictionary = Dictionary::from_sorted(&terms);
+            prop_assert_eq!(dictionary.len(), terms.len() as u64);
+            for (id, term) in terms.iter().enumerate() {
+                let stored = dictionary.term(id as Id);
+                prop_assert_eq!(stored.as_ref(), Some(term));
+                prop_assert_eq!(dictionary.lookup(term), Some(id as Id));
+            }
+            prop_assert_eq!(dictionary.lookup(&probe), terms.binary_search(&probe).ok().map(|i| i as Id));
+            prop_assert_eq!(dictionary.term(terms.len() as Id), None);
+            let mut seen = Vec::new();
+            dictionary.for_each(|_, t| seen.push(t.to_vec()));
+            prop_assert_eq!(seen, terms);
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Quiver's data model: term and predicate ids, the byte encoding of RDF terms, the
+//! front-coded dictionary, and the columns (owned or memory-mapped) that hold them.
+
+pub mod column;
+pub mod dictionary;
+pub mod id;
+pub mod term;
+
+pub use column::Column;
+pub use dictionary::{Dictionary, DictionaryBuilder};
+pub use id::{ClassId, Id, PredId, ID_BYTES};
+pub use term::{decode_term, encode_term, DecodedTerm};

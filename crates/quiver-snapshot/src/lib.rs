@@ -1,0 +1,34 @@
+//! Quiver's snapshot files: how a store's arrays are saved to and reopened from disk.
+//!
+//! A store is a directory. Its data are large arrays of plain-old-data values plus a
+//! small JSON metadata value. [`SnapshotWriter`] streams the arrays as named *sections*
+//! into a few data files and commits them atomically; [`SnapshotReader`] memory-maps the
+//! files, verifies everything once at open, then hands out zero-copy
+//! [`quiver_model::Column`] views.
+//!
+//! Guarantees:
+//! - **Atomic, durable commits.** Files are written under temporary names, fsynced and
+//!   renamed; the generation becomes current only when `manifest.json` is replaced. A
+//!   crash, full disk or error at any point leaves the previous generation intact and
+//!   openable, and never a store that looks complete but is not.
+//! - **Verified reads.** Truncated, corrupted (any flipped byte) or foreign-version
+//!   files are refused at open with an error naming the file; decoding never panics.
+//!
+//! The layout is described in the `format` module: each data file
+//! `<file>-<generation>.qvs` has a 64-byte header followed by 8-aligned sections; the
+//! checksummed JSON manifest lists every file's size and every section's offset, length
+//! and crc32, and carries the metadata. Values are stored in native byte order (the
+//! store is a cache of its source data, not an interchange format); the header records
+//! it, and a file from a machine of the other byte order is refused.
+
+mod error;
+mod format;
+mod reader;
+mod writer;
+
+pub use error::SnapshotError;
+pub use reader::SnapshotReader;
+pub use writer::SnapshotWriter;
+
+/// Version of the on-disk format written and read by this build.
+pub const FORMAT_VERSION: u32 = 1;

@@ -1,0 +1,282 @@
+//! Writing a new generation of a store, atomically.
+//!
+//! Sections are streamed into temporary files (`<file>-<gen>.qvs.tmp`) as they are
+//! added. [`SnapshotWriter::commit`] then makes the generation durable in an order
+//! that keeps the previous one valid until the very last step:
+//!
+//! 1. write each data file's header, fsync it and rename it to `<file>-<gen>.qvs`;
+//! 2. fsync the directory, so those names survive a crash;
+//! 3. write `manifest.json.tmp`, fsync it, rename it over `manifest.json`, fsync the
+//!    directory: this rename is the commit point;
+//! 4. delete the files of older generations and stale temporary files (best effort).
+//!
+//! A crash or error before step 3 leaves the old manifest pointing at the old files,
+//! which are never touched: the new generation number is larger than any found in
+//! the directory, so no new name can collide with an existing file. A writer dropped
+//! or failing before the commit point removes everything it created.
+//!
+//! Only one writer may work on a directory at a time.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::format::{self, FileEntry, Header, Manifest, SectionEntry, HEADER_LEN};
+use crate::reader::current_generation;
+use crate::{SnapshotError, FORMAT_VERSION};
+
+/// Buffer size of each data file being written; large slices bypass it.
+const BUFFER: usize = 1 << 20;
+
+/// Writes one new generation of a store into a directory.
+pub struct SnapshotWriter {
+    dir: PathBuf,
+    generation: u64,
+    /// Data files in the order they were first used.
+    files: Vec<PendingFile>,
+    /// Files this writer created that must be removed if it does not reach the commit point.
+    created: Vec<PathBuf>,
+    /// Set once the new manifest is in place; from then on nothing is cleaned up.
+    committed: bool,
+    /// Set after a failed write: the generation can no longer be committed.
+    failed: bool,
+}
+
+/// A data file being written.
+struct PendingFile {
+    name: String,
+    tmp_path: PathBuf,
+    out: BufWriter<File>,
+    /// Bytes written so far, header included.
+    len: u64,
+    sections: Vec<SectionEntry>,
+}
+
+impl SnapshotWriter {
+    /// Creates `dir` if missing and starts a new generation: one more than the
+    /// current manifest's, and than any generation named by a file in `dir`.
+    pub fn create(dir: &Path) -> Result<Self, SnapshotError> {
+        fs::create_dir_all(dir).map_err(|e| SnapshotError::io(dir, e))?;
+        let mut latest = current_generation(dir).unwrap_or(0);
+        for entry in fs::read_dir(dir).map_err(|e| SnapshotError::io(dir, e))? {
+            let entry = entry.map_err(|e| SnapshotError::io(dir, e))?;
+            if let Some((generation, _)) =
+                entry.file_name().to_str().and_then(format::parse_file_name)
+            {
+                latest = latest.max(generation);
+            }
+        }
+        let generation = latest
+            .checked_add(1)
+            .ok_or_else(|| SnapshotError::usage(dir, "generation number overflow"))?;
+        Ok(SnapshotWriter {
+            dir: dir.to_path_buf(),
+            generation,
+            files: Vec::new(),
+            created: Vec::new(),
+            committed: false,
+            failed: false,
+        })
+    }
+
+    /// The generation this writer is creating.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Appends a section named `section` to the logical file `file`, creating the file
+    /// on first use. The section starts at a multiple of 8 bytes within the file.
+    pub fn section(
+        &mut self,
+        file: &str,
+        section: &str,
+        bytes: &[u8],
+    ) -> Result<(), SnapshotError> {
+        if self.failed {
+            return Err(SnapshotError::usage(
+                &self.dir,
+                "an earlier write failed; this generation cannot be completed",
+            ));
+        }
+        format::validate_file_name(file)
+            .map_err(|reason| SnapshotError::usage(&self.dir, reason))?;
+        let index = match self.files.iter().position(|f| f.name == file) {
+            Some(index) => index,
+            None => {
+                let pending = self.start_file(file)?;
+                self.files.push(pending);
+                self.files.len() - 1
+            }
+        };
+        let pending = &mut self.files[index];
+        if section.is_empty() || pending.sections.iter().any(|s| s.name == section) {
+            let reason =
+                format!("section name '{section}' is empty or already used in file '{file}'");
+            return Err(SnapshotError::usage(&self.dir, reason));
+        }
+        let result = pending.append(section, bytes);
+        self.failed = result.is_err();
+        result
+    }
+
+    /// Appends a section holding `values` as raw bytes (native endianness).
+    pub fn column<T: bytemuck::Pod>(
+        &mut self,
+        file: &str,
+        section: &str,
+        values: &[T],
+    ) -> Result<(), SnapshotError> {
+        self.section(file, section, bytemuck::cast_slice(values))
+    }
+
+    /// Makes the generation durable and current (see the module documentation), then
+    /// deletes older generations. Returns the bytes on disk of the new generation,
+    /// manifest included.
+    pub fn commit(mut self, metadata: serde_json::Value) -> Result<u64, SnapshotError> {
+        if self.failed {
+            return Err(SnapshotError::usage(
+                &self.dir,
+                "an earlier write failed; this generation cannot be committed",
+            ));
+        }
+        let mut entries = Vec::with_capacity(self.files.len());
+        let mut total = 0u64;
+        for pending in std::mem::take(&mut self.files) {
+            let final_path = self
+                .dir
+                .join(format::data_file_name(&pending.name, self.generation));
+            let tmp_path = pending.tmp_path.clone();
+            let entry = pending.finish(self.generation)?;
+            fs::rename(&tmp_path, &final_path).map_err(|e| SnapshotError::io(&final_path, e))?;
+            self.created.push(final_path);
+            total += entry.size;
+            entries.push(entry);
+        }
+        format::sync_dir(&self.dir)?;
+
+        let manifest = Manifest {
+            magic: format::MANIFEST_MAGIC.into(),
+            format_version: FORMAT_VERSION.into(),
+            generation: self.generation,
+            files: entries,
+            metadata,
+        };
+        let bytes = format::encode_manifest(&manifest);
+        let tmp_path = self.dir.join(format::MANIFEST_TMP);
+        self.created.push(tmp_path.clone());
+        write_synced(&tmp_path, &bytes)?;
+        let manifest_path = self.dir.join(format::MANIFEST);
+        fs::rename(&tmp_path, &manifest_path).map_err(|e| SnapshotError::io(&manifest_path, e))?;
+        self.committed = true;
+        format::sync_dir(&self.dir)?;
+        self.remove_stale_files();
+        Ok(total + bytes.len() as u64)
+    }
+
+    /// Opens the temporary file for the logical file `name`, with room for its header.
+    fn start_file(&mut self, name: &str) -> Result<PendingFile, SnapshotError> {
+        let tmp_path = self.dir.join(format::tmp_file_name(name, self.generation));
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp_path)
+            .map_err(|e| SnapshotError::io(&tmp_path, e))?;
+        self.created.push(tmp_path.clone());
+        let mut out = BufWriter::with_capacity(BUFFER, file);
+        // Placeholder; the real header is written by `finish` once the length is known.
+        out.write_all(&[0u8; HEADER_LEN])
+            .map_err(|e| SnapshotError::io(&tmp_path, e))?;
+        Ok(PendingFile {
+            name: name.to_owned(),
+            tmp_path,
+            out,
+            len: HEADER_LEN as u64,
+            sections: Vec::new(),
+        })
+    }
+
+    /// Removes every data file of another generation, and temporary files.
+    fn remove_stale_files(&self) {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let stale = match format::parse_file_name(name) {
+                Some((generation, tmp)) => tmp || generation != self.generation,
+                None => name == format::MANIFEST_TMP,
+            };
+            if stale {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+impl Drop for SnapshotWriter {
+    /// Without a commit, removes the files this writer created; the previous
+    /// generation is left untouched.
+    fn drop(&mut self) {
+        if !self.committed {
+            self.files.clear(); // close the temporary files first
+            for path in &self.created {
+                let _ = fs::remove_file(path);
+            }
+        }
+    }
+}
+
+impl PendingFile {
+    /// Writes zero padding up to the next multiple of 8, then the section.
+    fn append(&mut self, section: &str, bytes: &[u8]) -> Result<(), SnapshotError> {
+        let overflow = || SnapshotError::usage(&self.tmp_path, "file too large");
+        let offset = format::align_up(self.len).ok_or_else(overflow)?;
+        let end = offset
+            .checked_add(bytes.len() as u64)
+            .ok_or_else(overflow)?;
+        let padding = [0u8; format::ALIGN as usize];
+        let io = |e| SnapshotError::io(&self.tmp_path, e);
+        self.out
+            .write_all(&padding[..(offset - self.len) as usize])
+            .map_err(io)?;
+        self.out.write_all(bytes).map_err(io)?;
+        self.sections.push(SectionEntry {
+            name: section.to_owned(),
+            offset,
+            len: bytes.len() as u64,
+            crc32: crc32fast::hash(bytes),
+        });
+        self.len = end;
+        Ok(())
+    }
+
+    /// Writes the header, flushes and fsyncs the file, and closes it.
+    fn finish(mut self, generation: u64) -> Result<FileEntry, SnapshotError> {
+        let header = Header {
+            section_count: u32::try_from(self.sections.len())
+                .map_err(|_| SnapshotError::usage(&self.tmp_path, "too many sections"))?,
+            generation,
+            file_len: self.len,
+        };
+        let io = |e| SnapshotError::io(&self.tmp_path, e);
+        self.out.flush().map_err(io)?;
+        let file = self.out.get_mut();
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        file.write_all(&header.encode()).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        Ok(FileEntry {
+            name: self.name,
+            size: self.len,
+            sections: self.sections,
+        })
+    }
+}
+
+/// Writes `bytes` to a new file at `path` and fsyncs it.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), SnapshotError> {
+    let mut file = File::create(path).map_err(|e| SnapshotError::io(path, e))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| SnapshotError::io(path, e))
+}

@@ -1,0 +1,169 @@
+//! Writing a store and reading it back gives exactly what was written, zero-copy.
+
+mod common;
+
+use common::{list, open, TempDir};
+use quiver_model::Column;
+use quiver_snapshot::{SnapshotReader, SnapshotWriter};
+use serde_json::json;
+
+fn assert_mapped<T: bytemuck::Pod>(column: &Column<T>) {
+    match column {
+        Column::Mapped { offset, .. } => assert_eq!(offset % 8, 0, "section not 8-aligned"),
+        Column::Owned(_) => panic!("expected a mapped column"),
+    }
+}
+
+#[test]
+fn round_trip_files_sections_and_metadata() {
+    let tmp = TempDir::new("round-trip");
+    let dir = tmp.path().join("store"); // created by the writer
+    let odd: Vec<u8> = (0..13u8).collect();
+    let offsets: Vec<u32> = (0..1000u32).map(|i| i * 3).collect();
+    let neighbours: Vec<u64> = (0..777u64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .collect();
+    let metadata = json!({
+        "triples": 12345678901234u64,
+        "ratio": 0.1 + 0.2,
+        "name": "LUBM \"1\" — ünïcode",
+        "nested": {"list": [1, -2, 3.5, null, true], "empty": {}},
+    });
+
+    let mut writer = SnapshotWriter::create(&dir).unwrap();
+    assert_eq!(writer.generation(), 1);
+    writer.section("dict", "bytes", &odd).unwrap();
+    writer.section("dict", "empty", &[]).unwrap();
+    writer.section("dict", "one", &[0xAB]).unwrap();
+    writer.column("index", "out.offsets", &offsets).unwrap();
+    writer
+        .column("index", "out.neighbours", &neighbours)
+        .unwrap();
+    writer.column::<u32>("index", "in.offsets", &[]).unwrap();
+    writer.section("mixed", "a", &[1, 2, 3]).unwrap();
+    writer.column("mixed", "b", &[u64::MAX, 0, 42]).unwrap();
+    writer.section("mixed", "c", &odd[..5]).unwrap();
+    writer.column("mixed", "d", &[7u32]).unwrap();
+    let written = writer.commit(metadata.clone()).unwrap();
+
+    assert!(SnapshotReader::exists(&dir));
+    let reader = open(&dir).unwrap();
+    assert_eq!(reader.generation(), 1);
+    assert_eq!(reader.metadata(), &metadata);
+    let on_disk: u64 = list(&dir)
+        .iter()
+        .map(|name| std::fs::metadata(dir.join(name)).unwrap().len())
+        .sum();
+    assert_eq!(written, on_disk);
+    assert_eq!(reader.bytes_on_disk(), on_disk);
+
+    let bytes = reader.column::<u8>("dict", "bytes").unwrap();
+    assert_mapped(&bytes);
+    assert_eq!(&*bytes, &odd[..]);
+    let empty = reader.column::<u8>("dict", "empty").unwrap();
+    assert_mapped(&empty);
+    assert!(empty.is_empty());
+    assert_eq!(&*reader.column::<u8>("dict", "one").unwrap(), &[0xAB]);
+
+    let got = reader.column::<u32>("index", "out.offsets").unwrap();
+    assert_mapped(&got);
+    assert_eq!(&*got, &offsets[..]);
+    let got = reader.column::<u64>("index", "out.neighbours").unwrap();
+    assert_mapped(&got);
+    assert_eq!(&*got, &neighbours[..]);
+    assert!(reader
+        .column::<u32>("index", "in.offsets")
+        .unwrap()
+        .is_empty());
+
+    assert_eq!(&*reader.column::<u8>("mixed", "a").unwrap(), &[1, 2, 3]);
+    assert_eq!(
+        &*reader.column::<u64>("mixed", "b").unwrap(),
+        &[u64::MAX, 0, 42]
+    );
+    assert_eq!(&*reader.column::<u8>("mixed", "c").unwrap(), &odd[..5]);
+    let d = reader.column::<u32>("mixed", "d").unwrap();
+    assert_mapped(&d);
+    assert_eq!(&*d, &[7]);
+
+    assert!(reader.has_section("index", "out.offsets"));
+    assert!(!reader.has_section("index", "nope"));
+    assert!(!reader.has_section("nope", "out.offsets"));
+    // Columns outlive the reader: they share the mapping.
+    drop(reader);
+    assert_eq!(&*got, &neighbours[..]);
+}
+
+#[test]
+fn column_errors_name_the_file() {
+    let tmp = TempDir::new("column-errors");
+    let mut writer = SnapshotWriter::create(tmp.path()).unwrap();
+    writer.section("dict", "odd", &[1, 2, 3]).unwrap();
+    writer.column("index", "pairs", &[1u32, 2, 3]).unwrap();
+    writer.commit(json!(null)).unwrap();
+    let reader = open(tmp.path()).unwrap();
+
+    let err = reader
+        .column::<u8>("dict", "missing")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("dict-1.qvs") && err.contains("missing"),
+        "{err}"
+    );
+    let err = reader.column::<u8>("absent", "x").unwrap_err().to_string();
+    assert!(err.contains("absent-1.qvs"), "{err}");
+    let err = reader.column::<u32>("dict", "odd").unwrap_err().to_string();
+    assert!(err.contains("dict-1.qvs") && err.contains("u32"), "{err}");
+    let err = reader
+        .column::<u64>("index", "pairs")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("index-1.qvs") && err.contains("u64"), "{err}");
+    let err = reader
+        .column::<()>("index", "pairs")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("index-1.qvs"), "{err}");
+    assert_eq!(
+        &*reader.column::<u8>("index", "pairs").unwrap(),
+        bytemuck::cast_slice::<u32, u8>(&[1, 2, 3])
+    );
+}
+
+#[test]
+fn empty_generation_and_exists() {
+    let tmp = TempDir::new("empty-gen");
+    assert!(!SnapshotReader::exists(tmp.path()));
+    let written = SnapshotWriter::create(tmp.path())
+        .unwrap()
+        .commit(json!({"empty": true}))
+        .unwrap();
+    assert!(SnapshotReader::exists(tmp.path()));
+    let reader = open(tmp.path()).unwrap();
+    assert_eq!(reader.metadata(), &json!({"empty": true}));
+    assert_eq!(reader.bytes_on_disk(), written);
+    assert_eq!(list(tmp.path()), ["manifest.json"]);
+}
+
+#[test]
+fn writer_rejects_bad_names_and_duplicates() {
+    let tmp = TempDir::new("bad-names");
+    let mut writer = SnapshotWriter::create(tmp.path()).unwrap();
+    for bad in ["", "../escape", "a/b", ".hidden", "sp ace"] {
+        assert!(
+            writer.section(bad, "s", &[1]).is_err(),
+            "file name {bad:?} accepted"
+        );
+    }
+    writer.section("f", "s", &[1]).unwrap();
+    assert!(writer.section("f", "s", &[2]).is_err());
+    assert!(writer.section("f", "", &[2]).is_err());
+    // Usage errors do not spoil the generation.
+    writer.section("f", "t", &[2]).unwrap();
+    writer.commit(json!(1)).unwrap();
+    let reader = open(tmp.path()).unwrap();
+    assert_eq!(&*reader.column::<u8>("f", "s").unwrap(), &[1]);
+    assert_eq!(&*reader.column::<u8>("f", "t").unwrap(), &[2]);
+    assert_eq!(list(tmp.path()), ["f-1.qvs", "manifest.json"]);
+}

@@ -1,0 +1,104 @@
+//! Building a [`GraphIndex`] from id triples, in parallel.
+//!
+//! Triples are sorted by (subject, predicate, object) to lay out OUT records and the
+//! subjects of each predicate, then re-sorted by (object, predicate, subject) for IN
+//! records and the objects of each predicate. Sorting uses rayon's parallel sort; the
+//! record layout is one linear pass per direction.
+
+use quiver_model::{Id, PredId};
+use rayon::prelude::*;
+
+use crate::adjacency::AdjacencyBuilder;
+use crate::graph::GraphIndex;
+use crate::stats::PredicateStats;
+
+/// Builds the index of one graph from `triples` as `[subject, predicate, object]`
+/// (duplicates allowed; they are removed). `vertices`: `Some(n)` gives a dense vertex map
+/// over `0..n` (the default graph), `None` a sparse one (named graphs). `predicates` is the
+/// size of the predicate id space. Returns the index and per-predicate statistics.
+pub fn build_graph(
+    mut triples: Vec<[Id; 3]>,
+    vertices: Option<u64>,
+    predicates: usize,
+) -> (GraphIndex, Vec<PredicateStats>) {
+    let mut stats = vec![PredicateStats::default(); predicates];
+
+    triples.par_sort_unstable();
+    triples.dedup();
+    let count = triples.len() as u64;
+    let (out, subjects) = build_direction(&triples, vertices, predicates, 0, 2, &mut stats, true);
+
+    // Re-sort the same buffer as (object, predicate, subject).
+    triples.par_iter_mut().for_each(|t| t.swap(0, 2));
+    triples.par_sort_unstable();
+    let (inn, objects) = build_direction(&triples, vertices, predicates, 0, 2, &mut stats, false);
+    drop(triples);
+
+    // Interleave per predicate: subjects of p, then objects of p.
+    let mut predicate_offsets = Vec::with_capacity(2 * predicates + 1);
+    let mut predicate_members = Vec::with_capacity(
+        subjects.iter().map(Vec::len).sum::<usize>() + objects.iter().map(Vec::len).sum::<usize>(),
+    );
+    predicate_offsets.push(0u64);
+    for (p, (s, o)) in subjects.into_iter().zip(objects).enumerate() {
+        stats[p].subjects = s.len() as u64;
+        stats[p].objects = o.len() as u64;
+        predicate_members.extend_from_slice(&s);
+        predicate_offsets.push(predicate_members.len() as u64);
+        predicate_members.extend_from_slice(&o);
+        predicate_offsets.push(predicate_members.len() as u64);
+    }
+    let index = GraphIndex {
+        out,
+        inn,
+        predicate_offsets: predicate_offsets.into(),
+        predicate_members: predicate_members.into(),
+        triples: count,
+    };
+    (index, stats)
+}
+
+/// Lays out one direction from edges sorted by (key vertex, predicate, neighbour); also
+/// collects, per predicate, the distinct key vertices (ascending, since edges are sorted).
+fn build_direction(
+    edges: &[[Id; 3]],
+    vertices: Option<u64>,
+    predicates: usize,
+    key: usize,
+    nbr: usize,
+    stats: &mut [PredicateStats],
+    out_direction: bool,
+) -> (crate::adjacency::Adjacency, Vec<Vec<Id>>) {
+    let mut builder = AdjacencyBuilder::new(vertices, edges.len());
+    let mut per_predicate: Vec<Vec<Id>> = vec![Vec::new(); predicates];
+    let mut start = 0;
+    while start < edges.len() {
+        let vertex = edges[start][key];
+        let mut end = start;
+        while end < edges.len() && edges[end][key] == vertex {
+            end += 1;
+        }
+        let group = &edges[start..end];
+        builder.push_vertex(vertex, group, 1, nbr);
+        let mut run = 0;
+        while run < group.len() {
+            let predicate = group[run][1] as PredId;
+            let mut run_end = run;
+            while run_end < group.len() && group[run_end][1] as PredId == predicate {
+                run_end += 1;
+            }
+            let degree = (run_end - run) as u64;
+            let entry = &mut stats[predicate as usize];
+            if out_direction {
+                entry.triples += degree;
+                entry.max_out_degree = entry.max_out_degree.max(degree);
+            } else {
+                entry.max_in_degree = entry.max_in_degree.max(degree);
+            }
+            per_predicate[predicate as usize].push(vertex);
+            run = run_end;
+        }
+        start = end;
+    }
+    (builder.finish(), per_predicate)
+}

@@ -1,0 +1,168 @@
+//! The graph index of one graph: adjacency in both directions plus the predicate index.
+//!
+//! Keys are (vertex, predicate, direction); values are sorted neighbour lists. The
+//! predicate index lists, for every predicate, its distinct subjects and objects (Wukong's
+//! index vertices), the start points of queries that begin at a predicate. Instances of a
+//! class are the IN neighbours of the class vertex over `rdf:type`, so the class index is
+//! part of the adjacency itself.
+
+use quiver_model::{Column, Id, PredId};
+
+use crate::adjacency::{Adjacency, Record};
+
+/// Which way an edge is walked: OUT from subject to object, IN from object to subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    Out,
+    In,
+}
+
+impl Direction {
+    pub fn reverse(self) -> Self {
+        match self {
+            Direction::Out => Direction::In,
+            Direction::In => Direction::Out,
+        }
+    }
+}
+
+/// A key of the graph index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub vertex: Id,
+    pub predicate: PredId,
+    pub direction: Direction,
+}
+
+/// The index of one graph.
+#[derive(Debug, Default)]
+pub struct GraphIndex {
+    pub(crate) out: Adjacency,
+    pub(crate) inn: Adjacency,
+    /// For predicate `p`: subjects at `offsets[2p]..offsets[2p+1]`, objects at
+    /// `offsets[2p+1]..offsets[2p+2]` of `members`, each sorted and distinct.
+    pub(crate) predicate_offsets: Column<u64>,
+    pub(crate) predicate_members: Column<Id>,
+    pub(crate) triples: u64,
+}
+
+impl GraphIndex {
+    /// Neighbours of `vertex` over `predicate` in `direction`, sorted ascending.
+    #[inline]
+    pub fn get(&self, vertex: Id, predicate: PredId, direction: Direction) -> &[Id] {
+        self.adjacency(direction).record(vertex).get(predicate)
+    }
+
+    /// [`GraphIndex::get`] for a [`Key`].
+    #[inline]
+    pub fn get_key(&self, key: Key) -> &[Id] {
+        self.get(key.vertex, key.predicate, key.direction)
+    }
+
+    /// All (predicate, neighbours) of `vertex` in `direction`: the variable-predicate lookup.
+    pub fn edges(&self, vertex: Id, direction: Direction) -> Record<'_> {
+        self.adjacency(direction).record(vertex)
+    }
+
+    /// Whether the triple (`subject`, `predicate`, `object`) is in the graph.
+    pub fn contains(&self, subject: Id, predicate: PredId, object: Id) -> bool {
+        self.get(subject, predicate, Direction::Out)
+            .binary_search(&object)
+            .is_ok()
+    }
+
+    /// Distinct subjects of `predicate`, sorted (the predicate index, IN side).
+    pub fn predicate_subjects(&self, predicate: PredId) -> &[Id] {
+        self.predicate_list(2 * predicate as usize)
+    }
+
+    /// Distinct objects of `predicate`, sorted (the predicate index, OUT side).
+    pub fn predicate_objects(&self, predicate: PredId) -> &[Id] {
+        self.predicate_list(2 * predicate as usize + 1)
+    }
+
+    fn predicate_list(&self, slot: usize) -> &[Id] {
+        match (
+            self.predicate_offsets.get(slot),
+            self.predicate_offsets.get(slot + 1),
+        ) {
+            (Some(&start), Some(&end)) => &self.predicate_members[start as usize..end as usize],
+            _ => &[],
+        }
+    }
+
+    /// Batched lookups: `out[i] = get(keys[i])`. Prefetches every key's record before
+    /// reading any, so the memory latencies of a batch overlap instead of adding up.
+    pub fn get_many<'a>(&'a self, keys: &[Key], out: &mut Vec<&'a [Id]>) {
+        out.clear();
+        out.reserve(keys.len());
+        const WINDOW: usize = 16;
+        for key in keys.iter().take(WINDOW) {
+            self.adjacency(key.direction).prefetch(key.vertex);
+        }
+        for (i, key) in keys.iter().enumerate() {
+            if let Some(ahead) = keys.get(i + WINDOW) {
+                self.adjacency(ahead.direction).prefetch(ahead.vertex);
+            }
+            out.push(self.get_key(*key));
+        }
+    }
+
+    /// Number of distinct triples.
+    pub fn triples(&self) -> u64 {
+        self.triples
+    }
+
+    /// Number of predicates the predicate index covers.
+    pub fn predicates(&self) -> usize {
+        self.predicate_offsets.len().saturating_sub(1) / 2
+    }
+
+    #[inline]
+    pub fn adjacency(&self, direction: Direction) -> &Adjacency {
+        match direction {
+            Direction::Out => &self.out,
+            Direction::In => &self.inn,
+        }
+    }
+
+    /// Every triple as (subject, predicate, object), in subject order.
+    pub fn for_each_triple(&self, mut f: impl FnMut(Id, PredId, Id)) {
+        let adjacency = &self.out;
+        let slots = adjacency.offsets.len().saturating_sub(1);
+        for slot in 0..slots {
+            let subject = match &adjacency.vertices {
+                None => slot as Id,
+                Some(list) => list[slot],
+            };
+            for (predicate, objects) in adjacency.record(subject).iter() {
+                for &object in objects {
+                    f(subject, predicate, object);
+                }
+            }
+        }
+    }
+
+    /// Bytes used by the index, heap or mapped.
+    pub fn data_bytes(&self) -> usize {
+        self.out.data_bytes()
+            + self.inn.data_bytes()
+            + self.predicate_offsets.data_bytes()
+            + self.predicate_members.data_bytes()
+    }
+
+    /// Structural checks run when a snapshot is reopened.
+    pub fn validate(&self) -> Result<(), String> {
+        self.out.validate()?;
+        self.inn.validate()?;
+        let offsets = &self.predicate_offsets;
+        if offsets.first().copied().unwrap_or(0) != 0
+            || offsets.last().copied().unwrap_or(0) != self.predicate_members.len() as u64
+            || offsets.windows(2).any(|w| w[0] > w[1])
+            || (!offsets.is_empty() && offsets.len() % 2 != 1)
+        {
+            return Err("malformed predicate index".into());
+        }
+        Ok(())
+    }
+}

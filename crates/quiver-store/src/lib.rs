@@ -1,0 +1,19 @@
+//! Quiver's graph store.
+//!
+//! A store is a [`Dictionary`](quiver_model::Dictionary) of terms, a small id space for
+//! predicates and one for classes, and one [`GraphIndex`] per graph: the (vertex, predicate,
+//! direction) → neighbours key/value index of Wukong, laid out as vertex-major records
+//! ([`adjacency`]), plus the predicate index. Statistics for the planner are computed at
+//! build time ([`stats`]); [`persist`] saves and reopens stores as snapshots.
+
+pub mod adjacency;
+pub mod build;
+pub mod graph;
+pub mod persist;
+pub mod stats;
+pub mod store;
+
+pub use graph::{Direction, GraphIndex, Key};
+pub use persist::StoreError;
+pub use stats::{ClassStats, PredicateStats};
+pub use store::{EncodedGraphs, LoadInfo, Store};

@@ -1,0 +1,198 @@
+//! Saving a [`Store`] as a snapshot and reopening it by memory-mapping.
+//!
+//! Layout (files of one snapshot generation, see `quiver-snapshot`):
+//! - `dictionary`: `data`, `buckets`;
+//! - `catalog`: `predicates`, `classes`, `class_instances`, `predicate_stats`;
+//! - `graph-default` and `graph-<i>` for the i-th named graph: `out.*`, `in.*` (vertex
+//!   records), `predicates.offsets`, `predicates.members`.
+//!
+//! The metadata (JSON) records the id width, counts and the load information. Reopening
+//! validates every structure before use, so a damaged store is an error, never a wrong
+//! answer or a crash.
+
+use std::path::Path;
+
+use quiver_model::{Column, Dictionary, Id, ID_BYTES};
+use quiver_snapshot::{SnapshotError, SnapshotReader, SnapshotWriter};
+use serde::{Deserialize, Serialize};
+
+use crate::adjacency::Adjacency;
+use crate::graph::GraphIndex;
+use crate::stats::PredicateStats;
+use crate::store::{LoadInfo, Store};
+
+/// Errors saving or opening a store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    #[error("{dir}: {message}")]
+    Invalid { dir: String, message: String },
+}
+
+#[derive(Serialize, Deserialize)]
+struct Metadata {
+    id_bytes: usize,
+    terms: u64,
+    triples: u64,
+    graph_triples: Vec<u64>,
+    named_graphs: Vec<Id>,
+    info: LoadInfo,
+}
+
+impl Store {
+    /// Saves the store in `dir` as a new snapshot generation; returns the bytes on disk.
+    pub fn save(&self, dir: &Path) -> Result<u64, StoreError> {
+        let mut writer = SnapshotWriter::create(dir)?;
+        let (data, buckets, terms) = self.dictionary.parts();
+        writer.column("dictionary", "data", data)?;
+        writer.column("dictionary", "buckets", buckets)?;
+        writer.column("catalog", "predicates", &self.predicates)?;
+        writer.column("catalog", "classes", &self.classes)?;
+        writer.column("catalog", "class_instances", &self.class_instances)?;
+        let stats: Vec<u64> = self
+            .predicate_stats
+            .iter()
+            .flat_map(|s| s.to_words())
+            .collect();
+        writer.column("catalog", "predicate_stats", &stats)?;
+        save_graph(&mut writer, "graph-default", &self.default_graph)?;
+        for (i, (_, graph)) in self.named_graphs.iter().enumerate() {
+            save_graph(&mut writer, &format!("graph-{i}"), graph)?;
+        }
+        let metadata = Metadata {
+            id_bytes: ID_BYTES,
+            terms,
+            triples: self.triples(),
+            graph_triples: std::iter::once(&self.default_graph)
+                .chain(self.named_graphs.iter().map(|(_, g)| g))
+                .map(GraphIndex::triples)
+                .collect(),
+            named_graphs: self.named_graphs.iter().map(|(name, _)| *name).collect(),
+            info: self.info.clone(),
+        };
+        let metadata = serde_json::to_value(metadata).expect("metadata serializes");
+        Ok(writer.commit(metadata)?)
+    }
+
+    /// Opens the store saved in `dir`, mapping its files.
+    pub fn open(dir: &Path) -> Result<(Store, u64), StoreError> {
+        let reader = SnapshotReader::open(dir)?;
+        let invalid = |message: String| StoreError::Invalid {
+            dir: dir.display().to_string(),
+            message,
+        };
+        let metadata: Metadata = serde_json::from_value(reader.metadata().clone())
+            .map_err(|e| invalid(format!("unreadable metadata: {e}")))?;
+        if metadata.id_bytes != ID_BYTES {
+            return Err(invalid(format!(
+                "the store uses {}-byte ids, this build {}-byte ids (build with{} the wide-ids feature)",
+                metadata.id_bytes,
+                ID_BYTES,
+                if metadata.id_bytes > ID_BYTES { "" } else { "out" }
+            )));
+        }
+        let dictionary = Dictionary::from_parts(
+            reader.column("dictionary", "data")?,
+            reader.column("dictionary", "buckets")?,
+            metadata.terms,
+        )
+        .ok_or_else(|| invalid("inconsistent dictionary".into()))?;
+        let predicates: Column<Id> = reader.column("catalog", "predicates")?;
+        let stats: Column<u64> = reader.column("catalog", "predicate_stats")?;
+        if stats.len() != predicates.len() * PredicateStats::WORDS {
+            return Err(invalid(
+                "predicate statistics do not match predicates".into(),
+            ));
+        }
+        let predicate_stats = stats
+            .chunks_exact(PredicateStats::WORDS)
+            .map(PredicateStats::from_words)
+            .collect();
+        let default_graph = open_graph(&reader, "graph-default", metadata.graph_triples.first())
+            .map_err(invalid)?;
+        let mut named_graphs = Vec::new();
+        for (i, &name) in metadata.named_graphs.iter().enumerate() {
+            let graph = open_graph(
+                &reader,
+                &format!("graph-{i}"),
+                metadata.graph_triples.get(i + 1),
+            )
+            .map_err(invalid)?;
+            named_graphs.push((name, graph));
+        }
+        let store = Store {
+            dictionary,
+            predicates,
+            classes: reader.column("catalog", "classes")?,
+            class_instances: reader.column("catalog", "class_instances")?,
+            predicate_stats,
+            default_graph,
+            named_graphs,
+            info: metadata.info,
+        };
+        if store.classes.len() != store.class_instances.len() {
+            return Err(invalid("class statistics do not match classes".into()));
+        }
+        Ok((store, reader.bytes_on_disk()))
+    }
+}
+
+fn save_graph(
+    writer: &mut SnapshotWriter,
+    file: &str,
+    graph: &GraphIndex,
+) -> Result<(), SnapshotError> {
+    for (prefix, adjacency) in [("out", &graph.out), ("in", &graph.inn)] {
+        if let Some(vertices) = &adjacency.vertices {
+            writer.column(file, &format!("{prefix}.vertices"), vertices)?;
+        }
+        writer.column(file, &format!("{prefix}.offsets"), &adjacency.offsets)?;
+        writer.column(file, &format!("{prefix}.words"), &adjacency.words)?;
+    }
+    writer.column(file, "predicates.offsets", &graph.predicate_offsets)?;
+    writer.column(file, "predicates.members", &graph.predicate_members)?;
+    Ok(())
+}
+
+fn open_graph(
+    reader: &SnapshotReader,
+    file: &str,
+    triples: Option<&u64>,
+) -> Result<GraphIndex, String> {
+    let column_error = |e: SnapshotError| e.to_string();
+    let adjacency = |prefix: &str| -> Result<Adjacency, String> {
+        let vertices_section = format!("{prefix}.vertices");
+        let vertices = if reader.has_section(file, &vertices_section) {
+            Some(
+                reader
+                    .column(file, &vertices_section)
+                    .map_err(column_error)?,
+            )
+        } else {
+            None
+        };
+        Ok(Adjacency {
+            vertices,
+            offsets: reader
+                .column(file, &format!("{prefix}.offsets"))
+                .map_err(column_error)?,
+            words: reader
+                .column(file, &format!("{prefix}.words"))
+                .map_err(column_error)?,
+        })
+    };
+    let graph = GraphIndex {
+        out: adjacency("out")?,
+        inn: adjacency("in")?,
+        predicate_offsets: reader
+            .column(file, "predicates.offsets")
+            .map_err(column_error)?,
+        predicate_members: reader
+            .column(file, "predicates.members")
+            .map_err(column_error)?,
+        triples: *triples.ok_or_else(|| format!("{file}: missing triple count"))?,
+    };
+    graph.validate().map_err(|e| format!("{file}: {e}"))?;
+    Ok(graph)
+}

@@ -1,0 +1,273 @@
+//! The store: dictionary, predicate and class id spaces, graph indexes and statistics.
+
+use oxrdf::TermRef;
+use quiver_model::term::{decode_term, encode_iri, encode_term};
+use quiver_model::{ClassId, Column, DecodedTerm, Dictionary, Id, PredId};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::build::build_graph;
+use crate::graph::{Direction, GraphIndex};
+use crate::stats::{ClassStats, PredicateStats};
+
+pub const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+
+/// How a store came to be: recorded at load time and kept in the snapshot.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LoadInfo {
+    /// Statements read from the input (duplicates included).
+    pub statements: u64,
+    /// Statements skipped as malformed (`--lenient`).
+    pub skipped: u64,
+    /// Wall-clock seconds of the last load.
+    pub seconds: f64,
+    /// Inputs of the last load (file names, or `lubm:N`).
+    pub sources: Vec<String>,
+}
+
+/// An in-memory RDF store.
+#[derive(Debug, Default)]
+pub struct Store {
+    pub(crate) dictionary: Dictionary,
+    /// Predicate id → term id, ascending.
+    pub(crate) predicates: Column<Id>,
+    /// Class id → term id, ascending (the objects of `rdf:type` in the default graph).
+    pub(crate) classes: Column<Id>,
+    pub(crate) class_instances: Column<u64>,
+    pub(crate) predicate_stats: Vec<PredicateStats>,
+    pub(crate) default_graph: GraphIndex,
+    /// Named graphs, sorted by the graph name's term id.
+    pub(crate) named_graphs: Vec<(Id, GraphIndex)>,
+    pub(crate) info: LoadInfo,
+}
+
+/// Encoded input of [`Store::build`]: triples as term ids `[subject, predicate, object]`.
+#[derive(Debug, Default)]
+pub struct EncodedGraphs {
+    pub default_graph: Vec<[Id; 3]>,
+    /// (graph name term id, triples), in any order; one graph may appear several times.
+    pub named_graphs: Vec<(Id, Vec<[Id; 3]>)>,
+}
+
+impl Store {
+    /// Builds a store from a dictionary and triples of its term ids.
+    pub fn build(dictionary: Dictionary, mut input: EncodedGraphs, info: LoadInfo) -> Self {
+        // The predicate id space: distinct predicate terms, ascending.
+        let mut predicates: Vec<Id> = input
+            .default_graph
+            .par_iter()
+            .map(|t| t[1])
+            .chain(
+                input
+                    .named_graphs
+                    .par_iter()
+                    .flat_map_iter(|(_, ts)| ts.iter().map(|t| t[1])),
+            )
+            .collect::<std::collections::HashSet<_>>()
+            .into_iter()
+            .collect();
+        predicates.sort_unstable();
+        let to_pred = |triples: &mut Vec<[Id; 3]>| {
+            triples.par_iter_mut().for_each(|t| {
+                t[1] = predicates.binary_search(&t[1]).expect("collected above") as Id;
+            });
+        };
+        to_pred(&mut input.default_graph);
+        input
+            .named_graphs
+            .iter_mut()
+            .for_each(|(_, ts)| to_pred(ts));
+
+        let vertices = dictionary.len();
+        let (default_graph, predicate_stats) = build_graph(
+            std::mem::take(&mut input.default_graph),
+            Some(vertices),
+            predicates.len(),
+        );
+
+        input.named_graphs.sort_by_key(|(graph, _)| *graph);
+        let mut merged: Vec<(Id, Vec<[Id; 3]>)> = Vec::new();
+        for (graph, triples) in input.named_graphs {
+            match merged.last_mut() {
+                Some((last, existing)) if *last == graph => existing.extend(triples),
+                _ => merged.push((graph, triples)),
+            }
+        }
+        let named_graphs = merged
+            .into_iter()
+            .map(|(graph, triples)| (graph, build_graph(triples, None, predicates.len()).0))
+            .collect();
+
+        let mut store = Store {
+            dictionary,
+            predicates: predicates.into(),
+            classes: Column::default(),
+            class_instances: Column::default(),
+            predicate_stats,
+            default_graph,
+            named_graphs,
+            info,
+        };
+        store.compute_classes();
+        store
+    }
+
+    fn compute_classes(&mut self) {
+        let Some(rdf_type) = self.rdf_type() else {
+            return;
+        };
+        let classes = self.default_graph.predicate_objects(rdf_type).to_vec();
+        let instances = classes
+            .iter()
+            .map(|&class| self.default_graph.get(class, rdf_type, Direction::In).len() as u64)
+            .collect::<Vec<_>>();
+        self.classes = classes.into();
+        self.class_instances = instances.into();
+    }
+
+    pub fn dictionary(&self) -> &Dictionary {
+        &self.dictionary
+    }
+
+    /// The default graph's index.
+    pub fn graph(&self) -> &GraphIndex {
+        &self.default_graph
+    }
+
+    /// A named graph's index, by the term id of its name.
+    pub fn named_graph(&self, name: Id) -> Option<&GraphIndex> {
+        self.named_graphs
+            .binary_search_by_key(&name, |(graph, _)| *graph)
+            .ok()
+            .map(|i| &self.named_graphs[i].1)
+    }
+
+    /// Names (term ids) of the named graphs, ascending.
+    pub fn graph_names(&self) -> impl Iterator<Item = Id> + '_ {
+        self.named_graphs.iter().map(|(name, _)| *name)
+    }
+
+    /// Distinct triples in all graphs.
+    pub fn triples(&self) -> u64 {
+        self.default_graph.triples()
+            + self
+                .named_graphs
+                .iter()
+                .map(|(_, g)| g.triples())
+                .sum::<u64>()
+    }
+
+    pub fn terms(&self) -> u64 {
+        self.dictionary.len()
+    }
+
+    pub fn predicate_count(&self) -> usize {
+        self.predicates.len()
+    }
+
+    pub fn class_count(&self) -> usize {
+        self.classes.len()
+    }
+
+    pub fn info(&self) -> &LoadInfo {
+        &self.info
+    }
+
+    pub fn set_info(&mut self, info: LoadInfo) {
+        self.info = info;
+    }
+
+    /// The term id of an RDF term, if the store has it.
+    pub fn term_id(&self, term: TermRef<'_>) -> Option<Id> {
+        let mut bytes = Vec::new();
+        encode_term(term, &mut bytes);
+        self.dictionary.lookup(&bytes)
+    }
+
+    /// The term id of an IRI, if the store has it.
+    pub fn iri_id(&self, iri: &str) -> Option<Id> {
+        let mut bytes = Vec::with_capacity(iri.len() + 1);
+        encode_iri(iri, &mut bytes);
+        self.dictionary.lookup(&bytes)
+    }
+
+    /// Decodes term `id` (the closure sees the term borrowed from a scratch buffer).
+    pub fn with_term<R>(&self, id: Id, f: impl FnOnce(Option<DecodedTerm<'_>>) -> R) -> R {
+        let mut bytes = Vec::new();
+        if !self.dictionary.term_into(id, &mut bytes) {
+            return f(None);
+        }
+        f(decode_term(&bytes).ok())
+    }
+
+    /// The owned RDF term of `id`.
+    pub fn term(&self, id: Id) -> Option<oxrdf::Term> {
+        self.with_term(id, |t| t.map(|t| t.to_term()))
+    }
+
+    /// The predicate id of the predicate whose term id is `term`.
+    pub fn predicate_of_term(&self, term: Id) -> Option<PredId> {
+        self.predicates
+            .binary_search(&term)
+            .ok()
+            .map(|p| p as PredId)
+    }
+
+    /// The predicate id of an IRI.
+    pub fn predicate_id(&self, iri: &str) -> Option<PredId> {
+        self.predicate_of_term(self.iri_id(iri)?)
+    }
+
+    /// The term id of predicate `predicate`.
+    pub fn predicate_term(&self, predicate: PredId) -> Id {
+        self.predicates[predicate as usize]
+    }
+
+    /// The predicate id of `rdf:type`, if any triple uses it.
+    pub fn rdf_type(&self) -> Option<PredId> {
+        self.predicate_id(RDF_TYPE)
+    }
+
+    /// Statistics of `predicate`.
+    pub fn predicate_stats(&self, predicate: PredId) -> PredicateStats {
+        self.predicate_stats
+            .get(predicate as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// The class id of the class whose term id is `term`.
+    pub fn class_of_term(&self, term: Id) -> Option<ClassId> {
+        self.classes.binary_search(&term).ok().map(|c| c as ClassId)
+    }
+
+    /// Every class with its number of instances, by class id.
+    pub fn class_stats(&self) -> impl Iterator<Item = ClassStats> + '_ {
+        self.classes
+            .iter()
+            .zip(self.class_instances.iter())
+            .map(|(&class, &instances)| ClassStats { class, instances })
+    }
+
+    /// Instances of class `class` (term ids, sorted): the type index.
+    pub fn instances(&self, class: ClassId) -> &[Id] {
+        match (self.rdf_type(), self.classes.get(class as usize)) {
+            (Some(rdf_type), Some(&term)) => self.default_graph.get(term, rdf_type, Direction::In),
+            _ => &[],
+        }
+    }
+
+    /// Bytes of all store structures, heap or mapped.
+    pub fn data_bytes(&self) -> usize {
+        self.dictionary.data_bytes()
+            + self.predicates.data_bytes()
+            + self.classes.data_bytes()
+            + self.class_instances.data_bytes()
+            + self.default_graph.data_bytes()
+            + self
+                .named_graphs
+                .iter()
+                .map(|(_, g)| g.data_bytes())
+                .sum::<usize>()
+    }
+}
