@@ -1,12 +1,15 @@
 //! `quiver demo`: the main job on an embedded default, runnable anywhere with no input.
 //!
-//! Generates LUBM-1 in memory and prints a summary of what it contains.
+//! Generates LUBM-1 in memory, prints a summary of what it contains, then loads it into a
+//! store straight from the generator and shows the store's size and a few index lookups.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use anyhow::Result;
-use quiver_lubm::{generate_university, Object, Property, Triple, TripleSink};
+use quiver_loader::{load_lubm, NoProgress};
+use quiver_lubm::{generate_university, LubmConfig, Object, Property, Triple, TripleSink};
+use quiver_store::Direction;
 
 #[derive(Default)]
 struct Summary {
@@ -45,6 +48,40 @@ pub fn run() -> Result<()> {
     println!("\n{:<24} {:>10}", "property", "triples");
     for (property, count) in &summary.per_property {
         println!("{property:<24} {count:>10}");
+    }
+
+    let started = Instant::now();
+    let (store, _) = load_lubm(
+        LubmConfig::standard(1),
+        crate::threads(None),
+        None,
+        &NoProgress,
+    )?;
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "\nstore: {} triples, {} terms, {} predicates, {} classes, {:.1} bytes/triple, loaded in {:.1} ms",
+        store.triples(),
+        store.terms(),
+        store.predicate_count(),
+        store.class_count(),
+        store.data_bytes() as f64 / store.triples() as f64,
+        seconds * 1e3
+    );
+    let department = "http://www.Department0.University0.edu";
+    if let (Some(vertex), Some(works_for)) = (
+        store.iri_id(department),
+        store.predicate_id(&Property::WorksFor.iri()),
+    ) {
+        let faculty = store.graph().get(vertex, works_for, Direction::In);
+        println!(
+            "<{department}> has {} faculty (ub:worksFor, IN)",
+            faculty.len()
+        );
+    }
+    for class in store.class_stats() {
+        if let Some(term) = store.term(class.class) {
+            println!("{:>8} instances of {term}", class.instances);
+        }
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 runtime error, 2 usage error (clap), 141 when the reader of
 //! standard output went away (as a process killed by SIGPIPE would report).
 
+mod bench;
 mod demo;
 mod gen;
 mod info;
@@ -34,6 +35,9 @@ enum Command {
     Load(load::LoadArgs),
     /// Describe a store: size, memory, statistics
     Info(info::InfoArgs),
+    /// Benchmarks
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// Run the main job on an embedded default dataset (LUBM-1)
     Demo,
 }
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
         Command::Gen(command) => gen::run(command),
         Command::Load(args) => load::run(args),
         Command::Info(args) => info::run(args),
+        Command::Bench(command) => bench::run(command),
         Command::Demo => demo::run(),
     };
     match result {

@@ -115,9 +115,20 @@ impl Adjacency {
         }
     }
 
-    /// Hints the CPU to fetch the record of `vertex` (used by batched lookups).
+    /// Hints the CPU to fetch the offset entry of `vertex` (stage one of a batched lookup).
     #[inline]
-    pub fn prefetch(&self, vertex: Id) {
+    pub fn prefetch_offset(&self, vertex: Id) {
+        if self.vertices.is_none() {
+            if let Some(entry) = self.offsets.get(vertex as usize) {
+                prefetch_read(entry as *const u64 as *const u8);
+            }
+        }
+    }
+
+    /// Hints the CPU to fetch the record of `vertex` (stage two: reads the offset entry,
+    /// which stage one brought into cache).
+    #[inline]
+    pub fn prefetch_record(&self, vertex: Id) {
         if self.vertices.is_none() {
             if let Some(&start) = self.offsets.get(vertex as usize) {
                 if let Some(word) = self.words.get(start as usize) {
