@@ -12,6 +12,8 @@ use serde_json::json;
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
+    /// The LUBM query table (q1–q12), optionally beside Oxigraph
+    Lubm(crate::bench_lubm::LubmBenchArgs),
     /// Point lookups on the graph index: single `get` latency and batched throughput
     Index(IndexArgs),
 }
@@ -41,6 +43,7 @@ pub struct IndexArgs {
 pub fn run(command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Index(args) => index(args),
+        BenchCommand::Lubm(args) => crate::bench_lubm::run(args),
     }
 }
 

@@ -4,12 +4,14 @@
 //! standard output went away (as a process killed by SIGPIPE would report).
 
 mod bench;
+mod bench_lubm;
 mod demo;
 mod gen;
 mod info;
 mod load;
 mod memory;
 mod output;
+mod query;
 
 use std::process::ExitCode;
 
@@ -33,6 +35,8 @@ enum Command {
     Gen(gen::GenCommand),
     /// Load RDF files (or LUBM from the generator) into a store
     Load(load::LoadArgs),
+    /// Run a SPARQL query against a store
+    Query(query::QueryArgs),
     /// Describe a store: size, memory, statistics
     Info(info::InfoArgs),
     /// Benchmarks
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Gen(command) => gen::run(command),
         Command::Load(args) => load::run(args),
+        Command::Query(args) => query::run(args),
         Command::Info(args) => info::run(args),
         Command::Bench(command) => bench::run(command),
         Command::Demo => demo::run(),

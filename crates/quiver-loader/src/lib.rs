@@ -23,10 +23,12 @@ pub use source::{collect_sources, Format, Source};
 /// Errors of a load. Each names the file (and position) concerned.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("{}: {source}", path.display())]
+    // The I/O error is part of the message, so it is deliberately not exposed as the
+    // `source()` too (a field named `source` would be, and `{:#}` would print it twice).
+    #[error("{}: {error}", path.display())]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{}: {message}", path.display())]
     Input { path: PathBuf, message: String },
@@ -49,7 +51,7 @@ impl LoadError {
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         LoadError::Io {
             path: path.to_owned(),
-            source,
+            error: source,
         }
     }
 }

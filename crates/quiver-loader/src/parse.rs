@@ -214,6 +214,9 @@ fn parse_unit(
                     .for_slice(&bytes)
                     .map(|q| q.map_err(RdfParseError::from));
                 consume(quads, &mut result, blank_prefix, lenient);
+                if lenient && result.malformed > 0 {
+                    reparse_lines(&bytes, source, &mut result, blank_prefix);
+                }
             }
         }
         UnitData::WholeFile => match File::open(&source.path) {
@@ -235,6 +238,36 @@ fn parse_unit(
     }
     result.chunk.seal();
     result
+}
+
+/// Parses a block of a line-based file again, one line at a time. After a syntax error the
+/// parser resynchronises on the next token, which can lie lines away (an unterminated
+/// literal runs to the next quote), so good statements would be lost with the bad one;
+/// alone on its line, a bad statement can only take itself down.
+fn reparse_lines(
+    bytes: &[u8],
+    source: &Source,
+    result: &mut UnitResult,
+    blank_prefix: Option<&str>,
+) {
+    result.chunk = Chunk::new();
+    result.statements = 0;
+    result.issues.clear();
+    result.malformed = 0;
+    for (number, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let kept = result.issues.len();
+        let malformed = result.malformed;
+        let quads = RdfParser::from_format(source.format.rdf_format())
+            .for_slice(line)
+            .map(|q| q.map_err(RdfParseError::from));
+        consume(quads, result, blank_prefix, true);
+        // One malformed line is one skipped statement, however many errors it raised.
+        result.issues.truncate(kept + 1);
+        for issue in &mut result.issues[kept..] {
+            issue.line += number as u64;
+        }
+        result.malformed = malformed + u64::from(result.malformed > malformed);
+    }
 }
 
 fn consume(

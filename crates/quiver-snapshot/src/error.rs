@@ -12,13 +12,10 @@ use crate::FORMAT_VERSION;
 /// Why a snapshot could not be written or opened.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
-    /// An operating-system error while reading or writing `path`.
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    /// An operating-system error while reading or writing `path`. The I/O error is part
+    /// of the message, so it is not also the `source()` (which would print it twice).
+    #[error("{}: {error}", path.display())]
+    Io { path: PathBuf, error: io::Error },
 
     /// `dir` holds no manifest, so there is no store to open.
     #[error("{}: no Quiver store here (missing manifest)", dir.display())]
@@ -82,7 +79,7 @@ impl SnapshotError {
     pub(crate) fn io(path: &Path, source: io::Error) -> Self {
         SnapshotError::Io {
             path: path.to_path_buf(),
-            source,
+            error: source,
         }
     }
 

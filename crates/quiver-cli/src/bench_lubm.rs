@@ -1,0 +1,395 @@
+//! `quiver bench lubm`: the LUBM query table (Wukong's q1–q12), optionally beside Oxigraph.
+//!
+//! Generates LUBM-N straight into a store (or reopens a cached snapshot of it), runs every
+//! query a few warm times with full materialisation of the rows, and prints planning time,
+//! median/min/max latency and row counts. `--compare-oxigraph` loads the same data into
+//! Oxigraph (pyoxigraph) in the same run and adds its median and the ratio.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use quiver_loader::{load_lubm, NoProgress};
+use quiver_lubm::LubmConfig;
+use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+use quiver_store::Store;
+use serde_json::{json, Value};
+
+use crate::memory::{mib, peak_rss};
+
+/// The LUBM query set of the Wukong papers, built into the binary.
+const DEFAULT_QUERIES: [(&str, &str); 12] = [
+    ("q1", include_str!("../../../queries/lubm-basic/q1.rq")),
+    ("q2", include_str!("../../../queries/lubm-basic/q2.rq")),
+    ("q3", include_str!("../../../queries/lubm-basic/q3.rq")),
+    ("q4", include_str!("../../../queries/lubm-basic/q4.rq")),
+    ("q5", include_str!("../../../queries/lubm-basic/q5.rq")),
+    ("q6", include_str!("../../../queries/lubm-basic/q6.rq")),
+    ("q7", include_str!("../../../queries/lubm-basic/q7.rq")),
+    ("q8", include_str!("../../../queries/lubm-basic/q8.rq")),
+    ("q9", include_str!("../../../queries/lubm-basic/q9.rq")),
+    ("q10", include_str!("../../../queries/lubm-basic/q10.rq")),
+    ("q11", include_str!("../../../queries/lubm-basic/q11.rq")),
+    ("q12", include_str!("../../../queries/lubm-basic/q12.rq")),
+];
+
+#[derive(Args, Debug)]
+pub struct LubmBenchArgs {
+    /// LUBM-N: number of universities
+    #[arg(short, long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub universities: u32,
+    /// Measured runs per query (after one warm-up run)
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// Worker threads for heavy queries (default: all cores)
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+    /// Also run the queries in Oxigraph (pyoxigraph) on the same data and report the ratio
+    #[arg(long)]
+    pub compare_oxigraph: bool,
+    /// A directory of .rq files to run instead of the built-in LUBM set
+    #[arg(long)]
+    pub queries: Option<PathBuf>,
+    /// Where cached stores live (default: a directory under the system temp dir)
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Write the results as JSON
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the results as a Markdown table
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+}
+
+struct Measured {
+    name: String,
+    rows: usize,
+    plan_us: f64,
+    median_us: f64,
+    min_us: f64,
+    max_us: f64,
+    oxigraph_median_us: Option<f64>,
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+fn load_queries(dir: Option<&Path>) -> Result<Vec<(String, String)>> {
+    let Some(dir) = dir else {
+        return Ok(DEFAULT_QUERIES
+            .iter()
+            .map(|(n, q)| (n.to_string(), q.to_string()))
+            .collect());
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "rq"))
+        .collect();
+    // q2 before q10: natural order by the number in the name.
+    files.sort_by_key(|p| {
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let digits: String = stem.chars().filter(char::is_ascii_digit).collect();
+        (digits.parse::<u64>().unwrap_or(u64::MAX), stem)
+    });
+    if files.is_empty() {
+        bail!("{}: no .rq files", dir.display());
+    }
+    files
+        .into_iter()
+        .map(|p| {
+            let name = p
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let text = std::fs::read_to_string(&p)
+                .with_context(|| format!("cannot read {}", p.display()))?;
+            Ok((name, text))
+        })
+        .collect()
+}
+
+/// Opens the cached store of LUBM-N, or generates, loads and caches it.
+fn store(universities: u32, cache: &Path, threads: usize) -> Result<(Store, Value)> {
+    let location = cache.join(format!("lubm-{universities}"));
+    let started = Instant::now();
+    if location.join("manifest.json").exists() {
+        if let Ok((store, _)) = Store::open(&location) {
+            let seconds = started.elapsed().as_secs_f64();
+            eprintln!(
+                "reopened the cached LUBM-{universities} store in {seconds:.2} s ({})",
+                location.display()
+            );
+            let info = store.info().clone();
+            return Ok((
+                store,
+                json!({"source": "snapshot", "reopen_seconds": seconds, "load_seconds": info.seconds}),
+            ));
+        }
+    }
+    eprintln!("generating and loading LUBM-{universities} …");
+    let (store, report) = load_lubm(
+        LubmConfig::standard(universities),
+        threads,
+        None,
+        &NoProgress,
+    )?;
+    store
+        .save(&location)
+        .with_context(|| format!("caching the store in {}", location.display()))?;
+    Ok((
+        store,
+        json!({"source": "generator", "load_seconds": report.seconds}),
+    ))
+}
+
+pub fn run(args: LubmBenchArgs) -> Result<()> {
+    let threads = crate::threads(args.threads);
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global();
+    let cache = args
+        .cache
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("quiver-bench-cache"));
+    let queries = load_queries(args.queries.as_deref())?;
+    let (store, mut load) = store(args.universities, &cache, threads)?;
+    let triples = store.triples();
+    let bytes = store.data_bytes() as u64;
+    load["triples_per_second"] =
+        json!(triples as f64 / load["load_seconds"].as_f64().unwrap_or(f64::NAN));
+
+    let options = ExecOptions {
+        threads,
+        ..ExecOptions::default()
+    };
+    let mut measured = Vec::new();
+    for (name, text) in &queries {
+        let mut plan_times = Vec::new();
+        let mut prepared = None;
+        for _ in 0..args.runs {
+            let started = Instant::now();
+            prepared = Some(
+                prepare(&store, text, &PrepareOptions::default())
+                    .with_context(|| format!("query {name}"))?,
+            );
+            plan_times.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+        let prepared = prepared.expect("runs >= 1");
+        let mut times = Vec::new();
+        let mut rows = 0;
+        for run in 0..=args.runs {
+            let started = Instant::now();
+            rows = materialise(
+                &prepared
+                    .execute(&store, &options)
+                    .with_context(|| format!("query {name}"))?,
+            );
+            if run > 0 {
+                times.push(started.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        let (min, max) = times
+            .iter()
+            .fold((f64::MAX, 0f64), |(a, b), &t| (a.min(t), b.max(t)));
+        measured.push(Measured {
+            name: name.clone(),
+            rows,
+            plan_us: median(&mut plan_times),
+            median_us: median(&mut times),
+            min_us: min,
+            max_us: max,
+            oxigraph_median_us: None,
+        });
+    }
+
+    let mut oxigraph = Value::Null;
+    if args.compare_oxigraph {
+        let report = run_oxigraph(args.universities, &queries, args.runs, &cache)?;
+        for m in &mut measured {
+            m.oxigraph_median_us = report["queries"][&m.name]["median_us"].as_f64();
+            let rows = report["queries"][&m.name]["rows"].as_u64();
+            if rows != Some(m.rows as u64) {
+                eprintln!(
+                    "warning: {}: Oxigraph returned {rows:?} rows, Quiver {}",
+                    m.name, m.rows
+                );
+            }
+        }
+        oxigraph = report;
+    }
+
+    let header = format!(
+        "LUBM-{}: {} triples, {} terms; load {:.2} s ({}); {} in memory ({:.1} bytes/triple); peak RSS {}; {} thread(s), median of {} runs",
+        args.universities,
+        triples,
+        store.terms(),
+        load["load_seconds"].as_f64().unwrap_or(f64::NAN),
+        load["source"].as_str().unwrap_or("?"),
+        mib(bytes),
+        bytes as f64 / triples.max(1) as f64,
+        peak_rss().map_or_else(|| "?".into(), mib),
+        threads,
+        args.runs
+    );
+    let table = render_table(&measured);
+    println!("{header}\n\n{table}");
+    if let Some(path) = &args.markdown {
+        std::fs::write(path, format!("{header}\n\n{table}"))?;
+    }
+    if let Some(path) = &args.json {
+        let report = json!({
+            "dataset": format!("LUBM-{}", args.universities),
+            "triples": triples,
+            "terms": store.terms(),
+            "threads": threads,
+            "runs": args.runs,
+            "bytes_in_memory": bytes,
+            "bytes_per_triple": bytes as f64 / triples.max(1) as f64,
+            "peak_rss_bytes": peak_rss(),
+            "load": load,
+            "queries": measured.iter().map(|m| json!({
+                "query": m.name, "rows": m.rows, "median_us": m.median_us, "min_us": m.min_us,
+                "max_us": m.max_us, "plan_us": m.plan_us, "oxigraph_median_us": m.oxigraph_median_us,
+            })).collect::<Vec<_>>(),
+            "oxigraph": oxigraph,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")?;
+    }
+    Ok(())
+}
+
+/// Decodes every term of every row (full materialisation); returns the row count.
+fn materialise(results: &QueryResults<'_>) -> usize {
+    match results {
+        QueryResults::Solutions(solutions) => {
+            let mut terms = 0usize;
+            for row in 0..solutions.len() {
+                terms += std::hint::black_box(solutions.row(row)).len();
+            }
+            std::hint::black_box(terms);
+            solutions.len()
+        }
+        QueryResults::Boolean(b) => usize::from(*b),
+        QueryResults::Graph(triples) => triples.len(),
+    }
+}
+
+fn render_table(measured: &[Measured]) -> String {
+    let with_oxigraph = measured.iter().any(|m| m.oxigraph_median_us.is_some());
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "| query | plan µs | median µs | min µs | max µs | rows |"
+    );
+    if with_oxigraph {
+        let _ = write!(out, " Oxigraph median µs | speedup |");
+    }
+    let _ = writeln!(out);
+    let _ = write!(out, "|---|---:|---:|---:|---:|---:|");
+    if with_oxigraph {
+        let _ = write!(out, "---:|---:|");
+    }
+    let _ = writeln!(out);
+    for m in measured {
+        let _ = write!(
+            out,
+            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
+            m.name, m.plan_us, m.median_us, m.min_us, m.max_us, m.rows
+        );
+        if with_oxigraph {
+            match m.oxigraph_median_us {
+                Some(o) => {
+                    let _ = write!(out, " {o:.1} | {:.1}x |", o / m.median_us);
+                }
+                None => {
+                    let _ = write!(out, " – | – |");
+                }
+            }
+        }
+        let _ = writeln!(out);
+    }
+    out
+}
+
+const OXIGRAPH_SCRIPT: &str = r#"
+import json, statistics, sys, time
+import pyoxigraph
+data, runs, queries = sys.argv[1], int(sys.argv[2]), json.load(open(sys.argv[3]))
+store = pyoxigraph.Store()
+start = time.time()
+store.bulk_load(path=data, format=pyoxigraph.RdfFormat.N_TRIPLES)
+load = time.time() - start
+report = {"load_seconds": load, "triples": len(store), "version": pyoxigraph.__version__, "queries": {}}
+for name, text in queries:
+    times, rows = [], 0
+    for run in range(runs + 1):
+        start = time.perf_counter()
+        result = store.query(text)
+        rows = sum(1 for solution in result for _ in [tuple(solution)])
+        if run > 0:
+            times.append((time.perf_counter() - start) * 1e6)
+    report["queries"][name] = {"median_us": statistics.median(times), "rows": rows}
+print(json.dumps(report))
+"#;
+
+/// Runs the queries in pyoxigraph on the N-Triples of LUBM-N; returns its JSON report.
+fn run_oxigraph(
+    universities: u32,
+    queries: &[(String, String)],
+    runs: u32,
+    cache: &Path,
+) -> Result<Value> {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&python)
+        .args(["-c", "import pyoxigraph"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        bail!("--compare-oxigraph needs pyoxigraph: pip install pyoxigraph");
+    }
+    std::fs::create_dir_all(cache)?;
+    let data = cache.join(format!("lubm-{universities}.nt"));
+    if !data.exists() {
+        eprintln!("writing LUBM-{universities} as N-Triples for Oxigraph …");
+        let mut buffer = quiver_lubm::ntriples::NTriplesBuffer::new();
+        let mut file = std::io::BufWriter::new(std::fs::File::create(cache.join(".lubm.nt.tmp"))?);
+        for university in 0..universities {
+            buffer.bytes.clear();
+            quiver_lubm::generate_university(0, university, &mut buffer);
+            std::io::Write::write_all(&mut file, &buffer.bytes)?;
+        }
+        std::io::Write::flush(&mut file)?;
+        std::fs::rename(cache.join(".lubm.nt.tmp"), &data)?;
+    }
+    let query_file = cache.join("queries.json");
+    std::fs::write(&query_file, serde_json::to_string(queries)?)?;
+    eprintln!("loading LUBM-{universities} into Oxigraph and running the queries …");
+    let output = Command::new(&python)
+        .args(["-c", OXIGRAPH_SCRIPT])
+        .arg(&data)
+        .arg(runs.to_string())
+        .arg(&query_file)
+        .output()
+        .context("running pyoxigraph")?;
+    if !output.status.success() {
+        bail!(
+            "pyoxigraph failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    serde_json::from_slice(&output.stdout).context("reading pyoxigraph's report")
+}

@@ -1,0 +1,104 @@
+//! `quiver query`: run a SPARQL query against a store and stream the results.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use quiver_sparql::{prepare, write_results, ExecOptions, PrepareOptions, ResultsFormat};
+use quiver_store::Store;
+
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// Directory of the store
+    #[arg(long)]
+    pub location: PathBuf,
+    /// The query text
+    #[arg(
+        long,
+        conflicts_with = "query_file",
+        required_unless_present = "query_file"
+    )]
+    pub query: Option<String>,
+    /// A file holding the query
+    #[arg(long)]
+    pub query_file: Option<PathBuf>,
+    /// Results format: json, xml, csv, tsv (SELECT/ASK); nt, ttl, rdfxml (CONSTRUCT)
+    #[arg(long, default_value = "json", value_parser = parse_format)]
+    pub results_format: ResultsFormat,
+    /// Print the plan with estimated and actual rows and time per step (on stderr)
+    #[arg(long)]
+    pub explain: bool,
+    /// Worker threads for heavy queries (default: all cores)
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+    /// A user plan in the Wukong plan-file format, instead of the planner's
+    #[arg(long)]
+    pub plan: Option<PathBuf>,
+    /// Give up after this many seconds
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Fail when the result has more rows than this
+    #[arg(long)]
+    pub max_results: Option<usize>,
+    /// Base IRI for relative IRIs in the query
+    #[arg(long)]
+    pub base: Option<String>,
+}
+
+fn parse_format(name: &str) -> Result<ResultsFormat, String> {
+    ResultsFormat::from_name(name).ok_or_else(|| {
+        format!("unknown results format '{name}' (json, xml, csv, tsv, nt, ttl, rdfxml)")
+    })
+}
+
+pub fn run(args: QueryArgs) -> Result<()> {
+    let text = match (&args.query, &args.query_file) {
+        (Some(text), _) => text.clone(),
+        (None, Some(path)) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?,
+        (None, None) => unreachable!("clap requires one of them"),
+    };
+    let plan = match &args.plan {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?,
+        ),
+        None => None,
+    };
+    if let Some(timeout) = args.timeout {
+        anyhow::ensure!(
+            timeout > 0.0 && timeout.is_finite(),
+            "--timeout must be a positive number of seconds"
+        );
+    }
+    let (store, _) = Store::open(&args.location)?;
+    let prepared = prepare(
+        &store,
+        &text,
+        &PrepareOptions {
+            base_iri: args.base.clone(),
+            plan,
+        },
+    )?;
+    let options = ExecOptions {
+        threads: crate::threads(args.threads),
+        timeout: args.timeout.map(Duration::from_secs_f64),
+        max_results: args.max_results,
+        cancel: None,
+    };
+    let (results, profile) = prepared.execute_profiled(&store, &options)?;
+    let stdout = std::io::stdout().lock();
+    let mut writer = write_results(
+        &results,
+        args.results_format,
+        BufWriter::with_capacity(1 << 16, stdout),
+    )
+    .context("writing to standard output")?;
+    writer.flush().context("writing to standard output")?;
+    if args.explain {
+        eprint!("{}", quiver_sparql::explain::render(&profile));
+    }
+    Ok(())
+}

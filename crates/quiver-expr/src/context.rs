@@ -1,0 +1,153 @@
+//! Per-query evaluation state.
+//!
+//! Some SPARQL functions are not pure functions of their arguments: `NOW()` must return the same
+//! instant during a whole query, `IRI()` resolves against the query's base IRI, `RAND()`, `UUID()`
+//! and `BNODE()` need randomness, and `BNODE(str)` must be stable within a solution. All of that
+//! lives in [`EvalContext`], which the engine creates once per query. It is `Send + Sync` so that
+//! solutions may be evaluated in parallel; its mutable parts are an atomic counter and a mutex
+//! guarded regex cache.
+
+use oxiri::{Iri, IriParseError};
+use oxsdatatypes::DateTime;
+use regex::Regex;
+use std::collections::hash_map::{DefaultHasher, RandomState};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// How many patterns are kept compiled before the cache is emptied.
+const REGEX_CACHE_CAPACITY: usize = 256;
+
+/// Compiled regular expressions by pattern, then flags (two levels so that a lookup needs no
+/// allocation); `None` when the pattern or the flags are invalid.
+type RegexCache = HashMap<String, HashMap<String, Option<Regex>>>;
+
+/// What an expression can see besides variables: one per query.
+#[derive(Debug)]
+pub struct EvalContext {
+    /// The value of `NOW()`, constant within one query.
+    pub now: DateTime,
+    /// The base IRI used by `IRI()`/`URI()` to resolve relative IRIs.
+    pub base_iri: Option<Iri<String>>,
+    /// Seed of the random numbers (RAND, UUID, STRUUID, BNODE).
+    seed: u64,
+    /// Number of random values and scopes drawn so far.
+    counter: AtomicU64,
+    /// Compiled regular expressions.
+    regex_cache: Mutex<RegexCache>,
+}
+
+impl Default for EvalContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EvalContext {
+    /// A context whose `NOW()` is the current time, with no base IRI and a random seed.
+    pub fn new() -> Self {
+        // RandomState is seeded by the OS; mixing in the clock guards against a constant one.
+        let mut hasher = RandomState::new().build_hasher();
+        if let Ok(elapsed) = SystemTime::now().duration_since(UNIX_EPOCH) {
+            elapsed.as_nanos().hash(&mut hasher);
+        }
+        Self {
+            now: DateTime::now(),
+            base_iri: None,
+            seed: hasher.finish(),
+            counter: AtomicU64::new(0),
+            regex_cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Sets the base IRI of `IRI()`/`URI()`.
+    #[must_use]
+    pub fn with_base_iri(mut self, base_iri: Iri<String>) -> Self {
+        self.base_iri = Some(base_iri);
+        self
+    }
+
+    /// Sets the base IRI of `IRI()`/`URI()` from a string, which must be an absolute IRI.
+    pub fn with_base_iri_str(self, base_iri: &str) -> Result<Self, IriParseError> {
+        Ok(self.with_base_iri(Iri::parse(base_iri.to_owned())?))
+    }
+
+    /// Sets the value of `NOW()`.
+    #[must_use]
+    pub fn with_now(mut self, now: DateTime) -> Self {
+        self.now = now;
+        self
+    }
+
+    /// Makes `RAND()`, `UUID()`, `STRUUID()` and blank node labels reproducible (tests).
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self.counter = AtomicU64::new(0);
+        self
+    }
+
+    /// A new pseudo-random 64-bit value (SplitMix64 over a counter).
+    pub(crate) fn next_random(&self) -> u64 {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        mix64(
+            self.seed
+                .wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .wrapping_add(0x9E37_79B9_7F4A_7C15),
+        )
+    }
+
+    /// A scope id for `BNODE(str)` that no other call got.
+    pub(crate) fn fresh_scope(&self) -> u64 {
+        self.next_random()
+    }
+
+    /// A 128-bit label for `BNODE(str)`: a keyed hash of the scope and the string.
+    pub(crate) fn bnode_label(&self, scope: u64, name: &str) -> u128 {
+        let half = |tag: u8| {
+            let mut hasher = DefaultHasher::new();
+            (self.seed, tag, scope, name).hash(&mut hasher);
+            mix64(hasher.finish())
+        };
+        (u128::from(half(0)) << 64) | u128::from(half(1))
+    }
+
+    /// Runs `f` with the compiled form of `pattern` and `flags`, compiling it at most once.
+    pub(crate) fn with_regex<T>(
+        &self,
+        pattern: &str,
+        flags: &str,
+        f: impl FnOnce(&Regex) -> Option<T>,
+    ) -> Option<T> {
+        let regex = {
+            let mut cache = self
+                .regex_cache
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(regex) = cache.get(pattern).and_then(|by_flags| by_flags.get(flags)) {
+                regex.clone()
+            } else {
+                let regex = crate::pattern::compile(pattern, flags);
+                if cache.len() >= REGEX_CACHE_CAPACITY && !cache.contains_key(pattern) {
+                    cache.clear();
+                }
+                cache
+                    .entry(pattern.to_owned())
+                    .or_default()
+                    .insert(flags.to_owned(), regex.clone());
+                regex
+            }
+        };
+        // Matching happens outside of the lock (a Regex clone shares the compiled program).
+        f(&regex?)
+    }
+}
+
+/// The SplitMix64 finalizer: a bijective mix of 64 bits.
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

@@ -1,0 +1,361 @@
+//! Compiling the SPARQL algebra (spargebra) into Quiver's operator tree.
+//!
+//! Basic graph patterns are resolved and planned here, once, when a query is prepared:
+//! each gets the plan it runs alone and, when it is the right side of a join or OPTIONAL,
+//! the plan it runs seeded with the left side's bindings (graph exploration continues
+//! from the rows already found instead of joining two independent results).
+
+use oxrdf::Variable;
+use quiver_store::{GraphIndex, Store};
+use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
+use spargebra::term::{GroundTerm, NamedNodePattern};
+
+use crate::bgp::{resolve, Bgp, Vars};
+use crate::error::QueryError;
+use crate::planner::{plan, Step};
+use crate::table::VarId;
+
+/// Which graph a pattern reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphRef {
+    Default,
+    /// A named graph, by the term id of its name.
+    Named(quiver_model::Id),
+    /// A named graph the store does not have: nothing matches.
+    Missing,
+}
+
+/// A basic graph pattern with its plans.
+#[derive(Debug, Clone)]
+pub struct PlannedBgp {
+    pub bgp: Bgp,
+    pub graph: GraphRef,
+    /// The plan when the pattern runs on its own.
+    pub alone: Vec<Step>,
+    /// The plan when it runs seeded with the rows of the left side of a join, whose
+    /// certainly-bound variables are `seed_vars`.
+    pub seeded: Option<(Vec<VarId>, Vec<Step>)>,
+    /// Planning time, for reports.
+    pub plan_micros: f64,
+}
+
+/// The operator tree of a query.
+#[derive(Debug, Clone)]
+pub enum Operator {
+    Bgp(PlannedBgp),
+    Join(Box<Operator>, Box<Operator>),
+    LeftJoin {
+        left: Box<Operator>,
+        right: Box<Operator>,
+        filter: Option<Expression>,
+    },
+    Filter(Expression, Box<Operator>),
+    Union(Box<Operator>, Box<Operator>),
+    Extend {
+        inner: Box<Operator>,
+        var: VarId,
+        expression: Expression,
+    },
+    Minus(Box<Operator>, Box<Operator>),
+    Values {
+        vars: Vec<VarId>,
+        rows: Vec<Vec<Option<GroundTerm>>>,
+    },
+    Project(Box<Operator>, Vec<VarId>),
+    Distinct(Box<Operator>),
+    OrderBy(Box<Operator>, Vec<OrderExpression>),
+    Slice {
+        inner: Box<Operator>,
+        start: usize,
+        length: Option<usize>,
+    },
+}
+
+/// Compiles patterns against one store.
+pub struct Compiler<'a> {
+    pub store: &'a Store,
+    pub vars: Vars,
+    /// User plans for the query's basic graph patterns, in order of appearance.
+    pub user_plans: Option<Vec<Vec<Step>>>,
+    next_bgp: usize,
+}
+
+impl<'a> Compiler<'a> {
+    pub fn new(store: &'a Store, user_plans: Option<Vec<Vec<Step>>>) -> Self {
+        Self {
+            store,
+            vars: Vars::default(),
+            user_plans,
+            next_bgp: 0,
+        }
+    }
+
+    pub fn compile(
+        &mut self,
+        pattern: &GraphPattern,
+        graph: GraphRef,
+    ) -> Result<Operator, QueryError> {
+        Ok(match pattern {
+            GraphPattern::Bgp { patterns } => Operator::Bgp(self.bgp(patterns, graph, None)?),
+            GraphPattern::Join { left, right } => {
+                let left = self.compile(left, graph)?;
+                let right = self.compile_seeded(right, graph, &left)?;
+                Operator::Join(Box::new(left), Box::new(right))
+            }
+            GraphPattern::LeftJoin {
+                left,
+                right,
+                expression,
+            } => {
+                let left = self.compile(left, graph)?;
+                let right = self.compile_seeded(right, graph, &left)?;
+                Operator::LeftJoin {
+                    left: Box::new(left),
+                    right: Box::new(right),
+                    filter: expression.clone(),
+                }
+            }
+            GraphPattern::Filter { expr, inner } => {
+                self.register_expression_vars(expr);
+                Operator::Filter(expr.clone(), Box::new(self.compile(inner, graph)?))
+            }
+            GraphPattern::Union { left, right } => Operator::Union(
+                Box::new(self.compile(left, graph)?),
+                Box::new(self.compile(right, graph)?),
+            ),
+            GraphPattern::Graph { name, inner } => match name {
+                NamedNodePattern::NamedNode(name) => {
+                    let graph = match self.store.term_id(name.as_ref().into()) {
+                        Some(id) if self.store.named_graph(id).is_some() => GraphRef::Named(id),
+                        _ => GraphRef::Missing,
+                    };
+                    self.compile(inner, graph)?
+                }
+                NamedNodePattern::Variable(_) => {
+                    return Err(QueryError::Unsupported(
+                        "GRAPH with a variable graph name".into(),
+                    ))
+                }
+            },
+            GraphPattern::Extend {
+                inner,
+                variable,
+                expression,
+            } => {
+                let inner = self.compile(inner, graph)?;
+                self.register_expression_vars(expression);
+                Operator::Extend {
+                    inner: Box::new(inner),
+                    var: self.vars.var(variable),
+                    expression: expression.clone(),
+                }
+            }
+            GraphPattern::Minus { left, right } => Operator::Minus(
+                Box::new(self.compile(left, graph)?),
+                Box::new(self.compile(right, graph)?),
+            ),
+            GraphPattern::Values {
+                variables,
+                bindings,
+            } => Operator::Values {
+                vars: variables.iter().map(|v| self.vars.var(v)).collect(),
+                rows: bindings.clone(),
+            },
+            GraphPattern::OrderBy { inner, expression } => {
+                for key in expression {
+                    match key {
+                        OrderExpression::Asc(e) | OrderExpression::Desc(e) => {
+                            self.register_expression_vars(e)
+                        }
+                    }
+                }
+                Operator::OrderBy(Box::new(self.compile(inner, graph)?), expression.clone())
+            }
+            GraphPattern::Project { inner, variables } => {
+                let inner = self.compile(inner, graph)?;
+                Operator::Project(
+                    Box::new(inner),
+                    variables.iter().map(|v| self.vars.var(v)).collect(),
+                )
+            }
+            GraphPattern::Distinct { inner } => {
+                Operator::Distinct(Box::new(self.compile(inner, graph)?))
+            }
+            GraphPattern::Reduced { inner } => self.compile(inner, graph)?,
+            GraphPattern::Slice {
+                inner,
+                start,
+                length,
+            } => Operator::Slice {
+                inner: Box::new(self.compile(inner, graph)?),
+                start: *start,
+                length: *length,
+            },
+            GraphPattern::Path { .. } => {
+                return Err(QueryError::Unsupported("property paths".into()))
+            }
+            GraphPattern::Group { .. } => {
+                return Err(QueryError::Unsupported("GROUP BY and aggregates".into()))
+            }
+            GraphPattern::Service { .. } => {
+                return Err(QueryError::Unsupported(
+                    "SERVICE (federated queries)".into(),
+                ))
+            }
+            #[allow(unreachable_patterns)]
+            other => return Err(QueryError::Unsupported(format!("{other}"))),
+        })
+    }
+
+    /// Compiles the right side of a join; a basic graph pattern also gets a seeded plan.
+    fn compile_seeded(
+        &mut self,
+        pattern: &GraphPattern,
+        graph: GraphRef,
+        left: &Operator,
+    ) -> Result<Operator, QueryError> {
+        match pattern {
+            GraphPattern::Bgp { patterns } => {
+                let seeds = certain_vars(left);
+                Ok(Operator::Bgp(self.bgp(patterns, graph, Some(seeds))?))
+            }
+            other => self.compile(other, graph),
+        }
+    }
+
+    fn bgp(
+        &mut self,
+        patterns: &[spargebra::term::TriplePattern],
+        graph: GraphRef,
+        seeds: Option<Vec<VarId>>,
+    ) -> Result<PlannedBgp, QueryError> {
+        let started = std::time::Instant::now();
+        let bgp = resolve(patterns, self.store, &mut self.vars);
+        let index = self.graph_index(graph);
+        let user_plan = self
+            .user_plans
+            .as_ref()
+            .and_then(|plans| plans.get(self.next_bgp).cloned());
+        self.next_bgp += 1;
+        let alone = match user_plan {
+            Some(steps) => {
+                crate::plan_file::validate_plan(&steps, &bgp, &[])?;
+                steps
+            }
+            None => plan(&bgp, self.store, index, &[], 1.0),
+        };
+        let seeded = seeds
+            .filter(|seeds| bgp.vars().iter().any(|v| seeds.contains(v)))
+            .map(|seeds| {
+                let steps = plan(&bgp, self.store, index, &seeds, 1000.0);
+                (seeds, steps)
+            });
+        Ok(PlannedBgp {
+            bgp,
+            graph,
+            alone,
+            seeded,
+            plan_micros: started.elapsed().as_secs_f64() * 1e6,
+        })
+    }
+
+    pub fn graph_index(&self, graph: GraphRef) -> &'a GraphIndex {
+        static EMPTY: std::sync::OnceLock<GraphIndex> = std::sync::OnceLock::new();
+        match graph {
+            GraphRef::Default => self.store.graph(),
+            GraphRef::Named(id) => self
+                .store
+                .named_graph(id)
+                .unwrap_or_else(|| EMPTY.get_or_init(GraphIndex::default)),
+            GraphRef::Missing => EMPTY.get_or_init(GraphIndex::default),
+        }
+    }
+
+    /// Makes sure every variable an expression mentions has an id.
+    fn register_expression_vars(&mut self, expression: &Expression) {
+        let mut found: Vec<Variable> = Vec::new();
+        collect_vars(expression, &mut found);
+        for variable in found {
+            self.vars.var(&variable);
+        }
+    }
+}
+
+fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
+    match expression {
+        Expression::Variable(v) | Expression::Bound(v) => out.push(v.clone()),
+        Expression::Or(a, b)
+        | Expression::And(a, b)
+        | Expression::Equal(a, b)
+        | Expression::SameTerm(a, b)
+        | Expression::Greater(a, b)
+        | Expression::GreaterOrEqual(a, b)
+        | Expression::Less(a, b)
+        | Expression::LessOrEqual(a, b)
+        | Expression::Add(a, b)
+        | Expression::Subtract(a, b)
+        | Expression::Multiply(a, b)
+        | Expression::Divide(a, b) => {
+            collect_vars(a, out);
+            collect_vars(b, out);
+        }
+        Expression::In(a, list) => {
+            collect_vars(a, out);
+            list.iter().for_each(|e| collect_vars(e, out));
+        }
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
+            collect_vars(a, out)
+        }
+        Expression::If(a, b, c) => {
+            collect_vars(a, out);
+            collect_vars(b, out);
+            collect_vars(c, out);
+        }
+        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
+            list.iter().for_each(|e| collect_vars(e, out))
+        }
+        _ => {}
+    }
+}
+
+/// Variables bound in every solution of `operator`.
+pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
+    match operator {
+        Operator::Bgp(planned) => planned.bgp.vars(),
+        Operator::Join(a, b) => {
+            let mut vars = certain_vars(a);
+            for v in certain_vars(b) {
+                if !vars.contains(&v) {
+                    vars.push(v);
+                }
+            }
+            vars
+        }
+        Operator::LeftJoin { left, .. } | Operator::Minus(left, _) => certain_vars(left),
+        Operator::Filter(_, inner) | Operator::Distinct(inner) | Operator::OrderBy(inner, _) => {
+            certain_vars(inner)
+        }
+        Operator::Slice { inner, .. } => certain_vars(inner),
+        Operator::Extend { inner, .. } => certain_vars(inner),
+        Operator::Union(a, b) => {
+            let right = certain_vars(b);
+            certain_vars(a)
+                .into_iter()
+                .filter(|v| right.contains(v))
+                .collect()
+        }
+        Operator::Values { vars, rows } => vars
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                rows.iter()
+                    .all(|row| row.get(*i).is_some_and(Option::is_some))
+            })
+            .map(|(_, v)| *v)
+            .collect(),
+        Operator::Project(inner, vars) => certain_vars(inner)
+            .into_iter()
+            .filter(|v| vars.contains(v))
+            .collect(),
+    }
+}

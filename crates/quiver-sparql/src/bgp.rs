@@ -1,0 +1,214 @@
+//! Basic graph patterns resolved against a store: constants become ids.
+//!
+//! A constant the store does not know can match nothing, so it resolves to `Absent` and
+//! the whole pattern group is known empty before any work. Blank nodes of a pattern act as
+//! variables that are never projected. A variable repeated inside one pattern (`?x p ?x`)
+//! is split into a fresh variable plus an equality the executor checks.
+
+use std::fmt;
+
+use oxrdf::Variable;
+use quiver_model::{Id, PredId};
+use quiver_store::Store;
+use rustc_hash::FxHashMap;
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+
+use crate::table::VarId;
+
+/// Subject or object of a pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Node {
+    Var(VarId),
+    Const(Id),
+    /// A constant absent from the store: the pattern has no match.
+    Absent,
+}
+
+/// Predicate of a pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pred {
+    Var(VarId),
+    Const(PredId),
+    Absent,
+}
+
+/// One resolved triple pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    pub subject: Node,
+    pub predicate: Pred,
+    pub object: Node,
+    /// The pattern as written, for plans and errors.
+    pub text: String,
+}
+
+/// A resolved basic graph pattern.
+#[derive(Debug, Clone, Default)]
+pub struct Bgp {
+    pub patterns: Vec<Pattern>,
+    /// Pairs of variables that must be equal (from repeated variables).
+    pub equalities: Vec<(VarId, VarId)>,
+}
+
+impl Bgp {
+    /// True when some constant is absent from the store: no solution at all.
+    pub fn is_unsatisfiable(&self) -> bool {
+        self.patterns.iter().any(|p| {
+            p.subject == Node::Absent || p.object == Node::Absent || p.predicate == Pred::Absent
+        })
+    }
+
+    /// Every variable the patterns bind.
+    pub fn vars(&self) -> Vec<VarId> {
+        let mut vars = Vec::new();
+        for p in &self.patterns {
+            for var in [
+                node_var(p.subject),
+                pred_var(p.predicate),
+                node_var(p.object),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                if !vars.contains(&var) {
+                    vars.push(var);
+                }
+            }
+        }
+        vars
+    }
+}
+
+pub fn node_var(node: Node) -> Option<VarId> {
+    match node {
+        Node::Var(v) => Some(v),
+        _ => None,
+    }
+}
+
+pub fn pred_var(pred: Pred) -> Option<VarId> {
+    match pred {
+        Pred::Var(v) => Some(v),
+        _ => None,
+    }
+}
+
+/// The variables of a query: user variables first, then hidden ones (blank nodes, splits).
+#[derive(Debug, Clone, Default)]
+pub struct Vars {
+    names: Vec<String>,
+    hidden: Vec<bool>,
+    index: FxHashMap<String, VarId>,
+}
+
+impl Vars {
+    /// The id of a user variable, created on first use.
+    pub fn var(&mut self, variable: &Variable) -> VarId {
+        self.named(variable.as_str(), false)
+    }
+
+    fn named(&mut self, name: &str, hidden: bool) -> VarId {
+        if let Some(&id) = self.index.get(name) {
+            return id;
+        }
+        let id = self.names.len();
+        self.names.push(name.to_owned());
+        self.hidden.push(hidden);
+        self.index.insert(name.to_owned(), id);
+        id
+    }
+
+    /// A fresh hidden variable.
+    pub fn fresh(&mut self) -> VarId {
+        let name = format!(" hidden{}", self.names.len());
+        self.named(&name, true)
+    }
+
+    /// The id of a blank node of a pattern (one hidden variable per label).
+    pub fn blank(&mut self, label: &str) -> VarId {
+        self.named(&format!(" blank {label}"), true)
+    }
+
+    pub fn get(&self, variable: &Variable) -> Option<VarId> {
+        self.index.get(variable.as_str()).copied()
+    }
+
+    pub fn name(&self, var: VarId) -> &str {
+        &self.names[var]
+    }
+
+    pub fn is_hidden(&self, var: VarId) -> bool {
+        self.hidden[var]
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// Resolves spargebra triple patterns against `store`.
+pub fn resolve(patterns: &[TriplePattern], store: &Store, vars: &mut Vars) -> Bgp {
+    let mut bgp = Bgp::default();
+    for pattern in patterns {
+        let mut seen: Vec<VarId> = Vec::new();
+        let mut dedup = |var: VarId, vars: &mut Vars, eq: &mut Vec<(VarId, VarId)>| {
+            if seen.contains(&var) {
+                let fresh = vars.fresh();
+                eq.push((var, fresh));
+                fresh
+            } else {
+                seen.push(var);
+                var
+            }
+        };
+        let subject = match term_node(&pattern.subject, store, vars) {
+            Node::Var(v) => Node::Var(dedup(v, vars, &mut bgp.equalities)),
+            other => other,
+        };
+        let predicate = match &pattern.predicate {
+            NamedNodePattern::NamedNode(node) => store
+                .predicate_id(node.as_str())
+                .map_or(Pred::Absent, Pred::Const),
+            NamedNodePattern::Variable(variable) => {
+                let v = vars.var(variable);
+                Pred::Var(dedup(v, vars, &mut bgp.equalities))
+            }
+        };
+        let object = match term_node(&pattern.object, store, vars) {
+            Node::Var(v) => Node::Var(dedup(v, vars, &mut bgp.equalities)),
+            other => other,
+        };
+        bgp.patterns.push(Pattern {
+            subject,
+            predicate,
+            object,
+            text: pattern.to_string(),
+        });
+    }
+    bgp
+}
+
+fn term_node(term: &TermPattern, store: &Store, vars: &mut Vars) -> Node {
+    match term {
+        TermPattern::Variable(variable) => Node::Var(vars.var(variable)),
+        TermPattern::BlankNode(node) => Node::Var(vars.blank(node.as_str())),
+        TermPattern::NamedNode(node) => store
+            .term_id(node.as_ref().into())
+            .map_or(Node::Absent, Node::Const),
+        TermPattern::Literal(literal) => store
+            .term_id(literal.as_ref().into())
+            .map_or(Node::Absent, Node::Const),
+        #[allow(unreachable_patterns)]
+        _ => Node::Absent,
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}

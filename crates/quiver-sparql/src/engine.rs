@@ -1,0 +1,322 @@
+//! The public face of the engine: prepare a query once, execute it many times.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use oxrdf::{Term, Triple, Variable};
+use quiver_store::Store;
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+use spargebra::{Query, SparqlParser};
+
+use crate::algebra::{Compiler, GraphRef, Operator};
+use crate::bgp::Vars;
+use crate::error::QueryError;
+use crate::eval::{BgpProfile, Evaluator};
+use crate::table::{Table, VarId};
+
+/// Options for preparing a query.
+#[derive(Debug, Clone, Default)]
+pub struct PrepareOptions {
+    pub base_iri: Option<String>,
+    /// A user plan (Wukong plan-file text) for the query's basic graph pattern.
+    pub plan: Option<String>,
+}
+
+/// Options for one execution.
+#[derive(Debug, Clone)]
+pub struct ExecOptions {
+    pub threads: usize,
+    pub timeout: Option<Duration>,
+    /// Fail when a result has more rows than this.
+    pub max_results: Option<usize>,
+    /// Set to true from another thread to cancel the query.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        Self {
+            threads: 1,
+            timeout: None,
+            max_results: None,
+            cancel: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Form {
+    Select(Vec<Variable>),
+    Ask,
+    Construct(Vec<TriplePattern>),
+}
+
+/// A parsed, resolved and planned query, bound to the store it was prepared on.
+#[derive(Debug, Clone)]
+pub struct PreparedQuery {
+    form: Form,
+    operator: Operator,
+    vars: Vars,
+    plan_micros: f64,
+}
+
+/// The answer of a query.
+pub enum QueryResults<'a> {
+    Solutions(Solutions<'a>),
+    Boolean(bool),
+    Graph(Vec<Triple>),
+}
+
+/// SELECT results: variables and rows of terms (decoded lazily, row by row).
+pub struct Solutions<'a> {
+    pub variables: Vec<Variable>,
+    columns: Vec<VarId>,
+    table: Table,
+    store: &'a Store,
+    /// Terms computed by the query (see `eval::LocalTerms`).
+    locals: Vec<Term>,
+}
+
+/// What happened during an execution, for EXPLAIN.
+#[derive(Debug, Clone, Default)]
+pub struct ExecutionProfile {
+    pub plan_micros: f64,
+    pub execute_micros: f64,
+    pub bgps: Vec<BgpProfile>,
+}
+
+/// Parses, resolves and plans `text` against `store`.
+pub fn prepare(
+    store: &Store,
+    text: &str,
+    options: &PrepareOptions,
+) -> Result<PreparedQuery, QueryError> {
+    let started = Instant::now();
+    let mut parser = SparqlParser::new();
+    if let Some(base) = &options.base_iri {
+        parser = parser
+            .with_base_iri(base)
+            .map_err(|e| QueryError::Syntax(e.to_string()))?;
+    }
+    let query = parser
+        .parse_query(text)
+        .map_err(|e| QueryError::Syntax(e.to_string()))?;
+    let user_plans = match &options.plan {
+        Some(plan) => Some(vec![crate::plan_file::parse_plan(plan)?]),
+        None => None,
+    };
+    let mut compiler = Compiler::new(store, user_plans);
+    let (form, operator) = match &query {
+        Query::Select { pattern, .. } => {
+            let operator = compiler.compile(pattern, GraphRef::Default)?;
+            let variables = projected_variables(pattern);
+            (Form::Select(variables), operator)
+        }
+        Query::Ask { pattern, .. } => (Form::Ask, compiler.compile(pattern, GraphRef::Default)?),
+        Query::Construct {
+            template, pattern, ..
+        } => (
+            Form::Construct(template.clone()),
+            compiler.compile(pattern, GraphRef::Default)?,
+        ),
+        Query::Describe { .. } => return Err(QueryError::Unsupported("DESCRIBE".into())),
+    };
+    if let Form::Construct(template) = &form {
+        for pattern in template {
+            for term in [&pattern.subject, &pattern.object] {
+                if let TermPattern::Variable(v) = term {
+                    compiler.vars.var(v);
+                }
+            }
+            if let NamedNodePattern::Variable(v) = &pattern.predicate {
+                compiler.vars.var(v);
+            }
+        }
+    }
+    Ok(PreparedQuery {
+        form,
+        operator,
+        vars: compiler.vars,
+        plan_micros: started.elapsed().as_secs_f64() * 1e6,
+    })
+}
+
+fn projected_variables(pattern: &spargebra::algebra::GraphPattern) -> Vec<Variable> {
+    use spargebra::algebra::GraphPattern;
+    match pattern {
+        GraphPattern::Project { variables, .. } => variables.clone(),
+        GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. }
+        | GraphPattern::OrderBy { inner, .. } => projected_variables(inner),
+        _ => Vec::new(),
+    }
+}
+
+impl PreparedQuery {
+    /// Microseconds spent parsing, resolving and planning.
+    pub fn plan_micros(&self) -> f64 {
+        self.plan_micros
+    }
+
+    /// Runs the query. `store` must be the store the query was prepared on.
+    pub fn execute<'a>(
+        &self,
+        store: &'a Store,
+        options: &ExecOptions,
+    ) -> Result<QueryResults<'a>, QueryError> {
+        self.execute_profiled(store, options)
+            .map(|(results, _)| results)
+    }
+
+    /// Runs the query and reports what each step did.
+    pub fn execute_profiled<'a>(
+        &self,
+        store: &'a Store,
+        options: &ExecOptions,
+    ) -> Result<(QueryResults<'a>, ExecutionProfile), QueryError> {
+        let started = Instant::now();
+        let deadline = options.timeout.map(|t| (started + t, t.as_secs_f64()));
+        let cancel = options.cancel.as_deref();
+        let evaluator = Evaluator::new(
+            store,
+            self.vars.clone(),
+            options.threads.max(1),
+            deadline,
+            cancel,
+        );
+        let mut table = evaluator.evaluate(&self.operator)?;
+        let results = match &self.form {
+            Form::Ask => QueryResults::Boolean(table.rows > 0),
+            Form::Select(variables) => {
+                let columns: Vec<VarId> = variables
+                    .iter()
+                    .map(|v| evaluator.vars.borrow().get(v).unwrap_or(usize::MAX - 1))
+                    .collect();
+                if let Some(cap) = options.max_results {
+                    if table.rows > cap {
+                        return Err(QueryError::TooManyResults(cap));
+                    }
+                }
+                table = table.reshape(&columns);
+                QueryResults::Solutions(Solutions {
+                    variables: variables.clone(),
+                    columns,
+                    table,
+                    store,
+                    locals: evaluator.local_terms(),
+                })
+            }
+            Form::Construct(template) => {
+                let triples = construct(&evaluator, &table, template);
+                if let Some(cap) = options.max_results {
+                    if triples.len() > cap {
+                        return Err(QueryError::TooManyResults(cap));
+                    }
+                }
+                QueryResults::Graph(triples)
+            }
+        };
+        let profile = ExecutionProfile {
+            plan_micros: self.plan_micros,
+            execute_micros: started.elapsed().as_secs_f64() * 1e6,
+            bgps: evaluator.profiles.take(),
+        };
+        Ok((results, profile))
+    }
+
+    /// The operator tree, for EXPLAIN.
+    pub fn operator(&self) -> &Operator {
+        &self.operator
+    }
+
+    /// A variable's name.
+    pub fn var_name(&self, var: VarId) -> &str {
+        self.vars.name(var)
+    }
+}
+
+fn construct(evaluator: &Evaluator<'_>, table: &Table, template: &[TriplePattern]) -> Vec<Triple> {
+    let mut triples = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for row in 0..table.rows {
+        for pattern in template {
+            let term = |t: &TermPattern| -> Option<Term> {
+                match t {
+                    TermPattern::Variable(v) => {
+                        evaluator.term(table.value(row, evaluator.vars.borrow().get(v)?))
+                    }
+                    TermPattern::NamedNode(n) => Some(n.clone().into()),
+                    TermPattern::Literal(l) => Some(l.clone().into()),
+                    TermPattern::BlankNode(b) => Some(
+                        oxrdf::BlankNode::new_unchecked(format!("{}r{row}", b.as_str())).into(),
+                    ),
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            };
+            let subject = match term(&pattern.subject) {
+                Some(Term::NamedNode(n)) => oxrdf::NamedOrBlankNode::from(n),
+                Some(Term::BlankNode(b)) => oxrdf::NamedOrBlankNode::from(b),
+                _ => continue,
+            };
+            let predicate = match &pattern.predicate {
+                NamedNodePattern::NamedNode(n) => n.clone(),
+                NamedNodePattern::Variable(v) => {
+                    match evaluator
+                        .vars
+                        .borrow()
+                        .get(v)
+                        .and_then(|var| evaluator.term(table.value(row, var)))
+                    {
+                        Some(Term::NamedNode(n)) => n,
+                        _ => continue,
+                    }
+                }
+            };
+            let Some(object) = term(&pattern.object) else {
+                continue;
+            };
+            let triple = Triple::new(subject, predicate, object);
+            if seen.insert(triple.clone()) {
+                triples.push(triple);
+            }
+        }
+    }
+    triples
+}
+
+impl Solutions<'_> {
+    pub fn len(&self) -> usize {
+        self.table.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.rows == 0
+    }
+
+    /// Row `row` as terms, one per variable (`None` when unbound).
+    pub fn row(&self, row: usize) -> Vec<Option<Term>> {
+        (0..self.columns.len())
+            .map(|c| self.term(self.table.columns[c][row]))
+            .collect()
+    }
+
+    fn term(&self, id: quiver_model::Id) -> Option<Term> {
+        if id == crate::table::UNBOUND {
+            None
+        } else if (id as u64) < self.store.terms() {
+            self.store.term(id)
+        } else {
+            self.locals
+                .get((crate::table::UNBOUND - 1 - id) as usize)
+                .cloned()
+        }
+    }
+
+    /// The raw ids of row `row` (for comparisons without decoding).
+    pub fn row_ids(&self, row: usize) -> Vec<quiver_model::Id> {
+        self.table.row(row)
+    }
+}

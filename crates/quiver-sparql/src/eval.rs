@@ -1,0 +1,558 @@
+//! Evaluating the operator tree over columnar tables.
+//!
+//! Basic graph patterns run through the exploration executor; joins and OPTIONALs whose
+//! right side is a basic graph pattern continue the exploration from the left rows
+//! (seeded); everything else is a relational operator over tables. Terms are decoded from
+//! the dictionary only where an expression needs their value.
+
+use std::cell::RefCell;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use oxrdf::{Term, Variable};
+use quiver_model::Id;
+use quiver_store::Store;
+use rustc_hash::{FxHashMap, FxHashSet};
+use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
+use spargebra::term::GroundTerm;
+
+use crate::algebra::{certain_vars, Compiler, GraphRef, Operator, PlannedBgp};
+use crate::bgp::Vars;
+use crate::error::QueryError;
+use crate::explore::{explore, ExecContext, StepProfile};
+use crate::table::{Table, VarId, UNBOUND};
+
+/// The hidden column that numbers the left rows of a seeded OPTIONAL.
+const ROW_VAR: VarId = usize::MAX;
+
+/// The profile of one basic graph pattern's run.
+#[derive(Debug, Clone)]
+pub struct BgpProfile {
+    pub patterns: Vec<String>,
+    pub seeded: bool,
+    pub steps: Vec<StepProfile>,
+}
+
+/// Terms computed by expressions that the dictionary does not hold, numbered downward
+/// from `UNBOUND - 1` so they never collide with dictionary ids.
+#[derive(Default)]
+pub struct LocalTerms {
+    terms: Vec<Term>,
+    index: FxHashMap<Term, Id>,
+}
+
+/// State of one query execution.
+pub struct Evaluator<'a> {
+    pub store: &'a Store,
+    pub threads: usize,
+    pub deadline: Option<(Instant, f64)>,
+    pub cancel: Option<&'a AtomicBool>,
+    pub vars: RefCell<Vars>,
+    pub locals: RefCell<LocalTerms>,
+    pub expressions: quiver_expr::EvalContext,
+    pub profiles: RefCell<Vec<BgpProfile>>,
+    exists_cache: RefCell<FxHashMap<usize, Operator>>,
+}
+
+impl<'a> Evaluator<'a> {
+    pub fn new(
+        store: &'a Store,
+        vars: Vars,
+        threads: usize,
+        deadline: Option<(Instant, f64)>,
+        cancel: Option<&'a AtomicBool>,
+    ) -> Self {
+        Self {
+            store,
+            threads,
+            deadline,
+            cancel,
+            vars: RefCell::new(vars),
+            locals: RefCell::default(),
+            expressions: quiver_expr::EvalContext::new(),
+            profiles: RefCell::default(),
+            exists_cache: RefCell::default(),
+        }
+    }
+
+    fn context(&self, graph: GraphRef) -> ExecContext<'_> {
+        let compiler = Compiler::new(self.store, None);
+        ExecContext {
+            store: self.store,
+            graph: compiler.graph_index(graph),
+            threads: self.threads,
+            deadline: self.deadline,
+            cancel: self.cancel,
+        }
+    }
+
+    /// The term of an id (dictionary or computed); `None` for UNBOUND.
+    pub fn term(&self, id: Id) -> Option<Term> {
+        if id == UNBOUND {
+            return None;
+        }
+        if (id as u64) < self.store.terms() {
+            return self.store.term(id);
+        }
+        let index = (UNBOUND - 1 - id) as usize;
+        self.locals.borrow().terms.get(index).cloned()
+    }
+
+    /// The computed terms, indexed by `UNBOUND - 1 - id`.
+    pub fn local_terms(&self) -> Vec<Term> {
+        self.locals.borrow().terms.clone()
+    }
+
+    /// The id of a term: its dictionary id, else a query-local one.
+    pub fn intern(&self, term: &Term) -> Id {
+        if let Some(id) = self.store.term_id(term.as_ref()) {
+            return id;
+        }
+        let mut locals = self.locals.borrow_mut();
+        if let Some(&id) = locals.index.get(term) {
+            return id;
+        }
+        let id = UNBOUND - 1 - locals.terms.len() as Id;
+        locals.terms.push(term.clone());
+        locals.index.insert(term.clone(), id);
+        id
+    }
+
+    pub fn evaluate(&self, operator: &Operator) -> Result<Table, QueryError> {
+        self.context(GraphRef::Default).check()?;
+        Ok(match operator {
+            Operator::Bgp(planned) => self.bgp(planned, Table::unit(), false)?,
+            Operator::Join(left, right) => {
+                let left = self.evaluate(left)?;
+                self.join(left, right)?
+            }
+            Operator::LeftJoin {
+                left,
+                right,
+                filter,
+            } => {
+                let left = self.evaluate(left)?;
+                self.left_join(left, right, filter.as_ref())?
+            }
+            Operator::Filter(expression, inner) => {
+                let table = self.evaluate(inner)?;
+                self.filter(table, expression)
+            }
+            Operator::Union(a, b) => {
+                let a = self.evaluate(a)?;
+                let b = self.evaluate(b)?;
+                let mut vars = a.vars.clone();
+                vars.extend(b.vars.iter().filter(|v| !a.vars.contains(v)));
+                let mut result = a.reshape(&vars);
+                result.append(b.reshape(&vars));
+                result
+            }
+            Operator::Extend {
+                inner,
+                var,
+                expression,
+            } => {
+                let mut table = self.evaluate(inner)?;
+                let column: Vec<Id> = (0..table.rows)
+                    .map(|row| {
+                        self.expression(expression, &table, row)
+                            .map_or(UNBOUND, |term| self.intern(&term))
+                    })
+                    .collect();
+                match table.column_of(*var) {
+                    Some(c) => table.columns[c] = column,
+                    None => {
+                        table.vars.push(*var);
+                        table.columns.push(column);
+                    }
+                }
+                table
+            }
+            Operator::Minus(left, right) => {
+                let left = self.evaluate(left)?;
+                let right = self.evaluate(right)?;
+                minus(left, &right)
+            }
+            Operator::Values { vars, rows } => {
+                let mut table = Table::empty(vars.clone());
+                for row in rows {
+                    for (c, value) in row.iter().enumerate() {
+                        let id = value
+                            .as_ref()
+                            .map_or(UNBOUND, |v| self.intern(&ground_term(v)));
+                        table.columns[c].push(id);
+                    }
+                    table.rows += 1;
+                }
+                table
+            }
+            Operator::Project(inner, vars) => self.evaluate(inner)?.reshape(vars),
+            Operator::Distinct(inner) => {
+                let table = self.evaluate(inner)?;
+                let mut seen = FxHashSet::default();
+                let keep: Vec<u32> = (0..table.rows)
+                    .filter(|&row| seen.insert(table.row(row)))
+                    .map(|row| row as u32)
+                    .collect();
+                table.gather(&keep)
+            }
+            Operator::OrderBy(inner, keys) => {
+                let table = self.evaluate(inner)?;
+                self.order_by(table, keys)
+            }
+            Operator::Slice {
+                inner,
+                start,
+                length,
+            } => {
+                let table = self.evaluate(inner)?;
+                let end = length.map_or(table.rows, |l| start.saturating_add(l));
+                table.slice(*start, end)
+            }
+        })
+    }
+
+    fn bgp(&self, planned: &PlannedBgp, input: Table, seeded: bool) -> Result<Table, QueryError> {
+        let steps = match (&planned.seeded, seeded) {
+            (Some((_, steps)), true) => steps,
+            _ => &planned.alone,
+        };
+        let mut profile = Vec::new();
+        let result = explore(
+            &planned.bgp,
+            steps,
+            input,
+            &self.context(planned.graph),
+            &mut profile,
+        )?;
+        self.profiles.borrow_mut().push(BgpProfile {
+            patterns: planned
+                .bgp
+                .patterns
+                .iter()
+                .map(|p| p.text.clone())
+                .collect(),
+            seeded,
+            steps: profile,
+        });
+        Ok(result)
+    }
+
+    /// Whether `left` can seed the exploration of `right`: its seed columns are complete.
+    fn seedable<'o>(&self, left: &Table, right: &'o Operator) -> Option<&'o PlannedBgp> {
+        let Operator::Bgp(planned) = right else {
+            return None;
+        };
+        let (seeds, _) = planned.seeded.as_ref()?;
+        let complete = seeds
+            .iter()
+            .all(|&v| left.column(v).is_some_and(|c| !c.contains(&UNBOUND)));
+        // Other shared variables must be complete too, or exploration could miss matches.
+        let shared_complete = planned
+            .bgp
+            .vars()
+            .iter()
+            .filter_map(|&v| left.column(v))
+            .all(|c| !c.contains(&UNBOUND));
+        (complete && shared_complete).then_some(planned)
+    }
+
+    fn join(&self, left: Table, right: &Operator) -> Result<Table, QueryError> {
+        if let Some(planned) = self.seedable(&left, right) {
+            return self.bgp(planned, left, true);
+        }
+        let right = self.evaluate(right)?;
+        Ok(hash_join(&left, &right, false))
+    }
+
+    fn left_join(
+        &self,
+        left: Table,
+        right: &Operator,
+        filter: Option<&Expression>,
+    ) -> Result<Table, QueryError> {
+        let right_vars = certain_or_all_vars(right);
+        if let Some(planned) = self.seedable(&left, right) {
+            let mut seeded = left.clone();
+            seeded.vars.push(ROW_VAR);
+            seeded.columns.push((0..left.rows as Id).collect());
+            let mut joined = self.bgp(planned, seeded, true)?;
+            if let Some(filter) = filter {
+                joined = self.filter(joined, filter);
+            }
+            let rows = joined
+                .column(ROW_VAR)
+                .map(<[Id]>::to_vec)
+                .unwrap_or_default();
+            let mut matched = vec![false; left.rows];
+            for row in rows {
+                matched[row as usize] = true;
+            }
+            let mut vars: Vec<VarId> = joined
+                .vars
+                .iter()
+                .copied()
+                .filter(|&v| v != ROW_VAR)
+                .collect();
+            vars.extend(
+                right_vars
+                    .iter()
+                    .filter(|v| !vars.contains(v))
+                    .collect::<Vec<_>>(),
+            );
+            let mut result = joined.reshape(&vars);
+            let unmatched: Vec<u32> = (0..left.rows)
+                .filter(|&r| !matched[r])
+                .map(|r| r as u32)
+                .collect();
+            result.append(left.gather(&unmatched).reshape(&vars));
+            return Ok(result);
+        }
+        let right = self.evaluate(right)?;
+        let mut vars = left.vars.clone();
+        vars.extend(right.vars.iter().filter(|v| !left.vars.contains(v)));
+        let joined = hash_join(&left, &right, true);
+        // Keep joined rows passing the filter; remember which left rows matched.
+        let mut joined_with_rows = joined;
+        if let Some(filter) = filter {
+            let keep: Vec<u32> = (0..joined_with_rows.rows)
+                .filter(|&row| self.truth(filter, &joined_with_rows, row))
+                .map(|row| row as u32)
+                .collect();
+            joined_with_rows = joined_with_rows.gather(&keep);
+        }
+        let mut matched = vec![false; left.rows];
+        for &row in joined_with_rows.column(ROW_VAR).unwrap_or(&[]) {
+            matched[row as usize] = true;
+        }
+        let mut result = joined_with_rows.reshape(&vars);
+        let unmatched: Vec<u32> = (0..left.rows)
+            .filter(|&r| !matched[r])
+            .map(|r| r as u32)
+            .collect();
+        result.append(left.gather(&unmatched).reshape(&vars));
+        Ok(result)
+    }
+
+    fn filter(&self, table: Table, expression: &Expression) -> Table {
+        let keep: Vec<u32> = (0..table.rows)
+            .filter(|&row| self.truth(expression, &table, row))
+            .map(|row| row as u32)
+            .collect();
+        table.gather(&keep)
+    }
+
+    fn truth(&self, expression: &Expression, table: &Table, row: usize) -> bool {
+        let bindings = |variable: &Variable| self.binding(table, row, variable);
+        let exists = |pattern: &GraphPattern| self.exists(pattern, table, row);
+        quiver_expr::filter(expression, &bindings, &exists, &self.expressions)
+    }
+
+    fn expression(&self, expression: &Expression, table: &Table, row: usize) -> Option<Term> {
+        let bindings = |variable: &Variable| self.binding(table, row, variable);
+        let exists = |pattern: &GraphPattern| self.exists(pattern, table, row);
+        quiver_expr::evaluate(expression, &bindings, &exists, &self.expressions)
+    }
+
+    fn binding(&self, table: &Table, row: usize, variable: &Variable) -> Option<Term> {
+        let var = self.vars.borrow().get(variable)?;
+        self.term(table.value(row, var))
+    }
+
+    /// FILTER (NOT) EXISTS: runs the pattern seeded with the current row.
+    fn exists(&self, pattern: &GraphPattern, table: &Table, row: usize) -> bool {
+        let key = pattern as *const GraphPattern as usize;
+        if !self.exists_cache.borrow().contains_key(&key) {
+            let vars = std::mem::take(&mut *self.vars.borrow_mut());
+            let mut compiler = Compiler::new(self.store, None);
+            compiler.vars = vars;
+            let compiled = compiler.compile(pattern, GraphRef::Default);
+            *self.vars.borrow_mut() = compiler.vars;
+            match compiled {
+                Ok(operator) => {
+                    self.exists_cache.borrow_mut().insert(key, operator);
+                }
+                Err(_) => return false,
+            }
+        }
+        let cache = self.exists_cache.borrow();
+        let operator = &cache[&key];
+        let seed = table.gather(&[row as u32]);
+        let result = match operator {
+            Operator::Bgp(planned) => {
+                let bound: Vec<VarId> = seed
+                    .vars
+                    .iter()
+                    .copied()
+                    .filter(|&v| seed.value(0, v) != UNBOUND)
+                    .collect();
+                let mut local = planned.clone();
+                local.seeded = Some((
+                    bound.clone(),
+                    crate::planner::plan(
+                        &planned.bgp,
+                        self.store,
+                        self.context(planned.graph).graph,
+                        &bound,
+                        1.0,
+                    ),
+                ));
+                self.bgp(&local, seed.reshape(&bound), true)
+            }
+            other => self.evaluate(other).map(|t| hash_join(&seed, &t, false)),
+        };
+        result.is_ok_and(|t| t.rows > 0)
+    }
+
+    fn order_by(&self, table: Table, keys: &[OrderExpression]) -> Table {
+        let values: Vec<Vec<Option<Term>>> = (0..table.rows)
+            .map(|row| {
+                keys.iter()
+                    .map(|key| match key {
+                        OrderExpression::Asc(e) | OrderExpression::Desc(e) => {
+                            self.expression(e, &table, row)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut order: Vec<u32> = (0..table.rows as u32).collect();
+        order.sort_by(|&a, &b| {
+            for (k, key) in keys.iter().enumerate() {
+                let ordering = quiver_expr::order_terms(
+                    values[a as usize][k].as_ref(),
+                    values[b as usize][k].as_ref(),
+                );
+                let ordering = match key {
+                    OrderExpression::Asc(_) => ordering,
+                    OrderExpression::Desc(_) => ordering.reverse(),
+                };
+                if ordering.is_ne() {
+                    return ordering;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+        table.gather(&order)
+    }
+}
+
+fn certain_or_all_vars(operator: &Operator) -> Vec<VarId> {
+    match operator {
+        Operator::Bgp(planned) => planned.bgp.vars(),
+        other => certain_vars(other),
+    }
+}
+
+fn ground_term(term: &GroundTerm) -> Term {
+    match term {
+        GroundTerm::NamedNode(n) => n.clone().into(),
+        GroundTerm::Literal(l) => l.clone().into(),
+        #[allow(unreachable_patterns)]
+        _ => Term::from(oxrdf::NamedNode::new_unchecked("urn:quiver:unsupported")),
+    }
+}
+
+/// Joins compatible rows (SPARQL semantics: an unbound value is compatible with any).
+/// With `track_rows`, the result carries the left row number in the `ROW_VAR` column.
+fn hash_join(left: &Table, right: &Table, track_rows: bool) -> Table {
+    let common: Vec<VarId> = left
+        .vars
+        .iter()
+        .copied()
+        .filter(|v| right.vars.contains(v) && *v != ROW_VAR)
+        .collect();
+    let mut vars = left.vars.clone();
+    vars.extend(right.vars.iter().filter(|v| !left.vars.contains(v)));
+    let track_rows = track_rows && !left.vars.contains(&ROW_VAR);
+    if track_rows {
+        vars.push(ROW_VAR);
+    }
+    let mut index: FxHashMap<Vec<Id>, Vec<u32>> = FxHashMap::default();
+    let mut wildcards: Vec<u32> = Vec::new();
+    for row in 0..right.rows {
+        let key: Vec<Id> = common.iter().map(|&v| right.value(row, v)).collect();
+        if key.contains(&UNBOUND) {
+            wildcards.push(row as u32);
+        } else {
+            index.entry(key).or_default().push(row as u32);
+        }
+    }
+    let mut result = Table::empty(vars.clone());
+    let mut push = |l: usize, r: usize| {
+        for (c, &var) in vars.iter().enumerate() {
+            let value = if var == ROW_VAR && track_rows {
+                l as Id
+            } else {
+                let lv = left.value(l, var);
+                if lv != UNBOUND {
+                    lv
+                } else {
+                    right.value(r, var)
+                }
+            };
+            result.columns[c].push(value);
+        }
+        result.rows += 1;
+    };
+    let compatible = |l: usize, r: usize| {
+        common.iter().all(|&v| {
+            let (a, b) = (left.value(l, v), right.value(r, v));
+            a == UNBOUND || b == UNBOUND || a == b
+        })
+    };
+    for l in 0..left.rows {
+        let key: Vec<Id> = common.iter().map(|&v| left.value(l, v)).collect();
+        if key.contains(&UNBOUND) {
+            for r in 0..right.rows {
+                if compatible(l, r) {
+                    push(l, r);
+                }
+            }
+            continue;
+        }
+        if let Some(rows) = index.get(&key) {
+            for &r in rows {
+                push(l, r as usize);
+            }
+        }
+        for &r in &wildcards {
+            if compatible(l, r as usize) {
+                push(l, r as usize);
+            }
+        }
+    }
+    result
+}
+
+/// MINUS: drops left rows compatible with a right row sharing at least one bound variable.
+fn minus(left: Table, right: &Table) -> Table {
+    let common: Vec<VarId> = left
+        .vars
+        .iter()
+        .copied()
+        .filter(|v| right.vars.contains(v))
+        .collect();
+    if common.is_empty() {
+        return left;
+    }
+    let keep: Vec<u32> = (0..left.rows)
+        .filter(|&l| {
+            !(0..right.rows).any(|r| {
+                let mut shared = false;
+                let compatible = common.iter().all(|&v| {
+                    let (a, b) = (left.value(l, v), right.value(r, v));
+                    if a != UNBOUND && b != UNBOUND {
+                        shared = true;
+                        a == b
+                    } else {
+                        true
+                    }
+                });
+                compatible && shared
+            })
+        })
+        .map(|l| l as u32)
+        .collect();
+    left.gather(&keep)
+}

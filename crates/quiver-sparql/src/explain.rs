@@ -1,0 +1,73 @@
+//! EXPLAIN: the chosen plan with estimated and actual rows and time per step.
+
+use std::fmt::Write;
+
+use quiver_store::Direction;
+
+use crate::engine::ExecutionProfile;
+use crate::planner::StepKind;
+
+/// Renders a profile as a table, one block per basic graph pattern run.
+pub fn render(profile: &ExecutionProfile) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "planning {:.1} µs, execution {:.1} µs",
+        profile.plan_micros, profile.execute_micros
+    );
+    for (b, bgp) in profile.bgps.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "\nbasic graph pattern {}{}:",
+            b + 1,
+            if bgp.seeded {
+                " (seeded by the rows before it)"
+            } else {
+                ""
+            }
+        );
+        for (i, pattern) in bgp.patterns.iter().enumerate() {
+            let _ = writeln!(out, "  [{}] {pattern}", i + 1);
+        }
+        let _ = writeln!(
+            out,
+            "  {:<4} {:<26} {:>14} {:>12} {:>12}",
+            "step", "operation", "estimated", "actual", "time µs"
+        );
+        for (s, step) in bgp.steps.iter().enumerate() {
+            let operation = match step.step.kind {
+                StepKind::Walk(Direction::Out) => {
+                    format!("{} >  (walk out)", step.step.pattern + 1)
+                }
+                StepKind::Walk(Direction::In) => format!("{} <  (walk in)", step.step.pattern + 1),
+                StepKind::Index(Direction::In) => {
+                    format!("{} << (subjects index)", step.step.pattern + 1)
+                }
+                StepKind::Index(Direction::Out) => {
+                    format!("{} >> (objects index)", step.step.pattern + 1)
+                }
+                StepKind::Scan => format!("{} scan", step.step.pattern + 1),
+            };
+            let estimate = if step.step.estimate.is_nan() {
+                "user plan".to_owned()
+            } else {
+                format!("{:.0}", step.step.estimate)
+            };
+            let _ = writeln!(
+                out,
+                "  {:<4} {:<26} {:>14} {:>12} {:>12.1}{}",
+                s + 1,
+                operation,
+                estimate,
+                step.rows,
+                step.micros,
+                if step.parallel {
+                    " (parallel, summed)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,395 @@
+//! The graph-exploration executor: runs a plan's steps over columnar tables.
+//!
+//! Each step reads one column of bound vertices and walks the graph index from each:
+//! an *expand* appends every neighbour as a new row, a *check* keeps the rows whose known
+//! target is among the neighbours (binary search in the sorted list). A step produces a
+//! selection vector of parent rows plus the new columns, so rows are never heap objects.
+//! Heavy queries fan out: once a step yields many rows, the table is cut into morsels and
+//! the remaining steps run on every core (rayon); light queries never leave their thread.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use quiver_model::{Id, PredId};
+use quiver_store::{Direction, GraphIndex, Store};
+use rayon::prelude::*;
+
+use crate::bgp::{Bgp, Node, Pattern, Pred};
+use crate::error::QueryError;
+use crate::planner::{Step, StepKind};
+use crate::table::{Table, VarId, UNBOUND};
+
+/// Rows after which the remaining steps run in parallel.
+pub const PARALLEL_MIN_ROWS: usize = 4096;
+
+/// Everything a running query needs besides its plan.
+pub struct ExecContext<'a> {
+    pub store: &'a Store,
+    pub graph: &'a GraphIndex,
+    pub threads: usize,
+    pub deadline: Option<(Instant, f64)>,
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+impl ExecContext<'_> {
+    /// Fails when the query was cancelled or ran out of time.
+    pub fn check(&self) -> Result<(), QueryError> {
+        if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(QueryError::Cancelled);
+        }
+        if let Some((deadline, seconds)) = self.deadline {
+            if Instant::now() >= deadline {
+                return Err(QueryError::Timeout(seconds));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Measured rows and time of one step (for EXPLAIN).
+#[derive(Debug, Clone)]
+pub struct StepProfile {
+    pub step: Step,
+    pub rows: usize,
+    /// Time spent in the step, summed over threads when it ran in parallel.
+    pub micros: f64,
+    pub parallel: bool,
+}
+
+/// Runs `steps` of `bgp` starting from `input` (the unit table, or seed rows).
+pub fn explore(
+    bgp: &Bgp,
+    steps: &[Step],
+    input: Table,
+    ctx: &ExecContext<'_>,
+    profile: &mut Vec<StepProfile>,
+) -> Result<Table, QueryError> {
+    if bgp.is_unsatisfiable() {
+        let mut vars = input.vars.clone();
+        vars.extend(bgp.vars().into_iter().filter(|v| !input.vars.contains(v)));
+        return Ok(Table::empty(vars));
+    }
+    let mut table = input;
+    for (k, step) in steps.iter().enumerate() {
+        let started = Instant::now();
+        table = apply_step(&bgp.patterns[step.pattern], *step, &table, ctx)?;
+        profile.push(StepProfile {
+            step: *step,
+            rows: table.rows,
+            micros: started.elapsed().as_secs_f64() * 1e6,
+            parallel: false,
+        });
+        let rest = &steps[k + 1..];
+        if ctx.threads > 1 && !rest.is_empty() && table.rows >= PARALLEL_MIN_ROWS {
+            table = explore_parallel(bgp, rest, table, ctx, profile)?;
+            break;
+        }
+    }
+    Ok(apply_equalities(table, &bgp.equalities))
+}
+
+fn explore_parallel(
+    bgp: &Bgp,
+    steps: &[Step],
+    table: Table,
+    ctx: &ExecContext<'_>,
+    profile: &mut Vec<StepProfile>,
+) -> Result<Table, QueryError> {
+    let morsel = (table.rows / (ctx.threads * 16)).max(256);
+    let morsels: Vec<Table> = (0..table.rows)
+        .step_by(morsel)
+        .map(|start| table.slice(start, start + morsel))
+        .collect();
+    drop(table);
+    let run = || {
+        morsels
+            .into_par_iter()
+            .map(|mut part| {
+                let mut local = Vec::with_capacity(steps.len());
+                for step in steps {
+                    let started = Instant::now();
+                    part = apply_step(&bgp.patterns[step.pattern], *step, &part, ctx)?;
+                    local.push((part.rows, started.elapsed().as_secs_f64() * 1e6));
+                }
+                Ok((part, local))
+            })
+            .collect::<Result<Vec<_>, QueryError>>()
+    };
+    let parts = if rayon::current_num_threads() == ctx.threads {
+        run()?
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(ctx.threads)
+            .build()
+            .map_err(|e| QueryError::Unsupported(format!("cannot start worker threads: {e}")))?;
+        pool.install(run)?
+    };
+    let mut totals = vec![(0usize, 0f64); steps.len()];
+    let mut result: Option<Table> = None;
+    for (part, local) in parts {
+        for (total, (rows, micros)) in totals.iter_mut().zip(local) {
+            total.0 += rows;
+            total.1 += micros;
+        }
+        match &mut result {
+            None => result = Some(part),
+            Some(table) => table.append(part),
+        }
+    }
+    for (step, (rows, micros)) in steps.iter().zip(totals) {
+        profile.push(StepProfile {
+            step: *step,
+            rows,
+            micros,
+            parallel: true,
+        });
+    }
+    Ok(result.unwrap_or_default())
+}
+
+/// Where a step reads or writes one end of its pattern.
+#[derive(Clone, Copy)]
+enum End<'t> {
+    Const(Id),
+    Column(&'t [Id]),
+    /// An unbound variable: the step binds it.
+    Free(VarId),
+}
+
+fn end<'t>(node: Node, table: &'t Table) -> End<'t> {
+    match node {
+        Node::Const(id) => End::Const(id),
+        Node::Var(v) => table.column(v).map_or(End::Free(v), End::Column),
+        Node::Absent => End::Const(UNBOUND),
+    }
+}
+
+impl End<'_> {
+    #[inline]
+    fn value(&self, row: usize) -> Option<Id> {
+        match self {
+            End::Const(id) => Some(*id),
+            End::Column(column) => Some(column[row]).filter(|&v| v != UNBOUND),
+            End::Free(_) => None,
+        }
+    }
+}
+
+/// Accumulates a step's output: parent rows and newly bound columns.
+struct Output {
+    selection: Vec<u32>,
+    target: Option<(VarId, Vec<Id>)>,
+    predicate: Option<(VarId, Vec<Id>)>,
+}
+
+impl Output {
+    /// Emits the matches of one row against the neighbour list `neighbours`.
+    #[inline]
+    fn emit(
+        &mut self,
+        row: usize,
+        neighbours: &[Id],
+        target: &End<'_>,
+        predicate_term: Option<Id>,
+    ) {
+        match target {
+            End::Free(_) => {
+                self.selection
+                    .extend(std::iter::repeat_n(row as u32, neighbours.len()));
+                if let Some((_, column)) = &mut self.target {
+                    column.extend_from_slice(neighbours);
+                }
+                if let (Some((_, column)), Some(term)) = (&mut self.predicate, predicate_term) {
+                    column.extend(std::iter::repeat_n(term, neighbours.len()));
+                }
+            }
+            known => {
+                if let Some(value) = known.value(row) {
+                    if neighbours.binary_search(&value).is_ok() {
+                        self.selection.push(row as u32);
+                        if let (Some((_, column)), Some(term)) =
+                            (&mut self.predicate, predicate_term)
+                        {
+                            column.push(term);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(self, table: &Table) -> Table {
+        let mut result = table.gather(&self.selection);
+        for (var, column) in [self.predicate, self.target].into_iter().flatten() {
+            result.vars.push(var);
+            result.columns.push(column);
+        }
+        result
+    }
+}
+
+/// Runs one step over `table`.
+pub fn apply_step(
+    pattern: &Pattern,
+    step: Step,
+    table: &Table,
+    ctx: &ExecContext<'_>,
+) -> Result<Table, QueryError> {
+    let graph = ctx.graph;
+    let (source_node, target_node, direction) = match step.kind {
+        StepKind::Walk(Direction::Out) => (pattern.subject, pattern.object, Direction::Out),
+        StepKind::Walk(Direction::In) => (pattern.object, pattern.subject, Direction::In),
+        StepKind::Index(direction) => return index_step(pattern, direction, table, ctx),
+        StepKind::Scan => return scan_step(pattern, table, ctx),
+    };
+    let source = end(source_node, table);
+    let target = end(target_node, table);
+    if let End::Free(_) = source {
+        return Err(QueryError::Plan(format!(
+            "a step walks from an unbound variable of {pattern}"
+        )));
+    }
+    let (predicate_column, free_predicate) = match pattern.predicate {
+        Pred::Var(v) => match table.column(v) {
+            Some(column) => (Some(column), None),
+            None => (None, Some(v)),
+        },
+        _ => (None, None),
+    };
+    let mut out = Output {
+        selection: Vec::new(),
+        target: match target {
+            End::Free(v) => Some((v, Vec::new())),
+            _ => None,
+        },
+        predicate: free_predicate.map(|v| (v, Vec::new())),
+    };
+    for row in 0..table.rows {
+        if row % 4096 == 4095 {
+            ctx.check()?;
+        }
+        let Some(vertex) = source.value(row) else {
+            continue;
+        };
+        match (pattern.predicate, predicate_column) {
+            (Pred::Const(p), _) => out.emit(row, graph.get(vertex, p, direction), &target, None),
+            (Pred::Var(_), Some(column)) => {
+                if let Some(p) = ctx.store.predicate_of_term(column[row]) {
+                    out.emit(row, graph.get(vertex, p, direction), &target, None);
+                }
+            }
+            (Pred::Var(_), None) => {
+                for (p, neighbours) in graph.edges(vertex, direction).iter() {
+                    out.emit(row, neighbours, &target, Some(ctx.store.predicate_term(p)));
+                }
+            }
+            (Pred::Absent, _) => {}
+        }
+    }
+    Ok(out.finish(table))
+}
+
+/// Starts from the predicate index: all subjects (In) or objects (Out) of the predicate.
+fn index_step(
+    pattern: &Pattern,
+    direction: Direction,
+    table: &Table,
+    ctx: &ExecContext<'_>,
+) -> Result<Table, QueryError> {
+    let Pred::Const(p) = pattern.predicate else {
+        return Err(QueryError::Plan(format!(
+            "a predicate index needs a constant predicate: {pattern}"
+        )));
+    };
+    let (list, node) = match direction {
+        Direction::In => (ctx.graph.predicate_subjects(p), pattern.subject),
+        Direction::Out => (ctx.graph.predicate_objects(p), pattern.object),
+    };
+    let target = end(node, table);
+    let mut out = Output {
+        selection: Vec::new(),
+        target: match target {
+            End::Free(v) => Some((v, Vec::new())),
+            _ => None,
+        },
+        predicate: None,
+    };
+    for row in 0..table.rows {
+        ctx.check()?;
+        out.emit(row, list, &target, None);
+    }
+    Ok(out.finish(table))
+}
+
+/// Enumerates every triple matching a pattern with no bound end.
+fn scan_step(pattern: &Pattern, table: &Table, ctx: &ExecContext<'_>) -> Result<Table, QueryError> {
+    let predicates: Vec<PredId> = match pattern.predicate {
+        Pred::Const(p) => vec![p],
+        Pred::Var(_) => (0..ctx.store.predicate_count() as PredId).collect(),
+        Pred::Absent => Vec::new(),
+    };
+    // Bind the subject from the predicate index of each predicate, then walk Out.
+    let mut result: Option<Table> = None;
+    for p in predicates {
+        let mut fixed = pattern.clone();
+        fixed.predicate = Pred::Const(p);
+        let subjects = index_step(&fixed, Direction::In, table, ctx)?;
+        let mut walked = apply_step(
+            &fixed,
+            Step {
+                pattern: 0,
+                kind: StepKind::Walk(Direction::Out),
+                estimate: 0.0,
+            },
+            &subjects,
+            ctx,
+        )?;
+        if let Pred::Var(v) = pattern.predicate {
+            if walked.column_of(v).is_none() {
+                walked.vars.push(v);
+                walked
+                    .columns
+                    .push(vec![ctx.store.predicate_term(p); walked.rows]);
+            }
+        }
+        match &mut result {
+            None => result = Some(walked),
+            Some(table) => {
+                let walked = walked.reshape(&table.vars);
+                table.append(walked);
+            }
+        }
+    }
+    Ok(result.unwrap_or_else(|| {
+        let mut vars = table.vars.clone();
+        for var in [
+            crate::bgp::node_var(pattern.subject),
+            crate::bgp::pred_var(pattern.predicate),
+            crate::bgp::node_var(pattern.object),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !vars.contains(&var) {
+                vars.push(var);
+            }
+        }
+        Table::empty(vars)
+    }))
+}
+
+/// Keeps the rows where each pair of split variables agrees, then drops the copies.
+fn apply_equalities(table: Table, equalities: &[(VarId, VarId)]) -> Table {
+    if equalities.is_empty() {
+        return table;
+    }
+    let keep: Vec<u32> = (0..table.rows)
+        .filter(|&row| {
+            equalities
+                .iter()
+                .all(|&(a, b)| table.value(row, a) == table.value(row, b))
+        })
+        .map(|row| row as u32)
+        .collect();
+    table.gather(&keep)
+}

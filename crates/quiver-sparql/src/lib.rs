@@ -1,0 +1,25 @@
+//! Quiver's SPARQL engine.
+//!
+//! A query flows `parse (spargebra) → compile and plan (algebra.rs, planner.rs) →
+//! execute (eval.rs, explore.rs) → results (engine.rs, results.rs)`. Basic graph patterns
+//! run as graph exploration over the store's (vertex, predicate, direction) index, in the
+//! order a cost-based planner chooses (or a user plan, `plan_file.rs`); the other
+//! operators work on the same columnar id tables ([`table`]).
+
+pub mod algebra;
+pub mod bgp;
+pub mod engine;
+pub mod error;
+pub mod eval;
+pub mod explain;
+pub mod explore;
+pub mod plan_file;
+pub mod planner;
+pub mod results;
+pub mod table;
+
+pub use engine::{
+    prepare, ExecOptions, ExecutionProfile, PrepareOptions, PreparedQuery, QueryResults, Solutions,
+};
+pub use error::QueryError;
+pub use results::{write_results, ResultsFormat};

@@ -1,0 +1,115 @@
+//! Columnar solution tables: the batches every operator consumes and produces.
+//!
+//! A table holds one column of term ids per variable; row `i` of every column is one
+//! solution. Columns of plain ids keep intermediate results compact (no per-row heap
+//! objects) and are the shape a GPU or a dataflow worker can take over later.
+
+use quiver_model::Id;
+
+/// Marks an unbound variable in a column.
+pub const UNBOUND: Id = Id::MAX;
+
+/// A query variable's index in the query's variable list.
+pub type VarId = usize;
+
+/// A batch of solutions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Table {
+    /// The variables that have a column, in column order.
+    pub vars: Vec<VarId>,
+    pub columns: Vec<Vec<Id>>,
+    /// Number of rows (also meaningful with no columns: the unit table has one row).
+    pub rows: usize,
+}
+
+impl Table {
+    /// The table with one empty solution: the identity of joins.
+    pub fn unit() -> Self {
+        Table {
+            vars: Vec::new(),
+            columns: Vec::new(),
+            rows: 1,
+        }
+    }
+
+    /// The table with no solutions over `vars`.
+    pub fn empty(vars: Vec<VarId>) -> Self {
+        let columns = vars.iter().map(|_| Vec::new()).collect();
+        Table {
+            vars,
+            columns,
+            rows: 0,
+        }
+    }
+
+    pub fn column_of(&self, var: VarId) -> Option<usize> {
+        self.vars.iter().position(|&v| v == var)
+    }
+
+    pub fn column(&self, var: VarId) -> Option<&[Id]> {
+        self.column_of(var).map(|c| self.columns[c].as_slice())
+    }
+
+    /// The value of `var` in `row` (UNBOUND when the table has no such column).
+    pub fn value(&self, row: usize, var: VarId) -> Id {
+        self.column_of(var)
+            .map_or(UNBOUND, |c| self.columns[c][row])
+    }
+
+    /// Keeps the rows listed in `selection` (in that order, repeats allowed).
+    pub fn gather(&self, selection: &[u32]) -> Table {
+        Table {
+            vars: self.vars.clone(),
+            columns: self
+                .columns
+                .iter()
+                .map(|column| selection.iter().map(|&row| column[row as usize]).collect())
+                .collect(),
+            rows: selection.len(),
+        }
+    }
+
+    /// Appends the rows of `other`, which must have the same variables in the same order.
+    pub fn append(&mut self, other: Table) {
+        debug_assert_eq!(self.vars, other.vars);
+        for (mine, theirs) in self.columns.iter_mut().zip(other.columns) {
+            mine.extend(theirs);
+        }
+        self.rows += other.rows;
+    }
+
+    /// The same rows with columns for exactly `vars` (missing ones UNBOUND).
+    pub fn reshape(&self, vars: &[VarId]) -> Table {
+        Table {
+            vars: vars.to_vec(),
+            columns: vars
+                .iter()
+                .map(|&v| match self.column(v) {
+                    Some(column) => column.to_vec(),
+                    None => vec![UNBOUND; self.rows],
+                })
+                .collect(),
+            rows: self.rows,
+        }
+    }
+
+    /// Rows `start..end`.
+    pub fn slice(&self, start: usize, end: usize) -> Table {
+        let end = end.min(self.rows);
+        let start = start.min(end);
+        Table {
+            vars: self.vars.clone(),
+            columns: self
+                .columns
+                .iter()
+                .map(|c| c[start..end].to_vec())
+                .collect(),
+            rows: end - start,
+        }
+    }
+
+    /// Row `row` as a vector of values in column order.
+    pub fn row(&self, row: usize) -> Vec<Id> {
+        self.columns.iter().map(|c| c[row]).collect()
+    }
+}

@@ -1,0 +1,186 @@
+//! A naive reference evaluator for tests only: nested loops over a list of triples.
+//!
+//! It shares no code with the engine: patterns are matched by scanning candidate triples,
+//! in the order that binds the most variables first. To stay tractable on LUBM-1 the
+//! candidates of a pattern come from plain hash maps by predicate, (predicate, subject)
+//! and (predicate, object) when those are known.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap};
+
+use oxrdf::{Term, Triple};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+
+pub type Row = BTreeMap<String, Term>;
+
+fn match_term(pattern: &TermPattern, value: &Term, row: &mut Row) -> bool {
+    match pattern {
+        TermPattern::Variable(v) => bind(v.as_str(), value, row),
+        TermPattern::BlankNode(b) => bind(&format!("_:{}", b.as_str()), value, row),
+        TermPattern::NamedNode(n) => matches!(value, Term::NamedNode(m) if m == n),
+        TermPattern::Literal(l) => matches!(value, Term::Literal(m) if m == l),
+        #[allow(unreachable_patterns)]
+        _ => false,
+    }
+}
+
+fn bind(name: &str, value: &Term, row: &mut Row) -> bool {
+    match row.get(name) {
+        Some(existing) => existing == value,
+        None => {
+            row.insert(name.to_owned(), value.clone());
+            true
+        }
+    }
+}
+
+fn vars_of(pattern: &TriplePattern) -> Vec<String> {
+    let mut vars = Vec::new();
+    for t in [&pattern.subject, &pattern.object] {
+        match t {
+            TermPattern::Variable(v) => vars.push(v.as_str().to_owned()),
+            TermPattern::BlankNode(b) => vars.push(format!("_:{}", b.as_str())),
+            _ => {}
+        }
+    }
+    if let NamedNodePattern::Variable(v) = &pattern.predicate {
+        vars.push(v.as_str().to_owned());
+    }
+    vars
+}
+
+/// Triples with hash maps to find a pattern's candidates.
+pub struct Triples<'a> {
+    all: &'a [Triple],
+    by_predicate: HashMap<&'a oxrdf::NamedNode, Vec<&'a Triple>>,
+    by_subject: HashMap<(&'a oxrdf::NamedNode, Term), Vec<&'a Triple>>,
+    by_object: HashMap<(&'a oxrdf::NamedNode, &'a Term), Vec<&'a Triple>>,
+}
+
+impl<'a> Triples<'a> {
+    pub fn new(all: &'a [Triple]) -> Self {
+        let mut by_predicate: HashMap<_, Vec<_>> = HashMap::new();
+        let mut by_subject: HashMap<_, Vec<_>> = HashMap::new();
+        let mut by_object: HashMap<_, Vec<_>> = HashMap::new();
+        for t in all {
+            by_predicate.entry(&t.predicate).or_default().push(t);
+            by_subject
+                .entry((&t.predicate, Term::from(t.subject.clone())))
+                .or_default()
+                .push(t);
+            by_object
+                .entry((&t.predicate, &t.object))
+                .or_default()
+                .push(t);
+        }
+        Self {
+            all,
+            by_predicate,
+            by_subject,
+            by_object,
+        }
+    }
+
+    fn candidates(&self, pattern: &TriplePattern, row: &Row) -> Vec<&'a Triple> {
+        let value = |t: &TermPattern| -> Option<Term> {
+            match t {
+                TermPattern::Variable(v) => row.get(v.as_str()).cloned(),
+                TermPattern::NamedNode(n) => Some(n.clone().into()),
+                TermPattern::Literal(l) => Some(l.clone().into()),
+                _ => None,
+            }
+        };
+        let NamedNodePattern::NamedNode(p) = &pattern.predicate else {
+            return self.all.iter().collect();
+        };
+        if let Some(s) = value(&pattern.subject) {
+            return self.by_subject.get(&(p, s)).cloned().unwrap_or_default();
+        }
+        if let Some(o) = value(&pattern.object) {
+            return self.by_object.get(&(p, &o)).cloned().unwrap_or_default();
+        }
+        self.by_predicate.get(p).cloned().unwrap_or_default()
+    }
+}
+
+/// All solutions of a basic graph pattern over `triples`, starting from `seed`.
+pub fn bgp(triples: &Triples<'_>, patterns: &[TriplePattern], seed: Row) -> Vec<Row> {
+    // Order: repeatedly take the pattern with the most already-bound variables/constants.
+    let mut remaining: Vec<&TriplePattern> = patterns.iter().collect();
+    let mut ordered = Vec::new();
+    let mut bound: Vec<String> = seed.keys().cloned().collect();
+    while !remaining.is_empty() {
+        let score = |p: &TriplePattern| {
+            let vars = vars_of(p);
+            let unbound = vars.iter().filter(|v| !bound.contains(v)).count();
+            (unbound, usize::MAX - vars.len())
+        };
+        let best = (0..remaining.len())
+            .min_by_key(|&i| score(remaining[i]))
+            .unwrap();
+        let pattern = remaining.remove(best);
+        bound.extend(vars_of(pattern));
+        ordered.push(pattern);
+    }
+    let mut rows = vec![seed];
+    for pattern in ordered {
+        let mut next = Vec::new();
+        for row in &rows {
+            for triple in triples.candidates(pattern, row) {
+                if !plausible(pattern, triple, row) {
+                    continue;
+                }
+                let mut candidate = row.clone();
+                let subject: Term = triple.subject.clone().into();
+                let predicate_ok = match &pattern.predicate {
+                    NamedNodePattern::NamedNode(n) => n == &triple.predicate,
+                    NamedNodePattern::Variable(v) => {
+                        bind(v.as_str(), &triple.predicate.clone().into(), &mut candidate)
+                    }
+                };
+                if predicate_ok
+                    && match_term(&pattern.subject, &subject, &mut candidate)
+                    && match_term(&pattern.object, &triple.object, &mut candidate)
+                {
+                    next.push(candidate);
+                }
+            }
+        }
+        rows = next;
+    }
+    rows
+}
+
+/// A cheap pre-check without cloning: constants and already bound variables agree.
+fn plausible(pattern: &TriplePattern, triple: &Triple, row: &Row) -> bool {
+    let subject: Term = triple.subject.clone().into();
+    let agrees = |p: &TermPattern, value: &Term| match p {
+        TermPattern::Variable(v) => row.get(v.as_str()).is_none_or(|b| b == value),
+        TermPattern::NamedNode(n) => matches!(value, Term::NamedNode(m) if m == n),
+        TermPattern::Literal(l) => matches!(value, Term::Literal(m) if m == l),
+        _ => true,
+    };
+    let predicate_ok = match &pattern.predicate {
+        NamedNodePattern::NamedNode(n) => n == &triple.predicate,
+        NamedNodePattern::Variable(v) => row
+            .get(v.as_str())
+            .is_none_or(|b| matches!(b, Term::NamedNode(m) if m == &triple.predicate)),
+    };
+    predicate_ok && agrees(&pattern.object, &triple.object) && agrees(&pattern.subject, &subject)
+}
+
+/// Projects rows on `vars` and renders them as sorted strings (a multiset).
+pub fn project(rows: &[Row], vars: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            vars.iter()
+                .map(|v| row.get(v).map_or("UNBOUND".to_owned(), |t| t.to_string()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    out.sort();
+    out
+}
