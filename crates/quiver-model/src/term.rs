@@ -15,7 +15,10 @@
 //! tags cannot contain NUL, so the first NUL separates them from the value.
 
 use oxrdf::vocab::xsd;
-use oxrdf::{BlankNode, Literal, NamedNode, NamedOrBlankNode, Term, TermRef};
+use oxrdf::{
+    BlankNode, BlankNodeRef, Literal, LiteralRef, NamedNode, NamedNodeRef, NamedOrBlankNode, Term,
+    TermRef,
+};
 
 pub const TAG_BLANK: u8 = 1;
 pub const TAG_IRI: u8 = 2;
@@ -123,7 +126,26 @@ pub fn decode_term(bytes: &[u8]) -> Result<DecodedTerm<'_>, TermDecodeError> {
     })
 }
 
-impl DecodedTerm<'_> {
+impl<'a> DecodedTerm<'a> {
+    /// The term borrowed from the decoded bytes: no allocation.
+    pub fn as_term_ref(&self) -> TermRef<'a> {
+        match *self {
+            DecodedTerm::Blank(label) => BlankNodeRef::new_unchecked(label).into(),
+            DecodedTerm::Iri(iri) => NamedNodeRef::new_unchecked(iri).into(),
+            DecodedTerm::Literal {
+                value,
+                language: Some(language),
+                ..
+            } => LiteralRef::new_language_tagged_literal_unchecked(value, language).into(),
+            DecodedTerm::Literal {
+                value,
+                datatype: Some(datatype),
+                ..
+            } => LiteralRef::new_typed_literal(value, NamedNodeRef::new_unchecked(datatype)).into(),
+            DecodedTerm::Literal { value, .. } => LiteralRef::new_simple_literal(value).into(),
+        }
+    }
+
     /// The owned `oxrdf` term.
     pub fn to_term(&self) -> Term {
         match *self {

@@ -315,6 +315,57 @@ impl Solutions<'_> {
         }
     }
 
+    /// Visits every row as borrowed terms, in order, without allocating per term: ids are
+    /// decoded into one reusable buffer per column, and a column whose id repeats from the
+    /// previous row is not decoded again. This is what serializers and benchmarks use.
+    pub fn for_each_row(&self, mut f: impl FnMut(&[Option<oxrdf::TermRef<'_>>])) {
+        let width = self.columns.len();
+        let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); width];
+        let mut last: Vec<Option<quiver_model::Id>> = vec![None; width];
+        let dictionary = self.store.dictionary();
+        let mut cursors: Vec<_> = (0..width).map(|_| dictionary.cursor()).collect();
+        // One allocation for all rows: the vector is recycled between rows (its borrows end
+        // with each row, so it is emptied and re-typed to a fresh lifetime each time).
+        let mut spare: Vec<Option<oxrdf::TermRef<'static>>> = Vec::with_capacity(width);
+        for row in 0..self.table.rows {
+            for c in 0..width {
+                let id = self.table.columns[c][row];
+                if last[c] != Some(id)
+                    && id != crate::table::UNBOUND
+                    && (id as u64) < self.store.terms()
+                {
+                    let buffer = &mut buffers[c];
+                    buffer.clear();
+                    if let Some(bytes) = cursors[c].term(id) {
+                        buffer.extend_from_slice(bytes);
+                    }
+                }
+                last[c] = Some(id);
+            }
+            let mut terms: Vec<Option<oxrdf::TermRef<'_>>> =
+                spare.into_iter().map(|_| None).collect();
+            terms.clear();
+            for (c, buffer) in buffers.iter().enumerate() {
+                let id = self.table.columns[c][row];
+                let term = if id == crate::table::UNBOUND {
+                    None
+                } else if (id as u64) < self.store.terms() {
+                    quiver_model::decode_term(buffer)
+                        .ok()
+                        .map(|t| t.as_term_ref())
+                } else {
+                    self.locals
+                        .get((crate::table::UNBOUND - 1 - id) as usize)
+                        .map(Term::as_ref)
+                };
+                terms.push(term);
+            }
+            f(&terms);
+            terms.clear();
+            spare = terms.into_iter().map(|_| None).collect();
+        }
+    }
+
     /// The raw ids of row `row` (for comparisons without decoding).
     pub fn row_ids(&self, row: usize) -> Vec<quiver_model::Id> {
         self.table.row(row)

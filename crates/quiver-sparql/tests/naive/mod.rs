@@ -184,3 +184,170 @@ pub fn project(rows: &[Row], vars: &[String]) -> Vec<String> {
     out.sort();
     out
 }
+
+// ---------------------------------------------------------------------------------------
+// Beyond basic graph patterns: the SPARQL algebra operators, straight from the definitions
+// of §18.5 (Join, LeftJoin, Filter, Union, Project, Distinct, OrderBy, Slice), over the
+// spargebra algebra of a parsed query. Everything is nested loops over `Row`s.
+//
+// Expressions (FILTER, the filter of an OPTIONAL, ORDER BY keys) are evaluated with
+// `quiver_expr`, the same expression crate the engine uses: it is a separate crate with
+// tests of its own, and reimplementing SPARQL's operators here would not make the
+// comparison more independent where it matters (the engine's operators and executor).
+// The Oxigraph comparison in `differential.rs` checks expression semantics independently.
+// ---------------------------------------------------------------------------------------
+
+use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
+
+/// Whether two solutions agree on every variable they both bind.
+fn compatible(a: &Row, b: &Row) -> bool {
+    a.iter().all(|(k, v)| b.get(k).is_none_or(|w| w == v))
+}
+
+fn merge(a: &Row, b: &Row) -> Row {
+    let mut row = a.clone();
+    for (k, v) in b {
+        row.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    row
+}
+
+/// The effective boolean value of `expression` on `row` (errors are false).
+pub fn filter_holds(expression: &Expression, row: &Row) -> bool {
+    let context = quiver_expr::EvalContext::new();
+    let bindings = |v: &oxrdf::Variable| row.get(v.as_str()).cloned();
+    let exists = |_: &GraphPattern| panic!("EXISTS is not supported by the naive evaluator");
+    quiver_expr::filter(expression, &bindings, &exists, &context)
+}
+
+fn expression_value(expression: &Expression, row: &Row) -> Option<Term> {
+    let context = quiver_expr::EvalContext::new();
+    let bindings = |v: &oxrdf::Variable| row.get(v.as_str()).cloned();
+    let exists = |_: &GraphPattern| panic!("EXISTS is not supported by the naive evaluator");
+    quiver_expr::evaluate(expression, &bindings, &exists, &context)
+}
+
+/// All solutions of `pattern` over `triples`, in the order the algebra defines (the order
+/// matters only below an ORDER BY).
+pub fn evaluate(triples: &Triples<'_>, pattern: &GraphPattern) -> Vec<Row> {
+    match pattern {
+        GraphPattern::Bgp { patterns } => bgp(triples, patterns, Row::new()),
+        GraphPattern::Join { left, right } => {
+            let left = evaluate(triples, left);
+            let right = evaluate(triples, right);
+            let mut out = Vec::new();
+            for l in &left {
+                for r in &right {
+                    if compatible(l, r) {
+                        out.push(merge(l, r));
+                    }
+                }
+            }
+            out
+        }
+        GraphPattern::LeftJoin {
+            left,
+            right,
+            expression,
+        } => {
+            let left = evaluate(triples, left);
+            let right = evaluate(triples, right);
+            let mut out = Vec::new();
+            for l in &left {
+                let mut matched = false;
+                for r in &right {
+                    if !compatible(l, r) {
+                        continue;
+                    }
+                    let merged = merge(l, r);
+                    if expression.as_ref().is_none_or(|e| filter_holds(e, &merged)) {
+                        matched = true;
+                        out.push(merged);
+                    }
+                }
+                if !matched {
+                    out.push(l.clone());
+                }
+            }
+            out
+        }
+        GraphPattern::Filter { expr, inner } => evaluate(triples, inner)
+            .into_iter()
+            .filter(|row| filter_holds(expr, row))
+            .collect(),
+        GraphPattern::Union { left, right } => {
+            let mut out = evaluate(triples, left);
+            out.extend(evaluate(triples, right));
+            out
+        }
+        GraphPattern::Project { inner, variables } => evaluate(triples, inner)
+            .into_iter()
+            .map(|row| {
+                variables
+                    .iter()
+                    .filter_map(|v| {
+                        row.get(v.as_str())
+                            .map(|t| (v.as_str().to_owned(), t.clone()))
+                    })
+                    .collect()
+            })
+            .collect(),
+        GraphPattern::Distinct { inner } => {
+            let mut seen = std::collections::HashSet::new();
+            evaluate(triples, inner)
+                .into_iter()
+                .filter(|row| seen.insert(row.clone()))
+                .collect()
+        }
+        GraphPattern::OrderBy { inner, expression } => {
+            let rows = evaluate(triples, inner);
+            let mut keyed: Vec<(Vec<Option<Term>>, Row)> = rows
+                .into_iter()
+                .map(|row| {
+                    let keys = expression
+                        .iter()
+                        .map(|key| match key {
+                            OrderExpression::Asc(e) | OrderExpression::Desc(e) => {
+                                expression_value(e, &row)
+                            }
+                        })
+                        .collect();
+                    (keys, row)
+                })
+                .collect();
+            // A stable sort: rows with equal keys keep their order, as in the engine.
+            keyed.sort_by(|(a, _), (b, _)| {
+                for (k, key) in expression.iter().enumerate() {
+                    let ordering = quiver_expr::order_terms(a[k].as_ref(), b[k].as_ref());
+                    let ordering = match key {
+                        OrderExpression::Asc(_) => ordering,
+                        OrderExpression::Desc(_) => ordering.reverse(),
+                    };
+                    if ordering.is_ne() {
+                        return ordering;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+            keyed.into_iter().map(|(_, row)| row).collect()
+        }
+        GraphPattern::Slice {
+            inner,
+            start,
+            length,
+        } => evaluate(triples, inner)
+            .into_iter()
+            .skip(*start)
+            .take(length.unwrap_or(usize::MAX))
+            .collect(),
+        GraphPattern::Reduced { inner } => evaluate(triples, inner),
+        other => panic!("the naive evaluator does not support {other}"),
+    }
+}
+
+/// Rows as lists of terms in the order of `vars` (`None` when unbound), keeping the order.
+pub fn rows_of(rows: &[Row], vars: &[String]) -> Vec<Vec<Option<Term>>> {
+    rows.iter()
+        .map(|row| vars.iter().map(|v| row.get(v).cloned()).collect())
+        .collect()
+}

@@ -1,0 +1,4 @@
+#[test]
+fn stub() {
+    let _ = oxigraph::store::Store::new().unwrap();
+}
