@@ -48,6 +48,10 @@ pub fn render(profile: &ExecutionProfile) -> String {
                 }
                 StepKind::Scan => format!("{} scan", step.step.pattern + 1),
             };
+            let operation = match step.step.partner {
+                Some((partner, _)) => format!("{operation} ∩ {}", partner + 1),
+                None => operation,
+            };
             let estimate = if step.step.estimate.is_nan() {
                 "user plan".to_owned()
             } else {

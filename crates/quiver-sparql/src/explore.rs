@@ -72,7 +72,13 @@ pub fn explore(
     let mut table = input;
     for (k, step) in steps.iter().enumerate() {
         let started = Instant::now();
-        table = apply_step(&bgp.patterns[step.pattern], *step, &table, ctx)?;
+        table = apply_step(
+            &bgp.patterns[step.pattern],
+            *step,
+            partner(bgp, step),
+            &table,
+            ctx,
+        )?;
         profile.push(StepProfile {
             step: *step,
             rows: table.rows,
@@ -108,7 +114,13 @@ fn explore_parallel(
                 let mut local = Vec::with_capacity(steps.len());
                 for step in steps {
                     let started = Instant::now();
-                    part = apply_step(&bgp.patterns[step.pattern], *step, &part, ctx)?;
+                    part = apply_step(
+                        &bgp.patterns[step.pattern],
+                        *step,
+                        partner(bgp, step),
+                        &part,
+                        ctx,
+                    )?;
                     local.push((part.rows, started.elapsed().as_secs_f64() * 1e6));
                 }
                 Ok((part, local))
@@ -228,13 +240,23 @@ impl Output {
     }
 }
 
-/// Runs one step over `table`.
+fn partner<'b>(bgp: &'b Bgp, step: &Step) -> Option<(&'b Pattern, Direction)> {
+    step.partner
+        .map(|(p, direction)| (&bgp.patterns[p], direction))
+}
+
+/// Runs one step over `table`; with a partner, the bound variable is the intersection of
+/// the step's neighbour list and the partner's.
 pub fn apply_step(
     pattern: &Pattern,
     step: Step,
+    partner: Option<(&Pattern, Direction)>,
     table: &Table,
     ctx: &ExecContext<'_>,
 ) -> Result<Table, QueryError> {
+    if let Some((other, direction)) = partner {
+        return intersect_step(pattern, step, other, direction, table, ctx);
+    }
     let graph = ctx.graph;
     let (source_node, target_node, direction) = match step.kind {
         StepKind::Walk(Direction::Out) => (pattern.subject, pattern.object, Direction::Out),
@@ -289,6 +311,131 @@ pub fn apply_step(
     Ok(out.finish(table))
 }
 
+/// A walk fused with a partner pattern: both neighbour lists are intersected.
+fn intersect_step(
+    pattern: &Pattern,
+    step: Step,
+    other: &Pattern,
+    other_direction: Direction,
+    table: &Table,
+    ctx: &ExecContext<'_>,
+) -> Result<Table, QueryError> {
+    let StepKind::Walk(direction) = step.kind else {
+        return Err(QueryError::Plan("only walks can intersect".into()));
+    };
+    let (source, target) = match direction {
+        Direction::Out => (pattern.subject, pattern.object),
+        Direction::In => (pattern.object, pattern.subject),
+    };
+    let other_source = match other_direction {
+        Direction::Out => other.subject,
+        Direction::In => other.object,
+    };
+    let (Pred::Const(p), Pred::Const(q), Node::Var(var)) =
+        (pattern.predicate, other.predicate, target)
+    else {
+        return Err(QueryError::Plan(format!(
+            "cannot intersect {pattern} with {other}"
+        )));
+    };
+    let (source, other_source) = (end(source, table), end(other_source, table));
+    let mut selection = Vec::new();
+    let mut column = Vec::new();
+    let mut scratch = Vec::new();
+    for row in 0..table.rows {
+        if row % 4096 == 4095 {
+            ctx.check()?;
+        }
+        let (Some(a), Some(b)) = (source.value(row), other_source.value(row)) else {
+            continue;
+        };
+        let left = ctx.graph.get(a, p, direction);
+        if left.is_empty() {
+            continue;
+        }
+        let right = ctx.graph.get(b, q, other_direction);
+        intersect_sorted(left, right, &mut scratch);
+        selection.extend(std::iter::repeat_n(row as u32, scratch.len()));
+        column.extend_from_slice(&scratch);
+    }
+    let mut result = table.gather(&selection);
+    result.vars.push(var);
+    result.columns.push(column);
+    Ok(result)
+}
+
+/// The intersection of two sorted, duplicate-free lists: a merge when their sizes are
+/// close; otherwise each element of the smaller is found in the larger by galloping
+/// (exponential then binary search from the last position), which touches few cache
+/// lines when the matches cluster, as ids of related vertices do.
+fn intersect_sorted(a: &[Id], b: &[Id], out: &mut Vec<Id>) {
+    out.clear();
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if small.is_empty() {
+        return;
+    }
+    if small.len() * 16 < large.len() {
+        let mut rest = large;
+        for &x in small {
+            let mut bound = 1;
+            while bound < rest.len() && rest[bound] < x {
+                bound *= 2;
+            }
+            let window = &rest[..rest.len().min(bound + 1)];
+            match window.binary_search(&x) {
+                Ok(i) => {
+                    out.push(x);
+                    rest = &rest[i + 1..];
+                }
+                Err(i) => rest = &rest[i..],
+            }
+            if rest.is_empty() {
+                break;
+            }
+        }
+        return;
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < small.len() && j < large.len() {
+        match small[i].cmp(&large[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(small[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::intersect_sorted;
+
+    #[test]
+    fn intersections_match_a_naive_filter() {
+        let large: Vec<_> = (0..5000).filter(|x| x % 3 != 0).collect();
+        for small in [
+            vec![],
+            vec![1, 2, 3],
+            (0..300).map(|x| x * 17).collect(),
+            (0..4000).collect::<Vec<_>>(),
+        ] {
+            let mut out = Vec::new();
+            intersect_sorted(&small, &large, &mut out);
+            let expected: Vec<_> = small
+                .iter()
+                .copied()
+                .filter(|x| large.contains(x))
+                .collect();
+            assert_eq!(out, expected);
+            intersect_sorted(&large, &small, &mut out);
+            assert_eq!(out, expected);
+        }
+    }
+}
+
 /// Starts from the predicate index: all subjects (In) or objects (Out) of the predicate.
 fn index_step(
     pattern: &Pattern,
@@ -334,16 +481,8 @@ fn scan_step(pattern: &Pattern, table: &Table, ctx: &ExecContext<'_>) -> Result<
         let mut fixed = pattern.clone();
         fixed.predicate = Pred::Const(p);
         let subjects = index_step(&fixed, Direction::In, table, ctx)?;
-        let mut walked = apply_step(
-            &fixed,
-            Step {
-                pattern: 0,
-                kind: StepKind::Walk(Direction::Out),
-                estimate: 0.0,
-            },
-            &subjects,
-            ctx,
-        )?;
+        let walk = Step::new(0, StepKind::Walk(Direction::Out), 0.0);
+        let mut walked = apply_step(&fixed, walk, None, &subjects, ctx)?;
         if let Pred::Var(v) = pattern.predicate {
             if walked.column_of(v).is_none() {
                 walked.vars.push(v);

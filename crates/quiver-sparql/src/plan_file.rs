@@ -37,11 +37,7 @@ pub fn parse_plan(text: &str) -> Result<Vec<Step>, QueryError> {
         if parts.next().is_some() {
             return Err(error("unexpected text after the direction"));
         }
-        steps.push(Step {
-            pattern: pattern - 1,
-            kind,
-            estimate: f64::NAN,
-        });
+        steps.push(Step::new(pattern - 1, kind, f64::NAN));
     }
     if steps.is_empty() {
         return Err(QueryError::Plan("the plan has no steps".into()));

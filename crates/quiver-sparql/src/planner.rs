@@ -34,6 +34,21 @@ pub struct Step {
     pub pattern: usize,
     pub kind: StepKind,
     pub estimate: f64,
+    /// A second pattern that constrains the variable this walk binds, walked from its
+    /// other (already bound) end in the given direction: the step binds the intersection
+    /// of both neighbour lists (a worst-case-optimal join of the cycle they close).
+    pub partner: Option<(usize, Direction)>,
+}
+
+impl Step {
+    pub fn new(pattern: usize, kind: StepKind, estimate: f64) -> Self {
+        Self {
+            pattern,
+            kind,
+            estimate,
+            partner: None,
+        }
+    }
 }
 
 /// What the planner knows while it grows a plan.
@@ -72,11 +87,7 @@ impl State {
     fn push(&mut self, pattern: usize, kind: StepKind, rows: f64) {
         self.rows = rows.max(0.0);
         self.cost += self.rows;
-        self.steps.push(Step {
-            pattern,
-            kind,
-            estimate: self.rows,
-        });
+        self.steps.push(Step::new(pattern, kind, self.rows));
     }
 }
 
@@ -117,7 +128,101 @@ pub fn plan(
             best = Some(state);
         }
     }
-    best.map(|b| b.steps).unwrap_or_default()
+    let steps = best.map(|b| b.steps).unwrap_or_default();
+    fuse_intersections(bgp, steps, bound)
+}
+
+/// Turns "expand ?x by pattern A, later check pattern B on ?x" into one step that binds
+/// ?x to the intersection of both neighbour lists, when B's other end is already bound
+/// when A runs. Cycles (triangles such as LUBM q1, q3, q7) then never materialise the
+/// rows that the check would have dropped.
+pub fn fuse_intersections(bgp: &Bgp, steps: Vec<Step>, seeds: &[VarId]) -> Vec<Step> {
+    use crate::bgp::{node_var, pred_var};
+    let mut bound: Vec<VarId> = seeds.to_vec();
+    let mut remaining: Vec<Option<Step>> = steps.into_iter().map(Some).collect();
+    let mut fused = Vec::with_capacity(remaining.len());
+    let is_bound = |node: Node, bound: &[VarId]| match node {
+        Node::Var(v) => bound.contains(&v),
+        _ => true,
+    };
+    for i in 0..remaining.len() {
+        let Some(mut step) = remaining[i].take() else {
+            continue;
+        };
+        let pattern = &bgp.patterns[step.pattern];
+        if let (StepKind::Walk(direction), Pred::Const(_)) = (step.kind, pattern.predicate) {
+            let target = match direction {
+                Direction::Out => pattern.object,
+                Direction::In => pattern.subject,
+            };
+            if let Node::Var(t) = target {
+                if !bound.contains(&t) {
+                    for slot in remaining.iter_mut().skip(i + 1) {
+                        let Some(later) = slot else { continue };
+                        let other = &bgp.patterns[later.pattern];
+                        if !matches!(later.kind, StepKind::Walk(_))
+                            || !matches!(other.predicate, Pred::Const(_))
+                        {
+                            continue;
+                        }
+                        let partner = if other.subject == Node::Var(t)
+                            && other.object != Node::Var(t)
+                            && is_bound(other.object, &bound)
+                        {
+                            Some(Direction::In)
+                        } else if other.object == Node::Var(t)
+                            && other.subject != Node::Var(t)
+                            && is_bound(other.subject, &bound)
+                        {
+                            Some(Direction::Out)
+                        } else {
+                            None
+                        };
+                        if let Some(partner_direction) = partner {
+                            step.partner = Some((later.pattern, partner_direction));
+                            step.estimate = later.estimate;
+                            *slot = None;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        for var in [
+            node_var(pattern.subject),
+            pred_var(pattern.predicate),
+            node_var(pattern.object),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !bound.contains(&var) {
+                bound.push(var);
+            }
+        }
+        if matches!(step.kind, StepKind::Index(_)) {
+            // An index step binds only one end; the pattern itself is walked later.
+            bound.retain(|v| {
+                let bound_end = match step.kind {
+                    StepKind::Index(Direction::In) => node_var(pattern.subject),
+                    _ => node_var(pattern.object),
+                };
+                Some(*v) == bound_end
+                    || seeds.contains(v)
+                    || fused.iter().any(|s: &Step| {
+                        let p = &bgp.patterns[s.pattern];
+                        [
+                            node_var(p.subject),
+                            pred_var(p.predicate),
+                            node_var(p.object),
+                        ]
+                        .contains(&Some(*v))
+                    })
+            });
+        }
+        fused.push(step);
+    }
+    fused
 }
 
 struct Estimator<'a> {
