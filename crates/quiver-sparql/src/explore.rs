@@ -409,33 +409,6 @@ fn intersect_sorted(a: &[Id], b: &[Id], out: &mut Vec<Id>) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::intersect_sorted;
-
-    #[test]
-    fn intersections_match_a_naive_filter() {
-        let large: Vec<_> = (0..5000).filter(|x| x % 3 != 0).collect();
-        for small in [
-            vec![],
-            vec![1, 2, 3],
-            (0..300).map(|x| x * 17).collect(),
-            (0..4000).collect::<Vec<_>>(),
-        ] {
-            let mut out = Vec::new();
-            intersect_sorted(&small, &large, &mut out);
-            let expected: Vec<_> = small
-                .iter()
-                .copied()
-                .filter(|x| large.contains(x))
-                .collect();
-            assert_eq!(out, expected);
-            intersect_sorted(&large, &small, &mut out);
-            assert_eq!(out, expected);
-        }
-    }
-}
-
 /// Starts from the predicate index: all subjects (In) or objects (Out) of the predicate.
 fn index_step(
     pattern: &Pattern,
@@ -531,4 +504,31 @@ fn apply_equalities(table: Table, equalities: &[(VarId, VarId)]) -> Table {
         .map(|row| row as u32)
         .collect();
     table.gather(&keep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::intersect_sorted;
+
+    #[test]
+    fn intersections_match_a_naive_filter() {
+        let large: Vec<_> = (0..5000).filter(|x| x % 3 != 0).collect();
+        for small in [
+            vec![],
+            vec![1, 2, 3],
+            (0..300).map(|x| x * 17).collect(),
+            (0..4000).collect::<Vec<_>>(),
+        ] {
+            let mut out = Vec::new();
+            intersect_sorted(&small, &large, &mut out);
+            let expected: Vec<_> = small
+                .iter()
+                .copied()
+                .filter(|x| large.contains(x))
+                .collect();
+            assert_eq!(out, expected);
+            intersect_sorted(&large, &small, &mut out);
+            assert_eq!(out, expected);
+        }
+    }
 }
