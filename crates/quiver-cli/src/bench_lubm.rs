@@ -64,7 +64,7 @@ pub struct LubmBenchArgs {
     pub markdown: Option<PathBuf>,
 }
 
-struct Measured {
+pub(crate) struct Measured {
     name: String,
     rows: usize,
     plan_us: f64,
@@ -173,49 +173,7 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
     load["triples_per_second"] =
         json!(triples as f64 / load["load_seconds"].as_f64().unwrap_or(f64::NAN));
 
-    let options = ExecOptions {
-        threads,
-        ..ExecOptions::default()
-    };
-    let mut measured = Vec::new();
-    for (name, text) in &queries {
-        let mut plan_times = Vec::new();
-        let mut prepared = None;
-        for _ in 0..args.runs {
-            let started = Instant::now();
-            prepared = Some(
-                prepare(&store, text, &PrepareOptions::default())
-                    .with_context(|| format!("query {name}"))?,
-            );
-            plan_times.push(started.elapsed().as_secs_f64() * 1e6);
-        }
-        let prepared = prepared.expect("runs >= 1");
-        let mut times = Vec::new();
-        let mut rows = 0;
-        for run in 0..=args.runs {
-            let started = Instant::now();
-            rows = materialise(
-                &prepared
-                    .execute(&store, &options)
-                    .with_context(|| format!("query {name}"))?,
-            );
-            if run > 0 {
-                times.push(started.elapsed().as_secs_f64() * 1e6);
-            }
-        }
-        let (min, max) = times
-            .iter()
-            .fold((f64::MAX, 0f64), |(a, b), &t| (a.min(t), b.max(t)));
-        measured.push(Measured {
-            name: name.clone(),
-            rows,
-            plan_us: median(&mut plan_times),
-            median_us: median(&mut times),
-            min_us: min,
-            max_us: max,
-            oxigraph_median_us: None,
-        });
-    }
+    let mut measured = measure_queries(&store, &queries, args.runs, threads)?;
 
     let mut oxigraph = Value::Null;
     if args.compare_oxigraph {
@@ -273,6 +231,67 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
     Ok(())
 }
 
+/// Runs each query `runs` warm times (after one warm-up) and measures it.
+pub(crate) fn measure_queries(
+    store: &Store,
+    queries: &[(String, String)],
+    runs: u32,
+    threads: usize,
+) -> Result<Vec<Measured>> {
+    let options = ExecOptions {
+        threads,
+        ..ExecOptions::default()
+    };
+    let mut measured = Vec::new();
+    for (name, text) in queries {
+        let mut plan_times = Vec::new();
+        let mut prepared = None;
+        for _ in 0..runs {
+            let started = Instant::now();
+            prepared = Some(
+                prepare(store, text, &PrepareOptions::default())
+                    .with_context(|| format!("query {name}"))?,
+            );
+            plan_times.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+        let prepared = prepared.context("at least one run")?;
+        let mut times = Vec::new();
+        let mut rows = 0;
+        for run in 0..=runs {
+            let started = Instant::now();
+            rows = materialise(
+                &prepared
+                    .execute(store, &options)
+                    .with_context(|| format!("query {name}"))?,
+            );
+            if run > 0 {
+                times.push(started.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        let (min, max) = times
+            .iter()
+            .fold((f64::MAX, 0f64), |(a, b), &t| (a.min(t), b.max(t)));
+        measured.push(Measured {
+            name: name.clone(),
+            rows,
+            plan_us: median(&mut plan_times),
+            median_us: median(&mut times),
+            min_us: min,
+            max_us: max,
+            oxigraph_median_us: None,
+        });
+    }
+    Ok(measured)
+}
+
+/// The built-in LUBM queries as (name, text).
+pub(crate) fn default_queries() -> Vec<(String, String)> {
+    DEFAULT_QUERIES
+        .iter()
+        .map(|(n, q)| (n.to_string(), q.to_string()))
+        .collect()
+}
+
 /// Decodes every term of every row (full materialisation); returns the row count.
 fn materialise(results: &QueryResults<'_>) -> usize {
     match results {
@@ -298,7 +317,7 @@ fn materialise(results: &QueryResults<'_>) -> usize {
     }
 }
 
-fn render_table(measured: &[Measured]) -> String {
+pub(crate) fn render_table(measured: &[Measured]) -> String {
     let with_oxigraph = measured.iter().any(|m| m.oxigraph_median_us.is_some());
     let mut out = String::new();
     let _ = write!(

@@ -1,7 +1,8 @@
 //! `quiver demo`: the main job on an embedded default, runnable anywhere with no input.
 //!
-//! Generates LUBM-1 in memory, prints a summary of what it contains, then loads it into a
-//! store straight from the generator and shows the store's size and a few index lookups.
+//! Generates LUBM-1 in memory, prints a summary of what it contains, loads it into a store
+//! straight from the generator, shows the store's size, then runs the standard LUBM queries
+//! and prints their table.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -78,10 +79,12 @@ pub fn run() -> Result<()> {
             faculty.len()
         );
     }
-    for class in store.class_stats() {
-        if let Some(term) = store.term(class.class) {
-            println!("{:>8} instances of {term}", class.instances);
-        }
-    }
+    let threads = crate::threads(None);
+    let queries = crate::bench_lubm::default_queries();
+    let measured = crate::bench_lubm::measure_queries(&store, &queries, 3, threads)?;
+    println!(
+        "\nLUBM queries (median of 3 warm runs, {threads} thread(s), every row decoded):\n\n{}",
+        crate::bench_lubm::render_table(&measured)
+    );
     Ok(())
 }
