@@ -448,12 +448,31 @@ fn scan_step(pattern: &Pattern, table: &Table, ctx: &ExecContext<'_>) -> Result<
         Pred::Var(_) => (0..ctx.store.predicate_count() as PredId).collect(),
         Pred::Absent => Vec::new(),
     };
+    // A predicate variable the input already binds (the scan runs seeded, or after a step
+    // that bound it): each predicate may only extend the rows bound to it.
+    let bound_predicate = match pattern.predicate {
+        Pred::Var(v) => table.column(v),
+        _ => None,
+    };
     // Bind the subject from the predicate index of each predicate, then walk Out.
     let mut result: Option<Table> = None;
     for p in predicates {
         let mut fixed = pattern.clone();
         fixed.predicate = Pred::Const(p);
-        let subjects = index_step(&fixed, Direction::In, table, ctx)?;
+        let selected;
+        let input = match bound_predicate {
+            Some(column) => {
+                let term = ctx.store.predicate_term(p);
+                let rows: Vec<u32> = (0..table.rows)
+                    .filter(|&row| column[row] == term)
+                    .map(|row| row as u32)
+                    .collect();
+                selected = table.gather(&rows);
+                &selected
+            }
+            None => table,
+        };
+        let subjects = index_step(&fixed, Direction::In, input, ctx)?;
         let walk = Step::new(0, StepKind::Walk(Direction::Out), 0.0);
         let mut walked = apply_step(&fixed, walk, None, &subjects, ctx)?;
         if let Pred::Var(v) = pattern.predicate {

@@ -51,10 +51,20 @@ impl Step {
     }
 }
 
+/// Where a bound variable's values come from, for class-aware estimates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Domain {
+    /// Instances of a class (bound from the class index).
+    Class(quiver_model::ClassId),
+    /// Subjects (`Out`) or objects (`In`) of a predicate.
+    Of(quiver_model::PredId, Direction),
+}
+
 /// What the planner knows while it grows a plan.
 #[derive(Clone)]
 struct State {
     bound: Vec<VarId>,
+    domains: Vec<(VarId, Domain)>,
     done: Vec<bool>,
     rows: f64,
     cost: f64,
@@ -66,6 +76,21 @@ impl State {
         match node {
             Node::Var(v) => self.bound.contains(&v),
             _ => true,
+        }
+    }
+
+    fn domain(&self, node: Node) -> Option<Domain> {
+        match node {
+            Node::Var(v) => self.domains.iter().find(|(w, _)| *w == v).map(|(_, d)| *d),
+            _ => None,
+        }
+    }
+
+    fn set_domain(&mut self, node: Node, domain: Domain) {
+        if let Node::Var(v) = node {
+            if self.domain(node).is_none() {
+                self.domains.push((v, domain));
+            }
         }
     }
 
@@ -102,6 +127,7 @@ pub fn plan(
     let estimator = Estimator { store, graph };
     let initial = State {
         bound: bound.to_vec(),
+        domains: Vec::new(),
         done: vec![false; bgp.patterns.len()],
         rows: seed_rows,
         cost: 0.0,
@@ -129,14 +155,20 @@ pub fn plan(
         }
     }
     let steps = best.map(|b| b.steps).unwrap_or_default();
-    fuse_intersections(bgp, steps, bound)
+    fuse_intersections(bgp, store, graph, steps, bound)
 }
 
 /// Turns "expand ?x by pattern A, later check pattern B on ?x" into one step that binds
 /// ?x to the intersection of both neighbour lists, when B's other end is already bound
 /// when A runs. Cycles (triangles such as LUBM q1, q3, q7) then never materialise the
 /// rows that the check would have dropped.
-pub fn fuse_intersections(bgp: &Bgp, steps: Vec<Step>, seeds: &[VarId]) -> Vec<Step> {
+pub fn fuse_intersections(
+    bgp: &Bgp,
+    store: &Store,
+    graph: &GraphIndex,
+    steps: Vec<Step>,
+    seeds: &[VarId],
+) -> Vec<Step> {
     use crate::bgp::{node_var, pred_var};
     let mut bound: Vec<VarId> = seeds.to_vec();
     let mut remaining: Vec<Option<Step>> = steps.into_iter().map(Some).collect();
@@ -157,33 +189,54 @@ pub fn fuse_intersections(bgp: &Bgp, steps: Vec<Step>, seeds: &[VarId]) -> Vec<S
             };
             if let Node::Var(t) = target {
                 if !bound.contains(&t) {
-                    for slot in remaining.iter_mut().skip(i + 1) {
+                    // Among the later checks on ?t, intersect with the one whose neighbour
+                    // lists are expected to be shortest (a huge class list makes a poor
+                    // partner; a department's members a good one).
+                    let mut best: Option<(usize, Direction, f64)> = None;
+                    for (j, slot) in remaining.iter().enumerate().skip(i + 1) {
                         let Some(later) = slot else { continue };
                         let other = &bgp.patterns[later.pattern];
-                        if !matches!(later.kind, StepKind::Walk(_))
-                            || !matches!(other.predicate, Pred::Const(_))
-                        {
+                        let Pred::Const(q) = other.predicate else {
+                            continue;
+                        };
+                        if !matches!(later.kind, StepKind::Walk(_)) {
                             continue;
                         }
                         let partner = if other.subject == Node::Var(t)
                             && other.object != Node::Var(t)
                             && is_bound(other.object, &bound)
                         {
-                            Some(Direction::In)
+                            Some((Direction::In, other.object))
                         } else if other.object == Node::Var(t)
                             && other.subject != Node::Var(t)
                             && is_bound(other.subject, &bound)
                         {
-                            Some(Direction::Out)
+                            Some((Direction::Out, other.subject))
                         } else {
                             None
                         };
-                        if let Some(partner_direction) = partner {
-                            step.partner = Some((later.pattern, partner_direction));
-                            step.estimate = later.estimate;
-                            *slot = None;
-                            break;
+                        if let Some((partner_direction, source)) = partner {
+                            let length = match source {
+                                Node::Const(vertex) => {
+                                    graph.get(vertex, q, partner_direction).len() as f64
+                                }
+                                _ => {
+                                    let stats = store.predicate_stats(q);
+                                    match partner_direction {
+                                        Direction::Out => stats.avg_out_degree(),
+                                        Direction::In => stats.avg_in_degree(),
+                                    }
+                                }
+                            };
+                            if best.is_none_or(|(_, _, l)| length < l) {
+                                best = Some((j, partner_direction, length));
+                            }
                         }
+                    }
+                    if let Some((j, partner_direction, _)) = best {
+                        let later = remaining[j].take().expect("candidate step");
+                        step.partner = Some((later.pattern, partner_direction));
+                        step.estimate = later.estimate;
                     }
                 }
             }
@@ -260,6 +313,7 @@ impl Estimator<'_> {
             for (kind, rows) in options {
                 let mut state = initial.clone();
                 state.push(i, kind, initial.rows * rows);
+                self.record_domains(&mut state, pattern, kind);
                 match kind {
                     StepKind::Index(Direction::In) => {
                         state.bound.extend(crate::bgp::node_var(pattern.subject))
@@ -283,6 +337,7 @@ impl Estimator<'_> {
         while let Some(next) = self.best_next(bgp, state) {
             let (pattern, kind, rows) = next;
             state.push(pattern, kind, rows);
+            self.record_domains(state, &bgp.patterns[pattern], kind);
             state.done[pattern] = true;
             state.bind(&bgp.patterns[pattern]);
         }
@@ -319,7 +374,7 @@ impl Estimator<'_> {
             let o_bound = state.is_bound(pattern.object);
             let candidate = match (s_bound, o_bound) {
                 (true, true) => {
-                    let selectivity = self.check_selectivity(pattern);
+                    let selectivity = self.check_selectivity(pattern, state);
                     Some((
                         i,
                         StepKind::Walk(Direction::Out),
@@ -330,13 +385,13 @@ impl Estimator<'_> {
                 (true, false) => Some((
                     i,
                     StepKind::Walk(Direction::Out),
-                    state.rows * self.fanout(pattern, Direction::Out),
+                    state.rows * self.fanout(pattern, Direction::Out, state),
                     false,
                 )),
                 (false, true) => Some((
                     i,
                     StepKind::Walk(Direction::In),
-                    state.rows * self.fanout(pattern, Direction::In),
+                    state.rows * self.fanout(pattern, Direction::In, state),
                     false,
                 )),
                 (false, false) => None,
@@ -354,6 +409,39 @@ impl Estimator<'_> {
         best.map(|(i, kind, rows, _)| (i, kind, rows))
     }
 
+    /// The class a constant names, when the pattern is `?x rdf:type <class>`.
+    fn type_class(&self, pattern: &Pattern) -> Option<quiver_model::ClassId> {
+        match (pattern.predicate, pattern.object) {
+            (Pred::Const(p), Node::Const(class)) if Some(p) == self.store.rdf_type() => {
+                self.store.class_of_term(class)
+            }
+            _ => None,
+        }
+    }
+
+    /// Remembers where the variables a step binds come from.
+    fn record_domains(&self, state: &mut State, pattern: &Pattern, kind: StepKind) {
+        if let Some(class) = self.type_class(pattern) {
+            state.set_domain(pattern.subject, Domain::Class(class));
+            return;
+        }
+        let Pred::Const(p) = pattern.predicate else {
+            return;
+        };
+        match kind {
+            StepKind::Index(Direction::In) => {
+                state.set_domain(pattern.subject, Domain::Of(p, Direction::Out))
+            }
+            StepKind::Index(Direction::Out) => {
+                state.set_domain(pattern.object, Domain::Of(p, Direction::In))
+            }
+            _ => {
+                state.set_domain(pattern.subject, Domain::Of(p, Direction::Out));
+                state.set_domain(pattern.object, Domain::Of(p, Direction::In));
+            }
+        }
+    }
+
     /// Exact number of neighbours of a constant.
     fn const_fanout(&self, vertex: quiver_model::Id, predicate: Pred, direction: Direction) -> f64 {
         match predicate {
@@ -369,7 +457,7 @@ impl Estimator<'_> {
     }
 
     /// Expected neighbours per bound vertex.
-    fn fanout(&self, pattern: &Pattern, direction: Direction) -> f64 {
+    fn fanout(&self, pattern: &Pattern, direction: Direction, state: &State) -> f64 {
         let source = match direction {
             Direction::Out => pattern.subject,
             Direction::In => pattern.object,
@@ -380,20 +468,48 @@ impl Estimator<'_> {
         match pattern.predicate {
             Pred::Const(p) => {
                 let stats = self.store.predicate_stats(p);
-                match direction {
+                let average = match direction {
                     Direction::Out => stats.avg_out_degree(),
                     Direction::In => stats.avg_in_degree(),
+                };
+                // Instances of a class: only the fraction that has the predicate expands.
+                if let Some(Domain::Class(class)) = state.domain(source) {
+                    if let Some(count) = self.store.class_predicate_count(class, p, direction) {
+                        let size = self.store.class_size(class).max(1) as f64;
+                        return average * (count as f64 / size).min(1.0);
+                    }
                 }
+                average
             }
             _ => 2.0 * self.graph.triples() as f64 / self.store.terms().max(1) as f64,
         }
     }
 
     /// Fraction of rows with both ends bound that have the edge.
-    fn check_selectivity(&self, pattern: &Pattern) -> f64 {
+    fn check_selectivity(&self, pattern: &Pattern, state: &State) -> f64 {
         let Pred::Const(p) = pattern.predicate else {
             return 0.5;
         };
+        // `?x rdf:type C` where ?x came from a predicate: the share of that predicate's
+        // subjects or objects that are instances of C.
+        if let (Some(class), Some(domain)) =
+            (self.type_class(pattern), state.domain(pattern.subject))
+        {
+            match domain {
+                Domain::Of(q, side) => {
+                    if let Some(count) = self.store.class_predicate_count(class, q, side) {
+                        let stats = self.store.predicate_stats(q);
+                        let distinct = match side {
+                            Direction::Out => stats.subjects,
+                            Direction::In => stats.objects,
+                        };
+                        return (count as f64 / distinct.max(1) as f64).clamp(0.0, 1.0);
+                    }
+                }
+                Domain::Class(c) if c == class => return 1.0,
+                Domain::Class(_) => {}
+            }
+        }
         let stats = self.store.predicate_stats(p);
         let fraction = match (pattern.subject, pattern.object) {
             (_, Node::Const(o)) => {

@@ -2,7 +2,8 @@
 //!
 //! Layout (files of one snapshot generation, see `quiver-snapshot`):
 //! - `dictionary`: `data`, `buckets`;
-//! - `catalog`: `predicates`, `classes`, `class_instances`, `predicate_stats`;
+//! - `catalog`: `predicates`, `classes`, `class_instances`, `class_predicate`,
+//!   `predicate_stats`;
 //! - `graph-default` and `graph-<i>` for the i-th named graph: `out.*`, `in.*` (vertex
 //!   records), `predicates.offsets`, `predicates.members`.
 //!
@@ -30,14 +31,25 @@ pub enum StoreError {
     Invalid { dir: String, message: String },
 }
 
+/// Version of the store layout inside the snapshot files (the files' own format is
+/// versioned by `quiver-snapshot`). Bumped whenever sections change meaning.
+pub const STORE_FORMAT: u32 = 2;
+
 #[derive(Serialize, Deserialize)]
 struct Metadata {
+    /// Absent in stores written before it existed (format 1).
+    #[serde(default = "first_format")]
+    store_format: u32,
     id_bytes: usize,
     terms: u64,
     triples: u64,
     graph_triples: Vec<u64>,
     named_graphs: Vec<Id>,
     info: LoadInfo,
+}
+
+fn first_format() -> u32 {
+    1
 }
 
 impl Store {
@@ -50,6 +62,7 @@ impl Store {
         writer.column("catalog", "predicates", &self.predicates)?;
         writer.column("catalog", "classes", &self.classes)?;
         writer.column("catalog", "class_instances", &self.class_instances)?;
+        writer.column("catalog", "class_predicate", &self.class_predicate)?;
         let stats: Vec<u64> = self
             .predicate_stats
             .iter()
@@ -61,6 +74,7 @@ impl Store {
             save_graph(&mut writer, &format!("graph-{i}"), graph)?;
         }
         let metadata = Metadata {
+            store_format: STORE_FORMAT,
             id_bytes: ID_BYTES,
             terms,
             triples: self.triples(),
@@ -84,6 +98,12 @@ impl Store {
         };
         let metadata: Metadata = serde_json::from_value(reader.metadata().clone())
             .map_err(|e| invalid(format!("unreadable metadata: {e}")))?;
+        if metadata.store_format != STORE_FORMAT {
+            return Err(invalid(format!(
+                "store format {} found, this build reads format {STORE_FORMAT}: load the data again into a new location",
+                metadata.store_format
+            )));
+        }
         if metadata.id_bytes != ID_BYTES {
             return Err(invalid(format!(
                 "the store uses {}-byte ids, this build {}-byte ids (build with{} the wide-ids feature)",
@@ -126,12 +146,15 @@ impl Store {
             predicates,
             classes: reader.column("catalog", "classes")?,
             class_instances: reader.column("catalog", "class_instances")?,
+            class_predicate: reader.column("catalog", "class_predicate")?,
             predicate_stats,
             default_graph,
             named_graphs,
             info: metadata.info,
         };
-        if store.classes.len() != store.class_instances.len() {
+        if store.classes.len() != store.class_instances.len()
+            || store.class_predicate.len() != store.classes.len() * store.predicates.len() * 2
+        {
             return Err(invalid("class statistics do not match classes".into()));
         }
         Ok((store, reader.bytes_on_disk()))
