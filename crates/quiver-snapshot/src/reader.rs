@@ -224,6 +224,10 @@ fn open_file(
     // which no Quiver process modifies (new generations go to new files). Changing or
     // truncating the file behind our back is outside what the store supports.
     let map = unsafe { Mmap::map(&file) }.map_err(|e| SnapshotError::io(&path, e))?;
+    // Random lookups over hundreds of megabytes miss the TLB on 4 KiB pages; ask for huge
+    // pages where the kernel can back file mappings with them. Only a hint.
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
     if map.len() as u64 != entry.size {
         return Err(SnapshotError::corrupt(
             &path,

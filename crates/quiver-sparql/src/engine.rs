@@ -318,7 +318,17 @@ impl Solutions<'_> {
     /// Visits every row as borrowed terms, in order, without allocating per term: ids are
     /// decoded into one reusable buffer per column, and a column whose id repeats from the
     /// previous row is not decoded again. This is what serializers and benchmarks use.
-    pub fn for_each_row(&self, mut f: impl FnMut(&[Option<oxrdf::TermRef<'_>>])) {
+    pub fn for_each_row(&self, f: impl FnMut(&[Option<oxrdf::TermRef<'_>>])) {
+        self.for_each_row_in(0..self.table.rows, f);
+    }
+
+    /// [`Solutions::for_each_row`] over a range of rows: disjoint ranges can be decoded on
+    /// several threads at once (e.g. to materialise a large result in parallel).
+    pub fn for_each_row_in(
+        &self,
+        rows: std::ops::Range<usize>,
+        mut f: impl FnMut(&[Option<oxrdf::TermRef<'_>>]),
+    ) {
         let width = self.columns.len();
         let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); width];
         let mut last: Vec<Option<quiver_model::Id>> = vec![None; width];
@@ -327,7 +337,7 @@ impl Solutions<'_> {
         // One allocation for all rows: the vector is recycled between rows (its borrows end
         // with each row, so it is emptied and re-typed to a fresh lifetime each time).
         let mut spare: Vec<Option<oxrdf::TermRef<'static>>> = Vec::with_capacity(width);
-        for row in 0..self.table.rows {
+        for row in rows.start..rows.end.min(self.table.rows) {
             for c in 0..width {
                 let id = self.table.columns[c][row];
                 if last[c] != Some(id)
