@@ -5,7 +5,7 @@ mod naive;
 
 use std::path::PathBuf;
 
-use oxrdf::{NamedNode, NamedOrBlankNode, Term, Triple};
+use oxrdf::{NamedOrBlankNode, Term, Triple};
 use quiver_loader::{load_lubm, NoProgress};
 use quiver_lubm::LubmConfig;
 use quiver_sparql::planner::StepKind;
@@ -150,7 +150,6 @@ fn light_queries_start_from_their_constant_not_the_class_index() {
         profile.bgps[0].steps[0].step.kind,
         StepKind::Walk(Direction::In)
     );
-    let _ = NamedNode::new_unchecked("http://example.org");
 }
 
 #[test]
