@@ -101,7 +101,7 @@ pub fn prepare(
     }
     let query = parser
         .parse_query(text)
-        .map_err(|e| QueryError::Syntax(e.to_string()))?;
+        .map_err(|e| QueryError::syntax(text, &e))?;
     let user_plans = match &options.plan {
         Some(plan) => Some(vec![crate::plan_file::parse_plan(plan)?]),
         None => None,

@@ -22,3 +22,107 @@ pub enum QueryError {
     #[error("result exceeds the limit of {0} rows")]
     TooManyResults(usize),
 }
+
+impl QueryError {
+    /// A syntax error of `text` as spargebra reports it (`error at L:C: expected …`), made
+    /// into one line: spargebra lists everything its grammar expected at the furthest
+    /// position it reached, and that list can span lines (character classes with line
+    /// breaks of their own). An undeclared prefix only shows as one more entry of that list
+    /// ("Prefix not found"), or not at all when the name is a predicate, so when the text
+    /// uses a prefix it does not declare, the error names that instead.
+    pub fn syntax(text: &str, error: &impl std::fmt::Display) -> Self {
+        if let Some((line, column, prefix)) = undeclared_prefix(text) {
+            return QueryError::Syntax(format!(
+                "error at {line}:{column}: undeclared prefix '{prefix}:' (declare it with PREFIX)"
+            ));
+        }
+        let message = error.to_string();
+        QueryError::Syntax(message.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+}
+
+/// The first prefixed name of `text` whose prefix no `PREFIX` declares: its line, column
+/// (1-based, in characters) and prefix. A rough lexer, only for error messages: it skips
+/// comments, strings, IRIs, variables and language tags, and reads the other words.
+fn undeclared_prefix(text: &str) -> Option<(usize, usize, String)> {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut line, mut column) = (1, 1);
+    let mut declared: Vec<String> = Vec::new();
+    let mut used: Vec<(usize, usize, String)> = Vec::new();
+    let mut after_prefix_keyword = false;
+    let mut i = 0;
+    // Moves past chars[i], keeping the line and column.
+    let advance = |i: &mut usize, line: &mut usize, column: &mut usize| {
+        if chars[*i] == '\n' {
+            *line += 1;
+            *column = 1;
+        } else {
+            *column += 1;
+        }
+        *i += 1;
+    };
+    let is_name = |c: char| c.is_alphanumeric() || "_-.:%\\".contains(c);
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '#' {
+            while i < chars.len() && chars[i] != '\n' {
+                advance(&mut i, &mut line, &mut column);
+            }
+        } else if c == '"' || c == '\'' {
+            let long = chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
+            let quote = if long { 3 } else { 1 };
+            for _ in 0..quote {
+                advance(&mut i, &mut line, &mut column);
+            }
+            while i < chars.len() {
+                if chars[i] == '\\' {
+                    advance(&mut i, &mut line, &mut column);
+                } else if chars[i] == c && (0..quote).all(|k| chars.get(i + k) == Some(&c)) {
+                    for _ in 0..quote {
+                        advance(&mut i, &mut line, &mut column);
+                    }
+                    break;
+                }
+                if i < chars.len() {
+                    advance(&mut i, &mut line, &mut column);
+                }
+            }
+        } else if c == '<' {
+            // An IRI has no spaces; otherwise this is the less-than operator.
+            let end = chars[i + 1..]
+                .iter()
+                .position(|&d| d == '>' || d.is_whitespace() || "<\"{}|^`".contains(d));
+            let skip = match end {
+                Some(n) if chars[i + 1 + n] == '>' => n + 2,
+                _ => 1,
+            };
+            for _ in 0..skip {
+                advance(&mut i, &mut line, &mut column);
+            }
+        } else if c == '?' || c == '$' || c == '@' {
+            advance(&mut i, &mut line, &mut column);
+            while i < chars.len() && (chars[i].is_alphanumeric() || "_-".contains(chars[i])) {
+                advance(&mut i, &mut line, &mut column);
+            }
+        } else if is_name(c) {
+            let (start_line, start_column) = (line, column);
+            let mut word = String::new();
+            while i < chars.len() && is_name(chars[i]) {
+                word.push(chars[i]);
+                advance(&mut i, &mut line, &mut column);
+            }
+            if let Some((prefix, _)) = word.split_once(':') {
+                if after_prefix_keyword {
+                    declared.push(prefix.to_owned());
+                } else if prefix != "_" && !prefix.starts_with(|c: char| c.is_ascii_digit()) {
+                    used.push((start_line, start_column, prefix.to_owned()));
+                }
+            }
+            after_prefix_keyword = word.eq_ignore_ascii_case("prefix");
+        } else {
+            advance(&mut i, &mut line, &mut column);
+        }
+    }
+    used.into_iter()
+        .find(|(_, _, prefix)| !declared.contains(prefix))
+}

@@ -187,7 +187,7 @@ pub fn project(rows: &[Row], vars: &[String]) -> Vec<String> {
 
 // ---------------------------------------------------------------------------------------
 // Beyond basic graph patterns: the SPARQL algebra operators, straight from the definitions
-// of §18.5 (Join, LeftJoin, Filter, Union, Project, Distinct, OrderBy, Slice), over the
+// of §18.5 (Join, LeftJoin, Filter, Union, Minus, Project, Distinct, OrderBy, Slice), over the
 // spargebra algebra of a parsed query. Everything is nested loops over `Row`s.
 //
 // Expressions (FILTER, the filter of an OPTIONAL, ORDER BY keys) are evaluated with
@@ -204,6 +204,41 @@ fn compatible(a: &Row, b: &Row) -> bool {
     a.iter().all(|(k, v)| b.get(k).is_none_or(|w| w == v))
 }
 
+/// For each row of `left`, the rows of `right` compatible with it. Rows can only be
+/// compatible if they agree on the variables bound in every row of both sides, so `right`
+/// is grouped by those values first (the definition, made fast enough for thousands of
+/// rows).
+fn compatible_rows<'r>(left: &[Row], right: &'r [Row]) -> Vec<Vec<&'r Row>> {
+    let always = |rows: &[Row]| -> Vec<String> {
+        match rows.first() {
+            None => Vec::new(),
+            Some(first) => first
+                .keys()
+                .filter(|k| rows.iter().all(|r| r.contains_key(*k)))
+                .cloned()
+                .collect(),
+        }
+    };
+    let right_always = always(right);
+    let shared: Vec<String> = always(left)
+        .into_iter()
+        .filter(|k| right_always.contains(k))
+        .collect();
+    let key = |row: &Row| -> Vec<Term> { shared.iter().map(|k| row[k].clone()).collect() };
+    let mut groups: HashMap<Vec<Term>, Vec<&Row>> = HashMap::new();
+    for r in right {
+        groups.entry(key(r)).or_default().push(r);
+    }
+    left.iter()
+        .map(|l| {
+            groups
+                .get(&key(l))
+                .map(|rows| rows.iter().copied().filter(|r| compatible(l, r)).collect())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 fn merge(a: &Row, b: &Row) -> Row {
     let mut row = a.clone();
     for (k, v) in b {
@@ -213,18 +248,31 @@ fn merge(a: &Row, b: &Row) -> Row {
 }
 
 /// The effective boolean value of `expression` on `row` (errors are false).
-pub fn filter_holds(expression: &Expression, row: &Row) -> bool {
+pub fn filter_holds(triples: &Triples<'_>, expression: &Expression, row: &Row) -> bool {
     let context = quiver_expr::EvalContext::new();
     let bindings = |v: &oxrdf::Variable| row.get(v.as_str()).cloned();
-    let exists = |_: &GraphPattern| panic!("EXISTS is not supported by the naive evaluator");
+    let exists = |pattern: &GraphPattern| exists(triples, pattern, row);
     quiver_expr::filter(expression, &bindings, &exists, &context)
 }
 
-fn expression_value(expression: &Expression, row: &Row) -> Option<Term> {
+fn expression_value(triples: &Triples<'_>, expression: &Expression, row: &Row) -> Option<Term> {
     let context = quiver_expr::EvalContext::new();
     let bindings = |v: &oxrdf::Variable| row.get(v.as_str()).cloned();
-    let exists = |_: &GraphPattern| panic!("EXISTS is not supported by the naive evaluator");
+    let exists = |pattern: &GraphPattern| exists(triples, pattern, row);
     quiver_expr::evaluate(expression, &bindings, &exists, &context)
+}
+
+/// EXISTS: whether `pattern` has a solution compatible with `row`. For the basic graph
+/// patterns the tests put in EXISTS, this is the same as substituting the row's values
+/// into the pattern (§18.6); a group with FILTER or OPTIONAL inside would differ.
+fn exists(triples: &Triples<'_>, pattern: &GraphPattern, row: &Row) -> bool {
+    assert!(
+        matches!(pattern, GraphPattern::Bgp { .. }),
+        "the naive evaluator supports EXISTS on basic graph patterns only: {pattern}"
+    );
+    evaluate(triples, pattern)
+        .iter()
+        .any(|solution| compatible(row, solution))
 }
 
 /// All solutions of `pattern` over `triples`, in the order the algebra defines (the order
@@ -236,11 +284,9 @@ pub fn evaluate(triples: &Triples<'_>, pattern: &GraphPattern) -> Vec<Row> {
             let left = evaluate(triples, left);
             let right = evaluate(triples, right);
             let mut out = Vec::new();
-            for l in &left {
-                for r in &right {
-                    if compatible(l, r) {
-                        out.push(merge(l, r));
-                    }
+            for (l, matches) in left.iter().zip(compatible_rows(&left, &right)) {
+                for r in matches {
+                    out.push(merge(l, r));
                 }
             }
             out
@@ -253,14 +299,14 @@ pub fn evaluate(triples: &Triples<'_>, pattern: &GraphPattern) -> Vec<Row> {
             let left = evaluate(triples, left);
             let right = evaluate(triples, right);
             let mut out = Vec::new();
-            for l in &left {
+            for (l, matches) in left.iter().zip(compatible_rows(&left, &right)) {
                 let mut matched = false;
-                for r in &right {
-                    if !compatible(l, r) {
-                        continue;
-                    }
+                for r in matches {
                     let merged = merge(l, r);
-                    if expression.as_ref().is_none_or(|e| filter_holds(e, &merged)) {
+                    if expression
+                        .as_ref()
+                        .is_none_or(|e| filter_holds(triples, e, &merged))
+                    {
                         matched = true;
                         out.push(merged);
                     }
@@ -273,7 +319,7 @@ pub fn evaluate(triples: &Triples<'_>, pattern: &GraphPattern) -> Vec<Row> {
         }
         GraphPattern::Filter { expr, inner } => evaluate(triples, inner)
             .into_iter()
-            .filter(|row| filter_holds(expr, row))
+            .filter(|row| filter_holds(triples, expr, row))
             .collect(),
         GraphPattern::Union { left, right } => {
             let mut out = evaluate(triples, left);
@@ -308,7 +354,7 @@ pub fn evaluate(triples: &Triples<'_>, pattern: &GraphPattern) -> Vec<Row> {
                         .iter()
                         .map(|key| match key {
                             OrderExpression::Asc(e) | OrderExpression::Desc(e) => {
-                                expression_value(e, &row)
+                                expression_value(triples, e, &row)
                             }
                         })
                         .collect();
@@ -340,6 +386,17 @@ pub fn evaluate(triples: &Triples<'_>, pattern: &GraphPattern) -> Vec<Row> {
             .skip(*start)
             .take(length.unwrap_or(usize::MAX))
             .collect(),
+        GraphPattern::Minus { left, right } => {
+            let right = evaluate(triples, right);
+            evaluate(triples, left)
+                .into_iter()
+                .filter(|l| {
+                    !right
+                        .iter()
+                        .any(|r| compatible(l, r) && l.keys().any(|k| r.contains_key(k)))
+                })
+                .collect()
+        }
         GraphPattern::Reduced { inner } => evaluate(triples, inner),
         other => panic!("the naive evaluator does not support {other}"),
     }
