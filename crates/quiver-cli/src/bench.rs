@@ -16,6 +16,12 @@ pub enum BenchCommand {
     Lubm(crate::bench_lubm::LubmBenchArgs),
     /// Point lookups on the graph index: single `get` latency and batched throughput
     Index(IndexArgs),
+    /// Key/value workloads (Wiscer-style) on the graph index beside hash tables
+    Kv(crate::bench_kv::KvArgs),
+    /// Throughput emulator: many clients sending the LUBM template mix
+    Emulate(crate::bench_emulate::EmulateArgs),
+    /// Thread scaling of the heavy queries: speedup per thread count, CSV and plot
+    Scale(crate::bench_scale::ScaleArgs),
 }
 
 #[derive(Args, Debug)]
@@ -43,7 +49,10 @@ pub struct IndexArgs {
 pub fn run(command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Index(args) => index(args),
+        BenchCommand::Kv(args) => crate::bench_kv::run(args),
         BenchCommand::Lubm(args) => crate::bench_lubm::run(args),
+        BenchCommand::Emulate(args) => crate::bench_emulate::run(args),
+        BenchCommand::Scale(args) => crate::bench_scale::run(args),
     }
 }
 

@@ -66,13 +66,13 @@ pub struct LubmBenchArgs {
 }
 
 pub(crate) struct Measured {
-    name: String,
-    rows: usize,
-    plan_us: f64,
-    median_us: f64,
-    min_us: f64,
-    max_us: f64,
-    oxigraph_median_us: Option<f64>,
+    pub(crate) name: String,
+    pub(crate) rows: usize,
+    pub(crate) plan_us: f64,
+    pub(crate) median_us: f64,
+    pub(crate) min_us: f64,
+    pub(crate) max_us: f64,
+    pub(crate) oxigraph_median_us: Option<f64>,
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -85,7 +85,7 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-fn load_queries(dir: Option<&Path>) -> Result<Vec<(String, String)>> {
+pub(crate) fn load_queries(dir: Option<&Path>) -> Result<Vec<(String, String)>> {
     let Some(dir) = dir else {
         return Ok(DEFAULT_QUERIES
             .iter()

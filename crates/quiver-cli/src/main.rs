@@ -4,14 +4,20 @@
 //! standard output went away (as a process killed by SIGPIPE would report).
 
 mod bench;
+mod bench_emulate;
+mod bench_kv;
 mod bench_lubm;
+mod bench_scale;
+mod console;
 mod demo;
 mod gen;
 mod info;
 mod load;
 mod memory;
 mod output;
+mod plot;
 mod query;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -37,6 +43,8 @@ enum Command {
     Load(load::LoadArgs),
     /// Run a SPARQL query against a store
     Query(query::QueryArgs),
+    /// Serve a store over HTTP: SPARQL 1.1 Protocol endpoint and a browser query page
+    Serve(serve::ServeArgs),
     /// Describe a store: size, memory, statistics
     Info(info::InfoArgs),
     /// Benchmarks
@@ -44,6 +52,8 @@ enum Command {
     Bench(bench::BenchCommand),
     /// Run the main job on an embedded default dataset (LUBM-1)
     Demo,
+    /// An interactive shell on a store: SPARQL with timings, loading, statistics, settings
+    Console(console::ConsoleArgs),
 }
 
 /// The number of worker threads: the user's choice, else every core.
@@ -61,9 +71,11 @@ fn main() -> ExitCode {
         Command::Gen(command) => gen::run(command),
         Command::Load(args) => load::run(args),
         Command::Query(args) => query::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Info(args) => info::run(args),
         Command::Bench(command) => bench::run(command),
         Command::Demo => demo::run(),
+        Command::Console(args) => console::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

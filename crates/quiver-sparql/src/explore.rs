@@ -19,8 +19,10 @@ use crate::error::QueryError;
 use crate::planner::{Step, StepKind};
 use crate::table::{Table, VarId, UNBOUND};
 
-/// Rows after which the remaining steps run in parallel.
-pub const PARALLEL_MIN_ROWS: usize = 4096;
+/// Rows after which the remaining steps run in parallel. Low enough that a cyclic query
+/// whose few thousand rows each intersect long lists (q1, q3) fans out; light queries,
+/// whose tables stay in the tens or hundreds of rows, never pay for it.
+pub const PARALLEL_MIN_ROWS: usize = 1024;
 
 /// Everything a running query needs besides its plan.
 pub struct ExecContext<'a> {
@@ -101,7 +103,7 @@ fn explore_parallel(
     ctx: &ExecContext<'_>,
     profile: &mut Vec<StepProfile>,
 ) -> Result<Table, QueryError> {
-    let morsel = (table.rows / (ctx.threads * 16)).max(256);
+    let morsel = (table.rows / (ctx.threads * 16)).max(64);
     let morsels: Vec<Table> = (0..table.rows)
         .step_by(morsel)
         .map(|start| table.slice(start, start + morsel))

@@ -35,7 +35,11 @@ pub struct Record<'a> {
 }
 
 impl<'a> Record<'a> {
+    /// The record of a vertex without edges.
+    pub(crate) const EMPTY: Record<'static> = Record { words: &[] };
+
     /// Number of predicates with neighbours.
+    #[inline]
     pub fn len(&self) -> usize {
         self.words.first().map_or(0, |&k| k as usize)
     }
@@ -45,6 +49,7 @@ impl<'a> Record<'a> {
     }
 
     /// The `i`-th (predicate, neighbours) pair.
+    #[inline]
     pub fn entry(&self, i: usize) -> (PredId, &'a [Id]) {
         let k = self.len();
         let base = 1 + 2 * k;
@@ -93,6 +98,11 @@ impl<'a> Record<'a> {
     /// Every (predicate, neighbours) pair, predicates ascending.
     pub fn iter(&self) -> impl Iterator<Item = (PredId, &'a [Id])> + '_ {
         (0..self.len()).map(|i| self.entry(i))
+    }
+
+    /// The record's words as laid out in the adjacency (copied verbatim by compaction).
+    pub(crate) fn words(&self) -> &'a [Id] {
+        self.words
     }
 }
 

@@ -4,16 +4,20 @@
 //! predicates and one for classes, and one [`GraphIndex`] per graph: the (vertex, predicate,
 //! direction) → neighbours key/value index of Wukong, laid out as vertex-major records
 //! ([`adjacency`]), plus the predicate index. Statistics for the planner are computed at
-//! build time ([`stats`]); [`persist`] saves and reopens stores as snapshots.
+//! build time ([`stats`]); [`persist`] saves and reopens stores as snapshots. A
+//! [`MutableGraph`] ([`mutable`]) puts a concurrent delta over a graph index so that it
+//! accepts inserts and deletes while readers run, folded into a new base by compaction.
 
 pub mod adjacency;
 pub mod build;
 pub mod graph;
+pub mod mutable;
 pub mod persist;
 pub mod stats;
 pub mod store;
 
 pub use graph::{Direction, GraphIndex, Key};
+pub use mutable::{MutableGraph, Neighbors, Reader};
 pub use persist::StoreError;
 pub use stats::{ClassStats, PredicateStats};
 pub use store::{EncodedGraphs, LoadInfo, Store};

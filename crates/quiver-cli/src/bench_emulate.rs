@@ -1,0 +1,388 @@
+//! `quiver bench emulate`: a throughput emulator of many clients (Wukong's `sparql-emu`).
+//!
+//! C client threads each loop for S seconds: pick a template of the mix by weight, fill its
+//! `%ub:Class` placeholders with random instances of the classes ([`mix`]), then prepare,
+//! execute and read every row of the query — the latency of a request covers all three,
+//! since the constant changes per request and a real client would send text. The report is
+//! the throughput (queries per second over all clients) and latency percentiles per
+//! template and overall; `--json` writes them, `--cdf` plots the latency distributions.
+
+pub mod mix;
+
+use std::fmt::Write as _;
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+use quiver_store::Store;
+use serde_json::{json, Value};
+
+use self::mix::{Bound, Rng, WeightedChooser};
+
+#[derive(Args, Debug)]
+pub struct EmulateArgs {
+    /// Directory of the store
+    #[arg(long)]
+    pub location: PathBuf,
+    /// A mix file: lines `TEMPLATE_FILE WEIGHT`, paths relative to it (default: the
+    /// standard LUBM mix t1 25, t2 25, t3 3, t4 6, t5 25, t6 2)
+    #[arg(long)]
+    pub mix: Option<PathBuf>,
+    /// Client threads sending queries
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub clients: u32,
+    /// Seconds each client runs
+    #[arg(long, default_value_t = 10.0)]
+    pub duration: f64,
+    /// Seed of the random choices (client i uses seed + i)
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the figures as JSON to this file
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write a latency CDF plot (PNG) to this file
+    #[arg(long)]
+    pub cdf: Option<PathBuf>,
+}
+
+/// What one client measured: per template, the latencies (µs) and the rows returned.
+struct ClientLog {
+    latencies: Vec<Vec<f64>>,
+    rows: Vec<u64>,
+    /// When the client sent its last request's answer.
+    finished: Instant,
+}
+
+/// Latency percentiles of a set of requests.
+struct Summary {
+    queries: usize,
+    rows: u64,
+    mean_us: f64,
+    max_us: f64,
+    /// p50, p90, p99, p99.9
+    percentiles: [f64; 4],
+}
+
+const PERCENTILES: [(f64, &str); 4] = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p999")];
+
+impl Summary {
+    fn of(sorted: &[f64], rows: u64) -> Self {
+        let n = sorted.len();
+        let pick = |q: f64| -> f64 {
+            if n == 0 {
+                return f64::NAN;
+            }
+            // Nearest rank: the smallest value with at least q of the values at or below.
+            let rank = (q * n as f64).ceil() as usize;
+            sorted[rank.clamp(1, n) - 1]
+        };
+        Self {
+            queries: n,
+            rows,
+            mean_us: if n == 0 {
+                f64::NAN
+            } else {
+                sorted.iter().sum::<f64>() / n as f64
+            },
+            max_us: sorted.last().copied().unwrap_or(f64::NAN),
+            percentiles: PERCENTILES.map(|(q, _)| pick(q)),
+        }
+    }
+
+    fn json(&self) -> Value {
+        let mut value = json!({
+            "queries": self.queries,
+            "rows": self.rows,
+            "mean_us": self.mean_us,
+            "max_us": self.max_us,
+        });
+        for ((_, name), p) in PERCENTILES.iter().zip(self.percentiles) {
+            value[format!("{name}_us")] = json!(p);
+        }
+        value
+    }
+}
+
+pub fn run(args: EmulateArgs) -> Result<()> {
+    if !(args.duration > 0.0 && args.duration.is_finite()) {
+        bail!("--duration must be a positive number of seconds");
+    }
+    let templates = match &args.mix {
+        Some(path) => mix::read_mix(path)?,
+        None => mix::default_mix(),
+    };
+    let (store, _) = Store::open(&args.location)?;
+    let bound: Vec<Bound<'_>> = templates
+        .iter()
+        .map(|t| t.bind(&store))
+        .collect::<Result<_>>()?;
+    let weights: Vec<f64> = templates.iter().map(|t| t.weight).collect();
+    let chooser = WeightedChooser::new(&weights)?;
+    // Fail before the run on a template that does not parse once filled in.
+    let mut rng = Rng::new(args.seed ^ 0x5EED);
+    let mut text = String::new();
+    for b in &bound {
+        b.instantiate(&store, &mut rng, &mut text)?;
+        prepare(&store, &text, &PrepareOptions::default())
+            .with_context(|| format!("template {}", b.template.name))?;
+    }
+
+    let mix_text = templates
+        .iter()
+        .map(|t| format!("{} {}", t.name, t.weight))
+        .collect::<Vec<_>>()
+        .join(", ");
+    eprintln!(
+        "emulating {} client(s) for {} s on {} triples; mix: {mix_text}",
+        args.clients,
+        args.duration,
+        store.triples()
+    );
+    let duration = Duration::from_secs_f64(args.duration);
+    let (logs, elapsed) = drive(&store, &bound, &chooser, &args, duration)?;
+
+    // Merge the clients' logs.
+    let mut latencies: Vec<Vec<f64>> = vec![Vec::new(); bound.len()];
+    let mut rows = vec![0u64; bound.len()];
+    for log in logs {
+        for (t, values) in log.latencies.into_iter().enumerate() {
+            latencies[t].extend(values);
+            rows[t] += log.rows[t];
+        }
+    }
+    for values in &mut latencies {
+        values.sort_by(f64::total_cmp);
+    }
+    let mut all: Vec<f64> = latencies.iter().flatten().copied().collect();
+    all.sort_by(f64::total_cmp);
+    let per_template: Vec<Summary> = latencies
+        .iter()
+        .zip(&rows)
+        .map(|(values, &rows)| Summary::of(values, rows))
+        .collect();
+    let overall = Summary::of(&all, rows.iter().sum());
+    let throughput = all.len() as f64 / elapsed.max(1e-9);
+
+    let total_weight: f64 = weights.iter().sum();
+    crate::output::print_stdout(&format!(
+        "{}throughput: {throughput:.0} queries/s\n",
+        render(&templates, &per_template, &overall, total_weight)
+    ))?;
+
+    if let Some(path) = &args.json {
+        let report = json!({
+            "store": args.location.display().to_string(),
+            "triples": store.triples(),
+            "clients": args.clients,
+            "duration_s": args.duration,
+            "elapsed_s": elapsed,
+            "seed": args.seed,
+            "queries": all.len(),
+            "throughput_qps": throughput,
+            "templates": templates.iter().zip(&per_template).map(|(t, s)| {
+                let mut value = s.json();
+                value["template"] = json!(t.name);
+                value["weight"] = json!(t.weight);
+                value["classes"] = json!(t.classes().collect::<Vec<_>>());
+                value
+            }).collect::<Vec<_>>(),
+            "overall": overall.json(),
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.cdf {
+        let mut series: Vec<crate::plot::Series> = templates
+            .iter()
+            .zip(&latencies)
+            .filter(|(_, values)| !values.is_empty())
+            .map(|(t, values)| crate::plot::Series {
+                name: t.name.clone(),
+                points: crate::plot::cdf_points(values, 400),
+            })
+            .collect();
+        series.push(crate::plot::Series {
+            name: "all".into(),
+            points: crate::plot::cdf_points(&all, 400),
+        });
+        let title = format!(
+            "Latency CDF: {} client(s), {throughput:.0} queries/s",
+            args.clients
+        );
+        crate::plot::latency_cdf_png(path, &title, &series)?;
+    }
+    Ok(())
+}
+
+/// Runs the clients for `duration`; returns their logs and the elapsed seconds.
+fn drive(
+    store: &Store,
+    bound: &[Bound<'_>],
+    chooser: &WeightedChooser,
+    args: &EmulateArgs,
+    duration: Duration,
+) -> Result<(Vec<ClientLog>, f64)> {
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let bar = progress(duration);
+    let started = Instant::now();
+    let deadline = started + duration;
+    let results: Vec<Result<ClientLog>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..args.clients)
+            .map(|client| {
+                let (done, stop) = (&done, &stop);
+                let seed = args.seed.wrapping_add(u64::from(client));
+                scope.spawn(move || {
+                    let result = client_loop(store, bound, chooser, seed, deadline, done, stop);
+                    if result.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    result
+                })
+            })
+            .collect();
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(50));
+            let seconds = started.elapsed().as_secs_f64();
+            let count = done.load(Ordering::Relaxed);
+            bar.set_position((seconds * 1e3).min(duration.as_secs_f64() * 1e3) as u64);
+            bar.set_message(format!(
+                "{count} queries, {:.0} queries/s",
+                count as f64 / seconds.max(1e-9)
+            ));
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a client thread panicked")))
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let logs = results.into_iter().collect::<Result<Vec<_>>>()?;
+    // The run lasted until the last client finished (not until this thread noticed).
+    let elapsed = logs
+        .iter()
+        .map(|log| log.finished.duration_since(started).as_secs_f64())
+        .fold(0.0, f64::max);
+    Ok((logs, elapsed))
+}
+
+/// One client: requests until the deadline (or until another client failed).
+fn client_loop(
+    store: &Store,
+    bound: &[Bound<'_>],
+    chooser: &WeightedChooser,
+    seed: u64,
+    deadline: Instant,
+    done: &AtomicU64,
+    stop: &AtomicBool,
+) -> Result<ClientLog> {
+    let mut rng = Rng::new(seed);
+    let mut log = ClientLog {
+        latencies: vec![Vec::new(); bound.len()],
+        rows: vec![0; bound.len()],
+        finished: Instant::now(),
+    };
+    // Each client is one thread; a query runs on it alone, as light queries do anyway.
+    let options = ExecOptions::default();
+    let mut text = String::new();
+    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+        let t = chooser.choose(&mut rng);
+        bound[t].instantiate(store, &mut rng, &mut text)?;
+        let started = Instant::now();
+        let prepared = prepare(store, &text, &PrepareOptions::default())
+            .with_context(|| format!("template {}", bound[t].template.name))?;
+        let results = prepared
+            .execute(store, &options)
+            .with_context(|| format!("template {}", bound[t].template.name))?;
+        let rows = consume(&results);
+        log.latencies[t].push(started.elapsed().as_secs_f64() * 1e6);
+        log.rows[t] += rows;
+        done.fetch_add(1, Ordering::Relaxed);
+    }
+    log.finished = Instant::now();
+    Ok(log)
+}
+
+/// Reads every term of every row (as a client receiving the results would); the row count.
+pub(crate) fn consume(results: &QueryResults<'_>) -> u64 {
+    match results {
+        QueryResults::Solutions(solutions) => {
+            let mut bytes = 0usize;
+            solutions.for_each_row(|row| {
+                bytes += row
+                    .iter()
+                    .flatten()
+                    .map(|t| match t {
+                        oxrdf::TermRef::NamedNode(n) => n.as_str().len(),
+                        oxrdf::TermRef::BlankNode(b) => b.as_str().len(),
+                        oxrdf::TermRef::Literal(l) => l.value().len(),
+                        #[allow(unreachable_patterns)]
+                        _ => 0,
+                    })
+                    .sum::<usize>();
+            });
+            std::hint::black_box(bytes);
+            solutions.len() as u64
+        }
+        QueryResults::Boolean(b) => u64::from(*b),
+        QueryResults::Graph(triples) => triples.len() as u64,
+    }
+}
+
+fn progress(duration: Duration) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(duration.as_millis() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {msg}")
+            .expect("valid progress template"),
+    );
+    bar
+}
+
+fn render(
+    templates: &[mix::Template],
+    per_template: &[Summary],
+    overall: &Summary,
+    total_weight: f64,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| template | weight | queries | share | rows/query | p50 µs | p90 µs | p99 µs | p999 µs | mean µs | max µs |"
+    );
+    let _ = writeln!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    let line = |out: &mut String, name: &str, weight: f64, s: &Summary| {
+        let share = s.queries as f64 / overall.queries.max(1) as f64 * 100.0;
+        let _ = write!(
+            out,
+            "| {name} | {weight} | {} | {share:.1}% | {:.1} |",
+            s.queries,
+            s.rows as f64 / s.queries.max(1) as f64
+        );
+        for p in s.percentiles {
+            let _ = write!(out, " {p:.1} |");
+        }
+        let _ = writeln!(out, " {:.1} | {:.1} |", s.mean_us, s.max_us);
+    };
+    for (t, s) in templates.iter().zip(per_template) {
+        line(&mut out, &t.name, t.weight, s);
+    }
+    line(&mut out, "all", total_weight, overall);
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,331 @@
+//! The console's session state and its commands other than `sparql`: `load`, `stats`,
+//! `config`, `help`, `quit`.
+//!
+//! The session holds the store (none until the first `load` when the location is empty)
+//! and the runtime settings every query uses. `load` adds data the way `quiver load`
+//! does (the current store joins the merge), saves the new store to the location and only
+//! then swaps it in, so a failed load or save leaves the session's store as it was.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use quiver_loader::{load_files, Format, LoadOptions, NoProgress};
+use quiver_sparql::ExecOptions;
+use quiver_store::Store;
+
+use crate::memory::{mib, peak_rss};
+
+/// Whether the session goes on after a command.
+pub enum Flow {
+    Continue,
+    Quit,
+}
+
+/// Runtime settings (`config`).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub threads: usize,
+    pub timeout: Option<Duration>,
+    pub max_results: Option<usize>,
+    /// Rows printed for a query typed directly.
+    pub rows: usize,
+}
+
+/// The setting names, for `config` and completion.
+pub const SETTINGS: [&str; 4] = ["threads", "timeout", "max-results", "rows"];
+
+/// The commands, for `help` and completion.
+pub const COMMANDS: [&str; 7] = ["sparql", "load", "stats", "config", "help", "quit", "exit"];
+
+pub struct Session {
+    location: PathBuf,
+    pub(super) store: Option<Store>,
+    pub(super) settings: Settings,
+}
+
+const HELP: &str = "\
+commands:
+  sparql -f FILE [-n RUNS] [-N PLAN_RUNS] [-m THREADS] [-v ROWS] [-o OUT] [-p PLANFILE] [--explain]
+      run the query in FILE RUNS times (average and median latency); PLAN_RUNS times the
+      planner; -m threads for this query; -v prints the first ROWS rows; -o writes all results
+      (format by extension: .tsv .csv .json .xml .nt .ttl .rdf; default TSV); -p a plan file
+      (Wukong format); --explain prints the plan with rows and time per step
+  sparql -b BATCHFILE
+      run the query files listed in BATCHFILE (one per line, relative to it, each optionally
+      followed by the options above)
+  SELECT … / ASK … / CONSTRUCT … / PREFIX …
+      a query typed directly; a blank line ends it (prints the first `rows` rows)
+  load [--lenient] [--format F] FILE...
+      add RDF files or directories to the store and save it
+  stats
+      triples, terms, predicates, classes, memory
+  config [KEY VALUE]
+      show the settings, or set one: threads N, timeout SECONDS|off, max-results N|off, rows N
+  help
+      this text
+  quit | exit | Ctrl-D
+      leave the console
+";
+
+impl Session {
+    /// Opens the store at `location`, or starts empty when nothing is there yet.
+    pub fn open(location: &Path, threads: usize) -> Result<Self> {
+        let store = if location.join("manifest.json").exists() {
+            Some(Store::open(location)?.0)
+        } else {
+            None
+        };
+        Ok(Self {
+            location: location.to_owned(),
+            store,
+            settings: Settings {
+                threads: threads.max(1),
+                timeout: None,
+                max_results: None,
+                rows: 10,
+            },
+        })
+    }
+
+    pub fn location(&self) -> &Path {
+        &self.location
+    }
+
+    /// A short description of the store for the banner.
+    pub fn describe(&self) -> String {
+        match &self.store {
+            Some(store) => format!("{} triples, {} terms", store.triples(), store.terms()),
+            None => "empty: `load FILE...` adds data".into(),
+        }
+    }
+
+    /// The store, or an error when no data was loaded yet.
+    pub(super) fn store(&self) -> Result<&Store> {
+        self.store.as_ref().with_context(|| {
+            format!(
+                "no store at {} yet: `load FILE...` creates one",
+                self.location.display()
+            )
+        })
+    }
+
+    /// Execution options from the settings (and a per-query thread count).
+    pub(super) fn exec_options(&self, threads: Option<usize>) -> ExecOptions {
+        ExecOptions {
+            threads: threads.unwrap_or(self.settings.threads),
+            timeout: self.settings.timeout,
+            max_results: self.settings.max_results,
+            cancel: None,
+        }
+    }
+
+    /// Runs one command line.
+    pub fn execute(&mut self, line: &str) -> Result<Flow> {
+        let words = split_words(line)?;
+        let Some((command, args)) = words.split_first() else {
+            return Ok(Flow::Continue);
+        };
+        let mut out = std::io::stdout().lock();
+        match command.as_str() {
+            "sparql" => self.sparql(args, &mut out)?,
+            "load" => self.load(args, &mut out)?,
+            "stats" => self.stats(args, &mut out)?,
+            "config" => self.config(args, &mut out)?,
+            "help" | "?" => write!(out, "{HELP}").context("writing to standard output")?,
+            "quit" | "exit" | "q" => return Ok(Flow::Quit),
+            other => bail!("unknown command `{other}` (type `help` for the commands)"),
+        }
+        out.flush().context("writing to standard output")?;
+        Ok(Flow::Continue)
+    }
+
+    fn load(&mut self, args: &[String], out: &mut dyn Write) -> Result<()> {
+        let mut options = LoadOptions {
+            format: None,
+            lenient: false,
+            threads: self.settings.threads,
+        };
+        let mut paths = Vec::new();
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--lenient" => options.lenient = true,
+                "--format" => {
+                    let name = args.next().context("load: --format needs a value")?;
+                    options.format = Some(Format::from_name(name).with_context(|| {
+                        format!("load: unknown format `{name}` (nt, nq, ttl, trig, rdfxml)")
+                    })?);
+                }
+                flag if flag.starts_with("--") => bail!("load: unknown option `{flag}`"),
+                path => paths.push(PathBuf::from(path)),
+            }
+        }
+        if paths.is_empty() {
+            bail!("load: name files or directories to load");
+        }
+        let (store, report) = load_files(&paths, &options, self.store.as_ref(), &NoProgress)?;
+        let bytes = store
+            .save(&self.location)
+            .with_context(|| format!("saving the store in {}", self.location.display()))?;
+        writeln!(
+            out,
+            "loaded {} statements in {:.2} s{}; store: {} triples, {} terms, {} on disk",
+            report.statements,
+            report.seconds,
+            if report.skipped > 0 {
+                format!(" ({} malformed skipped)", report.skipped)
+            } else {
+                String::new()
+            },
+            store.triples(),
+            store.terms(),
+            mib(bytes)
+        )?;
+        self.store = Some(store);
+        Ok(())
+    }
+
+    fn stats(&self, args: &[String], out: &mut dyn Write) -> Result<()> {
+        if let Some(extra) = args.first() {
+            bail!("stats: unexpected argument `{extra}`");
+        }
+        let store = self.store()?;
+        let bytes = store.data_bytes() as u64;
+        writeln!(out, "store        {}", self.location.display())?;
+        writeln!(out, "triples      {}", store.triples())?;
+        writeln!(out, "terms        {}", store.terms())?;
+        writeln!(out, "predicates   {}", store.predicate_count())?;
+        writeln!(out, "classes      {}", store.class_count())?;
+        writeln!(out, "named graphs {}", store.graph_names().count())?;
+        writeln!(
+            out,
+            "memory       {} ({:.1} bytes/triple; dictionary {}, index {})",
+            mib(bytes),
+            bytes as f64 / store.triples().max(1) as f64,
+            mib(store.dictionary().data_bytes() as u64),
+            mib(store.graph().data_bytes() as u64)
+        )?;
+        writeln!(
+            out,
+            "peak RSS     {}",
+            peak_rss().map_or_else(|| "unknown".into(), mib)
+        )?;
+        Ok(())
+    }
+
+    fn config(&mut self, args: &[String], out: &mut dyn Write) -> Result<()> {
+        let (key, value) = match args {
+            [] => return self.show_settings(out),
+            [flag] if flag == "-v" => return self.show_settings(out),
+            [pair] if pair.contains('=') => pair.split_once('=').unwrap_or_default(),
+            [key, value] => (key.as_str(), value.as_str()),
+            [key] => bail!("config: `{key}` needs a value (config {key} VALUE)"),
+            _ => bail!("config: expected `config KEY VALUE`"),
+        };
+        let off = |v: &str| matches!(v, "off" | "none" | "0");
+        let count = |v: &str| -> Result<usize> {
+            v.parse::<usize>()
+                .ok()
+                .filter(|&n| n > 0)
+                .with_context(|| format!("config: {key} must be a whole number above 0, not `{v}`"))
+        };
+        match key {
+            "threads" => self.settings.threads = count(value)?.min(4096),
+            "rows" => {
+                self.settings.rows = value.parse().with_context(|| {
+                    format!("config: rows must be a whole number, not `{value}`")
+                })?
+            }
+            "timeout" if off(value) => self.settings.timeout = None,
+            "timeout" => {
+                let seconds: f64 = value
+                    .trim_end_matches('s')
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s < 1e9)
+                    .with_context(|| {
+                        format!("config: timeout must be seconds above 0 or `off`, not `{value}`")
+                    })?;
+                self.settings.timeout = Some(Duration::from_secs_f64(seconds));
+            }
+            "max-results" | "max_results" if off(value) => self.settings.max_results = None,
+            "max-results" | "max_results" => self.settings.max_results = Some(count(value)?),
+            other => bail!(
+                "config: unknown setting `{other}` (settings: {})",
+                SETTINGS.join(", ")
+            ),
+        }
+        self.show_settings(out)
+    }
+
+    fn show_settings(&self, out: &mut dyn Write) -> Result<()> {
+        let s = &self.settings;
+        writeln!(out, "threads      {}", s.threads)?;
+        match s.timeout {
+            Some(t) => writeln!(out, "timeout      {} s", t.as_secs_f64())?,
+            None => writeln!(out, "timeout      off")?,
+        }
+        match s.max_results {
+            Some(n) => writeln!(out, "max-results  {n}")?,
+            None => writeln!(out, "max-results  off")?,
+        }
+        writeln!(out, "rows         {}", s.rows)?;
+        Ok(())
+    }
+}
+
+/// Splits a command line into words; single or double quotes keep spaces in a word.
+pub fn split_words(line: &str) -> Result<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if let Some(q) = quote {
+        bail!("unclosed {q} in the command");
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_words;
+
+    #[test]
+    fn words_split_on_spaces_and_keep_quoted_spaces() {
+        assert_eq!(
+            split_words("sparql  -f 'my query.rq' -n 3").unwrap(),
+            ["sparql", "-f", "my query.rq", "-n", "3"]
+        );
+        assert_eq!(
+            split_words("load \"a b\"c ''").unwrap(),
+            ["load", "a bc", ""]
+        );
+        assert!(split_words("load 'x").is_err());
+        assert!(split_words("   ").unwrap().is_empty());
+    }
+}

@@ -1,0 +1,336 @@
+//! The benchmark commands on LUBM-1 as a user runs them: `bench lubm --json` (its schema
+//! and the published row counts), `bench scale` (its CSV and PNG), `bench emulate` (the
+//! throughput line, the JSON figures, the mix file, the CDF plot).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+fn quiver() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_quiver"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("quiver-bench-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn shared() -> PathBuf {
+    std::env::var_os("QUIVER_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn run_ok(command: &mut Command) -> Output {
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    output
+}
+
+/// A LUBM-1 store shared by the tests of this file.
+fn lubm1() -> &'static Path {
+    static STORE: OnceLock<PathBuf> = OnceLock::new();
+    STORE.get_or_init(|| {
+        let dir = temp_dir("lubm1").join("store");
+        run_ok(
+            quiver()
+                .args(["load", "--lubm", "1", "--location"])
+                .arg(&dir),
+        );
+        dir
+    })
+}
+
+/// Row counts of q1…q12 on `dataset`, from `expected-counts.tsv`.
+fn expected_counts(dataset: &str) -> Vec<u64> {
+    let path = shared().join("lubm/expected-counts.tsv");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let line = text
+        .lines()
+        .find(|l| l.split('\t').next() == Some(dataset))
+        .unwrap_or_else(|| panic!("no counts for {dataset}"));
+    line.split('\t')
+        .skip(2)
+        .map(|c| c.parse().unwrap())
+        .collect()
+}
+
+fn number(value: &Value, key: &str) -> f64 {
+    value[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no number {key:?} in {value}"))
+}
+
+/// Checks that `bytes` is a PNG: signature, chunks with valid checksums, an RGB header,
+/// and image data that inflate to exactly the rows the header announces.
+fn assert_valid_png(bytes: &[u8]) -> (u32, u32) {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    let mut at = 8;
+    let (mut width, mut height, mut idat, mut ended) = (0, 0, Vec::new(), false);
+    while at + 12 <= bytes.len() {
+        let length = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let kind = &bytes[at + 4..at + 8];
+        let data = &bytes[at + 8..at + 8 + length];
+        let crc = u32::from_be_bytes(bytes[at + 8 + length..at + 12 + length].try_into().unwrap());
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(kind);
+        hasher.update(data);
+        assert_eq!(hasher.finalize(), crc, "checksum of chunk {kind:?}");
+        match kind {
+            b"IHDR" => {
+                width = u32::from_be_bytes(data[0..4].try_into().unwrap());
+                height = u32::from_be_bytes(data[4..8].try_into().unwrap());
+                assert_eq!(&data[8..10], &[8, 2], "8-bit RGB");
+            }
+            b"IDAT" => idat.extend_from_slice(data),
+            b"IEND" => ended = true,
+            _ => {}
+        }
+        at += 12 + length;
+    }
+    assert!(ended && at == bytes.len(), "IEND ends the file");
+    let mut pixels = Vec::new();
+    flate2::read::ZlibDecoder::new(&idat[..])
+        .read_to_end(&mut pixels)
+        .unwrap();
+    assert!(width > 0 && height > 0);
+    assert_eq!(pixels.len(), height as usize * (1 + 3 * width as usize));
+    // Something was drawn: not every pixel is white.
+    assert!(pixels.iter().any(|&b| b < 200), "an empty picture");
+    (width, height)
+}
+
+#[test]
+fn bench_lubm_json_has_the_schema_and_the_published_rows() {
+    let dir = temp_dir("lubm");
+    let json = dir.join("lubm1.json");
+    run_ok(
+        quiver()
+            .args([
+                "bench",
+                "lubm",
+                "--universities",
+                "1",
+                "--runs",
+                "2",
+                "--cache",
+            ])
+            .arg(dir.join("cache"))
+            .arg("--json")
+            .arg(&json),
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["dataset"], "LUBM-1");
+    assert!(number(&report["load"], "load_seconds") >= 0.0, "{report}");
+    let queries = report["queries"].as_array().expect("queries");
+    let names: Vec<&str> = queries
+        .iter()
+        .map(|q| q["query"].as_str().unwrap())
+        .collect();
+    let expected_names: Vec<String> = (1..=12).map(|n| format!("q{n}")).collect();
+    assert_eq!(names, expected_names);
+    let rows: Vec<u64> = queries
+        .iter()
+        .map(|q| q["rows"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rows, expected_counts("lubm1"));
+    for q in queries {
+        let (median, min, max) = (
+            number(q, "median_us"),
+            number(q, "min_us"),
+            number(q, "max_us"),
+        );
+        assert!(0.0 < min && min <= median && median <= max, "{q}");
+        assert!(number(q, "plan_us") > 0.0, "{q}");
+    }
+}
+
+#[test]
+fn bench_scale_writes_a_csv_row_per_query_and_thread_count_and_a_png() {
+    let dir = temp_dir("scale");
+    let (csv, png) = (dir.join("scale.csv"), dir.join("scale.png"));
+    let output = run_ok(
+        quiver()
+            .args([
+                "bench",
+                "scale",
+                "--threads",
+                "2,1",
+                "--runs",
+                "1",
+                "--location",
+            ])
+            .arg(lubm1())
+            .arg("--csv")
+            .arg(&csv)
+            .arg("--plot")
+            .arg(&png),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("logical CPU(s)"), "{stdout}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("query,threads,median_us,min_us,max_us,rows,speedup,beyond_physical_cores")
+    );
+    let counts = expected_counts("lubm1");
+    let mut seen = Vec::new();
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        assert_eq!(fields.len(), 8, "{line}");
+        let query = fields[0].to_owned();
+        let threads: usize = fields[1].parse().unwrap();
+        let n: usize = query[1..].parse().unwrap();
+        assert_eq!(fields[5].parse::<u64>().unwrap(), counts[n - 1], "{line}");
+        let speedup: f64 = fields[6].parse().unwrap();
+        assert!(speedup > 0.0, "{line}");
+        if threads == 1 {
+            assert_eq!(speedup, 1.0, "the baseline is 1 thread: {line}");
+        }
+        seen.push((query, threads));
+    }
+    let expected: Vec<(String, usize)> = ["q1", "q2", "q3", "q7"]
+        .iter()
+        .flat_map(|q| [(q.to_string(), 1), (q.to_string(), 2)])
+        .collect();
+    assert_eq!(seen, expected);
+    assert_eq!(assert_valid_png(&std::fs::read(&png).unwrap()), (960, 600));
+}
+
+#[test]
+fn bench_scale_runs_the_queries_of_a_directory() {
+    let dir = temp_dir("scale-dir");
+    std::fs::write(
+        dir.join("only.rq"),
+        "SELECT ?s WHERE { ?s a <http://swat.cse.lehigh.edu/onto/univ-bench.owl#Department> }",
+    )
+    .unwrap();
+    let csv = dir.join("out.csv");
+    run_ok(
+        quiver()
+            .args([
+                "bench",
+                "scale",
+                "--threads",
+                "1",
+                "--runs",
+                "1",
+                "--location",
+            ])
+            .arg(lubm1())
+            .arg("--queries")
+            .arg(&dir)
+            .arg("--csv")
+            .arg(&csv),
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(rows[0].starts_with("only,1,"), "{text}");
+    assert_eq!(
+        rows[0].split(',').nth(5),
+        Some("15"),
+        "15 departments: {text}"
+    );
+}
+
+#[test]
+fn bench_emulate_reports_throughput_and_percentiles() {
+    let dir = temp_dir("emulate");
+    let (json, png) = (dir.join("emu.json"), dir.join("cdf.png"));
+    let output = run_ok(
+        quiver()
+            .args(["bench", "emulate", "--clients", "2", "--duration", "0.5"])
+            .arg("--location")
+            .arg(lubm1())
+            .arg("--json")
+            .arg(&json)
+            .arg("--cdf")
+            .arg(&png),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("throughput: "))
+        .unwrap_or_else(|| panic!("no throughput line: {stdout}"));
+    let figure = line
+        .strip_prefix("throughput: ")
+        .and_then(|l| l.strip_suffix(" queries/s"))
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(figure.parse::<u64>().unwrap() > 0, "{line}");
+
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["clients"], 2);
+    let templates = report["templates"].as_array().unwrap();
+    let names: Vec<&str> = templates
+        .iter()
+        .map(|t| t["template"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["t1", "t2", "t3", "t4", "t5", "t6"]);
+    let total: f64 = templates.iter().map(|t| number(t, "queries")).sum();
+    assert_eq!(total, number(&report, "queries"));
+    assert_eq!(total, number(&report["overall"], "queries"));
+    assert!(total > 100.0, "{report}");
+    for summary in templates.iter().chain([&report["overall"]]) {
+        if number(summary, "queries") == 0.0 {
+            continue;
+        }
+        let ladder: Vec<f64> = ["p50_us", "p90_us", "p99_us", "p999_us", "max_us"]
+            .iter()
+            .map(|k| number(summary, k))
+            .collect();
+        assert!(
+            ladder[0] > 0.0 && ladder.windows(2).all(|w| w[0] <= w[1]),
+            "{summary}"
+        );
+    }
+    assert_valid_png(&std::fs::read(&png).unwrap());
+}
+
+#[test]
+fn bench_emulate_follows_a_mix_file() {
+    let dir = temp_dir("mix");
+    std::fs::create_dir_all(dir.join("t")).unwrap();
+    let emulator = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../queries/lubm-emulator");
+    for name in ["t1.rq", "t4.rq"] {
+        std::fs::copy(emulator.join(name), dir.join("t").join(name)).unwrap();
+    }
+    std::fs::write(dir.join("t/mix.txt"), "# only t4\nt1.rq 0\nt4.rq 1\n").unwrap();
+    let json = dir.join("emu.json");
+    run_ok(
+        quiver()
+            .args(["bench", "emulate", "--duration", "0.3", "--location"])
+            .arg(lubm1())
+            .arg("--mix")
+            .arg(dir.join("t/mix.txt"))
+            .arg("--json")
+            .arg(&json),
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let templates = report["templates"].as_array().unwrap();
+    assert_eq!(templates[0]["template"], "t1");
+    assert_eq!(templates[0]["queries"], 0);
+    assert!(number(&templates[1], "queries") > 0.0);
+
+    // A broken mix is a runtime error naming the line.
+    std::fs::write(dir.join("t/bad.txt"), "t4.rq 1\nt1.rq many\n").unwrap();
+    let output = quiver()
+        .args(["bench", "emulate", "--duration", "0.1", "--location"])
+        .arg(lubm1())
+        .arg("--mix")
+        .arg(dir.join("t/bad.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("bad.txt:2"), "{}", stderr(&output));
+}

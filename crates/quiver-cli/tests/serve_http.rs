@@ -1,0 +1,541 @@
+//! `quiver serve` over HTTP, as a client sees it: the three SPARQL Protocol query
+//! operations, content negotiation, every error status, the limits (timeout, result cap,
+//! body size, overload, slow clients), cancellation, CORS, the page, `/status`, and
+//! graceful shutdown. Each test starts the real binary on an ephemeral loopback port.
+
+mod serve_support;
+
+use std::time::{Duration, Instant};
+
+use serve_support::{
+    cli_query, encode, lubm_query, quiver, read_reply, send, store, Reply, Server,
+};
+
+fn lubm() -> &'static std::path::Path {
+    store("http")
+}
+
+/// A cross product of the whole store with itself: runs until a limit stops it.
+const ENDLESS: &str = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f }";
+/// Every triple: ~100k rows, ~20 MB of JSON.
+const EVERYTHING: &str = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }";
+const FORM: (&str, &str) = ("Content-Type", "application/x-www-form-urlencoded");
+const DIRECT: (&str, &str) = ("Content-Type", "application/sparql-query");
+
+fn assert_status(reply: &Reply, status: u16) {
+    assert_eq!(reply.status, status, "body: {}", reply.text());
+}
+
+#[test]
+fn get_and_both_posts_answer_like_quiver_query() {
+    let server = Server::start(lubm(), &[]);
+    let q5 = lubm_query("q5");
+    let expected = cli_query(lubm(), &q5, "json");
+    let form = format!("query={}", encode(&q5));
+    for path in ["/query", "/sparql"] {
+        let get = server.get(&format!("{path}?query={}", encode(&q5)), &[]);
+        let post_form = server.post(path, &[FORM], form.as_bytes());
+        let post_direct = server.post(path, &[DIRECT], q5.as_bytes());
+        for reply in [get, post_form, post_direct] {
+            assert_status(&reply, 200);
+            assert_eq!(
+                reply.header("content-type"),
+                Some("application/sparql-results+json")
+            );
+            assert!(reply.complete);
+            assert_eq!(reply.text(), String::from_utf8_lossy(&expected));
+        }
+    }
+    let rows = server.query(&q5, "").json()["results"]["bindings"]
+        .as_array()
+        .map(Vec::len);
+    assert_eq!(rows, Some(10), "LUBM-1 q5 has 10 research groups");
+    assert!(server.log().contains("path=/query status=200"));
+}
+
+#[test]
+fn every_format_is_byte_identical_to_the_cli() {
+    let server = Server::start(lubm(), &[]);
+    let q4 = lubm_query("q4"); // IRIs and literals
+    for (accept, name, content_type) in [
+        (
+            "application/sparql-results+json",
+            "json",
+            "application/sparql-results+json",
+        ),
+        (
+            "application/sparql-results+xml",
+            "xml",
+            "application/sparql-results+xml",
+        ),
+        ("text/csv", "csv", "text/csv; charset=utf-8"),
+        (
+            "text/tab-separated-values",
+            "tsv",
+            "text/tab-separated-values; charset=utf-8",
+        ),
+    ] {
+        let reply = server.query(&q4, accept);
+        assert_status(&reply, 200);
+        assert_eq!(reply.header("content-type"), Some(content_type));
+        assert_eq!(reply.body, cli_query(lubm(), &q4, name), "format {name}");
+        // format= overrides Accept.
+        let path = format!("/query?query={}&format={name}", encode(&q4));
+        let overridden = server.get(&path, &[("Accept", "image/png")]);
+        assert_eq!(overridden.body, reply.body, "format={name}");
+    }
+    let construct = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> \
+        CONSTRUCT { ?x ub:name ?n } WHERE { ?x a ub:ResearchGroup ; ub:subOrganizationOf ?d . \
+        ?d ub:name ?n } LIMIT 7";
+    for (accept, name, content_type) in [
+        ("application/n-triples", "nt", "application/n-triples"),
+        ("text/turtle", "ttl", "text/turtle; charset=utf-8"),
+        ("application/rdf+xml", "rdfxml", "application/rdf+xml"),
+    ] {
+        let reply = server.query(construct, accept);
+        assert_status(&reply, 200);
+        assert_eq!(reply.header("content-type"), Some(content_type));
+        assert_eq!(
+            reply.body,
+            cli_query(lubm(), construct, name),
+            "format {name}"
+        );
+    }
+    // Defaults: JSON for SELECT/ASK, Turtle for CONSTRUCT.
+    assert_eq!(
+        server.query(construct, "").header("content-type"),
+        Some("text/turtle; charset=utf-8")
+    );
+    let ask = server.query("ASK { ?s ?p ?o }", "");
+    assert_eq!(ask.json()["boolean"], serde_json::Value::Bool(true));
+}
+
+#[test]
+fn content_negotiation_and_406() {
+    let server = Server::start(lubm(), &[]);
+    let q5 = lubm_query("q5");
+    let browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    let reply = server.query(&q5, browser);
+    assert_eq!(
+        reply.header("content-type"),
+        Some("application/sparql-results+xml")
+    );
+    let reply = server.query(&q5, "text/csv;q=0.5, text/tab-separated-values");
+    assert!(reply
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/tab-separated-values"));
+    // Nothing acceptable at all: 406 before running.
+    let reply = server.query(&q5, "image/png");
+    assert_status(&reply, 406);
+    assert!(
+        reply.text().contains("no acceptable format"),
+        "{}",
+        reply.text()
+    );
+    // Only graph formats for a SELECT, only tabular ones for a CONSTRUCT: 406.
+    assert_status(&server.query(&q5, "text/turtle"), 406);
+    assert_status(
+        &server.query("CONSTRUCT WHERE { ?s ?p ?o } LIMIT 1", "text/csv"),
+        406,
+    );
+    let path = format!(
+        "/query?query={}&format=csv",
+        encode("CONSTRUCT WHERE { ?s ?p ?o } LIMIT 1")
+    );
+    assert_status(&server.get(&path, &[]), 406);
+    // An unknown format name is a client error.
+    let path = format!("/query?query={}&format=yaml", encode(&q5));
+    assert_status(&server.get(&path, &[]), 400);
+    assert_status(&server.query(&q5, ""), 200);
+}
+
+#[test]
+fn malformed_requests_get_readable_errors() {
+    let server = Server::start(lubm(), &[]);
+    let reply = server.query("SELECT ?x WHERE {\n  ?x ?y \n}", "");
+    assert_status(&reply, 400);
+    assert_eq!(
+        reply.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+    let message = reply.text();
+    assert!(
+        message.contains("invalid query") && message.contains("3:"),
+        "{message}"
+    );
+    assert_status(&server.post("/query", &[DIRECT], b"SELEC * {}"), 400);
+    let missing = server.get("/query", &[]);
+    assert_status(&missing, 400);
+    assert!(missing.text().contains("missing the query parameter"));
+    assert_status(
+        &server.get("/query?query=ASK%7B%7D&query=ASK%7B%7D", &[]),
+        400,
+    );
+    let dataset = server.get(
+        "/query?query=ASK%7B%7D&default-graph-uri=http%3A%2F%2Fg",
+        &[],
+    );
+    assert_status(&dataset, 400);
+    assert!(
+        dataset.text().contains("not supported yet"),
+        "{}",
+        dataset.text()
+    );
+    let named = server.post(
+        "/query?named-graph-uri=http%3A%2F%2Fg",
+        &[DIRECT],
+        b"ASK {}",
+    );
+    assert_status(&named, 400);
+    assert_status(
+        &server.post("/query", &[("Content-Type", "text/plain")], b"ASK {}"),
+        415,
+    );
+    assert_status(&server.post("/query", &[], b"ASK {}"), 415);
+    let latin = (
+        "Content-Type",
+        "application/sparql-query; charset=iso-8859-1",
+    );
+    assert_status(&server.post("/query", &[latin], b"ASK {}"), 415);
+    assert_status(&server.post("/query", &[DIRECT], b"ASK { \xff }"), 400);
+    assert_status(&server.get("/nowhere", &[]), 404);
+    assert_status(
+        &serve_support::request(&server.address, "PUT", "/query", &[], b"x"),
+        405,
+    );
+    assert_status(&server.query("DESCRIBE <http://x>", ""), 400);
+    // Still serving.
+    assert_status(&server.query("ASK {}", ""), 200);
+    assert!(server.status()["queries_failed"].as_u64().unwrap() >= 10);
+}
+
+#[test]
+fn updates_are_refused_with_403() {
+    let server = Server::start(lubm(), &[]);
+    let form = format!("update={}", encode("INSERT DATA { <a:a> <a:b> <a:c> }"));
+    let replies = [
+        server.post("/query", &[FORM], form.as_bytes()),
+        server.post(
+            "/sparql",
+            &[("Content-Type", "application/sparql-update")],
+            b"CLEAR ALL",
+        ),
+        server.post("/update", &[FORM], form.as_bytes()),
+        server.get("/update", &[]),
+        server.get(&format!("/query?{form}"), &[]),
+    ];
+    for reply in replies {
+        assert_status(&reply, 403);
+        assert!(reply.text().contains("read-only"), "{}", reply.text());
+    }
+    let triples = server.status()["triples"].as_u64();
+    assert_eq!(triples, Some(100_543));
+}
+
+#[test]
+fn large_bodies_get_413() {
+    let server = Server::start(lubm(), &["--max-body-bytes", "1000"]);
+    let padding = "#".repeat(2000);
+    let query = format!("ASK {{}}\n{padding}");
+    let reply = server.post("/query", &[DIRECT], query.as_bytes());
+    assert_status(&reply, 413);
+    assert!(
+        reply.text().contains("larger than 1000 bytes"),
+        "{}",
+        reply.text()
+    );
+    // Chunked, so of unknown length: cut at the limit while reading.
+    let chunked = format!("{:x}\r\n{query}\r\n0\r\n\r\n", query.len());
+    let reply = server.post(
+        "/query",
+        &[DIRECT, ("Transfer-Encoding", "chunked")],
+        chunked.as_bytes(),
+    );
+    assert_status(&reply, 413);
+    // Announced as too large: refused before the body is read (the client waits for 100).
+    let stream = send(
+        &server.address,
+        "POST",
+        "/query",
+        &[
+            DIRECT,
+            ("Expect", "100-continue"),
+            ("Content-Length", "50000000"),
+        ],
+        b"",
+    );
+    assert_status(&read_reply(stream), 413);
+    assert_status(&server.post("/query", &[DIRECT], b"ASK {}"), 200);
+}
+
+#[test]
+fn timeouts_give_504_and_the_server_keeps_serving() {
+    let server = Server::start(lubm(), &["--timeout", "0.3"]);
+    let started = Instant::now();
+    let reply = server.query(ENDLESS, "");
+    assert_status(&reply, 504);
+    assert!(reply.text().contains("timed out"), "{}", reply.text());
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(server.wait_for("in_flight", 0, Duration::from_secs(5)));
+    assert_status(&server.query(&lubm_query("q5"), ""), 200);
+}
+
+#[test]
+fn result_caps_give_422() {
+    let server = Server::start(lubm(), &["--max-results", "5"]);
+    let reply = server.query(EVERYTHING, "");
+    assert_status(&reply, 422);
+    assert!(reply.text().contains("limit of 5 rows"), "{}", reply.text());
+    let construct = server.query("CONSTRUCT WHERE { ?s ?p ?o }", "");
+    assert_status(&construct, 422);
+    let limited = server.query(&format!("{EVERYTHING} LIMIT 5"), "");
+    assert_status(&limited, 200);
+    assert_eq!(
+        limited.json()["results"]["bindings"]
+            .as_array()
+            .map(Vec::len),
+        Some(5)
+    );
+}
+
+#[test]
+fn large_results_stream_in_chunks() {
+    let server = Server::start(lubm(), &[]);
+    let reply = server.query(EVERYTHING, "text/tab-separated-values");
+    assert_status(&reply, 200);
+    assert_eq!(reply.header("transfer-encoding"), Some("chunked"));
+    assert!(reply.complete);
+    assert_eq!(reply.body, cli_query(lubm(), EVERYTHING, "tsv"));
+    assert_eq!(reply.text().lines().count(), 100_543 + 1);
+}
+
+/// One worker, one queue place: a client that stops reading holds the worker (the bounded
+/// channel stops the serializer instead of buffering 20 MB); the next request queues, the one
+/// after gets 503; the send timeout cuts the stalled client off and the queued one is served.
+#[test]
+fn overload_gives_503_and_stalled_clients_are_cut_off() {
+    let server = Server::start(
+        lubm(),
+        &["--threads", "1", "--queue", "1", "--send-timeout", "1.5"],
+    );
+    let stalled = send(
+        &server.address,
+        "GET",
+        &format!("/query?query={}", encode(EVERYTHING)),
+        &[],
+        b"",
+    );
+    assert!(server.wait_for("running", 1, Duration::from_secs(10)));
+    let address = server.address.clone();
+    let queued = std::thread::spawn(move || {
+        serve_support::request(
+            &address,
+            "GET",
+            &format!("/query?query={}", encode("ASK {}")),
+            &[],
+            b"",
+        )
+    });
+    assert!(server.wait_for("in_flight", 2, Duration::from_secs(10)));
+    let refused = server.query("ASK {}", "");
+    assert_status(&refused, 503);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert!(refused.text().contains("busy"), "{}", refused.text());
+    // The queued request gets the worker once the stalled response is aborted.
+    let started = Instant::now();
+    let queued = queued.join().unwrap();
+    assert_status(&queued, 200);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let cut = read_reply(stalled);
+    assert_eq!(cut.status, 200);
+    assert!(
+        !cut.complete,
+        "the stalled response must end without its final chunk"
+    );
+    assert!(
+        cut.body.len() < 15_000_000,
+        "cut after {} bytes",
+        cut.body.len()
+    );
+    assert!(
+        server.log().contains("response aborted"),
+        "{}",
+        server.log()
+    );
+    let status = server.status();
+    assert_eq!(status["queries_rejected"].as_u64(), Some(1));
+    assert_status(&server.query("ASK {}", ""), 200);
+}
+
+#[test]
+fn a_client_that_hangs_up_cancels_its_query() {
+    let server = Server::start(lubm(), &["--timeout", "60"]);
+    let stream = send(
+        &server.address,
+        "GET",
+        &format!("/query?query={}", encode(ENDLESS)),
+        &[],
+        b"",
+    );
+    assert!(server.wait_for("running", 1, Duration::from_secs(10)));
+    drop(stream);
+    // Cancelled server-side long before the 60 s timeout.
+    assert!(
+        server.wait_for("in_flight", 0, Duration::from_secs(10)),
+        "{}",
+        server.log()
+    );
+    assert!(server.log().contains("query cancelled"), "{}", server.log());
+    // Hanging up while the result streams stops the serializer too.
+    let path = format!("/query?query={}&format=xml", encode(EVERYTHING));
+    let mut stream = send(&server.address, "GET", &path, &[], b"");
+    let mut start = [0u8; 4096];
+    std::io::Read::read_exact(&mut stream, &mut start).unwrap();
+    assert!(String::from_utf8_lossy(&start).starts_with("HTTP/1.1 200"));
+    drop(stream);
+    assert!(
+        server.wait_for("in_flight", 0, Duration::from_secs(10)),
+        "{}",
+        server.log()
+    );
+    assert!(
+        server.log().contains("response aborted"),
+        "{}",
+        server.log()
+    );
+    assert_status(&server.query("ASK {}", ""), 200);
+}
+
+#[test]
+fn the_page_and_status() {
+    let server = Server::start(lubm(), &[]);
+    let page = server.get("/", &[]);
+    assert_status(&page, 200);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    let html = page.text();
+    assert!(html.contains("<textarea") && html.contains("LUBM q5"));
+    assert!(
+        !html.contains("src=\"http") && !html.contains("href=\"http"),
+        "no external assets"
+    );
+    server.query("ASK {}", "");
+    let status = server.status();
+    let info = quiver()
+        .args(["info", "--json", "--location"])
+        .arg(lubm())
+        .output()
+        .unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert_eq!(status["triples"], info["triples"]);
+    assert_eq!(status["terms"], info["terms"]);
+    assert_eq!(status["queries_served"].as_u64(), Some(1));
+    assert_eq!(status["in_flight"].as_u64(), Some(0));
+    assert!(status["uptime_seconds"].as_f64().unwrap() > 0.0);
+    // No CORS header unless asked for.
+    assert_eq!(
+        server
+            .query("ASK {}", "")
+            .header("access-control-allow-origin"),
+        None
+    );
+}
+
+#[test]
+fn cors_when_configured() {
+    let server = Server::start(lubm(), &["--cors", "https://example.org"]);
+    let reply = server.query("ASK {}", "");
+    assert_eq!(
+        reply.header("access-control-allow-origin"),
+        Some("https://example.org")
+    );
+    let preflight = serve_support::request(
+        &server.address,
+        "OPTIONS",
+        "/query",
+        &[
+            ("Origin", "https://example.org"),
+            ("Access-Control-Request-Method", "POST"),
+        ],
+        b"",
+    );
+    assert_status(&preflight, 204);
+    assert!(preflight
+        .header("access-control-allow-methods")
+        .unwrap()
+        .contains("POST"));
+    assert_eq!(
+        preflight.header("access-control-allow-origin"),
+        Some("https://example.org")
+    );
+}
+
+#[test]
+fn sigterm_finishes_or_cancels_in_flight_queries_then_exits() {
+    // Idle: exits at once.
+    let mut idle = Server::start(lubm(), &[]);
+    let status = idle
+        .terminate(Duration::from_secs(10))
+        .expect("exits after SIGTERM");
+    assert!(status.success());
+    assert!(idle.log().contains("server stopped"));
+
+    // A stalled client: cancelled after the grace period (the query timeout, 1 s).
+    let mut busy = Server::start(lubm(), &["--timeout", "1", "--send-timeout", "120"]);
+    let stalled = send(
+        &busy.address,
+        "GET",
+        &format!("/query?query={}", encode(EVERYTHING)),
+        &[],
+        b"",
+    );
+    assert!(busy.wait_for("running", 1, Duration::from_secs(10)));
+    let started = Instant::now();
+    let status = busy
+        .terminate(Duration::from_secs(15))
+        .expect("exits after SIGTERM");
+    assert!(status.success(), "{}", busy.log());
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "the grace period is honoured"
+    );
+    assert!(
+        busy.log().contains("cancelled in-flight queries"),
+        "{}",
+        busy.log()
+    );
+    assert!(!read_reply(stalled).complete);
+}
+
+#[test]
+fn bad_arguments() {
+    let missing = quiver()
+        .args([
+            "serve",
+            "--location",
+            "/nonexistent/quiver-store",
+            "--bind",
+            "127.0.0.1:0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot open the store"));
+    let bind = quiver()
+        .args(["serve", "--location", "x", "--bind", "nowhere"])
+        .output()
+        .unwrap();
+    assert_eq!(bind.status.code(), Some(2));
+    let timeout = quiver()
+        .arg("serve")
+        .arg("--location")
+        .arg(lubm())
+        .args(["--bind", "127.0.0.1:0", "--timeout", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(timeout.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&timeout.stderr).contains("--timeout"));
+}

@@ -1,0 +1,90 @@
+//! Errors: [`ServerError`] for starting and running the server, [`ApiError`] for one request
+//! (an HTTP status with a readable plain-text message, never a panic).
+
+use std::net::SocketAddr;
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use quiver_sparql::QueryError;
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        address: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("server error: {0}")]
+    Serve(std::io::Error),
+}
+
+/// A request that gets an error status; the message is the response body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{status}: {message}")]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+    /// Seconds for a `Retry-After` header (503).
+    pub retry_after: Option<u32>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// 503 with `Retry-After: 1`.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self {
+            retry_after: Some(1),
+            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, message)
+        }
+    }
+
+    /// The status for an engine error: bad queries are the client's (400), time limits 504,
+    /// result caps 422, cancellation (shutdown) 503.
+    pub fn from_query(error: &QueryError) -> Self {
+        let status = match error {
+            QueryError::Syntax(_) | QueryError::Plan(_) | QueryError::Unsupported(_) => {
+                StatusCode::BAD_REQUEST
+            }
+            QueryError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            QueryError::TooManyResults(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            QueryError::Cancelled => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        let mut message = error.to_string();
+        if let QueryError::TooManyResults(_) = error {
+            message.push_str(" (the server's --max-results); add a LIMIT");
+        }
+        Self::new(status, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = self.message;
+        body.push('\n');
+        let mut response = (self.status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        if let Some(seconds) = self.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}

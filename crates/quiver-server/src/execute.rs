@@ -1,0 +1,147 @@
+//! One query on a blocking thread: prepare, execute, then serialize into the response body.
+//!
+//! The outcome of preparing and executing (the status line) is reported through a oneshot
+//! channel as a [`Head`] or an [`ApiError`] before any byte of the body is written; the rows
+//! are then encoded straight from the engine's id table in batches (no term is allocated),
+//! into a [`ChannelWriter`] that blocks while the client is slow. Between batches the
+//! serializer sees write errors (client gone, cancelled, send timeout) and stops.
+
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quiver_sparql::{
+    prepare, write_results, ExecOptions, PrepareOptions, QueryResults, ResultsFormat, Solutions,
+};
+use quiver_store::Store;
+use sparesults::{QueryResultsFormat, QueryResultsSerializer};
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+
+use crate::error::ApiError;
+use crate::negotiate::{Negotiated, ResultKind};
+use crate::stream::{BodySender, ChannelWriter};
+
+/// Rows decoded per batch (between checks for a failed write).
+const ROWS_PER_BATCH: usize = 1024;
+
+/// A query ready to run.
+pub struct Job {
+    pub store: Arc<Store>,
+    pub query: String,
+    pub negotiated: Negotiated,
+    pub options: ExecOptions,
+    pub send_timeout: Duration,
+}
+
+/// What the response head needs once the query has run.
+#[derive(Debug, Clone, Copy)]
+pub struct Head {
+    pub format: ResultsFormat,
+    pub plan_micros: f64,
+    pub execute_micros: f64,
+}
+
+/// Runs `job` to the end; call on a blocking thread.
+pub fn run(
+    job: Job,
+    runtime: Handle,
+    head: oneshot::Sender<Result<Head, ApiError>>,
+    sender: BodySender,
+) {
+    let started = Instant::now();
+    let store = &*job.store;
+    let prepared = match prepare(store, &job.query, &PrepareOptions::default()) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            let _ = head.send(Err(ApiError::from_query(&error)));
+            return;
+        }
+    };
+    let results = match prepared.execute(store, &job.options) {
+        Ok(results) => results,
+        Err(error) => {
+            tracing::info!(%error, "query not answered");
+            let _ = head.send(Err(ApiError::from_query(&error)));
+            return;
+        }
+    };
+    let execute_micros = started.elapsed().as_secs_f64() * 1e6 - prepared.plan_micros();
+    let kind = match results {
+        QueryResults::Graph(_) => ResultKind::Graph,
+        _ => ResultKind::Tabular,
+    };
+    let format = match job.negotiated.for_kind(kind) {
+        Ok(format) => format,
+        Err(error) => {
+            let _ = head.send(Err(error));
+            return;
+        }
+    };
+    let ready = Head {
+        format,
+        plan_micros: prepared.plan_micros(),
+        execute_micros: execute_micros.max(0.0),
+    };
+    if head.send(Ok(ready)).is_err() {
+        return; // The request went away while the query ran.
+    }
+    let cancel = job.options.cancel.clone().unwrap_or_default();
+    let writer = ChannelWriter::new(sender.clone(), runtime, job.send_timeout, cancel);
+    let rows = match &results {
+        QueryResults::Solutions(solutions) => solutions.len(),
+        QueryResults::Graph(triples) => triples.len(),
+        QueryResults::Boolean(_) => 1,
+    };
+    let written = match &results {
+        QueryResults::Solutions(solutions) => write_solutions(solutions, format, writer),
+        other => write_results(other, format, writer),
+    }
+    .and_then(ChannelWriter::finish);
+    let seconds = (started.elapsed().as_secs_f64() * 1e4).round() / 1e4;
+    match written {
+        Ok(bytes) => tracing::info!(rows, bytes, seconds, "query answered"),
+        Err(error) => {
+            sender.fail();
+            tracing::warn!(%error, seconds, "response aborted");
+        }
+    }
+}
+
+/// Streams solutions in `format` (a tabular one; JSON otherwise), decoding rows in batches.
+fn write_solutions(
+    solutions: &Solutions<'_>,
+    format: ResultsFormat,
+    writer: ChannelWriter,
+) -> io::Result<ChannelWriter> {
+    let format = match format {
+        ResultsFormat::Xml => QueryResultsFormat::Xml,
+        ResultsFormat::Csv => QueryResultsFormat::Csv,
+        ResultsFormat::Tsv => QueryResultsFormat::Tsv,
+        _ => QueryResultsFormat::Json,
+    };
+    let variables = &solutions.variables;
+    let mut serializer = QueryResultsSerializer::from_format(format)
+        .serialize_solutions_to_writer(writer, variables.clone())?;
+    let mut failure = None;
+    let mut start = 0;
+    while start < solutions.len() {
+        let end = (start + ROWS_PER_BATCH).min(solutions.len());
+        solutions.for_each_row_in(start..end, |row| {
+            if failure.is_none() {
+                let bound = variables
+                    .iter()
+                    .zip(row)
+                    .filter_map(|(variable, term)| term.map(|term| (variable.as_ref(), term)));
+                if let Err(error) = serializer.serialize(bound) {
+                    failure = Some(error);
+                }
+            }
+        });
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        start = end;
+    }
+    serializer.finish()
+}

@@ -1,0 +1,181 @@
+//! Quiver's SPARQL 1.1 Protocol endpoint: a read-only HTTP server over one [`Store`].
+//!
+//! What it serves (see [`routes`]): queries at `/query` and `/sparql` (GET with `query=`, POST
+//! form-encoded, POST `application/sparql-query`), a browser query page at `/`, health and
+//! counters at `/status`; updates are refused with 403.
+//!
+//! How a query travels: the request is parsed ([`protocol`]) and its result formats
+//! negotiated ([`negotiate`]); it is then admitted or refused with 503 ([`limits`]: a
+//! semaphore of `threads` permits and a short queue), prepared, executed and serialized on a
+//! blocking thread ([`execute`]). The status line is decided once execution has succeeded or
+//! failed; the body then streams from the serializer through a bounded channel
+//! ([`stream`]), so a client that stops reading stops the serializer (backpressure) and one
+//! that stalls past the send timeout is cut off, instead of the server buffering the result.
+//!
+//! The crate is a library so that the `quiver serve` command stays thin and tests can start a
+//! server in-process: [`run`] owns a runtime and blocks until SIGINT/SIGTERM; [`serve`] is the
+//! same server as a future over a bound listener.
+
+pub mod error;
+pub mod execute;
+pub mod limits;
+pub mod negotiate;
+pub mod protocol;
+pub mod routes;
+pub mod stream;
+
+use std::future::{Future, IntoFuture};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use quiver_store::Store;
+use tokio::net::TcpListener;
+
+pub use error::{ApiError, ServerError};
+
+/// What the server allows and how it behaves under load.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Queries executing at once (the semaphore's permits); also the engine's worker threads
+    /// for one heavy query.
+    pub threads: usize,
+    /// Requests that may wait for a permit beyond `threads`; more get 503.
+    pub queue: usize,
+    /// How long a request may wait in the queue before it gets 503.
+    pub queue_timeout: Duration,
+    /// Per-query execution time limit (504 when exceeded).
+    pub timeout: Option<Duration>,
+    /// Largest result, in rows (SELECT) or triples (CONSTRUCT); more gives 422.
+    pub max_results: Option<usize>,
+    /// Largest request body in bytes (413 beyond).
+    pub max_body_bytes: usize,
+    /// How long the serializer waits for a stalled client to take the next chunk before the
+    /// response is aborted.
+    pub send_timeout: Duration,
+    /// `Access-Control-Allow-Origin` value for cross-origin browser clients, if any.
+    pub cors: Option<String>,
+    /// After SIGINT/SIGTERM, how long in-flight queries may run before they are cancelled.
+    pub shutdown_grace: Duration,
+}
+
+impl Config {
+    /// Defaults for `threads` workers: a queue of 8 per worker (at least 16), no time or
+    /// result limit, 1 MiB bodies, 30 s send timeout, 10 s shutdown grace.
+    pub fn new(threads: usize) -> Self {
+        let threads = threads.max(1);
+        Self {
+            threads,
+            queue: (threads * 8).max(16),
+            queue_timeout: Duration::from_secs(10),
+            timeout: None,
+            max_results: None,
+            max_body_bytes: 1 << 20,
+            send_timeout: Duration::from_secs(30),
+            cors: None,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Binds a listener (`127.0.0.1:0` picks a free port: read it back with `local_addr`).
+pub async fn bind(address: SocketAddr) -> Result<TcpListener, ServerError> {
+    TcpListener::bind(address)
+        .await
+        .map_err(|source| ServerError::Bind { address, source })
+}
+
+/// Serves `store` on `listener` until `shutdown` resolves, then stops accepting, lets
+/// in-flight queries run for `config.shutdown_grace`, cancels what is left, and returns.
+pub async fn serve(
+    listener: TcpListener,
+    store: Arc<Store>,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let grace = config.shutdown_grace;
+    let state = Arc::new(routes::AppState::new(store, config));
+    let app = routes::router(state.clone());
+    let (requested_tx, mut requested_rx) = tokio::sync::watch::channel(false);
+    let signal_state = state.clone();
+    let graceful = async move {
+        shutdown.await;
+        signal_state.limits.begin_shutdown();
+        tracing::info!("shutting down: no new connections, in-flight queries may finish");
+        let _ = requested_tx.send(true);
+    };
+    let server = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(graceful)
+    .into_future();
+    tokio::pin!(server);
+    tokio::select! {
+        result = &mut server => return result.map_err(ServerError::Serve),
+        _ = requested_rx.wait_for(|requested| *requested) => {}
+    }
+    if let Ok(result) = tokio::time::timeout(grace, &mut server).await {
+        return result.map_err(ServerError::Serve);
+    }
+    let cancelled = state.limits.cancel_all();
+    tracing::warn!(cancelled, "grace period over: cancelled in-flight queries");
+    match tokio::time::timeout(Duration::from_secs(2), &mut server).await {
+        Ok(result) => result.map_err(ServerError::Serve),
+        Err(_) => {
+            tracing::warn!("connections still open after cancelling; exiting anyway");
+            Ok(())
+        }
+    }
+}
+
+/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {}
+        _ = terminate => {}
+    }
+}
+
+/// Runs the server on its own runtime until SIGINT/SIGTERM. `listening` is called with the
+/// bound address once the socket accepts connections (the CLI prints it).
+pub fn run(
+    store: Arc<Store>,
+    config: Config,
+    address: SocketAddr,
+    listening: impl FnOnce(SocketAddr),
+) -> Result<(), ServerError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.threads.clamp(1, 4))
+        // Queries run on blocking threads, bounded by the admission semaphore.
+        .max_blocking_threads(config.threads + 4)
+        .thread_name("quiver-http")
+        .enable_all()
+        .build()
+        .map_err(ServerError::Runtime)?;
+    let result = runtime.block_on(async {
+        let listener = bind(address).await?;
+        let local = listener.local_addr().map_err(ServerError::Serve)?;
+        listening(local);
+        serve(listener, store, config, shutdown_signal()).await
+    });
+    // Cancelled queries notice within a few thousand rows; do not wait on a stuck thread.
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    result
+}

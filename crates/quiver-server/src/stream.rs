@@ -1,0 +1,242 @@
+//! Streaming a response body from a blocking serializer through a bounded channel.
+//!
+//! [`ChannelWriter`] is the `io::Write` the serializer writes to: it cuts the output into
+//! chunks and sends each into a channel of a few chunks. When the client reads slowly the
+//! channel fills and the send blocks the serializer (backpressure: the server holds at most
+//! `capacity` chunks per response, whatever the result size); when a send waits longer than
+//! the send timeout, or the query's cancel flag is set (client gone, shutdown), the write
+//! fails and serialization stops. [`ChannelBody`] is the receiving end as an HTTP body; an
+//! error item aborts the response (the connection closes without the final chunk, so the
+//! client sees a truncated transfer rather than a well-formed, incomplete document).
+
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use tokio::runtime::Handle;
+use tokio::sync::mpsc;
+
+use crate::limits::CancelOnDrop;
+
+/// Bytes per chunk sent to the client.
+pub const CHUNK_BYTES: usize = 64 * 1024;
+/// Chunks buffered per response between serializer and socket.
+pub const CHANNEL_CHUNKS: usize = 4;
+/// How often a send blocked on a stalled client checks the cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// The sending end of a response body; cloned to abort the response after a failure.
+#[derive(Clone)]
+pub struct BodySender {
+    sender: mpsc::Sender<Bytes>,
+    failed: Arc<AtomicBool>,
+}
+
+impl BodySender {
+    /// Marks the response as failed: once every sender is gone the body ends with an error
+    /// instead of a clean end, and the client sees the transfer cut short.
+    pub fn fail(&self) {
+        self.failed.store(true, Ordering::Release);
+    }
+}
+
+/// A bounded channel for one response body; dropping the body sets `cancel`.
+pub fn channel(cancel: CancelOnDrop) -> (BodySender, ChannelBody) {
+    let (sender, receiver) = mpsc::channel(CHANNEL_CHUNKS);
+    let failed = Arc::new(AtomicBool::new(false));
+    (
+        BodySender {
+            sender,
+            failed: failed.clone(),
+        },
+        ChannelBody {
+            receiver,
+            failed,
+            _cancel: cancel,
+        },
+    )
+}
+
+/// The serializer's side: buffers writes into chunks and sends them, blocking.
+pub struct ChannelWriter {
+    buffer: Vec<u8>,
+    sender: BodySender,
+    runtime: Handle,
+    send_timeout: Duration,
+    cancel: Arc<AtomicBool>,
+    /// Bytes sent so far.
+    pub sent: u64,
+}
+
+impl ChannelWriter {
+    /// Must be used from a blocking thread (it blocks on `runtime`).
+    pub fn new(
+        sender: BodySender,
+        runtime: Handle,
+        send_timeout: Duration,
+        cancel: Arc<AtomicBool>,
+    ) -> Self {
+        Self {
+            buffer: Vec::with_capacity(CHUNK_BYTES),
+            sender,
+            runtime,
+            send_timeout,
+            cancel,
+            sent: 0,
+        }
+    }
+
+    fn send_buffer(&mut self) -> io::Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        if self.cancel.load(Ordering::Acquire) {
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "query cancelled",
+            ));
+        }
+        let chunk = Bytes::from(std::mem::replace(
+            &mut self.buffer,
+            Vec::with_capacity(CHUNK_BYTES),
+        ));
+        let length = chunk.len() as u64;
+        // Wait for room in slices, so that a cancel (shutdown) is seen while the client stalls.
+        let deadline = tokio::time::Instant::now() + self.send_timeout;
+        let sender = &self.sender.sender;
+        let cancel = &self.cancel;
+        let sent = self.runtime.block_on(async {
+            loop {
+                let slice = deadline
+                    .saturating_duration_since(tokio::time::Instant::now())
+                    .min(CANCEL_POLL);
+                match tokio::time::timeout(slice, sender.reserve()).await {
+                    Ok(Ok(permit)) => {
+                        permit.send(chunk);
+                        return Ok(());
+                    }
+                    Ok(Err(_)) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::BrokenPipe,
+                            "the client went away",
+                        ))
+                    }
+                    Err(_) if cancel.load(Ordering::Acquire) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::ConnectionAborted,
+                            "query cancelled",
+                        ))
+                    }
+                    Err(_) if tokio::time::Instant::now() >= deadline => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!(
+                                "the client read nothing for {:.1} s",
+                                self.send_timeout.as_secs_f64()
+                            ),
+                        ))
+                    }
+                    Err(_) => {}
+                }
+            }
+        });
+        sent.map(|()| self.sent += length)
+    }
+
+    /// Sends what is buffered; the response ends when the writer is dropped.
+    pub fn finish(mut self) -> io::Result<u64> {
+        self.send_buffer()?;
+        Ok(self.sent)
+    }
+
+    /// Aborts the response: the client sees the transfer cut short.
+    pub fn abort(self) {
+        self.sender.fail();
+    }
+}
+
+impl io::Write for ChannelWriter {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buffer.extend_from_slice(data);
+        if self.buffer.len() >= CHUNK_BYTES {
+            self.send_buffer()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        // Serializers flush at the end; chunks go out when full or on `finish`.
+        Ok(())
+    }
+}
+
+/// The HTTP side: the body of a streamed response.
+pub struct ChannelBody {
+    receiver: mpsc::Receiver<Bytes>,
+    failed: Arc<AtomicBool>,
+    _cancel: CancelOnDrop,
+}
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        match self.receiver.poll_recv(cx) {
+            Poll::Ready(Some(chunk)) => Poll::Ready(Some(Ok(Frame::data(chunk)))),
+            Poll::Ready(None) if self.failed.swap(false, Ordering::AcqRel) => {
+                Poll::Ready(Some(Err(io::Error::other("the response was aborted"))))
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn full_channel_times_out_and_closed_channel_fails() {
+        // Multi-threaded, as in the server: `Handle::block_on` cannot drive the timers of a
+        // current-thread runtime.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_time()
+            .build()
+            .unwrap();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (sender, body) = channel(CancelOnDrop(cancel.clone()));
+        let mut writer = ChannelWriter::new(
+            sender,
+            runtime.handle().clone(),
+            Duration::from_millis(50),
+            cancel.clone(),
+        );
+        let chunk = vec![b'x'; CHUNK_BYTES];
+        for _ in 0..CHANNEL_CHUNKS {
+            writer.write_all(&chunk).unwrap();
+        }
+        // Nobody reads: the next chunk cannot be sent within the send timeout.
+        let error = writer.write_all(&chunk).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        // The body going away (client disconnected) cancels the query and fails writes.
+        drop(body);
+        assert!(cancel.load(Ordering::Acquire));
+        assert!(writer.write_all(&chunk).is_err());
+    }
+}
