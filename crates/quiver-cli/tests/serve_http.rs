@@ -317,7 +317,7 @@ fn large_results_stream_in_chunks() {
 fn overload_gives_503_and_stalled_clients_are_cut_off() {
     let server = Server::start(
         lubm(),
-        &["--threads", "1", "--queue", "1", "--send-timeout", "1.5"],
+        &["--threads", "1", "--queue", "1", "--send-timeout", "4"],
     );
     let stalled = send(
         &server.address,
@@ -504,6 +504,13 @@ fn sigterm_finishes_or_cancels_in_flight_queries_then_exits() {
     );
     assert!(
         busy.log().contains("cancelled in-flight queries"),
+        "{}",
+        busy.log()
+    );
+    // The serializer stopped (the stalled socket itself is closed when the process exits).
+    assert!(
+        busy.log()
+            .contains("response aborted error=query cancelled"),
         "{}",
         busy.log()
     );

@@ -29,6 +29,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::serve::ListenerExt;
 use quiver_store::Store;
 use tokio::net::TcpListener;
 
@@ -104,6 +105,11 @@ pub async fn serve(
         tracing::info!("shutting down: no new connections, in-flight queries may finish");
         let _ = requested_tx.send(true);
     };
+    // Responses go out as a head and body chunks: without TCP_NODELAY, Nagle's algorithm
+    // holds the small writes back for the client's delayed ACK (~40 ms per request).
+    let listener = listener.tap_io(|stream| {
+        let _ = stream.set_nodelay(true);
+    });
     let server = axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
@@ -123,7 +129,9 @@ pub async fn serve(
     match tokio::time::timeout(Duration::from_secs(2), &mut server).await {
         Ok(result) => result.map_err(ServerError::Serve),
         Err(_) => {
-            tracing::warn!("connections still open after cancelling; exiting anyway");
+            // Typically a client that stopped reading: its socket is full, so the aborted
+            // response cannot even be noticed until the connection is dropped here.
+            tracing::warn!("closing connections still open after cancelling");
             Ok(())
         }
     }
