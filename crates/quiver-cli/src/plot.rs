@@ -23,10 +23,10 @@ pub struct Series {
 
 const WIDTH: u32 = 960;
 const HEIGHT: u32 = 600;
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 
 /// Line colours, in order of the series.
-const COLORS: [RGBColor; 8] = [
+pub(crate) const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -38,7 +38,7 @@ const COLORS: [RGBColor; 8] = [
 ];
 
 /// Registers the bundled font with plotters once (ab_glyph finds fonts only this way).
-fn register_font() -> Result<()> {
+pub(crate) fn register_font() -> Result<()> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| {
         plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
@@ -50,8 +50,48 @@ fn register_font() -> Result<()> {
     }
 }
 
-fn drawing<E: std::error::Error + Send + Sync>(error: DrawingAreaErrorKind<E>) -> anyhow::Error {
+pub(crate) fn drawing<E: std::error::Error + Send + Sync>(
+    error: DrawingAreaErrorKind<E>,
+) -> anyhow::Error {
     anyhow!("drawing the chart: {error}")
+}
+
+/// Draws `points` as a 2-pixel line in `color`, with a legend entry `label`.
+pub(crate) fn labelled_line<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    points: impl IntoIterator<Item = (f64, f64)>,
+    color: RGBColor,
+    label: &str,
+    legend_width: i32,
+) -> Result<()>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    chart
+        .draw_series(LineSeries::new(points, color.stroke_width(2)))
+        .map_err(drawing)?
+        .label(label)
+        .legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + legend_width, y)], color.stroke_width(2))
+        });
+    Ok(())
+}
+
+/// Draws the legend box at `position`.
+pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    font_size: u32,
+    position: SeriesLabelPosition,
+) -> Result<()> {
+    chart
+        .configure_series_labels()
+        .label_font((FONT, font_size))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(position)
+        .draw()
+        .map_err(drawing)
 }
 
 /// Draws with `draw` on a white canvas and writes it to `path` as PNG.
@@ -122,26 +162,9 @@ pub fn latency_cdf_png(path: &Path, title: &str, series: &[Series]) -> Result<()
             } else {
                 COLORS[i % COLORS.len()]
             };
-            chart
-                .draw_series(LineSeries::new(
-                    s.points.iter().copied(),
-                    color.stroke_width(2),
-                ))
-                .map_err(drawing)?
-                .label(s.name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
+            labelled_line(&mut chart, s.points.iter().copied(), color, &s.name, 20)?;
         }
-        chart
-            .configure_series_labels()
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(drawing)?;
-        Ok(())
+        legend(&mut chart, 14, SeriesLabelPosition::LowerRight)
     })
 }
 
@@ -211,29 +234,12 @@ pub fn speedup_png(
                 .copied()
                 .filter(|p| p.1.is_finite())
                 .collect();
-            chart
-                .draw_series(LineSeries::new(
-                    points.iter().copied(),
-                    color.stroke_width(2),
-                ))
-                .map_err(drawing)?
-                .label(s.name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
+            labelled_line(&mut chart, points.iter().copied(), color, &s.name, 20)?;
             chart
                 .draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))
                 .map_err(drawing)?;
         }
-        chart
-            .configure_series_labels()
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(drawing)?;
-        Ok(())
+        legend(&mut chart, 14, SeriesLabelPosition::UpperLeft)
     })
 }
 

@@ -106,78 +106,39 @@ pub fn run<D: Dataset>(
 ) -> RunStats {
     let started = Instant::now();
     let initial = generated.initial as usize;
+    // Each engine is its own type, so the dispatch is monomorphised per arm.
+    macro_rules! drive_with {
+        ($engine:expr) => {{
+            let mut engine = $engine;
+            drive(
+                kind,
+                &mut engine,
+                dataset,
+                generated,
+                options,
+                started,
+                progress,
+            )
+        }};
+    }
     match kind {
-        EngineKind::Chained => {
-            let mut engine = Chained::new(initial);
-            load(&mut engine, dataset, generated);
-            drive(
-                kind,
-                &mut engine,
-                dataset,
-                generated,
-                options,
-                started,
-                progress,
-            )
-        }
+        EngineKind::Chained => drive_with!(loaded(Chained::new(initial), dataset, generated)),
         EngineKind::ChainedVip => {
-            let mut engine = ChainedVip::new(initial);
-            load(&mut engine, dataset, generated);
-            drive(
-                kind,
-                &mut engine,
-                dataset,
-                generated,
-                options,
-                started,
-                progress,
-            )
+            drive_with!(loaded(ChainedVip::new(initial), dataset, generated))
         }
-        EngineKind::Hashbrown => {
-            let mut engine = Hashbrown::new(initial);
-            load(&mut engine, dataset, generated);
-            drive(
-                kind,
-                &mut engine,
-                dataset,
-                generated,
-                options,
-                started,
-                progress,
-            )
-        }
-        EngineKind::Quiver => {
-            let mut engine = dataset.quiver(generated);
-            drive(
-                kind,
-                &mut engine,
-                dataset,
-                generated,
-                options,
-                started,
-                progress,
-            )
-        }
-        EngineKind::QuiverVip => {
-            let mut engine = Hot::new(dataset.quiver(generated));
-            drive(
-                kind,
-                &mut engine,
-                dataset,
-                generated,
-                options,
-                started,
-                progress,
-            )
-        }
+        EngineKind::Hashbrown => drive_with!(loaded(Hashbrown::new(initial), dataset, generated)),
+        EngineKind::Quiver => drive_with!(dataset.quiver(generated)),
+        EngineKind::QuiverVip => drive_with!(Hot::new(dataset.quiver(generated))),
     }
 }
 
-fn load<D: Dataset, E: Engine<D::Value>>(engine: &mut E, dataset: &D, generated: &Generated) {
+/// `engine` with the workload's initial keys inserted.
+fn loaded<D: Dataset, E: Engine<D::Value>>(mut engine: E, dataset: &D, generated: &Generated) -> E {
     for slot in 0..generated.initial {
         engine.insert(dataset.key(slot), dataset.initial_value(slot));
     }
     engine.maintain();
+    engine
 }
 
 #[inline]

@@ -260,15 +260,7 @@ impl<'a> Compiler<'a> {
     }
 
     pub fn graph_index(&self, graph: GraphRef) -> &'a GraphIndex {
-        static EMPTY: std::sync::OnceLock<GraphIndex> = std::sync::OnceLock::new();
-        match graph {
-            GraphRef::Default => self.store.graph(),
-            GraphRef::Named(id) => self
-                .store
-                .named_graph(id)
-                .unwrap_or_else(|| EMPTY.get_or_init(GraphIndex::default)),
-            GraphRef::Missing => EMPTY.get_or_init(GraphIndex::default),
-        }
+        graph_index(self.store, graph)
     }
 
     /// Makes sure every variable an expression mentions has an id.
@@ -315,6 +307,18 @@ fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
             list.iter().for_each(|e| collect_vars(e, out))
         }
         _ => {}
+    }
+}
+
+/// The index a pattern on `graph` reads (an empty one for a missing graph).
+pub fn graph_index(store: &Store, graph: GraphRef) -> &GraphIndex {
+    static EMPTY: std::sync::OnceLock<GraphIndex> = std::sync::OnceLock::new();
+    match graph {
+        GraphRef::Default => store.graph(),
+        GraphRef::Named(id) => store
+            .named_graph(id)
+            .unwrap_or_else(|| EMPTY.get_or_init(GraphIndex::default)),
+        GraphRef::Missing => EMPTY.get_or_init(GraphIndex::default),
     }
 }
 

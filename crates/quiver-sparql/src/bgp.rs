@@ -62,20 +62,31 @@ impl Bgp {
     pub fn vars(&self) -> Vec<VarId> {
         let mut vars = Vec::new();
         for p in &self.patterns {
-            for var in [
-                node_var(p.subject),
-                pred_var(p.predicate),
-                node_var(p.object),
-            ]
-            .into_iter()
-            .flatten()
-            {
-                if !vars.contains(&var) {
-                    vars.push(var);
-                }
-            }
+            add_vars(&mut vars, p.vars());
         }
         vars
+    }
+}
+
+impl Pattern {
+    /// The variables of the pattern: subject, predicate, object.
+    pub fn vars(&self) -> impl Iterator<Item = VarId> {
+        [
+            node_var(self.subject),
+            pred_var(self.predicate),
+            node_var(self.object),
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
+/// Adds each of `vars` to `set` unless it is there already.
+pub fn add_vars(set: &mut Vec<VarId>, vars: impl IntoIterator<Item = VarId>) {
+    for var in vars {
+        if !set.contains(&var) {
+            set.push(var);
+        }
     }
 }
 

@@ -74,10 +74,9 @@ impl<'a> Evaluator<'a> {
     }
 
     fn context(&self, graph: GraphRef) -> ExecContext<'_> {
-        let compiler = Compiler::new(self.store, None);
         ExecContext {
             store: self.store,
-            graph: compiler.graph_index(graph),
+            graph: crate::algebra::graph_index(self.store, graph),
             threads: self.threads,
             deadline: self.deadline,
             cancel: self.cancel,

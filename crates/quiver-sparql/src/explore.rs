@@ -397,18 +397,7 @@ fn scan_step(pattern: &Pattern, table: &Table, ctx: &ExecContext<'_>) -> Result<
     }
     Ok(result.unwrap_or_else(|| {
         let mut vars = table.vars.clone();
-        for var in [
-            crate::bgp::node_var(pattern.subject),
-            crate::bgp::pred_var(pattern.predicate),
-            crate::bgp::node_var(pattern.object),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if !vars.contains(&var) {
-                vars.push(var);
-            }
-        }
+        crate::bgp::add_vars(&mut vars, pattern.vars());
         Table::empty(vars)
     }))
 }

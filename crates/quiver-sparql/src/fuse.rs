@@ -22,7 +22,7 @@ pub fn fuse_intersections(
     steps: Vec<Step>,
     seeds: &[VarId],
 ) -> Vec<Step> {
-    use crate::bgp::{node_var, pred_var};
+    use crate::bgp::{add_vars, node_var};
     let mut bound: Vec<VarId> = seeds.to_vec();
     let mut remaining: Vec<Option<Step>> = steps.into_iter().map(Some).collect();
     let mut fused = Vec::with_capacity(remaining.len());
@@ -94,37 +94,11 @@ pub fn fuse_intersections(
                 }
             }
         }
-        for var in [
-            node_var(pattern.subject),
-            pred_var(pattern.predicate),
-            node_var(pattern.object),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if !bound.contains(&var) {
-                bound.push(var);
-            }
-        }
-        if matches!(step.kind, StepKind::Index(_)) {
+        match step.kind {
             // An index step binds only one end; the pattern itself is walked later.
-            bound.retain(|v| {
-                let bound_end = match step.kind {
-                    StepKind::Index(Direction::In) => node_var(pattern.subject),
-                    _ => node_var(pattern.object),
-                };
-                Some(*v) == bound_end
-                    || seeds.contains(v)
-                    || fused.iter().any(|s: &Step| {
-                        let p = &bgp.patterns[s.pattern];
-                        [
-                            node_var(p.subject),
-                            pred_var(p.predicate),
-                            node_var(p.object),
-                        ]
-                        .contains(&Some(*v))
-                    })
-            });
+            StepKind::Index(Direction::In) => add_vars(&mut bound, node_var(pattern.subject)),
+            StepKind::Index(Direction::Out) => add_vars(&mut bound, node_var(pattern.object)),
+            _ => add_vars(&mut bound, pattern.vars()),
         }
         fused.push(step);
     }

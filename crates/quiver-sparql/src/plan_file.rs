@@ -6,7 +6,7 @@
 
 use quiver_store::Direction;
 
-use crate::bgp::{node_var, pred_var, Bgp, Node};
+use crate::bgp::{node_var, Bgp, Node};
 use crate::error::QueryError;
 use crate::planner::{Step, StepKind};
 use crate::table::VarId;
@@ -78,15 +78,7 @@ pub fn validate_plan(steps: &[Step], bgp: &Bgp, seeded: &[VarId]) -> Result<(), 
                     )));
                 }
                 walked[step.pattern] = true;
-                bound.extend(
-                    [
-                        node_var(pattern.subject),
-                        pred_var(pattern.predicate),
-                        node_var(pattern.object),
-                    ]
-                    .into_iter()
-                    .flatten(),
-                );
+                bound.extend(pattern.vars());
             }
             StepKind::Index(direction) => {
                 if !matches!(pattern.predicate, crate::bgp::Pred::Const(_)) {
@@ -103,15 +95,7 @@ pub fn validate_plan(steps: &[Step], bgp: &Bgp, seeded: &[VarId]) -> Result<(), 
             }
             StepKind::Scan => {
                 walked[step.pattern] = true;
-                bound.extend(
-                    [
-                        node_var(pattern.subject),
-                        pred_var(pattern.predicate),
-                        node_var(pattern.object),
-                    ]
-                    .into_iter()
-                    .flatten(),
-                );
+                bound.extend(pattern.vars());
             }
         }
     }

@@ -95,18 +95,7 @@ impl State {
     }
 
     fn bind(&mut self, pattern: &Pattern) {
-        for var in [
-            crate::bgp::node_var(pattern.subject),
-            crate::bgp::pred_var(pattern.predicate),
-            crate::bgp::node_var(pattern.object),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if !self.bound.contains(&var) {
-                self.bound.push(var);
-            }
-        }
+        crate::bgp::add_vars(&mut self.bound, pattern.vars());
     }
 
     fn push(&mut self, pattern: usize, kind: StepKind, rows: f64) {

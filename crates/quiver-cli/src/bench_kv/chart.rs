@@ -6,8 +6,13 @@
 
 use std::path::Path;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use plotters::prelude::*;
+
+use crate::plot::{drawing, labelled_line, legend, register_font, COLORS, FONT};
+
+const PANEL_WIDTH: u32 = 720;
+const PANEL_HEIGHT: u32 = 380;
 
 /// One workload's panel.
 pub struct Panel {
@@ -18,29 +23,9 @@ pub struct Panel {
     pub series: Vec<(String, Vec<(f64, f64)>)>,
 }
 
-const FONT: &str = "sans-serif";
-const PANEL_WIDTH: u32 = 720;
-const PANEL_HEIGHT: u32 = 380;
-
-const COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(23, 190, 207),
-];
-
-fn drawing<E: std::error::Error + Send + Sync>(error: DrawingAreaErrorKind<E>) -> anyhow::Error {
-    anyhow!("drawing the chart: {error}")
-}
-
 /// Draws `panels` (two per row) into a PNG at `path`.
 pub fn draw(path: &Path, panels: &[Panel]) -> Result<()> {
-    plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular())
-        .map_err(|_| anyhow!("the bundled font could not be read"))?;
+    register_font()?;
     let columns = if panels.len() > 1 { 2 } else { 1 };
     let rows = panels.len().div_ceil(columns).max(1);
     let (width, height) = (PANEL_WIDTH * columns as u32, PANEL_HEIGHT * rows as u32);
@@ -102,24 +87,7 @@ fn draw_panel(
     for (label, points) in &panel.series {
         let index = labels.iter().position(|l| l == label).unwrap_or(0);
         let color = COLORS[index % COLORS.len()];
-        chart
-            .draw_series(LineSeries::new(
-                points.iter().copied(),
-                color.stroke_width(2),
-            ))
-            .map_err(drawing)?
-            .label(label.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
+        labelled_line(&mut chart, points.iter().copied(), color, label, 18)?;
     }
-    chart
-        .configure_series_labels()
-        .label_font((FONT, 12))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()
-        .map_err(drawing)?;
-    Ok(())
+    legend(&mut chart, 12, SeriesLabelPosition::LowerRight)
 }
