@@ -80,6 +80,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
         &PrepareOptions {
             base_iri: args.base.clone(),
             plan,
+            dataset: None,
         },
     )?;
     let options = ExecOptions {

@@ -29,6 +29,8 @@ const ROWS_PER_BATCH: usize = 1024;
 pub struct Job {
     pub store: Arc<Store>,
     pub query: String,
+    /// The protocol's dataset, replacing the query's `FROM` / `FROM NAMED`.
+    pub dataset: Option<spargebra::algebra::QueryDataset>,
     pub negotiated: Negotiated,
     pub options: ExecOptions,
     pub send_timeout: Duration,
@@ -51,7 +53,11 @@ pub fn run(
 ) {
     let started = Instant::now();
     let store = &*job.store;
-    let prepared = match prepare(store, &job.query, &PrepareOptions::default()) {
+    let prepare_options = PrepareOptions {
+        dataset: job.dataset.clone(),
+        ..PrepareOptions::default()
+    };
+    let prepared = match prepare(store, &job.query, &prepare_options) {
         Ok(prepared) => prepared,
         Err(error) => {
             let _ = head.send(Err(ApiError::from_query(&error)));

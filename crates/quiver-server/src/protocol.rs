@@ -7,12 +7,14 @@
 //! - `POST` `application/sparql-query` — the body is the query, other parameters in the URL.
 //!
 //! The endpoint is read-only: an `update=` parameter or an `application/sparql-update` body is
-//! refused with 403. RDF dataset selection (`default-graph-uri`, `named-graph-uri`) is refused
-//! with 400: the engine evaluates every query over the store's default graph (named graphs
-//! through `GRAPH`), and silently ignoring a requested dataset would return wrong answers.
+//! refused with 403. RDF dataset selection (`default-graph-uri`, `named-graph-uri`, each
+//! repeatable) replaces the query's `FROM` / `FROM NAMED`, as the protocol specifies; a value
+//! that is not an absolute IRI is refused with 400.
 //! `format=` (or `output=`, which some clients send instead) overrides content negotiation.
 
 use axum::http::StatusCode;
+use oxrdf::NamedNode;
+use spargebra::algebra::QueryDataset;
 
 use crate::error::ApiError;
 
@@ -22,6 +24,8 @@ pub struct QueryRequest {
     pub query: String,
     /// The `format=` / `output=` parameter, if any.
     pub format: Option<String>,
+    /// The dataset of `default-graph-uri` / `named-graph-uri` (`None`: the query's own).
+    pub dataset: Option<QueryDataset>,
 }
 
 /// The message of every refused update.
@@ -103,15 +107,21 @@ fn from_params(
 ) -> Result<QueryRequest, ApiError> {
     let mut queries = Vec::new();
     let mut format = None;
+    let mut default_graphs = Vec::new();
+    let mut named_graphs = Vec::new();
     for (name, value) in params {
         match name.as_str() {
             "update" => return Err(ApiError::new(StatusCode::FORBIDDEN, READ_ONLY)),
             "query" => queries.push(value),
             "default-graph-uri" | "named-graph-uri" => {
-                return Err(ApiError::bad_request(format!(
-                    "{name} is not supported yet: queries run over the store's default graph \
-                     (reach named graphs with GRAPH in the query)"
-                )))
+                let iri = NamedNode::new(value.as_str()).map_err(|e| {
+                    ApiError::bad_request(format!("{name} {value:?} is not an IRI: {e}"))
+                })?;
+                if name == "default-graph-uri" {
+                    default_graphs.push(iri);
+                } else {
+                    named_graphs.push(iri);
+                }
             }
             "format" | "output" if !value.is_empty() => {
                 format.get_or_insert(value);
@@ -135,7 +145,16 @@ fn from_params(
         }
         (None, _) => return Err(ApiError::bad_request("more than one query parameter")),
     };
-    Ok(QueryRequest { query, format })
+    let dataset =
+        (!default_graphs.is_empty() || !named_graphs.is_empty()).then_some(QueryDataset {
+            default: default_graphs,
+            named: Some(named_graphs),
+        });
+    Ok(QueryRequest {
+        query,
+        format,
+        dataset,
+    })
 }
 
 #[cfg(test)]
@@ -156,9 +175,30 @@ mod tests {
         assert!(twice.message.contains("more than one"));
         let update = from_get(Some("update=CLEAR%20ALL")).unwrap_err();
         assert_eq!(update.status, StatusCode::FORBIDDEN);
-        let dataset = from_get(Some("query=ASK{}&default-graph-uri=http://x")).unwrap_err();
+        let dataset = from_get(Some("query=ASK{}&default-graph-uri=not%20an%20iri")).unwrap_err();
         assert_eq!(dataset.status, StatusCode::BAD_REQUEST);
-        assert!(dataset.message.contains("not supported yet"));
+        assert!(
+            dataset.message.contains("not an IRI"),
+            "{}",
+            dataset.message
+        );
+    }
+
+    #[test]
+    fn dataset_parameters() {
+        let request = from_get(Some(
+            "query=ASK{}&default-graph-uri=http://a&named-graph-uri=http://b&default-graph-uri=http://c",
+        ))
+        .unwrap();
+        let dataset = request.dataset.unwrap();
+        let names = |list: &[NamedNode]| {
+            list.iter()
+                .map(|n| n.as_str().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&dataset.default), ["http://a", "http://c"]);
+        assert_eq!(names(dataset.named.as_deref().unwrap()), ["http://b"]);
+        assert!(from_get(Some("query=ASK{}")).unwrap().dataset.is_none());
     }
 
     #[test]

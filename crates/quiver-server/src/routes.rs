@@ -166,6 +166,7 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
     let job = Job {
         store: state.store.clone(),
         query: request.query,
+        dataset: request.dataset,
         negotiated,
         options: ExecOptions {
             threads: state.config.threads,

@@ -11,6 +11,7 @@ use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
 use spargebra::term::{GroundTerm, NamedNodePattern};
 
 use crate::bgp::{resolve, Bgp, Vars};
+use crate::dataset::DatasetScope;
 use crate::error::QueryError;
 use crate::planner::{plan, Step};
 use crate::table::VarId;
@@ -23,6 +24,8 @@ pub enum GraphRef {
     Named(quiver_model::Id),
     /// A named graph the store does not have: nothing matches.
     Missing,
+    /// The merge of the query's `FROM` graphs (see [`DatasetScope`]).
+    Merged,
 }
 
 /// A basic graph pattern with its plans.
@@ -57,6 +60,12 @@ pub enum Operator {
         expression: Expression,
     },
     Minus(Box<Operator>, Box<Operator>),
+    /// `GRAPH ?var { … }`: the inner pattern compiled once per named graph it may visit
+    /// (graph name id, operator); each branch's rows get `var` bound to that name.
+    GraphVar {
+        var: VarId,
+        branches: Vec<(quiver_model::Id, Operator)>,
+    },
     Values {
         vars: Vec<VarId>,
         rows: Vec<Vec<Option<GroundTerm>>>,
@@ -77,6 +86,8 @@ pub struct Compiler<'a> {
     pub vars: Vars,
     /// User plans for the query's basic graph patterns, in order of appearance.
     pub user_plans: Option<Vec<Vec<Step>>>,
+    /// The dataset the query reads.
+    pub dataset: DatasetScope,
     next_bgp: usize,
 }
 
@@ -86,6 +97,7 @@ impl<'a> Compiler<'a> {
             store,
             vars: Vars::default(),
             user_plans,
+            dataset: DatasetScope::default(),
             next_bgp: 0,
         }
     }
@@ -125,16 +137,17 @@ impl<'a> Compiler<'a> {
             ),
             GraphPattern::Graph { name, inner } => match name {
                 NamedNodePattern::NamedNode(name) => {
-                    let graph = match self.store.term_id(name.as_ref().into()) {
-                        Some(id) if self.store.named_graph(id).is_some() => GraphRef::Named(id),
-                        _ => GraphRef::Missing,
-                    };
+                    let id = self.store.term_id(name.as_ref().into());
+                    let graph = self.dataset.named_graph(self.store, id);
                     self.compile(inner, graph)?
                 }
-                NamedNodePattern::Variable(_) => {
-                    return Err(QueryError::Unsupported(
-                        "GRAPH with a variable graph name".into(),
-                    ))
+                NamedNodePattern::Variable(variable) => {
+                    let var = self.vars.var(variable);
+                    let mut branches = Vec::new();
+                    for name in self.dataset.named_graphs(self.store) {
+                        branches.push((name, self.compile(inner, GraphRef::Named(name))?));
+                    }
+                    Operator::GraphVar { var, branches }
                 }
             },
             GraphPattern::Extend {
@@ -231,12 +244,12 @@ impl<'a> Compiler<'a> {
     ) -> Result<PlannedBgp, QueryError> {
         let started = std::time::Instant::now();
         let bgp = resolve(patterns, self.store, &mut self.vars);
-        let index = self.graph_index(graph);
         let user_plan = self
             .user_plans
             .as_ref()
             .and_then(|plans| plans.get(self.next_bgp).cloned());
         self.next_bgp += 1;
+        let index = self.graph_index(graph);
         let alone = match user_plan {
             Some(steps) => {
                 crate::plan_file::validate_plan(&steps, &bgp, &[])?;
@@ -259,8 +272,8 @@ impl<'a> Compiler<'a> {
         })
     }
 
-    pub fn graph_index(&self, graph: GraphRef) -> &'a GraphIndex {
-        graph_index(self.store, graph)
+    pub fn graph_index(&self, graph: GraphRef) -> &GraphIndex {
+        self.dataset.index(self.store, graph)
     }
 
     /// Makes sure every variable an expression mentions has an id.
@@ -310,7 +323,8 @@ fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
     }
 }
 
-/// The index a pattern on `graph` reads (an empty one for a missing graph).
+/// The index a pattern on `graph` reads (an empty one for a missing graph). The merged
+/// default graph of a dataset is held by its [`DatasetScope`], which callers ask instead.
 pub fn graph_index(store: &Store, graph: GraphRef) -> &GraphIndex {
     static EMPTY: std::sync::OnceLock<GraphIndex> = std::sync::OnceLock::new();
     match graph {
@@ -318,7 +332,7 @@ pub fn graph_index(store: &Store, graph: GraphRef) -> &GraphIndex {
         GraphRef::Named(id) => store
             .named_graph(id)
             .unwrap_or_else(|| EMPTY.get_or_init(GraphIndex::default)),
-        GraphRef::Missing => EMPTY.get_or_init(GraphIndex::default),
+        GraphRef::Missing | GraphRef::Merged => EMPTY.get_or_init(GraphIndex::default),
     }
 }
 
@@ -347,6 +361,17 @@ pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
                 .into_iter()
                 .filter(|v| right.contains(v))
                 .collect()
+        }
+        Operator::GraphVar { var, branches } => {
+            let mut vars = branches
+                .iter()
+                .map(|(_, branch)| certain_vars(branch))
+                .reduce(|a, b| a.into_iter().filter(|v| b.contains(v)).collect())
+                .unwrap_or_default();
+            if !vars.contains(var) {
+                vars.push(*var);
+            }
+            vars
         }
         Operator::Values { vars, rows } => vars
             .iter()

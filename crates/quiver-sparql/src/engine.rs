@@ -6,11 +6,13 @@ use std::time::{Duration, Instant};
 
 use oxrdf::{Term, Triple, Variable};
 use quiver_store::Store;
+use spargebra::algebra::QueryDataset;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::{Query, SparqlParser};
 
-use crate::algebra::{Compiler, GraphRef, Operator};
+use crate::algebra::{Compiler, Operator};
 use crate::bgp::Vars;
+use crate::dataset::DatasetScope;
 use crate::error::QueryError;
 use crate::eval::{BgpProfile, Evaluator};
 use crate::table::{Table, VarId};
@@ -21,6 +23,9 @@ pub struct PrepareOptions {
     pub base_iri: Option<String>,
     /// A user plan (Wukong plan-file text) for the query's basic graph pattern.
     pub plan: Option<String>,
+    /// An RDF dataset that replaces the query's own `FROM` / `FROM NAMED` clauses (the
+    /// protocol's `default-graph-uri` / `named-graph-uri`).
+    pub dataset: Option<QueryDataset>,
 }
 
 /// Options for one execution.
@@ -50,6 +55,8 @@ enum Form {
     Select(Vec<Variable>),
     Ask,
     Construct(Vec<TriplePattern>),
+    /// DESCRIBE: the resources bound to these variables.
+    Describe(Vec<Variable>),
 }
 
 /// A parsed, resolved and planned query, bound to the store it was prepared on.
@@ -58,6 +65,7 @@ pub struct PreparedQuery {
     form: Form,
     operator: Operator,
     vars: Vars,
+    dataset: DatasetScope,
     plan_micros: f64,
 }
 
@@ -107,20 +115,25 @@ pub fn prepare(
         None => None,
     };
     let mut compiler = Compiler::new(store, user_plans);
-    let (form, operator) = match &query {
-        Query::Select { pattern, .. } => {
-            let operator = compiler.compile(pattern, GraphRef::Default)?;
-            let variables = projected_variables(pattern);
-            (Form::Select(variables), operator)
-        }
-        Query::Ask { pattern, .. } => (Form::Ask, compiler.compile(pattern, GraphRef::Default)?),
-        Query::Construct {
-            template, pattern, ..
-        } => (
-            Form::Construct(template.clone()),
-            compiler.compile(pattern, GraphRef::Default)?,
-        ),
-        Query::Describe { .. } => return Err(QueryError::Unsupported("DESCRIBE".into())),
+    let (Query::Select {
+        dataset, pattern, ..
+    }
+    | Query::Ask {
+        dataset, pattern, ..
+    }
+    | Query::Construct {
+        dataset, pattern, ..
+    }
+    | Query::Describe {
+        dataset, pattern, ..
+    }) = &query;
+    compiler.dataset = DatasetScope::new(store, options.dataset.as_ref().or(dataset.as_ref()));
+    let operator = compiler.compile(pattern, compiler.dataset.default)?;
+    let form = match &query {
+        Query::Select { .. } => Form::Select(projected_variables(pattern)),
+        Query::Ask { .. } => Form::Ask,
+        Query::Construct { template, .. } => Form::Construct(template.clone()),
+        Query::Describe { .. } => Form::Describe(projected_variables(pattern)),
     };
     if let Form::Construct(template) = &form {
         for pattern in template {
@@ -137,6 +150,7 @@ pub fn prepare(
     Ok(PreparedQuery {
         form,
         operator,
+        dataset: compiler.dataset,
         vars: compiler.vars,
         plan_micros: started.elapsed().as_secs_f64() * 1e6,
     })
@@ -179,13 +193,14 @@ impl PreparedQuery {
         let started = Instant::now();
         let deadline = options.timeout.map(|t| (started + t, t.as_secs_f64()));
         let cancel = options.cancel.as_deref();
-        let evaluator = Evaluator::new(
+        let mut evaluator = Evaluator::new(
             store,
             self.vars.clone(),
             options.threads.max(1),
             deadline,
             cancel,
         );
+        evaluator.dataset = self.dataset.clone();
         let mut table = evaluator.evaluate(&self.operator)?;
         let results = match &self.form {
             Form::Ask => QueryResults::Boolean(table.rows > 0),
@@ -209,13 +224,18 @@ impl PreparedQuery {
                 })
             }
             Form::Construct(template) => {
-                let triples = construct(&evaluator, &table, template);
-                if let Some(cap) = options.max_results {
-                    if triples.len() > cap {
-                        return Err(QueryError::TooManyResults(cap));
-                    }
-                }
-                QueryResults::Graph(triples)
+                graph_results(construct(&evaluator, &table, template), options)?
+            }
+            Form::Describe(variables) => {
+                let vars: Vec<VarId> = variables
+                    .iter()
+                    .filter_map(|v| evaluator.vars.borrow().get(v))
+                    .collect();
+                let ids = vars
+                    .iter()
+                    .filter_map(|&var| table.column(var))
+                    .flat_map(|column| column.iter().copied());
+                graph_results(crate::describe::describe(&evaluator, ids), options)?
             }
         };
         let profile = ExecutionProfile {
@@ -234,6 +254,16 @@ impl PreparedQuery {
     /// A variable's name.
     pub fn var_name(&self, var: VarId) -> &str {
         self.vars.name(var)
+    }
+}
+
+fn graph_results<'a>(
+    triples: Vec<Triple>,
+    options: &ExecOptions,
+) -> Result<QueryResults<'a>, QueryError> {
+    match options.max_results {
+        Some(cap) if triples.len() > cap => Err(QueryError::TooManyResults(cap)),
+        _ => Ok(QueryResults::Graph(triples)),
     }
 }
 

@@ -18,6 +18,7 @@ use spargebra::term::GroundTerm;
 
 use crate::algebra::{certain_vars, Compiler, GraphRef, Operator, PlannedBgp};
 use crate::bgp::Vars;
+use crate::dataset::DatasetScope;
 use crate::error::QueryError;
 use crate::explore::{explore, ExecContext, StepProfile};
 use crate::join::{hash_join, minus, ROW_VAR};
@@ -49,6 +50,8 @@ pub struct Evaluator<'a> {
     pub locals: RefCell<LocalTerms>,
     pub expressions: quiver_expr::EvalContext,
     pub profiles: RefCell<Vec<BgpProfile>>,
+    /// The dataset the query reads.
+    pub dataset: DatasetScope,
     exists_cache: RefCell<FxHashMap<usize, Operator>>,
 }
 
@@ -69,6 +72,7 @@ impl<'a> Evaluator<'a> {
             locals: RefCell::default(),
             expressions: quiver_expr::EvalContext::new(),
             profiles: RefCell::default(),
+            dataset: DatasetScope::default(),
             exists_cache: RefCell::default(),
         }
     }
@@ -76,7 +80,7 @@ impl<'a> Evaluator<'a> {
     fn context(&self, graph: GraphRef) -> ExecContext<'_> {
         ExecContext {
             store: self.store,
-            graph: crate::algebra::graph_index(self.store, graph),
+            graph: self.dataset.index(self.store, graph),
             threads: self.threads,
             deadline: self.deadline,
             cancel: self.cancel,
@@ -170,6 +174,7 @@ impl<'a> Evaluator<'a> {
                 let right = self.evaluate(right)?;
                 minus(left, &right)
             }
+            Operator::GraphVar { var, branches } => self.graph_var(*var, branches)?,
             Operator::Values { vars, rows } => {
                 let mut table = Table::empty(vars.clone());
                 for row in rows {
@@ -207,6 +212,33 @@ impl<'a> Evaluator<'a> {
                 table.slice(*start, end)
             }
         })
+    }
+
+    /// `GRAPH ?var`: each named graph's rows with `var` bound to the graph's name (rows
+    /// that bind `var` inside to another term are dropped), concatenated.
+    fn graph_var(&self, var: VarId, branches: &[(Id, Operator)]) -> Result<Table, QueryError> {
+        let mut result = Table::empty(vec![var]);
+        for (name, branch) in branches {
+            let mut table = self.evaluate(branch)?;
+            match table.column_of(var) {
+                Some(c) => {
+                    let keep: Vec<u32> = (0..table.rows)
+                        .filter(|&row| table.columns[c][row] == *name)
+                        .map(|row| row as u32)
+                        .collect();
+                    table = table.gather(&keep);
+                }
+                None => {
+                    table.vars.push(var);
+                    table.columns.push(vec![*name; table.rows]);
+                }
+            }
+            let mut vars = result.vars.clone();
+            vars.extend(table.vars.iter().filter(|v| !result.vars.contains(v)));
+            result = result.reshape(&vars);
+            result.append(table.reshape(&vars));
+        }
+        Ok(result)
     }
 
     fn bgp(&self, planned: &PlannedBgp, input: Table, seeded: bool) -> Result<Table, QueryError> {
@@ -363,7 +395,8 @@ impl<'a> Evaluator<'a> {
             let vars = std::mem::take(&mut *self.vars.borrow_mut());
             let mut compiler = Compiler::new(self.store, None);
             compiler.vars = vars;
-            let compiled = compiler.compile(pattern, GraphRef::Default);
+            compiler.dataset = self.dataset.clone();
+            let compiled = compiler.compile(pattern, self.dataset.default);
             *self.vars.borrow_mut() = compiler.vars;
             match compiled {
                 Ok(operator) => {

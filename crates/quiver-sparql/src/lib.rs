@@ -8,6 +8,8 @@
 
 pub mod algebra;
 pub mod bgp;
+pub mod dataset;
+pub mod describe;
 pub mod engine;
 pub mod error;
 pub mod eval;

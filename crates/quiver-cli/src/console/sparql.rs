@@ -163,6 +163,7 @@ impl Session {
         let prepare_options = PrepareOptions {
             base_iri: None,
             plan: options.plan.as_deref().map(read).transpose()?,
+            dataset: None,
         };
         let mut plan_times = Vec::new();
         let mut prepared = None;

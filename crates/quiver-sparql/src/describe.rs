@@ -1,0 +1,63 @@
+//! DESCRIBE: what the store says about the resources a query found.
+//!
+//! SPARQL leaves the description to the service; Quiver returns each resource's
+//! Concise Bounded Description over the query's default graph: every triple with the
+//! resource as subject, and recursively the same for every blank node reached as an
+//! object (a blank node is only identified by its statements, so they belong to the
+//! description). Literals describe nothing; terms the store lacks have no triples.
+
+use oxrdf::{NamedOrBlankNode, Term, Triple};
+use quiver_model::{DecodedTerm, Id};
+use quiver_store::Direction;
+use rustc_hash::FxHashSet;
+
+use crate::eval::Evaluator;
+use crate::table::UNBOUND;
+
+/// The descriptions of `resources` (ids of a result; repeats and UNBOUND allowed).
+pub fn describe(evaluator: &Evaluator<'_>, resources: impl Iterator<Item = Id>) -> Vec<Triple> {
+    let store = evaluator.store;
+    let index = evaluator.dataset.index(store, evaluator.dataset.default);
+    let mut visited: FxHashSet<Id> = FxHashSet::default();
+    let mut pending: Vec<Id> = resources
+        .filter(|&id| id != UNBOUND && (id as u64) < store.terms())
+        .collect();
+    let mut triples = Vec::new();
+    while let Some(resource) = pending.pop() {
+        if !visited.insert(resource) {
+            continue;
+        }
+        let Some(subject) = store.term(resource).and_then(subject_of) else {
+            continue;
+        };
+        for (predicate, objects) in index.edges(resource, Direction::Out).iter() {
+            let Some(Term::NamedNode(predicate)) = store.term(store.predicate_term(predicate))
+            else {
+                continue;
+            };
+            for &object in objects {
+                if is_blank(evaluator, object) {
+                    pending.push(object);
+                }
+                if let Some(object) = store.term(object) {
+                    triples.push(Triple::new(subject.clone(), predicate.clone(), object));
+                }
+            }
+        }
+    }
+    triples
+}
+
+fn subject_of(term: Term) -> Option<NamedOrBlankNode> {
+    match term {
+        Term::NamedNode(n) => Some(n.into()),
+        Term::BlankNode(b) => Some(b.into()),
+        _ => None,
+    }
+}
+
+fn is_blank(evaluator: &Evaluator<'_>, id: Id) -> bool {
+    evaluator
+        .store
+        .with_term(id, |term| matches!(term, Some(DecodedTerm::Blank(_))))
+}
