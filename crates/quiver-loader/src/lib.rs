@@ -247,7 +247,12 @@ mod tests {
         let quads = vec![
             Quad::new(iri("a"), iri("p"), iri("b"), GraphName::DefaultGraph),
             Quad::new(iri("a"), iri("p"), iri("b"), GraphName::DefaultGraph),
-            Quad::new(BlankNode::new("x").unwrap(), iri("q"), Literal::from(1), graph),
+            Quad::new(
+                BlankNode::new("x").unwrap(),
+                iri("q"),
+                Literal::from(1),
+                graph,
+            ),
         ];
         let (store, report) = load_quads(quads, None).unwrap();
         assert_eq!(report.statements, 3);
