@@ -184,6 +184,26 @@ pub fn load_lubm(
     finish(chunks, existing, report, vec![name], started)
 }
 
+/// Builds a store from quads already in memory (on top of `existing` if given), through the
+/// same merge as a file load. Blank node labels are taken as they are: the caller scopes
+/// them when the quads come from several documents.
+pub fn load_quads(
+    quads: impl IntoIterator<Item = oxrdf::Quad>,
+    existing: Option<&Store>,
+) -> Result<(Store, LoadReport), LoadError> {
+    let started = Instant::now();
+    let mut chunk = chunk::Chunk::new();
+    for quad in quads {
+        chunk.add_quad(quad.as_ref(), None);
+    }
+    chunk.seal();
+    let report = LoadReport {
+        statements: chunk.quads.len() as u64,
+        ..LoadReport::default()
+    };
+    finish(vec![chunk], existing, report, vec!["quads".into()], started)
+}
+
 fn finish(
     mut chunks: Vec<chunk::Chunk>,
     existing: Option<&Store>,
@@ -212,4 +232,51 @@ fn finish(
     info.seconds = report.seconds;
     store.set_info(info);
     Ok((store, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use oxrdf::{BlankNode, GraphName, Literal, NamedNode, Quad};
+
+    use super::*;
+
+    #[test]
+    fn load_quads_builds_default_and_named_graphs() {
+        let iri = |s: &str| NamedNode::new(format!("http://example.org/{s}")).unwrap();
+        let graph = GraphName::NamedNode(iri("g"));
+        let quads = vec![
+            Quad::new(iri("a"), iri("p"), iri("b"), GraphName::DefaultGraph),
+            Quad::new(iri("a"), iri("p"), iri("b"), GraphName::DefaultGraph),
+            Quad::new(
+                BlankNode::new("x").unwrap(),
+                iri("q"),
+                Literal::from(1),
+                graph,
+            ),
+        ];
+        let (store, report) = load_quads(quads, None).unwrap();
+        assert_eq!(report.statements, 3);
+        // The duplicate is stored once; the named graph holds the other triple.
+        assert_eq!(store.graph().triples(), 1);
+        let name = store.iri_id("http://example.org/g").unwrap();
+        assert_eq!(store.graph_names().collect::<Vec<_>>(), vec![name]);
+        assert_eq!(store.named_graph(name).unwrap().triples(), 1);
+        let one = store.term_id(Literal::from(1).as_ref().into()).unwrap();
+        let q = store.predicate_id("http://example.org/q").unwrap();
+        let blank = store.term_id(BlankNode::new("x").unwrap().as_ref().into());
+        let found = store
+            .named_graph(name)
+            .unwrap()
+            .get(blank.unwrap(), q, quiver_store::Direction::Out)
+            .to_vec();
+        assert_eq!(found, vec![one]);
+    }
+
+    #[test]
+    fn load_quads_of_nothing_is_an_empty_store() {
+        let (store, report) = load_quads(Vec::new(), None).unwrap();
+        assert_eq!(report.statements, 0);
+        assert_eq!(store.triples(), 0);
+        assert_eq!(store.graph_names().count(), 0);
+    }
 }

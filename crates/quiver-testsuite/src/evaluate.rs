@@ -1,0 +1,183 @@
+//! Running one test on the calling thread: evaluation tests build a store from the test's
+//! dataset and compare the engine's answer with the expected one; syntax tests only
+//! prepare the query.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use oxrdf::{GraphName, NamedNode, Variable};
+use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError};
+use quiver_store::Store;
+use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
+use spargebra::{Query, SparqlParser};
+
+use crate::answer::{from_results, normalize_double_exponents, read_expected};
+use crate::compare::{compare, Order};
+use crate::files::{read_quads, read_text};
+use crate::manifest::{TestCase, TestKind};
+
+/// Most rows an evaluation may return (the suite's largest answers have a few hundred).
+const MAX_RESULTS: usize = 1_000_000;
+
+/// Runs `test`: `Ok` when it passes, else why it fails.
+pub fn run_test(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Result<(), String> {
+    match &test.kind {
+        TestKind::QueryEvaluation | TestKind::CsvResultFormat => evaluate(test, timeout, cancel),
+        TestKind::PositiveSyntax => syntax(test, true),
+        TestKind::NegativeSyntax => syntax(test, false),
+        TestKind::Other(kind) => Err(format!("cannot run a {kind}")),
+    }
+}
+
+fn evaluate(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Result<(), String> {
+    let query_iri = test.query.as_deref().ok_or("the test names no query")?;
+    let result_iri = test.result.as_deref().ok_or("the test names no result")?;
+    let text = read_text(query_iri)?;
+    let parsed = SparqlParser::new()
+        .with_base_iri(query_iri)
+        .map_err(|e| e.to_string())?
+        .parse_query(&text)
+        .map_err(|e| format!("query does not parse: {e}"))?;
+    let store = dataset(test, &parsed)?;
+    let options = PrepareOptions {
+        base_iri: Some(query_iri.to_owned()),
+        plan: None,
+    };
+    let prepared = prepare(&store, &text, &options).map_err(|e| e.to_string())?;
+    let exec = ExecOptions {
+        threads: 1,
+        timeout: Some(timeout),
+        max_results: Some(MAX_RESULTS),
+        cancel: Some(cancel),
+    };
+    let results = prepared.execute(&store, &exec).map_err(|e| e.to_string())?;
+    let mut actual = from_results(results);
+    let mut expected = read_expected(result_iri)?;
+    if test.kind == TestKind::CsvResultFormat {
+        actual = crate::csv::round_trip(&actual)?;
+    }
+    if result_iri.ends_with(".tsv") {
+        normalize_double_exponents(&mut expected);
+        normalize_double_exponents(&mut actual);
+    }
+    compare(&expected, &actual, &order_of(&parsed))
+}
+
+/// The store of a test's dataset: `qt:data` files in the default graph; `qt:graphData`
+/// files and the files the query's FROM / FROM NAMED clauses name as named graphs, each
+/// named by its IRI (the engine maps FROM onto them). Every file load scopes its own
+/// blank nodes.
+fn dataset(test: &TestCase, query: &Query) -> Result<Store, String> {
+    let mut quads = Vec::new();
+    for (i, iri) in test.data.iter().enumerate() {
+        quads.extend(read_quads(
+            iri,
+            &GraphName::DefaultGraph,
+            &format!("d{i}_"),
+        )?);
+    }
+    let mut named: BTreeSet<&str> = test.graph_data.iter().map(String::as_str).collect();
+    if let Some(dataset) = query_dataset(query) {
+        let from = dataset.default.iter().chain(dataset.named.iter().flatten());
+        named.extend(
+            from.map(NamedNode::as_str)
+                .filter(|iri| iri.starts_with("file:")),
+        );
+    }
+    for (i, iri) in named.into_iter().enumerate() {
+        let name = NamedNode::new(iri).map_err(|e| e.to_string())?;
+        quads.extend(read_quads(iri, &name.into(), &format!("g{i}_"))?);
+    }
+    quiver_loader::load_quads(quads, None)
+        .map(|(store, _)| store)
+        .map_err(|e| e.to_string())
+}
+
+fn query_dataset(query: &Query) -> Option<&spargebra::algebra::QueryDataset> {
+    match query {
+        Query::Select { dataset, .. }
+        | Query::Construct { dataset, .. }
+        | Query::Describe { dataset, .. }
+        | Query::Ask { dataset, .. } => dataset.as_ref(),
+    }
+}
+
+/// How the rows of a SELECT must be ordered: by its ORDER BY keys when they are all plain
+/// variables, in exact sequence when some key is an expression, else not at all.
+pub fn order_of(query: &Query) -> Order {
+    let Query::Select { pattern, .. } = query else {
+        return Order::Bag;
+    };
+    let mut pattern = pattern;
+    loop {
+        match pattern {
+            GraphPattern::Project { inner, .. }
+            | GraphPattern::Distinct { inner }
+            | GraphPattern::Reduced { inner }
+            | GraphPattern::Slice { inner, .. } => pattern = inner,
+            GraphPattern::OrderBy { expression, .. } => {
+                let keys: Option<Vec<Variable>> = expression
+                    .iter()
+                    .map(|key| match key {
+                        OrderExpression::Asc(Expression::Variable(v))
+                        | OrderExpression::Desc(Expression::Variable(v)) => Some(v.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                return keys.map_or(Order::Sequence, Order::Keys);
+            }
+            _ => return Order::Bag,
+        }
+    }
+}
+
+/// A syntax test passes when the engine's parser accepts (positive) or rejects (negative)
+/// the query. Only a syntax error counts as rejection: a query that parses but uses a
+/// feature the engine cannot plan yet has still passed the parser.
+fn syntax(test: &TestCase, positive: bool) -> Result<(), String> {
+    let iri = test.query.as_deref().ok_or("the test names no query")?;
+    let text = match read_text(iri) {
+        Ok(text) => text,
+        Err(e) if positive => return Err(e),
+        Err(_) => return Ok(()),
+    };
+    let store = quiver_loader::load_quads(Vec::new(), None)
+        .map_err(|e| e.to_string())?
+        .0;
+    let options = PrepareOptions {
+        base_iri: Some(iri.to_owned()),
+        plan: None,
+    };
+    match (prepare(&store, &text, &options), positive) {
+        (Err(QueryError::Syntax(message)), true) => Err(format!("rejected: {message}")),
+        (Err(QueryError::Syntax(_)), false) => Ok(()),
+        (_, true) => Ok(()),
+        (_, false) => Err("accepted an invalid query".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(text: &str) -> Order {
+        order_of(&SparqlParser::new().parse_query(text).unwrap())
+    }
+
+    #[test]
+    fn order_follows_order_by() {
+        let v = |n: &str| Variable::new_unchecked(n);
+        assert_eq!(order("SELECT * { ?s ?p ?o }"), Order::Bag);
+        assert_eq!(
+            order("SELECT ?s { ?s ?p ?o } ORDER BY ?s DESC(?o) LIMIT 2"),
+            Order::Keys(vec![v("s"), v("o")])
+        );
+        assert_eq!(
+            order("SELECT DISTINCT ?s { ?s ?p ?o } ORDER BY STR(?s)"),
+            Order::Sequence
+        );
+        assert_eq!(order("ASK { ?s ?p ?o }"), Order::Bag);
+    }
+}

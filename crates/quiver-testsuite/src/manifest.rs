@@ -1,0 +1,298 @@
+//! Reading W3C test manifests: Turtle files listing tests (`mf:entries`) and other
+//! manifests (`mf:include`), parsed with `oxttl` into an in-memory graph and walked from
+//! the root manifests down. Each test becomes a [`TestCase`]; tests outside this runner's
+//! scope carry the reason they are skipped.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use oxrdf::vocab::rdf;
+use oxrdf::{Graph, NamedNodeRef, NamedOrBlankNodeRef, Term, TermRef};
+use oxttl::TurtleParser;
+
+use crate::files::{file_iri, iri_to_path};
+use crate::SuiteError;
+
+const MF: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#";
+
+macro_rules! mf {
+    ($name:literal) => {
+        NamedNodeRef::new_unchecked(concat!(
+            "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#",
+            $name
+        ))
+    };
+}
+
+macro_rules! qt {
+    ($name:literal) => {
+        NamedNodeRef::new_unchecked(concat!(
+            "http://www.w3.org/2001/sw/DataAccess/tests/test-query#",
+            $name
+        ))
+    };
+}
+
+macro_rules! dawgt {
+    ($name:literal) => {
+        NamedNodeRef::new_unchecked(concat!(
+            "http://www.w3.org/2001/sw/DataAccess/tests/test-dawg#",
+            $name
+        ))
+    };
+}
+
+/// The manifests the suite is walked from, relative to the suite directory.
+pub const ROOT_MANIFESTS: [&str; 2] = ["sparql10/manifest.ttl", "sparql11/manifest-all.ttl"];
+
+/// What a test checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestKind {
+    /// Run a query on a dataset and compare with the expected results.
+    QueryEvaluation,
+    /// A query evaluation whose expected results are CSV (compared as CSV text).
+    CsvResultFormat,
+    /// The query must parse.
+    PositiveSyntax,
+    /// The query must be rejected.
+    NegativeSyntax,
+    /// Any other test type (update, protocol, ...): always skipped.
+    Other(String),
+}
+
+/// One test of a manifest.
+#[derive(Debug, Clone)]
+pub struct TestCase {
+    /// Stable identifier: the manifest path relative to the suite plus `#` and the test's
+    /// local name (`sparql11/aggregates/manifest.ttl#agg01`).
+    pub id: String,
+    pub iri: String,
+    pub name: String,
+    /// The manifest's directory relative to the suite (`sparql11/aggregates`).
+    pub group: String,
+    pub kind: TestKind,
+    /// The query file's IRI.
+    pub query: Option<String>,
+    /// Files of the default graph.
+    pub data: Vec<String>,
+    /// Files loaded as named graphs, named by their IRI.
+    pub graph_data: Vec<String>,
+    /// The expected results file's IRI.
+    pub result: Option<String>,
+    /// Why the test is not run, if it is not.
+    pub skip: Option<String>,
+}
+
+/// Every test reachable from [`ROOT_MANIFESTS`] under `suite` (withdrawn tests left out).
+pub fn load_suite(suite: &Path) -> Result<Vec<TestCase>, SuiteError> {
+    let mut walker = Walker {
+        suite_iri: file_iri(suite)?,
+        seen: HashSet::new(),
+        tests: Vec::new(),
+    };
+    for root in ROOT_MANIFESTS {
+        let iri = file_iri(&suite.join(root))?;
+        walker.manifest(&iri)?;
+    }
+    Ok(walker.tests)
+}
+
+struct Walker {
+    suite_iri: String,
+    seen: HashSet<String>,
+    tests: Vec<TestCase>,
+}
+
+impl Walker {
+    fn manifest(&mut self, iri: &str) -> Result<(), SuiteError> {
+        if !self.seen.insert(iri.to_owned()) {
+            return Ok(());
+        }
+        let graph = parse_manifest(iri)?;
+        let this = NamedNodeRef::new_unchecked(iri);
+        let relative = iri.strip_prefix(&self.suite_iri).unwrap_or(iri);
+        let relative = relative.trim_start_matches('/').to_owned();
+        let group = match relative.rfind('/') {
+            Some(slash) => relative[..slash].to_owned(),
+            None => String::new(),
+        };
+        for include in list(&graph, this.into(), mf!("include")) {
+            if let Term::NamedNode(node) = include {
+                self.manifest(node.as_str())?;
+            }
+        }
+        for entry in list(&graph, this.into(), mf!("entries")) {
+            let node = match &entry {
+                Term::NamedNode(n) => NamedOrBlankNodeRef::from(n.as_ref()),
+                Term::BlankNode(b) => NamedOrBlankNodeRef::from(b.as_ref()),
+                _ => continue,
+            };
+            if let Some(test) = test_case(&graph, node, &relative, &group) {
+                self.tests.push(test);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parse_manifest(iri: &str) -> Result<Graph, SuiteError> {
+    let path = iri_to_path(iri)?;
+    let bytes = std::fs::read(&path).map_err(|error| SuiteError::Io {
+        path: path.clone(),
+        error,
+    })?;
+    let parser = TurtleParser::new()
+        .with_base_iri(iri)
+        .map_err(|e| SuiteError::Manifest {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    let mut graph = Graph::new();
+    for triple in parser.for_slice(&bytes) {
+        let triple = triple.map_err(|e| SuiteError::Manifest {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        graph.insert(&triple);
+    }
+    Ok(graph)
+}
+
+/// The members of the RDF list that is the `predicate` of `subject`.
+fn list(graph: &Graph, subject: NamedOrBlankNodeRef<'_>, predicate: NamedNodeRef<'_>) -> Vec<Term> {
+    let mut members = Vec::new();
+    let mut node = graph.object_for_subject_predicate(subject, predicate);
+    let mut guard = HashSet::new();
+    while let Some(current) = node {
+        let current = match current {
+            TermRef::NamedNode(n) if n == rdf::NIL => break,
+            TermRef::NamedNode(n) => NamedOrBlankNodeRef::from(n),
+            TermRef::BlankNode(b) => NamedOrBlankNodeRef::from(b),
+            _ => break,
+        };
+        if !guard.insert(current.into_owned()) {
+            break;
+        }
+        if let Some(first) = graph.object_for_subject_predicate(current, rdf::FIRST) {
+            members.push(first.into_owned());
+        }
+        node = graph.object_for_subject_predicate(current, rdf::REST);
+    }
+    members
+}
+
+fn iri_of(term: TermRef<'_>) -> Option<String> {
+    match term {
+        TermRef::NamedNode(n) => Some(n.as_str().to_owned()),
+        _ => None,
+    }
+}
+
+fn test_case(
+    graph: &Graph,
+    node: NamedOrBlankNodeRef<'_>,
+    manifest: &str,
+    group: &str,
+) -> Option<TestCase> {
+    let approval = graph.object_for_subject_predicate(node, dawgt!("approval"));
+    if approval == Some(dawgt!("Withdrawn").into()) {
+        return None;
+    }
+    let types: Vec<String> = graph
+        .objects_for_subject_predicate(node, rdf::TYPE)
+        .filter_map(iri_of)
+        .collect();
+    let kind = kind_of(&types);
+    let iri = match node {
+        NamedOrBlankNodeRef::NamedNode(n) => n.as_str().to_owned(),
+        NamedOrBlankNodeRef::BlankNode(b) => format!("_:{}", b.as_str()),
+    };
+    let local = iri.rsplit(['#', '/']).next().unwrap_or(&iri).to_owned();
+    let name = match graph.object_for_subject_predicate(node, mf!("name")) {
+        Some(TermRef::Literal(l)) => l.value().to_owned(),
+        _ => local.clone(),
+    };
+    let action = graph.object_for_subject_predicate(node, mf!("action"));
+    let (mut query, mut data, mut graph_data) = (None, Vec::new(), Vec::new());
+    match action {
+        Some(TermRef::NamedNode(file)) => query = Some(file.as_str().to_owned()),
+        Some(TermRef::BlankNode(b)) => {
+            let b = NamedOrBlankNodeRef::from(b);
+            query = graph
+                .object_for_subject_predicate(b, qt!("query"))
+                .and_then(iri_of);
+            data = graph
+                .objects_for_subject_predicate(b, qt!("data"))
+                .filter_map(iri_of)
+                .collect();
+            graph_data = graph
+                .objects_for_subject_predicate(b, qt!("graphData"))
+                .filter_map(iri_of)
+                .collect();
+        }
+        _ => {}
+    }
+    // Several files per property come out of the graph in no fixed order.
+    data.sort();
+    graph_data.sort();
+    let result = graph
+        .object_for_subject_predicate(node, mf!("result"))
+        .and_then(iri_of);
+    let mut skip = skip_reason(&kind, group);
+    // Some SPARQL 1.1 manifests type update syntax tests (`.ru` actions) as query syntax.
+    let update_action = query.as_deref().is_some_and(|q| q.ends_with(".ru"));
+    if skip.is_none() && update_action {
+        skip = Some("update syntax: SPARQL Update is not supported yet".to_owned());
+    }
+    Some(TestCase {
+        id: format!("{manifest}#{local}"),
+        iri,
+        name,
+        group: group.to_owned(),
+        kind,
+        query,
+        data,
+        graph_data,
+        result,
+        skip,
+    })
+}
+
+fn kind_of(types: &[String]) -> TestKind {
+    let local = |t: &String| t.strip_prefix(MF).map(str::to_owned);
+    let names: Vec<String> = types.iter().filter_map(local).collect();
+    let has = |n: &str| names.iter().any(|x| x == n);
+    if has("QueryEvaluationTest") {
+        TestKind::QueryEvaluation
+    } else if has("CSVResultFormatTest") {
+        TestKind::CsvResultFormat
+    } else if has("PositiveSyntaxTest") || has("PositiveSyntaxTest11") {
+        TestKind::PositiveSyntax
+    } else if has("NegativeSyntaxTest") || has("NegativeSyntaxTest11") {
+        TestKind::NegativeSyntax
+    } else if types.is_empty() {
+        // DAWG manifests leave the type of plain evaluation tests implicit.
+        TestKind::QueryEvaluation
+    } else {
+        TestKind::Other(names.first().cloned().unwrap_or_else(|| types[0].clone()))
+    }
+}
+
+fn skip_reason(kind: &TestKind, group: &str) -> Option<String> {
+    let dir = group.rsplit('/').next().unwrap_or(group);
+    let reason = match dir {
+        "entailment" => "entailment regimes are not supported",
+        "service" | "syntax-fed" => "federated query (SERVICE) is not supported",
+        "protocol" | "graph-store-protocol" | "http-rdf-update" => "protocol tests",
+        "service-description" => "service description tests",
+        _ => match kind {
+            TestKind::Other(name) if name.contains("Update") => {
+                "SPARQL Update is not supported yet"
+            }
+            TestKind::Other(name) if name.contains("Protocol") => "protocol tests",
+            TestKind::Other(_) => "test type not run by this runner",
+            _ => return None,
+        },
+    };
+    Some(reason.to_owned())
+}

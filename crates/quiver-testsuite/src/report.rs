@@ -1,0 +1,166 @@
+//! What a run shows: a table per test group, the totals line, failure details, and the
+//! ratchet: a list of tests known to fail, which a run must match exactly (a listed test
+//! that passes must leave the list; a failing test not on it is a regression).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use crate::runner::{Status, TestResult};
+
+/// The results of a run, in suite order.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub results: Vec<TestResult>,
+}
+
+/// Passed, failed and skipped counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+impl Totals {
+    fn add(&mut self, status: &Status) {
+        match status {
+            Status::Passed => self.passed += 1,
+            Status::Failed(_) => self.failed += 1,
+            Status::Skipped(_) => self.skipped += 1,
+        }
+    }
+}
+
+impl Report {
+    pub fn totals(&self) -> Totals {
+        let mut totals = Totals::default();
+        for result in &self.results {
+            totals.add(&result.status);
+        }
+        totals
+    }
+
+    /// `W3C SPARQL: 580 passed, 13 failed, 40 skipped`.
+    pub fn summary_line(&self) -> String {
+        let t = self.totals();
+        format!(
+            "W3C SPARQL: {} passed, {} failed, {} skipped",
+            t.passed, t.failed, t.skipped
+        )
+    }
+
+    /// One line per group with its counts.
+    pub fn table(&self) -> String {
+        let mut groups: BTreeMap<&str, Totals> = BTreeMap::new();
+        for result in &self.results {
+            groups
+                .entry(result.test.group.as_str())
+                .or_default()
+                .add(&result.status);
+        }
+        let width = groups.keys().map(|g| g.len()).max().unwrap_or(5).max(5);
+        let mut text = format!("{:width$}  passed  failed  skipped\n", "group");
+        for (group, t) in groups {
+            let _ = writeln!(
+                text,
+                "{group:width$}  {:>6}  {:>6}  {:>7}",
+                t.passed, t.failed, t.skipped
+            );
+        }
+        text
+    }
+
+    /// The failing tests with their reasons.
+    pub fn failures(&self) -> impl Iterator<Item = (&TestResult, &str)> {
+        self.results.iter().filter_map(|r| match &r.status {
+            Status::Failed(reason) => Some((r, reason.as_str())),
+            _ => None,
+        })
+    }
+
+    /// The known-failures file of this run: `<test id> # reason` per failing test, sorted.
+    pub fn known_failures_text(&self) -> String {
+        let mut lines: Vec<String> = self
+            .failures()
+            .map(|(r, reason)| format!("{} # {}", r.test.id, one_line(reason, 160)))
+            .collect();
+        lines.sort();
+        let mut text = String::from(
+            "# W3C SPARQL tests known to fail (regenerate with --write-known-failures).\n",
+        );
+        for line in lines {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    }
+
+    /// Where this run breaks the ratchet. `complete` says the whole suite ran (no filter),
+    /// so that listed tests which no longer exist are reported too.
+    pub fn ratchet_violations(&self, known: &KnownFailures, complete: bool) -> Vec<String> {
+        let mut violations = Vec::new();
+        let mut seen = BTreeSet::new();
+        for result in &self.results {
+            let id = result.test.id.as_str();
+            seen.insert(id);
+            let listed = known.contains(id);
+            match &result.status {
+                Status::Passed if listed => violations.push(format!(
+                    "{id} now passes: remove it from known-failures.txt"
+                )),
+                Status::Failed(reason) if !listed => violations.push(format!(
+                    "{id} fails but is not a known failure: {}",
+                    one_line(reason, 200)
+                )),
+                _ => {}
+            }
+        }
+        if complete {
+            for id in known.ids.iter().filter(|id| !seen.contains(id.as_str())) {
+                violations.push(format!(
+                    "{id} is listed in known-failures.txt but is not in the suite"
+                ));
+            }
+        }
+        violations
+    }
+}
+
+/// A known-failures list: one test id per line, `#` starting a comment.
+#[derive(Debug, Clone, Default)]
+pub struct KnownFailures {
+    ids: BTreeSet<String>,
+}
+
+impl KnownFailures {
+    pub fn parse(text: &str) -> Self {
+        let ids = text
+            .lines()
+            .map(|line| line.split(" #").next().unwrap_or("").trim())
+            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+            .map(str::to_owned)
+            .collect();
+        Self { ids }
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.ids.contains(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+}
+
+/// `text` on one line, cut to `limit` characters.
+fn one_line(text: &str, limit: usize) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match joined.char_indices().nth(limit) {
+        Some((cut, _)) => format!("{}…", &joined[..cut]),
+        None => joined,
+    }
+}

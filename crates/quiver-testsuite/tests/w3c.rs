@@ -1,0 +1,44 @@
+//! The whole W3C suite, checked against the ratchet in `known-failures.txt`: a listed test
+//! that passes must be removed from the list, and a failing test that is not listed is a
+//! regression.
+
+use std::path::Path;
+
+use quiver_testsuite::{run_suite, KnownFailures, Options};
+
+#[test]
+fn w3c_suite_matches_the_known_failures() {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let suite = crate_dir.join("../../../shared/sparql-tests");
+    assert!(
+        suite.join("sparql11").is_dir(),
+        "the W3C test suite is missing at {}",
+        suite.display()
+    );
+    let report = run_suite(&suite, &Options::default()).expect("the suite's manifests load");
+    let known = std::fs::read_to_string(crate_dir.join("known-failures.txt"))
+        .expect("known-failures.txt is readable");
+    let known = KnownFailures::parse(&known);
+    println!("{}", report.table());
+    println!("{}", report.summary_line());
+    let mut ids: Vec<&str> = report.results.iter().map(|r| r.test.id.as_str()).collect();
+    ids.sort_unstable();
+    let before = ids.len();
+    ids.dedup();
+    assert_eq!(ids.len(), before, "test ids must be unique for the ratchet");
+    let totals = report.totals();
+    assert!(
+        totals.passed > 0,
+        "no test passed: {}",
+        report.summary_line()
+    );
+    let violations = report.ratchet_violations(&known, true);
+    assert!(
+        violations.is_empty(),
+        "{} ratchet violations (regenerate with `cargo run --release -p quiver-testsuite -- \
+         ../shared/sparql-tests --write-known-failures crates/quiver-testsuite/known-failures.txt` \
+         once the change is intended):\n{}",
+        violations.len(),
+        violations.join("\n")
+    );
+}
