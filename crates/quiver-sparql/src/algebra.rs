@@ -17,7 +17,7 @@ use crate::planner::{plan, Step};
 use crate::table::VarId;
 
 /// Which graph a pattern reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GraphRef {
     Default,
     /// A named graph, by the term id of its name.
@@ -52,7 +52,8 @@ pub enum Operator {
         right: Box<Operator>,
         filter: Option<Expression>,
     },
-    Filter(Expression, Box<Operator>),
+    /// A filter, with the graph its `EXISTS` patterns read.
+    Filter(Expression, Box<Operator>, GraphRef),
     Union(Box<Operator>, Box<Operator>),
     Extend {
         inner: Box<Operator>,
@@ -129,7 +130,7 @@ impl<'a> Compiler<'a> {
             }
             GraphPattern::Filter { expr, inner } => {
                 self.register_expression_vars(expr);
-                Operator::Filter(expr.clone(), Box::new(self.compile(inner, graph)?))
+                Operator::Filter(expr.clone(), Box::new(self.compile(inner, graph)?), graph)
             }
             GraphPattern::Union { left, right } => Operator::Union(
                 Box::new(self.compile(left, graph)?),
@@ -138,8 +139,14 @@ impl<'a> Compiler<'a> {
             GraphPattern::Graph { name, inner } => match name {
                 NamedNodePattern::NamedNode(name) => {
                     let id = self.store.term_id(name.as_ref().into());
-                    let graph = self.dataset.named_graph(self.store, id);
-                    self.compile(inner, graph)?
+                    match self.dataset.named_graph(self.store, id) {
+                        // Not in the dataset: no solutions, even for an empty pattern.
+                        GraphRef::Missing => Operator::Values {
+                            vars: Vec::new(),
+                            rows: Vec::new(),
+                        },
+                        graph => self.compile(inner, graph)?,
+                    }
                 }
                 NamedNodePattern::Variable(variable) => {
                     let var = self.vars.var(variable);
@@ -350,7 +357,7 @@ pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
             vars
         }
         Operator::LeftJoin { left, .. } | Operator::Minus(left, _) => certain_vars(left),
-        Operator::Filter(_, inner) | Operator::Distinct(inner) | Operator::OrderBy(inner, _) => {
+        Operator::Filter(_, inner, _) | Operator::Distinct(inner) | Operator::OrderBy(inner, _) => {
             certain_vars(inner)
         }
         Operator::Slice { inner, .. } => certain_vars(inner),

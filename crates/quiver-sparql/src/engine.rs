@@ -201,6 +201,7 @@ impl PreparedQuery {
             cancel,
         );
         evaluator.dataset = self.dataset.clone();
+        evaluator.active_graph.set(self.dataset.default);
         let mut table = evaluator.evaluate(&self.operator)?;
         let results = match &self.form {
             Form::Ask => QueryResults::Boolean(table.rows > 0),

@@ -5,7 +5,8 @@
 //! (seeded); everything else is a relational operator over tables. Terms are decoded from
 //! the dictionary only where an expression needs their value.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -52,7 +53,9 @@ pub struct Evaluator<'a> {
     pub profiles: RefCell<Vec<BgpProfile>>,
     /// The dataset the query reads.
     pub dataset: DatasetScope,
-    exists_cache: RefCell<FxHashMap<usize, Operator>>,
+    exists_cache: RefCell<FxHashMap<(usize, GraphRef), Rc<Operator>>>,
+    /// The graph the filter being evaluated reads (for its EXISTS patterns).
+    pub(crate) active_graph: Cell<GraphRef>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -74,6 +77,7 @@ impl<'a> Evaluator<'a> {
             profiles: RefCell::default(),
             dataset: DatasetScope::default(),
             exists_cache: RefCell::default(),
+            active_graph: Cell::new(GraphRef::Default),
         }
     }
 
@@ -135,9 +139,12 @@ impl<'a> Evaluator<'a> {
                 let left = self.evaluate(left)?;
                 self.left_join(left, right, filter.as_ref())?
             }
-            Operator::Filter(expression, inner) => {
+            Operator::Filter(expression, inner, graph) => {
                 let table = self.evaluate(inner)?;
-                self.filter(table, expression)
+                let outer = self.active_graph.replace(*graph);
+                let table = self.filter(table, expression);
+                self.active_graph.set(outer);
+                table
             }
             Operator::Union(a, b) => {
                 let a = self.evaluate(a)?;
@@ -215,7 +222,8 @@ impl<'a> Evaluator<'a> {
     }
 
     /// `GRAPH ?var`: each named graph's rows with `var` bound to the graph's name (rows
-    /// that bind `var` inside to another term are dropped), concatenated.
+    /// that bind `var` inside to another term are dropped, unbound ones get the name),
+    /// concatenated.
     fn graph_var(&self, var: VarId, branches: &[(Id, Operator)]) -> Result<Table, QueryError> {
         let mut result = Table::empty(vec![var]);
         for (name, branch) in branches {
@@ -223,10 +231,11 @@ impl<'a> Evaluator<'a> {
             match table.column_of(var) {
                 Some(c) => {
                     let keep: Vec<u32> = (0..table.rows)
-                        .filter(|&row| table.columns[c][row] == *name)
+                        .filter(|&row| matches!(table.columns[c][row], id if id == *name || id == UNBOUND))
                         .map(|row| row as u32)
                         .collect();
                     table = table.gather(&keep);
+                    table.columns[c].fill(*name);
                 }
                 None => {
                     table.vars.push(var);
@@ -388,27 +397,32 @@ impl<'a> Evaluator<'a> {
         self.term(table.value(row, var))
     }
 
-    /// FILTER (NOT) EXISTS: runs the pattern seeded with the current row.
+    /// FILTER (NOT) EXISTS: runs the pattern, on the graph of the filter, seeded with the
+    /// current row. Each pattern is compiled once per graph; the cache is not borrowed while
+    /// the pattern runs, so EXISTS may nest.
     fn exists(&self, pattern: &GraphPattern, table: &Table, row: usize) -> bool {
-        let key = pattern as *const GraphPattern as usize;
-        if !self.exists_cache.borrow().contains_key(&key) {
-            let vars = std::mem::take(&mut *self.vars.borrow_mut());
-            let mut compiler = Compiler::new(self.store, None);
-            compiler.vars = vars;
-            compiler.dataset = self.dataset.clone();
-            let compiled = compiler.compile(pattern, self.dataset.default);
-            *self.vars.borrow_mut() = compiler.vars;
-            match compiled {
-                Ok(operator) => {
-                    self.exists_cache.borrow_mut().insert(key, operator);
-                }
-                Err(_) => return false,
+        let graph = self.active_graph.get();
+        let key = (pattern as *const GraphPattern as usize, graph);
+        let cached = self.exists_cache.borrow().get(&key).cloned();
+        let operator = match cached {
+            Some(operator) => operator,
+            None => {
+                let vars = std::mem::take(&mut *self.vars.borrow_mut());
+                let mut compiler = Compiler::new(self.store, None);
+                compiler.vars = vars;
+                compiler.dataset = self.dataset.clone();
+                let compiled = compiler.compile(pattern, graph);
+                *self.vars.borrow_mut() = compiler.vars;
+                let Ok(operator) = compiled else {
+                    return false;
+                };
+                let operator = Rc::new(operator);
+                self.exists_cache.borrow_mut().insert(key, operator.clone());
+                operator
             }
-        }
-        let cache = self.exists_cache.borrow();
-        let operator = &cache[&key];
+        };
         let seed = table.gather(&[row as u32]);
-        let result = match operator {
+        let result = match &*operator {
             Operator::Bgp(planned) => {
                 let bound: Vec<VarId> = seed
                     .vars

@@ -2,14 +2,18 @@
 //!
 //! Booleans compare by value. Solutions compare variables as sets, then rows as bags, or
 //! in sequence where the query orders them ([`Order`]). Graphs compare as sets of triples.
-//! Terms compare exactly (the suite writes canonical forms), except blank nodes, which
-//! compare up to a consistent relabelling: a bijection between the blank nodes of the two
-//! sides, found by backtracking over candidate rows with the same shape.
+//! Terms compare exactly, except numbers and blank nodes. Literals of the numeric types
+//! (integer, decimal, float, double) compare by value within their datatype, as SPARQL's
+//! numeric equality does (the suite's expected results mix lexical forms: a cast of `"1"` to
+//! float is written `1.0` in one row and `1` in another). Blank nodes compare up to a
+//! consistent relabelling: a bijection between the blank nodes of the two sides, found by
+//! backtracking over candidate rows with the same shape.
 
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use oxrdf::{BlankNode, Term, Triple, Variable};
+use oxrdf::vocab::xsd;
+use oxrdf::{BlankNode, Literal, Term, Triple, Variable};
 
 use crate::answer::{Answer, Row};
 
@@ -30,7 +34,7 @@ const STEP_LIMIT: usize = 2_000_000;
 
 /// `Ok` when `actual` matches `expected`; else a summary of the difference.
 pub fn compare(expected: &Answer, actual: &Answer, order: &Order) -> Result<(), String> {
-    match (expected, actual) {
+    match (&normalize(expected), &normalize(actual)) {
         (Answer::Boolean(e), Answer::Boolean(a)) if e == a => Ok(()),
         (Answer::Boolean(e), Answer::Boolean(a)) => Err(format!("expected {e}, got {a}")),
         (
@@ -48,6 +52,47 @@ pub fn compare(expected: &Answer, actual: &Answer, order: &Order) -> Result<(), 
             bag(&e, &a, &[])
         }
         (e, a) => Err(format!("expected {}, got {}", kind(e), kind(a))),
+    }
+}
+
+/// The answer with every numeric literal in the canonical lexical form of its value.
+fn normalize(answer: &Answer) -> Answer {
+    match answer {
+        Answer::Boolean(b) => Answer::Boolean(*b),
+        Answer::Solutions { variables, rows } => Answer::Solutions {
+            variables: variables.clone(),
+            rows: rows
+                .iter()
+                .map(|row| row.iter().map(|t| t.as_ref().map(canonical)).collect())
+                .collect(),
+        },
+        Answer::Graph(triples) => Answer::Graph(
+            triples
+                .iter()
+                .map(|t| Triple::new(t.subject.clone(), t.predicate.clone(), canonical(&t.object)))
+                .collect(),
+        ),
+    }
+}
+
+fn canonical(term: &Term) -> Term {
+    use oxsdatatypes::{Decimal, Double, Float, Integer};
+    use std::str::FromStr;
+    let Term::Literal(literal) = term else {
+        return term.clone();
+    };
+    let value = literal.value();
+    let datatype = literal.datatype();
+    let lexical = match datatype {
+        xsd::INTEGER => Integer::from_str(value).ok().map(|v| v.to_string()),
+        xsd::DECIMAL => Decimal::from_str(value).ok().map(|v| v.to_string()),
+        xsd::FLOAT => Float::from_str(value).ok().map(|v| v.to_string()),
+        xsd::DOUBLE => Double::from_str(value).ok().map(|v| v.to_string()),
+        _ => None,
+    };
+    match lexical {
+        Some(lexical) => Literal::new_typed_literal(lexical, datatype.into_owned()).into(),
+        None => term.clone(),
     }
 }
 

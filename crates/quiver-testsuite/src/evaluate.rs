@@ -43,7 +43,7 @@ fn evaluate(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Resu
     let store = dataset(test, &parsed)?;
     let options = PrepareOptions {
         base_iri: Some(query_iri.to_owned()),
-        plan: None,
+        ..PrepareOptions::default()
     };
     let prepared = prepare(&store, &text, &options).map_err(|e| e.to_string())?;
     let exec = ExecOptions {
@@ -148,7 +148,7 @@ fn syntax(test: &TestCase, positive: bool) -> Result<(), String> {
         .0;
     let options = PrepareOptions {
         base_iri: Some(iri.to_owned()),
-        plan: None,
+        ..PrepareOptions::default()
     };
     match (prepare(&store, &text, &options), positive) {
         (Err(QueryError::Syntax(message)), true) => Err(format!("rejected: {message}")),

@@ -187,18 +187,37 @@ fn the_search_backtracks_past_a_wrong_first_choice() {
 }
 
 #[test]
-fn typed_literals_compare_exactly() {
+fn typed_literals_compare_by_datatype_and_numbers_by_value() {
     let expected = solutions(&["v"], vec![vec![int("1")]]);
-    let decimal = solutions(
-        &["v"],
-        vec![vec![Literal::new_typed_literal("1", xsd::DECIMAL).into()]],
-    );
+    let typed = |value: &str, datatype| -> Answer {
+        solutions(
+            &["v"],
+            vec![vec![Literal::new_typed_literal(value, datatype).into()]],
+        )
+    };
     let padded = solutions(&["v"], vec![vec![int("01")]]);
     let plain = solutions(&["v"], vec![vec![Literal::new_simple_literal("1").into()]]);
     assert_eq!(compare(&expected, &expected.clone(), &Order::Bag), Ok(()));
-    assert!(compare(&expected, &decimal, &Order::Bag).is_err());
-    assert!(compare(&expected, &padded, &Order::Bag).is_err());
+    // Same value, other datatype: different terms.
+    assert!(compare(&expected, &typed("1", xsd::DECIMAL), &Order::Bag).is_err());
     assert!(compare(&expected, &plain, &Order::Bag).is_err());
+    // Same datatype and value, other lexical form: equal numbers.
+    assert_eq!(compare(&expected, &padded, &Order::Bag), Ok(()));
+    let decimal = typed("1.0", xsd::DECIMAL);
+    assert_eq!(
+        compare(&decimal, &typed("1", xsd::DECIMAL), &Order::Bag),
+        Ok(())
+    );
+    assert!(compare(&decimal, &typed("1.5", xsd::DECIMAL), &Order::Bag).is_err());
+    let double = typed("-1.02E4", xsd::DOUBLE);
+    assert_eq!(
+        compare(&double, &typed("-10200", xsd::DOUBLE), &Order::Bag),
+        Ok(())
+    );
+    assert!(compare(&double, &typed("-10200", xsd::FLOAT), &Order::Bag).is_err());
+    // Other datatypes keep their lexical form.
+    let date = typed("2006-08-23Z", xsd::DATE);
+    assert!(compare(&date, &typed("2006-08-23+00:00", xsd::DATE), &Order::Bag).is_err());
 }
 
 #[test]
