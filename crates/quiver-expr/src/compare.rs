@@ -27,6 +27,11 @@ pub(crate) fn equals(a: &Term, b: &Term) -> Option<bool> {
     Some(match (a, b) {
         (Value::Other(_), Value::NamedNode(_) | Value::BlankNode(_))
         | (Value::NamedNode(_) | Value::BlankNode(_), Value::Other(_)) => false,
+        // A language-tagged string is an rdf:langString: it equals no literal of another
+        // datatype, known or not.
+        (Value::Other(_), Value::LangString(..)) | (Value::LangString(..), Value::Other(_)) => {
+            false
+        }
         (Value::Other(_), _) | (_, Value::Other(_)) => return None,
         (Value::Unsupported, _) | (_, Value::Unsupported) => return None,
         (Value::NamedNode(a), Value::NamedNode(b)) => a == b,
@@ -37,9 +42,10 @@ pub(crate) fn equals(a: &Term, b: &Term) -> Option<bool> {
         }
         (Value::Boolean(a), Value::Boolean(b)) => a == b,
         (Value::Numeric(a), Value::Numeric(b)) => numeric::equal(a, b),
-        (Value::DateTime(a), Value::DateTime(b)) => a == b,
-        (Value::Date(a), Value::Date(b)) => a == b,
-        (Value::Time(a), Value::Time(b)) => a == b,
+        // With a timezone on one side only, equality can be indeterminate: an error.
+        (Value::DateTime(a), Value::DateTime(b)) => a.partial_cmp(&b)?.is_eq(),
+        (Value::Date(a), Value::Date(b)) => a.partial_cmp(&b)?.is_eq(),
+        (Value::Time(a), Value::Time(b)) => a.partial_cmp(&b)?.is_eq(),
         (Value::GYearMonth(a), Value::GYearMonth(b)) => a == b,
         (Value::GYear(a), Value::GYear(b)) => a == b,
         (Value::GMonthDay(a), Value::GMonthDay(b)) => a == b,

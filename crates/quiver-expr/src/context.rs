@@ -99,8 +99,9 @@ impl EvalContext {
         )
     }
 
-    /// A scope id for `BNODE(str)` that no other call got.
-    pub(crate) fn fresh_scope(&self) -> u64 {
+    /// A scope id for `BNODE(str)` that no other call got (random: a caller may number
+    /// solutions from it, `scope + row`, see [`crate::evaluate_in_scope`]).
+    pub fn fresh_scope(&self) -> u64 {
         self.next_random()
     }
 

@@ -66,6 +66,8 @@ pub struct PreparedQuery {
     operator: Operator,
     vars: Vars,
     dataset: DatasetScope,
+    /// The query's base IRI, which `IRI()` resolves against.
+    base_iri: Option<oxiri::Iri<String>>,
     plan_micros: f64,
 }
 
@@ -116,16 +118,25 @@ pub fn prepare(
     };
     let mut compiler = Compiler::new(store, user_plans);
     let (Query::Select {
-        dataset, pattern, ..
+        dataset,
+        pattern,
+        base_iri,
     }
     | Query::Ask {
-        dataset, pattern, ..
+        dataset,
+        pattern,
+        base_iri,
     }
     | Query::Construct {
-        dataset, pattern, ..
+        dataset,
+        pattern,
+        base_iri,
+        ..
     }
     | Query::Describe {
-        dataset, pattern, ..
+        dataset,
+        pattern,
+        base_iri,
     }) = &query;
     compiler.dataset = DatasetScope::new(store, options.dataset.as_ref().or(dataset.as_ref()));
     let operator = compiler.compile(pattern, compiler.dataset.default)?;
@@ -151,6 +162,7 @@ pub fn prepare(
         form,
         operator,
         dataset: compiler.dataset,
+        base_iri: base_iri.clone(),
         vars: compiler.vars,
         plan_micros: started.elapsed().as_secs_f64() * 1e6,
     })
@@ -202,6 +214,9 @@ impl PreparedQuery {
         );
         evaluator.dataset = self.dataset.clone();
         evaluator.active_graph.set(self.dataset.default);
+        if let Some(base) = &self.base_iri {
+            evaluator.expressions = quiver_expr::EvalContext::new().with_base_iri(base.clone());
+        }
         let mut table = evaluator.evaluate(&self.operator)?;
         let results = match &self.form {
             Form::Ask => QueryResults::Boolean(table.rows > 0),

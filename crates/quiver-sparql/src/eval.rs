@@ -155,27 +155,7 @@ impl<'a> Evaluator<'a> {
                 result.append(b.reshape(&vars));
                 result
             }
-            Operator::Extend {
-                inner,
-                var,
-                expression,
-            } => {
-                let mut table = self.evaluate(inner)?;
-                let column: Vec<Id> = (0..table.rows)
-                    .map(|row| {
-                        self.expression(expression, &table, row)
-                            .map_or(UNBOUND, |term| self.intern(&term))
-                    })
-                    .collect();
-                match table.column_of(*var) {
-                    Some(c) => table.columns[c] = column,
-                    None => {
-                        table.vars.push(*var);
-                        table.columns.push(column);
-                    }
-                }
-                table
-            }
+            Operator::Extend { .. } => self.extend(operator)?,
             Operator::Minus(left, right) => {
                 let left = self.evaluate(left)?;
                 let right = self.evaluate(right)?;
@@ -219,6 +199,49 @@ impl<'a> Evaluator<'a> {
                 table.slice(*start, end)
             }
         })
+    }
+
+    /// A chain of BINDs / SELECT expressions, evaluated innermost first. The expressions of
+    /// one chain see one solution per row, so `BNODE(str)` gives the same blank node for the
+    /// same string within a row (one scope id per row) and a fresh one in other rows.
+    fn extend(&self, mut operator: &Operator) -> Result<Table, QueryError> {
+        let mut chain = Vec::new();
+        while let Operator::Extend {
+            inner,
+            var,
+            expression,
+        } = operator
+        {
+            chain.push((*var, expression));
+            operator = inner;
+        }
+        let mut table = self.evaluate(operator)?;
+        let scopes = self.expressions.fresh_scope();
+        for (var, expression) in chain.into_iter().rev() {
+            let column: Vec<Id> = (0..table.rows)
+                .map(|row| {
+                    let bindings = |variable: &Variable| self.binding(&table, row, variable);
+                    let exists = |pattern: &GraphPattern| self.exists(pattern, &table, row);
+                    let scope = scopes.wrapping_add(row as u64);
+                    quiver_expr::evaluate_in_scope(
+                        expression,
+                        &bindings,
+                        &exists,
+                        &self.expressions,
+                        scope,
+                    )
+                    .map_or(UNBOUND, |term| self.intern(&term))
+                })
+                .collect();
+            match table.column_of(var) {
+                Some(c) => table.columns[c] = column,
+                None => {
+                    table.vars.push(var);
+                    table.columns.push(column);
+                }
+            }
+        }
+        Ok(table)
     }
 
     /// `GRAPH ?var`: each named graph's rows with `var` bound to the graph's name (rows
