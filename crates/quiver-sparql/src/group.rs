@@ -374,12 +374,16 @@ fn argument_ids<'t>(
     )
 }
 
+/// Counts as `xsd:integer` ids (each distinct count interned once).
 fn integers(evaluator: &Evaluator<'_>, counts: Vec<u64>) -> Vec<Id> {
+    let mut ids: FxHashMap<u64, Id> = FxHashMap::default();
     counts
         .into_iter()
         .map(|count| {
-            i64::try_from(count).map_or(UNBOUND, |count| {
-                evaluator.intern(&Literal::from(count).into())
+            *ids.entry(count).or_insert_with(|| {
+                i64::try_from(count).map_or(UNBOUND, |count| {
+                    evaluator.intern(&Literal::from(count).into())
+                })
             })
         })
         .collect()
