@@ -13,6 +13,7 @@ use spargebra::term::{GroundTerm, NamedNodePattern};
 use crate::bgp::{resolve, Bgp, Vars};
 use crate::dataset::DatasetScope;
 use crate::error::QueryError;
+use crate::group::{Aggregate, Function};
 use crate::planner::{plan, Step};
 use crate::table::VarId;
 
@@ -78,6 +79,12 @@ pub enum Operator {
         inner: Box<Operator>,
         start: usize,
         length: Option<usize>,
+    },
+    /// GROUP BY `keys` (none: one group of everything) computing `aggregates`.
+    Group {
+        inner: Box<Operator>,
+        keys: Vec<VarId>,
+        aggregates: Vec<(VarId, Aggregate)>,
     },
 }
 
@@ -214,8 +221,28 @@ impl<'a> Compiler<'a> {
             GraphPattern::Path { .. } => {
                 return Err(QueryError::Unsupported("property paths".into()))
             }
-            GraphPattern::Group { .. } => {
-                return Err(QueryError::Unsupported("GROUP BY and aggregates".into()))
+            GraphPattern::Group {
+                inner,
+                variables,
+                aggregates,
+            } => {
+                let inner = self.compile(inner, graph)?;
+                let keys = variables.iter().map(|v| self.vars.var(v)).collect();
+                let aggregates = aggregates
+                    .iter()
+                    .map(|(variable, expression)| {
+                        let aggregate = Aggregate::new(expression)?;
+                        if let Some(argument) = &aggregate.argument {
+                            self.register_expression_vars(argument);
+                        }
+                        Ok((self.vars.var(variable), aggregate))
+                    })
+                    .collect::<Result<_, QueryError>>()?;
+                Operator::Group {
+                    inner: Box::new(inner),
+                    keys,
+                    aggregates,
+                }
             }
             GraphPattern::Service { .. } => {
                 return Err(QueryError::Unsupported(
@@ -393,5 +420,23 @@ pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
             .into_iter()
             .filter(|v| vars.contains(v))
             .collect(),
+        // The keys bound in every input row, and the counts (never an error).
+        Operator::Group {
+            inner,
+            keys,
+            aggregates,
+        } => {
+            let inner = certain_vars(inner);
+            keys.iter()
+                .copied()
+                .filter(|key| inner.contains(key))
+                .chain(
+                    aggregates
+                        .iter()
+                        .filter(|(_, a)| a.function == Function::Count)
+                        .map(|(var, _)| *var),
+                )
+                .collect()
+        }
     }
 }

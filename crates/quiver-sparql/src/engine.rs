@@ -15,6 +15,7 @@ use crate::bgp::Vars;
 use crate::dataset::DatasetScope;
 use crate::error::QueryError;
 use crate::eval::{BgpProfile, Evaluator};
+use crate::group::GroupProfile;
 use crate::table::{Table, VarId};
 
 /// Options for preparing a query.
@@ -94,6 +95,7 @@ pub struct ExecutionProfile {
     pub plan_micros: f64,
     pub execute_micros: f64,
     pub bgps: Vec<BgpProfile>,
+    pub groups: Vec<GroupProfile>,
 }
 
 /// Parses, resolves and plans `text` against `store`.
@@ -258,6 +260,7 @@ impl PreparedQuery {
             plan_micros: self.plan_micros,
             execute_micros: started.elapsed().as_secs_f64() * 1e6,
             bgps: evaluator.profiles.take(),
+            groups: evaluator.group_profiles.take(),
         };
         Ok((results, profile))
     }

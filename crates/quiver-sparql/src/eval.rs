@@ -22,6 +22,7 @@ use crate::bgp::Vars;
 use crate::dataset::DatasetScope;
 use crate::error::QueryError;
 use crate::explore::{explore, ExecContext, StepProfile};
+use crate::group::{group, GroupProfile};
 use crate::join::{hash_join, minus, ROW_VAR};
 use crate::table::{Table, VarId, UNBOUND};
 
@@ -51,6 +52,7 @@ pub struct Evaluator<'a> {
     pub locals: RefCell<LocalTerms>,
     pub expressions: quiver_expr::EvalContext,
     pub profiles: RefCell<Vec<BgpProfile>>,
+    pub group_profiles: RefCell<Vec<GroupProfile>>,
     /// The dataset the query reads.
     pub dataset: DatasetScope,
     exists_cache: RefCell<FxHashMap<(usize, GraphRef), Rc<Operator>>>,
@@ -75,6 +77,7 @@ impl<'a> Evaluator<'a> {
             locals: RefCell::default(),
             expressions: quiver_expr::EvalContext::new(),
             profiles: RefCell::default(),
+            group_profiles: RefCell::default(),
             dataset: DatasetScope::default(),
             exists_cache: RefCell::default(),
             active_graph: Cell::new(GraphRef::Default),
@@ -197,6 +200,16 @@ impl<'a> Evaluator<'a> {
                 let table = self.evaluate(inner)?;
                 let end = length.map_or(table.rows, |l| start.saturating_add(l));
                 table.slice(*start, end)
+            }
+            Operator::Group {
+                inner,
+                keys,
+                aggregates,
+            } => {
+                let table = self.evaluate(inner)?;
+                let (table, profile) = group(self, &table, keys, aggregates);
+                self.group_profiles.borrow_mut().push(profile);
+                table
             }
         })
     }
@@ -409,7 +422,12 @@ impl<'a> Evaluator<'a> {
         quiver_expr::filter(expression, &bindings, &exists, &self.expressions)
     }
 
-    fn expression(&self, expression: &Expression, table: &Table, row: usize) -> Option<Term> {
+    pub(crate) fn expression(
+        &self,
+        expression: &Expression,
+        table: &Table,
+        row: usize,
+    ) -> Option<Term> {
         let bindings = |variable: &Variable| self.binding(table, row, variable);
         let exists = |pattern: &GraphPattern| self.exists(pattern, table, row);
         quiver_expr::evaluate(expression, &bindings, &exists, &self.expressions)

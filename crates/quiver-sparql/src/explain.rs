@@ -1,4 +1,5 @@
-//! EXPLAIN: the chosen plan with estimated and actual rows and time per step.
+//! EXPLAIN: the chosen plan with estimated and actual rows and time per step, and what
+//! each GROUP BY did.
 
 use std::fmt::Write;
 
@@ -72,6 +73,13 @@ pub fn render(profile: &ExecutionProfile) -> String {
                 }
             );
         }
+    }
+    for group in &profile.groups {
+        let _ = writeln!(
+            out,
+            "\ngroup: {} rows into {} groups, {:.1} µs",
+            group.rows, group.groups, group.micros
+        );
     }
     out
 }

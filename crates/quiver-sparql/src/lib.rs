@@ -16,6 +16,7 @@ pub mod eval;
 pub mod explain;
 pub mod explore;
 mod fuse;
+pub mod group;
 mod intersect;
 mod join;
 pub mod plan_file;

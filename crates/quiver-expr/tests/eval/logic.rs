@@ -206,7 +206,10 @@ fn exists_uses_the_callback() {
 fn equality_of_language_strings_and_unknown_literals() {
     // An rdf:langString never equals a literal of another datatype, even an unknown one.
     check("\"xyz\"@en = \"xyz\"^^<http://example/unknown>", "false");
-    check("\"xyz\"@en != \"xyz\"^^<http://www.w3.org/2001/XMLSchema#integer>", "true");
+    check(
+        "\"xyz\"@en != \"xyz\"^^<http://www.w3.org/2001/XMLSchema#integer>",
+        "true",
+    );
     // A simple literal might equal an unknown literal: an error.
     check_error("\"xyz\" = \"xyz\"^^<http://example/unknown>");
 }
@@ -214,8 +217,18 @@ fn equality_of_language_strings_and_unknown_literals() {
 #[test]
 fn date_equality_with_one_timezone_is_indeterminate() {
     let date = |lexical: &str| format!("\"{lexical}\"^^<http://www.w3.org/2001/XMLSchema#date>");
-    check_error(&format!("{} != {}", date("2006-08-23"), date("2006-08-23Z")));
-    check(&format!("{} = {}", date("2006-08-23Z"), date("2006-08-23+00:00")), "true");
+    check_error(&format!(
+        "{} != {}",
+        date("2006-08-23"),
+        date("2006-08-23Z")
+    ));
+    check(
+        &format!("{} = {}", date("2006-08-23Z"), date("2006-08-23+00:00")),
+        "true",
+    );
     // Far enough apart, the order is known whatever the timezone.
-    check(&format!("{} != {}", date("2006-08-23"), date("2001-01-01Z")), "true");
+    check(
+        &format!("{} != {}", date("2006-08-23"), date("2001-01-01Z")),
+        "true",
+    );
 }

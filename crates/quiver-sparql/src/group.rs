@@ -1,0 +1,433 @@
+//! GROUP BY and aggregates (SPARQL 1.1 §11 and §18.5) over id tables.
+//!
+//! Rows are grouped by the ids of their key columns, without decoding a term (UNBOUND is a
+//! key value like any other: ids identify terms, so equal ids are equal keys). COUNT,
+//! SAMPLE and the DISTINCT of every aggregate also work on ids; only SUM, AVG, MIN, MAX
+//! and GROUP_CONCAT decode the values they combine, and only an aggregate over an
+//! expression (rather than a plain variable) evaluates one per row.
+//!
+//! Without GROUP BY variables there is exactly one group, even over no rows (so
+//! `COUNT(*)` is 0 there); with them, no rows make no groups. An error inside an
+//! aggregate (a non-number in SUM, an unbound or non-string value in GROUP_CONCAT…)
+//! leaves that aggregate unbound for that group only; COUNT skips unbound values and
+//! SAMPLE takes the first bound one.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use oxrdf::vocab::xsd;
+use oxrdf::{Literal, Term};
+use quiver_model::Id;
+use rustc_hash::{FxHashMap, FxHashSet};
+use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression};
+
+use crate::error::QueryError;
+use crate::eval::Evaluator;
+use crate::table::{Table, VarId, UNBOUND};
+
+/// One aggregate of a group.
+#[derive(Debug, Clone)]
+pub struct Aggregate {
+    pub function: Function,
+    /// The expression aggregated; `None` for `COUNT(*)`.
+    pub argument: Option<Expression>,
+    pub distinct: bool,
+}
+
+/// The aggregate functions of SPARQL 1.1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Function {
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    /// With its separator.
+    GroupConcat(String),
+    Sample,
+}
+
+impl Aggregate {
+    pub fn new(expression: &AggregateExpression) -> Result<Self, QueryError> {
+        Ok(match expression {
+            AggregateExpression::CountSolutions { distinct } => Aggregate {
+                function: Function::Count,
+                argument: None,
+                distinct: *distinct,
+            },
+            AggregateExpression::FunctionCall {
+                name,
+                expr,
+                distinct,
+            } => Aggregate {
+                function: match name {
+                    AggregateFunction::Count => Function::Count,
+                    AggregateFunction::Sum => Function::Sum,
+                    AggregateFunction::Avg => Function::Avg,
+                    AggregateFunction::Min => Function::Min,
+                    AggregateFunction::Max => Function::Max,
+                    AggregateFunction::GroupConcat { separator } => {
+                        Function::GroupConcat(separator.clone().unwrap_or_else(|| " ".into()))
+                    }
+                    AggregateFunction::Sample => Function::Sample,
+                    AggregateFunction::Custom(name) => {
+                        return Err(QueryError::Unsupported(format!(
+                            "custom aggregate function {name}"
+                        )))
+                    }
+                },
+                argument: Some(expr.clone()),
+                distinct: *distinct,
+            },
+        })
+    }
+}
+
+/// What one grouping did, for EXPLAIN.
+#[derive(Debug, Clone)]
+pub struct GroupProfile {
+    pub rows: usize,
+    pub groups: usize,
+    pub micros: f64,
+}
+
+/// Groups `table` by `keys` and computes `aggregates`: one row per group with the key
+/// columns and then one column per aggregate.
+pub fn group(
+    evaluator: &Evaluator<'_>,
+    table: &Table,
+    keys: &[VarId],
+    aggregates: &[(VarId, Aggregate)],
+) -> (Table, GroupProfile) {
+    let started = Instant::now();
+    let groups = Groups::of(table, keys);
+    let mut vars = keys.to_vec();
+    let mut columns: Vec<Vec<Id>> = keys
+        .iter()
+        .map(|&key| match table.column(key) {
+            Some(column) => groups.first.iter().map(|&r| column[r as usize]).collect(),
+            None => vec![UNBOUND; groups.count],
+        })
+        .collect();
+    for (var, aggregate) in aggregates {
+        vars.push(*var);
+        columns.push(aggregate_column(evaluator, table, &groups, aggregate));
+    }
+    let profile = GroupProfile {
+        rows: table.rows,
+        groups: groups.count,
+        micros: started.elapsed().as_secs_f64() * 1e6,
+    };
+    let table = Table {
+        vars,
+        columns,
+        rows: groups.count,
+    };
+    (table, profile)
+}
+
+/// The group of each row.
+struct Groups {
+    of_row: Vec<u32>,
+    /// The first row of each group (its key values).
+    first: Vec<u32>,
+    count: usize,
+}
+
+impl Groups {
+    fn of(table: &Table, keys: &[VarId]) -> Self {
+        let rows = table.rows;
+        let columns: Vec<&[Id]> = keys.iter().filter_map(|&k| table.column(k)).collect();
+        if columns.is_empty() {
+            // One group: of every row, or (without GROUP BY) the empty group of no rows.
+            return Groups {
+                of_row: vec![0; rows],
+                first: if rows > 0 { vec![0] } else { Vec::new() },
+                count: if keys.is_empty() { 1 } else { rows.min(1) },
+            };
+        }
+        let mut of_row = Vec::with_capacity(rows);
+        let mut first: Vec<u32> = Vec::new();
+        if let [column] = columns.as_slice() {
+            let mut index: FxHashMap<Id, u32> = FxHashMap::default();
+            for (row, &id) in column.iter().enumerate() {
+                let next = first.len() as u32;
+                let group = *index.entry(id).or_insert_with(|| {
+                    first.push(row as u32);
+                    next
+                });
+                of_row.push(group);
+            }
+        } else {
+            let mut index: FxHashMap<Vec<Id>, u32> = FxHashMap::default();
+            let mut key = Vec::with_capacity(columns.len());
+            for row in 0..rows {
+                key.clear();
+                key.extend(columns.iter().map(|c| c[row]));
+                let group = match index.get(&key) {
+                    Some(&group) => group,
+                    None => {
+                        let group = first.len() as u32;
+                        first.push(row as u32);
+                        index.insert(key.clone(), group);
+                        group
+                    }
+                };
+                of_row.push(group);
+            }
+        }
+        let count = first.len();
+        Groups {
+            of_row,
+            first,
+            count,
+        }
+    }
+}
+
+fn aggregate_column(
+    evaluator: &Evaluator<'_>,
+    table: &Table,
+    groups: &Groups,
+    aggregate: &Aggregate,
+) -> Vec<Id> {
+    let Some(argument) = &aggregate.argument else {
+        let counts = if aggregate.distinct {
+            count_distinct_solutions(evaluator, table, groups)
+        } else {
+            let mut counts = vec![0; groups.count];
+            for &group in &groups.of_row {
+                counts[group as usize] += 1;
+            }
+            counts
+        };
+        return integers(evaluator, counts);
+    };
+    let values = argument_ids(evaluator, table, argument);
+    // MIN and MAX of a bag are those of its set: skipping repeats saves decoding them.
+    let distinct =
+        aggregate.distinct || matches!(aggregate.function, Function::Min | Function::Max);
+    let mut seen: FxHashSet<(u32, Id)> = FxHashSet::default();
+    let entries = groups
+        .of_row
+        .iter()
+        .zip(values.iter())
+        .filter(|&(&group, &id)| !distinct || seen.insert((group, id)))
+        .map(|(&group, &id)| (group as usize, id));
+    let mut decoder = Decoder::new(evaluator);
+    match &aggregate.function {
+        Function::Count => {
+            let mut counts = vec![0; groups.count];
+            for (group, id) in entries {
+                counts[group] += u64::from(id != UNBOUND);
+            }
+            integers(evaluator, counts)
+        }
+        Function::Sample => {
+            let mut samples = vec![UNBOUND; groups.count];
+            for (group, id) in entries {
+                if samples[group] == UNBOUND {
+                    samples[group] = id;
+                }
+            }
+            samples
+        }
+        Function::Sum | Function::Avg => {
+            let zero = Term::from(Literal::from(0));
+            let mut sums: Vec<Option<Term>> = vec![Some(zero.clone()); groups.count];
+            let mut counts = vec![0_i64; groups.count];
+            for (group, id) in entries {
+                if let Some(sum) = &sums[group] {
+                    sums[group] = decoder
+                        .term(id)
+                        .and_then(|value| quiver_expr::add(sum, value))
+                        .filter(is_number);
+                    counts[group] += 1;
+                }
+            }
+            let average = aggregate.function == Function::Avg;
+            sums.into_iter()
+                .zip(counts)
+                .map(|(sum, count)| {
+                    let result = match (sum, average) {
+                        (sum, false) => sum,
+                        (Some(_), true) if count == 0 => Some(zero.clone()),
+                        (Some(sum), true) => {
+                            quiver_expr::divide(&sum, &Literal::from(count).into())
+                        }
+                        (None, true) => None,
+                    };
+                    result.map_or(UNBOUND, |term| evaluator.intern(&term))
+                })
+                .collect()
+        }
+        Function::Min | Function::Max => {
+            let wanted = if aggregate.function == Function::Min {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Greater
+            };
+            let mut best: Vec<Extreme> = vec![Extreme::Empty; groups.count];
+            for (group, id) in entries {
+                best[group] = match (std::mem::take(&mut best[group]), decoder.term(id)) {
+                    (Extreme::Failed, _) | (_, None) => Extreme::Failed,
+                    (Extreme::Empty, Some(term)) => Extreme::Best(id, term.clone()),
+                    (Extreme::Best(old, current), Some(term)) => {
+                        if quiver_expr::order_terms(Some(term), Some(&current)) == wanted {
+                            Extreme::Best(id, term.clone())
+                        } else {
+                            Extreme::Best(old, current)
+                        }
+                    }
+                };
+            }
+            best.into_iter()
+                .map(|extreme| match extreme {
+                    Extreme::Best(id, _) => id,
+                    Extreme::Empty | Extreme::Failed => UNBOUND,
+                })
+                .collect()
+        }
+        Function::GroupConcat(separator) => {
+            let mut texts: Vec<Option<String>> = vec![Some(String::new()); groups.count];
+            let mut started = vec![false; groups.count];
+            for (group, id) in entries {
+                let Some(text) = &mut texts[group] else {
+                    continue;
+                };
+                match decoder.term(id).and_then(string_value) {
+                    Some(value) => {
+                        if started[group] {
+                            text.push_str(separator);
+                        }
+                        text.push_str(value);
+                        started[group] = true;
+                    }
+                    None => texts[group] = None,
+                }
+            }
+            texts
+                .into_iter()
+                .map(|text| {
+                    text.map_or(UNBOUND, |text| {
+                        evaluator.intern(&Literal::new_simple_literal(text).into())
+                    })
+                })
+                .collect()
+        }
+    }
+}
+
+/// The running MIN or MAX of a group.
+#[derive(Debug, Clone, Default)]
+enum Extreme {
+    #[default]
+    Empty,
+    Best(Id, Term),
+    Failed,
+}
+
+/// COUNT(DISTINCT *): distinct solutions, over the variables a solution shows (not the
+/// hidden ones standing for blank nodes).
+fn count_distinct_solutions(evaluator: &Evaluator<'_>, table: &Table, groups: &Groups) -> Vec<u64> {
+    let vars = evaluator.vars.borrow();
+    let visible: Vec<&[Id]> = table
+        .vars
+        .iter()
+        .zip(&table.columns)
+        .filter(|(&var, _)| var < vars.len() && !vars.is_hidden(var))
+        .map(|(_, column)| column.as_slice())
+        .collect();
+    let mut counts = vec![0; groups.count];
+    let mut seen: FxHashSet<(u32, Vec<Id>)> = FxHashSet::default();
+    for (row, &group) in groups.of_row.iter().enumerate() {
+        let solution = visible.iter().map(|column| column[row]).collect();
+        if seen.insert((group, solution)) {
+            counts[group as usize] += 1;
+        }
+    }
+    counts
+}
+
+/// The ids of the aggregated expression, row by row: a variable's column as it is, or the
+/// values of an expression interned.
+fn argument_ids<'t>(
+    evaluator: &Evaluator<'_>,
+    table: &'t Table,
+    argument: &Expression,
+) -> Cow<'t, [Id]> {
+    if let Expression::Variable(variable) = argument {
+        let var = evaluator.vars.borrow().get(variable);
+        return match var.and_then(|var| table.column(var)) {
+            Some(column) => Cow::Borrowed(column),
+            None => Cow::Owned(vec![UNBOUND; table.rows]),
+        };
+    }
+    Cow::Owned(
+        (0..table.rows)
+            .map(|row| {
+                evaluator
+                    .expression(argument, table, row)
+                    .map_or(UNBOUND, |term| evaluator.intern(&term))
+            })
+            .collect(),
+    )
+}
+
+/// Counts as `xsd:integer` ids (each distinct count interned once).
+fn integers(evaluator: &Evaluator<'_>, counts: Vec<u64>) -> Vec<Id> {
+    let mut ids: FxHashMap<u64, Id> = FxHashMap::default();
+    counts
+        .into_iter()
+        .map(|count| {
+            *ids.entry(count).or_insert_with(|| {
+                i64::try_from(count).map_or(UNBOUND, |count| {
+                    evaluator.intern(&Literal::from(count).into())
+                })
+            })
+        })
+        .collect()
+}
+
+/// A number literal: SUM and AVG add numbers only (`+` also adds dates and durations).
+fn is_number(term: &Term) -> bool {
+    let Term::Literal(literal) = term else {
+        return false;
+    };
+    [xsd::INTEGER, xsd::DECIMAL, xsd::FLOAT, xsd::DOUBLE].contains(&literal.datatype())
+}
+
+/// The string of a string literal (simple, `xsd:string` or language-tagged), as CONCAT
+/// takes it; `None` for any other term.
+fn string_value(term: &Term) -> Option<&str> {
+    match term {
+        Term::Literal(literal)
+            if literal.language().is_some() || literal.datatype() == xsd::STRING =>
+        {
+            Some(literal.value())
+        }
+        _ => None,
+    }
+}
+
+/// Decodes ids, each once.
+struct Decoder<'e, 'a> {
+    evaluator: &'e Evaluator<'a>,
+    cache: FxHashMap<Id, Option<Term>>,
+}
+
+impl<'e, 'a> Decoder<'e, 'a> {
+    fn new(evaluator: &'e Evaluator<'a>) -> Self {
+        Self {
+            evaluator,
+            cache: FxHashMap::default(),
+        }
+    }
+
+    fn term(&mut self, id: Id) -> Option<&Term> {
+        self.cache
+            .entry(id)
+            .or_insert_with(|| self.evaluator.term(id))
+            .as_ref()
+    }
+}

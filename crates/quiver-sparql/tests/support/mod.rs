@@ -1,0 +1,63 @@
+//! Helpers shared by the aggregate tests: a store loaded from N-Triples text the way a
+//! user loads one, and SELECT results as N-Triples strings.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use quiver_loader::{load_files, LoadOptions, NoProgress};
+use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+use quiver_store::Store;
+
+static FILE_COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// A store of the N-Triples `text`, through the bulk loader.
+pub fn load(text: &str) -> Store {
+    let path: PathBuf = std::env::temp_dir().join(format!(
+        "quiver-aggregates-{}-{}.nt",
+        std::process::id(),
+        FILE_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&path, text).unwrap();
+    let (store, _) = load_files(
+        std::slice::from_ref(&path),
+        &LoadOptions {
+            format: None,
+            lenient: false,
+            threads: 1,
+        },
+        None,
+        &NoProgress,
+    )
+    .unwrap_or_else(|e| panic!("loading\n{text}: {e}"));
+    let _ = std::fs::remove_file(&path);
+    store
+}
+
+/// A row of terms in N-Triples syntax, `None` for unbound.
+pub type Row = Vec<Option<String>>;
+
+/// The variables and rows of a SELECT query, in the engine's order.
+pub fn select(store: &Store, query: &str) -> Result<(Vec<String>, Vec<Row>), String> {
+    let prepared = prepare(store, query, &PrepareOptions::default()).map_err(|e| e.to_string())?;
+    let results = prepared
+        .execute(store, &ExecOptions::default())
+        .map_err(|e| e.to_string())?;
+    let QueryResults::Solutions(solutions) = results else {
+        return Err("not solutions".into());
+    };
+    let vars = solutions
+        .variables
+        .iter()
+        .map(|v| v.as_str().to_owned())
+        .collect();
+    let rows = (0..solutions.len())
+        .map(|r| {
+            solutions
+                .row(r)
+                .into_iter()
+                .map(|t| t.map(|t| t.to_string()))
+                .collect()
+        })
+        .collect();
+    Ok((vars, rows))
+}
