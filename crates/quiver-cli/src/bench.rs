@@ -12,7 +12,7 @@ use serde_json::json;
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
-    /// The LUBM query table (q1–q12), optionally beside Oxigraph
+    /// The LUBM query table (q1–q12, opt1, agg1, path1), optionally beside Oxigraph
     Lubm(crate::bench_lubm::LubmBenchArgs),
     /// Point lookups on the graph index: single `get` latency and batched throughput
     Index(IndexArgs),

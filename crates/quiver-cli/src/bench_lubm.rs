@@ -1,4 +1,5 @@
-//! `quiver bench lubm`: the LUBM query table (Wukong's q1–q12), optionally beside Oxigraph.
+//! `quiver bench lubm`: the LUBM query table (Wukong's q1–q12 and three SPARQL 1.1 queries),
+//! optionally beside Oxigraph.
 //!
 //! Generates LUBM-N straight into a store (or reopens a cached snapshot of it), runs every
 //! query a few warm times with full materialisation of the rows, and prints planning time,
@@ -21,8 +22,10 @@ use serde_json::{json, Value};
 
 use crate::memory::{mib, peak_rss};
 
-/// The LUBM query set of the Wukong papers, built into the binary.
-const DEFAULT_QUERIES: [(&str, &str); 12] = [
+/// The LUBM query set of the Wukong papers, then three of Quiver's own that exercise
+/// SPARQL 1.1 beyond basic graph patterns (OPTIONAL, GROUP BY/COUNT, a `+` property path),
+/// built into the binary.
+const DEFAULT_QUERIES: [(&str, &str); 15] = [
     ("q1", include_str!("../../../queries/lubm-basic/q1.rq")),
     ("q2", include_str!("../../../queries/lubm-basic/q2.rq")),
     ("q3", include_str!("../../../queries/lubm-basic/q3.rq")),
@@ -35,6 +38,9 @@ const DEFAULT_QUERIES: [(&str, &str); 12] = [
     ("q10", include_str!("../../../queries/lubm-basic/q10.rq")),
     ("q11", include_str!("../../../queries/lubm-basic/q11.rq")),
     ("q12", include_str!("../../../queries/lubm-basic/q12.rq")),
+    ("opt1", include_str!("../../../queries/lubm-sparql11/opt1.rq")),
+    ("agg1", include_str!("../../../queries/lubm-sparql11/agg1.rq")),
+    ("path1", include_str!("../../../queries/lubm-sparql11/path1.rq")),
 ];
 
 #[derive(Args, Debug)]
