@@ -84,6 +84,7 @@ pub struct ExecutionProfile {
     pub plan_micros: f64,
     pub execute_micros: f64,
     pub bgps: Vec<BgpProfile>,
+    pub paths: Vec<crate::path::PathProfile>,
 }
 
 /// Parses, resolves and plans `text` against `store`.
@@ -222,6 +223,7 @@ impl PreparedQuery {
             plan_micros: self.plan_micros,
             execute_micros: started.elapsed().as_secs_f64() * 1e6,
             bgps: evaluator.profiles.take(),
+            paths: evaluator.path_profiles.take(),
         };
         Ok((results, profile))
     }

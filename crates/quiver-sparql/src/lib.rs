@@ -16,6 +16,7 @@ pub mod explore;
 mod fuse;
 mod intersect;
 mod join;
+pub mod path;
 pub mod plan_file;
 pub mod planner;
 pub mod results;
