@@ -17,6 +17,7 @@
 
 use quiver_model::{Id, PredId};
 use quiver_store::{Direction, GraphIndex, Store};
+use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 use spargebra::algebra::PropertyPathExpression;
 
@@ -368,12 +369,17 @@ pub fn evaluate(
                         (Some(f), Some(b)) if b.len() < f.len() => (b, Direction::In),
                         (Some(f), _) => (f, Direction::Out),
                         (None, Some(b)) => (b, Direction::In),
-                        (None, None) => (walker.vertices(), Direction::Out),
+                        (None, None) => {
+                            profile.start = "from every vertex".into();
+                            (walker.vertices(), Direction::Out)
+                        }
                     };
-                    profile.start = match direction {
-                        Direction::Out => "from candidate subjects".into(),
-                        Direction::In => "from candidate objects".into(),
-                    };
+                    if profile.start.is_empty() {
+                        profile.start = match direction {
+                            Direction::Out => "from candidate subjects".into(),
+                            Direction::In => "from candidate objects".into(),
+                        };
+                    }
                     (starts, direction)
                 }
             };
@@ -393,8 +399,12 @@ fn one_column(var: VarId, values: Vec<Id>) -> Table {
     }
 }
 
+/// Starts per parallel task; fewer than two tasks' worth stay on the calling thread.
+const MORSEL: usize = 2048;
+
 /// Walks from each of `starts` (skipping vertices the graph lacks: between variables they
-/// match nothing) and pairs each start with each end.
+/// match nothing) and pairs each start with each end; many starts are split across
+/// `ctx.threads` workers.
 fn pairs(
     walker: &Walker<'_>,
     path: &Path,
@@ -404,6 +414,56 @@ fn pairs(
     ctx: &ExecContext<'_>,
 ) -> Result<Table, QueryError> {
     let same = subject == object;
+    let walk = |part: &[Id]| walk_from(walker, path, part, direction, same, ctx);
+    let (from, to) = if ctx.threads > 1 && starts.len() >= 2 * MORSEL {
+        let run = || {
+            starts
+                .par_chunks(MORSEL)
+                .map(walk)
+                .collect::<Result<Vec<_>, QueryError>>()
+        };
+        let parts = if rayon::current_num_threads() == ctx.threads {
+            run()?
+        } else {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(ctx.threads)
+                .build()
+                .map_err(|e| QueryError::Unsupported(format!("cannot start worker threads: {e}")))?
+                .install(run)?
+        };
+        let (mut from, mut to) = (Vec::new(), Vec::new());
+        for (f, t) in parts {
+            from.extend(f);
+            to.extend(t);
+        }
+        (from, to)
+    } else {
+        walk(starts)?
+    };
+    if same {
+        return Ok(one_column(subject, from));
+    }
+    let (subjects, objects) = match direction {
+        Direction::Out => (from, to),
+        Direction::In => (to, from),
+    };
+    Ok(Table {
+        vars: vec![subject, object],
+        rows: subjects.len(),
+        columns: vec![subjects, objects],
+    })
+}
+
+/// The (start, end) pairs from `starts`; with `same`, only the starts, once per match
+/// that ends where it started.
+fn walk_from(
+    walker: &Walker<'_>,
+    path: &Path,
+    starts: &[Id],
+    direction: Direction,
+    same: bool,
+    ctx: &ExecContext<'_>,
+) -> Result<(Vec<Id>, Vec<Id>), QueryError> {
     let (mut from, mut to) = (Vec::new(), Vec::new());
     let mut ends = Vec::new();
     for (i, &start) in starts.iter().enumerate() {
@@ -423,16 +483,5 @@ fn pairs(
             to.extend_from_slice(&ends);
         }
     }
-    if same {
-        return Ok(one_column(subject, from));
-    }
-    let (subjects, objects) = match direction {
-        Direction::Out => (from, to),
-        Direction::In => (to, from),
-    };
-    Ok(Table {
-        vars: vec![subject, object],
-        rows: subjects.len(),
-        columns: vec![subjects, objects],
-    })
+    Ok((from, to))
 }

@@ -302,3 +302,37 @@ fn explain_shows_the_path() {
         "{explain}"
     );
 }
+
+#[test]
+fn many_starts_run_on_several_threads() {
+    // A chain n0 → n1 → … → n4999 over :p, plus :q from every tenth vertex to n0.
+    let mut data = String::new();
+    for i in 0..4999 {
+        data.push_str(&ex(&format!(":n{i} :p :n{}", i + 1)));
+        data.push_str(" .\n");
+    }
+    for i in (0..5000).step_by(10) {
+        data.push_str(&ex(&format!(":n{i} :q :n0")));
+        data.push_str(" .\n");
+    }
+    let g = load(&data, "nt");
+    for threads in [1, 4] {
+        let count = |query: &str| {
+            let text = format!("{PREFIX}{query}");
+            let prepared = prepare(&g, &text, &PrepareOptions::default()).unwrap();
+            let options = ExecOptions {
+                threads,
+                ..ExecOptions::default()
+            };
+            match prepared.execute(&g, &options).unwrap() {
+                QueryResults::Solutions(s) => s.len(),
+                _ => panic!("not solutions"),
+            }
+        };
+        // Every vertex with itself, plus the 4999 + 500 edges, less n0 :q n0 (a set).
+        assert_eq!(count("SELECT * { ?x (:p|:q)? ?y }"), 5000 + 4999 + 500 - 1);
+        assert_eq!(count("SELECT * { ?x :p* ?x }"), 5000);
+        // Every vertex up to n4990 (the last with a :q edge) returns to itself via n0.
+        assert_eq!(count("SELECT * { ?x (:p|:q)+ ?x }"), 4991);
+    }
+}
