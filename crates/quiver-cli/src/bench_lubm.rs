@@ -38,9 +38,18 @@ const DEFAULT_QUERIES: [(&str, &str); 15] = [
     ("q10", include_str!("../../../queries/lubm-basic/q10.rq")),
     ("q11", include_str!("../../../queries/lubm-basic/q11.rq")),
     ("q12", include_str!("../../../queries/lubm-basic/q12.rq")),
-    ("opt1", include_str!("../../../queries/lubm-sparql11/opt1.rq")),
-    ("agg1", include_str!("../../../queries/lubm-sparql11/agg1.rq")),
-    ("path1", include_str!("../../../queries/lubm-sparql11/path1.rq")),
+    (
+        "opt1",
+        include_str!("../../../queries/lubm-sparql11/opt1.rq"),
+    ),
+    (
+        "agg1",
+        include_str!("../../../queries/lubm-sparql11/agg1.rq"),
+    ),
+    (
+        "path1",
+        include_str!("../../../queries/lubm-sparql11/path1.rq"),
+    ),
 ];
 
 #[derive(Args, Debug)]

@@ -8,12 +8,13 @@
 use oxrdf::Variable;
 use quiver_store::{GraphIndex, Store};
 use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
-use spargebra::term::{GroundTerm, NamedNodePattern};
+use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern};
 
 use crate::bgp::{resolve, Bgp, Vars};
 use crate::dataset::DatasetScope;
 use crate::error::QueryError;
 use crate::group::{Aggregate, Function};
+use crate::path::{Path, PathPattern, PathTerm};
 use crate::planner::{plan, Step};
 use crate::table::VarId;
 
@@ -47,6 +48,8 @@ pub struct PlannedBgp {
 #[derive(Debug, Clone)]
 pub enum Operator {
     Bgp(PlannedBgp),
+    /// A property path pattern (`path.rs`).
+    Path(PathPattern),
     Join(Box<Operator>, Box<Operator>),
     LeftJoin {
         left: Box<Operator>,
@@ -117,6 +120,13 @@ impl<'a> Compiler<'a> {
     ) -> Result<Operator, QueryError> {
         Ok(match pattern {
             GraphPattern::Bgp { patterns } => Operator::Bgp(self.bgp(patterns, graph, None)?),
+            GraphPattern::Join { left, right } if path_first_but_bound_by(left, right) => {
+                // The right side binds an end of the path: run it first so the path's
+                // walks start only from the vertices it binds.
+                let right = self.compile(right, graph)?;
+                let left = self.compile(left, graph)?;
+                Operator::Join(Box::new(right), Box::new(left))
+            }
             GraphPattern::Join { left, right } => {
                 let left = self.compile(left, graph)?;
                 let right = self.compile_seeded(right, graph, &left)?;
@@ -218,9 +228,17 @@ impl<'a> Compiler<'a> {
                 start: *start,
                 length: *length,
             },
-            GraphPattern::Path { .. } => {
-                return Err(QueryError::Unsupported("property paths".into()))
-            }
+            GraphPattern::Path {
+                subject,
+                path,
+                object,
+            } => Operator::Path(PathPattern {
+                subject: self.path_term(subject)?,
+                path: Path::compile(path, self.store),
+                object: self.path_term(object)?,
+                graph,
+                text: pattern.to_string(),
+            }),
             GraphPattern::Group {
                 inner,
                 variables,
@@ -306,6 +324,21 @@ impl<'a> Compiler<'a> {
         })
     }
 
+    fn path_term(&mut self, term: &TermPattern) -> Result<PathTerm, QueryError> {
+        Ok(match term {
+            TermPattern::Variable(v) => PathTerm::Var(self.vars.var(v)),
+            TermPattern::BlankNode(b) => PathTerm::Var(self.vars.blank(b.as_str())),
+            TermPattern::NamedNode(n) => PathTerm::Term(n.clone().into()),
+            TermPattern::Literal(l) => PathTerm::Term(l.clone().into()),
+            #[allow(unreachable_patterns)]
+            other => {
+                return Err(QueryError::Unsupported(format!(
+                    "{other} as the end of a property path"
+                )))
+            }
+        })
+    }
+
     pub fn graph_index(&self, graph: GraphRef) -> &GraphIndex {
         self.dataset.index(self.store, graph)
     }
@@ -318,6 +351,31 @@ impl<'a> Compiler<'a> {
             self.vars.var(&variable);
         }
     }
+}
+
+/// Whether `left` is a path between two variables and `right` a basic graph pattern that
+/// binds one of them.
+fn path_first_but_bound_by(left: &GraphPattern, right: &GraphPattern) -> bool {
+    let (
+        GraphPattern::Path {
+            subject, object, ..
+        },
+        GraphPattern::Bgp { patterns },
+    ) = (left, right)
+    else {
+        return false;
+    };
+    let is_var =
+        |t: &TermPattern| matches!(t, TermPattern::Variable(_) | TermPattern::BlankNode(_));
+    is_var(subject)
+        && is_var(object)
+        && patterns.iter().any(|p| {
+            [&p.subject, &p.object]
+                .into_iter()
+                .any(|t| t == subject || t == object)
+                || matches!(&p.predicate, NamedNodePattern::Variable(v)
+                    if [subject, object].iter().any(|e| matches!(e, TermPattern::Variable(w) if w == v)))
+        })
 }
 
 fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
@@ -374,6 +432,7 @@ pub fn graph_index(store: &Store, graph: GraphRef) -> &GraphIndex {
 pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
     match operator {
         Operator::Bgp(planned) => planned.bgp.vars(),
+        Operator::Path(pattern) => pattern.vars(),
         Operator::Join(a, b) => {
             let mut vars = certain_vars(a);
             for v in certain_vars(b) {

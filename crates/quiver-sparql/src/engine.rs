@@ -96,6 +96,7 @@ pub struct ExecutionProfile {
     pub execute_micros: f64,
     pub bgps: Vec<BgpProfile>,
     pub groups: Vec<GroupProfile>,
+    pub paths: Vec<crate::path::PathProfile>,
 }
 
 /// Parses, resolves and plans `text` against `store`.
@@ -261,6 +262,7 @@ impl PreparedQuery {
             execute_micros: started.elapsed().as_secs_f64() * 1e6,
             bgps: evaluator.profiles.take(),
             groups: evaluator.group_profiles.take(),
+            paths: evaluator.path_profiles.take(),
         };
         Ok((results, profile))
     }

@@ -24,6 +24,7 @@ use crate::error::QueryError;
 use crate::explore::{explore, ExecContext, StepProfile};
 use crate::group::{group, GroupProfile};
 use crate::join::{hash_join, minus, ROW_VAR};
+use crate::path::{End, PathPattern, PathProfile, PathTerm};
 use crate::table::{Table, VarId, UNBOUND};
 
 /// The profile of one basic graph pattern's run.
@@ -53,6 +54,7 @@ pub struct Evaluator<'a> {
     pub expressions: quiver_expr::EvalContext,
     pub profiles: RefCell<Vec<BgpProfile>>,
     pub group_profiles: RefCell<Vec<GroupProfile>>,
+    pub path_profiles: RefCell<Vec<PathProfile>>,
     /// The dataset the query reads.
     pub dataset: DatasetScope,
     exists_cache: RefCell<FxHashMap<(usize, GraphRef), Rc<Operator>>>,
@@ -79,6 +81,7 @@ impl<'a> Evaluator<'a> {
             profiles: RefCell::default(),
             group_profiles: RefCell::default(),
             dataset: DatasetScope::default(),
+            path_profiles: RefCell::default(),
             exists_cache: RefCell::default(),
             active_graph: Cell::new(GraphRef::Default),
         }
@@ -130,6 +133,7 @@ impl<'a> Evaluator<'a> {
         self.context(GraphRef::Default).check()?;
         Ok(match operator {
             Operator::Bgp(planned) => self.bgp(planned, Table::unit(), false)?,
+            Operator::Path(pattern) => self.path(pattern, None)?,
             Operator::Join(left, right) => {
                 let left = self.evaluate(left)?;
                 self.join(left, right)?
@@ -335,8 +339,64 @@ impl<'a> Evaluator<'a> {
         if let Some(planned) = self.seedable(&left, right) {
             return self.bgp(planned, left, true);
         }
-        let right = self.evaluate(right)?;
+        let right = self.evaluate_right(&left, right)?;
         Ok(hash_join(&left, &right, false))
+    }
+
+    /// The right side of a join: a path between variables walks only from the values the
+    /// left rows bind to one of its ends.
+    fn evaluate_right(&self, left: &Table, right: &Operator) -> Result<Table, QueryError> {
+        match right {
+            Operator::Path(pattern) => self.path(pattern, Some(left)),
+            other => self.evaluate(other),
+        }
+    }
+
+    /// A property path pattern; with `left`, seeded by its rows where they bind an end
+    /// variable in every row (the end with fewer distinct values).
+    fn path(&self, pattern: &PathPattern, left: Option<&Table>) -> Result<Table, QueryError> {
+        if pattern.graph == GraphRef::Missing {
+            return Ok(Table::empty(pattern.vars()));
+        }
+        let started = Instant::now();
+        let resolve = |end: &PathTerm| match end {
+            PathTerm::Var(v) => End::Var(*v),
+            PathTerm::Term(term) => End::Const(self.intern(term)),
+        };
+        let (subject, object) = (resolve(&pattern.subject), resolve(&pattern.object));
+        let seeds = match (subject, object, left) {
+            (End::Var(s), End::Var(o), Some(left)) => [s, o]
+                .into_iter()
+                .filter_map(|var| {
+                    let column = left.column(var)?;
+                    if column.contains(&UNBOUND) {
+                        return None;
+                    }
+                    let mut values = column.to_vec();
+                    values.sort_unstable();
+                    values.dedup();
+                    Some((var, values))
+                })
+                .min_by_key(|(_, values)| values.len()),
+            _ => None,
+        };
+        let context = self.context(pattern.graph);
+        let mut profile = PathProfile {
+            pattern: pattern.text.clone(),
+            ..PathProfile::default()
+        };
+        let table = crate::path::evaluate(
+            subject,
+            &pattern.path,
+            object,
+            seeds,
+            context.graph,
+            &context,
+            &mut profile,
+        )?;
+        profile.micros = started.elapsed().as_secs_f64() * 1e6;
+        self.path_profiles.borrow_mut().push(profile);
+        Ok(table)
     }
 
     fn left_join(
@@ -382,7 +442,7 @@ impl<'a> Evaluator<'a> {
             result.append(left.gather(&unmatched).reshape(&vars));
             return Ok(result);
         }
-        let right = self.evaluate(right)?;
+        let right = self.evaluate_right(&left, right)?;
         let mut vars = left.vars.clone();
         vars.extend(right.vars.iter().filter(|v| !left.vars.contains(v)));
         let joined = hash_join(&left, &right, true);
@@ -525,6 +585,7 @@ impl<'a> Evaluator<'a> {
 fn certain_or_all_vars(operator: &Operator) -> Vec<VarId> {
     match operator {
         Operator::Bgp(planned) => planned.bgp.vars(),
+        Operator::Path(pattern) => pattern.vars(),
         other => certain_vars(other),
     }
 }

@@ -81,5 +81,17 @@ pub fn render(profile: &ExecutionProfile) -> String {
             group.rows, group.groups, group.micros
         );
     }
+    for (p, path) in profile.paths.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "\nproperty path {}: {}\n  {}, {} start vertices, {} rows, {:.1} µs",
+            p + 1,
+            path.pattern,
+            path.start,
+            path.starts,
+            path.rows,
+            path.micros
+        );
+    }
     out
 }
