@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use oxrdf::NamedNode;
 use quiver_loader::{load_files, LoadOptions, NoProgress};
@@ -26,8 +27,13 @@ _:z <http://r> "deeper" .
 "#;
 
 fn store() -> Store {
-    let path: PathBuf =
-        std::env::temp_dir().join(format!("quiver-dataset-{}.nq", std::process::id()));
+    // Tests run in parallel: one file each.
+    static FILES: AtomicUsize = AtomicUsize::new(0);
+    let path: PathBuf = std::env::temp_dir().join(format!(
+        "quiver-dataset-{}-{}.nq",
+        std::process::id(),
+        FILES.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::write(&path, QUADS).unwrap();
     let options = LoadOptions {
         format: None,
