@@ -1,0 +1,173 @@
+//! Where expressions meet tables: FILTER, BIND chains, ORDER BY keys and EXISTS.
+//!
+//! Terms are decoded from the dictionary only for the variables an expression reads.
+
+use std::rc::Rc;
+
+use oxrdf::{Term, Variable};
+use quiver_model::Id;
+use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
+
+use super::Evaluator;
+use crate::algebra::{Compiler, Operator};
+use crate::error::QueryError;
+use crate::join::hash_join;
+use crate::table::{Table, VarId, UNBOUND};
+
+impl Evaluator<'_> {
+    /// A chain of BINDs / SELECT expressions, evaluated innermost first. The expressions of
+    /// one chain see one solution per row, so `BNODE(str)` gives the same blank node for the
+    /// same string within a row (one scope id per row) and a fresh one in other rows.
+    pub(crate) fn extend(&self, mut operator: &Operator) -> Result<Table, QueryError> {
+        let mut chain = Vec::new();
+        while let Operator::Extend {
+            inner,
+            var,
+            expression,
+        } = operator
+        {
+            chain.push((*var, expression));
+            operator = inner;
+        }
+        let mut table = self.evaluate(operator)?;
+        let scopes = self.expressions.fresh_scope();
+        for (var, expression) in chain.into_iter().rev() {
+            let column: Vec<Id> = (0..table.rows)
+                .map(|row| {
+                    let bindings = |variable: &Variable| self.binding(&table, row, variable);
+                    let exists = |pattern: &GraphPattern| self.exists(pattern, &table, row);
+                    let scope = scopes.wrapping_add(row as u64);
+                    quiver_expr::evaluate_in_scope(
+                        expression,
+                        &bindings,
+                        &exists,
+                        &self.expressions,
+                        scope,
+                    )
+                    .map_or(UNBOUND, |term| self.intern(&term))
+                })
+                .collect();
+            match table.column_of(var) {
+                Some(c) => table.columns[c] = column,
+                None => {
+                    table.vars.push(var);
+                    table.columns.push(column);
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    pub(crate) fn filter(&self, table: Table, expression: &Expression) -> Table {
+        let keep: Vec<u32> = (0..table.rows)
+            .filter(|&row| self.truth(expression, &table, row))
+            .map(|row| row as u32)
+            .collect();
+        table.gather(&keep)
+    }
+
+    pub(crate) fn truth(&self, expression: &Expression, table: &Table, row: usize) -> bool {
+        let bindings = |variable: &Variable| self.binding(table, row, variable);
+        let exists = |pattern: &GraphPattern| self.exists(pattern, table, row);
+        quiver_expr::filter(expression, &bindings, &exists, &self.expressions)
+    }
+
+    pub(crate) fn expression(
+        &self,
+        expression: &Expression,
+        table: &Table,
+        row: usize,
+    ) -> Option<Term> {
+        let bindings = |variable: &Variable| self.binding(table, row, variable);
+        let exists = |pattern: &GraphPattern| self.exists(pattern, table, row);
+        quiver_expr::evaluate(expression, &bindings, &exists, &self.expressions)
+    }
+
+    pub(crate) fn binding(&self, table: &Table, row: usize, variable: &Variable) -> Option<Term> {
+        let var = self.vars.borrow().get(variable)?;
+        self.term(table.value(row, var))
+    }
+
+    /// FILTER (NOT) EXISTS: runs the pattern, on the graph of the filter, seeded with the
+    /// current row. Each pattern is compiled once per graph; the cache is not borrowed while
+    /// the pattern runs, so EXISTS may nest.
+    pub(crate) fn exists(&self, pattern: &GraphPattern, table: &Table, row: usize) -> bool {
+        let graph = self.active_graph.get();
+        let key = (pattern as *const GraphPattern as usize, graph);
+        let cached = self.exists_cache.borrow().get(&key).cloned();
+        let operator = match cached {
+            Some(operator) => operator,
+            None => {
+                let vars = std::mem::take(&mut *self.vars.borrow_mut());
+                let mut compiler = Compiler::new(self.store, None);
+                compiler.vars = vars;
+                compiler.dataset = self.dataset.clone();
+                let compiled = compiler.compile(pattern, graph);
+                *self.vars.borrow_mut() = compiler.vars;
+                let Ok(operator) = compiled else {
+                    return false;
+                };
+                let operator = Rc::new(operator);
+                self.exists_cache.borrow_mut().insert(key, operator.clone());
+                operator
+            }
+        };
+        let seed = table.gather(&[row as u32]);
+        let result = match &*operator {
+            Operator::Bgp(planned) => {
+                let bound: Vec<VarId> = seed
+                    .vars
+                    .iter()
+                    .copied()
+                    .filter(|&v| seed.value(0, v) != UNBOUND)
+                    .collect();
+                let mut local = planned.clone();
+                local.seeded = Some((
+                    bound.clone(),
+                    crate::planner::plan(
+                        &planned.bgp,
+                        self.store,
+                        self.context(planned.graph).graph,
+                        &bound,
+                        1.0,
+                    ),
+                ));
+                self.bgp(&local, seed.reshape(&bound), true)
+            }
+            other => self.evaluate(other).map(|t| hash_join(&seed, &t, false)),
+        };
+        result.is_ok_and(|t| t.rows > 0)
+    }
+
+    pub(crate) fn order_by(&self, table: Table, keys: &[OrderExpression]) -> Table {
+        let values: Vec<Vec<Option<Term>>> = (0..table.rows)
+            .map(|row| {
+                keys.iter()
+                    .map(|key| match key {
+                        OrderExpression::Asc(e) | OrderExpression::Desc(e) => {
+                            self.expression(e, &table, row)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut order: Vec<u32> = (0..table.rows as u32).collect();
+        order.sort_by(|&a, &b| {
+            for (k, key) in keys.iter().enumerate() {
+                let ordering = quiver_expr::order_terms(
+                    values[a as usize][k].as_ref(),
+                    values[b as usize][k].as_ref(),
+                );
+                let ordering = match key {
+                    OrderExpression::Asc(_) => ordering,
+                    OrderExpression::Desc(_) => ordering.reverse(),
+                };
+                if ordering.is_ne() {
+                    return ordering;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+        table.gather(&order)
+    }
+}
