@@ -3,14 +3,13 @@
 //! worked out by hand from the quads below.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use oxrdf::NamedNode;
-use quiver_loader::{load_files, LoadOptions, NoProgress};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
 use spargebra::algebra::QueryDataset;
+
+mod support;
 
 const QUADS: &str = r#"
 <http://a> <http://p> "d" .
@@ -27,22 +26,7 @@ _:z <http://r> "deeper" .
 "#;
 
 fn store() -> Store {
-    // Tests run in parallel: one file each.
-    static FILES: AtomicUsize = AtomicUsize::new(0);
-    let path: PathBuf = std::env::temp_dir().join(format!(
-        "quiver-dataset-{}-{}.nq",
-        std::process::id(),
-        FILES.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::write(&path, QUADS).unwrap();
-    let options = LoadOptions {
-        format: None,
-        lenient: false,
-        threads: 1,
-    };
-    let (store, _) = load_files(std::slice::from_ref(&path), &options, None, &NoProgress).unwrap();
-    let _ = std::fs::remove_file(&path);
-    store
+    support::load_as(QUADS, "nq")
 }
 
 /// Rows as tab-separated N-Triples terms (unbound = empty), as a set.

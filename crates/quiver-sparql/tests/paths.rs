@@ -3,38 +3,16 @@
 //! negated property sets with inverse members, paths inside GRAPH, seeded joins), then a
 //! differential check against Oxigraph on random graphs.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod support;
 
-use quiver_loader::{load_files, LoadOptions, NoProgress};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
 
 const PREFIX: &str = "PREFIX : <http://example.org/> ";
 
-static FILE_COUNTER: AtomicUsize = AtomicUsize::new(0);
-
 /// Loads `data` (N-Triples, or N-Quads when `extension` is "nq") through the bulk loader.
 fn load(data: &str, extension: &str) -> Store {
-    let path: PathBuf = std::env::temp_dir().join(format!(
-        "quiver-paths-{}-{}.{extension}",
-        std::process::id(),
-        FILE_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::write(&path, data).unwrap();
-    let (store, _) = load_files(
-        std::slice::from_ref(&path),
-        &LoadOptions {
-            format: None,
-            lenient: false,
-            threads: 1,
-        },
-        None,
-        &NoProgress,
-    )
-    .unwrap_or_else(|e| panic!("loading\n{data}: {e}"));
-    let _ = std::fs::remove_file(&path);
-    store
+    support::load_as(data, extension)
 }
 
 /// Expands `:local` into a full N-Triples IRI.

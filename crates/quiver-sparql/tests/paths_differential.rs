@@ -6,12 +6,12 @@
 //! `PATH_CASES` sets the number of graphs.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use oxrdf::{Literal, NamedNode, Term, Triple};
-use quiver_loader::{load_files, LoadOptions, NoProgress};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
+
+mod support;
 
 const EX: &str = "http://example.org/";
 const NODES: [&str; 5] = ["a", "b", "c", "d", "e"];
@@ -112,29 +112,12 @@ fn random_query(rng: &mut Rng, vertices: &[String]) -> String {
     }
 }
 
-fn load(triples: &[Triple], case: usize) -> Store {
+fn load(triples: &[Triple]) -> Store {
     let mut text = String::new();
     for t in triples {
         let _ = writeln!(text, "{t} .");
     }
-    let path: PathBuf = std::env::temp_dir().join(format!(
-        "quiver-paths-diff-{}-{case}.nt",
-        std::process::id()
-    ));
-    std::fs::write(&path, &text).unwrap();
-    let (store, _) = load_files(
-        std::slice::from_ref(&path),
-        &LoadOptions {
-            format: None,
-            lenient: false,
-            threads: 1,
-        },
-        None,
-        &NoProgress,
-    )
-    .unwrap();
-    let _ = std::fs::remove_file(&path);
-    store
+    support::load(&text)
 }
 
 fn render(row: Vec<Option<Term>>) -> String {
@@ -195,7 +178,7 @@ fn random_paths_agree_with_oxigraph() {
     for case in 0..cases {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (case as u64 + 1).wrapping_mul(0x1234_5678_9ABC));
         let triples = random_graph(&mut rng);
-        let store = load(&triples, case);
+        let store = load(&triples);
         let oxigraph = oxigraph::store::Store::new().unwrap();
         for t in &triples {
             oxigraph

@@ -1,5 +1,7 @@
-//! Helpers shared by the aggregate tests: a store loaded from N-Triples text the way a
-//! user loads one, and SELECT results as N-Triples strings.
+//! Helpers shared by the engine's integration tests: a store loaded from N-Triples or
+//! N-Quads text the way a user loads one, and SELECT results as N-Triples strings.
+// Each test crate uses its own subset of these helpers.
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,8 +14,14 @@ static FILE_COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 /// A store of the N-Triples `text`, through the bulk loader.
 pub fn load(text: &str) -> Store {
+    load_as(text, "nt")
+}
+
+/// A store of `text` in the syntax of the file extension `extension` ("nt", "nq", ...).
+pub fn load_as(text: &str, extension: &str) -> Store {
+    // Tests run in parallel: one file each.
     let path: PathBuf = std::env::temp_dir().join(format!(
-        "quiver-aggregates-{}-{}.nt",
+        "quiver-test-{}-{}.{extension}",
         std::process::id(),
         FILE_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
