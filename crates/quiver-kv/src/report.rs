@@ -30,6 +30,11 @@ fn gains(labels: &[String]) -> Vec<(String, String, String)> {
             "quiver".into(),
             "hashbrown".into(),
         ),
+        (
+            "quiver-vip vs hashbrown".into(),
+            "quiver-vip".into(),
+            "hashbrown".into(),
+        ),
     ];
     for label in labels {
         if let Some((engine, _)) = label.split_once(" x") {

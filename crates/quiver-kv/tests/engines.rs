@@ -8,7 +8,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use quiver_kv::dataset::{Dataset, RealKeys, Synthetic};
 use quiver_kv::engine::{
-    slot_of, Chained, ChainedVip, Engine, EngineKind, Hashbrown, Hot, KeyMap, List, Quiver, Value,
+    Chained, ChainedVip, Engine, EngineKind, Hashbrown, Hot, KeyMap, List, Quiver, Value,
 };
 use quiver_kv::runner::{run, RunOptions};
 use quiver_kv::workload::{self, KeyPattern};
@@ -141,6 +141,9 @@ proptest! {
         case!(Hot::new(Chained::<u64>::new(16)));
         case!(Quiver::from_pairs(pairs.clone(), map()));
         case!(Hot::new(Quiver::from_pairs(pairs.clone(), map())));
+        // Four slots: keys share slots, so admissions replace residents all the time.
+        case!(Hot::with_bits(Quiver::from_pairs(pairs.clone(), map()), 2));
+        case!(Hot::with_bits(Chained::<u64>::new(16), 2));
     }
 
     #[test]
@@ -152,7 +155,7 @@ proptest! {
             initial.iter().map(|(&k, &v)| (packed_key(k), list_value(v))).collect();
         let model: BTreeMap<u64, List> = pairs.iter().cloned().collect();
         let mut chained = ChainedVip::<List>::new(16);
-        let mut quiver = Hot::new(Quiver::from_pairs(pairs.clone(), KeyMap::Packed));
+        let mut quiver = Hot::with_bits(Quiver::from_pairs(pairs.clone(), KeyMap::Packed), 3);
         for (k, v) in &pairs {
             chained.insert(*k, v.clone());
         }
@@ -169,9 +172,10 @@ fn hot_table_follows_popularity() {
         engine.insert(k, k * 3);
     }
     let a = 17u64;
-    let b = (0..8192u64)
-        .find(|&k| k != a && slot_of(k) == slot_of(a))
+    let b = (8192..1u64 << 24)
+        .find(|&k| engine.slot_of(k) == engine.slot_of(a))
         .expect("two keys share a slot");
+    engine.insert(b, b * 3);
     for _ in 0..10_000 {
         assert_eq!(engine.fetch(a), Some(a * 3));
     }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use quiver_model::{Id, ID_BYTES};
 
 pub use chained::{Chained, ChainedTable, ChainedVip};
-pub use hot::{slot_of, Hot};
+pub use hot::Hot;
 pub use quiver::{KeyMap, Quiver};
 pub use swiss::Hashbrown;
 
@@ -183,6 +183,14 @@ pub trait Engine<V: Value> {
             let digest = self.fetch(key);
             out.push(digest);
         }
+    }
+
+    /// Hints the CPU to start loading what a fetch of `key` reads first (a hot table in
+    /// front of the engine issues it before its own probe, so that a miss of the table does
+    /// not start the engine's chain of loads from nothing); the default does nothing.
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        let _ = key;
     }
 
     /// A copy of `key`'s value (for checks and for admitting keys to a hot table).

@@ -154,6 +154,16 @@ impl<V: Value> Engine<V> for Quiver<V> {
         })
     }
 
+    /// The offset entry of the key's vertex in the base (stage one of a lookup).
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        let key = self.keys.key(key);
+        self.reader
+            .base()
+            .adjacency(key.direction)
+            .prefetch_offset(key.vertex);
+    }
+
     /// [`Reader::get_many`]: the graph index's two-stage prefetch pipeline.
     fn fetch_batch(&mut self, keys: &[u64], out: &mut Vec<Option<u64>>) {
         self.scratch.clear();
