@@ -24,9 +24,11 @@ pub mod plan_file;
 pub mod planner;
 pub mod results;
 pub mod table;
+pub mod update;
 
 pub use engine::{
     prepare, ExecOptions, ExecutionProfile, PrepareOptions, PreparedQuery, QueryResults, Solutions,
 };
 pub use error::QueryError;
 pub use results::{write_results, ResultsFormat};
+pub use update::parse_update;

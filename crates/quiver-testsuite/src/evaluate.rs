@@ -27,6 +27,8 @@ pub fn run_test(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> 
         TestKind::QueryEvaluation | TestKind::CsvResultFormat => evaluate(test, timeout, cancel),
         TestKind::PositiveSyntax => syntax(test, true),
         TestKind::NegativeSyntax => syntax(test, false),
+        TestKind::PositiveUpdateSyntax => update_syntax(test, true),
+        TestKind::NegativeUpdateSyntax => update_syntax(test, false),
         TestKind::Other(kind) => Err(format!("cannot run a {kind}")),
     }
 }
@@ -155,6 +157,22 @@ fn syntax(test: &TestCase, positive: bool) -> Result<(), String> {
         (Err(QueryError::Syntax(_)), false) => Ok(()),
         (_, true) => Ok(()),
         (_, false) => Err("accepted an invalid query".into()),
+    }
+}
+
+/// An update syntax test: Quiver's update parser must accept (positive) or reject
+/// (negative) the request.
+fn update_syntax(test: &TestCase, positive: bool) -> Result<(), String> {
+    let iri = test.query.as_deref().ok_or("the test names no update")?;
+    let text = match read_text(iri) {
+        Ok(text) => text,
+        Err(e) if positive => return Err(e),
+        Err(_) => return Ok(()),
+    };
+    match (quiver_sparql::parse_update(&text, Some(iri)), positive) {
+        (Err(error), true) => Err(format!("rejected: {error}")),
+        (Err(_), false) | (Ok(_), true) => Ok(()),
+        (Ok(_), false) => Err("accepted an invalid update".into()),
     }
 }
 

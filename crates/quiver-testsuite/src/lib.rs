@@ -1,9 +1,11 @@
-//! The W3C SPARQL 1.0 and 1.1 query test suites, run against Quiver.
+//! The W3C SPARQL 1.0 and 1.1 query test suites (and the update syntax tests), run against
+//! Quiver.
 //!
 //! `manifests (manifest.rs) → one test at a time on its own thread (runner.rs): dataset
 //! into a store, prepare, execute (evaluate.rs) → compare with the expected answer
 //! (answer.rs, csv.rs, compare.rs) → report and ratchet (report.rs)`. Tests the engine
-//! does not aim at (entailment, federation, update, protocol) are skipped with a reason.
+//! does not aim at yet (entailment, federation, update evaluation, protocol) are skipped with a
+//! reason.
 
 pub mod answer;
 pub mod compare;

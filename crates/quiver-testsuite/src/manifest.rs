@@ -56,7 +56,11 @@ pub enum TestKind {
     PositiveSyntax,
     /// The query must be rejected.
     NegativeSyntax,
-    /// Any other test type (update, protocol, ...): always skipped.
+    /// The update request must parse.
+    PositiveUpdateSyntax,
+    /// The update request must be rejected.
+    NegativeUpdateSyntax,
+    /// Any other test type (update evaluation, protocol, ...): always skipped.
     Other(String),
 }
 
@@ -238,12 +242,14 @@ fn test_case(
     let result = graph
         .object_for_subject_predicate(node, mf!("result"))
         .and_then(iri_of);
-    let mut skip = skip_reason(&kind, group);
     // Some SPARQL 1.1 manifests type update syntax tests (`.ru` actions) as query syntax.
     let update_action = query.as_deref().is_some_and(|q| q.ends_with(".ru"));
-    if skip.is_none() && update_action {
-        skip = Some("update syntax: SPARQL Update is not supported yet".to_owned());
-    }
+    let kind = match kind {
+        TestKind::PositiveSyntax if update_action => TestKind::PositiveUpdateSyntax,
+        TestKind::NegativeSyntax if update_action => TestKind::NegativeUpdateSyntax,
+        kind => kind,
+    };
+    let skip = skip_reason(&kind, group);
     Some(TestCase {
         id: format!("{manifest}#{local}"),
         iri,
@@ -270,6 +276,10 @@ fn kind_of(types: &[String]) -> TestKind {
         TestKind::PositiveSyntax
     } else if has("NegativeSyntaxTest") || has("NegativeSyntaxTest11") {
         TestKind::NegativeSyntax
+    } else if has("PositiveUpdateSyntaxTest11") {
+        TestKind::PositiveUpdateSyntax
+    } else if has("NegativeUpdateSyntaxTest11") {
+        TestKind::NegativeUpdateSyntax
     } else if types.is_empty() {
         // DAWG manifests leave the type of plain evaluation tests implicit.
         TestKind::QueryEvaluation
@@ -287,7 +297,7 @@ fn skip_reason(kind: &TestKind, group: &str) -> Option<String> {
         "service-description" => "service description tests",
         _ => match kind {
             TestKind::Other(name) if name.contains("Update") => {
-                "SPARQL Update is not supported yet"
+                "executing SPARQL Update is not supported yet"
             }
             TestKind::Other(name) if name.contains("Protocol") => "protocol tests",
             TestKind::Other(_) => "test type not run by this runner",
