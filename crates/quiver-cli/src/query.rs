@@ -24,7 +24,7 @@ pub struct QueryArgs {
     /// A file holding the query
     #[arg(long)]
     pub query_file: Option<PathBuf>,
-    /// Results format: json, xml, csv, tsv (SELECT/ASK); nt, ttl, rdfxml (CONSTRUCT)
+    /// Results format: json, xml, csv, tsv (SELECT/ASK); nt, ttl, rdfxml (CONSTRUCT/DESCRIBE)
     #[arg(long, default_value = "json", value_parser = parse_format)]
     pub results_format: ResultsFormat,
     /// Print the plan with estimated and actual rows and time per step (on stderr)

@@ -47,7 +47,7 @@ pub struct Config {
     pub queue_timeout: Duration,
     /// Per-query execution time limit (504 when exceeded).
     pub timeout: Option<Duration>,
-    /// Largest result, in rows (SELECT) or triples (CONSTRUCT); more gives 422.
+    /// Largest result, in rows (SELECT) or triples (CONSTRUCT/DESCRIBE); more gives 422.
     pub max_results: Option<usize>,
     /// Largest request body in bytes (413 beyond).
     pub max_body_bytes: usize,

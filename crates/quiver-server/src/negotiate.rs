@@ -135,7 +135,7 @@ fn by_name(name: &str) -> Result<Negotiated, ApiError> {
         _ => {
             return Err(ApiError::bad_request(format!(
                 "unknown format '{name}': use json, xml, csv, tsv (SELECT/ASK) or turtle, nt, \
-                 rdfxml (CONSTRUCT), or a media type"
+                 rdfxml (CONSTRUCT/DESCRIBE), or a media type"
             )))
         }
     };
