@@ -14,6 +14,7 @@ use oxrdf::Term;
 use quiver_model::Id;
 use quiver_store::Store;
 use rustc_hash::{FxHashMap, FxHashSet};
+use spargebra::algebra::Expression;
 use spargebra::term::GroundTerm;
 
 use crate::algebra::{GraphRef, Operator};
@@ -151,9 +152,21 @@ impl<'a> Evaluator<'a> {
             Operator::Filter(expression, inner, graph) => {
                 let table = self.evaluate(inner)?;
                 let outer = self.active_graph.replace(*graph);
-                let table = self.filter(table, expression);
+                let batched = match expression {
+                    Expression::Exists(pattern) => self.filter_exists(&table, pattern, false),
+                    Expression::Not(inner) => match &**inner {
+                        Expression::Exists(pattern) => self.filter_exists(&table, pattern, true),
+                        _ => Ok(None),
+                    },
+                    _ => Ok(None),
+                };
+                let table = match batched {
+                    Ok(Some(table)) => Ok(table),
+                    Ok(None) => Ok(self.filter(table, expression)),
+                    Err(error) => Err(error),
+                };
                 self.active_graph.set(outer);
-                table
+                table?
             }
             Operator::Union(a, b) => {
                 let a = self.evaluate(a)?;

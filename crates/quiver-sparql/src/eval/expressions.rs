@@ -92,25 +92,8 @@ impl Evaluator<'_> {
     /// current row. Each pattern is compiled once per graph; the cache is not borrowed while
     /// the pattern runs, so EXISTS may nest.
     pub(crate) fn exists(&self, pattern: &GraphPattern, table: &Table, row: usize) -> bool {
-        let graph = self.active_graph.get();
-        let key = (pattern as *const GraphPattern as usize, graph);
-        let cached = self.exists_cache.borrow().get(&key).cloned();
-        let operator = match cached {
-            Some(operator) => operator,
-            None => {
-                let vars = std::mem::take(&mut *self.vars.borrow_mut());
-                let mut compiler = Compiler::new(self.store, None);
-                compiler.vars = vars;
-                compiler.dataset = self.dataset.clone();
-                let compiled = compiler.compile(pattern, graph);
-                *self.vars.borrow_mut() = compiler.vars;
-                let Ok(operator) = compiled else {
-                    return false;
-                };
-                let operator = Rc::new(operator);
-                self.exists_cache.borrow_mut().insert(key, operator.clone());
-                operator
-            }
+        let Some(operator) = self.exists_operator(pattern) else {
+            return false;
         };
         let seed = table.gather(&[row as u32]);
         let result = match &*operator {
@@ -137,6 +120,25 @@ impl Evaluator<'_> {
             other => self.evaluate(other).map(|t| hash_join(&seed, &t, false)),
         };
         result.is_ok_and(|t| t.rows > 0)
+    }
+
+    /// The operator of an EXISTS pattern on the active graph, compiled once per graph
+    /// (`None` when it cannot be compiled).
+    pub(crate) fn exists_operator(&self, pattern: &GraphPattern) -> Option<Rc<Operator>> {
+        let graph = self.active_graph.get();
+        let key = (pattern as *const GraphPattern as usize, graph);
+        if let Some(operator) = self.exists_cache.borrow().get(&key) {
+            return Some(operator.clone());
+        }
+        let vars = std::mem::take(&mut *self.vars.borrow_mut());
+        let mut compiler = Compiler::new(self.store, None);
+        compiler.vars = vars;
+        compiler.dataset = self.dataset.clone();
+        let compiled = compiler.compile(pattern, graph);
+        *self.vars.borrow_mut() = compiler.vars;
+        let operator = Rc::new(compiled.ok()?);
+        self.exists_cache.borrow_mut().insert(key, operator.clone());
+        Some(operator)
     }
 
     pub(crate) fn order_by(&self, table: Table, keys: &[OrderExpression]) -> Table {

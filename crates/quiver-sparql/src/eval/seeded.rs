@@ -3,7 +3,8 @@
 //! When the left side of a join binds every variable the right side shares with it, the
 //! right basic graph pattern runs seeded with the left rows (graph exploration continues
 //! from them) and a property path walks only from the values they bind; otherwise both
-//! sides run alone and meet in a hash join.
+//! sides run alone and meet in a hash join. `FILTER (NOT) EXISTS` over a basic graph
+//! pattern is the same idea as a semi-join: the pattern runs once, seeded with every row.
 
 use std::time::Instant;
 
@@ -48,6 +49,64 @@ impl Evaluator<'_> {
             steps: profile,
         });
         Ok(result)
+    }
+
+    /// `FILTER EXISTS { bgp }` (or `NOT EXISTS` when `negated`) over the whole table at
+    /// once: the pattern runs seeded with every row, tagged with its row number, and the
+    /// rows that found a match are kept (or dropped). `None` when the pattern is not a
+    /// basic graph pattern or shares a variable the table binds only in some rows; the
+    /// caller then evaluates EXISTS row by row.
+    pub(crate) fn filter_exists(
+        &self,
+        table: &Table,
+        pattern: &spargebra::algebra::GraphPattern,
+        negated: bool,
+    ) -> Result<Option<Table>, QueryError> {
+        let Some(operator) = self.exists_operator(pattern) else {
+            return Ok(None);
+        };
+        let Operator::Bgp(planned) = &*operator else {
+            return Ok(None);
+        };
+        let mut seeds = Vec::new();
+        for var in planned.bgp.vars() {
+            match table.column(var) {
+                Some(column) if column.contains(&UNBOUND) => return Ok(None),
+                Some(_) => seeds.push(var),
+                None => {}
+            }
+        }
+        if seeds.is_empty() {
+            // Nothing shared: the pattern has the same answer for every row.
+            let found = self.bgp(planned, Table::unit(), false)?.rows > 0;
+            return Ok(Some(if found != negated {
+                table.clone()
+            } else {
+                table.gather(&[])
+            }));
+        }
+        let mut input = table.reshape(&seeds);
+        input.vars.push(ROW_VAR);
+        input.columns.push((0..table.rows as Id).collect());
+        let steps = crate::planner::plan(
+            &planned.bgp,
+            self.store,
+            self.context(planned.graph).graph,
+            &seeds,
+            table.rows as f64,
+        );
+        let mut local = planned.clone();
+        local.seeded = Some((seeds, steps));
+        let found = self.bgp(&local, input, true)?;
+        let mut matched = vec![false; table.rows];
+        for &row in found.column(ROW_VAR).unwrap_or(&[]) {
+            matched[row as usize] = true;
+        }
+        let keep: Vec<u32> = (0..table.rows)
+            .filter(|&row| matched[row] != negated)
+            .map(|row| row as u32)
+            .collect();
+        Ok(Some(table.gather(&keep)))
     }
 
     /// Whether `left` can seed the exploration of `right`: its seed columns are complete.
