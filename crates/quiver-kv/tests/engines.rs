@@ -192,6 +192,32 @@ fn hot_table_follows_popularity() {
     assert!(!engine.is_resident(b));
 }
 
+/// Fetches spread evenly over many more keys than slots make the table step aside
+/// (bypass); values stay exact meanwhile, and a key that turns hot is learnt and served
+/// from the table again once the bypass ends.
+#[test]
+fn hot_table_steps_aside_under_uniform_fetches() {
+    let mut engine = Hot::with_bits(Chained::<u64>::new(1 << 16), 4);
+    for k in 0..1u64 << 16 {
+        engine.insert(k, k + 5);
+    }
+    for round in 0..3u64 {
+        for k in 0..1u64 << 14 {
+            assert_eq!(engine.fetch(k), Some(k + 5), "round {round}");
+        }
+    }
+    assert!(engine.is_bypassed());
+    engine.insert(99, 7);
+    assert_eq!(engine.fetch(99), Some(7));
+    let mut batch = Vec::new();
+    engine.fetch_batch(&[99, 3, 1 << 20], &mut batch);
+    assert_eq!(batch, vec![Some(7), Some(8), None]);
+    for _ in 0..200_000 {
+        assert_eq!(engine.fetch(99), Some(7));
+    }
+    assert!(engine.is_resident(99) && !engine.is_bypassed());
+}
+
 fn small_store() -> Arc<Store> {
     let terms: Vec<String> = (0..60).map(|i| format!("t{i:03}")).collect();
     let dictionary = Dictionary::from_sorted(terms.iter().map(|t| t.as_bytes()));

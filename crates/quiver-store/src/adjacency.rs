@@ -129,19 +129,27 @@ impl Adjacency {
     #[inline]
     pub fn prefetch_offset(&self, vertex: Id) {
         if self.vertices.is_none() {
+            if let Some(entry) = self.offsets.get(vertex as usize + 1) {
+                prefetch_read(entry as *const u64 as *const u8);
+            }
             if let Some(entry) = self.offsets.get(vertex as usize) {
                 prefetch_read(entry as *const u64 as *const u8);
             }
         }
     }
 
-    /// Hints the CPU to fetch the record of `vertex` (stage two: reads the offset entry,
-    /// which stage one brought into cache).
+    /// Hints the CPU to fetch the record of `vertex` (stage two: reads the offset entries,
+    /// which stage one brought into cache): its first and its last cache line, so a short
+    /// record that straddles a line boundary arrives whole.
     #[inline]
     pub fn prefetch_record(&self, vertex: Id) {
         if self.vertices.is_none() {
-            if let Some(&start) = self.offsets.get(vertex as usize) {
+            let at = vertex as usize;
+            if let (Some(&start), Some(&end)) = (self.offsets.get(at), self.offsets.get(at + 1)) {
                 if let Some(word) = self.words.get(start as usize) {
+                    prefetch_read(word as *const Id as *const u8);
+                }
+                if let Some(word) = self.words.get((end as usize).wrapping_sub(1)) {
                     prefetch_read(word as *const Id as *const u8);
                 }
             }

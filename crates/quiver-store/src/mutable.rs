@@ -194,32 +194,27 @@ impl Reader {
         self.state.with(&key, f)
     }
 
-    /// Batched lookups: `out[i] = get(keys[i])`, with the base's two-stage prefetch pipeline
-    /// (offset entry of key `i + 2W`, record of key `i + W`) overlapping the misses of a
-    /// batch, as [`GraphIndex::get_many`]. Keys found in the delta skip the base.
+    /// Batched lookups: `out[i] = get(keys[i])`, after [`Reader::prefetch_many`] has
+    /// started the base's loads of the whole batch. Keys found in the delta skip the base.
     pub fn get_many<'a>(&'a self, keys: &[Key], out: &mut Vec<Neighbors<'a>>) {
-        const WINDOW: usize = 16;
-        let graph = self.state.base.graph();
+        self.prefetch_many(keys);
         out.clear();
-        out.reserve(keys.len());
-        for key in keys.iter().take(2 * WINDOW) {
+        out.extend(keys.iter().map(|key| self.state.get(key)));
+    }
+
+    /// Starts the base's loads for a batch of lookups in two stages over the whole batch,
+    /// so that the two dependent cache misses of every lookup overlap with those of the
+    /// others (as Mega-KV's batched prefetching does): first the offset entries of all keys,
+    /// then, reading those entries, the records. Lookups of the batch that follow find
+    /// their data in cache or under way.
+    #[inline]
+    pub fn prefetch_many(&self, keys: &[Key]) {
+        let graph = self.state.base.graph();
+        for key in keys {
             graph.adjacency(key.direction).prefetch_offset(key.vertex);
         }
-        for key in keys.iter().take(WINDOW) {
+        for key in keys {
             graph.adjacency(key.direction).prefetch_record(key.vertex);
-        }
-        for (i, key) in keys.iter().enumerate() {
-            if let Some(ahead) = keys.get(i + 2 * WINDOW) {
-                graph
-                    .adjacency(ahead.direction)
-                    .prefetch_offset(ahead.vertex);
-            }
-            if let Some(ahead) = keys.get(i + WINDOW) {
-                graph
-                    .adjacency(ahead.direction)
-                    .prefetch_record(ahead.vertex);
-            }
-            out.push(self.state.get(key));
         }
     }
 

@@ -21,11 +21,19 @@
 //! - **Adaptation.** Every `2^bits` sampled events all counts halve, so when popularity
 //!   shifts the formerly hot keys lose their credit within a few periods and the newly hot
 //!   ones, which now miss, take their slots.
-//! - **Misses.** A miss pays the probe, a mispredicted branch and the engine's own chain
-//!   of dependent loads, with no overlap with the next fetches; so the engine's first load
-//!   ([`Engine::prefetch`]) is issued before the probe, and a miss finds it under way. This
-//!   is why the table wins under strong skew (Zipf 1.5: ~99% hits) and loses to a flat hash
-//!   table under Zipf 1 (~73% hits) and uniform fetches, where the misses dominate.
+//! - **Tags.** A byte per slot (64 KiB for 2^16 slots) holds eight more bits of the
+//!   resident key's hash (0: vacant). A probe reads the tag first and touches the slot
+//!   array only on a tag match, so a miss is known after one access to a small array and
+//!   the engine's lookup starts sooner.
+//! - **Misses.** A miss still pays a mispredicted branch and the engine's own chain of
+//!   dependent loads; so the engine's first load ([`Engine::prefetch`]) is issued before
+//!   the probe, and a miss finds it under way. Batched fetches probe the whole batch and
+//!   hand the misses to the engine as one batch, whose prefetch pipeline overlaps them.
+//! - **Bypass.** When fetches are spread too evenly for the table to pay (fewer than one
+//!   hit in [`BYPASS_BELOW`] probes over a window of [`WINDOW`] probes), the next
+//!   [`BYPASS_WINDOWS`] windows' worth of fetches go straight to the engine, still voting
+//!   (more sparsely) so that a popularity that arises is learnt; then the table is
+//!   measured again.
 //! - **Consistency.** Writes go through to the engine, and an insert of a resident key
 //!   updates the resident copy while a delete evacuates the slot, so a hit returns exactly
 //!   what the engine holds; admission copies the value from the engine ([`Engine::get`]).
@@ -38,6 +46,15 @@ pub const DEFAULT_BITS: u32 = 16;
 pub const HIT_SAMPLE: u64 = 16;
 /// One miss in `MISS_SAMPLE` votes for its key.
 pub const MISS_SAMPLE: u64 = 4;
+/// Probes per measuring window of the hit rate.
+pub const WINDOW: u32 = 1 << 12;
+/// A window with fewer than one hit in `BYPASS_BELOW` probes starts a bypass ...
+pub const BYPASS_BELOW: u64 = 8;
+/// ... of this many windows' worth of fetches, after which the table is measured again.
+pub const BYPASS_WINDOWS: u64 = 15;
+/// While bypassed, one miss in `BYPASS_MISS_SAMPLE` votes: enough for the table to learn
+/// a popularity that arises, at a sixteenth of the bookkeeping.
+const BYPASS_MISS_SAMPLE: u64 = 64;
 /// Votes a credited hit is worth: both then count fetches in units of `MISS_SAMPLE`.
 const HIT_WEIGHT: u32 = (HIT_SAMPLE / MISS_SAMPLE) as u32;
 
@@ -59,6 +76,8 @@ struct Stats {
 /// `inner` with a hot table in front.
 #[derive(Debug)]
 pub struct Hot<E, V> {
+    /// One byte per slot: [`tag`] of the resident key, 0 when the slot is vacant.
+    tags: Box<[u8]>,
     table: Box<[Slot<V>]>,
     /// `64 - bits`: the shift that turns a hash into a slot.
     shift: u32,
@@ -69,6 +88,12 @@ pub struct Hot<E, V> {
     /// Sampled events since the counts last halved.
     events: u64,
     admissions: u64,
+    bypasses: u64,
+    /// Probes and hits in the current measuring window.
+    window_probes: u32,
+    window_hits: u32,
+    /// Fetches still to go to the engine without a probe.
+    bypass: u64,
     pending: Vec<u64>,
     positions: Vec<usize>,
     found: Vec<Option<u64>>,
@@ -91,6 +116,7 @@ impl<V: Value, E: Engine<V>> Hot<E, V> {
             })
             .collect();
         Hot {
+            tags: vec![0; 1 << bits].into_boxed_slice(),
             table,
             shift,
             hits: 0,
@@ -99,6 +125,10 @@ impl<V: Value, E: Engine<V>> Hot<E, V> {
             stats: vec![Stats::default(); 1 << bits].into_boxed_slice(),
             events: 0,
             admissions: 0,
+            bypasses: 0,
+            window_probes: 0,
+            window_hits: 0,
+            bypass: 0,
             pending: Vec::new(),
             positions: Vec::new(),
             found: Vec::new(),
@@ -118,32 +148,75 @@ impl<V: Value, E: Engine<V>> Hot<E, V> {
             .count()
     }
 
+    /// Whether fetches currently skip the table (its recent hit rate was too low).
+    pub fn is_bypassed(&self) -> bool {
+        self.bypass > 0
+    }
+
     /// Whether `key` is resident in the hot table.
     pub fn is_resident(&self, key: u64) -> bool {
         self.table[self.slot_of(key)].key == key
     }
 
-    /// The digest of `key`'s resident value, if resident.
+    /// The digest of `key`'s resident value, if resident. The tag decides most misses
+    /// from the small tag array; only a tag match reads the slot.
     #[inline(always)]
     fn probe(&mut self, key: u64) -> Option<u64> {
-        let slot = self.slot_of(key);
+        let hash = hash(key);
+        let slot = (hash >> self.shift) as usize;
+        self.window_probes += 1;
+        if self.tags[slot] != tag(self.shift, hash) {
+            return None;
+        }
         let entry = &self.table[slot];
         if entry.key != key {
             return None;
         }
         let digest = entry.value.digest();
         self.hits += 1;
+        self.window_hits += 1;
         if self.hits.is_multiple_of(HIT_SAMPLE) {
             self.credit(slot);
         }
         Some(digest)
     }
 
+    /// Whether the next fetch skips the probe: counts bypassed fetches down, and at the
+    /// end of each measuring window of probes, starts a bypass when the window's hits were
+    /// too few to pay for its probes.
+    #[inline(always)]
+    fn bypassing(&mut self) -> bool {
+        if self.bypass > 0 {
+            self.bypass -= 1;
+            return true;
+        }
+        if self.window_probes >= WINDOW {
+            self.measure();
+        }
+        false
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn measure(&mut self) {
+        if u64::from(self.window_hits) * BYPASS_BELOW < u64::from(self.window_probes) {
+            self.bypass = BYPASS_WINDOWS * u64::from(WINDOW);
+            self.bypasses += 1;
+        }
+        self.window_probes = 0;
+        self.window_hits = 0;
+    }
+
     /// A fetch of `key` missed the table and found it in the engine.
     #[inline(always)]
     fn missed(&mut self, key: u64) {
         self.misses += 1;
-        if self.misses.is_multiple_of(MISS_SAMPLE) {
+        let sample = if self.bypass > 0 {
+            BYPASS_MISS_SAMPLE
+        } else {
+            MISS_SAMPLE
+        };
+        if self.misses.is_multiple_of(sample) {
             self.vote(key);
         }
     }
@@ -180,6 +253,7 @@ impl<V: Value, E: Engine<V>> Hot<E, V> {
         }
         if let Some(value) = self.inner.get(key) {
             self.admissions += 1;
+            self.tags[slot] = tag(self.shift, hash(key));
             self.table[slot] = Slot { key, value };
             let stats = &mut self.stats[slot];
             stats.hits = if stats.candidate == key {
@@ -207,6 +281,7 @@ impl<V: Value, E: Engine<V>> Hot<E, V> {
     fn evict(&mut self, key: u64) {
         let slot = self.slot_of(key);
         if self.table[slot].key == key {
+            self.tags[slot] = 0;
             self.table[slot] = Slot {
                 key: vacant(self.shift, slot),
                 value: V::default(),
@@ -217,8 +292,20 @@ impl<V: Value, E: Engine<V>> Hot<E, V> {
 }
 
 #[inline(always)]
+fn hash(key: u64) -> u64 {
+    key.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+#[inline(always)]
 fn slot(shift: u32, key: u64) -> usize {
-    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+    (hash(key) >> shift) as usize
+}
+
+/// The tag of a hash: the eight bits below the slot bits, never 0 (which marks a vacant
+/// slot).
+#[inline(always)]
+fn tag(shift: u32, hash: u64) -> u8 {
+    ((hash >> (shift - 8)) as u8).max(1)
 }
 
 /// A key that can never be found in `at` (it hashes elsewhere): marks the slot empty.
@@ -249,9 +336,11 @@ impl<V: Value, E: Engine<V>> Engine<V> for Hot<E, V> {
 
     #[inline]
     fn fetch(&mut self, key: u64) -> Option<u64> {
-        self.inner.prefetch(key);
-        if let Some(digest) = self.probe(key) {
-            return Some(digest);
+        if !self.bypassing() {
+            self.inner.prefetch(key);
+            if let Some(digest) = self.probe(key) {
+                return Some(digest);
+            }
         }
         let digest = self.inner.fetch(key)?;
         self.missed(key);
@@ -260,6 +349,19 @@ impl<V: Value, E: Engine<V>> Engine<V> for Hot<E, V> {
 
     /// Hits are served from the table; the misses go to the engine as one batch.
     fn fetch_batch(&mut self, keys: &[u64], out: &mut Vec<Option<u64>>) {
+        if self.bypass > 0 {
+            self.bypass = self.bypass.saturating_sub(keys.len() as u64);
+            self.inner.fetch_batch(keys, out);
+            for (&key, digest) in keys.iter().zip(out.iter()) {
+                if digest.is_some() {
+                    self.missed(key);
+                }
+            }
+            return;
+        }
+        if self.window_probes >= WINDOW {
+            self.measure();
+        }
         out.clear();
         let (mut pending, mut positions, mut found) = (
             std::mem::take(&mut self.pending),
@@ -305,8 +407,9 @@ impl<V: Value, E: Engine<V>> Engine<V> for Hot<E, V> {
             .notes()
             .map_or_else(String::new, |n| format!("; {n}"));
         Some(format!(
-            "hot table served {share:.1}% of fetches, {} admissions, {} of {} slots resident{inner}",
+            "hot table served {share:.1}% of fetches, {} admissions, {} bypasses, {} of {} slots resident{inner}",
             self.admissions,
+            self.bypasses,
             self.resident(),
             self.table.len()
         ))

@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 
 use quiver_model::{Id, PredId};
 use quiver_store::mutable::{Base, List};
-use quiver_store::{Direction, Key, MutableGraph, Neighbors, Reader};
+use quiver_store::{Direction, Key, MutableGraph, Reader};
 
 use super::{Engine, Value};
 
@@ -164,19 +164,19 @@ impl<V: Value> Engine<V> for Quiver<V> {
             .prefetch_offset(key.vertex);
     }
 
-    /// [`Reader::get_many`]: the graph index's two-stage prefetch pipeline.
+    /// [`Reader::prefetch_many`] over the batch (offset entries of all keys, then their
+    /// records), then the lookups, which find their lines in cache or under way.
     fn fetch_batch(&mut self, keys: &[u64], out: &mut Vec<Option<u64>>) {
         self.scratch.clear();
         self.scratch
             .extend(keys.iter().map(|&key| self.keys.key(key)));
-        let mut lists: Vec<Neighbors<'_>> = Vec::with_capacity(keys.len());
-        self.reader.get_many(&self.scratch, &mut lists);
+        self.reader.prefetch_many(&self.scratch);
         out.clear();
-        out.extend(
-            lists
-                .iter()
-                .map(|list| (!list.is_empty()).then(|| V::digest_ids(list))),
-        );
+        out.extend(self.scratch.iter().map(|&key| {
+            self.reader.with(key, |neighbours| {
+                (!neighbours.is_empty()).then(|| V::digest_ids(neighbours))
+            })
+        }));
     }
 
     fn get(&mut self, key: u64) -> Option<V> {
