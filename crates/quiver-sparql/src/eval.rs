@@ -168,15 +168,7 @@ impl<'a> Evaluator<'a> {
                 self.active_graph.set(outer);
                 table?
             }
-            Operator::Union(a, b) => {
-                let a = self.evaluate(a)?;
-                let b = self.evaluate(b)?;
-                let mut vars = a.vars.clone();
-                vars.extend(b.vars.iter().filter(|v| !a.vars.contains(v)));
-                let mut result = a.reshape(&vars);
-                result.append(b.reshape(&vars));
-                result
-            }
+            Operator::Union(a, b) => union(self.evaluate(a)?, self.evaluate(b)?),
             Operator::Extend { .. } => self.extend(operator)?,
             Operator::Minus(left, right) => {
                 let left = self.evaluate(left)?;
@@ -261,6 +253,15 @@ impl<'a> Evaluator<'a> {
         }
         Ok(result)
     }
+}
+
+/// The rows of `a` then those of `b`, over the variables of both.
+fn union(a: Table, b: Table) -> Table {
+    let mut vars = a.vars.clone();
+    vars.extend(b.vars.iter().filter(|v| !a.vars.contains(v)));
+    let mut result = a.reshape(&vars);
+    result.append(b.reshape(&vars));
+    result
 }
 
 fn ground_term(term: &GroundTerm) -> Term {

@@ -96,30 +96,51 @@ impl Evaluator<'_> {
             return false;
         };
         let seed = table.gather(&[row as u32]);
-        let result = match &*operator {
+        let bound: Vec<VarId> = seed
+            .vars
+            .iter()
+            .copied()
+            .filter(|&v| seed.value(0, v) != UNBOUND)
+            .collect();
+        self.substituted(&operator, &seed.reshape(&bound))
+            .is_ok_and(|t| t.rows > 0)
+    }
+
+    /// Evaluates `operator` with the bindings of `seed` (one row, bound columns only)
+    /// substituted, as EXISTS requires: basic graph patterns run seeded with the row and
+    /// keep its columns, so every filter inside sees the row's values; joins and unions
+    /// pass the row down; other operators run alone and are joined with the row.
+    fn substituted(&self, operator: &Operator, seed: &Table) -> Result<Table, QueryError> {
+        Ok(match operator {
             Operator::Bgp(planned) => {
-                let bound: Vec<VarId> = seed
-                    .vars
-                    .iter()
-                    .copied()
-                    .filter(|&v| seed.value(0, v) != UNBOUND)
-                    .collect();
                 let mut local = planned.clone();
-                local.seeded = Some((
-                    bound.clone(),
-                    crate::planner::plan(
-                        &planned.bgp,
-                        self.store,
-                        self.context(planned.graph).graph,
-                        &bound,
-                        1.0,
-                    ),
-                ));
-                self.bgp(&local, seed.reshape(&bound), true)
+                let steps = crate::planner::plan(
+                    &planned.bgp,
+                    self.store,
+                    self.context(planned.graph).graph,
+                    &seed.vars,
+                    1.0,
+                );
+                local.seeded = Some((seed.vars.clone(), steps));
+                self.bgp(&local, seed.clone(), true)?
             }
-            other => self.evaluate(other).map(|t| hash_join(&seed, &t, false)),
-        };
-        result.is_ok_and(|t| t.rows > 0)
+            Operator::Join(a, b) => hash_join(
+                &self.substituted(a, seed)?,
+                &self.substituted(b, seed)?,
+                false,
+            ),
+            Operator::Union(a, b) => {
+                super::union(self.substituted(a, seed)?, self.substituted(b, seed)?)
+            }
+            Operator::Filter(expression, inner, graph) => {
+                let table = self.substituted(inner, seed)?;
+                let outer = self.active_graph.replace(*graph);
+                let table = self.filter(table, expression);
+                self.active_graph.set(outer);
+                table
+            }
+            other => hash_join(seed, &self.evaluate(other)?, false),
+        })
     }
 
     /// The operator of an EXISTS pattern on the active graph, compiled once per graph
