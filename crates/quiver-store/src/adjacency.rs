@@ -106,35 +106,42 @@ impl<'a> Record<'a> {
     }
 }
 
-impl Adjacency {
+/// An adjacency's columns resolved once, so that a batch of lookups does not dereference
+/// the columns on every access.
+#[derive(Debug, Clone, Copy)]
+pub struct View<'a> {
+    vertices: Option<&'a [Id]>,
+    offsets: &'a [u64],
+    words: &'a [Id],
+}
+
+impl<'a> View<'a> {
     /// The record of `vertex` (empty when it has no edges in this direction).
     #[inline]
-    pub fn record(&self, vertex: Id) -> Record<'_> {
-        let slot = match &self.vertices {
+    pub fn record(&self, vertex: Id) -> Record<'a> {
+        let slot = match self.vertices {
             None => vertex as usize,
             Some(list) => match list.binary_search(&vertex) {
                 Ok(i) => i,
-                Err(_) => return Record { words: &[] },
+                Err(_) => return Record::EMPTY,
             },
         };
         match (self.offsets.get(slot), self.offsets.get(slot + 1)) {
             (Some(&start), Some(&end)) => Record {
-                words: &self.words[start as usize..end as usize],
+                words: self.words.get(start as usize..end as usize).unwrap_or(&[]),
             },
-            _ => Record { words: &[] },
+            _ => Record::EMPTY,
         }
     }
 
-    /// Hints the CPU to fetch the offset entry of `vertex` (stage one of a batched lookup).
+    /// Hints the CPU to fetch the offset entries of `vertex` (stage one of a batched
+    /// lookup; dense adjacencies only).
     #[inline]
     pub fn prefetch_offset(&self, vertex: Id) {
         if self.vertices.is_none() {
-            if let Some(entry) = self.offsets.get(vertex as usize + 1) {
-                prefetch_read(entry as *const u64 as *const u8);
-            }
-            if let Some(entry) = self.offsets.get(vertex as usize) {
-                prefetch_read(entry as *const u64 as *const u8);
-            }
+            let entry = self.offsets.as_ptr().wrapping_add(vertex as usize);
+            prefetch_read(entry as *const u8);
+            prefetch_read(entry.wrapping_add(1) as *const u8);
         }
     }
 
@@ -146,14 +153,41 @@ impl Adjacency {
         if self.vertices.is_none() {
             let at = vertex as usize;
             if let (Some(&start), Some(&end)) = (self.offsets.get(at), self.offsets.get(at + 1)) {
-                if let Some(word) = self.words.get(start as usize) {
-                    prefetch_read(word as *const Id as *const u8);
-                }
-                if let Some(word) = self.words.get((end as usize).wrapping_sub(1)) {
-                    prefetch_read(word as *const Id as *const u8);
-                }
+                let words = self.words.as_ptr();
+                prefetch_read(words.wrapping_add(start as usize) as *const u8);
+                prefetch_read(words.wrapping_add((end as usize).wrapping_sub(1)) as *const u8);
             }
         }
+    }
+}
+
+impl Adjacency {
+    /// The columns resolved for a batch of lookups.
+    #[inline]
+    pub fn view(&self) -> View<'_> {
+        View {
+            vertices: self.vertices.as_deref(),
+            offsets: &self.offsets,
+            words: &self.words,
+        }
+    }
+
+    /// The record of `vertex` (empty when it has no edges in this direction).
+    #[inline]
+    pub fn record(&self, vertex: Id) -> Record<'_> {
+        self.view().record(vertex)
+    }
+
+    /// [`View::prefetch_offset`].
+    #[inline]
+    pub fn prefetch_offset(&self, vertex: Id) {
+        self.view().prefetch_offset(vertex)
+    }
+
+    /// [`View::prefetch_record`].
+    #[inline]
+    pub fn prefetch_record(&self, vertex: Id) {
+        self.view().prefetch_record(vertex)
     }
 
     /// Heap or mapped bytes used.

@@ -46,6 +46,9 @@ pub struct GraphIndex {
     pub(crate) triples: u64,
 }
 
+/// Keys between the stages of [`GraphIndex::pipeline`].
+const PIPELINE_WINDOW: usize = 16;
+
 impl GraphIndex {
     /// Neighbours of `vertex` over `predicate` in `direction`, sorted ascending.
     #[inline]
@@ -91,30 +94,39 @@ impl GraphIndex {
         }
     }
 
-    /// Batched lookups: `out[i] = get(keys[i])`. A software pipeline overlaps the memory
-    /// latencies of a batch (as Mega-KV's batched prefetching does): the offset entry of key
-    /// `i + 2W` and the record of key `i + W` are prefetched while key `i` is resolved, so the
-    /// two dependent cache misses of a lookup are paid in parallel across keys.
+    /// Batched lookups: `out[i] = get(keys[i])`, through [`GraphIndex::pipeline`].
     pub fn get_many<'a>(&'a self, keys: &[Key], out: &mut Vec<&'a [Id]>) {
-        const WINDOW: usize = 16;
         out.clear();
         out.reserve(keys.len());
-        for key in keys.iter().take(2 * WINDOW) {
-            self.adjacency(key.direction).prefetch_offset(key.vertex);
-        }
-        for key in keys.iter().take(WINDOW) {
-            self.adjacency(key.direction).prefetch_record(key.vertex);
-        }
+        self.pipeline(keys, |key, record| out.push(record.get(key.predicate)));
+    }
+
+    /// Calls `visit` with each key of a batch and the key's vertex record, in order, with a
+    /// software pipeline that overlaps the memory latencies of the batch (as Mega-KV's
+    /// batched prefetching does): the offset entries of key `i + 2W` and the record of key
+    /// `i + W` are prefetched before key `i` is visited, so the two dependent cache misses
+    /// of a lookup are paid in parallel across keys with a bounded window of loads in
+    /// flight. The record of key `i` is located (its offsets read), not yet read.
+    #[inline]
+    pub fn pipeline<'a>(&'a self, keys: &[Key], mut visit: impl FnMut(&Key, Record<'a>)) {
+        const WINDOW: usize = PIPELINE_WINDOW;
+        let (out, inn) = (self.out.view(), self.inn.view());
+        let view = |key: &Key| match key.direction {
+            Direction::Out => out,
+            Direction::In => inn,
+        };
+        let offset = |key: &Key| view(key).prefetch_offset(key.vertex);
+        let record = |key: &Key| view(key).prefetch_record(key.vertex);
+        keys.iter().take(2 * WINDOW).for_each(offset);
+        keys.iter().take(WINDOW).for_each(record);
         for (i, key) in keys.iter().enumerate() {
             if let Some(ahead) = keys.get(i + 2 * WINDOW) {
-                self.adjacency(ahead.direction)
-                    .prefetch_offset(ahead.vertex);
+                offset(ahead);
             }
             if let Some(ahead) = keys.get(i + WINDOW) {
-                self.adjacency(ahead.direction)
-                    .prefetch_record(ahead.vertex);
+                record(ahead);
             }
-            out.push(self.get_key(*key));
+            visit(key, view(key).record(key.vertex));
         }
     }
 

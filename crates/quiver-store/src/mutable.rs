@@ -132,13 +132,18 @@ impl std::fmt::Debug for Delta {
 impl State {
     #[inline]
     fn get(&self, key: &Key) -> Neighbors<'_> {
-        if let Some(list) = self.delta.get(key) {
-            return Neighbors::Delta(list);
+        match self.delta_get(key) {
+            Some(list) => Neighbors::Delta(list),
+            None => Neighbors::Base(self.base.graph().get_key(*key)),
         }
-        if let Some(list) = self.frozen.as_ref().and_then(|frozen| frozen.get(key)) {
-            return Neighbors::Delta(list);
-        }
-        Neighbors::Base(self.base.graph().get_key(*key))
+    }
+
+    /// The list of `key` in the live or frozen delta, if any.
+    #[inline]
+    fn delta_get(&self, key: &Key) -> Option<List> {
+        self.delta
+            .get(key)
+            .or_else(|| self.frozen.as_ref().and_then(|frozen| frozen.get(key)))
     }
 
     #[inline]
@@ -194,27 +199,45 @@ impl Reader {
         self.state.with(&key, f)
     }
 
-    /// Batched lookups: `out[i] = get(keys[i])`, after [`Reader::prefetch_many`] has
-    /// started the base's loads of the whole batch. Keys found in the delta skip the base.
+    /// Batched lookups: `out[i] = get(keys[i])`, through [`GraphIndex::pipeline`]. Keys
+    /// found in the delta skip the base.
     pub fn get_many<'a>(&'a self, keys: &[Key], out: &mut Vec<Neighbors<'a>>) {
-        self.prefetch_many(keys);
         out.clear();
-        out.extend(keys.iter().map(|key| self.state.get(key)));
+        out.reserve(keys.len());
+        let state = &*self.state;
+        state.base.graph().pipeline(keys, |key, record| {
+            out.push(match state.delta_get(key) {
+                Some(list) => Neighbors::Delta(list),
+                None => Neighbors::Base(record.get(key.predicate)),
+            })
+        });
     }
 
-    /// Starts the base's loads for a batch of lookups in two stages over the whole batch,
-    /// so that the two dependent cache misses of every lookup overlap with those of the
-    /// others (as Mega-KV's batched prefetching does): first the offset entries of all keys,
-    /// then, reading those entries, the records. Lookups of the batch that follow find
-    /// their data in cache or under way.
+    /// `f` of the neighbours of each key of a batch, in order, as [`Reader::with`] (so `f`
+    /// may run under a delta shard's read lock), with the base's loads overlapped by
+    /// [`GraphIndex::pipeline`]. While there is no delta, the keys go straight to the base:
+    /// the batch then sees the version of the instant it checked.
     #[inline]
-    pub fn prefetch_many(&self, keys: &[Key]) {
-        let graph = self.state.base.graph();
-        for key in keys {
-            graph.adjacency(key.direction).prefetch_offset(key.vertex);
-        }
-        for key in keys {
-            graph.adjacency(key.direction).prefetch_record(key.vertex);
+    pub fn with_many(&self, keys: &[Key], mut f: impl FnMut(&[Id])) {
+        let state = &*self.state;
+        let graph = state.base.graph();
+        if state.frozen.is_none() && state.delta.len() == 0 {
+            graph.pipeline(keys, |key, record| f(record.get(key.predicate)));
+        } else {
+            graph.pipeline(keys, |key, record| {
+                let f = match state.delta.with(key, &mut f) {
+                    Ok(()) => return,
+                    Err(f) => f,
+                };
+                let f = match &state.frozen {
+                    Some(frozen) => match frozen.with(key, f) {
+                        Ok(()) => return,
+                        Err(f) => f,
+                    },
+                    None => f,
+                };
+                f(record.get(key.predicate))
+            });
         }
     }
 

@@ -164,19 +164,16 @@ impl<V: Value> Engine<V> for Quiver<V> {
             .prefetch_offset(key.vertex);
     }
 
-    /// [`Reader::prefetch_many`] over the batch (offset entries of all keys, then their
-    /// records), then the lookups, which find their lines in cache or under way.
+    /// [`Reader::with_many`]: the lookups of the batch with their loads pipelined.
     fn fetch_batch(&mut self, keys: &[u64], out: &mut Vec<Option<u64>>) {
         self.scratch.clear();
         self.scratch
             .extend(keys.iter().map(|&key| self.keys.key(key)));
-        self.reader.prefetch_many(&self.scratch);
         out.clear();
-        out.extend(self.scratch.iter().map(|&key| {
-            self.reader.with(key, |neighbours| {
-                (!neighbours.is_empty()).then(|| V::digest_ids(neighbours))
-            })
-        }));
+        out.reserve(keys.len());
+        self.reader.with_many(&self.scratch, |neighbours| {
+            out.push((!neighbours.is_empty()).then(|| V::digest_ids(neighbours)))
+        });
     }
 
     fn get(&mut self, key: u64) -> Option<V> {
