@@ -66,7 +66,7 @@ impl<'a> Record<'a> {
     }
 
     /// The neighbours over `predicate` (empty if none).
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, predicate: PredId) -> &'a [Id] {
         let k = self.len();
         // Predicates per vertex are few; a linear scan beats binary search up to dozens.

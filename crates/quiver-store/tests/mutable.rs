@@ -156,6 +156,16 @@ proptest! {
                 let want = expected(&model, key);
                 prop_assert_eq!(&*reader.get(key), want.as_slice(), "{:?}", key);
             }
+            // The batched lookups (with or without a delta) agree with the model too.
+            let keys: Vec<Key> = every_key().collect();
+            let wants: Vec<Vec<Id>> = keys.iter().map(|&key| expected(&model, key)).collect();
+            let mut batched = Vec::new();
+            reader.with_many(&keys, |list| batched.push(list.to_vec()));
+            prop_assert_eq!(&batched, &wants);
+            let mut lists = Vec::new();
+            reader.get_many(&keys, &mut lists);
+            let lists: Vec<Vec<Id>> = lists.iter().map(|list| list.to_vec()).collect();
+            prop_assert_eq!(&lists, &wants);
         }
         graph.compact();
         assert_same_as_rebuilt(graph.reader().base(), &model, dense);
