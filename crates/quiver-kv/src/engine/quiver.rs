@@ -147,7 +147,9 @@ impl<V: Value> Engine<V> for Quiver<V> {
         had
     }
 
-    #[inline]
+    // Always inlined into the runner's loop, as the other engines' fetches are, however
+    // much the batched path adds to the loop's function.
+    #[inline(always)]
     fn fetch(&mut self, key: u64) -> Option<u64> {
         self.reader.with(self.keys.key(key), |neighbours| {
             (!neighbours.is_empty()).then(|| V::digest_ids(neighbours))
