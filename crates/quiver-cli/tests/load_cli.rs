@@ -1,11 +1,14 @@
 //! `quiver load` and `quiver info` as a user runs them: what ends up in the store, exit
 //! codes, error messages, and what is left on disk when something goes wrong.
 
+mod temp_dir;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
+use temp_dir::TempDir;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -130,36 +133,6 @@ fn assert_syntax_error(output: &Output, path: &Path, line: u64) -> u64 {
     assert!(column >= 1, "{message}");
     assert!(!text.trim().is_empty(), "no message in: {message}");
     column
-}
-
-/// A fresh directory under the system's temporary directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("quiver-load-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    /// Writes `content` to the file `name` in this directory.
-    fn file(&self, name: &str, content: &str) -> PathBuf {
-        let path = self.join(name);
-        std::fs::write(&path, content).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {

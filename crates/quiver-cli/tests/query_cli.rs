@@ -2,6 +2,8 @@
 //! ASK and CONSTRUCT, EXPLAIN, user plans, and the errors (exit codes, one-line messages,
 //! never a panic).
 
+mod temp_dir;
+
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::PathBuf;
@@ -10,6 +12,7 @@ use std::process::{Command, Output};
 use oxrdf::{BlankNode, Literal, NamedNode, Term};
 use serde_json::Value;
 use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
+use temp_dir::TempDir;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -49,36 +52,6 @@ fn expected_counts() -> Vec<usize> {
         .skip(2)
         .map(|c| c.parse().unwrap())
         .collect()
-}
-
-/// A fresh directory under the system's temporary directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("quiver-query-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    /// Writes `content` to the file `name` in this directory.
-    fn file(&self, name: &str, content: &str) -> PathBuf {
-        let path = self.join(name);
-        std::fs::write(&path, content).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// A temporary directory holding a LUBM-1 store in `store/` (loading it takes a blink).

@@ -46,17 +46,15 @@
 //! shrunk by proptest.
 
 mod naive;
+mod support;
 
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use oxrdf::{BlankNode, Literal, NamedNode, NamedOrBlankNode, Term, Triple};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use quiver_loader::{load_files, LoadOptions, NoProgress};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
 use spargebra::{Query, SparqlParser};
@@ -838,8 +836,6 @@ struct Fixture {
     threads: usize,
 }
 
-static FILE_COUNTER: AtomicUsize = AtomicUsize::new(0);
-
 impl Fixture {
     fn new(triples: Vec<Triple>, threads: usize) -> Self {
         let mut ntriples = String::new();
@@ -847,24 +843,7 @@ impl Fixture {
             let _ = writeln!(ntriples, "{t} .");
         }
         // Load through the bulk loader from an N-Triples file, as a user would.
-        let path: PathBuf = std::env::temp_dir().join(format!(
-            "quiver-differential-{}-{}.nt",
-            std::process::id(),
-            FILE_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::write(&path, &ntriples).unwrap();
-        let (store, _) = load_files(
-            std::slice::from_ref(&path),
-            &LoadOptions {
-                format: None,
-                lenient: false,
-                threads: 1,
-            },
-            None,
-            &NoProgress,
-        )
-        .unwrap_or_else(|e| panic!("loading\n{ntriples}: {e}"));
-        let _ = std::fs::remove_file(&path);
+        let store = support::load(&ntriples);
         assert_eq!(store.triples(), triples.len() as u64, "{ntriples}");
 
         let oxigraph = oxigraph::store::Store::new().unwrap();
