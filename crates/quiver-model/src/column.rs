@@ -1,24 +1,53 @@
-//! Immutable arrays that live either on the heap or in a memory-mapped snapshot file.
+//! Immutable arrays that live on the heap, in huge-page memory, or in a memory-mapped
+//! snapshot file.
 //!
 //! A freshly built store owns its arrays; a reopened one maps them from disk without
-//! copying or parsing. Both look the same to readers: a `Column<T>` derefs to `&[T]`.
+//! copying or parsing. All look the same to readers: a `Column<T>` derefs to `&[T]`.
+//!
+//! The slice is resolved once, when the column is made, and kept as a raw pointer and a
+//! length beside the storage that owns it: a deref is two loads and no branch, which
+//! matters on the index's lookup path, where every key derefs two or three columns.
+//!
+//! [`Column::with_huge_pages`] moves a large array into anonymous memory advised for
+//! transparent huge pages: random lookups over an index of hundreds of megabytes then
+//! miss the TLB once per 2 MiB instead of once per 4 KiB, which on random point lookups is
+//! worth as much as a cache miss (the page walk itself misses the cache).
 
 use std::ops::Deref;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use bytemuck::Pod;
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapMut};
+
+/// Arrays smaller than this stay on the heap: a huge page is 2 MiB.
+const HUGE_PAGE_BYTES: usize = 2 << 20;
 
 /// An immutable array of plain-old-data values, owned or memory-mapped.
-pub enum Column<T: Pod> {
+pub struct Column<T: Pod> {
+    /// The first value, inside `storage`.
+    start: NonNull<T>,
+    len: usize,
+    storage: Storage<T>,
+}
+
+/// What owns a column's values. Moving a `Vec` or a mapping does not move its data, so the
+/// pointer resolved from it stays valid as long as the storage lives.
+enum Storage<T> {
     Owned(Vec<T>),
+    /// Anonymous memory advised for huge pages, holding `len` values from its start.
+    HugePages(MmapMut),
+    /// A snapshot file's mapping, held only to keep it alive.
     Mapped {
-        map: Arc<Mmap>,
-        /// Byte offset of the first element in `map`; a multiple of `align_of::<T>()`.
-        offset: usize,
-        len: usize,
+        _map: Arc<Mmap>,
     },
 }
+
+// SAFETY: a column owns its storage and hands out only shared slices of `T`; it is as
+// thread-safe as `Vec<T>` / `Arc<[T]>` are.
+unsafe impl<T: Pod + Send + Sync> Send for Column<T> {}
+// SAFETY: as above; nothing mutates the values after construction.
+unsafe impl<T: Pod + Send + Sync> Sync for Column<T> {}
 
 impl<T: Pod> Column<T> {
     /// A view of `len` values at byte `offset` of a mapping. Fails (returns `None`) when the
@@ -31,7 +60,47 @@ impl<T: Pod> Column<T> {
         {
             return None;
         }
-        Some(Column::Mapped { map, offset, len })
+        let values: &[T] = bytemuck::cast_slice(&map[offset..end]);
+        let start = NonNull::from(values).cast();
+        Some(Column {
+            start,
+            len,
+            storage: Storage::Mapped { _map: map },
+        })
+    }
+
+    /// `values`, moved into memory advised for transparent huge pages when they fill at
+    /// least one (else, or where the system refuses, kept on the heap as they are).
+    pub fn with_huge_pages(values: Vec<T>) -> Self {
+        let bytes = std::mem::size_of_val(values.as_slice());
+        if bytes < HUGE_PAGE_BYTES || !cfg!(target_os = "linux") {
+            return values.into();
+        }
+        let Ok(mut map) = MmapMut::map_anon(bytes) else {
+            return values.into();
+        };
+        // Advised before the first touch, so that the copy faults in huge pages. A kernel
+        // without transparent huge pages refuses: the memory is then ordinary pages.
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::HugePage);
+        map.copy_from_slice(bytemuck::cast_slice(&values));
+        let len = values.len();
+        drop(values);
+        Column {
+            start: NonNull::new(map.as_mut_ptr().cast()).expect("a mapping is never null"),
+            len,
+            storage: Storage::HugePages(map),
+        }
+    }
+
+    /// Whether the values are mapped from a file.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.storage, Storage::Mapped { .. })
+    }
+
+    /// Whether the values live in memory advised for huge pages.
+    pub fn is_huge_pages(&self) -> bool {
+        matches!(self.storage, Storage::HugePages(_))
     }
 
     /// The values as raw bytes (for writing snapshots).
@@ -39,52 +108,81 @@ impl<T: Pod> Column<T> {
         bytemuck::cast_slice(self)
     }
 
-    /// Heap bytes owned by this column (0 when mapped).
+    /// Memory owned by this column (0 when mapped from a file).
     pub fn heap_bytes(&self) -> usize {
-        match self {
-            Column::Owned(values) => values.capacity() * std::mem::size_of::<T>(),
-            Column::Mapped { .. } => 0,
+        match &self.storage {
+            Storage::Owned(values) => values.capacity() * std::mem::size_of::<T>(),
+            Storage::HugePages(map) => map.len(),
+            Storage::Mapped { .. } => 0,
         }
     }
 
     /// Bytes of data, wherever they live.
     pub fn data_bytes(&self) -> usize {
-        self.len() * std::mem::size_of::<T>()
+        self.len * std::mem::size_of::<T>()
     }
 }
 
 impl<T: Pod> Deref for Column<T> {
     type Target = [T];
 
+    #[inline(always)]
     fn deref(&self) -> &[T] {
-        match self {
-            Column::Owned(values) => values,
-            Column::Mapped { map, offset, len } => {
-                let bytes = &map[*offset..*offset + *len * std::mem::size_of::<T>()];
-                bytemuck::cast_slice(bytes)
-            }
-        }
+        // SAFETY: `start` points at `len` initialised values owned by `storage`, which
+        // lives as long as `self` and is never mutated (see `Storage`).
+        unsafe { std::slice::from_raw_parts(self.start.as_ptr(), self.len) }
     }
 }
 
 impl<T: Pod> From<Vec<T>> for Column<T> {
     fn from(values: Vec<T>) -> Self {
-        Column::Owned(values)
+        let start = NonNull::new(values.as_ptr().cast_mut()).expect("a Vec is never null");
+        Column {
+            start,
+            len: values.len(),
+            storage: Storage::Owned(values),
+        }
     }
 }
 
 impl<T: Pod> Default for Column<T> {
     fn default() -> Self {
-        Column::Owned(Vec::new())
+        Vec::new().into()
     }
 }
 
 impl<T: Pod + std::fmt::Debug> std::fmt::Debug for Column<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = match self {
-            Column::Owned(_) => "owned",
-            Column::Mapped { .. } => "mapped",
+        let kind = match self.storage {
+            Storage::Owned(_) => "owned",
+            Storage::HugePages(_) => "huge pages",
+            Storage::Mapped { .. } => "mapped",
         };
-        write!(f, "Column<{kind}, {} values>", self.len())
+        write!(f, "Column<{kind}, {} values>", self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_storage_reads_back_its_values() {
+        let small: Vec<u64> = (0..1000).collect();
+        let large: Vec<u64> = (0..(HUGE_PAGE_BYTES as u64 / 8) * 3 + 5).collect();
+        let owned = Column::from(small.clone());
+        assert_eq!(&*owned, small.as_slice());
+        let kept = Column::with_huge_pages(small.clone());
+        assert!(!kept.is_huge_pages(), "a small array stays on the heap");
+        assert_eq!(&*kept, small.as_slice());
+        let moved = Column::with_huge_pages(large.clone());
+        assert_eq!(&*moved, large.as_slice());
+        assert_eq!(moved.data_bytes(), large.len() * 8);
+        let empty = Column::<u32>::default();
+        assert!(empty.is_empty());
+        // Moving a column (here onto the heap) moves neither kind of storage.
+        let holder = Box::new([moved, owned]);
+        assert_eq!(holder[0][12345], 12345);
+        assert_eq!(holder[1][999], 999);
     }
 }

@@ -117,7 +117,7 @@ pub struct View<'a> {
 
 impl<'a> View<'a> {
     /// The record of `vertex` (empty when it has no edges in this direction).
-    #[inline]
+    #[inline(always)]
     pub fn record(&self, vertex: Id) -> Record<'a> {
         let slot = match self.vertices {
             None => vertex as usize,
@@ -163,7 +163,7 @@ impl<'a> View<'a> {
 
 impl Adjacency {
     /// The columns resolved for a batch of lookups.
-    #[inline]
+    #[inline(always)]
     pub fn view(&self) -> View<'_> {
         View {
             vertices: self.vertices.as_deref(),
@@ -173,7 +173,7 @@ impl Adjacency {
     }
 
     /// The record of `vertex` (empty when it has no edges in this direction).
-    #[inline]
+    #[inline(always)]
     pub fn record(&self, vertex: Id) -> Record<'_> {
         self.view().record(vertex)
     }
@@ -305,8 +305,8 @@ impl AdjacencyBuilder {
         self.words.shrink_to_fit();
         Adjacency {
             vertices: self.dense_vertices.is_none().then(|| self.vertices.into()),
-            offsets: self.offsets.into(),
-            words: self.words.into(),
+            offsets: Column::with_huge_pages(self.offsets),
+            words: Column::with_huge_pages(self.words),
         }
     }
 }

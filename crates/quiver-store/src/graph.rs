@@ -51,13 +51,13 @@ const PIPELINE_WINDOW: usize = 16;
 
 impl GraphIndex {
     /// Neighbours of `vertex` over `predicate` in `direction`, sorted ascending.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, vertex: Id, predicate: PredId, direction: Direction) -> &[Id] {
         self.adjacency(direction).record(vertex).get(predicate)
     }
 
     /// [`GraphIndex::get`] for a [`Key`].
-    #[inline]
+    #[inline(always)]
     pub fn get_key(&self, key: Key) -> &[Id] {
         self.get(key.vertex, key.predicate, key.direction)
     }
@@ -140,7 +140,7 @@ impl GraphIndex {
         self.predicate_offsets.len().saturating_sub(1) / 2
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn adjacency(&self, direction: Direction) -> &Adjacency {
         match direction {
             Direction::Out => &self.out,

@@ -49,6 +49,7 @@ pub enum Base {
 }
 
 impl Base {
+    #[inline(always)]
     pub fn graph(&self) -> &GraphIndex {
         match self {
             Base::Store(store) => store.graph(),
@@ -146,7 +147,7 @@ impl State {
             .or_else(|| self.frozen.as_ref().and_then(|frozen| frozen.get(key)))
     }
 
-    #[inline]
+    #[inline(always)]
     fn with<R>(&self, key: &Key, f: impl FnOnce(&[Id]) -> R) -> R {
         match self.delta.with(key, f) {
             Ok(result) => result,
@@ -155,7 +156,7 @@ impl State {
     }
 
     /// [`State::with`] without the live delta.
-    #[inline]
+    #[inline(always)]
     fn below_live<R>(&self, key: &Key, f: impl FnOnce(&[Id]) -> R) -> R {
         let f = match &self.frozen {
             Some(frozen) => match frozen.with(key, f) {
@@ -194,7 +195,7 @@ impl Reader {
     /// `f` of the neighbours of `key`, without taking a reference count on a delta list:
     /// `f` runs under a delta shard's read lock, so it must be short and must not write to
     /// the graph.
-    #[inline]
+    #[inline(always)]
     pub fn with<R>(&self, key: Key, f: impl FnOnce(&[Id]) -> R) -> R {
         self.state.with(&key, f)
     }

@@ -7,7 +7,7 @@
 //! the changed keys' lists in their place (an empty list drops the key). The predicate
 //! index and the triple count are recomputed from the new records in the same pass.
 
-use quiver_model::{Id, PredId};
+use quiver_model::{Column, Id, PredId};
 
 use super::delta::List;
 use crate::adjacency::{Adjacency, Record};
@@ -151,8 +151,8 @@ fn merge_direction(
     words.shrink_to_fit();
     let adjacency = Adjacency {
         vertices: (!dense).then(|| vertices.into()),
-        offsets: offsets.into(),
-        words: words.into(),
+        offsets: Column::with_huge_pages(offsets),
+        words: Column::with_huge_pages(words),
     };
     (adjacency, per_predicate, neighbours)
 }

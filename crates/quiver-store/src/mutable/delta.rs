@@ -73,7 +73,7 @@ impl Delta {
     }
 
     /// Whether `key` may have an entry (false: it certainly has none).
-    #[inline]
+    #[inline(always)]
     fn may_contain(&self, key: &Key) -> bool {
         if self.len() == 0 {
             return false;
@@ -101,11 +101,17 @@ impl Delta {
 
     /// `f` of the list of `key` (run under the shard's read lock), or `f` back if the
     /// delta has no list for `key`.
-    #[inline]
+    /// The filter test is inlined into every lookup; the locked probe is not.
+    #[inline(always)]
     pub(crate) fn with<R, F: FnOnce(&[Id]) -> R>(&self, key: &Key, f: F) -> Result<R, F> {
         if !self.may_contain(key) {
             return Err(f);
         }
+        self.with_locked(key, f)
+    }
+
+    #[inline(never)]
+    fn with_locked<R, F: FnOnce(&[Id]) -> R>(&self, key: &Key, f: F) -> Result<R, F> {
         let shard = self
             .shard(key)
             .read()
