@@ -46,8 +46,8 @@ pub struct KvArgs {
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
     /// Fetches per batched call in the extra batched runs of quiver, quiver-vip and chained
-    /// (0: none)
-    #[arg(long, default_value_t = 64)]
+    /// (0: none; Mega-KV batches thousands)
+    #[arg(long, default_value_t = 256)]
     pub batch: usize,
     /// Write per-batch throughput (every million operations) as CSV
     #[arg(long, value_name = "OUT")]

@@ -160,6 +160,7 @@ fn write<D: Dataset, E: Engine<D::Value>>(
     }
 }
 
+#[inline(never)]
 fn drive<D: Dataset, E: Engine<D::Value>>(
     kind: EngineKind,
     engine: &mut E,
