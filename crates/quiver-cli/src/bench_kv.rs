@@ -239,8 +239,11 @@ fn run_workload<D: Dataset>(
             bar.inc(done)
         });
         bar.finish_and_clear();
+        let growth = stats.memory_growth.map_or_else(String::new, |bytes| {
+            format!(", memory {:+.1} MiB", bytes as f64 / (1 << 20) as f64)
+        });
         eprintln!(
-            "  {label:<14} {:>7.1} Mops/s  (load {:.2} s, run {:.2} s, {} keys after)",
+            "  {label:<14} {:>7.1} Mops/s  (load {:.2} s, run {:.2} s, {} keys after{growth})",
             stats.mops(),
             stats.load_seconds,
             stats.seconds(),

@@ -107,6 +107,8 @@ fn real_keys_of_a_store() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let stderr = text(&output.stderr);
     assert!(stderr.contains("real keys:"), "{stderr}");
+    // Each run reports how the process's memory grew while the operations ran.
+    assert!(stderr.contains(" MiB)"), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
     let table = text(&output.stdout);
     assert!(table.contains("| read-mostly") && table.contains("chained (Mops/s)"));

@@ -64,6 +64,17 @@ pub struct RunStats {
     pub final_len: usize,
     /// The engine's notes ([`Engine::notes`]).
     pub notes: Option<String>,
+    /// Growth of the process's resident memory over the operations, in bytes (what inserts
+    /// add, less what deletes and compactions give back); `None` where it cannot be read.
+    pub memory_growth: Option<i64>,
+}
+
+/// The process's resident set size in bytes (Linux: `/proc/self/statm`), if known.
+pub fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // The statm unit is the base page; 4 KiB on the platforms that have the file here.
+    Some(pages * 4096)
 }
 
 impl RunStats {
@@ -171,6 +182,7 @@ fn drive<D: Dataset, E: Engine<D::Value>>(
     progress: &mut dyn FnMut(u64),
 ) -> RunStats {
     let load_seconds = started.elapsed().as_secs_f64();
+    let resident_before = resident_bytes();
     let batch = if options.batch > 1 { options.batch } else { 0 };
     let report_every = options.report_every.max(1);
     let mut keys = Vec::with_capacity(batch);
@@ -229,5 +241,8 @@ fn drive<D: Dataset, E: Engine<D::Value>>(
         misses,
         final_len: engine.len(),
         notes: engine.notes(),
+        memory_growth: resident_before
+            .zip(resident_bytes())
+            .map(|(before, after)| after as i64 - before as i64),
     }
 }
