@@ -233,6 +233,7 @@ fn run_workload<D: Dataset>(
         );
         let options = RunOptions {
             batch,
+            resident_bytes: Some(crate::memory::resident_bytes),
             ..RunOptions::default()
         };
         let stats = runner::run(kind, dataset, &generated, options, &mut |done| {

@@ -25,6 +25,9 @@ pub struct RunOptions {
     pub batch: usize,
     /// Operations per reported batch.
     pub report_every: usize,
+    /// Reads the process's resident memory in bytes, if the caller can: the run then
+    /// reports its growth over the operations.
+    pub resident_bytes: Option<fn() -> Option<u64>>,
 }
 
 impl Default for RunOptions {
@@ -32,6 +35,7 @@ impl Default for RunOptions {
         RunOptions {
             batch: 0,
             report_every: REPORT_BATCH,
+            resident_bytes: None,
         }
     }
 }
@@ -65,16 +69,9 @@ pub struct RunStats {
     /// The engine's notes ([`Engine::notes`]).
     pub notes: Option<String>,
     /// Growth of the process's resident memory over the operations, in bytes (what inserts
-    /// add, less what deletes and compactions give back); `None` where it cannot be read.
+    /// add, less what deletes and compactions give back); `None` where it cannot be read
+    /// ([`RunOptions::resident_bytes`]).
     pub memory_growth: Option<i64>,
-}
-
-/// The process's resident set size in bytes (Linux: `/proc/self/statm`), if known.
-pub fn resident_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    // The statm unit is the base page; 4 KiB on the platforms that have the file here.
-    Some(pages * 4096)
 }
 
 impl RunStats {
@@ -182,6 +179,7 @@ fn drive<D: Dataset, E: Engine<D::Value>>(
     progress: &mut dyn FnMut(u64),
 ) -> RunStats {
     let load_seconds = started.elapsed().as_secs_f64();
+    let resident_bytes = || options.resident_bytes.and_then(|read| read());
     let resident_before = resident_bytes();
     let batch = if options.batch > 1 { options.batch } else { 0 };
     let report_every = options.report_every.max(1);

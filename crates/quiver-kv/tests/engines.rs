@@ -245,6 +245,7 @@ fn all_engines_agree<D: Dataset>(dataset: &D, generated: &Generated) {
                 RunOptions {
                     batch,
                     report_every: 1000,
+                    resident_bytes: None,
                 },
                 &mut |_| {},
             );
