@@ -50,7 +50,7 @@ fn get_and_both_posts_answer_like_quiver_query() {
         .as_array()
         .map(Vec::len);
     assert_eq!(rows, Some(10), "LUBM-1 q5 has 10 research groups");
-    assert!(server.log().contains("path=/query status=200"));
+    assert!(server.logged("path=/query status=200"));
 }
 
 #[test]
@@ -367,11 +367,7 @@ fn overload_gives_503_and_stalled_clients_are_cut_off() {
         "cut after {} bytes",
         cut.body.len()
     );
-    assert!(
-        server.log().contains("response aborted"),
-        "{}",
-        server.log()
-    );
+    assert!(server.logged("response aborted"), "{}", server.log());
     let status = server.status();
     assert_eq!(status["queries_rejected"].as_u64(), Some(1));
     assert_status(&server.query("ASK {}", ""), 200);
@@ -395,7 +391,7 @@ fn a_client_that_hangs_up_cancels_its_query() {
         "{}",
         server.log()
     );
-    assert!(server.log().contains("query cancelled"), "{}", server.log());
+    assert!(server.logged("query cancelled"), "{}", server.log());
     // Hanging up while the result streams stops the serializer too.
     let path = format!("/query?query={}&format=xml", encode(EVERYTHING));
     let mut stream = send(&server.address, "GET", &path, &[], b"");
@@ -408,11 +404,7 @@ fn a_client_that_hangs_up_cancels_its_query() {
         "{}",
         server.log()
     );
-    assert!(
-        server.log().contains("response aborted"),
-        "{}",
-        server.log()
-    );
+    assert!(server.logged("response aborted"), "{}", server.log());
     assert_status(&server.query("ASK {}", ""), 200);
 }
 
@@ -490,7 +482,7 @@ fn sigterm_finishes_or_cancels_in_flight_queries_then_exits() {
         .terminate(Duration::from_secs(10))
         .expect("exits after SIGTERM");
     assert!(status.success());
-    assert!(idle.log().contains("server stopped"));
+    assert!(idle.logged("server stopped"));
 
     // A stalled client: cancelled after the grace period (the query timeout, 1 s).
     let mut busy = Server::start(lubm(), &["--timeout", "1", "--send-timeout", "120"]);
@@ -511,15 +503,10 @@ fn sigterm_finishes_or_cancels_in_flight_queries_then_exits() {
         started.elapsed() >= Duration::from_millis(900),
         "the grace period is honoured"
     );
-    assert!(
-        busy.log().contains("cancelled in-flight queries"),
-        "{}",
-        busy.log()
-    );
+    assert!(busy.logged("cancelled in-flight queries"), "{}", busy.log());
     // The serializer stopped (the stalled socket itself is closed when the process exits).
     assert!(
-        busy.log()
-            .contains("response aborted error=query cancelled"),
+        busy.logged("response aborted error=query cancelled"),
         "{}",
         busy.log()
     );

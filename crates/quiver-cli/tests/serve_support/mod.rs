@@ -108,6 +108,22 @@ impl Server {
         self.log.lock().unwrap().join("\n")
     }
 
+    /// Whether the log shows `needle` within a few seconds: a line reaches this process
+    /// through a pipe and a reader thread, so a client can hold its reply before the
+    /// server's line about it has arrived here.
+    pub fn logged(&self, needle: &str) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if self.log().contains(needle) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.address)
     }
