@@ -24,6 +24,7 @@
 
 mod compact;
 mod delta;
+mod list;
 
 use std::collections::HashMap;
 use std::ops::Deref;
@@ -35,7 +36,7 @@ use quiver_model::{Id, PredId};
 use rustc_hash::FxBuildHasher;
 
 use self::delta::Delta;
-pub use self::delta::List;
+pub use self::list::{List, INLINE};
 use crate::graph::{Direction, GraphIndex, Key};
 use crate::store::Store;
 

@@ -23,6 +23,7 @@ mod swiss;
 use std::sync::Arc;
 
 use quiver_model::{Id, ID_BYTES};
+use quiver_store::mutable::List as GraphList;
 
 pub use chained::{Chained, ChainedTable, ChainedVip};
 pub use hot::Hot;
@@ -106,7 +107,7 @@ pub trait Value: Clone + Default {
     /// What a fetch returns (reads the value).
     fn digest(&self) -> u64;
     /// The value as a neighbour list, for the graph engines.
-    fn to_list(&self) -> List;
+    fn to_list(&self) -> GraphList;
     /// The value back from a neighbour list.
     fn from_ids(ids: &[Id]) -> Self;
     /// `from_ids(ids).digest()`, without building the value.
@@ -119,11 +120,11 @@ impl Value for u64 {
         *self
     }
 
-    fn to_list(&self) -> List {
+    fn to_list(&self) -> GraphList {
         if ID_BYTES >= 8 {
-            Arc::from([*self as Id])
+            GraphList::from([*self as Id])
         } else {
-            Arc::from([*self as u32 as Id, (*self >> 32) as Id])
+            GraphList::from([*self as u32 as Id, (*self >> 32) as Id])
         }
     }
 
@@ -148,8 +149,8 @@ impl Value for List {
         list_digest(self)
     }
 
-    fn to_list(&self) -> List {
-        self.clone()
+    fn to_list(&self) -> GraphList {
+        self.clone().into()
     }
 
     fn from_ids(ids: &[Id]) -> Self {

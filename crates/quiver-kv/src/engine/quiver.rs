@@ -140,7 +140,7 @@ impl<V: Value> Engine<V> for Quiver<V> {
     }
 
     fn delete(&mut self, key: u64) -> bool {
-        let had = self.graph.replace_list(self.keys.key(key), List::from([]));
+        let had = self.graph.replace_list(self.keys.key(key), List::empty());
         if had {
             self.len -= 1;
         }

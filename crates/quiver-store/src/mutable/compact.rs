@@ -9,7 +9,7 @@
 
 use quiver_model::{Column, Id, PredId};
 
-use super::delta::List;
+use super::list::List;
 use crate::adjacency::{Adjacency, Record};
 use crate::graph::{Direction, GraphIndex, Key};
 

@@ -1,7 +1,7 @@
 //! The delta of a mutable graph: a sharded concurrent overlay of whole neighbour lists.
 //!
-//! Each changed key maps to its complete new neighbour list, an immutable `Arc<[Id]>` (an
-//! empty list: the key has no neighbours any more). A write replaces the `Arc` under its
+//! Each changed key maps to its complete new neighbour list, an immutable [`List`] (an
+//! empty list: the key has no neighbours any more; a short list lives in the entry). A write replaces the `Arc` under its
 //! shard's write lock and a read clones it under the read lock, so a reader holds either
 //! the old or the new list of a key, never a mix of the two; a list is never modified in
 //! place. Materialising whole lists costs a copy of the key's list per write (batches
@@ -17,18 +17,15 @@
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{PoisonError, RwLock};
 
 use quiver_model::Id;
 use rustc_hash::FxBuildHasher;
 
+use super::list::List;
 use crate::graph::{Direction, Key};
 
-/// A complete neighbour list in the delta.
-pub type List = Arc<[Id]>;
-
-const SHARD_BITS: u32 = 6;
-const SHARDS: usize = 1 << SHARD_BITS;
+const SHARDS: usize = 64;
 
 type Shard = RwLock<HashMap<Key, List, FxBuildHasher>>;
 
@@ -67,9 +64,13 @@ impl Delta {
         self.entries.load(Ordering::Acquire)
     }
 
+    /// The shard of `key`, chosen by hash bits that the shard's own table does not use:
+    /// hashbrown places an entry by the low bits and tags it with the top seven, so
+    /// sharding by the top bits would leave every key of a shard with nearly the same tag
+    /// and turn each probe into a walk over false matches.
     fn shard(&self, key: &Key) -> &Shard {
         let hash = FxBuildHasher.hash_one(key);
-        &self.shards[(hash >> (64 - SHARD_BITS)) as usize]
+        &self.shards[(hash >> 32) as usize & (SHARDS - 1)]
     }
 
     /// Whether `key` may have an entry (false: it certainly has none).
@@ -123,12 +124,18 @@ impl Delta {
     }
 
     /// Publishes `list` as the list of `key`, replacing any previous entry atomically;
-    /// returns the previous entry.
+    /// returns the previous entry. Callers serialise their puts (the graph's writer lock),
+    /// so the filter and the entry count are updated with plain stores, not locked
+    /// read-modify-writes, which would wait for the entry's store to reach the cache.
     pub(crate) fn put(&self, key: Key, list: List) -> Option<List> {
         let filter = &self.filter[side(key.direction)];
         let vertex = key.vertex as u64;
         if let Some(word) = filter.get((vertex / 64) as usize) {
-            word.fetch_or(1 << (vertex % 64), Ordering::Release);
+            let bits = word.load(Ordering::Relaxed);
+            let bit = 1 << (vertex % 64);
+            if bits & bit == 0 {
+                word.store(bits | bit, Ordering::Release);
+            }
         }
         let mut shard = self
             .shard(&key)
@@ -136,7 +143,8 @@ impl Delta {
             .unwrap_or_else(PoisonError::into_inner);
         let previous = shard.insert(key, list);
         if previous.is_none() {
-            self.entries.fetch_add(1, Ordering::Release);
+            let entries = self.entries.load(Ordering::Relaxed);
+            self.entries.store(entries + 1, Ordering::Release);
         }
         previous
     }
