@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{PoisonError, RwLock};
 
 use quiver_model::Id;
+use rayon::slice::ParallelSliceMut;
 use rustc_hash::FxBuildHasher;
 
 use super::list::List;
@@ -156,7 +157,10 @@ impl Delta {
             let shard = shard.read().unwrap_or_else(PoisonError::into_inner);
             entries.extend(shard.iter().map(|(key, list)| (*key, list.clone())));
         }
-        entries.sort_unstable_by_key(|(key, _)| (side(key.direction), key.vertex, key.predicate));
+        // One integer per key compares faster than a tuple; the sort runs on every core.
+        entries.par_sort_unstable_by_key(|(key, _)| {
+            (side(key.direction) as u128) << 96 | (key.vertex as u128) << 32 | key.predicate as u128
+        });
         entries
     }
 }
