@@ -36,7 +36,7 @@ use quiver_model::{Id, PredId};
 use rustc_hash::FxBuildHasher;
 
 use self::delta::Delta;
-pub use self::list::{List, INLINE};
+pub use self::list::List;
 use crate::graph::{Direction, GraphIndex, Key};
 use crate::store::Store;
 

@@ -1,12 +1,13 @@
 //! The delta of a mutable graph: a sharded concurrent overlay of whole neighbour lists.
 //!
 //! Each changed key maps to its complete new neighbour list, an immutable [`List`] (an
-//! empty list: the key has no neighbours any more; a short list lives in the entry). A write replaces the `Arc` under its
-//! shard's write lock and a read clones it under the read lock, so a reader holds either
-//! the old or the new list of a key, never a mix of the two; a list is never modified in
-//! place. Materialising whole lists costs a copy of the key's list per write (batches
-//! group their changes per key, see [`MutableGraph::apply`](super::MutableGraph::apply)),
-//! and in exchange a read of a changed key is one hash probe with no merging.
+//! empty list: the key has no neighbours any more; a short list lives in the entry). A
+//! write replaces the entry under its shard's write lock and a read copies it (or runs on
+//! it) under the read lock, so a reader holds either the old or the new list of a key,
+//! never a mix of the two; a list is never modified in place. Materialising whole lists
+//! costs a copy of the key's list per write (batches group their changes per key, see
+//! [`MutableGraph::apply`](super::MutableGraph::apply)), and in exchange a read of a
+//! changed key is one hash probe with no merging.
 //!
 //! Most keys of a large graph are never changed, so a per-vertex bit filter (one bit per
 //! vertex of the base, per direction) lets a read of an untouched vertex skip the hash map:

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use quiver_model::Id;
 
 /// Ids a list holds without a heap allocation.
-pub const INLINE: usize = 16 / std::mem::size_of::<Id>();
+const INLINE: usize = 16 / std::mem::size_of::<Id>();
 
 /// An immutable list of ids; derefs to `&[Id]`.
 #[derive(Clone)]
