@@ -54,14 +54,8 @@ fn lubm1() -> &'static Path {
 fn expected_counts(dataset: &str) -> Vec<u64> {
     let path = shared().join("lubm/expected-counts.tsv");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    let line = text
-        .lines()
-        .find(|l| l.split('\t').next() == Some(dataset))
-        .unwrap_or_else(|| panic!("no counts for {dataset}"));
-    line.split('\t')
-        .skip(2)
-        .map(|c| c.parse().unwrap())
-        .collect()
+    quiver_lubm::expected::query_counts(&text, dataset)
+        .unwrap_or_else(|| panic!("no counts for {dataset}"))
 }
 
 fn number(value: &Value, key: &str) -> f64 {

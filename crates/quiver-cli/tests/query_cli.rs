@@ -44,14 +44,8 @@ fn plan_file(n: usize) -> PathBuf {
 /// Row counts of q1…q12 on LUBM-1, from `lubm/expected-counts.tsv`.
 fn expected_counts() -> Vec<usize> {
     let text = std::fs::read_to_string(shared().join("lubm/expected-counts.tsv")).unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.split('\t').next() == Some("lubm1"))
-        .expect("counts of lubm1");
-    line.split('\t')
-        .skip(2)
-        .map(|c| c.parse().unwrap())
-        .collect()
+    let counts = quiver_lubm::expected::query_counts(&text, "lubm1").expect("counts of lubm1");
+    counts.into_iter().map(|c| c as usize).collect()
 }
 
 /// A temporary directory holding a LUBM-1 store in `store/` (loading it takes a blink).

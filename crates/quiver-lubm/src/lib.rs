@@ -14,6 +14,7 @@
 //! assert_eq!(sink.triples, 100_543); // LUBM-1 (distinct triples)
 //! ```
 
+pub mod expected;
 pub mod generator;
 pub mod ntriples;
 pub mod parallel;

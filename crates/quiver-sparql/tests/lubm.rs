@@ -28,14 +28,9 @@ fn query_text(n: usize) -> String {
 /// Expected counts from `expected-counts.tsv`, by dataset name.
 fn expected_counts(dataset: &str) -> Vec<usize> {
     let text = std::fs::read_to_string(shared().join("lubm/expected-counts.tsv")).unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.split('\t').next() == Some(dataset))
+    let counts = quiver_lubm::expected::query_counts(&text, dataset)
         .unwrap_or_else(|| panic!("no counts for {dataset}"));
-    line.split('\t')
-        .skip(2)
-        .map(|c| c.parse().unwrap())
-        .collect()
+    counts.into_iter().map(|c| c as usize).collect()
 }
 
 fn store(universities: u32) -> Store {
