@@ -88,6 +88,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
         timeout: args.timeout.map(Duration::from_secs_f64),
         max_results: args.max_results,
         cancel: None,
+        ..ExecOptions::default()
     };
     let (results, profile) = prepared.execute_profiled(&store, &options)?;
     let stdout = std::io::stdout().lock();

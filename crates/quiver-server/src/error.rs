@@ -53,7 +53,7 @@ impl ApiError {
     }
 
     /// The status for an engine error: bad queries are the client's (400), time limits 504,
-    /// result caps 422, cancellation (shutdown) 503.
+    /// result caps 422, cancellation (shutdown) 503, the memory budget 507.
     pub fn from_query(error: &QueryError) -> Self {
         let status = match error {
             QueryError::Syntax(_) | QueryError::Plan(_) | QueryError::Unsupported(_) => {
@@ -62,6 +62,7 @@ impl ApiError {
             QueryError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             QueryError::TooManyResults(_) => StatusCode::UNPROCESSABLE_ENTITY,
             QueryError::Cancelled => StatusCode::SERVICE_UNAVAILABLE,
+            QueryError::MemoryLimit { .. } => StatusCode::INSUFFICIENT_STORAGE,
         };
         let mut message = error.to_string();
         if let QueryError::TooManyResults(_) = error {

@@ -173,6 +173,7 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
             timeout: state.config.timeout,
             max_results: state.config.max_results,
             cancel: Some(cancel),
+            ..ExecOptions::default()
         },
         send_timeout: state.config.send_timeout,
     };

@@ -38,6 +38,10 @@ pub struct ExecOptions {
     pub max_results: Option<usize>,
     /// Set to true from another thread to cancel the query.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// The most bytes the query's operators may hold at once (tables, hash tables, sort
+    /// buffers, group states); going over it stops the query with
+    /// [`QueryError::MemoryLimit`].
+    pub max_memory: Option<usize>,
 }
 
 impl Default for ExecOptions {
@@ -47,6 +51,7 @@ impl Default for ExecOptions {
             timeout: None,
             max_results: None,
             cancel: None,
+            max_memory: None,
         }
     }
 }

@@ -21,6 +21,9 @@ pub enum QueryError {
     /// The result would exceed the configured cap.
     #[error("result exceeds the limit of {0} rows")]
     TooManyResults(usize),
+    /// The query's operators would hold more memory than its budget allows.
+    #[error("query exceeds its memory limit of {limit} bytes (raise it with --max-memory)")]
+    MemoryLimit { limit: usize },
 }
 
 impl QueryError {

@@ -53,6 +53,7 @@ fn evaluate(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Resu
         timeout: Some(timeout),
         max_results: Some(MAX_RESULTS),
         cancel: Some(cancel),
+        ..ExecOptions::default()
     };
     let results = prepared.execute(&store, &exec).map_err(|e| e.to_string())?;
     let mut actual = from_results(results);

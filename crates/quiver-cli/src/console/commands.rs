@@ -118,6 +118,7 @@ impl Session {
             timeout: self.settings.timeout,
             max_results: self.settings.max_results,
             cancel: None,
+            ..ExecOptions::default()
         }
     }
 
