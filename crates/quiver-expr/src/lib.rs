@@ -48,6 +48,7 @@ mod cast;
 mod compare;
 mod datetime;
 mod eval;
+mod exact;
 mod hash;
 mod numeric;
 mod order;

@@ -11,7 +11,7 @@
 
 use crate::cast::duration_parts;
 use crate::compare::duration;
-use crate::numeric;
+use crate::exact;
 use crate::value::{Numeric, Value};
 use oxrdf::{Literal, Term};
 use oxsdatatypes::Decimal;
@@ -109,13 +109,14 @@ fn order_values(a: Value<'_>, b: Value<'_>) -> Ordering {
     }
 }
 
-/// Numbers by value, NaN before everything else.
+/// Numbers by exact value (not after promotion to a common type, which rounds and would
+/// make the order cyclic), NaN before everything else.
 fn order_numbers(a: Numeric, b: Numeric) -> Ordering {
     match (a.is_nan(), b.is_nan()) {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Less,
         (false, true) => Ordering::Greater,
-        (false, false) => numeric::compare(a, b).unwrap_or(Ordering::Equal),
+        (false, false) => exact::compare(a, b).unwrap_or(Ordering::Equal),
     }
 }
 

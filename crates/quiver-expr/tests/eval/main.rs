@@ -12,6 +12,7 @@ mod errors;
 mod hashes;
 mod logic;
 mod order;
+mod order_total;
 mod strings;
 mod terms;
 
