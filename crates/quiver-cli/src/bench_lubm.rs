@@ -3,19 +3,25 @@
 //!
 //! Generates LUBM-N straight into a store (or reopens a cached snapshot of it), runs every
 //! query a few warm times with full materialisation of the rows, and prints planning time,
-//! median/min/max latency and row counts. `--compare-oxigraph` loads the same data into
-//! Oxigraph (pyoxigraph) in the same run and adds its median and the ratio.
+//! median/min/max latency and row counts; then, end to end, the median time from the query
+//! text to the whole result serialized as TSV in memory (parse, plan, execute, serialize).
+//! `--compare-oxigraph` loads the same data into Oxigraph (pyoxigraph) in the same run,
+//! times it over the same span, adds its median and the ratio, and fails when a query's
+//! row count differs between the two engines.
+
+mod oxigraph;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use quiver_loader::{load_lubm, NoProgress};
 use quiver_lubm::LubmConfig;
-use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+use quiver_sparql::{
+    prepare, write_results, ExecOptions, PrepareOptions, QueryResults, ResultsFormat,
+};
 use quiver_store::Store;
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -64,6 +70,12 @@ pub struct LubmBenchArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
     /// Also run the queries in Oxigraph (pyoxigraph) on the same data and report the ratio
+    ///
+    /// Both engines are timed over the same span: from the query text to the whole result
+    /// serialized as TSV in memory (parse, plan, execute, serialize; Oxigraph in-process in
+    /// Python, single-threaded; Quiver with --threads), median of --runs after a warm-up.
+    /// Exits 1 when a query's row count differs between the two. Needs `pip install
+    /// pyoxigraph` for the `python3` on PATH (or the interpreter named by PYTHON).
     #[arg(long)]
     pub compare_oxigraph: bool,
     /// A directory of .rq files to run instead of the built-in LUBM set
@@ -87,7 +99,11 @@ pub(crate) struct Measured {
     pub(crate) median_us: f64,
     pub(crate) min_us: f64,
     pub(crate) max_us: f64,
+    /// Median from query text to the whole result as TSV in memory.
+    pub(crate) query_tsv_us: Option<f64>,
+    /// Oxigraph's median over the same span, and its row count.
     pub(crate) oxigraph_median_us: Option<f64>,
+    pub(crate) oxigraph_rows: Option<u64>,
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -190,19 +206,21 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
         json!(triples as f64 / load["load_seconds"].as_f64().unwrap_or(f64::NAN));
 
     let mut measured = measure_queries(&store, &queries, args.runs, threads)?;
+    for (m, (name, text)) in measured.iter_mut().zip(&queries) {
+        let (median_us, rows) = measure_query_to_tsv(&store, text, args.runs, threads)
+            .with_context(|| format!("query {name}"))?;
+        if rows != m.rows {
+            bail!("query {name}: {rows} rows serialized, {} executed", m.rows);
+        }
+        m.query_tsv_us = Some(median_us);
+    }
 
     let mut oxigraph = Value::Null;
     if args.compare_oxigraph {
-        let report = run_oxigraph(args.universities, &queries, args.runs, &cache)?;
+        let report = oxigraph::run(args.universities, &queries, args.runs, &cache)?;
         for m in &mut measured {
             m.oxigraph_median_us = report["queries"][&m.name]["median_us"].as_f64();
-            let rows = report["queries"][&m.name]["rows"].as_u64();
-            if rows != Some(m.rows as u64) {
-                eprintln!(
-                    "warning: {}: Oxigraph returned {rows:?} rows, Quiver {}",
-                    m.name, m.rows
-                );
-            }
+            m.oxigraph_rows = report["queries"][&m.name]["rows"].as_u64();
         }
         oxigraph = report;
     }
@@ -238,13 +256,72 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
             "load": load,
             "queries": measured.iter().map(|m| json!({
                 "query": m.name, "rows": m.rows, "median_us": m.median_us, "min_us": m.min_us,
-                "max_us": m.max_us, "plan_us": m.plan_us, "oxigraph_median_us": m.oxigraph_median_us,
+                "max_us": m.max_us, "plan_us": m.plan_us, "query_tsv_median_us": m.query_tsv_us,
+                "oxigraph_median_us": m.oxigraph_median_us, "oxigraph_rows": m.oxigraph_rows,
             })).collect::<Vec<_>>(),
             "oxigraph": oxigraph,
         });
         std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")?;
     }
+    if args.compare_oxigraph {
+        let mismatches = row_count_mismatches(&measured);
+        if !mismatches.is_empty() {
+            bail!(
+                "row counts differ between Quiver and Oxigraph: {}",
+                mismatches.join("; ")
+            );
+        }
+    }
     Ok(())
+}
+
+/// The queries whose row count Oxigraph does not confirm, as `NAME: Quiver N rows,
+/// Oxigraph M` (or `no answer from Oxigraph`).
+pub(crate) fn row_count_mismatches(measured: &[Measured]) -> Vec<String> {
+    measured
+        .iter()
+        .filter_map(|m| match m.oxigraph_rows {
+            Some(rows) if rows == m.rows as u64 => None,
+            Some(rows) => Some(format!(
+                "{}: Quiver {} rows, Oxigraph {rows}",
+                m.name, m.rows
+            )),
+            None => Some(format!("{}: no answer from Oxigraph", m.name)),
+        })
+        .collect()
+}
+
+/// Runs `text` `runs` warm times (after one warm-up) from the query text to the whole
+/// result serialized as TSV into memory, the span Oxigraph is timed over; returns the
+/// median in µs and the rows.
+fn measure_query_to_tsv(
+    store: &Store,
+    text: &str,
+    runs: u32,
+    threads: usize,
+) -> Result<(f64, usize)> {
+    let options = ExecOptions {
+        threads,
+        ..ExecOptions::default()
+    };
+    let mut times = Vec::new();
+    let mut rows = 0;
+    for run in 0..=runs {
+        let started = Instant::now();
+        let prepared = prepare(store, text, &PrepareOptions::default())?;
+        let results = prepared.execute(store, &options)?;
+        let tsv = write_results(&results, ResultsFormat::Tsv, Vec::new())?;
+        std::hint::black_box(&tsv);
+        if run > 0 {
+            times.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+        rows = match &results {
+            QueryResults::Solutions(solutions) => solutions.len(),
+            QueryResults::Boolean(b) => usize::from(*b),
+            QueryResults::Graph(triples) => triples.len(),
+        };
+    }
+    Ok((median(&mut times), rows))
 }
 
 /// Runs each query `runs` warm times (after one warm-up) and measures it.
@@ -294,7 +371,9 @@ pub(crate) fn measure_queries(
             median_us: median(&mut times),
             min_us: min,
             max_us: max,
+            query_tsv_us: None,
             oxigraph_median_us: None,
+            oxigraph_rows: None,
         });
     }
     Ok(measured)
@@ -345,107 +424,95 @@ fn materialise(results: &QueryResults<'_>) -> usize {
     }
 }
 
+/// The table of the measurements: the columns every run has, then the end-to-end time
+/// when measured, then Oxigraph's when compared.
 pub(crate) fn render_table(measured: &[Measured]) -> String {
+    let with_tsv = measured.iter().any(|m| m.query_tsv_us.is_some());
     let with_oxigraph = measured.iter().any(|m| m.oxigraph_median_us.is_some());
     let mut out = String::new();
     let _ = write!(
         out,
         "| query | plan µs | median µs | min µs | max µs | rows |"
     );
+    let mut rule = String::from("|---|---:|---:|---:|---:|---:|");
+    if with_tsv {
+        let _ = write!(out, " query→TSV µs |");
+        rule.push_str("---:|");
+    }
     if with_oxigraph {
-        let _ = write!(out, " Oxigraph median µs | speedup |");
+        let _ = write!(out, " Oxigraph query→TSV µs | speedup |");
+        rule.push_str("---:|---:|");
     }
     let _ = writeln!(out);
-    let _ = write!(out, "|---|---:|---:|---:|---:|---:|");
-    if with_oxigraph {
-        let _ = write!(out, "---:|---:|");
-    }
-    let _ = writeln!(out);
+    let _ = writeln!(out, "{rule}");
+    let cell = |value: Option<f64>| value.map_or_else(|| "–".to_owned(), |v| format!("{v:.1}"));
     for m in measured {
         let _ = write!(
             out,
             "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
             m.name, m.plan_us, m.median_us, m.min_us, m.max_us, m.rows
         );
+        if with_tsv {
+            let _ = write!(out, " {} |", cell(m.query_tsv_us));
+        }
         if with_oxigraph {
-            match m.oxigraph_median_us {
-                Some(o) => {
-                    let _ = write!(out, " {o:.1} | {:.1}x |", o / m.median_us);
-                }
-                None => {
-                    let _ = write!(out, " – | – |");
-                }
-            }
+            let speedup = m.oxigraph_median_us.zip(m.query_tsv_us).map(|(o, q)| o / q);
+            let speedup = speedup.map_or_else(|| "–".to_owned(), |r| format!("{r:.1}x"));
+            let _ = write!(out, " {} | {speedup} |", cell(m.oxigraph_median_us));
         }
         let _ = writeln!(out);
     }
     out
 }
 
-const OXIGRAPH_SCRIPT: &str = r#"
-import json, statistics, sys, time
-import pyoxigraph
-data, runs, queries = sys.argv[1], int(sys.argv[2]), json.load(open(sys.argv[3]))
-store = pyoxigraph.Store()
-start = time.time()
-store.bulk_load(path=data, format=pyoxigraph.RdfFormat.N_TRIPLES)
-load = time.time() - start
-report = {"load_seconds": load, "triples": len(store), "version": pyoxigraph.__version__, "queries": {}}
-for name, text in queries:
-    times, rows = [], 0
-    for run in range(runs + 1):
-        start = time.perf_counter()
-        result = store.query(text)
-        rows = sum(1 for solution in result for _ in [tuple(solution)])
-        if run > 0:
-            times.append((time.perf_counter() - start) * 1e6)
-    report["queries"][name] = {"median_us": statistics.median(times), "rows": rows}
-print(json.dumps(report))
-"#;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Runs the queries in pyoxigraph on the N-Triples of LUBM-N; returns its JSON report.
-fn run_oxigraph(
-    universities: u32,
-    queries: &[(String, String)],
-    runs: u32,
-    cache: &Path,
-) -> Result<Value> {
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = Command::new(&python)
-        .args(["-c", "import pyoxigraph"])
-        .output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        bail!("--compare-oxigraph needs pyoxigraph: pip install pyoxigraph");
-    }
-    std::fs::create_dir_all(cache)?;
-    let data = cache.join(format!("lubm-{universities}.nt"));
-    if !data.exists() {
-        eprintln!("writing LUBM-{universities} as N-Triples for Oxigraph …");
-        let mut buffer = quiver_lubm::ntriples::NTriplesBuffer::new();
-        let mut file = std::io::BufWriter::new(std::fs::File::create(cache.join(".lubm.nt.tmp"))?);
-        for university in 0..universities {
-            buffer.bytes.clear();
-            quiver_lubm::generate_university(0, university, &mut buffer);
-            std::io::Write::write_all(&mut file, &buffer.bytes)?;
+    fn measured(name: &str, rows: usize, oxigraph_rows: Option<u64>) -> Measured {
+        Measured {
+            name: name.into(),
+            rows,
+            plan_us: 1.0,
+            median_us: 2.0,
+            min_us: 1.5,
+            max_us: 3.0,
+            query_tsv_us: Some(4.0),
+            oxigraph_median_us: oxigraph_rows.map(|_| 8.0),
+            oxigraph_rows,
         }
-        std::io::Write::flush(&mut file)?;
-        std::fs::rename(cache.join(".lubm.nt.tmp"), &data)?;
     }
-    let query_file = cache.join("queries.json");
-    std::fs::write(&query_file, serde_json::to_string(queries)?)?;
-    eprintln!("loading LUBM-{universities} into Oxigraph and running the queries …");
-    let output = Command::new(&python)
-        .args(["-c", OXIGRAPH_SCRIPT])
-        .arg(&data)
-        .arg(runs.to_string())
-        .arg(&query_file)
-        .output()
-        .context("running pyoxigraph")?;
-    if !output.status.success() {
-        bail!(
-            "pyoxigraph failed: {}",
-            String::from_utf8_lossy(&output.stderr)
+
+    #[test]
+    fn every_differing_or_missing_row_count_is_a_mismatch_named_by_query() {
+        let all = [
+            measured("q1", 4, Some(4)),
+            measured("q2", 0, Some(0)),
+            measured("q3", 6, Some(7)),
+            measured("q4", 10, None),
+        ];
+        assert_eq!(
+            row_count_mismatches(&all),
+            [
+                "q3: Quiver 6 rows, Oxigraph 7",
+                "q4: no answer from Oxigraph"
+            ]
+        );
+        assert!(row_count_mismatches(&all[..2]).is_empty());
+    }
+
+    #[test]
+    fn the_table_shows_the_end_to_end_times_and_their_ratio() {
+        let table = render_table(&[measured("q1", 4, Some(4))]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines[0],
+            "| query | plan µs | median µs | min µs | max µs | rows | query→TSV µs | \
+             Oxigraph query→TSV µs | speedup |"
+        );
+        assert_eq!(
+            lines[2],
+            "| q1 | 1.0 | 2.0 | 1.5 | 3.0 | 4 | 4.0 | 8.0 | 2.0x |"
         );
     }
-    serde_json::from_slice(&output.stdout).context("reading pyoxigraph's report")
 }

@@ -1,6 +1,7 @@
 //! The benchmark commands on LUBM-1 as a user runs them: `bench lubm --json` (its schema
-//! and the published row counts), `bench scale` (its CSV and PNG), `bench emulate` (the
-//! throughput line, the JSON figures, the mix file, the CDF plot).
+//! and the published row counts), `bench lubm --compare-oxigraph` (beside pyoxigraph, and
+//! its failure when the row counts differ), `bench scale` (its CSV and PNG), `bench
+//! emulate` (the throughput line, the JSON figures, the mix file, the CDF plot).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -151,6 +152,112 @@ fn bench_lubm_json_has_the_schema_and_the_published_rows() {
         assert!(0.0 < min && min <= median && median <= max, "{q}");
         assert!(number(q, "plan_us") > 0.0, "{q}");
     }
+}
+
+/// The Python that `bench lubm --compare-oxigraph` runs (PYTHON, else `python3`); fails,
+/// saying how to install it, when it lacks pyoxigraph.
+fn require_pyoxigraph() {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&python)
+        .args(["-c", "import pyoxigraph"])
+        .output();
+    assert!(
+        probe.is_ok_and(|o| o.status.success()),
+        "this test needs pyoxigraph for {python}: `pip install pyoxigraph`, or run the tests \
+         through scripts/test, which installs it in a virtual environment"
+    );
+}
+
+/// `bench lubm -u 1 --runs 1 --compare-oxigraph` with its cache in `cache`.
+fn compare_oxigraph(cache: &Path, json: &Path) -> Output {
+    quiver()
+        .args([
+            "bench",
+            "lubm",
+            "-u",
+            "1",
+            "--runs",
+            "1",
+            "--compare-oxigraph",
+        ])
+        .arg("--cache")
+        .arg(cache)
+        .arg("--json")
+        .arg(json)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn bench_lubm_beside_oxigraph_agrees_on_every_row_count() {
+    require_pyoxigraph();
+    let dir = temp_dir("oxigraph");
+    let json = dir.join("report.json");
+    let output = compare_oxigraph(&dir.join("cache"), &json);
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["oxigraph"]["triples"], report["triples"], "{report}");
+    let queries = report["queries"].as_array().unwrap();
+    assert_eq!(queries.len(), 15);
+    for q in queries {
+        assert_eq!(q["oxigraph_rows"], q["rows"], "{q}");
+        assert!(number(q, "query_tsv_median_us") > 0.0, "{q}");
+        assert!(number(q, "oxigraph_median_us") > 0.0, "{q}");
+    }
+    let table = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        table.contains("| Oxigraph query→TSV µs | speedup |"),
+        "{table}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_lubm_fails_naming_the_queries_whose_row_counts_differ_from_oxigraph() {
+    require_pyoxigraph();
+    let dir = temp_dir("oxigraph-differs");
+    let cache = dir.join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    // Oxigraph reads the cached N-Triples of LUBM-1; here they hold the courses of one
+    // department only, so every query that finds anything else counts differently.
+    let lubm = quiver().args(["gen", "lubm", "-u", "1"]).output().unwrap();
+    assert!(lubm.status.success(), "{}", stderr(&lubm));
+    let text = String::from_utf8(lubm.stdout).unwrap();
+    let courses: String = text
+        .lines()
+        .filter(|line| line.starts_with("<http://www.Department0.University0.edu/Course"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert!(!courses.is_empty());
+    std::fs::write(cache.join("lubm-1.nt"), courses).unwrap();
+    let json = dir.join("report.json");
+    let output = compare_oxigraph(&cache, &json);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "stderr: {message}");
+    assert!(!message.contains("panicked"), "{message}");
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let mut differing = Vec::new();
+    for q in report["queries"].as_array().unwrap() {
+        let name = q["query"].as_str().unwrap();
+        if q["oxigraph_rows"] != q["rows"] {
+            differing.push(name);
+            let line = format!(
+                "{name}: Quiver {} rows, Oxigraph {}",
+                q["rows"], q["oxigraph_rows"]
+            );
+            assert!(message.contains(&line), "{line:?} not in: {message}");
+        }
+    }
+    // q2 and q8 find students and departments, which the cached data lacks.
+    assert!(
+        differing.contains(&"q2") && differing.contains(&"q8"),
+        "{differing:?}"
+    );
+    assert!(
+        message.contains("error: row counts differ between Quiver and Oxigraph"),
+        "{message}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -2,9 +2,8 @@
 //! `tests/python/sparql_clients.py` compares their rows with `quiver query`), and headless
 //! Chromium running the query page.
 //!
-//! CI installs both (`.ci/run`). Without `python3` the Python test is skipped with a message;
-//! without SPARQLWrapper or rdflib it fails. Without Chromium the browser test is skipped,
-//! except under CI (`CI` set), where it fails.
+//! `scripts/test` installs both (the Python packages in a virtual environment whose `bin`
+//! comes first on PATH). A test whose client is missing fails, saying how to install it.
 
 mod serve_support;
 
@@ -18,9 +17,10 @@ fn lubm() -> &'static Path {
     store("clients")
 }
 
-fn found(program: &str, arg: &str) -> bool {
+/// Whether `program ARGS…` runs and succeeds.
+fn found(program: &str, args: &[&str]) -> bool {
     Command::new(program)
-        .arg(arg)
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -29,10 +29,12 @@ fn found(program: &str, arg: &str) -> bool {
 
 #[test]
 fn sparqlwrapper_and_rdflib_see_what_quiver_query_prints() {
-    if !found("python3", "--version") {
-        eprintln!("SKIPPED: python3 is not installed");
-        return;
-    }
+    assert!(
+        found("python3", &["-c", "import SPARQLWrapper, rdflib"]),
+        "this test needs python3 with SPARQLWrapper and rdflib on PATH: run the tests through \
+         scripts/test (it installs them in a virtual environment), or \
+         `pip install SPARQLWrapper rdflib`"
+    );
     let server = Server::start(lubm(), &[]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/sparql_clients.py");
     let output = Command::new("python3")
@@ -62,7 +64,7 @@ fn sparqlwrapper_and_rdflib_see_what_quiver_query_prints() {
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
-        .find(|name| found(name, "--version"))
+        .find(|name| found(name, &["--version"]))
 }
 
 /// Runs headless Chromium on `url` and returns the DOM after the page's scripts ran.
@@ -112,14 +114,11 @@ fn dump_dom(browser: &str, url: &str) -> String {
 
 #[test]
 fn headless_chromium_runs_the_query_page() {
-    let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install chromium (.ci/run does)"
-        );
-        eprintln!("SKIPPED: chromium is not installed (apt-get install chromium)");
-        return;
-    };
+    let browser = chromium().expect(
+        "this test needs a headless Chromium (chromium, chromium-browser or google-chrome) on \
+         PATH: run the tests through scripts/test (it installs it as root), or \
+         `sudo apt-get install chromium`",
+    );
     let server = Server::start(lubm(), &[]);
     let q5 = std::fs::read_to_string(queries_dir().join("lubm-basic/q5.rq")).unwrap();
     let dom = dump_dom(

@@ -13,6 +13,8 @@
 //!   openable, and never a store that looks complete but is not.
 //! - **Verified reads.** Truncated, corrupted (any flipped byte) or foreign-version
 //!   files are refused at open with an error naming the file; decoding never panics.
+//! - **A full disk, simulated.** The test hook `QUIVER_FAULT_WRITE_LIMIT=N` (see the
+//!   `fault` module) makes the writers of a process fail like a full disk after N bytes.
 //!
 //! The layout is described in the `format` module: each data file
 //! `<file>-<generation>.qvs` has a 64-byte header followed by 8-aligned sections; the
@@ -22,6 +24,7 @@
 //! it, and a file from a machine of the other byte order is refused.
 
 mod error;
+mod fault;
 mod format;
 mod reader;
 mod writer;

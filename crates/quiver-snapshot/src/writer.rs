@@ -21,6 +21,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use crate::fault::LimitedFile;
 use crate::format::{self, FileEntry, Header, Manifest, SectionEntry, HEADER_LEN};
 use crate::reader::current_generation;
 use crate::{SnapshotError, FORMAT_VERSION};
@@ -46,7 +47,7 @@ pub struct SnapshotWriter {
 struct PendingFile {
     name: String,
     tmp_path: PathBuf,
-    out: BufWriter<File>,
+    out: BufWriter<LimitedFile>,
     /// Bytes written so far, header included.
     len: u64,
     sections: Vec<SectionEntry>,
@@ -182,7 +183,7 @@ impl SnapshotWriter {
             .open(&tmp_path)
             .map_err(|e| SnapshotError::io(&tmp_path, e))?;
         self.created.push(tmp_path.clone());
-        let mut out = BufWriter::with_capacity(BUFFER, file);
+        let mut out = BufWriter::with_capacity(BUFFER, LimitedFile::new(file));
         // Placeholder; the real header is written by `finish` once the length is known.
         out.write_all(&[0u8; HEADER_LEN])
             .map_err(|e| SnapshotError::io(&tmp_path, e))?;
@@ -264,7 +265,7 @@ impl PendingFile {
         let file = self.out.get_mut();
         file.seek(SeekFrom::Start(0)).map_err(io)?;
         file.write_all(&header.encode()).map_err(io)?;
-        file.sync_all().map_err(io)?;
+        file.file().sync_all().map_err(io)?;
         Ok(FileEntry {
             name: self.name,
             size: self.len,
@@ -275,8 +276,9 @@ impl PendingFile {
 
 /// Writes `bytes` to a new file at `path` and fsyncs it.
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), SnapshotError> {
-    let mut file = File::create(path).map_err(|e| SnapshotError::io(path, e))?;
+    let file = File::create(path).map_err(|e| SnapshotError::io(path, e))?;
+    let mut file = LimitedFile::new(file);
     file.write_all(bytes)
-        .and_then(|()| file.sync_all())
+        .and_then(|()| file.file().sync_all())
         .map_err(|e| SnapshotError::io(path, e))
 }

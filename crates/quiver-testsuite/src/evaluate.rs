@@ -136,16 +136,13 @@ pub fn order_of(query: &Query) -> Order {
     }
 }
 
-/// A syntax test passes when the engine's parser accepts (positive) or rejects (negative)
-/// the query. Only a syntax error counts as rejection: a query that parses but uses a
-/// feature the engine cannot plan yet has still passed the parser.
+/// A syntax test passes when the engine accepts (positive) or its parser rejects
+/// (negative) the query. A positive test must prepare without any error: a query the
+/// engine parses but cannot plan is not supported, so the test fails. A negative test
+/// passes only on a syntax error. A query file that cannot be read fails either kind.
 fn syntax(test: &TestCase, positive: bool) -> Result<(), String> {
     let iri = test.query.as_deref().ok_or("the test names no query")?;
-    let text = match read_text(iri) {
-        Ok(text) => text,
-        Err(e) if positive => return Err(e),
-        Err(_) => return Ok(()),
-    };
+    let text = read_query_file(iri)?;
     let store = quiver_loader::load_quads(Vec::new(), None)
         .map_err(|e| e.to_string())?
         .0;
@@ -153,28 +150,39 @@ fn syntax(test: &TestCase, positive: bool) -> Result<(), String> {
         base_iri: Some(iri.to_owned()),
         ..PrepareOptions::default()
     };
-    match (prepare(&store, &text, &options), positive) {
+    judge_syntax(prepare(&store, &text, &options).map(drop), positive)
+}
+
+/// The verdict of a query syntax test on the engine's outcome of preparing the query.
+fn judge_syntax(outcome: Result<(), QueryError>, positive: bool) -> Result<(), String> {
+    match (outcome, positive) {
+        (Ok(()), true) | (Err(QueryError::Syntax(_)), false) => Ok(()),
         (Err(QueryError::Syntax(message)), true) => Err(format!("rejected: {message}")),
-        (Err(QueryError::Syntax(_)), false) => Ok(()),
-        (_, true) => Ok(()),
-        (_, false) => Err("accepted an invalid query".into()),
+        (Err(error), true) => Err(format!("parsed but not prepared: {error}")),
+        (Ok(()), false) => Err("accepted an invalid query".into()),
+        (Err(error), false) => Err(format!(
+            "accepted an invalid query (then failed with another error than a syntax error: \
+             {error})"
+        )),
     }
 }
 
 /// An update syntax test: Quiver's update parser must accept (positive) or reject
-/// (negative) the request.
+/// (negative) the request; a file that cannot be read fails either kind.
 fn update_syntax(test: &TestCase, positive: bool) -> Result<(), String> {
     let iri = test.query.as_deref().ok_or("the test names no update")?;
-    let text = match read_text(iri) {
-        Ok(text) => text,
-        Err(e) if positive => return Err(e),
-        Err(_) => return Ok(()),
-    };
+    let text = read_query_file(iri)?;
     match (quiver_sparql::parse_update(&text, Some(iri)), positive) {
         (Err(error), true) => Err(format!("rejected: {error}")),
         (Err(_), false) | (Ok(_), true) => Ok(()),
         (Ok(_), false) => Err("accepted an invalid update".into()),
     }
+}
+
+/// The text of a syntax test's file. An unreadable file is the test's failure, never a
+/// rejection by the parser.
+fn read_query_file(iri: &str) -> Result<String, String> {
+    read_text(iri).map_err(|e| format!("cannot read the test's file: {e}"))
 }
 
 #[cfg(test)]
@@ -198,5 +206,104 @@ mod tests {
             Order::Sequence
         );
         assert_eq!(order("ASK { ?s ?p ?o }"), Order::Bag);
+    }
+
+    /// A syntax test of `kind` on the query file at `path`.
+    fn syntax_test(kind: TestKind, path: &std::path::Path) -> TestCase {
+        TestCase {
+            id: "unit/manifest.ttl#t".into(),
+            iri: "file:///unit/manifest.ttl#t".into(),
+            name: "t".into(),
+            group: "unit".into(),
+            kind,
+            query: Some(format!("file://{}", path.display())),
+            data: Vec::new(),
+            graph_data: Vec::new(),
+            result: None,
+            skip: None,
+        }
+    }
+
+    fn run(test: &TestCase) -> Result<(), String> {
+        run_test(
+            test,
+            Duration::from_secs(10),
+            Arc::new(AtomicBool::new(false)),
+        )
+    }
+
+    /// A file of `text` in a directory of its own under the system's temporary directory.
+    fn query_file(name: &str, text: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("quiver-testsuite-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_missing_query_file_fails_every_kind_of_syntax_test() {
+        let missing = std::env::temp_dir().join("quiver-testsuite-no-such-dir/missing.rq");
+        for kind in [
+            TestKind::PositiveSyntax,
+            TestKind::NegativeSyntax,
+            TestKind::PositiveUpdateSyntax,
+            TestKind::NegativeUpdateSyntax,
+        ] {
+            let error = run(&syntax_test(kind.clone(), &missing)).unwrap_err();
+            assert!(
+                error.contains("cannot read the test's file"),
+                "{kind:?}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn syntax_tests_pass_on_the_right_verdict_only() {
+        let good = query_file("good.rq", "SELECT * WHERE { ?s ?p ?o }");
+        let bad = query_file("bad.rq", "SELECT * WHERE { ?s ?p ");
+        assert_eq!(run(&syntax_test(TestKind::PositiveSyntax, &good)), Ok(()));
+        assert_eq!(run(&syntax_test(TestKind::NegativeSyntax, &bad)), Ok(()));
+        let error = run(&syntax_test(TestKind::PositiveSyntax, &bad)).unwrap_err();
+        assert!(error.starts_with("rejected: "), "{error}");
+        let error = run(&syntax_test(TestKind::NegativeSyntax, &good)).unwrap_err();
+        assert_eq!(error, "accepted an invalid query");
+        for path in [good, bad] {
+            std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_positive_syntax_test_the_engine_cannot_prepare_fails() {
+        for error in [
+            QueryError::Unsupported("SERVICE".into()),
+            QueryError::Plan("no plan".into()),
+        ] {
+            let verdict = judge_syntax(Err(error), true).unwrap_err();
+            assert!(
+                verdict.starts_with("parsed but not prepared: "),
+                "{verdict}"
+            );
+        }
+        // The same through a query the engine does not support: SERVICE.
+        let path = query_file(
+            "service.rq",
+            "SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }",
+        );
+        let verdict = run(&syntax_test(TestKind::PositiveSyntax, &path)).unwrap_err();
+        assert!(
+            verdict.starts_with("parsed but not prepared: "),
+            "{verdict}"
+        );
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_negative_syntax_test_fails_on_an_error_other_than_syntax() {
+        let verdict = judge_syntax(Err(QueryError::Unsupported("SERVICE".into())), false);
+        assert!(verdict
+            .unwrap_err()
+            .starts_with("accepted an invalid query"));
     }
 }

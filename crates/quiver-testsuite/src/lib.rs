@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use manifest::{load_suite, TestCase, TestKind};
-pub use report::{KnownFailures, Report, Totals};
+pub use report::{Category, KnownFailures, Report, Totals};
 pub use runner::{Status, TestResult};
 
 /// Why the suite could not be read.

@@ -63,7 +63,7 @@ fn run() -> anyhow::Result<ExitCode> {
             println!("FAIL {} ({}): {reason}", result.test.id, result.test.name);
         }
     }
-    println!("{}", report.summary_line());
+    println!("{}", report.summary());
     if let Some(path) = &args.write_known_failures {
         std::fs::write(path, report.known_failures_text())
             .with_context(|| format!("writing {}", path.display()))?;

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+use crate::manifest::TestKind;
 use crate::runner::{Status, TestResult};
 
 /// The results of a run, in suite order.
@@ -31,6 +32,45 @@ impl Totals {
     }
 }
 
+/// The two halves of the suite, counted apart: syntax tests measure mostly the parser,
+/// evaluation tests the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// Positive and negative syntax tests, of queries and of updates.
+    Syntax,
+    /// Every other test: query evaluation, result formats, and the kinds always skipped
+    /// (update evaluation, protocol, ...).
+    Evaluation,
+}
+
+impl Category {
+    pub fn of(kind: &TestKind) -> Self {
+        match kind {
+            TestKind::PositiveSyntax
+            | TestKind::NegativeSyntax
+            | TestKind::PositiveUpdateSyntax
+            | TestKind::NegativeUpdateSyntax => Category::Syntax,
+            TestKind::QueryEvaluation | TestKind::CsvResultFormat | TestKind::Other(_) => {
+                Category::Evaluation
+            }
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Category::Syntax => "W3C SPARQL syntax",
+            Category::Evaluation => "W3C SPARQL evaluation",
+        }
+    }
+}
+
+fn totals_line(label: &str, t: Totals) -> String {
+    format!(
+        "{label}: {} passed, {} failed, {} skipped",
+        t.passed, t.failed, t.skipped
+    )
+}
+
 impl Report {
     pub fn totals(&self) -> Totals {
         let mut totals = Totals::default();
@@ -40,13 +80,35 @@ impl Report {
         totals
     }
 
+    /// The totals of the tests of one category.
+    pub fn category_totals(&self, category: Category) -> Totals {
+        let mut totals = Totals::default();
+        for result in &self.results {
+            if Category::of(&result.test.kind) == category {
+                totals.add(&result.status);
+            }
+        }
+        totals
+    }
+
     /// `W3C SPARQL: 580 passed, 13 failed, 40 skipped`.
     pub fn summary_line(&self) -> String {
-        let t = self.totals();
-        format!(
-            "W3C SPARQL: {} passed, {} failed, {} skipped",
-            t.passed, t.failed, t.skipped
-        )
+        totals_line("W3C SPARQL", self.totals())
+    }
+
+    /// The syntax line, the evaluation line, then [`Report::summary_line`]:
+    /// `W3C SPARQL syntax: …`, `W3C SPARQL evaluation: …`, `W3C SPARQL: …`.
+    pub fn summary(&self) -> String {
+        let mut text = String::new();
+        for category in [Category::Syntax, Category::Evaluation] {
+            text.push_str(&totals_line(
+                category.label(),
+                self.category_totals(category),
+            ));
+            text.push('\n');
+        }
+        text.push_str(&self.summary_line());
+        text
     }
 
     /// One line per group with its counts.
@@ -162,5 +224,54 @@ fn one_line(text: &str, limit: usize) -> String {
     match joined.char_indices().nth(limit) {
         Some((cut, _)) => format!("{}…", &joined[..cut]),
         None => joined,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::TestCase;
+
+    fn result(kind: TestKind, status: Status) -> TestResult {
+        TestResult {
+            test: TestCase {
+                id: format!("{kind:?}"),
+                iri: String::new(),
+                name: String::new(),
+                group: "g".into(),
+                kind,
+                query: None,
+                data: Vec::new(),
+                graph_data: Vec::new(),
+                result: None,
+                skip: None,
+            },
+            status,
+        }
+    }
+
+    #[test]
+    fn the_summary_counts_syntax_and_evaluation_apart_and_together() {
+        let failed = || Status::Failed("why".into());
+        let report = Report {
+            results: vec![
+                result(TestKind::PositiveSyntax, Status::Passed),
+                result(TestKind::NegativeSyntax, failed()),
+                result(TestKind::NegativeUpdateSyntax, Status::Passed),
+                result(TestKind::QueryEvaluation, Status::Passed),
+                result(TestKind::CsvResultFormat, failed()),
+                result(TestKind::QueryEvaluation, failed()),
+                result(
+                    TestKind::Other("UpdateEvaluationTest".into()),
+                    Status::Skipped("x".into()),
+                ),
+            ],
+        };
+        assert_eq!(
+            report.summary(),
+            "W3C SPARQL syntax: 2 passed, 1 failed, 0 skipped\n\
+             W3C SPARQL evaluation: 1 passed, 2 failed, 1 skipped\n\
+             W3C SPARQL: 3 passed, 3 failed, 1 skipped"
+        );
     }
 }
