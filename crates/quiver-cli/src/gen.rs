@@ -36,7 +36,7 @@ pub struct LubmArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Worker threads (default: all cores)
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = crate::limits::parse_threads, allow_negative_numbers = true)]
     pub threads: Option<u32>,
 }
 
