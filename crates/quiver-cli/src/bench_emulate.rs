@@ -37,7 +37,7 @@ pub struct EmulateArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub clients: u32,
     /// Seconds each client runs
-    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = crate::limits::parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = crate::limits::parse_seconds, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Seed of the random choices (client i uses seed + i)
     #[arg(long, default_value_t = 1)]

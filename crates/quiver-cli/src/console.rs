@@ -29,7 +29,7 @@ pub struct ConsoleArgs {
     #[arg(long)]
     pub location: PathBuf,
     /// Worker threads for heavy queries and loads (default: all cores)
-    #[arg(long, value_parser = crate::limits::parse_threads, allow_negative_numbers = true)]
+    #[arg(long, value_parser = crate::limits::parse_threads, allow_hyphen_values = true)]
     pub threads: Option<u32>,
     #[command(flatten)]
     pub limits: crate::limits::LimitArgs,

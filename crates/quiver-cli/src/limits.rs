@@ -207,16 +207,16 @@ pub fn physical_memory() -> Option<u64> {
 pub struct LimitArgs {
     /// Cancel a query after this many seconds (`250ms`, `1.5s`); `0` or `none` for no
     /// limit [default: 60 for serve, none otherwise]
-    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout, allow_hyphen_values = true)]
     pub timeout: Option<Cap<Duration>>,
     /// Refuse results with more rows (or triples) than this; `0` or `none` for no limit
     /// [default: 10000000 for serve, none otherwise]
-    #[arg(long, value_name = "ROWS", value_parser = parse_rows, allow_negative_numbers = true)]
+    #[arg(long, value_name = "ROWS", value_parser = parse_rows, allow_hyphen_values = true)]
     pub max_results: Option<Cap<usize>>,
     /// Stop a query whose operators hold more memory than this (`512M`, `4G`, `1.5GiB`,
     /// bytes); `0` or `none` for no limit [default: a quarter of physical memory for serve,
     /// none otherwise]
-    #[arg(long, value_name = "SIZE", value_parser = parse_memory, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory, allow_hyphen_values = true)]
     pub max_memory: Option<Cap<usize>>,
 }
 

@@ -32,7 +32,7 @@ pub struct QueryArgs {
     #[arg(long)]
     pub explain: bool,
     /// Worker threads for heavy queries (default: all cores)
-    #[arg(long, value_parser = crate::limits::parse_threads, allow_negative_numbers = true)]
+    #[arg(long, value_parser = crate::limits::parse_threads, allow_hyphen_values = true)]
     pub threads: Option<u32>,
     /// A user plan in the Wukong plan-file format, instead of the planner's
     #[arg(long)]

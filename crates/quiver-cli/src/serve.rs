@@ -27,22 +27,22 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:7878")]
     pub bind: SocketAddr,
     /// Queries executing at once, and worker threads for a heavy query (default: all cores)
-    #[arg(long, value_parser = limits::parse_threads, allow_negative_numbers = true)]
+    #[arg(long, value_parser = limits::parse_threads, allow_hyphen_values = true)]
     pub threads: Option<u32>,
     /// Requests that may wait for a worker beyond those running (default: 32 per thread,
     /// at least 128); more get 503 at once
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub queue: Option<u32>,
     /// How long a request waits for a worker before it gets 503 (`0`: not at all)
-    #[arg(long, value_name = "SECONDS", default_value = "500ms", value_parser = limits::parse_wait, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value = "500ms", value_parser = limits::parse_wait, allow_hyphen_values = true)]
     pub queue_timeout: Duration,
     #[command(flatten)]
     pub limits: LimitArgs,
     /// Largest request body in bytes (413 beyond)
-    #[arg(long, default_value = "1048576", value_parser = limits::parse_size, allow_negative_numbers = true)]
+    #[arg(long, default_value = "1048576", value_parser = limits::parse_size, allow_hyphen_values = true)]
     pub max_body_bytes: usize,
     /// Abort a response when the client reads nothing for this many seconds
-    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = limits::parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = limits::parse_seconds, allow_hyphen_values = true)]
     pub send_timeout: Duration,
     /// Allow cross-origin browser requests from this origin (`*` for any)
     #[arg(long)]
