@@ -76,7 +76,7 @@ fn dense_edges() -> Vec<(usize, usize)> {
 /// `(a+)+$`), odd ones in `b` (they do not, the case that makes a backtracking matcher
 /// take exponential time).
 fn run_literal(i: usize) -> String {
-    let last = if i % 2 == 0 { 'a' } else { 'b' };
+    let last = if i.is_multiple_of(2) { 'a' } else { 'b' };
     format!("{}{last}", "a".repeat(RUN_LENGTH))
 }
 

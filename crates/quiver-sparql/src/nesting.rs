@@ -6,13 +6,19 @@
 //! and refuses nesting deeper than [`MAX_DEPTH`] levels of the three brackets combined with
 //! a syntax error at the line and column where the limit was crossed.
 //!
-//! Brackets inside strings, IRIs and comments are not structure, but the scan does not
-//! simply skip them: where the scan's idea of a token could differ from the parser's (`<`
-//! starts an IRI or is the less-than operator), treating their contents as text must not
-//! let a string of closing brackets hide real nesting. So inside those tokens opening
-//! brackets still count, and closing ones only undo openings made inside the same token:
-//! the count never falls below what it was when the token began, and a balanced
-//! `"(a+)+$"` or `<http://x/a_(b)>` leaves it unchanged.
+//! The count must never fall below the parser's real depth, or crafted text could slip
+//! through. Brackets inside strings, IRIs and comments are not structure, but they are not
+//! simply skipped: inside those tokens opening brackets still count and closing ones only
+//! undo openings made inside the same token, so closers hidden in a token never lower the
+//! count, while a balanced `"(a+)+$"` or `<http://x/a_(b)>` leaves it unchanged.
+//!
+//! One token is read differently by the grammar depending on where it stands: inside an
+//! expression (always within parentheses) after an operand, `<` is less-than, elsewhere it
+//! starts an IRI. There `<x#…>` may begin a comment running to the line's end and `<x'…>`
+//! a string, whose closing brackets would not be real. So after such an ambiguous `<` the
+//! rest of its line counts like the inside of a token, and where a quote makes the two
+//! readings diverge further, closing brackets stop lowering the count for the rest of the
+//! text. `VALUES` blocks hold only data, where `<` is always an IRI.
 
 use crate::QueryError;
 
@@ -21,12 +27,15 @@ use crate::QueryError;
 /// compiler handle this depth on a 2 MiB thread stack.
 pub const MAX_DEPTH: usize = 128;
 
-/// The scan's position: the current depth, and the line and column (1-based, in
-/// characters) of the byte about to be read.
+/// The scan's position: the count, and the line and column (1-based, in characters) of
+/// the byte about to be read.
 struct Scan {
     depth: usize,
     line: usize,
     column: usize,
+    /// Set once the text could be read two ways that disagree on which brackets are real:
+    /// from then on, closing brackets no longer lower the count.
+    closers_ignored: bool,
 }
 
 impl Scan {
@@ -52,13 +61,15 @@ impl Scan {
     }
 
     /// Reads `bytes[start..end]` as the inside of a string, IRI or comment: opening
-    /// brackets count, closing ones only down to the depth at `start`.
+    /// brackets count, closing ones only down to the count at `start`.
     fn inside(&mut self, bytes: &[u8], start: usize, end: usize) -> Result<(), QueryError> {
         let floor = self.depth;
         for &byte in &bytes[start..end] {
             match byte {
                 b'(' | b'{' | b'[' => self.open()?,
-                b')' | b'}' | b']' if self.depth > floor => self.depth -= 1,
+                b')' | b'}' | b']' if self.depth > floor && !self.closers_ignored => {
+                    self.depth -= 1
+                }
                 _ => {}
             }
             self.advance(byte);
@@ -103,6 +114,29 @@ fn string_end(bytes: &[u8], start: usize) -> usize {
     bytes.len()
 }
 
+fn line_end(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |n| from + n)
+}
+
+/// Whether a byte can end an operand (a variable, name, number, literal, IRI or bracketed
+/// expression; strings and IRIs are tokens of their own), after which `<` inside an
+/// expression is less-than.
+fn ends_operand(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte >= 0x80 || b"_)]".contains(&byte)
+}
+
+/// Whether the keyword `VALUES` starts at `i` (as a whole word).
+fn values_keyword(bytes: &[u8], i: usize) -> bool {
+    let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b >= 0x80;
+    bytes.len() >= i + 6
+        && bytes[i..i + 6].eq_ignore_ascii_case(b"values")
+        && !bytes.get(i + 6).is_some_and(word)
+        && !(i > 0 && (word(&bytes[i - 1]) || b"?$:".contains(&bytes[i - 1])))
+}
+
 /// Refuses `text` when its brackets nest deeper than [`MAX_DEPTH`].
 pub fn check(text: &str) -> Result<(), QueryError> {
     let bytes = text.as_bytes();
@@ -110,38 +144,78 @@ pub fn check(text: &str) -> Result<(), QueryError> {
         depth: 0,
         line: 1,
         column: 1,
+        closers_ignored: false,
     };
+    // The brackets open outside tokens, innermost last (never longer than the count).
+    let mut open: Vec<u8> = Vec::new();
+    // The length of `open` inside the `{` of the innermost VALUES block, if any.
+    let mut values_block: Option<usize> = None;
+    let mut values_pending = false;
+    let mut after_operand = false;
     let mut i = 0;
     while i < bytes.len() {
         let byte = bytes[i];
         let token_end = match byte {
-            b'#' => Some(
-                bytes[i..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(bytes.len(), |n| i + n),
-            ),
+            b'#' => Some(line_end(bytes, i)),
             b'"' | b'\'' => Some(string_end(bytes, i)),
             b'<' => iri_end(bytes, i),
             // An escaped character of a local name (`ex:a\'b`) is no quote or bracket.
             b'\\' => Some((i + 2).min(bytes.len())),
             _ => None,
         };
-        match token_end {
-            Some(end) => {
-                scan.inside(bytes, i, end)?;
-                i = end;
-            }
-            None => {
-                match byte {
-                    b'(' | b'{' | b'[' => scan.open()?,
-                    b')' | b'}' | b']' => scan.depth = scan.depth.saturating_sub(1),
-                    _ => {}
+        if let Some(end) = token_end {
+            let in_values = values_block.is_some_and(|level| open.len() >= level);
+            let ambiguous =
+                byte == b'<' && after_operand && open.last() == Some(&b'(') && !in_values;
+            scan.inside(bytes, i, end)?;
+            let mut next = end;
+            if ambiguous {
+                let iri = &bytes[i + 1..end - 1];
+                let rest = line_end(bytes, end);
+                let quoted = |part: &[u8]| part.iter().any(|&b| b == b'\'' || b == b'"');
+                if quoted(iri) || (iri.contains(&b'#') && quoted(&bytes[end..rest])) {
+                    scan.closers_ignored = true;
+                } else if iri.contains(&b'#') {
+                    // Read as less-than, the rest of the line is a comment.
+                    scan.inside(bytes, end, rest)?;
+                    next = rest;
                 }
-                scan.advance(byte);
-                i += 1;
             }
+            if byte != b'#' {
+                after_operand = true;
+            }
+            i = next;
+            continue;
         }
+        match byte {
+            b'(' | b'{' | b'[' => {
+                scan.open()?;
+                open.push(byte);
+                if byte == b'{' && values_pending {
+                    values_block = Some(open.len());
+                    values_pending = false;
+                }
+            }
+            b')' | b'}' | b']' => {
+                if !scan.closers_ignored {
+                    scan.depth = scan.depth.saturating_sub(1);
+                }
+                open.pop();
+                if values_block.is_some_and(|level| open.len() < level) {
+                    values_block = None;
+                }
+                if byte == b'}' {
+                    values_pending = false;
+                }
+            }
+            b'v' | b'V' if values_keyword(bytes, i) => values_pending = true,
+            _ => {}
+        }
+        if !byte.is_ascii_whitespace() {
+            after_operand = ends_operand(byte);
+        }
+        scan.advance(byte);
+        i += 1;
     }
     Ok(())
 }
@@ -215,6 +289,34 @@ mod tests {
             let text = format!("(((( {hider} ").repeat(MAX_DEPTH / 4 + 1);
             assert!(check(&text).is_err(), "{hider}");
         }
+    }
+
+    #[test]
+    fn less_than_read_as_an_iri_does_not_hide_nesting() {
+        // Inside an expression `?a<'x>` is less-than and a string that swallows the
+        // closers after it; `?a<x#>` is less-than and a comment to the line's end.
+        let quote = "SELECT * { FILTER(".to_owned()
+            + &format!("{}?a<'x>{}' + ", "(".repeat(40), ")".repeat(40)).repeat(5);
+        assert!(check(&quote).is_err());
+        let hash = "SELECT * { FILTER(".to_owned()
+            + &format!("{}?a<x#>{}\n", "(".repeat(40), ")".repeat(40)).repeat(5);
+        assert!(check(&hash).is_err());
+    }
+
+    #[test]
+    fn iris_with_hashes_and_quotes_in_patterns_and_values_keep_the_count() {
+        let patterns = "?s <http://x#p> ?o . OPTIONAL { ?s <http://x#q> ?v }\n".repeat(1000);
+        assert!(check(&format!("SELECT * {{\n{patterns}}}")).is_ok());
+        let one_line = "?s <http://x#p> ?o OPTIONAL { ?s <http://x/it's> ?v } ".repeat(1000);
+        assert!(check(&format!("SELECT * {{ {one_line} }}")).is_ok());
+        let rows = "(<http://a#x> <http://a/it's>) (\"it's\" <http://a#y>)\n".repeat(1000);
+        let values = format!("SELECT * {{ VALUES (?x ?y) {{\n{rows}}} }}");
+        assert!(check(&values).is_ok());
+        let compared = "FILTER(?a < <http://x#y> && ?b<3 && (?c) > <http://x#z>)\n".repeat(1000);
+        assert!(check(&format!("SELECT * {{ {compared} }}")).is_ok());
+        // A variable named values is no VALUES block.
+        let not_values = "SELECT * { BIND(1 AS ?values) FILTER(?values<x#> ))))\n".to_owned();
+        assert!(check(&(not_values.clone() + &"(".repeat(MAX_DEPTH))).is_err());
     }
 
     #[test]
