@@ -57,6 +57,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     config.queue_timeout = args.queue_timeout;
     let limits = args.limits.resolve(QueryLimits::serve_defaults());
+    if args.limits.max_memory.is_none() && limits.max_memory.is_none() {
+        eprintln!("warning: the machine's memory size is unknown: no default --max-memory");
+    }
     config.timeout = limits.timeout;
     config.max_results = limits.max_results;
     config.max_memory = limits.max_memory;
@@ -88,7 +91,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let shown = |value: Option<String>| value.unwrap_or_else(|| "none".into());
     eprintln!(
         "limits: timeout {}, max-results {}, max-memory {} per query; {} running, {} queued for up to {:?}",
-        shown(config.timeout.map(|t| format!("{:?}", t))),
+        shown(config.timeout.map(|t| format!("{t:?}"))),
         shown(config.max_results.map(|n| n.to_string())),
         shown(config.max_memory.map(human_size)),
         config.threads,
