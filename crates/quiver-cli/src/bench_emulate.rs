@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
@@ -37,8 +37,8 @@ pub struct EmulateArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub clients: u32,
     /// Seconds each client runs
-    #[arg(long, default_value_t = 10.0)]
-    pub duration: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = crate::limits::parse_seconds, allow_hyphen_values = true)]
+    pub duration: Duration,
     /// Seed of the random choices (client i uses seed + i)
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -109,9 +109,6 @@ impl Summary {
 }
 
 pub fn run(args: EmulateArgs) -> Result<()> {
-    if !(args.duration > 0.0 && args.duration.is_finite()) {
-        bail!("--duration must be a positive number of seconds");
-    }
     let templates = match &args.mix {
         Some(path) => mix::read_mix(path)?,
         None => mix::default_mix(),
@@ -140,10 +137,10 @@ pub fn run(args: EmulateArgs) -> Result<()> {
     eprintln!(
         "emulating {} client(s) for {} s on {} triples; mix: {mix_text}",
         args.clients,
-        args.duration,
+        args.duration.as_secs_f64(),
         store.triples()
     );
-    let duration = Duration::from_secs_f64(args.duration);
+    let duration = args.duration;
     let (logs, elapsed) = drive(&store, &bound, &chooser, &args, duration)?;
 
     // Merge the clients' logs.
@@ -179,7 +176,7 @@ pub fn run(args: EmulateArgs) -> Result<()> {
             "store": args.location.display().to_string(),
             "triples": store.triples(),
             "clients": args.clients,
-            "duration_s": args.duration,
+            "duration_s": args.duration.as_secs_f64(),
             "elapsed_s": elapsed,
             "seed": args.seed,
             "queries": all.len(),

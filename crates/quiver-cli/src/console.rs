@@ -29,8 +29,10 @@ pub struct ConsoleArgs {
     #[arg(long)]
     pub location: PathBuf,
     /// Worker threads for heavy queries and loads (default: all cores)
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = crate::limits::parse_threads, allow_hyphen_values = true)]
     pub threads: Option<u32>,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 const PROMPT: &str = "quiver> ";
@@ -99,7 +101,11 @@ fn history_file(session: &Session) -> PathBuf {
 }
 
 pub fn run(args: ConsoleArgs) -> Result<()> {
-    let mut session = Session::open(&args.location, crate::threads(args.threads))?;
+    let mut session = Session::open(
+        &args.location,
+        crate::threads(args.threads),
+        args.limits.resolve(crate::limits::QueryLimits::default()),
+    )?;
     let interactive = std::io::stdin().is_terminal();
     let history = history_file(&session);
     let mut input = if interactive {

@@ -27,7 +27,7 @@ pub struct LubmArgs {
     #[arg(short, long, value_parser = clap::value_parser!(u32).range(1..))]
     pub universities: u32,
     /// Random seed, as UBA's -seed
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     pub seed: i64,
     /// Index of the first university, as UBA's -index
     #[arg(long, default_value_t = 0)]
@@ -36,7 +36,7 @@ pub struct LubmArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Worker threads (default: all cores)
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = crate::limits::parse_threads, allow_hyphen_values = true)]
     pub threads: Option<u32>,
 }
 

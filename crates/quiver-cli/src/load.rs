@@ -32,7 +32,7 @@ pub struct LoadArgs {
     #[arg(long)]
     pub lenient: bool,
     /// Worker threads (default: all cores)
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = crate::limits::parse_threads, allow_hyphen_values = true)]
     pub threads: Option<u32>,
     /// Load LUBM-N straight from the generator instead of files
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with_all = ["files", "more_files", "format", "lenient"])]

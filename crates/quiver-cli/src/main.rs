@@ -12,6 +12,7 @@ mod console;
 mod demo;
 mod gen;
 mod info;
+mod limits;
 mod load;
 mod memory;
 mod output;

@@ -2,12 +2,13 @@
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use quiver_sparql::{prepare, write_results, ExecOptions, PrepareOptions, ResultsFormat};
 use quiver_store::Store;
+
+use crate::limits::{LimitArgs, QueryLimits};
 
 #[derive(Args, Debug)]
 pub struct QueryArgs {
@@ -31,17 +32,13 @@ pub struct QueryArgs {
     #[arg(long)]
     pub explain: bool,
     /// Worker threads for heavy queries (default: all cores)
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = crate::limits::parse_threads, allow_hyphen_values = true)]
     pub threads: Option<u32>,
     /// A user plan in the Wukong plan-file format, instead of the planner's
     #[arg(long)]
     pub plan: Option<PathBuf>,
-    /// Give up after this many seconds
-    #[arg(long)]
-    pub timeout: Option<f64>,
-    /// Fail when the result has more rows than this
-    #[arg(long)]
-    pub max_results: Option<usize>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Base IRI for relative IRIs in the query
     #[arg(long)]
     pub base: Option<String>,
@@ -67,12 +64,6 @@ pub fn run(args: QueryArgs) -> Result<()> {
         ),
         None => None,
     };
-    if let Some(timeout) = args.timeout {
-        anyhow::ensure!(
-            timeout > 0.0 && timeout.is_finite(),
-            "--timeout must be a positive number of seconds"
-        );
-    }
     let (store, _) = Store::open(&args.location)?;
     let prepared = prepare(
         &store,
@@ -83,13 +74,19 @@ pub fn run(args: QueryArgs) -> Result<()> {
             dataset: None,
         },
     )?;
-    let options = ExecOptions {
-        threads: crate::threads(args.threads),
-        timeout: args.timeout.map(Duration::from_secs_f64),
-        max_results: args.max_results,
-        cancel: None,
+    let threads = crate::threads(args.threads);
+    // The engine runs heavy steps on rayon's global pool when it has `threads` threads
+    // (otherwise on a pool of its own, started per step).
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global();
+    let mut options = ExecOptions {
+        threads,
         ..ExecOptions::default()
     };
+    args.limits
+        .resolve(QueryLimits::default())
+        .apply(&mut options);
     let (results, profile) = prepared.execute_profiled(&store, &options)?;
     let stdout = std::io::stdout().lock();
     let mut writer = write_results(

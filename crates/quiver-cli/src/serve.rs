@@ -16,6 +16,8 @@ use clap::Args;
 use quiver_server::Config;
 use quiver_store::Store;
 
+use crate::limits::{self, human_size, LimitArgs, QueryLimits};
+
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// Directory of the store
@@ -25,48 +27,45 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:7878")]
     pub bind: SocketAddr,
     /// Queries executing at once, and worker threads for a heavy query (default: all cores)
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_parser = limits::parse_threads, allow_hyphen_values = true)]
     pub threads: Option<u32>,
-    /// Requests that may wait for a worker before the server answers 503 (default: 8 per
-    /// thread, at least 16)
-    #[arg(long)]
-    pub queue: Option<usize>,
-    /// Cancel a query after this many seconds (504)
-    #[arg(long)]
-    pub timeout: Option<f64>,
-    /// Refuse results with more rows (or triples) than this (422)
-    #[arg(long)]
-    pub max_results: Option<usize>,
+    /// Requests that may wait for a worker beyond those running (default: 32 per thread,
+    /// at least 128); more get 503 at once
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub queue: Option<u32>,
+    /// How long a request waits for a worker before it gets 503 (`0`: not at all)
+    #[arg(long, value_name = "SECONDS", default_value = "500ms", value_parser = limits::parse_wait, allow_hyphen_values = true)]
+    pub queue_timeout: Duration,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Largest request body in bytes (413 beyond)
-    #[arg(long, default_value_t = 1 << 20)]
+    #[arg(long, default_value = "1048576", value_parser = limits::parse_size, allow_hyphen_values = true)]
     pub max_body_bytes: usize,
     /// Abort a response when the client reads nothing for this many seconds
-    #[arg(long, default_value_t = 30.0)]
-    pub send_timeout: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = limits::parse_seconds, allow_hyphen_values = true)]
+    pub send_timeout: Duration,
     /// Allow cross-origin browser requests from this origin (`*` for any)
     #[arg(long)]
     pub cors: Option<String>,
-}
-
-fn seconds(value: f64, flag: &str) -> Result<Duration> {
-    anyhow::ensure!(
-        value > 0.0 && value.is_finite() && value < 1e9,
-        "{flag} must be a positive number of seconds"
-    );
-    Ok(Duration::from_secs_f64(value))
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
     let threads = crate::threads(args.threads);
     let mut config = Config::new(threads);
     if let Some(queue) = args.queue {
-        config.queue = queue;
+        config.queue = queue as usize;
     }
-    config.timeout = args.timeout.map(|t| seconds(t, "--timeout")).transpose()?;
-    config.send_timeout = seconds(args.send_timeout, "--send-timeout")?;
+    config.queue_timeout = args.queue_timeout;
+    let limits = args.limits.resolve(QueryLimits::serve_defaults());
+    if args.limits.max_memory.is_none() && limits.max_memory.is_none() {
+        eprintln!("warning: the machine's memory size is unknown: no default --max-memory");
+    }
+    config.timeout = limits.timeout;
+    config.max_results = limits.max_results;
+    config.max_memory = limits.max_memory;
+    config.send_timeout = args.send_timeout;
     // Shutdown lets in-flight queries run for up to the query timeout before cancelling.
     config.shutdown_grace = config.timeout.unwrap_or(Duration::from_secs(10));
-    config.max_results = args.max_results;
     config.max_body_bytes = args.max_body_bytes;
     config.cors = args.cors.clone();
 
@@ -88,6 +87,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
         store.triples(),
         store.terms(),
         bytes as f64 / (1 << 20) as f64
+    );
+    let shown = |value: Option<String>| value.unwrap_or_else(|| "none".into());
+    eprintln!(
+        "limits: timeout {}, max-results {}, max-memory {} per query; {} running, {} queued for up to {:?}",
+        shown(config.timeout.map(|t| format!("{t:?}"))),
+        shown(config.max_results.map(|n| n.to_string())),
+        shown(config.max_memory.map(human_size)),
+        config.threads,
+        config.queue,
+        config.queue_timeout,
     );
     if !args.bind.ip().is_loopback() {
         eprintln!(

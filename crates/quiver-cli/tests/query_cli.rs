@@ -666,9 +666,32 @@ fn usage_errors_exit_with_2() {
     assert_usage_error(&output, "required");
     let output = lubm.query(["--query", "ASK {}", "--results-format", "yaml"]);
     assert_usage_error(&output, "unknown results format 'yaml'");
-    // A timeout that is no duration is refused before anything runs.
-    let output = lubm.query(["--query", "ASK {}", "--timeout", "0"]);
-    assert_clean_error(&output, &["--timeout must be a positive number"]);
+    // A timeout, row cap, memory limit or thread count out of range is a usage error
+    // naming the flag and the range, before anything runs.
+    for (flag, value, range) in [
+        ("--timeout", "-1", "at most 31536000"),
+        ("--timeout", "NaN", "at most 31536000"),
+        ("--timeout", "1e300", "at most 31536000"),
+        ("--max-results", "-5", "whole number of rows"),
+        ("--max-memory", "12 parsecs", "such as 512M"),
+        ("--threads", "4096", "from 1 to"),
+    ] {
+        let output = lubm.query(["--query", "ASK {}", flag, value]);
+        assert_usage_error(&output, flag);
+        assert_usage_error(&output, range);
+    }
+    // `0` or `none` means no limit.
+    for value in ["0", "none"] {
+        let output = lubm.query([
+            "--query",
+            "ASK {}",
+            "--timeout",
+            value,
+            "--max-memory",
+            value,
+        ]);
+        assert!(output.status.success(), "{output:?}");
+    }
 }
 
 #[test]

@@ -326,7 +326,16 @@ fn large_results_stream_in_chunks() {
 fn overload_gives_503_and_stalled_clients_are_cut_off() {
     let server = Server::start(
         lubm(),
-        &["--threads", "1", "--queue", "1", "--send-timeout", "4"],
+        &[
+            "--threads",
+            "1",
+            "--queue",
+            "1",
+            "--queue-timeout",
+            "30",
+            "--send-timeout",
+            "4",
+        ],
     );
     let stalled = send(
         &server.address,
@@ -536,9 +545,9 @@ fn bad_arguments() {
         .arg("serve")
         .arg("--location")
         .arg(lubm())
-        .args(["--bind", "127.0.0.1:0", "--timeout", "0"])
+        .args(["--bind", "127.0.0.1:0", "--timeout", "-1"])
         .output()
         .unwrap();
-    assert_eq!(timeout.status.code(), Some(1));
+    assert_eq!(timeout.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&timeout.stderr).contains("--timeout"));
 }

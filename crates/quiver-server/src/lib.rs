@@ -6,7 +6,7 @@
 //!
 //! How a query travels: the request is parsed ([`protocol`]) and its result formats
 //! negotiated ([`negotiate`]); it is then admitted or refused with 503 ([`limits`]: a
-//! semaphore of `threads` permits and a short queue), prepared, executed and serialized on a
+//! semaphore of `threads` permits and a bounded queue where a request waits a short time), prepared, executed and serialized on a
 //! blocking thread ([`execute`]). The status line is decided once execution has succeeded or
 //! failed; the body then streams from the serializer through a bounded channel
 //! ([`stream`]), so a client that stops reading stops the serializer (backpressure) and one
@@ -41,14 +41,16 @@ pub struct Config {
     /// Queries executing at once (the semaphore's permits); also the engine's worker threads
     /// for one heavy query.
     pub threads: usize,
-    /// Requests that may wait for a permit beyond `threads`; more get 503.
+    /// Requests that may wait for a permit beyond `threads`; more get 503 at once.
     pub queue: usize,
-    /// How long a request may wait in the queue before it gets 503.
+    /// How long a request may wait in the queue for a permit before it gets 503.
     pub queue_timeout: Duration,
     /// Per-query execution time limit (504 when exceeded).
     pub timeout: Option<Duration>,
     /// Largest result, in rows (SELECT) or triples (CONSTRUCT/DESCRIBE); more gives 422.
     pub max_results: Option<usize>,
+    /// The most bytes one query's operators may hold (507 beyond).
+    pub max_memory: Option<usize>,
     /// Largest request body in bytes (413 beyond).
     pub max_body_bytes: usize,
     /// How long the serializer waits for a stalled client to take the next chunk before the
@@ -61,16 +63,22 @@ pub struct Config {
 }
 
 impl Config {
-    /// Defaults for `threads` workers: a queue of 8 per worker (at least 16), no time or
-    /// result limit, 1 MiB bodies, 30 s send timeout, 10 s shutdown grace.
+    /// Defaults for `threads` workers: a queue of 32 per worker (at least 128) where a
+    /// request waits up to 500 ms for a worker, no time, result or memory limit, 1 MiB
+    /// bodies, 30 s send timeout, 10 s shutdown grace.
+    ///
+    /// A burst of light queries from many clients passes through the queue within
+    /// microseconds each, so the queue is long; its wait is short, so that behind heavy
+    /// queries a client learns at once (503, `Retry-After`) that it should come back.
     pub fn new(threads: usize) -> Self {
         let threads = threads.max(1);
         Self {
             threads,
-            queue: (threads * 8).max(16),
-            queue_timeout: Duration::from_secs(10),
+            queue: (threads * 32).max(128),
+            queue_timeout: Duration::from_millis(500),
             timeout: None,
             max_results: None,
+            max_memory: None,
             max_body_bytes: 1 << 20,
             send_timeout: Duration::from_secs(30),
             cors: None,

@@ -163,18 +163,22 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
     // From here the body owns the guard: dropping this future or the body cancels the query.
     let (sender, body) = stream::channel(CancelOnDrop(cancel.clone()));
     let (head_tx, head_rx) = oneshot::channel();
+    // Options the engine adds later keep their defaults.
+    #[allow(clippy::needless_update)]
+    let options = ExecOptions {
+        threads: state.config.threads,
+        timeout: state.config.timeout,
+        max_results: state.config.max_results,
+        max_memory: state.config.max_memory,
+        cancel: Some(cancel),
+        ..ExecOptions::default()
+    };
     let job = Job {
         store: state.store.clone(),
         query: request.query,
         dataset: request.dataset,
         negotiated,
-        options: ExecOptions {
-            threads: state.config.threads,
-            timeout: state.config.timeout,
-            max_results: state.config.max_results,
-            cancel: Some(cancel),
-            ..ExecOptions::default()
-        },
+        options,
         send_timeout: state.config.send_timeout,
     };
     let runtime = tokio::runtime::Handle::current();
@@ -242,11 +246,14 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         "queries_rejected": limits.rejected.load(Ordering::Relaxed),
         "in_flight": limits.in_flight(),
         "running": limits.running(),
+        "queued": limits.queued(),
         "limits": {
             "threads": config.threads,
             "queue": config.queue,
+            "queue_timeout_seconds": config.queue_timeout.as_secs_f64(),
             "timeout_seconds": config.timeout.map(|t| t.as_secs_f64()),
             "max_results": config.max_results,
+            "max_memory_bytes": config.max_memory,
             "max_body_bytes": config.max_body_bytes,
         },
     });

@@ -110,6 +110,7 @@ pub fn prepare(
     text: &str,
     options: &PrepareOptions,
 ) -> Result<PreparedQuery, QueryError> {
+    crate::nesting::check(text)?;
     let started = Instant::now();
     let mut parser = SparqlParser::new();
     if let Some(base) = &options.base_iri {

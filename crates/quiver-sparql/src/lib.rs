@@ -19,6 +19,7 @@ mod fuse;
 pub mod group;
 mod intersect;
 mod join;
+pub mod nesting;
 pub mod path;
 pub mod plan_file;
 pub mod planner;

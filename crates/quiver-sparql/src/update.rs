@@ -10,6 +10,7 @@ use crate::error::QueryError;
 
 /// Parses an update request against `base_iri` (relative IRIs resolve against it).
 pub fn parse_update(text: &str, base_iri: Option<&str>) -> Result<Update, QueryError> {
+    crate::nesting::check(text)?;
     let mut parser = SparqlParser::new();
     if let Some(base) = base_iri {
         parser = parser

@@ -8,6 +8,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -15,6 +16,7 @@ use quiver_loader::{load_files, Format, LoadOptions, NoProgress};
 use quiver_sparql::ExecOptions;
 use quiver_store::Store;
 
+use crate::limits::{self, human_size, QueryLimits};
 use crate::memory::{mib, peak_rss};
 
 /// Whether the session goes on after a command.
@@ -29,12 +31,13 @@ pub struct Settings {
     pub threads: usize,
     pub timeout: Option<Duration>,
     pub max_results: Option<usize>,
+    pub max_memory: Option<usize>,
     /// Rows printed for a query typed directly.
     pub rows: usize,
 }
 
 /// The setting names, for `config` and completion.
-pub const SETTINGS: [&str; 4] = ["threads", "timeout", "max-results", "rows"];
+pub const SETTINGS: [&str; 5] = ["threads", "timeout", "max-results", "max-memory", "rows"];
 
 /// The commands, for `help` and completion.
 pub const COMMANDS: [&str; 7] = ["sparql", "load", "stats", "config", "help", "quit", "exit"];
@@ -43,6 +46,9 @@ pub struct Session {
     location: PathBuf,
     pub(super) store: Option<Store>,
     pub(super) settings: Settings,
+    /// The worker pool of the last thread count that differed from rayon's global pool,
+    /// kept so that repeated queries do not start threads each time.
+    pool: Mutex<Option<Arc<rayon::ThreadPool>>>,
 }
 
 const HELP: &str = "\
@@ -62,7 +68,8 @@ commands:
   stats
       triples, terms, predicates, classes, memory
   config [KEY VALUE]
-      show the settings, or set one: threads N, timeout SECONDS|off, max-results N|off, rows N
+      show the settings, or set one: threads N, timeout SECONDS|off, max-results N|off,
+      max-memory SIZE|off (512M, 4G, 1.5GiB, bytes), rows N
   help
       this text
   quit | exit | Ctrl-D
@@ -71,7 +78,7 @@ commands:
 
 impl Session {
     /// Opens the store at `location`, or starts empty when nothing is there yet.
-    pub fn open(location: &Path, threads: usize) -> Result<Self> {
+    pub fn open(location: &Path, threads: usize, limits: QueryLimits) -> Result<Self> {
         let store = if location.join("manifest.json").exists() {
             Some(Store::open(location)?.0)
         } else {
@@ -82,10 +89,12 @@ impl Session {
             store,
             settings: Settings {
                 threads: threads.max(1),
-                timeout: None,
-                max_results: None,
+                timeout: limits.timeout,
+                max_results: limits.max_results,
+                max_memory: limits.max_memory,
                 rows: 10,
             },
+            pool: Mutex::new(None),
         })
     }
 
@@ -113,13 +122,47 @@ impl Session {
 
     /// Execution options from the settings (and a per-query thread count).
     pub(super) fn exec_options(&self, threads: Option<usize>) -> ExecOptions {
-        ExecOptions {
+        // Options the engine adds later keep their defaults.
+        #[allow(clippy::needless_update)]
+        let options = ExecOptions {
             threads: threads.unwrap_or(self.settings.threads),
             timeout: self.settings.timeout,
             max_results: self.settings.max_results,
+            max_memory: self.settings.max_memory,
             cancel: None,
             ..ExecOptions::default()
+        };
+        options
+    }
+
+    /// Runs `work` where rayon has `threads` workers: on the global pool when it has that
+    /// many, else on a pool started for this count and kept until another count is asked
+    /// for (the engine would otherwise start one per parallel step).
+    pub(super) fn with_threads<R: Send>(
+        &self,
+        threads: usize,
+        work: impl FnOnce() -> R + Send,
+    ) -> Result<R> {
+        if rayon::current_num_threads() == threads {
+            return Ok(work());
         }
+        let pool = {
+            let mut cached = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+            match cached.as_ref() {
+                Some(pool) if pool.current_num_threads() == threads => pool.clone(),
+                _ => {
+                    let pool = Arc::new(
+                        rayon::ThreadPoolBuilder::new()
+                            .num_threads(threads)
+                            .build()
+                            .with_context(|| format!("starting {threads} worker threads"))?,
+                    );
+                    *cached = Some(pool.clone());
+                    pool
+                }
+            }
+        };
+        Ok(pool.install(work))
     }
 
     /// Runs one command line.
@@ -225,34 +268,27 @@ impl Session {
             [key] => bail!("config: `{key}` needs a value (config {key} VALUE)"),
             _ => bail!("config: expected `config KEY VALUE`"),
         };
-        let off = |v: &str| matches!(v, "off" | "none" | "0");
-        let count = |v: &str| -> Result<usize> {
-            v.parse::<usize>()
-                .ok()
-                .filter(|&n| n > 0)
-                .with_context(|| format!("config: {key} must be a whole number above 0, not `{v}`"))
-        };
+        let invalid = |error: String| anyhow::anyhow!("config: {key} {error}");
         match key {
-            "threads" => self.settings.threads = count(value)?.min(4096),
+            "threads" => {
+                self.settings.threads = limits::parse_threads(value).map_err(invalid)? as usize
+            }
             "rows" => {
                 self.settings.rows = value.parse().with_context(|| {
                     format!("config: rows must be a whole number, not `{value}`")
                 })?
             }
-            "timeout" if off(value) => self.settings.timeout = None,
             "timeout" => {
-                let seconds: f64 = value
-                    .trim_end_matches('s')
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s < 1e9)
-                    .with_context(|| {
-                        format!("config: timeout must be seconds above 0 or `off`, not `{value}`")
-                    })?;
-                self.settings.timeout = Some(Duration::from_secs_f64(seconds));
+                self.settings.timeout = limits::parse_timeout(value).map_err(invalid)?.into_option()
             }
-            "max-results" | "max_results" if off(value) => self.settings.max_results = None,
-            "max-results" | "max_results" => self.settings.max_results = Some(count(value)?),
+            "max-results" | "max_results" => {
+                self.settings.max_results =
+                    limits::parse_rows(value).map_err(invalid)?.into_option()
+            }
+            "max-memory" | "max_memory" => {
+                self.settings.max_memory =
+                    limits::parse_memory(value).map_err(invalid)?.into_option()
+            }
             other => bail!(
                 "config: unknown setting `{other}` (settings: {})",
                 SETTINGS.join(", ")
@@ -271,6 +307,10 @@ impl Session {
         match s.max_results {
             Some(n) => writeln!(out, "max-results  {n}")?,
             None => writeln!(out, "max-results  off")?,
+        }
+        match s.max_memory {
+            Some(n) => writeln!(out, "max-memory   {}", human_size(n))?,
+            None => writeln!(out, "max-memory   off")?,
         }
         writeln!(out, "rows         {}", s.rows)?;
         Ok(())

@@ -56,7 +56,11 @@ fn parse_options(args: &[String], base: Option<&Path>) -> Result<QueryOptions> {
             "-b" => options.batch = Some(path(value()?)),
             "-n" => options.runs = number(value()?, 1)?,
             "-N" => options.plan_runs = Some(number(value()?, 1)?),
-            "-m" => options.threads = Some(number(value()?, 1)?.min(4096)),
+            "-m" => {
+                let threads = crate::limits::parse_threads(value()?)
+                    .map_err(|e| anyhow::anyhow!("sparql: -m {e}"))?;
+                options.threads = Some(threads as usize);
+            }
             "-v" => options.rows = number(value()?, 0)?,
             "-o" => options.output = Some(path(value()?)),
             "-p" => options.plan = Some(path(value()?)),
@@ -178,7 +182,8 @@ impl Session {
         let mut last = None;
         for _ in 0..options.runs.max(1) {
             let started = Instant::now();
-            let (results, profile) = prepared.execute_profiled(store, &exec)?;
+            let (results, profile) =
+                self.with_threads(exec.threads, || prepared.execute_profiled(store, &exec))??;
             let rows = crate::bench_emulate::consume(&results);
             times.push(started.elapsed().as_secs_f64() * 1e6);
             last = Some((results, profile, rows));

@@ -65,7 +65,22 @@ impl Server {
     /// Starts `quiver serve --location STORE --bind 127.0.0.1:0 ARGS` and waits for its
     /// `listening on http://…` line.
     pub fn start(store: &Path, args: &[&str]) -> Server {
-        let mut child = quiver()
+        Self::spawn(quiver(), store, args)
+    }
+
+    /// Like [`Server::start`], with the process's address space capped at `bytes`
+    /// (`ulimit -v`): a server whose memory runs away dies instead of the machine.
+    pub fn start_capped(store: &Path, args: &[&str], bytes: u64) -> Server {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", bytes / 1024))
+            .arg(env!("CARGO_BIN_EXE_quiver"));
+        Self::spawn(command, store, args)
+    }
+
+    fn spawn(mut command: Command, store: &Path, args: &[&str]) -> Server {
+        let mut child = command
             .arg("serve")
             .arg("--location")
             .arg(store)
@@ -101,6 +116,19 @@ impl Server {
             address,
             log,
         }
+    }
+
+    /// The server's peak resident set size in bytes (`VmHWM` of `/proc/PID/status`).
+    pub fn peak_rss(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kib: u64 = line["VmHWM:".len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kib * 1024)
     }
 
     /// Everything the server wrote on stderr so far.

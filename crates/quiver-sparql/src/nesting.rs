@@ -1,0 +1,333 @@
+//! A guard against deeply nested query text, run before the parser.
+//!
+//! spargebra's parser descends recursively, one chain of calls per `(`, `{` or `[`, with no
+//! depth limit of its own: a request body of a million `(` overflows the stack of the
+//! thread parsing it and kills the process. [`check`] scans the text once, in linear time,
+//! and refuses nesting deeper than [`MAX_DEPTH`] levels of the three brackets combined with
+//! a syntax error at the line and column where the limit was crossed.
+//!
+//! The count must never fall below the parser's real depth, or crafted text could slip
+//! through. Brackets inside strings, IRIs and comments are not structure, but they are not
+//! simply skipped: inside those tokens opening brackets still count and closing ones only
+//! undo openings made inside the same token, so closers hidden in a token never lower the
+//! count, while a balanced `"(a+)+$"` or `<http://x/a_(b)>` leaves it unchanged.
+//!
+//! One token is read differently by the grammar depending on where it stands: inside an
+//! expression (always within parentheses) after an operand, `<` is less-than, elsewhere it
+//! starts an IRI. There `<x#…>` may begin a comment running to the line's end and `<x'…>`
+//! a string, whose closing brackets would not be real. So after such an ambiguous `<` the
+//! rest of its line counts like the inside of a token, and where a quote makes the two
+//! readings diverge further, closing brackets stop lowering the count for the rest of the
+//! text. `VALUES` blocks hold only data, where `<` is always an IRI.
+
+use crate::QueryError;
+
+/// The deepest nesting of `(`, `{` and `[` accepted, all kinds together. Real queries stay
+/// far below (a few levels of groups, OPTIONALs and function calls); the parser and the
+/// compiler handle this depth on a 2 MiB thread stack.
+pub const MAX_DEPTH: usize = 128;
+
+/// The scan's position: the count, and the line and column (1-based, in characters) of
+/// the byte about to be read.
+struct Scan {
+    depth: usize,
+    line: usize,
+    column: usize,
+    /// Set once the text could be read two ways that disagree on which brackets are real:
+    /// from then on, closing brackets no longer lower the count.
+    closers_ignored: bool,
+}
+
+impl Scan {
+    /// Moves past `byte`; UTF-8 continuation bytes do not start a new column.
+    fn advance(&mut self, byte: u8) {
+        if byte == b'\n' {
+            self.line += 1;
+            self.column = 1;
+        } else if byte & 0xC0 != 0x80 {
+            self.column += 1;
+        }
+    }
+
+    fn open(&mut self) -> Result<(), QueryError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(QueryError::Syntax(format!(
+                "error at {}:{}: nesting deeper than {MAX_DEPTH} levels of (, {{ and [",
+                self.line, self.column
+            )));
+        }
+        Ok(())
+    }
+
+    /// Reads `bytes[start..end]` as the inside of a string, IRI or comment: opening
+    /// brackets count, closing ones only down to the count at `start`.
+    fn inside(&mut self, bytes: &[u8], start: usize, end: usize) -> Result<(), QueryError> {
+        let floor = self.depth;
+        for &byte in &bytes[start..end] {
+            match byte {
+                b'(' | b'{' | b'[' => self.open()?,
+                b')' | b'}' | b']' if self.depth > floor && !self.closers_ignored => {
+                    self.depth -= 1
+                }
+                _ => {}
+            }
+            self.advance(byte);
+        }
+        Ok(())
+    }
+}
+
+/// Where the IRI that starts with the `<` at `start` ends (one past its `>`), when the
+/// text there has the shape of an IRI: no spaces and none of `<>"{}|^` and backquote
+/// before the `>`. Otherwise `<` is an operator.
+fn iri_end(bytes: &[u8], start: usize) -> Option<usize> {
+    for (offset, &byte) in bytes[start + 1..].iter().enumerate() {
+        match byte {
+            b'>' => return Some(start + offset + 2),
+            b'<' | b'"' | b'{' | b'}' | b'|' | b'^' | b'`' => return None,
+            _ if byte.is_ascii_whitespace() => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Where the string that starts with the quote at `start` ends: one past its closing
+/// quote (three for `'''` and `"""`), or the end of the text when it is not closed.
+fn string_end(bytes: &[u8], start: usize) -> usize {
+    let quote = bytes[start];
+    let long = bytes.get(start + 1) == Some(&quote) && bytes.get(start + 2) == Some(&quote);
+    let width = if long { 3 } else { 1 };
+    let mut i = start + width;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            byte if byte == quote && bytes[i..].iter().take(width).all(|&b| b == quote) => {
+                return (i + width).min(bytes.len());
+            }
+            // A short string ends at the line's end at the latest.
+            b'\n' | b'\r' if !long => return i,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+fn line_end(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |n| from + n)
+}
+
+/// Whether a byte can end an operand (a variable, name, number, literal, IRI or bracketed
+/// expression; strings and IRIs are tokens of their own), after which `<` inside an
+/// expression is less-than.
+fn ends_operand(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte >= 0x80 || b"_)]".contains(&byte)
+}
+
+/// Whether the keyword `VALUES` starts at `i` (as a whole word).
+fn values_keyword(bytes: &[u8], i: usize) -> bool {
+    let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b >= 0x80;
+    bytes.len() >= i + 6
+        && bytes[i..i + 6].eq_ignore_ascii_case(b"values")
+        && !bytes.get(i + 6).is_some_and(word)
+        && !(i > 0 && (word(&bytes[i - 1]) || b"?$:".contains(&bytes[i - 1])))
+}
+
+/// Refuses `text` when its brackets nest deeper than [`MAX_DEPTH`].
+pub fn check(text: &str) -> Result<(), QueryError> {
+    let bytes = text.as_bytes();
+    let mut scan = Scan {
+        depth: 0,
+        line: 1,
+        column: 1,
+        closers_ignored: false,
+    };
+    // The brackets open outside tokens, innermost last (never longer than the count).
+    let mut open: Vec<u8> = Vec::new();
+    // The length of `open` inside the `{` of the innermost VALUES block, if any.
+    let mut values_block: Option<usize> = None;
+    let mut values_pending = false;
+    let mut after_operand = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let byte = bytes[i];
+        let token_end = match byte {
+            b'#' => Some(line_end(bytes, i)),
+            b'"' | b'\'' => Some(string_end(bytes, i)),
+            b'<' => iri_end(bytes, i),
+            // An escaped character of a local name (`ex:a\'b`) is no quote or bracket.
+            b'\\' => Some((i + 2).min(bytes.len())),
+            _ => None,
+        };
+        if let Some(end) = token_end {
+            let in_values = values_block.is_some_and(|level| open.len() >= level);
+            let ambiguous =
+                byte == b'<' && after_operand && open.last() == Some(&b'(') && !in_values;
+            scan.inside(bytes, i, end)?;
+            let mut next = end;
+            if ambiguous {
+                let iri = &bytes[i + 1..end - 1];
+                let rest = line_end(bytes, end);
+                let quoted = |part: &[u8]| part.iter().any(|&b| b == b'\'' || b == b'"');
+                if quoted(iri) || (iri.contains(&b'#') && quoted(&bytes[end..rest])) {
+                    scan.closers_ignored = true;
+                } else if iri.contains(&b'#') {
+                    // Read as less-than, the rest of the line is a comment.
+                    scan.inside(bytes, end, rest)?;
+                    next = rest;
+                }
+            }
+            if byte != b'#' {
+                after_operand = true;
+            }
+            i = next;
+            continue;
+        }
+        match byte {
+            b'(' | b'{' | b'[' => {
+                scan.open()?;
+                open.push(byte);
+                if byte == b'{' && values_pending {
+                    values_block = Some(open.len());
+                    values_pending = false;
+                }
+            }
+            b')' | b'}' | b']' => {
+                if !scan.closers_ignored {
+                    scan.depth = scan.depth.saturating_sub(1);
+                }
+                open.pop();
+                if values_block.is_some_and(|level| open.len() < level) {
+                    values_block = None;
+                }
+                if byte == b'}' {
+                    values_pending = false;
+                }
+            }
+            b'v' | b'V' if values_keyword(bytes, i) => values_pending = true,
+            _ => {}
+        }
+        if !byte.is_ascii_whitespace() {
+            after_operand = ends_operand(byte);
+        }
+        scan.advance(byte);
+        i += 1;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(open: &str, close: &str, depth: usize) -> String {
+        format!("{}1{}", open.repeat(depth), close.repeat(depth))
+    }
+
+    fn refused_at(text: &str) -> String {
+        match check(text) {
+            Err(QueryError::Syntax(message)) => message,
+            other => panic!("expected a syntax error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn accepts_the_limit_and_refuses_one_more_level_where_it_is_crossed() {
+        for (open, close) in [("(", ")"), ("{", "}"), ("[", "]"), ("({[", "]})")] {
+            let levels = MAX_DEPTH / open.len();
+            assert!(check(&nested(open, close, levels)).is_ok(), "{open}");
+        }
+        let message = refused_at(&nested("(", ")", MAX_DEPTH + 1));
+        assert!(
+            message.starts_with("error at 1:129: nesting deeper than 128"),
+            "{message}"
+        );
+        // Kinds add up; the column counts characters, the line follows newlines.
+        let text = format!("SELECT * {{\n  é {}", "([".repeat(64));
+        assert!(
+            refused_at(&text).starts_with("error at 2:132:"),
+            "{}",
+            refused_at(&text)
+        );
+    }
+
+    #[test]
+    fn sequences_do_not_add_up() {
+        let flat = "{ ?s ?p ?o } UNION ".repeat(10_000) + "{}";
+        assert!(check(&flat).is_ok());
+        let calls = "FILTER(STRLEN(STR(?x)) > 1) ".repeat(10_000);
+        assert!(check(&calls).is_ok());
+    }
+
+    #[test]
+    fn balanced_brackets_in_strings_iris_and_comments_leave_the_depth_alone() {
+        // Brackets inside a token still count while it lasts: the deepest token here opens two.
+        let deep = "{".repeat(MAX_DEPTH - 2);
+        for token in [
+            "\"(a+)+$\"",
+            "'''{\n}'''",
+            "<http://x/a_(b)>",
+            "# a comment ( with ) brackets\n",
+            "\"\\\"((\\\"))\"",
+        ] {
+            let text = format!("{deep}{}{token}{}", token.repeat(1000), "{}");
+            assert!(check(&text).is_ok(), "{token}: {:?}", check(&text));
+        }
+        // Unbalanced opening brackets there are not ignored: a string of ( is refused.
+        assert!(check(&format!("\"{}\"", "(".repeat(MAX_DEPTH + 1))).is_err());
+    }
+
+    #[test]
+    fn closing_brackets_hidden_in_tokens_do_not_hide_nesting() {
+        // Closers in a string, an IRI-shaped token, a comment or after an escape never
+        // lower the depth below where the token began.
+        for hider in ["\")))\"", "<a)))>", "# )))\n", "'))'", "\\)"] {
+            let text = format!("(((( {hider} ").repeat(MAX_DEPTH / 4 + 1);
+            assert!(check(&text).is_err(), "{hider}");
+        }
+    }
+
+    #[test]
+    fn less_than_read_as_an_iri_does_not_hide_nesting() {
+        // Inside an expression `?a<'x>` is less-than and a string that swallows the
+        // closers after it; `?a<x#>` is less-than and a comment to the line's end.
+        let quote = "SELECT * { FILTER(".to_owned()
+            + &format!("{}?a<'x>{}' + ", "(".repeat(40), ")".repeat(40)).repeat(5);
+        assert!(check(&quote).is_err());
+        let hash = "SELECT * { FILTER(".to_owned()
+            + &format!("{}?a<x#>{}\n", "(".repeat(40), ")".repeat(40)).repeat(5);
+        assert!(check(&hash).is_err());
+    }
+
+    #[test]
+    fn iris_with_hashes_and_quotes_in_patterns_and_values_keep_the_count() {
+        let patterns = "?s <http://x#p> ?o . OPTIONAL { ?s <http://x#q> ?v }\n".repeat(1000);
+        assert!(check(&format!("SELECT * {{\n{patterns}}}")).is_ok());
+        let one_line = "?s <http://x#p> ?o OPTIONAL { ?s <http://x/it's> ?v } ".repeat(1000);
+        assert!(check(&format!("SELECT * {{ {one_line} }}")).is_ok());
+        let rows = "(<http://a#x> <http://a/it's>) (\"it's\" <http://a#y>)\n".repeat(1000);
+        let values = format!("SELECT * {{ VALUES (?x ?y) {{\n{rows}}} }}");
+        assert!(check(&values).is_ok());
+        let compared = "FILTER(?a < <http://x#y> && ?b<3 && (?c) > <http://x#z>)\n".repeat(1000);
+        assert!(check(&format!("SELECT * {{ {compared} }}")).is_ok());
+        // A variable named values is no VALUES block.
+        let not_values = "SELECT * { BIND(1 AS ?values) FILTER(?values<x#> ))))\n".to_owned();
+        assert!(check(&(not_values.clone() + &"(".repeat(MAX_DEPTH))).is_err());
+    }
+
+    #[test]
+    fn a_megabyte_of_brackets_is_refused() {
+        for open in ["(", "{", "["] {
+            let text = open.repeat(1 << 20);
+            assert!(refused_at(&text).starts_with("error at 1:129:"));
+        }
+        let unclosed = format!("SELECT * {{ ?s ?p \"{}", "x".repeat(1 << 20));
+        assert!(check(&unclosed).is_ok());
+        let iri_less = "<".repeat(1 << 20);
+        assert!(check(&iri_less).is_ok());
+    }
+}
