@@ -78,6 +78,13 @@ pub enum Operator {
     Project(Box<Operator>, Vec<VarId>),
     Distinct(Box<Operator>),
     OrderBy(Box<Operator>, Vec<OrderExpression>),
+    /// ORDER BY keeping only the first `k` rows (a LIMIT over an ORDER BY): a bounded
+    /// heap instead of a full sort.
+    TopK {
+        inner: Box<Operator>,
+        keys: Vec<OrderExpression>,
+        k: usize,
+    },
     Slice {
         inner: Box<Operator>,
         start: usize,
@@ -223,11 +230,18 @@ impl<'a> Compiler<'a> {
                 inner,
                 start,
                 length,
-            } => Operator::Slice {
-                inner: Box::new(self.compile(inner, graph)?),
-                start: *start,
-                length: *length,
-            },
+            } => {
+                let inner = self.compile(inner, graph)?;
+                let inner = match length {
+                    Some(length) => top_k(inner, start.saturating_add(*length)),
+                    None => inner,
+                };
+                Operator::Slice {
+                    inner: Box::new(inner),
+                    start: *start,
+                    length: *length,
+                }
+            }
             GraphPattern::Path {
                 subject,
                 path,
@@ -353,6 +367,16 @@ impl<'a> Compiler<'a> {
     }
 }
 
+/// The operator under a LIMIT of `k` rows (counting the OFFSET): an ORDER BY, directly or
+/// under a projection, becomes a top-k.
+fn top_k(operator: Operator, k: usize) -> Operator {
+    match operator {
+        Operator::OrderBy(inner, keys) => Operator::TopK { inner, keys, k },
+        Operator::Project(inner, vars) => Operator::Project(Box::new(top_k(*inner, k)), vars),
+        other => other,
+    }
+}
+
 /// Whether `left` is a path between two variables and `right` a basic graph pattern that
 /// binds one of them.
 fn path_first_but_bound_by(left: &GraphPattern, right: &GraphPattern) -> bool {
@@ -446,6 +470,7 @@ pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
         Operator::Filter(_, inner, _) | Operator::Distinct(inner) | Operator::OrderBy(inner, _) => {
             certain_vars(inner)
         }
+        Operator::TopK { inner, .. } => certain_vars(inner),
         Operator::Slice { inner, .. } => certain_vars(inner),
         Operator::Extend { inner, .. } => certain_vars(inner),
         Operator::Union(a, b) => {

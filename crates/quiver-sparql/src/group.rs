@@ -21,8 +21,10 @@ use quiver_model::Id;
 use rustc_hash::{FxHashMap, FxHashSet};
 use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression};
 
+use crate::context::{ensure_addressable, ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;
 use crate::eval::Evaluator;
+use crate::memory::{Reservation, ID_BYTES};
 use crate::table::{Table, VarId, UNBOUND};
 
 /// One aggregate of a group.
@@ -98,9 +100,12 @@ pub fn group(
     table: &Table,
     keys: &[VarId],
     aggregates: &[(VarId, Aggregate)],
-) -> (Table, GroupProfile) {
+) -> Result<(Table, GroupProfile), QueryError> {
     let started = Instant::now();
-    let groups = Groups::of(table, keys);
+    ensure_addressable(table.rows)?;
+    let ctx = evaluator.ctx();
+    let mut memory = ctx.reservation();
+    let groups = Groups::of(&ctx, &mut memory, table, keys)?;
     let mut vars = keys.to_vec();
     let mut columns: Vec<Vec<Id>> = keys
         .iter()
@@ -111,7 +116,8 @@ pub fn group(
         .collect();
     for (var, aggregate) in aggregates {
         vars.push(*var);
-        columns.push(aggregate_column(evaluator, table, &groups, aggregate));
+        memory.try_grow(groups.count * ID_BYTES)?;
+        columns.push(aggregate_column(evaluator, &ctx, table, &groups, aggregate)?);
     }
     let profile = GroupProfile {
         rows: table.rows,
@@ -123,7 +129,12 @@ pub fn group(
         columns,
         rows: groups.count,
     };
-    (table, profile)
+    Ok((table, profile))
+}
+
+/// Bytes of one entry of a group index over `width` key columns.
+fn group_entry_bytes(width: usize) -> usize {
+    width * ID_BYTES + 4 + 3 * std::mem::size_of::<usize>() + 8
 }
 
 /// The group of each row.
@@ -135,22 +146,34 @@ struct Groups {
 }
 
 impl Groups {
-    fn of(table: &Table, keys: &[VarId]) -> Self {
+    fn of(
+        ctx: &ExecContext<'_>,
+        memory: &mut Reservation,
+        table: &Table,
+        keys: &[VarId],
+    ) -> Result<Self, QueryError> {
         let rows = table.rows;
         let columns: Vec<&[Id]> = keys.iter().filter_map(|&k| table.column(k)).collect();
+        memory.try_grow(rows * 4)?;
         if columns.is_empty() {
             // One group: of every row, or (without GROUP BY) the empty group of no rows.
-            return Groups {
+            return Ok(Groups {
                 of_row: vec![0; rows],
                 first: if rows > 0 { vec![0] } else { Vec::new() },
                 count: if keys.is_empty() { 1 } else { rows.min(1) },
-            };
+            });
         }
+        let base = memory.size();
+        let per_group = group_entry_bytes(columns.len());
         let mut of_row = Vec::with_capacity(rows);
         let mut first: Vec<u32> = Vec::new();
         if let [column] = columns.as_slice() {
             let mut index: FxHashMap<Id, u32> = FxHashMap::default();
             for (row, &id) in column.iter().enumerate() {
+                if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
+                    ctx.check()?;
+                    memory.try_resize(base + first.len() * per_group)?;
+                }
                 let next = first.len() as u32;
                 let group = *index.entry(id).or_insert_with(|| {
                     first.push(row as u32);
@@ -162,6 +185,10 @@ impl Groups {
             let mut index: FxHashMap<Vec<Id>, u32> = FxHashMap::default();
             let mut key = Vec::with_capacity(columns.len());
             for row in 0..rows {
+                if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
+                    ctx.check()?;
+                    memory.try_resize(base + first.len() * per_group)?;
+                }
                 key.clear();
                 key.extend(columns.iter().map(|c| c[row]));
                 let group = match index.get(&key) {
@@ -177,23 +204,25 @@ impl Groups {
             }
         }
         let count = first.len();
-        Groups {
+        memory.try_resize(base + count * per_group)?;
+        Ok(Groups {
             of_row,
             first,
             count,
-        }
+        })
     }
 }
 
 fn aggregate_column(
     evaluator: &Evaluator<'_>,
+    ctx: &ExecContext<'_>,
     table: &Table,
     groups: &Groups,
     aggregate: &Aggregate,
-) -> Vec<Id> {
+) -> Result<Vec<Id>, QueryError> {
     let Some(argument) = &aggregate.argument else {
         let counts = if aggregate.distinct {
-            count_distinct_solutions(evaluator, table, groups)
+            count_distinct_solutions(evaluator, ctx, table, groups)?
         } else {
             let mut counts = vec![0; groups.count];
             for &group in &groups.of_row {
@@ -201,21 +230,28 @@ fn aggregate_column(
             }
             counts
         };
-        return integers(evaluator, counts);
+        return Ok(integers(evaluator, counts));
     };
-    let values = argument_ids(evaluator, table, argument);
+    let values = argument_ids(evaluator, ctx, table, argument)?;
     // MIN and MAX of a bag are those of its set: skipping repeats saves decoding them.
     let distinct =
         aggregate.distinct || matches!(aggregate.function, Function::Min | Function::Max);
     let mut seen: FxHashSet<(u32, Id)> = FxHashSet::default();
-    let entries = groups
-        .of_row
-        .iter()
-        .zip(values.iter())
-        .filter(|&(&group, &id)| !distinct || seen.insert((group, id)))
-        .map(|(&group, &id)| (group as usize, id));
+    let mut memory = ctx.reservation();
+    let mut entries_list: Vec<(usize, Id)> = Vec::new();
+    for (row, (&group, &id)) in groups.of_row.iter().zip(values.iter()).enumerate() {
+        if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
+            ctx.check()?;
+            memory.try_resize((seen.len() + entries_list.len()) * 24)?;
+        }
+        if !distinct || seen.insert((group, id)) {
+            entries_list.push((group as usize, id));
+        }
+    }
+    drop(seen);
+    let entries = entries_list.into_iter();
     let mut decoder = Decoder::new(evaluator);
-    match &aggregate.function {
+    Ok(match &aggregate.function {
         Function::Count => {
             let mut counts = vec![0; groups.count];
             for (group, id) in entries {
@@ -315,7 +351,7 @@ fn aggregate_column(
                 })
                 .collect()
         }
-    }
+    })
 }
 
 /// The running MIN or MAX of a group.
@@ -329,7 +365,12 @@ enum Extreme {
 
 /// COUNT(DISTINCT *): distinct solutions, over the variables a solution shows (not the
 /// hidden ones standing for blank nodes).
-fn count_distinct_solutions(evaluator: &Evaluator<'_>, table: &Table, groups: &Groups) -> Vec<u64> {
+fn count_distinct_solutions(
+    evaluator: &Evaluator<'_>,
+    ctx: &ExecContext<'_>,
+    table: &Table,
+    groups: &Groups,
+) -> Result<Vec<u64>, QueryError> {
     let vars = evaluator.vars.borrow();
     let visible: Vec<&[Id]> = table
         .vars
@@ -340,38 +381,47 @@ fn count_distinct_solutions(evaluator: &Evaluator<'_>, table: &Table, groups: &G
         .collect();
     let mut counts = vec![0; groups.count];
     let mut seen: FxHashSet<(u32, Vec<Id>)> = FxHashSet::default();
+    let mut memory = ctx.reservation();
+    let per_row = visible.len() * ID_BYTES + 48;
     for (row, &group) in groups.of_row.iter().enumerate() {
+        if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
+            ctx.check()?;
+            memory.try_resize(seen.len() * per_row)?;
+        }
         let solution = visible.iter().map(|column| column[row]).collect();
         if seen.insert((group, solution)) {
             counts[group as usize] += 1;
         }
     }
-    counts
+    Ok(counts)
 }
 
 /// The ids of the aggregated expression, row by row: a variable's column as it is, or the
 /// values of an expression interned.
 fn argument_ids<'t>(
     evaluator: &Evaluator<'_>,
+    ctx: &ExecContext<'_>,
     table: &'t Table,
     argument: &Expression,
-) -> Cow<'t, [Id]> {
+) -> Result<Cow<'t, [Id]>, QueryError> {
     if let Expression::Variable(variable) = argument {
         let var = evaluator.vars.borrow().get(variable);
-        return match var.and_then(|var| table.column(var)) {
+        return Ok(match var.and_then(|var| table.column(var)) {
             Some(column) => Cow::Borrowed(column),
             None => Cow::Owned(vec![UNBOUND; table.rows]),
-        };
+        });
     }
-    Cow::Owned(
-        (0..table.rows)
-            .map(|row| {
-                evaluator
-                    .expression(argument, table, row)
-                    .map_or(UNBOUND, |term| evaluator.intern(&term))
-            })
-            .collect(),
-    )
+    let mut ids = Vec::with_capacity(table.rows);
+    for row in 0..table.rows {
+        ctx.tick(row)?;
+        ids.push(
+            evaluator
+                .expression(argument, table, row)
+                .map_or(UNBOUND, |term| evaluator.intern(&term)),
+        );
+    }
+    ctx.check()?;
+    Ok(Cow::Owned(ids))
 }
 
 /// Counts as `xsd:integer` ids (each distinct count interned once).

@@ -8,6 +8,7 @@
 
 pub mod algebra;
 pub mod bgp;
+pub mod context;
 pub mod dataset;
 pub mod describe;
 pub mod engine;
@@ -19,11 +20,13 @@ mod fuse;
 pub mod group;
 mod intersect;
 mod join;
+pub mod memory;
 pub mod path;
 pub mod plan_file;
 pub mod planner;
 pub mod results;
 pub mod table;
+mod top_k;
 pub mod update;
 
 pub use engine::{
