@@ -82,10 +82,7 @@ impl QueryState {
         if !self.stopped.load(Ordering::Acquire) {
             return None;
         }
-        self.error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.error.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub fn budget(&self) -> &Arc<MemoryBudget> {
@@ -182,4 +179,31 @@ pub fn ensure_addressable(rows: usize) -> Result<(), QueryError> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_numbers_never_wrap() {
+        assert!(ensure_addressable(1000).is_ok());
+        let max = (u32::MAX as usize).min(crate::table::UNBOUND as usize - 1);
+        assert!(ensure_addressable(max).is_ok());
+        let error = ensure_addressable(max + 1).unwrap_err();
+        assert!(
+            error.to_string().contains(&(max + 1).to_string()),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_recorded_error_stops_every_later_check() {
+        let state = QueryState::new(None, None, MemoryBudget::new(None), None);
+        assert!(state.check().is_ok());
+        state.fail(QueryError::Timeout(1.0));
+        state.fail(QueryError::Cancelled);
+        assert!(matches!(state.check(), Err(QueryError::Timeout(_))));
+        assert!(matches!(state.error(), Some(QueryError::Timeout(_))));
+    }
 }

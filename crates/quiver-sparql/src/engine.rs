@@ -13,11 +13,11 @@ use spargebra::{Query, SparqlParser};
 use crate::algebra::{Compiler, Operator};
 use crate::bgp::Vars;
 use crate::context::{CheckHook, QueryState};
-use crate::memory::MemoryBudget;
 use crate::dataset::DatasetScope;
 use crate::error::QueryError;
 use crate::eval::{BgpProfile, Evaluator};
 use crate::group::GroupProfile;
+use crate::memory::MemoryBudget;
 use crate::table::{Table, VarId};
 
 /// Options for preparing a query.

@@ -170,19 +170,18 @@ impl<'a> Evaluator<'a> {
         if let Some(&id) = locals.index.get(term) {
             return id;
         }
-        let free = (UNBOUND as u64).saturating_sub(1 + self.store.terms());
-        if locals.terms.len() as u64 >= free {
+        let Some(id) = local_id(locals.terms.len(), self.store.terms()) else {
             self.state.fail(QueryError::Unsupported(format!(
-                "the query computes more than {free} new terms (no ids are left for them)"
+                "the query computes more new terms than the {} ids the dictionary leaves free",
+                (UNBOUND as u64).saturating_sub(1 + self.store.terms())
             )));
             return UNBOUND;
-        }
+        };
         let bytes = LOCAL_TERM_BYTES + 2 * term.to_string().len();
         if let Err(error) = self.local_bytes.borrow_mut().try_grow(bytes) {
             self.state.fail(error);
             return UNBOUND;
         }
-        let id = UNBOUND - 1 - locals.terms.len() as Id;
         locals.terms.push(term.clone());
         locals.index.insert(term.clone(), id);
         id
@@ -380,6 +379,14 @@ impl<'a> Evaluator<'a> {
     }
 }
 
+/// The id of the computed term numbered `n` (counting from 0) over a dictionary of
+/// `terms` terms: ids run down from `UNBOUND - 1`; `None` once they would reach the
+/// dictionary's.
+fn local_id(n: usize, terms: u64) -> Option<Id> {
+    let id = (UNBOUND as u64).checked_sub(1)?.checked_sub(n as u64)?;
+    (id >= terms).then(|| Id::try_from(id).ok()).flatten()
+}
+
 /// The rows of `a` then those of `b`, over the variables of both; copied a stride of rows
 /// at a time between checks.
 pub(crate) fn union(ctx: &ExecContext<'_>, a: Table, b: Table) -> Result<Table, QueryError> {
@@ -433,5 +440,22 @@ fn ground_term(term: &GroundTerm) -> Term {
         GroundTerm::Literal(l) => l.clone().into(),
         #[allow(unreachable_patterns)]
         _ => Term::from(oxrdf::NamedNode::new_unchecked("urn:quiver:unsupported")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_ids_stop_before_the_dictionarys() {
+        let max = UNBOUND as u64;
+        assert_eq!(local_id(0, 10), Some(UNBOUND - 1));
+        assert_eq!(local_id(5, 10), Some(UNBOUND - 6));
+        // The last free id is the dictionary's size; one more would collide.
+        let last = (max - 1 - 10) as usize;
+        assert_eq!(local_id(last, 10), Some(10 as Id));
+        assert_eq!(local_id(last + 1, 10), None);
+        assert_eq!(local_id(usize::MAX, 0), None);
     }
 }

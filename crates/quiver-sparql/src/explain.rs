@@ -91,7 +91,11 @@ pub fn render(profile: &ExecutionProfile) -> String {
         let _ = writeln!(out, "\n{note}");
     }
     if profile.peak_memory > 0 {
-        let _ = writeln!(out, "\npeak memory held by operators: {} bytes", profile.peak_memory);
+        let _ = writeln!(
+            out,
+            "\npeak memory held by operators: {} bytes",
+            profile.peak_memory
+        );
     }
     for (p, path) in profile.paths.iter().enumerate() {
         let _ = writeln!(

@@ -316,7 +316,10 @@ impl Output {
     /// Keeps the first `cap` rows.
     fn truncate(&mut self, cap: usize) {
         self.selection.truncate(cap);
-        for (_, column) in [&mut self.target, &mut self.predicate].into_iter().flatten() {
+        for (_, column) in [&mut self.target, &mut self.predicate]
+            .into_iter()
+            .flatten()
+        {
             column.truncate(cap);
         }
     }

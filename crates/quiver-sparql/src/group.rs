@@ -117,7 +117,9 @@ pub fn group(
     for (var, aggregate) in aggregates {
         vars.push(*var);
         memory.try_grow(groups.count * ID_BYTES)?;
-        columns.push(aggregate_column(evaluator, &ctx, table, &groups, aggregate)?);
+        columns.push(aggregate_column(
+            evaluator, &ctx, table, &groups, aggregate,
+        )?);
     }
     let profile = GroupProfile {
         rows: table.rows,

@@ -74,7 +74,7 @@ pub(crate) fn hash_join(
             result.columns[c].push(value);
         }
         result.rows += 1;
-        if result.rows % CHECK_STRIDE == 0 {
+        if result.rows.is_multiple_of(CHECK_STRIDE) {
             output_memory.try_resize(table_bytes(result.rows, vars.len()))?;
         }
         Ok(())
@@ -119,7 +119,11 @@ pub(crate) fn hash_join(
 /// MINUS: drops left rows compatible with a right row sharing at least one bound variable.
 /// Right rows binding every shared variable are found through a hash index; the others
 /// (some shared variable unbound) are scanned for each left row.
-pub(crate) fn minus(ctx: &ExecContext<'_>, left: Table, right: &Table) -> Result<Table, QueryError> {
+pub(crate) fn minus(
+    ctx: &ExecContext<'_>,
+    left: Table,
+    right: &Table,
+) -> Result<Table, QueryError> {
     ensure_addressable(left.rows)?;
     let common: Vec<VarId> = left
         .vars

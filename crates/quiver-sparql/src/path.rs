@@ -27,8 +27,8 @@ use spargebra::algebra::PropertyPathExpression;
 
 use crate::algebra::GraphRef;
 use crate::bgp::add_vars;
-use crate::error::QueryError;
 use crate::context::{ExecContext, CHECK_STRIDE};
+use crate::error::QueryError;
 use crate::memory::ID_BYTES;
 use crate::table::{Table, VarId};
 
@@ -287,7 +287,7 @@ impl Walker<'_> {
         while !frontier.is_empty() {
             for &vertex in &frontier {
                 expanded += 1;
-                if expanded % CHECK_STRIDE == 0 {
+                if expanded.is_multiple_of(CHECK_STRIDE) {
                     self.ctx.check()?;
                     memory.try_resize(
                         visited.len() * VISITED_BYTES

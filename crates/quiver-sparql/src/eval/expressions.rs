@@ -17,8 +17,11 @@ use crate::algebra::{Compiler, Operator};
 use crate::context::{ensure_addressable, table_bytes, CHECK_STRIDE};
 use crate::error::QueryError;
 use crate::join::hash_join;
-use crate::memory::ID_BYTES;
+use crate::memory::{Reservation, ID_BYTES};
 use crate::table::{Table, VarId, UNBOUND};
+
+/// The ORDER BY keys of one row.
+pub(crate) type OrderKey = Vec<Option<Term>>;
 
 /// Bytes of one computed ORDER BY key besides the text of its term.
 pub(crate) const KEY_BYTES: usize = std::mem::size_of::<Option<Term>>();
@@ -72,7 +75,11 @@ impl Evaluator<'_> {
         Ok(table)
     }
 
-    pub(crate) fn filter(&self, table: Table, expression: &Expression) -> Result<Table, QueryError> {
+    pub(crate) fn filter(
+        &self,
+        table: Table,
+        expression: &Expression,
+    ) -> Result<Table, QueryError> {
         let ctx = self.ctx();
         let mut keep: Vec<u32> = Vec::new();
         for row in 0..table.rows {
@@ -198,7 +205,7 @@ impl Evaluator<'_> {
         &self,
         table: &Table,
         keys: &[OrderExpression],
-    ) -> Result<(Vec<Vec<Option<Term>>>, crate::memory::Reservation), QueryError> {
+    ) -> Result<(Vec<OrderKey>, Reservation), QueryError> {
         let ctx = self.ctx();
         let mut reservation = ctx.reservation();
         let mut values = Vec::with_capacity(table.rows);
@@ -243,7 +250,7 @@ impl Evaluator<'_> {
                 return Ordering::Equal;
             }
             compared += 1;
-            if compared % (16 * CHECK_STRIDE) == 0 {
+            if compared.is_multiple_of(16 * CHECK_STRIDE) {
                 if let Err(error) = ctx.check() {
                     stopped = Some(error);
                     return Ordering::Equal;
