@@ -10,25 +10,14 @@ use quiver_store::{GraphIndex, Store};
 use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
 use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern};
 
+use crate::aggregate::{Aggregate, Function};
 use crate::bgp::{resolve, Bgp, Vars};
 use crate::dataset::DatasetScope;
+pub use crate::dataset::{graph_index, GraphRef};
 use crate::error::QueryError;
-use crate::group::{Aggregate, Function};
 use crate::path::{Path, PathPattern, PathTerm};
 use crate::planner::{plan, Step};
 use crate::table::VarId;
-
-/// Which graph a pattern reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GraphRef {
-    Default,
-    /// A named graph, by the term id of its name.
-    Named(quiver_model::Id),
-    /// A named graph the store does not have: nothing matches.
-    Missing,
-    /// The merge of the query's `FROM` graphs (see [`DatasetScope`]).
-    Merged,
-}
 
 /// A basic graph pattern with its plans.
 #[derive(Debug, Clone)]
@@ -436,19 +425,6 @@ fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
             list.iter().for_each(|e| collect_vars(e, out))
         }
         _ => {}
-    }
-}
-
-/// The index a pattern on `graph` reads (an empty one for a missing graph). The merged
-/// default graph of a dataset is held by its [`DatasetScope`], which callers ask instead.
-pub fn graph_index(store: &Store, graph: GraphRef) -> &GraphIndex {
-    static EMPTY: std::sync::OnceLock<GraphIndex> = std::sync::OnceLock::new();
-    match graph {
-        GraphRef::Default => store.graph(),
-        GraphRef::Named(id) => store
-            .named_graph(id)
-            .unwrap_or_else(|| EMPTY.get_or_init(GraphIndex::default)),
-        GraphRef::Missing | GraphRef::Merged => EMPTY.get_or_init(GraphIndex::default),
     }
 }
 

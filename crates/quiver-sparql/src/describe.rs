@@ -11,7 +11,6 @@ use quiver_model::{DecodedTerm, Id};
 use quiver_store::Direction;
 use rustc_hash::FxHashSet;
 
-use crate::engine::count_triple;
 use crate::error::QueryError;
 use crate::eval::Evaluator;
 use crate::table::UNBOUND;
@@ -75,4 +74,23 @@ fn is_blank(evaluator: &Evaluator<'_>, id: Id) -> bool {
     evaluator
         .store
         .with_term(id, |term| matches!(term, Some(DecodedTerm::Blank(_))))
+}
+
+/// Bytes charged per triple of a CONSTRUCT or DESCRIBE result (three terms and the set
+/// entry that removes repeats), besides the terms' text.
+pub(crate) const TRIPLE_BYTES: usize = 2 * std::mem::size_of::<Triple>();
+
+/// Charges one triple of a graph result and fails past the result cap.
+pub(crate) fn count_triple(
+    memory: &mut crate::memory::Reservation,
+    triple: &Triple,
+    count: usize,
+    max_results: Option<usize>,
+) -> Result<(), QueryError> {
+    if let Some(cap) = max_results {
+        if count > cap {
+            return Err(QueryError::TooManyResults(cap));
+        }
+    }
+    memory.try_grow(TRIPLE_BYTES + 2 * triple.to_string().len())
 }

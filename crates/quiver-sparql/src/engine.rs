@@ -14,6 +14,7 @@ use crate::algebra::{Compiler, Operator};
 use crate::bgp::Vars;
 use crate::context::{CheckHook, QueryState};
 use crate::dataset::DatasetScope;
+use crate::describe::count_triple;
 use crate::error::QueryError;
 use crate::eval::{BgpProfile, Evaluator};
 use crate::group::GroupProfile;
@@ -312,25 +313,6 @@ impl PreparedQuery {
     pub fn var_name(&self, var: VarId) -> &str {
         self.vars.name(var)
     }
-}
-
-/// Bytes charged per triple of a CONSTRUCT or DESCRIBE result (three terms and the set
-/// entry that removes repeats), besides the terms' text.
-pub(crate) const TRIPLE_BYTES: usize = 2 * std::mem::size_of::<Triple>();
-
-/// Charges one triple of a graph result and fails past the result cap.
-pub(crate) fn count_triple(
-    memory: &mut crate::memory::Reservation,
-    triple: &Triple,
-    count: usize,
-    max_results: Option<usize>,
-) -> Result<(), QueryError> {
-    if let Some(cap) = max_results {
-        if count > cap {
-            return Err(QueryError::TooManyResults(cap));
-        }
-    }
-    memory.try_grow(TRIPLE_BYTES + 2 * triple.to_string().len())
 }
 
 fn construct(

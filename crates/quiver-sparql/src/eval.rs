@@ -29,6 +29,7 @@ use crate::group::{group, GroupProfile};
 use crate::join::minus;
 use crate::memory::{Reservation, ID_BYTES};
 use crate::path::PathProfile;
+use crate::scope::Scope;
 use crate::table::{Table, VarId, UNBOUND};
 
 pub(crate) mod expressions;
@@ -376,6 +377,37 @@ impl<'a> Evaluator<'a> {
             result = union(&ctx, result, table)?;
         }
         Ok(result)
+    }
+}
+
+impl Scope for Evaluator<'_> {
+    fn ctx(&self) -> ExecContext<'_> {
+        Evaluator::ctx(self)
+    }
+
+    fn expression(&self, expression: &Expression, table: &Table, row: usize) -> Option<Term> {
+        Evaluator::expression(self, expression, table, row)
+    }
+
+    fn term(&self, id: Id) -> Option<Term> {
+        Evaluator::term(self, id)
+    }
+
+    fn intern(&self, term: &Term) -> Id {
+        Evaluator::intern(self, term)
+    }
+
+    fn var(&self, variable: &oxrdf::Variable) -> Option<VarId> {
+        self.vars.borrow().get(variable)
+    }
+
+    fn is_visible(&self, var: VarId) -> bool {
+        let vars = self.vars.borrow();
+        var < vars.len() && !vars.is_hidden(var)
+    }
+
+    fn note(&self, note: String) {
+        self.notes.borrow_mut().push(note);
     }
 }
 

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use quiver_store::Direction;
 
 use crate::engine::ExecutionProfile;
-use crate::planner::StepKind;
+use crate::step::StepKind;
 
 /// Renders a profile as a table, one block per basic graph pattern run.
 pub fn render(profile: &ExecutionProfile) -> String {

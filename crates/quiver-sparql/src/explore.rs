@@ -18,13 +18,14 @@ use quiver_model::{Id, PredId};
 use quiver_store::Direction;
 use rayon::prelude::*;
 
-use crate::bgp::{Bgp, Node, Pattern, Pred};
+use crate::bgp::{Bgp, Pattern, Pred};
 pub use crate::context::ExecContext;
 use crate::context::{ensure_addressable, CHECK_STRIDE};
 use crate::error::QueryError;
-use crate::memory::{Reservation, ID_BYTES};
-use crate::planner::{Step, StepKind};
-use crate::table::{Table, VarId, UNBOUND};
+use crate::memory::ID_BYTES;
+use crate::step::{Step, StepKind};
+use crate::step_io::{end, Bounded, End};
+use crate::table::{Table, VarId};
 
 /// Rows after which the remaining steps run in parallel. Low enough that a cyclic query
 /// whose few thousand rows each intersect long lists (q1, q3) fans out; light queries,
@@ -123,47 +124,6 @@ fn explore_all(
     apply_equalities(ctx, table, &bgp.equalities)
 }
 
-/// A step's context: the query's, the most rows it may emit, and its memory.
-pub(crate) struct Bounded<'c, 'a> {
-    pub ctx: &'c ExecContext<'a>,
-    /// Rows the step may emit; it stops (and sets `truncated`) on reaching them.
-    pub cap: usize,
-    pub truncated: bool,
-    pub memory: Reservation,
-}
-
-impl<'c, 'a> Bounded<'c, 'a> {
-    pub fn new(ctx: &'c ExecContext<'a>, cap: usize) -> Self {
-        Self {
-            ctx,
-            cap,
-            truncated: false,
-            memory: ctx.reservation(),
-        }
-    }
-
-    /// Checks the query's limits and charges `bytes` of output; every stride of rows.
-    #[inline]
-    #[track_caller]
-    pub fn tick(&mut self, row: usize, bytes: impl FnOnce() -> usize) -> Result<(), QueryError> {
-        if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
-            self.ctx.check()?;
-            self.memory.try_resize(bytes())?;
-        }
-        Ok(())
-    }
-
-    /// Whether `emitted` rows fill the cap (then the step stops).
-    #[inline]
-    pub fn full(&mut self, emitted: usize) -> bool {
-        if emitted >= self.cap {
-            self.truncated = true;
-            return true;
-        }
-        false
-    }
-}
-
 fn explore_parallel(
     bgp: &Bgp,
     steps: &[Step],
@@ -227,34 +187,6 @@ fn explore_parallel(
         });
     }
     Ok(result.unwrap_or_default())
-}
-
-/// Where a step reads or writes one end of its pattern.
-#[derive(Clone, Copy)]
-pub(crate) enum End<'t> {
-    Const(Id),
-    Column(&'t [Id]),
-    /// An unbound variable: the step binds it.
-    Free(VarId),
-}
-
-pub(crate) fn end<'t>(node: Node, table: &'t Table) -> End<'t> {
-    match node {
-        Node::Const(id) => End::Const(id),
-        Node::Var(v) => table.column(v).map_or(End::Free(v), End::Column),
-        Node::Absent => End::Const(UNBOUND),
-    }
-}
-
-impl End<'_> {
-    #[inline]
-    pub(crate) fn value(&self, row: usize) -> Option<Id> {
-        match self {
-            End::Const(id) => Some(*id),
-            End::Column(column) => Some(column[row]).filter(|&v| v != UNBOUND),
-            End::Free(_) => None,
-        }
-    }
 }
 
 /// Accumulates a step's output: parent rows and newly bound columns.

@@ -19,71 +19,15 @@ use oxrdf::vocab::xsd;
 use oxrdf::{Literal, Term};
 use quiver_model::Id;
 use rustc_hash::{FxHashMap, FxHashSet};
-use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression};
+use spargebra::algebra::Expression;
 
 use crate::context::{ensure_addressable, ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;
-use crate::eval::Evaluator;
 use crate::memory::{Reservation, ID_BYTES};
+use crate::scope::Scope;
 use crate::table::{Table, VarId, UNBOUND};
 
-/// One aggregate of a group.
-#[derive(Debug, Clone)]
-pub struct Aggregate {
-    pub function: Function,
-    /// The expression aggregated; `None` for `COUNT(*)`.
-    pub argument: Option<Expression>,
-    pub distinct: bool,
-}
-
-/// The aggregate functions of SPARQL 1.1.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Function {
-    Count,
-    Sum,
-    Avg,
-    Min,
-    Max,
-    /// With its separator.
-    GroupConcat(String),
-    Sample,
-}
-
-impl Aggregate {
-    pub fn new(expression: &AggregateExpression) -> Result<Self, QueryError> {
-        Ok(match expression {
-            AggregateExpression::CountSolutions { distinct } => Aggregate {
-                function: Function::Count,
-                argument: None,
-                distinct: *distinct,
-            },
-            AggregateExpression::FunctionCall {
-                name,
-                expr,
-                distinct,
-            } => Aggregate {
-                function: match name {
-                    AggregateFunction::Count => Function::Count,
-                    AggregateFunction::Sum => Function::Sum,
-                    AggregateFunction::Avg => Function::Avg,
-                    AggregateFunction::Min => Function::Min,
-                    AggregateFunction::Max => Function::Max,
-                    AggregateFunction::GroupConcat { separator } => {
-                        Function::GroupConcat(separator.clone().unwrap_or_else(|| " ".into()))
-                    }
-                    AggregateFunction::Sample => Function::Sample,
-                    AggregateFunction::Custom(name) => {
-                        return Err(QueryError::Unsupported(format!(
-                            "custom aggregate function {name}"
-                        )))
-                    }
-                },
-                argument: Some(expr.clone()),
-                distinct: *distinct,
-            },
-        })
-    }
-}
+pub use crate::aggregate::{Aggregate, Function};
 
 /// What one grouping did, for EXPLAIN.
 #[derive(Debug, Clone)]
@@ -96,7 +40,7 @@ pub struct GroupProfile {
 /// Groups `table` by `keys` and computes `aggregates`: one row per group with the key
 /// columns and then one column per aggregate.
 pub fn group(
-    evaluator: &Evaluator<'_>,
+    evaluator: &dyn Scope,
     table: &Table,
     keys: &[VarId],
     aggregates: &[(VarId, Aggregate)],
@@ -216,7 +160,7 @@ impl Groups {
 }
 
 fn aggregate_column(
-    evaluator: &Evaluator<'_>,
+    evaluator: &dyn Scope,
     ctx: &ExecContext<'_>,
     table: &Table,
     groups: &Groups,
@@ -368,17 +312,16 @@ enum Extreme {
 /// COUNT(DISTINCT *): distinct solutions, over the variables a solution shows (not the
 /// hidden ones standing for blank nodes).
 fn count_distinct_solutions(
-    evaluator: &Evaluator<'_>,
+    evaluator: &dyn Scope,
     ctx: &ExecContext<'_>,
     table: &Table,
     groups: &Groups,
 ) -> Result<Vec<u64>, QueryError> {
-    let vars = evaluator.vars.borrow();
     let visible: Vec<&[Id]> = table
         .vars
         .iter()
         .zip(&table.columns)
-        .filter(|(&var, _)| var < vars.len() && !vars.is_hidden(var))
+        .filter(|(&var, _)| evaluator.is_visible(var))
         .map(|(_, column)| column.as_slice())
         .collect();
     let mut counts = vec![0; groups.count];
@@ -401,13 +344,13 @@ fn count_distinct_solutions(
 /// The ids of the aggregated expression, row by row: a variable's column as it is, or the
 /// values of an expression interned.
 fn argument_ids<'t>(
-    evaluator: &Evaluator<'_>,
+    evaluator: &dyn Scope,
     ctx: &ExecContext<'_>,
     table: &'t Table,
     argument: &Expression,
 ) -> Result<Cow<'t, [Id]>, QueryError> {
     if let Expression::Variable(variable) = argument {
-        let var = evaluator.vars.borrow().get(variable);
+        let var = evaluator.var(variable);
         return Ok(match var.and_then(|var| table.column(var)) {
             Some(column) => Cow::Borrowed(column),
             None => Cow::Owned(vec![UNBOUND; table.rows]),
@@ -427,7 +370,7 @@ fn argument_ids<'t>(
 }
 
 /// Counts as `xsd:integer` ids (each distinct count interned once).
-fn integers(evaluator: &Evaluator<'_>, counts: Vec<u64>) -> Vec<Id> {
+fn integers(evaluator: &dyn Scope, counts: Vec<u64>) -> Vec<Id> {
     let mut ids: FxHashMap<u64, Id> = FxHashMap::default();
     counts
         .into_iter()
@@ -463,13 +406,13 @@ fn string_value(term: &Term) -> Option<&str> {
 }
 
 /// Decodes ids, each once.
-struct Decoder<'e, 'a> {
-    evaluator: &'e Evaluator<'a>,
+struct Decoder<'e> {
+    evaluator: &'e dyn Scope,
     cache: FxHashMap<Id, Option<Term>>,
 }
 
-impl<'e, 'a> Decoder<'e, 'a> {
-    fn new(evaluator: &'e Evaluator<'a>) -> Self {
+impl<'e> Decoder<'e> {
+    fn new(evaluator: &'e dyn Scope) -> Self {
         Self {
             evaluator,
             cache: FxHashMap::default(),

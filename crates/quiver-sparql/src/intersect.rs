@@ -5,9 +5,9 @@ use quiver_store::Direction;
 
 use crate::bgp::{Node, Pattern, Pred};
 use crate::error::QueryError;
-use crate::explore::{end, Bounded};
 use crate::memory::ID_BYTES;
-use crate::planner::{Step, StepKind};
+use crate::step::{Step, StepKind};
+use crate::step_io::{end, Bounded};
 use crate::table::Table;
 
 /// A walk fused with a partner pattern: both neighbour lists are intersected.

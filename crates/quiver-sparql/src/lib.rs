@@ -6,6 +6,7 @@
 //! order a cost-based planner chooses (or a user plan, `plan_file.rs`); the other
 //! operators work on the same columnar id tables ([`table`]).
 
+pub mod aggregate;
 pub mod algebra;
 pub mod bgp;
 pub mod context;
@@ -25,6 +26,9 @@ pub mod path;
 pub mod plan_file;
 pub mod planner;
 pub mod results;
+pub mod scope;
+pub mod step;
+mod step_io;
 pub mod table;
 mod top_k;
 pub mod update;

@@ -25,9 +25,9 @@ use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 use spargebra::algebra::PropertyPathExpression;
 
-use crate::algebra::GraphRef;
 use crate::bgp::add_vars;
 use crate::context::{ExecContext, CHECK_STRIDE};
+use crate::dataset::GraphRef;
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
 use crate::table::{Table, VarId};

@@ -13,9 +13,14 @@ use spargebra::algebra::OrderExpression;
 
 use crate::context::{ensure_addressable, table_bytes, CHECK_STRIDE};
 use crate::error::QueryError;
-use crate::eval::expressions::{compare_keys, key_bytes};
-use crate::eval::Evaluator;
+use crate::scope::Scope;
 use crate::table::Table;
+
+/// The ORDER BY keys of one row.
+pub(crate) type OrderKey = Vec<Option<Term>>;
+
+/// Bytes of one computed ORDER BY key besides the text of its term.
+const KEY_BYTES: usize = std::mem::size_of::<Option<Term>>();
 
 /// One row in the heap: its keys and number (the tie-break).
 struct Entry<'k> {
@@ -46,7 +51,7 @@ impl Eq for Entry<'_> {}
 
 /// The first `k` rows of `table` in the order of `keys`.
 pub(crate) fn top_k(
-    evaluator: &Evaluator<'_>,
+    evaluator: &dyn Scope,
     table: Table,
     keys: &[OrderExpression],
     k: usize,
@@ -89,10 +94,47 @@ pub(crate) fn top_k(
     reservation.try_resize(bytes + table_bytes(k, table.columns.len()))?;
     ctx.check()?;
     let rows: Vec<u32> = heap.into_sorted_vec().iter().map(|e| e.row).collect();
-    evaluator.notes.borrow_mut().push(format!(
+    evaluator.note(format!(
         "top-k: the first {} of {} rows in order, through a heap of at most {k}",
         rows.len(),
         table.rows
     ));
     Ok(table.gather(&rows))
+}
+
+/// Bytes of one row's ORDER BY keys.
+pub(crate) fn key_bytes(key: &[Option<Term>]) -> usize {
+    key.iter()
+        .map(|term| KEY_BYTES + term.as_ref().map_or(0, term_text_bytes))
+        .sum::<usize>()
+        + std::mem::size_of::<Vec<Option<Term>>>()
+}
+
+fn term_text_bytes(term: &Term) -> usize {
+    match term {
+        Term::NamedNode(n) => n.as_str().len(),
+        Term::BlankNode(b) => b.as_str().len(),
+        Term::Literal(l) => l.value().len() + l.language().map_or(0, str::len),
+        #[allow(unreachable_patterns)]
+        _ => 0,
+    }
+}
+
+/// The order of two rows' keys under the ORDER BY `keys`.
+pub(crate) fn compare_keys(
+    keys: &[OrderExpression],
+    a: &[Option<Term>],
+    b: &[Option<Term>],
+) -> Ordering {
+    for (k, key) in keys.iter().enumerate() {
+        let ordering = quiver_expr::order_terms(a[k].as_ref(), b[k].as_ref());
+        let ordering = match key {
+            OrderExpression::Asc(_) => ordering,
+            OrderExpression::Desc(_) => ordering.reverse(),
+        };
+        if ordering.is_ne() {
+            return ordering;
+        }
+    }
+    Ordering::Equal
 }

@@ -19,12 +19,7 @@ use crate::error::QueryError;
 use crate::join::hash_join;
 use crate::memory::{Reservation, ID_BYTES};
 use crate::table::{Table, VarId, UNBOUND};
-
-/// The ORDER BY keys of one row.
-pub(crate) type OrderKey = Vec<Option<Term>>;
-
-/// Bytes of one computed ORDER BY key besides the text of its term.
-pub(crate) const KEY_BYTES: usize = std::mem::size_of::<Option<Term>>();
+use crate::top_k::{compare_keys, key_bytes, OrderKey};
 
 impl Evaluator<'_> {
     /// A chain of BINDs / SELECT expressions, evaluated innermost first. The expressions of
@@ -263,41 +258,4 @@ impl Evaluator<'_> {
         }
         Ok(table.gather(&order))
     }
-}
-
-/// Bytes of one row's ORDER BY keys.
-pub(crate) fn key_bytes(key: &[Option<Term>]) -> usize {
-    key.iter()
-        .map(|term| KEY_BYTES + term.as_ref().map_or(0, term_text_bytes))
-        .sum::<usize>()
-        + std::mem::size_of::<Vec<Option<Term>>>()
-}
-
-fn term_text_bytes(term: &Term) -> usize {
-    match term {
-        Term::NamedNode(n) => n.as_str().len(),
-        Term::BlankNode(b) => b.as_str().len(),
-        Term::Literal(l) => l.value().len() + l.language().map_or(0, str::len),
-        #[allow(unreachable_patterns)]
-        _ => 0,
-    }
-}
-
-/// The order of two rows' keys under the ORDER BY `keys`.
-pub(crate) fn compare_keys(
-    keys: &[OrderExpression],
-    a: &[Option<Term>],
-    b: &[Option<Term>],
-) -> Ordering {
-    for (k, key) in keys.iter().enumerate() {
-        let ordering = quiver_expr::order_terms(a[k].as_ref(), b[k].as_ref());
-        let ordering = match key {
-            OrderExpression::Asc(_) => ordering,
-            OrderExpression::Desc(_) => ordering.reverse(),
-        };
-        if ordering.is_ne() {
-            return ordering;
-        }
-    }
-    Ordering::Equal
 }
