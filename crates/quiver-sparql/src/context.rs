@@ -153,7 +153,7 @@ impl<'a> ExecContext<'a> {
     }
 
     /// An empty reservation against the query's memory budget.
-    pub fn reservation(&self) -> Reservation {
+    pub fn reservation(&self) -> Reservation<'a> {
         self.state.budget.reservation()
     }
 

@@ -82,7 +82,7 @@ pub(crate) const TRIPLE_BYTES: usize = 2 * std::mem::size_of::<Triple>();
 
 /// Charges one triple of a graph result and fails past the result cap.
 pub(crate) fn count_triple(
-    memory: &mut crate::memory::Reservation,
+    memory: &mut crate::memory::Reservation<'_>,
     triple: &Triple,
     count: usize,
     max_results: Option<usize>,

@@ -65,7 +65,7 @@ pub struct Evaluator<'a> {
     pub state: &'a QueryState,
     pub vars: RefCell<Vars>,
     pub locals: RefCell<LocalTerms>,
-    local_bytes: RefCell<Reservation>,
+    local_bytes: RefCell<Reservation<'a>>,
     pub expressions: quiver_expr::EvalContext,
     pub profiles: RefCell<Vec<BgpProfile>>,
     pub group_profiles: RefCell<Vec<GroupProfile>>,
@@ -78,7 +78,7 @@ pub struct Evaluator<'a> {
     /// The graph the filter being evaluated reads (for its EXISTS patterns).
     pub(crate) active_graph: Cell<GraphRef>,
     /// The output tables operators returned, charged until their parent finishes.
-    held: RefCell<Vec<Reservation>>,
+    held: RefCell<Vec<Reservation<'a>>>,
     /// Rows the operator about to run is asked for at most (a LIMIT passed down through
     /// operators that keep every row).
     pending_limit: Cell<Option<usize>>,
@@ -201,7 +201,7 @@ impl<'a> Evaluator<'a> {
         let table = table?;
         ctx.check()?;
         ensure_addressable(table.rows)?;
-        let mut reservation = ctx.reservation();
+        let mut reservation = self.state.budget().reservation();
         reservation.try_grow(table_bytes(table.rows, table.columns.len()))?;
         self.held.borrow_mut().push(reservation);
         if let Some((cap, spine)) = &self.result_cap {

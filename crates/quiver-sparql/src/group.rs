@@ -94,7 +94,7 @@ struct Groups {
 impl Groups {
     fn of(
         ctx: &ExecContext<'_>,
-        memory: &mut Reservation,
+        memory: &mut Reservation<'_>,
         table: &Table,
         keys: &[VarId],
     ) -> Result<Self, QueryError> {
@@ -184,29 +184,78 @@ fn aggregate_column(
         aggregate.distinct || matches!(aggregate.function, Function::Min | Function::Max);
     let mut seen: FxHashSet<(u32, Id)> = FxHashSet::default();
     let mut memory = ctx.reservation();
-    let mut entries_list: Vec<(usize, Id)> = Vec::new();
-    for (row, (&group, &id)) in groups.of_row.iter().zip(values.iter()).enumerate() {
-        if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
-            ctx.check()?;
-            memory.try_resize((seen.len() + entries_list.len()) * 24)?;
-        }
-        if !distinct || seen.insert((group, id)) {
-            entries_list.push((group as usize, id));
-        }
+    if distinct {
+        // The set of (group, value) pairs: at most one entry per row.
+        memory.try_grow(table.rows.saturating_mul(24))?;
     }
-    drop(seen);
-    let entries = entries_list.into_iter();
+    let mut stopped: Option<QueryError> = None;
+    let entries = Checked {
+        inner: groups.of_row.iter().zip(values.iter()),
+        ctx,
+        seen: 0,
+        stopped: &mut stopped,
+    }
+    .map(|(&group, &id)| (group as usize, id));
+    // Two copies of the fold, so that the common case does not pay for the filter.
+    let column = if distinct {
+        fold(
+            evaluator,
+            &aggregate.function,
+            groups.count,
+            entries.filter(|&(group, id)| seen.insert((group as u32, id))),
+        )
+    } else {
+        fold(evaluator, &aggregate.function, groups.count, entries)
+    };
+    match stopped {
+        Some(error) => Err(error),
+        None => Ok(column),
+    }
+}
+
+/// An iterator that checks the query's limits every stride of items, and ends early
+/// (recording why) when a check fails.
+struct Checked<'c, 'a, I> {
+    inner: I,
+    ctx: &'c ExecContext<'a>,
+    seen: usize,
+    stopped: &'c mut Option<QueryError>,
+}
+
+impl<I: Iterator> Iterator for Checked<'_, '_, I> {
+    type Item = I::Item;
+
+    #[inline]
+    fn next(&mut self) -> Option<I::Item> {
+        self.seen += 1;
+        if self.seen.is_multiple_of(CHECK_STRIDE) {
+            if let Err(error) = self.ctx.check() {
+                *self.stopped = Some(error);
+                return None;
+            }
+        }
+        self.inner.next()
+    }
+}
+
+/// Combines the (group, value id) entries of an aggregate into one id per group.
+fn fold(
+    evaluator: &dyn Scope,
+    function: &Function,
+    count: usize,
+    entries: impl Iterator<Item = (usize, Id)>,
+) -> Vec<Id> {
     let mut decoder = Decoder::new(evaluator);
-    Ok(match &aggregate.function {
+    match function {
         Function::Count => {
-            let mut counts = vec![0; groups.count];
+            let mut counts = vec![0; count];
             for (group, id) in entries {
                 counts[group] += u64::from(id != UNBOUND);
             }
             integers(evaluator, counts)
         }
         Function::Sample => {
-            let mut samples = vec![UNBOUND; groups.count];
+            let mut samples = vec![UNBOUND; count];
             for (group, id) in entries {
                 if samples[group] == UNBOUND {
                     samples[group] = id;
@@ -216,8 +265,8 @@ fn aggregate_column(
         }
         Function::Sum | Function::Avg => {
             let zero = Term::from(Literal::from(0));
-            let mut sums: Vec<Option<Term>> = vec![Some(zero.clone()); groups.count];
-            let mut counts = vec![0_i64; groups.count];
+            let mut sums: Vec<Option<Term>> = vec![Some(zero.clone()); count];
+            let mut counts = vec![0_i64; count];
             for (group, id) in entries {
                 if let Some(sum) = &sums[group] {
                     sums[group] = decoder
@@ -227,7 +276,7 @@ fn aggregate_column(
                     counts[group] += 1;
                 }
             }
-            let average = aggregate.function == Function::Avg;
+            let average = *function == Function::Avg;
             sums.into_iter()
                 .zip(counts)
                 .map(|(sum, count)| {
@@ -244,12 +293,12 @@ fn aggregate_column(
                 .collect()
         }
         Function::Min | Function::Max => {
-            let wanted = if aggregate.function == Function::Min {
+            let wanted = if *function == Function::Min {
                 std::cmp::Ordering::Less
             } else {
                 std::cmp::Ordering::Greater
             };
-            let mut best: Vec<Extreme> = vec![Extreme::Empty; groups.count];
+            let mut best: Vec<Extreme> = vec![Extreme::Empty; count];
             for (group, id) in entries {
                 best[group] = match (std::mem::take(&mut best[group]), decoder.term(id)) {
                     (Extreme::Failed, _) | (_, None) => Extreme::Failed,
@@ -271,8 +320,8 @@ fn aggregate_column(
                 .collect()
         }
         Function::GroupConcat(separator) => {
-            let mut texts: Vec<Option<String>> = vec![Some(String::new()); groups.count];
-            let mut started = vec![false; groups.count];
+            let mut texts: Vec<Option<String>> = vec![Some(String::new()); count];
+            let mut started = vec![false; count];
             for (group, id) in entries {
                 let Some(text) = &mut texts[group] else {
                     continue;
@@ -297,7 +346,7 @@ fn aggregate_column(
                 })
                 .collect()
         }
-    })
+    }
 }
 
 /// The running MIN or MAX of a group.

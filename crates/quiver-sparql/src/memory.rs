@@ -46,9 +46,9 @@ impl MemoryBudget {
     }
 
     /// An empty reservation against this budget.
-    pub fn reservation(self: &Arc<Self>) -> Reservation {
+    pub fn reservation(&self) -> Reservation<'_> {
         Reservation {
-            budget: Arc::clone(self),
+            budget: self,
             bytes: 0,
         }
     }
@@ -71,14 +71,15 @@ impl MemoryBudget {
     }
 }
 
-/// One operator's share of a [`MemoryBudget`], freed on drop.
+/// One operator's share of a [`MemoryBudget`], freed on drop. Holding nothing costs
+/// nothing: the shared counter is only touched when the size changes.
 #[derive(Debug)]
-pub struct Reservation {
-    budget: Arc<MemoryBudget>,
+pub struct Reservation<'b> {
+    budget: &'b MemoryBudget,
     bytes: usize,
 }
 
-impl Reservation {
+impl Reservation<'_> {
     /// Bytes held.
     pub fn size(&self) -> usize {
         self.bytes
@@ -86,6 +87,9 @@ impl Reservation {
 
     /// Holds `bytes` more, or fails with [`QueryError::MemoryLimit`] (holding nothing more).
     pub fn try_grow(&mut self, bytes: usize) -> Result<(), QueryError> {
+        if bytes == 0 {
+            return Ok(());
+        }
         self.budget.try_take(bytes)?;
         self.bytes += bytes;
         Ok(())
@@ -104,6 +108,9 @@ impl Reservation {
     /// Gives back `bytes` (at most what is held).
     pub fn shrink(&mut self, bytes: usize) {
         let bytes = bytes.min(self.bytes);
+        if bytes == 0 {
+            return;
+        }
         self.budget.give_back(bytes);
         self.bytes -= bytes;
     }
@@ -114,7 +121,7 @@ impl Reservation {
     }
 }
 
-impl Drop for Reservation {
+impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         self.free();
     }

@@ -43,7 +43,7 @@ pub(crate) struct Bounded<'c, 'a> {
     /// Rows the step may emit; it stops (and sets `truncated`) on reaching them.
     pub cap: usize,
     pub truncated: bool,
-    pub memory: Reservation,
+    pub memory: Reservation<'a>,
 }
 
 impl<'c, 'a> Bounded<'c, 'a> {

@@ -200,7 +200,7 @@ impl Evaluator<'_> {
         &self,
         table: &Table,
         keys: &[OrderExpression],
-    ) -> Result<(Vec<OrderKey>, Reservation), QueryError> {
+    ) -> Result<(Vec<OrderKey>, Reservation<'_>), QueryError> {
         let ctx = self.ctx();
         let mut reservation = ctx.reservation();
         let mut values = Vec::with_capacity(table.rows);
