@@ -57,18 +57,25 @@ impl<'c, 'a> Bounded<'c, 'a> {
     }
 
     /// Checks the query's limits and charges `bytes` of output; every stride of rows.
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn tick(&mut self, row: usize, bytes: impl FnOnce() -> usize) -> Result<(), QueryError> {
         if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
-            self.ctx.check()?;
-            self.memory.try_resize(bytes())?;
+            return self.check_and_charge(bytes());
         }
         Ok(())
     }
 
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn check_and_charge(&mut self, bytes: usize) -> Result<(), QueryError> {
+        self.ctx.check()?;
+        self.memory.try_resize(bytes)
+    }
+
     /// Whether `emitted` rows fill the cap (then the step stops).
-    #[inline]
+    #[inline(always)]
     pub fn full(&mut self, emitted: usize) -> bool {
         if emitted >= self.cap {
             self.truncated = true;
