@@ -4,7 +4,10 @@
 //! execute (eval.rs, explore.rs) → results (engine.rs, results.rs)`. Basic graph patterns
 //! run as graph exploration over the store's (vertex, predicate, direction) index, in the
 //! order a cost-based planner chooses (or a user plan, `plan_file.rs`); the other
-//! operators work on the same columnar id tables ([`table`]).
+//! operators work on the same columnar id tables ([`table`]). Every operator of a running
+//! query shares one execution context ([`context`]: deadline, cancellation, recorded
+//! errors) and one memory budget ([`memory`]), which its loops check and charge as rows
+//! grow.
 
 pub mod aggregate;
 pub mod algebra;
