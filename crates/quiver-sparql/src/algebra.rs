@@ -10,25 +10,14 @@ use quiver_store::{GraphIndex, Store};
 use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
 use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern};
 
+use crate::aggregate::{Aggregate, Function};
 use crate::bgp::{resolve, Bgp, Vars};
 use crate::dataset::DatasetScope;
+pub use crate::dataset::{graph_index, GraphRef};
 use crate::error::QueryError;
-use crate::group::{Aggregate, Function};
 use crate::path::{Path, PathPattern, PathTerm};
 use crate::planner::{plan, Step};
 use crate::table::VarId;
-
-/// Which graph a pattern reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GraphRef {
-    Default,
-    /// A named graph, by the term id of its name.
-    Named(quiver_model::Id),
-    /// A named graph the store does not have: nothing matches.
-    Missing,
-    /// The merge of the query's `FROM` graphs (see [`DatasetScope`]).
-    Merged,
-}
 
 /// A basic graph pattern with its plans.
 #[derive(Debug, Clone)]
@@ -78,6 +67,13 @@ pub enum Operator {
     Project(Box<Operator>, Vec<VarId>),
     Distinct(Box<Operator>),
     OrderBy(Box<Operator>, Vec<OrderExpression>),
+    /// ORDER BY keeping only the first `k` rows (a LIMIT over an ORDER BY): a bounded
+    /// heap instead of a full sort.
+    TopK {
+        inner: Box<Operator>,
+        keys: Vec<OrderExpression>,
+        k: usize,
+    },
     Slice {
         inner: Box<Operator>,
         start: usize,
@@ -223,11 +219,18 @@ impl<'a> Compiler<'a> {
                 inner,
                 start,
                 length,
-            } => Operator::Slice {
-                inner: Box::new(self.compile(inner, graph)?),
-                start: *start,
-                length: *length,
-            },
+            } => {
+                let inner = self.compile(inner, graph)?;
+                let inner = match length {
+                    Some(length) => top_k(inner, start.saturating_add(*length)),
+                    None => inner,
+                };
+                Operator::Slice {
+                    inner: Box::new(inner),
+                    start: *start,
+                    length: *length,
+                }
+            }
             GraphPattern::Path {
                 subject,
                 path,
@@ -353,6 +356,16 @@ impl<'a> Compiler<'a> {
     }
 }
 
+/// The operator under a LIMIT of `k` rows (counting the OFFSET): an ORDER BY, directly or
+/// under a projection, becomes a top-k.
+fn top_k(operator: Operator, k: usize) -> Operator {
+    match operator {
+        Operator::OrderBy(inner, keys) => Operator::TopK { inner, keys, k },
+        Operator::Project(inner, vars) => Operator::Project(Box::new(top_k(*inner, k)), vars),
+        other => other,
+    }
+}
+
 /// Whether `left` is a path between two variables and `right` a basic graph pattern that
 /// binds one of them.
 fn path_first_but_bound_by(left: &GraphPattern, right: &GraphPattern) -> bool {
@@ -415,19 +428,6 @@ fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
     }
 }
 
-/// The index a pattern on `graph` reads (an empty one for a missing graph). The merged
-/// default graph of a dataset is held by its [`DatasetScope`], which callers ask instead.
-pub fn graph_index(store: &Store, graph: GraphRef) -> &GraphIndex {
-    static EMPTY: std::sync::OnceLock<GraphIndex> = std::sync::OnceLock::new();
-    match graph {
-        GraphRef::Default => store.graph(),
-        GraphRef::Named(id) => store
-            .named_graph(id)
-            .unwrap_or_else(|| EMPTY.get_or_init(GraphIndex::default)),
-        GraphRef::Missing | GraphRef::Merged => EMPTY.get_or_init(GraphIndex::default),
-    }
-}
-
 /// Variables bound in every solution of `operator`.
 pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
     match operator {
@@ -446,6 +446,7 @@ pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
         Operator::Filter(_, inner, _) | Operator::Distinct(inner) | Operator::OrderBy(inner, _) => {
             certain_vars(inner)
         }
+        Operator::TopK { inner, .. } => certain_vars(inner),
         Operator::Slice { inner, .. } => certain_vars(inner),
         Operator::Extend { inner, .. } => certain_vars(inner),
         Operator::Union(a, b) => {

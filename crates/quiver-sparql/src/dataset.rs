@@ -13,7 +13,17 @@ use quiver_model::Id;
 use quiver_store::{GraphIndex, Store};
 use spargebra::algebra::QueryDataset;
 
-use crate::algebra::GraphRef;
+/// Which graph a pattern reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GraphRef {
+    Default,
+    /// A named graph, by the term id of its name.
+    Named(quiver_model::Id),
+    /// A named graph the store does not have: nothing matches.
+    Missing,
+    /// The merge of the query's `FROM` graphs (see [`DatasetScope`]).
+    Merged,
+}
 
 /// What a query's patterns read.
 #[derive(Debug, Clone)]
@@ -94,7 +104,20 @@ impl DatasetScope {
     pub fn index<'s>(&'s self, store: &'s Store, graph: GraphRef) -> &'s GraphIndex {
         match (graph, &self.merged) {
             (GraphRef::Merged, Some(merged)) => merged,
-            _ => crate::algebra::graph_index(store, graph),
+            _ => graph_index(store, graph),
         }
+    }
+}
+
+/// The index a pattern on `graph` reads (an empty one for a missing graph). The merged
+/// default graph of a dataset is held by its [`DatasetScope`], which callers ask instead.
+pub fn graph_index(store: &Store, graph: GraphRef) -> &GraphIndex {
+    static EMPTY: std::sync::OnceLock<GraphIndex> = std::sync::OnceLock::new();
+    match graph {
+        GraphRef::Default => store.graph(),
+        GraphRef::Named(id) => store
+            .named_graph(id)
+            .unwrap_or_else(|| EMPTY.get_or_init(GraphIndex::default)),
+        GraphRef::Missing | GraphRef::Merged => EMPTY.get_or_init(GraphIndex::default),
     }
 }

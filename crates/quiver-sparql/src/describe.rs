@@ -11,19 +11,31 @@ use quiver_model::{DecodedTerm, Id};
 use quiver_store::Direction;
 use rustc_hash::FxHashSet;
 
+use crate::error::QueryError;
 use crate::eval::Evaluator;
 use crate::table::UNBOUND;
 
-/// The descriptions of `resources` (ids of a result; repeats and UNBOUND allowed).
-pub fn describe(evaluator: &Evaluator<'_>, resources: impl Iterator<Item = Id>) -> Vec<Triple> {
+/// The descriptions of `resources` (ids of a result; repeats and UNBOUND allowed); fails
+/// past `max_results` triples.
+pub fn describe(
+    evaluator: &Evaluator<'_>,
+    resources: impl Iterator<Item = Id>,
+    max_results: Option<usize>,
+) -> Result<Vec<Triple>, QueryError> {
     let store = evaluator.store;
+    let ctx = evaluator.ctx();
+    let mut memory = ctx.reservation();
+    let mut visits = 0usize;
     let index = evaluator.dataset.index(store, evaluator.dataset.default);
     let mut visited: FxHashSet<Id> = FxHashSet::default();
     let mut pending: Vec<Id> = resources
         .filter(|&id| id != UNBOUND && (id as u64) < store.terms())
         .collect();
     let mut triples = Vec::new();
+    memory.try_grow(pending.len() * crate::memory::ID_BYTES)?;
     while let Some(resource) = pending.pop() {
+        visits += 1;
+        ctx.tick(visits)?;
         if !visited.insert(resource) {
             continue;
         }
@@ -40,12 +52,14 @@ pub fn describe(evaluator: &Evaluator<'_>, resources: impl Iterator<Item = Id>) 
                     pending.push(object);
                 }
                 if let Some(object) = store.term(object) {
-                    triples.push(Triple::new(subject.clone(), predicate.clone(), object));
+                    let triple = Triple::new(subject.clone(), predicate.clone(), object);
+                    count_triple(&mut memory, &triple, triples.len() + 1, max_results)?;
+                    triples.push(triple);
                 }
             }
         }
     }
-    triples
+    Ok(triples)
 }
 
 fn subject_of(term: Term) -> Option<NamedOrBlankNode> {
@@ -60,4 +74,23 @@ fn is_blank(evaluator: &Evaluator<'_>, id: Id) -> bool {
     evaluator
         .store
         .with_term(id, |term| matches!(term, Some(DecodedTerm::Blank(_))))
+}
+
+/// Bytes charged per triple of a CONSTRUCT or DESCRIBE result (three terms and the set
+/// entry that removes repeats), besides the terms' text.
+pub(crate) const TRIPLE_BYTES: usize = 2 * std::mem::size_of::<Triple>();
+
+/// Charges one triple of a graph result and fails past the result cap.
+pub(crate) fn count_triple(
+    memory: &mut crate::memory::Reservation<'_>,
+    triple: &Triple,
+    count: usize,
+    max_results: Option<usize>,
+) -> Result<(), QueryError> {
+    if let Some(cap) = max_results {
+        if count > cap {
+            return Err(QueryError::TooManyResults(cap));
+        }
+    }
+    memory.try_grow(TRIPLE_BYTES + 2 * triple.to_string().len())
 }

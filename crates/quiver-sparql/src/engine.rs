@@ -12,10 +12,13 @@ use spargebra::{Query, SparqlParser};
 
 use crate::algebra::{Compiler, Operator};
 use crate::bgp::Vars;
+use crate::context::{CheckHook, QueryState};
 use crate::dataset::DatasetScope;
+use crate::describe::count_triple;
 use crate::error::QueryError;
 use crate::eval::{BgpProfile, Evaluator};
 use crate::group::GroupProfile;
+use crate::memory::MemoryBudget;
 use crate::table::{Table, VarId};
 
 /// Options for preparing a query.
@@ -42,6 +45,13 @@ pub struct ExecOptions {
     /// buffers, group states); going over it stops the query with
     /// [`QueryError::MemoryLimit`].
     pub max_memory: Option<usize>,
+    /// The budget to charge instead of a fresh one of `max_memory` bytes (several queries
+    /// can share one; a test can read it after the query).
+    #[doc(hidden)]
+    pub budget: Option<Arc<MemoryBudget>>,
+    /// Called on every check of the query's limits (tests: cancel at a chosen check).
+    #[doc(hidden)]
+    pub check_hook: Option<CheckHook>,
 }
 
 impl Default for ExecOptions {
@@ -52,6 +62,8 @@ impl Default for ExecOptions {
             max_results: None,
             cancel: None,
             max_memory: None,
+            budget: None,
+            check_hook: None,
         }
     }
 }
@@ -102,6 +114,10 @@ pub struct ExecutionProfile {
     pub bgps: Vec<BgpProfile>,
     pub groups: Vec<GroupProfile>,
     pub paths: Vec<crate::path::PathProfile>,
+    /// What other operators did (top-k), one line each.
+    pub notes: Vec<String>,
+    /// The most bytes the query's operators held at once.
+    pub peak_memory: usize,
 }
 
 /// Parses, resolves and plans `text` against `store`.
@@ -213,18 +229,25 @@ impl PreparedQuery {
     ) -> Result<(QueryResults<'a>, ExecutionProfile), QueryError> {
         let started = Instant::now();
         let deadline = options.timeout.map(|t| (started + t, t.as_secs_f64()));
-        let cancel = options.cancel.as_deref();
-        let mut evaluator = Evaluator::new(
-            store,
-            self.vars.clone(),
-            options.threads.max(1),
+        let budget = options
+            .budget
+            .clone()
+            .unwrap_or_else(|| MemoryBudget::new(options.max_memory));
+        let state = QueryState::new(
             deadline,
-            cancel,
+            options.cancel.clone(),
+            budget.clone(),
+            options.check_hook.clone(),
         );
+        let mut evaluator =
+            Evaluator::new(store, self.vars.clone(), options.threads.max(1), &state);
         evaluator.dataset = self.dataset.clone();
         evaluator.active_graph.set(self.dataset.default);
         if let Some(base) = &self.base_iri {
             evaluator.expressions = quiver_expr::EvalContext::new().with_base_iri(base.clone());
+        }
+        if let (Form::Select(_), Some(cap)) = (&self.form, options.max_results) {
+            evaluator.cap_results(&self.operator, cap);
         }
         let mut table = evaluator.evaluate(&self.operator)?;
         let results = match &self.form {
@@ -248,9 +271,12 @@ impl PreparedQuery {
                     locals: evaluator.local_terms(),
                 })
             }
-            Form::Construct(template) => {
-                graph_results(construct(&evaluator, &table, template), options)?
-            }
+            Form::Construct(template) => QueryResults::Graph(construct(
+                &evaluator,
+                &table,
+                template,
+                options.max_results,
+            )?),
             Form::Describe(variables) => {
                 let vars: Vec<VarId> = variables
                     .iter()
@@ -260,7 +286,11 @@ impl PreparedQuery {
                     .iter()
                     .filter_map(|&var| table.column(var))
                     .flat_map(|column| column.iter().copied());
-                graph_results(crate::describe::describe(&evaluator, ids), options)?
+                QueryResults::Graph(crate::describe::describe(
+                    &evaluator,
+                    ids,
+                    options.max_results,
+                )?)
             }
         };
         let profile = ExecutionProfile {
@@ -269,6 +299,8 @@ impl PreparedQuery {
             bgps: evaluator.profiles.take(),
             groups: evaluator.group_profiles.take(),
             paths: evaluator.path_profiles.take(),
+            notes: evaluator.notes.take(),
+            peak_memory: budget.peak(),
         };
         Ok((results, profile))
     }
@@ -284,20 +316,18 @@ impl PreparedQuery {
     }
 }
 
-fn graph_results<'a>(
-    triples: Vec<Triple>,
-    options: &ExecOptions,
-) -> Result<QueryResults<'a>, QueryError> {
-    match options.max_results {
-        Some(cap) if triples.len() > cap => Err(QueryError::TooManyResults(cap)),
-        _ => Ok(QueryResults::Graph(triples)),
-    }
-}
-
-fn construct(evaluator: &Evaluator<'_>, table: &Table, template: &[TriplePattern]) -> Vec<Triple> {
+fn construct(
+    evaluator: &Evaluator<'_>,
+    table: &Table,
+    template: &[TriplePattern],
+    max_results: Option<usize>,
+) -> Result<Vec<Triple>, QueryError> {
+    let ctx = evaluator.ctx();
+    let mut memory = ctx.reservation();
     let mut triples = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for row in 0..table.rows {
+        ctx.tick(row)?;
         for pattern in template {
             let term = |t: &TermPattern| -> Option<Term> {
                 match t {
@@ -337,11 +367,12 @@ fn construct(evaluator: &Evaluator<'_>, table: &Table, template: &[TriplePattern
             };
             let triple = Triple::new(subject, predicate, object);
             if seen.insert(triple.clone()) {
+                count_triple(&mut memory, &triple, triples.len() + 1, max_results)?;
                 triples.push(triple);
             }
         }
     }
-    triples
+    Ok(triples)
 }
 
 impl Solutions<'_> {

@@ -1,7 +1,7 @@
 //! Errors of preparing and executing queries.
 
 /// Why a query could not be prepared or run.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum QueryError {
     /// Invalid SPARQL; the message carries the line and column.
     #[error("invalid query: {0}")]

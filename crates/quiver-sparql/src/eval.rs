@@ -4,11 +4,13 @@
 //! right side is a basic graph pattern continue the exploration from the left rows
 //! (seeded); everything else is a relational operator over tables. Terms are decoded from
 //! the dictionary only where an expression needs their value.
+//!
+//! [`Evaluator::evaluate`] is every operator's boundary: it checks the query's limits
+//! before and after the operator, and charges the operator's output table to the memory
+//! budget until the operator above it has finished with it.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 use oxrdf::Term;
 use quiver_model::Id;
@@ -19,15 +21,18 @@ use spargebra::term::GroundTerm;
 
 use crate::algebra::{GraphRef, Operator};
 use crate::bgp::Vars;
+use crate::context::{ensure_addressable, table_bytes, ExecContext, QueryState, CHECK_STRIDE};
 use crate::dataset::DatasetScope;
 use crate::error::QueryError;
-use crate::explore::{ExecContext, StepProfile};
+use crate::explore::StepProfile;
 use crate::group::{group, GroupProfile};
 use crate::join::minus;
+use crate::memory::{Reservation, ID_BYTES};
 use crate::path::PathProfile;
+use crate::scope::Scope;
 use crate::table::{Table, VarId, UNBOUND};
 
-mod expressions;
+pub(crate) mod expressions;
 mod seeded;
 
 /// The profile of one basic graph pattern's run.
@@ -36,6 +41,9 @@ pub struct BgpProfile {
     pub patterns: Vec<String>,
     pub seeded: bool,
     pub steps: Vec<StepProfile>,
+    /// The rows a LIMIT (or the result cap) asked of the exploration, which stops once it
+    /// has found them.
+    pub limit: Option<usize>,
 }
 
 /// Terms computed by expressions that the dictionary does not hold, numbered downward
@@ -46,58 +54,93 @@ pub struct LocalTerms {
     index: FxHashMap<Term, Id>,
 }
 
+/// Bytes charged per computed term besides its text (the term, its index entry).
+const LOCAL_TERM_BYTES: usize = 2 * std::mem::size_of::<Term>() + 16;
+
 /// State of one query execution.
 pub struct Evaluator<'a> {
     pub store: &'a Store,
     pub threads: usize,
-    pub deadline: Option<(Instant, f64)>,
-    pub cancel: Option<&'a AtomicBool>,
+    /// Deadline, cancellation, memory budget and recorded errors, shared by all threads.
+    pub state: &'a QueryState,
     pub vars: RefCell<Vars>,
     pub locals: RefCell<LocalTerms>,
+    local_bytes: RefCell<Reservation<'a>>,
     pub expressions: quiver_expr::EvalContext,
     pub profiles: RefCell<Vec<BgpProfile>>,
     pub group_profiles: RefCell<Vec<GroupProfile>>,
     pub path_profiles: RefCell<Vec<PathProfile>>,
+    /// What other operators did worth reporting (top-k), for EXPLAIN.
+    pub notes: RefCell<Vec<String>>,
     /// The dataset the query reads.
     pub dataset: DatasetScope,
     exists_cache: RefCell<FxHashMap<(usize, GraphRef), Rc<Operator>>>,
     /// The graph the filter being evaluated reads (for its EXISTS patterns).
     pub(crate) active_graph: Cell<GraphRef>,
+    /// The output tables operators returned, charged until their parent finishes.
+    held: RefCell<Vec<Reservation<'a>>>,
+    /// Rows the operator about to run is asked for at most (a LIMIT passed down through
+    /// operators that keep every row).
+    pending_limit: Cell<Option<usize>>,
+    /// The result cap and the operators whose row count is at most the result's (every
+    /// row they produce is a result row): they fail as soon as they exceed it.
+    result_cap: Option<(usize, FxHashSet<usize>)>,
 }
 
 impl<'a> Evaluator<'a> {
-    pub fn new(
-        store: &'a Store,
-        vars: Vars,
-        threads: usize,
-        deadline: Option<(Instant, f64)>,
-        cancel: Option<&'a AtomicBool>,
-    ) -> Self {
+    pub fn new(store: &'a Store, vars: Vars, threads: usize, state: &'a QueryState) -> Self {
         Self {
             store,
             threads,
-            deadline,
-            cancel,
+            state,
             vars: RefCell::new(vars),
             locals: RefCell::default(),
+            local_bytes: RefCell::new(state.budget().reservation()),
             expressions: quiver_expr::EvalContext::new(),
             profiles: RefCell::default(),
             group_profiles: RefCell::default(),
-            dataset: DatasetScope::default(),
             path_profiles: RefCell::default(),
+            notes: RefCell::default(),
+            dataset: DatasetScope::default(),
             exists_cache: RefCell::default(),
             active_graph: Cell::new(GraphRef::Default),
+            held: RefCell::default(),
+            pending_limit: Cell::new(None),
+            result_cap: None,
         }
     }
 
-    fn context(&self, graph: GraphRef) -> ExecContext<'_> {
+    /// Makes `root`'s result fail with [`QueryError::TooManyResults`] as soon as an operator
+    /// whose every row is a result row produces more than `cap` rows.
+    pub fn cap_results(&mut self, root: &Operator, cap: usize) {
+        let mut spine = FxHashSet::default();
+        let mut pending = vec![root];
+        while let Some(operator) = pending.pop() {
+            spine.insert(operator as *const Operator as usize);
+            match operator {
+                Operator::Project(inner, _)
+                | Operator::OrderBy(inner, _)
+                | Operator::Extend { inner, .. } => pending.push(inner),
+                Operator::Union(a, b) => pending.extend([&**a, &**b]),
+                _ => {}
+            }
+        }
+        self.result_cap = Some((cap, spine));
+    }
+
+    /// The context of an operator reading `graph`.
+    pub fn context(&self, graph: GraphRef) -> ExecContext<'_> {
         ExecContext {
             store: self.store,
             graph: self.dataset.index(self.store, graph),
             threads: self.threads,
-            deadline: self.deadline,
-            cancel: self.cancel,
+            state: self.state,
         }
+    }
+
+    /// The context of an operator that reads no graph.
+    pub fn ctx(&self) -> ExecContext<'_> {
+        self.context(GraphRef::Default)
     }
 
     /// The term of an id (dictionary or computed); `None` for UNBOUND.
@@ -117,7 +160,9 @@ impl<'a> Evaluator<'a> {
         self.locals.borrow().terms.clone()
     }
 
-    /// The id of a term: its dictionary id, else a query-local one.
+    /// The id of a term: its dictionary id, else a query-local one. When no id is left
+    /// between the dictionary's and UNBOUND, or the memory budget is spent, the query
+    /// records the error (the next check returns it) and the term is UNBOUND meanwhile.
     pub fn intern(&self, term: &Term) -> Id {
         if let Some(id) = self.store.term_id(term.as_ref()) {
             return id;
@@ -126,16 +171,72 @@ impl<'a> Evaluator<'a> {
         if let Some(&id) = locals.index.get(term) {
             return id;
         }
-        let id = UNBOUND - 1 - locals.terms.len() as Id;
+        let Some(id) = local_id(locals.terms.len(), self.store.terms()) else {
+            self.state.fail(QueryError::Unsupported(format!(
+                "the query computes more new terms than the {} ids the dictionary leaves free",
+                (UNBOUND as u64).saturating_sub(1 + self.store.terms())
+            )));
+            return UNBOUND;
+        };
+        let bytes = LOCAL_TERM_BYTES + 2 * term.to_string().len();
+        if let Err(error) = self.local_bytes.borrow_mut().try_grow(bytes) {
+            self.state.fail(error);
+            return UNBOUND;
+        }
         locals.terms.push(term.clone());
         locals.index.insert(term.clone(), id);
         id
     }
 
+    /// Runs one operator: checks before and after, charges its output to the memory
+    /// budget (held until the operator that asked for it finishes) and applies the
+    /// result cap.
     pub fn evaluate(&self, operator: &Operator) -> Result<Table, QueryError> {
-        self.context(GraphRef::Default).check()?;
+        let limit = self.pending_limit.take();
+        let ctx = self.ctx();
+        ctx.check()?;
+        let mark = self.held.borrow().len();
+        let table = self.operate(operator, limit);
+        self.held.borrow_mut().truncate(mark);
+        let table = table?;
+        ctx.check()?;
+        ensure_addressable(table.rows)?;
+        let mut reservation = self.state.budget().reservation();
+        reservation.try_grow(table_bytes(table.rows, table.columns.len()))?;
+        self.held.borrow_mut().push(reservation);
+        if let Some((cap, spine)) = &self.result_cap {
+            if table.rows > *cap && spine.contains(&(operator as *const Operator as usize)) {
+                return Err(QueryError::TooManyResults(*cap));
+            }
+        }
+        Ok(table)
+    }
+
+    /// Runs `f` and then releases what the operators it evaluated still hold: for
+    /// evaluations whose tables are dropped before the current operator ends (EXISTS).
+    pub(crate) fn scoped<T>(&self, f: impl FnOnce() -> T) -> T {
+        let mark = self.held.borrow().len();
+        let result = f();
+        self.held.borrow_mut().truncate(mark);
+        result
+    }
+
+    /// The rows a BGP under the current operator must find at most.
+    fn bgp_limit(&self, operator: &Operator, limit: Option<usize>) -> Option<usize> {
+        limit.or_else(|| {
+            let (cap, spine) = self.result_cap.as_ref()?;
+            spine
+                .contains(&(operator as *const Operator as usize))
+                .then(|| cap.saturating_add(1))
+        })
+    }
+
+    fn operate(&self, operator: &Operator, limit: Option<usize>) -> Result<Table, QueryError> {
         Ok(match operator {
-            Operator::Bgp(planned) => self.bgp(planned, Table::unit(), false)?,
+            Operator::Bgp(planned) => {
+                let limit = self.bgp_limit(operator, limit);
+                self.bgp(planned, Table::unit(), false, limit)?
+            }
             Operator::Path(pattern) => self.path(pattern, None)?,
             Operator::Join(left, right) => {
                 let left = self.evaluate(left)?;
@@ -162,52 +263,51 @@ impl<'a> Evaluator<'a> {
                 };
                 let table = match batched {
                     Ok(Some(table)) => Ok(table),
-                    Ok(None) => Ok(self.filter(table, expression)),
+                    Ok(None) => self.filter(table, expression),
                     Err(error) => Err(error),
                 };
                 self.active_graph.set(outer);
                 table?
             }
-            Operator::Union(a, b) => union(self.evaluate(a)?, self.evaluate(b)?),
-            Operator::Extend { .. } => self.extend(operator)?,
+            Operator::Union(a, b) => {
+                let a = self.evaluate(a)?;
+                let b = self.evaluate(b)?;
+                union(&self.ctx(), a, b)?
+            }
+            Operator::Extend { .. } => {
+                self.pending_limit.set(limit);
+                self.extend(operator)?
+            }
             Operator::Minus(left, right) => {
                 let left = self.evaluate(left)?;
                 let right = self.evaluate(right)?;
-                minus(left, &right)
+                minus(&self.ctx(), left, &right)?
             }
             Operator::GraphVar { var, branches } => self.graph_var(*var, branches)?,
-            Operator::Values { vars, rows } => {
-                let mut table = Table::empty(vars.clone());
-                for row in rows {
-                    for (c, value) in row.iter().enumerate() {
-                        let id = value
-                            .as_ref()
-                            .map_or(UNBOUND, |v| self.intern(&ground_term(v)));
-                        table.columns[c].push(id);
-                    }
-                    table.rows += 1;
-                }
-                table
+            Operator::Values { vars, rows } => self.values(vars, rows)?,
+            Operator::Project(inner, vars) => {
+                self.pending_limit.set(limit);
+                self.evaluate(inner)?.reshape(vars)
             }
-            Operator::Project(inner, vars) => self.evaluate(inner)?.reshape(vars),
             Operator::Distinct(inner) => {
                 let table = self.evaluate(inner)?;
-                let mut seen = FxHashSet::default();
-                let keep: Vec<u32> = (0..table.rows)
-                    .filter(|&row| seen.insert(table.row(row)))
-                    .map(|row| row as u32)
-                    .collect();
-                table.gather(&keep)
+                distinct(&self.ctx(), &table)?
             }
             Operator::OrderBy(inner, keys) => {
                 let table = self.evaluate(inner)?;
-                self.order_by(table, keys)
+                self.order_by(table, keys)?
+            }
+            Operator::TopK { inner, keys, k } => {
+                let table = self.evaluate(inner)?;
+                crate::top_k::top_k(self, table, keys, *k)?
             }
             Operator::Slice {
                 inner,
                 start,
                 length,
             } => {
+                self.pending_limit
+                    .set(length.map(|length| start.saturating_add(length)));
                 let table = self.evaluate(inner)?;
                 let end = length.map_or(table.rows, |l| start.saturating_add(l));
                 table.slice(*start, end)
@@ -218,26 +318,54 @@ impl<'a> Evaluator<'a> {
                 aggregates,
             } => {
                 let table = self.evaluate(inner)?;
-                let (table, profile) = group(self, &table, keys, aggregates);
+                let (table, profile) = group(self, &table, keys, aggregates)?;
                 self.group_profiles.borrow_mut().push(profile);
                 table
             }
         })
     }
 
+    /// `VALUES`: its rows, terms the dictionary lacks interned as computed ones.
+    fn values(
+        &self,
+        vars: &[VarId],
+        rows: &[Vec<Option<GroundTerm>>],
+    ) -> Result<Table, QueryError> {
+        let ctx = self.ctx();
+        let mut reservation = ctx.reservation();
+        reservation.try_grow(table_bytes(rows.len(), vars.len()))?;
+        let mut table = Table::empty(vars.to_vec());
+        for (i, row) in rows.iter().enumerate() {
+            ctx.tick(i)?;
+            for (c, value) in row.iter().enumerate() {
+                let id = value
+                    .as_ref()
+                    .map_or(UNBOUND, |v| self.intern(&ground_term(v)));
+                table.columns[c].push(id);
+            }
+            table.rows += 1;
+        }
+        Ok(table)
+    }
+
     /// `GRAPH ?var`: each named graph's rows with `var` bound to the graph's name (rows
     /// that bind `var` inside to another term are dropped, unbound ones get the name),
     /// concatenated.
     fn graph_var(&self, var: VarId, branches: &[(Id, Operator)]) -> Result<Table, QueryError> {
+        let ctx = self.ctx();
         let mut result = Table::empty(vec![var]);
         for (name, branch) in branches {
             let mut table = self.evaluate(branch)?;
             match table.column_of(var) {
                 Some(c) => {
-                    let keep: Vec<u32> = (0..table.rows)
-                        .filter(|&row| matches!(table.columns[c][row], id if id == *name || id == UNBOUND))
-                        .map(|row| row as u32)
-                        .collect();
+                    let mut keep = Vec::new();
+                    for row in 0..table.rows {
+                        ctx.tick(row)?;
+                        let id = table.columns[c][row];
+                        if id == *name || id == UNBOUND {
+                            keep.push(row as u32);
+                        }
+                    }
                     table = table.gather(&keep);
                     table.columns[c].fill(*name);
                 }
@@ -246,22 +374,96 @@ impl<'a> Evaluator<'a> {
                     table.columns.push(vec![*name; table.rows]);
                 }
             }
-            let mut vars = result.vars.clone();
-            vars.extend(table.vars.iter().filter(|v| !result.vars.contains(v)));
-            result = result.reshape(&vars);
-            result.append(table.reshape(&vars));
+            result = union(&ctx, result, table)?;
         }
         Ok(result)
     }
 }
 
-/// The rows of `a` then those of `b`, over the variables of both.
-fn union(a: Table, b: Table) -> Table {
+impl Scope for Evaluator<'_> {
+    fn ctx(&self) -> ExecContext<'_> {
+        Evaluator::ctx(self)
+    }
+
+    fn expression(&self, expression: &Expression, table: &Table, row: usize) -> Option<Term> {
+        Evaluator::expression(self, expression, table, row)
+    }
+
+    fn term(&self, id: Id) -> Option<Term> {
+        Evaluator::term(self, id)
+    }
+
+    fn intern(&self, term: &Term) -> Id {
+        Evaluator::intern(self, term)
+    }
+
+    fn var(&self, variable: &oxrdf::Variable) -> Option<VarId> {
+        self.vars.borrow().get(variable)
+    }
+
+    fn is_visible(&self, var: VarId) -> bool {
+        let vars = self.vars.borrow();
+        var < vars.len() && !vars.is_hidden(var)
+    }
+
+    fn note(&self, note: String) {
+        self.notes.borrow_mut().push(note);
+    }
+}
+
+/// The id of the computed term numbered `n` (counting from 0) over a dictionary of
+/// `terms` terms: ids run down from `UNBOUND - 1`; `None` once they would reach the
+/// dictionary's.
+fn local_id(n: usize, terms: u64) -> Option<Id> {
+    let id = (UNBOUND as u64).checked_sub(1)?.checked_sub(n as u64)?;
+    (id >= terms).then(|| Id::try_from(id).ok()).flatten()
+}
+
+/// The rows of `a` then those of `b`, over the variables of both; copied a stride of rows
+/// at a time between checks.
+pub(crate) fn union(ctx: &ExecContext<'_>, a: Table, b: Table) -> Result<Table, QueryError> {
     let mut vars = a.vars.clone();
     vars.extend(b.vars.iter().filter(|v| !a.vars.contains(v)));
-    let mut result = a.reshape(&vars);
-    result.append(b.reshape(&vars));
-    result
+    let rows = a.rows + b.rows;
+    let mut reservation = ctx.reservation();
+    reservation.try_grow(table_bytes(rows, vars.len()))?;
+    let mut columns: Vec<Vec<Id>> = vars.iter().map(|_| Vec::with_capacity(rows)).collect();
+    for part in [&a, &b] {
+        for start in (0..part.rows).step_by(CHECK_STRIDE) {
+            ctx.check()?;
+            let end = (start + CHECK_STRIDE).min(part.rows);
+            for (column, &var) in columns.iter_mut().zip(&vars) {
+                match part.column(var) {
+                    Some(values) => column.extend_from_slice(&values[start..end]),
+                    None => column.extend(std::iter::repeat_n(UNBOUND, end - start)),
+                }
+            }
+        }
+    }
+    Ok(Table {
+        vars,
+        columns,
+        rows,
+    })
+}
+
+/// DISTINCT: the first row of each set of equal rows, in order.
+fn distinct(ctx: &ExecContext<'_>, table: &Table) -> Result<Table, QueryError> {
+    let per_row = table.columns.len() * ID_BYTES + 3 * std::mem::size_of::<usize>() + 8;
+    let mut reservation = ctx.reservation();
+    let mut seen = FxHashSet::default();
+    let mut keep: Vec<u32> = Vec::new();
+    for row in 0..table.rows {
+        if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
+            ctx.check()?;
+            reservation.try_resize(seen.len() * per_row + keep.len() * 4)?;
+        }
+        if seen.insert(table.row(row)) {
+            keep.push(row as u32);
+        }
+    }
+    reservation.try_resize(seen.len() * per_row + keep.len() * 4)?;
+    Ok(table.gather(&keep))
 }
 
 fn ground_term(term: &GroundTerm) -> Term {
@@ -270,5 +472,22 @@ fn ground_term(term: &GroundTerm) -> Term {
         GroundTerm::Literal(l) => l.clone().into(),
         #[allow(unreachable_patterns)]
         _ => Term::from(oxrdf::NamedNode::new_unchecked("urn:quiver:unsupported")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_ids_stop_before_the_dictionarys() {
+        let max = UNBOUND as u64;
+        assert_eq!(local_id(0, 10), Some(UNBOUND - 1));
+        assert_eq!(local_id(5, 10), Some(UNBOUND - 6));
+        // The last free id is the dictionary's size; one more would collide.
+        let last = (max - 1 - 10) as usize;
+        assert_eq!(local_id(last, 10), Some(10 as Id));
+        assert_eq!(local_id(last + 1, 10), None);
+        assert_eq!(local_id(usize::MAX, 0), None);
     }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use quiver_store::Direction;
 
 use crate::engine::ExecutionProfile;
-use crate::planner::StepKind;
+use crate::step::StepKind;
 
 /// Renders a profile as a table, one block per basic graph pattern run.
 pub fn render(profile: &ExecutionProfile) -> String {
@@ -27,6 +27,12 @@ pub fn render(profile: &ExecutionProfile) -> String {
                 ""
             }
         );
+        if let Some(limit) = bgp.limit {
+            let _ = writeln!(
+                out,
+                "  limit pushed down: exploration stops once {limit} rows are found"
+            );
+        }
         for (i, pattern) in bgp.patterns.iter().enumerate() {
             let _ = writeln!(out, "  [{}] {pattern}", i + 1);
         }
@@ -79,6 +85,16 @@ pub fn render(profile: &ExecutionProfile) -> String {
             out,
             "\ngroup: {} rows into {} groups, {:.1} µs",
             group.rows, group.groups, group.micros
+        );
+    }
+    for note in &profile.notes {
+        let _ = writeln!(out, "\n{note}");
+    }
+    if profile.peak_memory > 0 {
+        let _ = writeln!(
+            out,
+            "\npeak memory held by operators: {} bytes",
+            profile.peak_memory
         );
     }
     for (p, path) in profile.paths.iter().enumerate() {

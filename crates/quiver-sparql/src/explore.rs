@@ -6,47 +6,31 @@
 //! selection vector of parent rows plus the new columns, so rows are never heap objects.
 //! Heavy queries fan out: once a step yields many rows, the table is cut into morsels and
 //! the remaining steps run on every core (rayon); light queries never leave their thread.
+//!
+//! Under a LIMIT (or the result cap) exploration is asked for a number of rows: every step
+//! then stops once it has emitted a bounded number, and if the last step ends short of the
+//! rows asked while some step stopped early, the steps run again with a bound four times
+//! larger. Each run's rows are solutions, so any prefix of them answers the LIMIT.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use quiver_model::{Id, PredId};
-use quiver_store::{Direction, GraphIndex, Store};
+use quiver_store::Direction;
 use rayon::prelude::*;
 
-use crate::bgp::{Bgp, Node, Pattern, Pred};
+use crate::bgp::{Bgp, Pattern, Pred};
+pub use crate::context::ExecContext;
+use crate::context::{ensure_addressable, CHECK_STRIDE};
 use crate::error::QueryError;
-use crate::planner::{Step, StepKind};
-use crate::table::{Table, VarId, UNBOUND};
+use crate::memory::ID_BYTES;
+use crate::step::{Step, StepKind};
+use crate::step_io::{end, Bounded, End};
+use crate::table::{Table, VarId};
 
 /// Rows after which the remaining steps run in parallel. Low enough that a cyclic query
 /// whose few thousand rows each intersect long lists (q1, q3) fans out; light queries,
 /// whose tables stay in the tens or hundreds of rows, never pay for it.
 pub const PARALLEL_MIN_ROWS: usize = 1024;
-
-/// Everything a running query needs besides its plan.
-pub struct ExecContext<'a> {
-    pub store: &'a Store,
-    pub graph: &'a GraphIndex,
-    pub threads: usize,
-    pub deadline: Option<(Instant, f64)>,
-    pub cancel: Option<&'a AtomicBool>,
-}
-
-impl ExecContext<'_> {
-    /// Fails when the query was cancelled or ran out of time.
-    pub fn check(&self) -> Result<(), QueryError> {
-        if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return Err(QueryError::Cancelled);
-        }
-        if let Some((deadline, seconds)) = self.deadline {
-            if Instant::now() >= deadline {
-                return Err(QueryError::Timeout(seconds));
-            }
-        }
-        Ok(())
-    }
-}
 
 /// Measured rows and time of one step (for EXPLAIN).
 #[derive(Debug, Clone)]
@@ -58,19 +42,63 @@ pub struct StepProfile {
     pub parallel: bool,
 }
 
-/// Runs `steps` of `bgp` starting from `input` (the unit table, or seed rows).
+/// Runs `steps` of `bgp` starting from `input` (the unit table, or seed rows). With
+/// `limit`, stops once that many rows are found (the table may hold more, or fewer when
+/// there are no more).
 pub fn explore(
     bgp: &Bgp,
     steps: &[Step],
     input: Table,
     ctx: &ExecContext<'_>,
     profile: &mut Vec<StepProfile>,
+    limit: Option<usize>,
 ) -> Result<Table, QueryError> {
     if bgp.is_unsatisfiable() {
         let mut vars = input.vars.clone();
         vars.extend(bgp.vars().into_iter().filter(|v| !input.vars.contains(v)));
         return Ok(Table::empty(vars));
     }
+    let Some(limit) = limit else {
+        return explore_all(bgp, steps, input, ctx, profile);
+    };
+    let mut cap = limit.max(64);
+    loop {
+        profile.clear();
+        let mut table = input.clone();
+        let mut truncated = false;
+        for step in steps {
+            let started = Instant::now();
+            let mut bounded = Bounded::new(ctx, cap);
+            table = apply_step(
+                &bgp.patterns[step.pattern],
+                *step,
+                partner(bgp, step),
+                &table,
+                &mut bounded,
+            )?;
+            truncated |= bounded.truncated;
+            profile.push(StepProfile {
+                step: *step,
+                rows: table.rows,
+                micros: started.elapsed().as_secs_f64() * 1e6,
+                parallel: false,
+            });
+        }
+        let table = apply_equalities(ctx, table, &bgp.equalities)?;
+        if table.rows >= limit || !truncated || cap == usize::MAX {
+            return Ok(table);
+        }
+        cap = cap.saturating_mul(4);
+    }
+}
+
+fn explore_all(
+    bgp: &Bgp,
+    steps: &[Step],
+    input: Table,
+    ctx: &ExecContext<'_>,
+    profile: &mut Vec<StepProfile>,
+) -> Result<Table, QueryError> {
     let mut table = input;
     for (k, step) in steps.iter().enumerate() {
         let started = Instant::now();
@@ -79,7 +107,7 @@ pub fn explore(
             *step,
             partner(bgp, step),
             &table,
-            ctx,
+            &mut Bounded::new(ctx, usize::MAX),
         )?;
         profile.push(StepProfile {
             step: *step,
@@ -93,7 +121,7 @@ pub fn explore(
             break;
         }
     }
-    Ok(apply_equalities(table, &bgp.equalities))
+    apply_equalities(ctx, table, &bgp.equalities)
 }
 
 fn explore_parallel(
@@ -121,7 +149,7 @@ fn explore_parallel(
                         *step,
                         partner(bgp, step),
                         &part,
-                        ctx,
+                        &mut Bounded::new(ctx, usize::MAX),
                     )?;
                     local.push((part.rows, started.elapsed().as_secs_f64() * 1e6));
                 }
@@ -159,34 +187,6 @@ fn explore_parallel(
         });
     }
     Ok(result.unwrap_or_default())
-}
-
-/// Where a step reads or writes one end of its pattern.
-#[derive(Clone, Copy)]
-pub(crate) enum End<'t> {
-    Const(Id),
-    Column(&'t [Id]),
-    /// An unbound variable: the step binds it.
-    Free(VarId),
-}
-
-pub(crate) fn end<'t>(node: Node, table: &'t Table) -> End<'t> {
-    match node {
-        Node::Const(id) => End::Const(id),
-        Node::Var(v) => table.column(v).map_or(End::Free(v), End::Column),
-        Node::Absent => End::Const(UNBOUND),
-    }
-}
-
-impl End<'_> {
-    #[inline]
-    pub(crate) fn value(&self, row: usize) -> Option<Id> {
-        match self {
-            End::Const(id) => Some(*id),
-            End::Column(column) => Some(column[row]).filter(|&v| v != UNBOUND),
-            End::Free(_) => None,
-        }
-    }
 }
 
 /// Accumulates a step's output: parent rows and newly bound columns.
@@ -232,6 +232,30 @@ impl Output {
         }
     }
 
+    fn len(&self) -> usize {
+        self.selection.len()
+    }
+
+    fn bytes(&self) -> usize {
+        self.selection.len() * 4
+            + [&self.target, &self.predicate]
+                .into_iter()
+                .flatten()
+                .map(|(_, c)| c.len() * ID_BYTES)
+                .sum::<usize>()
+    }
+
+    /// Keeps the first `cap` rows.
+    fn truncate(&mut self, cap: usize) {
+        self.selection.truncate(cap);
+        for (_, column) in [&mut self.target, &mut self.predicate]
+            .into_iter()
+            .flatten()
+        {
+            column.truncate(cap);
+        }
+    }
+
     fn finish(self, table: &Table) -> Table {
         let mut result = table.gather(&self.selection);
         for (var, column) in [self.predicate, self.target].into_iter().flatten() {
@@ -249,22 +273,24 @@ fn partner<'b>(bgp: &'b Bgp, step: &Step) -> Option<(&'b Pattern, Direction)> {
 
 /// Runs one step over `table`; with a partner, the bound variable is the intersection of
 /// the step's neighbour list and the partner's.
-pub fn apply_step(
+pub(crate) fn apply_step(
     pattern: &Pattern,
     step: Step,
     partner: Option<(&Pattern, Direction)>,
     table: &Table,
-    ctx: &ExecContext<'_>,
+    bounded: &mut Bounded<'_, '_>,
 ) -> Result<Table, QueryError> {
+    ensure_addressable(table.rows)?;
     if let Some((other, direction)) = partner {
-        return crate::intersect::intersect_step(pattern, step, other, direction, table, ctx);
+        return crate::intersect::intersect_step(pattern, step, other, direction, table, bounded);
     }
+    let ctx = bounded.ctx;
     let graph = ctx.graph;
     let (source_node, target_node, direction) = match step.kind {
         StepKind::Walk(Direction::Out) => (pattern.subject, pattern.object, Direction::Out),
         StepKind::Walk(Direction::In) => (pattern.object, pattern.subject, Direction::In),
-        StepKind::Index(direction) => return index_step(pattern, direction, table, ctx),
-        StepKind::Scan => return scan_step(pattern, table, ctx),
+        StepKind::Index(direction) => return index_step(pattern, direction, table, bounded),
+        StepKind::Scan => return scan_step(pattern, table, bounded),
     };
     let source = end(source_node, table);
     let target = end(target_node, table);
@@ -289,8 +315,9 @@ pub fn apply_step(
         predicate: free_predicate.map(|v| (v, Vec::new())),
     };
     for row in 0..table.rows {
-        if row % 4096 == 4095 {
-            ctx.check()?;
+        bounded.tick(row, || out.bytes())?;
+        if bounded.full(out.len()) {
+            break;
         }
         let Some(vertex) = source.value(row) else {
             continue;
@@ -310,6 +337,10 @@ pub fn apply_step(
             (Pred::Absent, _) => {}
         }
     }
+    if out.len() > bounded.cap {
+        bounded.truncated = true;
+        out.truncate(bounded.cap);
+    }
     Ok(out.finish(table))
 }
 
@@ -318,8 +349,9 @@ fn index_step(
     pattern: &Pattern,
     direction: Direction,
     table: &Table,
-    ctx: &ExecContext<'_>,
+    bounded: &mut Bounded<'_, '_>,
 ) -> Result<Table, QueryError> {
+    let ctx = bounded.ctx;
     let Pred::Const(p) = pattern.predicate else {
         return Err(QueryError::Plan(format!(
             "a predicate index needs a constant predicate: {pattern}"
@@ -339,14 +371,35 @@ fn index_step(
         predicate: None,
     };
     for row in 0..table.rows {
-        ctx.check()?;
-        out.emit(row, list, &target, None);
+        bounded.tick(row, || out.bytes())?;
+        if bounded.full(out.len()) {
+            break;
+        }
+        // A long list is emitted a stride at a time, so that a cap stops it early and
+        // the checks keep their pace.
+        for chunk in list.chunks(CHECK_STRIDE) {
+            out.emit(row, chunk, &target, None);
+            ctx.check()?;
+            bounded.memory.try_resize(out.bytes())?;
+            if bounded.full(out.len()) {
+                break;
+            }
+        }
+    }
+    if out.len() > bounded.cap {
+        bounded.truncated = true;
+        out.truncate(bounded.cap);
     }
     Ok(out.finish(table))
 }
 
 /// Enumerates every triple matching a pattern with no bound end.
-fn scan_step(pattern: &Pattern, table: &Table, ctx: &ExecContext<'_>) -> Result<Table, QueryError> {
+fn scan_step(
+    pattern: &Pattern,
+    table: &Table,
+    bounded: &mut Bounded<'_, '_>,
+) -> Result<Table, QueryError> {
+    let ctx = bounded.ctx;
     let predicates: Vec<PredId> = match pattern.predicate {
         Pred::Const(p) => vec![p],
         Pred::Var(_) => (0..ctx.store.predicate_count() as PredId).collect(),
@@ -360,25 +413,36 @@ fn scan_step(pattern: &Pattern, table: &Table, ctx: &ExecContext<'_>) -> Result<
     };
     // Bind the subject from the predicate index of each predicate, then walk Out.
     let mut result: Option<Table> = None;
+    let mut found = 0usize;
     for p in predicates {
+        ctx.check()?;
+        if bounded.full(found) {
+            break;
+        }
         let mut fixed = pattern.clone();
         fixed.predicate = Pred::Const(p);
         let selected;
         let input = match bound_predicate {
             Some(column) => {
                 let term = ctx.store.predicate_term(p);
-                let rows: Vec<u32> = (0..table.rows)
-                    .filter(|&row| column[row] == term)
-                    .map(|row| row as u32)
-                    .collect();
+                let mut rows: Vec<u32> = Vec::new();
+                for (row, &value) in column.iter().enumerate() {
+                    ctx.tick(row)?;
+                    if value == term {
+                        rows.push(row as u32);
+                    }
+                }
                 selected = table.gather(&rows);
                 &selected
             }
             None => table,
         };
-        let subjects = index_step(&fixed, Direction::In, input, ctx)?;
+        let mut inner = Bounded::new(ctx, bounded.cap - found);
+        let subjects = index_step(&fixed, Direction::In, input, &mut inner)?;
         let walk = Step::new(0, StepKind::Walk(Direction::Out), 0.0);
-        let mut walked = apply_step(&fixed, walk, None, &subjects, ctx)?;
+        let mut walked = apply_step(&fixed, walk, None, &subjects, &mut inner)?;
+        bounded.truncated |= inner.truncated;
+        found += walked.rows;
         if let Pred::Var(v) = pattern.predicate {
             if walked.column_of(v).is_none() {
                 walked.vars.push(v);
@@ -403,17 +467,23 @@ fn scan_step(pattern: &Pattern, table: &Table, ctx: &ExecContext<'_>) -> Result<
 }
 
 /// Keeps the rows where each pair of split variables agrees, then drops the copies.
-fn apply_equalities(table: Table, equalities: &[(VarId, VarId)]) -> Table {
+fn apply_equalities(
+    ctx: &ExecContext<'_>,
+    table: Table,
+    equalities: &[(VarId, VarId)],
+) -> Result<Table, QueryError> {
     if equalities.is_empty() {
-        return table;
+        return Ok(table);
     }
-    let keep: Vec<u32> = (0..table.rows)
-        .filter(|&row| {
-            equalities
-                .iter()
-                .all(|&(a, b)| table.value(row, a) == table.value(row, b))
-        })
-        .map(|row| row as u32)
-        .collect();
-    table.gather(&keep)
+    let mut keep: Vec<u32> = Vec::new();
+    for row in 0..table.rows {
+        ctx.tick(row)?;
+        if equalities
+            .iter()
+            .all(|&(a, b)| table.value(row, a) == table.value(row, b))
+        {
+            keep.push(row as u32);
+        }
+    }
+    Ok(table.gather(&keep))
 }

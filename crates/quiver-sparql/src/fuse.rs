@@ -8,7 +8,7 @@
 use quiver_store::{Direction, GraphIndex, Store};
 
 use crate::bgp::{Bgp, Node, Pred};
-use crate::planner::{Step, StepKind};
+use crate::step::{Step, StepKind};
 use crate::table::VarId;
 
 /// Turns "expand ?x by pattern A, later check pattern B on ?x" into one step that binds

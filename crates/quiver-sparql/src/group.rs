@@ -19,69 +19,15 @@ use oxrdf::vocab::xsd;
 use oxrdf::{Literal, Term};
 use quiver_model::Id;
 use rustc_hash::{FxHashMap, FxHashSet};
-use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression};
+use spargebra::algebra::Expression;
 
+use crate::context::{ensure_addressable, ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;
-use crate::eval::Evaluator;
+use crate::memory::{Reservation, ID_BYTES};
+use crate::scope::Scope;
 use crate::table::{Table, VarId, UNBOUND};
 
-/// One aggregate of a group.
-#[derive(Debug, Clone)]
-pub struct Aggregate {
-    pub function: Function,
-    /// The expression aggregated; `None` for `COUNT(*)`.
-    pub argument: Option<Expression>,
-    pub distinct: bool,
-}
-
-/// The aggregate functions of SPARQL 1.1.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Function {
-    Count,
-    Sum,
-    Avg,
-    Min,
-    Max,
-    /// With its separator.
-    GroupConcat(String),
-    Sample,
-}
-
-impl Aggregate {
-    pub fn new(expression: &AggregateExpression) -> Result<Self, QueryError> {
-        Ok(match expression {
-            AggregateExpression::CountSolutions { distinct } => Aggregate {
-                function: Function::Count,
-                argument: None,
-                distinct: *distinct,
-            },
-            AggregateExpression::FunctionCall {
-                name,
-                expr,
-                distinct,
-            } => Aggregate {
-                function: match name {
-                    AggregateFunction::Count => Function::Count,
-                    AggregateFunction::Sum => Function::Sum,
-                    AggregateFunction::Avg => Function::Avg,
-                    AggregateFunction::Min => Function::Min,
-                    AggregateFunction::Max => Function::Max,
-                    AggregateFunction::GroupConcat { separator } => {
-                        Function::GroupConcat(separator.clone().unwrap_or_else(|| " ".into()))
-                    }
-                    AggregateFunction::Sample => Function::Sample,
-                    AggregateFunction::Custom(name) => {
-                        return Err(QueryError::Unsupported(format!(
-                            "custom aggregate function {name}"
-                        )))
-                    }
-                },
-                argument: Some(expr.clone()),
-                distinct: *distinct,
-            },
-        })
-    }
-}
+pub use crate::aggregate::{Aggregate, Function};
 
 /// What one grouping did, for EXPLAIN.
 #[derive(Debug, Clone)]
@@ -94,13 +40,16 @@ pub struct GroupProfile {
 /// Groups `table` by `keys` and computes `aggregates`: one row per group with the key
 /// columns and then one column per aggregate.
 pub fn group(
-    evaluator: &Evaluator<'_>,
+    evaluator: &dyn Scope,
     table: &Table,
     keys: &[VarId],
     aggregates: &[(VarId, Aggregate)],
-) -> (Table, GroupProfile) {
+) -> Result<(Table, GroupProfile), QueryError> {
     let started = Instant::now();
-    let groups = Groups::of(table, keys);
+    ensure_addressable(table.rows)?;
+    let ctx = evaluator.ctx();
+    let mut memory = ctx.reservation();
+    let groups = Groups::of(&ctx, &mut memory, table, keys)?;
     let mut vars = keys.to_vec();
     let mut columns: Vec<Vec<Id>> = keys
         .iter()
@@ -111,7 +60,10 @@ pub fn group(
         .collect();
     for (var, aggregate) in aggregates {
         vars.push(*var);
-        columns.push(aggregate_column(evaluator, table, &groups, aggregate));
+        memory.try_grow(groups.count * ID_BYTES)?;
+        columns.push(aggregate_column(
+            evaluator, &ctx, table, &groups, aggregate,
+        )?);
     }
     let profile = GroupProfile {
         rows: table.rows,
@@ -123,7 +75,12 @@ pub fn group(
         columns,
         rows: groups.count,
     };
-    (table, profile)
+    Ok((table, profile))
+}
+
+/// Bytes of one entry of a group index over `width` key columns.
+fn group_entry_bytes(width: usize) -> usize {
+    width * ID_BYTES + 4 + 3 * std::mem::size_of::<usize>() + 8
 }
 
 /// The group of each row.
@@ -135,22 +92,34 @@ struct Groups {
 }
 
 impl Groups {
-    fn of(table: &Table, keys: &[VarId]) -> Self {
+    fn of(
+        ctx: &ExecContext<'_>,
+        memory: &mut Reservation<'_>,
+        table: &Table,
+        keys: &[VarId],
+    ) -> Result<Self, QueryError> {
         let rows = table.rows;
         let columns: Vec<&[Id]> = keys.iter().filter_map(|&k| table.column(k)).collect();
+        memory.try_grow(rows * 4)?;
         if columns.is_empty() {
             // One group: of every row, or (without GROUP BY) the empty group of no rows.
-            return Groups {
+            return Ok(Groups {
                 of_row: vec![0; rows],
                 first: if rows > 0 { vec![0] } else { Vec::new() },
                 count: if keys.is_empty() { 1 } else { rows.min(1) },
-            };
+            });
         }
+        let base = memory.size();
+        let per_group = group_entry_bytes(columns.len());
         let mut of_row = Vec::with_capacity(rows);
         let mut first: Vec<u32> = Vec::new();
         if let [column] = columns.as_slice() {
             let mut index: FxHashMap<Id, u32> = FxHashMap::default();
             for (row, &id) in column.iter().enumerate() {
+                if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
+                    ctx.check()?;
+                    memory.try_resize(base + first.len() * per_group)?;
+                }
                 let next = first.len() as u32;
                 let group = *index.entry(id).or_insert_with(|| {
                     first.push(row as u32);
@@ -162,6 +131,10 @@ impl Groups {
             let mut index: FxHashMap<Vec<Id>, u32> = FxHashMap::default();
             let mut key = Vec::with_capacity(columns.len());
             for row in 0..rows {
+                if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
+                    ctx.check()?;
+                    memory.try_resize(base + first.len() * per_group)?;
+                }
                 key.clear();
                 key.extend(columns.iter().map(|c| c[row]));
                 let group = match index.get(&key) {
@@ -177,23 +150,25 @@ impl Groups {
             }
         }
         let count = first.len();
-        Groups {
+        memory.try_resize(base + count * per_group)?;
+        Ok(Groups {
             of_row,
             first,
             count,
-        }
+        })
     }
 }
 
 fn aggregate_column(
-    evaluator: &Evaluator<'_>,
+    evaluator: &dyn Scope,
+    ctx: &ExecContext<'_>,
     table: &Table,
     groups: &Groups,
     aggregate: &Aggregate,
-) -> Vec<Id> {
+) -> Result<Vec<Id>, QueryError> {
     let Some(argument) = &aggregate.argument else {
         let counts = if aggregate.distinct {
-            count_distinct_solutions(evaluator, table, groups)
+            count_distinct_solutions(evaluator, ctx, table, groups)?
         } else {
             let mut counts = vec![0; groups.count];
             for &group in &groups.of_row {
@@ -201,30 +176,86 @@ fn aggregate_column(
             }
             counts
         };
-        return integers(evaluator, counts);
+        return Ok(integers(evaluator, counts));
     };
-    let values = argument_ids(evaluator, table, argument);
+    let values = argument_ids(evaluator, ctx, table, argument)?;
     // MIN and MAX of a bag are those of its set: skipping repeats saves decoding them.
     let distinct =
         aggregate.distinct || matches!(aggregate.function, Function::Min | Function::Max);
     let mut seen: FxHashSet<(u32, Id)> = FxHashSet::default();
-    let entries = groups
-        .of_row
-        .iter()
-        .zip(values.iter())
-        .filter(|&(&group, &id)| !distinct || seen.insert((group, id)))
-        .map(|(&group, &id)| (group as usize, id));
+    let mut memory = ctx.reservation();
+    if distinct {
+        // The set of (group, value) pairs: at most one entry per row.
+        memory.try_grow(table.rows.saturating_mul(24))?;
+    }
+    let mut stopped: Option<QueryError> = None;
+    let entries = Checked {
+        inner: groups.of_row.iter().zip(values.iter()),
+        ctx,
+        seen: 0,
+        stopped: &mut stopped,
+    }
+    .map(|(&group, &id)| (group as usize, id));
+    // Two copies of the fold, so that the common case does not pay for the filter.
+    let column = if distinct {
+        fold(
+            evaluator,
+            &aggregate.function,
+            groups.count,
+            entries.filter(|&(group, id)| seen.insert((group as u32, id))),
+        )
+    } else {
+        fold(evaluator, &aggregate.function, groups.count, entries)
+    };
+    match stopped {
+        Some(error) => Err(error),
+        None => Ok(column),
+    }
+}
+
+/// An iterator that checks the query's limits every stride of items, and ends early
+/// (recording why) when a check fails.
+struct Checked<'c, 'a, I> {
+    inner: I,
+    ctx: &'c ExecContext<'a>,
+    seen: usize,
+    stopped: &'c mut Option<QueryError>,
+}
+
+impl<I: Iterator> Iterator for Checked<'_, '_, I> {
+    type Item = I::Item;
+
+    #[inline]
+    fn next(&mut self) -> Option<I::Item> {
+        self.seen += 1;
+        if self.seen.is_multiple_of(CHECK_STRIDE) {
+            if let Err(error) = self.ctx.check() {
+                *self.stopped = Some(error);
+                return None;
+            }
+        }
+        self.inner.next()
+    }
+}
+
+/// Combines the (group, value id) entries of an aggregate into one id per group.
+fn fold(
+    evaluator: &dyn Scope,
+    function: &Function,
+    count: usize,
+    entries: impl Iterator<Item = (usize, Id)>,
+) -> Vec<Id> {
     let mut decoder = Decoder::new(evaluator);
-    match &aggregate.function {
+    match function {
         Function::Count => {
-            let mut counts = vec![0; groups.count];
+            let mut counts = vec![0; count];
             for (group, id) in entries {
                 counts[group] += u64::from(id != UNBOUND);
             }
             integers(evaluator, counts)
         }
         Function::Sample => {
-            let mut samples = vec![UNBOUND; groups.count];
+            let mut samples = vec![UNBOUND; count];
             for (group, id) in entries {
                 if samples[group] == UNBOUND {
                     samples[group] = id;
@@ -234,8 +265,8 @@ fn aggregate_column(
         }
         Function::Sum | Function::Avg => {
             let zero = Term::from(Literal::from(0));
-            let mut sums: Vec<Option<Term>> = vec![Some(zero.clone()); groups.count];
-            let mut counts = vec![0_i64; groups.count];
+            let mut sums: Vec<Option<Term>> = vec![Some(zero.clone()); count];
+            let mut counts = vec![0_i64; count];
             for (group, id) in entries {
                 if let Some(sum) = &sums[group] {
                     sums[group] = decoder
@@ -245,7 +276,7 @@ fn aggregate_column(
                     counts[group] += 1;
                 }
             }
-            let average = aggregate.function == Function::Avg;
+            let average = *function == Function::Avg;
             sums.into_iter()
                 .zip(counts)
                 .map(|(sum, count)| {
@@ -262,12 +293,12 @@ fn aggregate_column(
                 .collect()
         }
         Function::Min | Function::Max => {
-            let wanted = if aggregate.function == Function::Min {
+            let wanted = if *function == Function::Min {
                 std::cmp::Ordering::Less
             } else {
                 std::cmp::Ordering::Greater
             };
-            let mut best: Vec<Extreme> = vec![Extreme::Empty; groups.count];
+            let mut best: Vec<Extreme> = vec![Extreme::Empty; count];
             for (group, id) in entries {
                 best[group] = match (std::mem::take(&mut best[group]), decoder.term(id)) {
                     (Extreme::Failed, _) | (_, None) => Extreme::Failed,
@@ -289,8 +320,8 @@ fn aggregate_column(
                 .collect()
         }
         Function::GroupConcat(separator) => {
-            let mut texts: Vec<Option<String>> = vec![Some(String::new()); groups.count];
-            let mut started = vec![false; groups.count];
+            let mut texts: Vec<Option<String>> = vec![Some(String::new()); count];
+            let mut started = vec![false; count];
             for (group, id) in entries {
                 let Some(text) = &mut texts[group] else {
                     continue;
@@ -329,53 +360,66 @@ enum Extreme {
 
 /// COUNT(DISTINCT *): distinct solutions, over the variables a solution shows (not the
 /// hidden ones standing for blank nodes).
-fn count_distinct_solutions(evaluator: &Evaluator<'_>, table: &Table, groups: &Groups) -> Vec<u64> {
-    let vars = evaluator.vars.borrow();
+fn count_distinct_solutions(
+    evaluator: &dyn Scope,
+    ctx: &ExecContext<'_>,
+    table: &Table,
+    groups: &Groups,
+) -> Result<Vec<u64>, QueryError> {
     let visible: Vec<&[Id]> = table
         .vars
         .iter()
         .zip(&table.columns)
-        .filter(|(&var, _)| var < vars.len() && !vars.is_hidden(var))
+        .filter(|(&var, _)| evaluator.is_visible(var))
         .map(|(_, column)| column.as_slice())
         .collect();
     let mut counts = vec![0; groups.count];
     let mut seen: FxHashSet<(u32, Vec<Id>)> = FxHashSet::default();
+    let mut memory = ctx.reservation();
+    let per_row = visible.len() * ID_BYTES + 48;
     for (row, &group) in groups.of_row.iter().enumerate() {
+        if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
+            ctx.check()?;
+            memory.try_resize(seen.len() * per_row)?;
+        }
         let solution = visible.iter().map(|column| column[row]).collect();
         if seen.insert((group, solution)) {
             counts[group as usize] += 1;
         }
     }
-    counts
+    Ok(counts)
 }
 
 /// The ids of the aggregated expression, row by row: a variable's column as it is, or the
 /// values of an expression interned.
 fn argument_ids<'t>(
-    evaluator: &Evaluator<'_>,
+    evaluator: &dyn Scope,
+    ctx: &ExecContext<'_>,
     table: &'t Table,
     argument: &Expression,
-) -> Cow<'t, [Id]> {
+) -> Result<Cow<'t, [Id]>, QueryError> {
     if let Expression::Variable(variable) = argument {
-        let var = evaluator.vars.borrow().get(variable);
-        return match var.and_then(|var| table.column(var)) {
+        let var = evaluator.var(variable);
+        return Ok(match var.and_then(|var| table.column(var)) {
             Some(column) => Cow::Borrowed(column),
             None => Cow::Owned(vec![UNBOUND; table.rows]),
-        };
+        });
     }
-    Cow::Owned(
-        (0..table.rows)
-            .map(|row| {
-                evaluator
-                    .expression(argument, table, row)
-                    .map_or(UNBOUND, |term| evaluator.intern(&term))
-            })
-            .collect(),
-    )
+    let mut ids = Vec::with_capacity(table.rows);
+    for row in 0..table.rows {
+        ctx.tick(row)?;
+        ids.push(
+            evaluator
+                .expression(argument, table, row)
+                .map_or(UNBOUND, |term| evaluator.intern(&term)),
+        );
+    }
+    ctx.check()?;
+    Ok(Cow::Owned(ids))
 }
 
 /// Counts as `xsd:integer` ids (each distinct count interned once).
-fn integers(evaluator: &Evaluator<'_>, counts: Vec<u64>) -> Vec<Id> {
+fn integers(evaluator: &dyn Scope, counts: Vec<u64>) -> Vec<Id> {
     let mut ids: FxHashMap<u64, Id> = FxHashMap::default();
     counts
         .into_iter()
@@ -411,13 +455,13 @@ fn string_value(term: &Term) -> Option<&str> {
 }
 
 /// Decodes ids, each once.
-struct Decoder<'e, 'a> {
-    evaluator: &'e Evaluator<'a>,
+struct Decoder<'e> {
+    evaluator: &'e dyn Scope,
     cache: FxHashMap<Id, Option<Term>>,
 }
 
-impl<'e, 'a> Decoder<'e, 'a> {
-    fn new(evaluator: &'e Evaluator<'a>) -> Self {
+impl<'e> Decoder<'e> {
+    fn new(evaluator: &'e dyn Scope) -> Self {
         Self {
             evaluator,
             cache: FxHashMap::default(),

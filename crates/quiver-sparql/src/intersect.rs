@@ -5,8 +5,9 @@ use quiver_store::Direction;
 
 use crate::bgp::{Node, Pattern, Pred};
 use crate::error::QueryError;
-use crate::explore::{end, ExecContext};
-use crate::planner::{Step, StepKind};
+use crate::memory::ID_BYTES;
+use crate::step::{Step, StepKind};
+use crate::step_io::{end, Bounded};
 use crate::table::Table;
 
 /// A walk fused with a partner pattern: both neighbour lists are intersected.
@@ -16,8 +17,9 @@ pub(crate) fn intersect_step(
     other: &Pattern,
     other_direction: Direction,
     table: &Table,
-    ctx: &ExecContext<'_>,
+    bounded: &mut Bounded<'_, '_>,
 ) -> Result<Table, QueryError> {
+    let ctx = bounded.ctx;
     let StepKind::Walk(direction) = step.kind else {
         return Err(QueryError::Plan("only walks can intersect".into()));
     };
@@ -41,8 +43,9 @@ pub(crate) fn intersect_step(
     let mut column = Vec::new();
     let mut scratch = Vec::new();
     for row in 0..table.rows {
-        if row % 4096 == 4095 {
-            ctx.check()?;
+        bounded.tick(row, || selection.len() * (4 + ID_BYTES))?;
+        if bounded.full(selection.len()) {
+            break;
         }
         let (Some(a), Some(b)) = (source.value(row), other_source.value(row)) else {
             continue;
@@ -55,6 +58,11 @@ pub(crate) fn intersect_step(
         intersect_sorted(left, right, &mut scratch);
         selection.extend(std::iter::repeat_n(row as u32, scratch.len()));
         column.extend_from_slice(&scratch);
+    }
+    if selection.len() > bounded.cap {
+        bounded.truncated = true;
+        selection.truncate(bounded.cap);
+        column.truncate(bounded.cap);
     }
     let mut result = table.gather(&selection);
     result.vars.push(var);

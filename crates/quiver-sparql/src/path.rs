@@ -14,6 +14,10 @@
 //! the result is that vertex repeated as often as the spec's algebra derives it
 //! ([`Path::zero_length_count`]); from a vertex of the graph everything reached is in the
 //! graph and the walk alone is exact.
+//!
+//! Walks check the query's limits every few thousand vertices, inside a single closure
+//! too (one walk over a dense graph can visit all of it), and charge their visited sets,
+//! frontiers and output to its memory budget.
 
 use quiver_model::{Id, PredId};
 use quiver_store::{Direction, GraphIndex, Store};
@@ -21,10 +25,11 @@ use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 use spargebra::algebra::PropertyPathExpression;
 
-use crate::algebra::GraphRef;
 use crate::bgp::add_vars;
+use crate::context::{ExecContext, CHECK_STRIDE};
+use crate::dataset::GraphRef;
 use crate::error::QueryError;
-use crate::explore::ExecContext;
+use crate::memory::ID_BYTES;
 use crate::table::{Table, VarId};
 
 /// A property path with its predicates resolved.
@@ -194,7 +199,11 @@ impl Path {
 /// Walks one path over one graph.
 struct Walker<'a> {
     graph: &'a GraphIndex,
+    ctx: &'a ExecContext<'a>,
 }
+
+/// Bytes per vertex of a visited set (the id and the hash table's share).
+const VISITED_BYTES: usize = ID_BYTES + 8;
 
 impl Walker<'_> {
     fn in_graph(&self, vertex: Id) -> bool {
@@ -204,31 +213,38 @@ impl Walker<'_> {
 
     /// Appends the ends of every match of `path` from `from` (a vertex of the graph),
     /// walking in `direction`, one entry per match.
-    fn reach(&self, path: &Path, from: Id, direction: Direction, out: &mut Vec<Id>) {
+    fn reach(
+        &self,
+        path: &Path,
+        from: Id,
+        direction: Direction,
+        out: &mut Vec<Id>,
+    ) -> Result<(), QueryError> {
         match path {
             Path::Link(None) => {}
             Path::Link(Some(p)) => out.extend_from_slice(self.graph.get(from, *p, direction)),
-            Path::Reverse(p) => self.reach(p, from, direction.reverse(), out),
+            Path::Reverse(p) => self.reach(p, from, direction.reverse(), out)?,
             Path::Sequence(a, b) => {
                 let (first, second) = match direction {
                     Direction::Out => (a, b),
                     Direction::In => (b, a),
                 };
                 let mut middle = Vec::new();
-                self.reach(first, from, direction, &mut middle);
-                for vertex in middle {
-                    self.reach(second, vertex, direction, out);
+                self.reach(first, from, direction, &mut middle)?;
+                for (i, vertex) in middle.into_iter().enumerate() {
+                    self.ctx.tick(i)?;
+                    self.reach(second, vertex, direction, out)?;
                 }
             }
             Path::Alternative(a, b) => {
-                self.reach(a, from, direction, out);
-                self.reach(b, from, direction, out);
+                self.reach(a, from, direction, out)?;
+                self.reach(b, from, direction, out)?;
             }
-            Path::ZeroOrMore(p) => self.closure(p, from, direction, true, out),
-            Path::OneOrMore(p) => self.closure(p, from, direction, false, out),
+            Path::ZeroOrMore(p) => self.closure(p, from, direction, true, out)?,
+            Path::OneOrMore(p) => self.closure(p, from, direction, false, out)?,
             Path::ZeroOrOne(p) => {
                 let mut ends = vec![from];
-                self.reach(p, from, direction, &mut ends);
+                self.reach(p, from, direction, &mut ends)?;
                 ends.sort_unstable();
                 ends.dedup();
                 out.extend(ends);
@@ -241,6 +257,7 @@ impl Walker<'_> {
                 }
             }
         }
+        Ok(())
     }
 
     /// Breadth-first search over `path`: every vertex reached once (with `from` itself when
@@ -252,23 +269,33 @@ impl Walker<'_> {
         direction: Direction,
         reflexive: bool,
         out: &mut Vec<Id>,
-    ) {
+    ) -> Result<(), QueryError> {
         let mut visited: FxHashSet<Id> = FxHashSet::default();
+        let mut memory = self.ctx.reservation();
         let mut frontier = Vec::new();
         if reflexive {
             visited.insert(from);
             out.push(from);
             frontier.push(from);
         } else {
-            self.reach(path, from, direction, &mut frontier);
+            self.reach(path, from, direction, &mut frontier)?;
             frontier.retain(|&v| visited.insert(v));
             out.extend_from_slice(&frontier);
         }
         let mut next = Vec::new();
+        let mut expanded = 0usize;
         while !frontier.is_empty() {
             for &vertex in &frontier {
+                expanded += 1;
+                if expanded.is_multiple_of(CHECK_STRIDE) {
+                    self.ctx.check()?;
+                    memory.try_resize(
+                        visited.len() * VISITED_BYTES
+                            + (frontier.len() + next.len() + out.len()) * ID_BYTES,
+                    )?;
+                }
                 let start = next.len();
-                self.reach(path, vertex, direction, &mut next);
+                self.reach(path, vertex, direction, &mut next)?;
                 let mut kept = start;
                 for i in start..next.len() {
                     if visited.insert(next[i]) {
@@ -282,6 +309,7 @@ impl Walker<'_> {
             std::mem::swap(&mut frontier, &mut next);
             next.clear();
         }
+        Ok(())
     }
 
     /// Every vertex of the graph (a subject or object of some triple), sorted.
@@ -308,12 +336,16 @@ pub fn evaluate(
     ctx: &ExecContext<'_>,
     profile: &mut PathProfile,
 ) -> Result<Table, QueryError> {
-    let walker = Walker { graph };
+    let walker = Walker { graph, ctx };
     let mut ends = Vec::new();
     // A term that is no vertex of the graph: only zero-length matches.
-    let from_constant = |start: Id, direction: Direction, other: Option<Id>, ends: &mut Vec<Id>| {
+    let from_constant = |start: Id,
+                         direction: Direction,
+                         other: Option<Id>,
+                         ends: &mut Vec<Id>|
+     -> Result<(), QueryError> {
         if walker.in_graph(start) {
-            walker.reach(path, start, direction, ends);
+            walker.reach(path, start, direction, ends)?;
         } else if other.is_none_or(|o| o == start) {
             let count = path.zero_length_count(
                 direction == Direction::Out || other.is_some(),
@@ -321,24 +353,25 @@ pub fn evaluate(
             );
             ends.extend(std::iter::repeat_n(start, count));
         }
+        Ok(())
     };
     profile.starts = 1;
     let table = match (subject, object) {
         (End::Const(s), End::Const(o)) => {
             profile.start = "from the subject".into();
-            from_constant(s, Direction::Out, Some(o), &mut ends);
+            from_constant(s, Direction::Out, Some(o), &mut ends)?;
             let mut table = Table::empty(Vec::new());
             table.rows = ends.iter().filter(|&&e| e == o).count();
             table
         }
         (End::Const(s), End::Var(o)) => {
             profile.start = "from the subject".into();
-            from_constant(s, Direction::Out, None, &mut ends);
+            from_constant(s, Direction::Out, None, &mut ends)?;
             one_column(o, ends)
         }
         (End::Var(s), End::Const(o)) => {
             profile.start = "from the object".into();
-            from_constant(o, Direction::In, None, &mut ends);
+            from_constant(o, Direction::In, None, &mut ends)?;
             one_column(s, ends)
         }
         (End::Var(s), End::Var(o)) => {
@@ -464,17 +497,19 @@ fn walk_from(
     same: bool,
     ctx: &ExecContext<'_>,
 ) -> Result<(Vec<Id>, Vec<Id>), QueryError> {
-    let (mut from, mut to) = (Vec::new(), Vec::new());
+    let (mut from, mut to): (Vec<Id>, Vec<Id>) = (Vec::new(), Vec::new());
+    let mut memory = ctx.reservation();
     let mut ends = Vec::new();
     for (i, &start) in starts.iter().enumerate() {
         if i % 1024 == 1023 {
             ctx.check()?;
+            memory.try_resize((from.len() + to.len()) * ID_BYTES)?;
         }
         if !walker.in_graph(start) {
             continue;
         }
         ends.clear();
-        walker.reach(path, start, direction, &mut ends);
+        walker.reach(path, start, direction, &mut ends)?;
         if same {
             let count = ends.iter().filter(|&&e| e == start).count();
             from.extend(std::iter::repeat_n(start, count));
@@ -483,5 +518,6 @@ fn walk_from(
             to.extend_from_slice(&ends);
         }
     }
+    memory.try_resize((from.len() + to.len()) * ID_BYTES)?;
     Ok((from, to))
 }

@@ -8,7 +8,7 @@ use quiver_store::Direction;
 
 use crate::bgp::{node_var, Bgp, Node};
 use crate::error::QueryError;
-use crate::planner::{Step, StepKind};
+use crate::step::{Step, StepKind};
 use crate::table::VarId;
 
 /// Parses a plan file's text into steps (patterns numbered from 0).

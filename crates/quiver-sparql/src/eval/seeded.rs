@@ -13,6 +13,7 @@ use spargebra::algebra::Expression;
 
 use super::{BgpProfile, Evaluator};
 use crate::algebra::{certain_vars, GraphRef, Operator, PlannedBgp};
+use crate::context::ensure_addressable;
 use crate::error::QueryError;
 use crate::explore::explore;
 use crate::join::{hash_join, ROW_VAR};
@@ -25,6 +26,7 @@ impl Evaluator<'_> {
         planned: &PlannedBgp,
         input: Table,
         seeded: bool,
+        limit: Option<usize>,
     ) -> Result<Table, QueryError> {
         let steps = match (&planned.seeded, seeded) {
             (Some((_, steps)), true) => steps,
@@ -37,6 +39,7 @@ impl Evaluator<'_> {
             input,
             &self.context(planned.graph),
             &mut profile,
+            limit,
         )?;
         self.profiles.borrow_mut().push(BgpProfile {
             patterns: planned
@@ -47,6 +50,7 @@ impl Evaluator<'_> {
                 .collect(),
             seeded,
             steps: profile,
+            limit,
         });
         Ok(result)
     }
@@ -62,9 +66,7 @@ impl Evaluator<'_> {
         pattern: &spargebra::algebra::GraphPattern,
         negated: bool,
     ) -> Result<Option<Table>, QueryError> {
-        let Some(operator) = self.exists_operator(pattern) else {
-            return Ok(None);
-        };
+        let operator = self.exists_operator(pattern)?;
         let Operator::Bgp(planned) = &*operator else {
             return Ok(None);
         };
@@ -78,13 +80,14 @@ impl Evaluator<'_> {
         }
         if seeds.is_empty() {
             // Nothing shared: the pattern has the same answer for every row.
-            let found = self.bgp(planned, Table::unit(), false)?.rows > 0;
+            let found = self.bgp(planned, Table::unit(), false, Some(1))?.rows > 0;
             return Ok(Some(if found != negated {
                 table.clone()
             } else {
                 table.gather(&[])
             }));
         }
+        ensure_addressable(table.rows)?;
         let mut input = table.reshape(&seeds);
         input.vars.push(ROW_VAR);
         input.columns.push((0..table.rows as Id).collect());
@@ -97,15 +100,20 @@ impl Evaluator<'_> {
         );
         let mut local = planned.clone();
         local.seeded = Some((seeds, steps));
-        let found = self.bgp(&local, input, true)?;
+        let found = self.bgp(&local, input, true, None)?;
+        let ctx = self.ctx();
         let mut matched = vec![false; table.rows];
-        for &row in found.column(ROW_VAR).unwrap_or(&[]) {
+        for (i, &row) in found.column(ROW_VAR).unwrap_or(&[]).iter().enumerate() {
+            ctx.tick(i)?;
             matched[row as usize] = true;
         }
-        let keep: Vec<u32> = (0..table.rows)
-            .filter(|&row| matched[row] != negated)
-            .map(|row| row as u32)
-            .collect();
+        let mut keep: Vec<u32> = Vec::new();
+        for (row, &matched) in matched.iter().enumerate() {
+            ctx.tick(row)?;
+            if matched != negated {
+                keep.push(row as u32);
+            }
+        }
         Ok(Some(table.gather(&keep)))
     }
 
@@ -130,10 +138,10 @@ impl Evaluator<'_> {
 
     pub(crate) fn join(&self, left: Table, right: &Operator) -> Result<Table, QueryError> {
         if let Some(planned) = self.seedable(&left, right) {
-            return self.bgp(planned, left, true);
+            return self.bgp(planned, left, true, None);
         }
         let right = self.evaluate_right(&left, right)?;
-        Ok(hash_join(&left, &right, false))
+        hash_join(&self.ctx(), &left, &right, false)
     }
 
     /// The right side of a join: a path between variables walks only from the values the
@@ -208,12 +216,13 @@ impl Evaluator<'_> {
     ) -> Result<Table, QueryError> {
         let right_vars = certain_or_all_vars(right);
         if let Some(planned) = self.seedable(&left, right) {
+            ensure_addressable(left.rows)?;
             let mut seeded = left.clone();
             seeded.vars.push(ROW_VAR);
             seeded.columns.push((0..left.rows as Id).collect());
-            let mut joined = self.bgp(planned, seeded, true)?;
+            let mut joined = self.bgp(planned, seeded, true, None)?;
             if let Some(filter) = filter {
-                joined = self.filter(joined, filter);
+                joined = self.filter(joined, filter)?;
             }
             let rows = joined
                 .column(ROW_VAR)
@@ -246,15 +255,11 @@ impl Evaluator<'_> {
         let right = self.evaluate_right(&left, right)?;
         let mut vars = left.vars.clone();
         vars.extend(right.vars.iter().filter(|v| !left.vars.contains(v)));
-        let joined = hash_join(&left, &right, true);
+        let joined = hash_join(&self.ctx(), &left, &right, true)?;
         // Keep joined rows passing the filter; remember which left rows matched.
         let mut joined_with_rows = joined;
         if let Some(filter) = filter {
-            let keep: Vec<u32> = (0..joined_with_rows.rows)
-                .filter(|&row| self.truth(filter, &joined_with_rows, row))
-                .map(|row| row as u32)
-                .collect();
-            joined_with_rows = joined_with_rows.gather(&keep);
+            joined_with_rows = self.filter(joined_with_rows, filter)?;
         }
         let mut matched = vec![false; left.rows];
         for &row in joined_with_rows.column(ROW_VAR).unwrap_or(&[]) {

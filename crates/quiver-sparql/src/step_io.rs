@@ -1,0 +1,86 @@
+//! What one exploration step reads and writes: the ends of its pattern over the table,
+//! and its bound (the most rows it may emit, its memory, the query's checks).
+
+use quiver_model::Id;
+
+use crate::bgp::Node;
+use crate::context::{ExecContext, CHECK_STRIDE};
+use crate::error::QueryError;
+use crate::memory::Reservation;
+use crate::table::{Table, VarId, UNBOUND};
+
+/// Where a step reads or writes one end of its pattern.
+#[derive(Clone, Copy)]
+pub(crate) enum End<'t> {
+    Const(Id),
+    Column(&'t [Id]),
+    /// An unbound variable: the step binds it.
+    Free(VarId),
+}
+
+pub(crate) fn end<'t>(node: Node, table: &'t Table) -> End<'t> {
+    match node {
+        Node::Const(id) => End::Const(id),
+        Node::Var(v) => table.column(v).map_or(End::Free(v), End::Column),
+        Node::Absent => End::Const(UNBOUND),
+    }
+}
+
+impl End<'_> {
+    #[inline]
+    pub(crate) fn value(&self, row: usize) -> Option<Id> {
+        match self {
+            End::Const(id) => Some(*id),
+            End::Column(column) => Some(column[row]).filter(|&v| v != UNBOUND),
+            End::Free(_) => None,
+        }
+    }
+}
+
+/// A step's context: the query's, the most rows it may emit, and its memory.
+pub(crate) struct Bounded<'c, 'a> {
+    pub ctx: &'c ExecContext<'a>,
+    /// Rows the step may emit; it stops (and sets `truncated`) on reaching them.
+    pub cap: usize,
+    pub truncated: bool,
+    pub memory: Reservation<'a>,
+}
+
+impl<'c, 'a> Bounded<'c, 'a> {
+    pub fn new(ctx: &'c ExecContext<'a>, cap: usize) -> Self {
+        Self {
+            ctx,
+            cap,
+            truncated: false,
+            memory: ctx.reservation(),
+        }
+    }
+
+    /// Checks the query's limits and charges `bytes` of output; every stride of rows.
+    #[inline(always)]
+    #[track_caller]
+    pub fn tick(&mut self, row: usize, bytes: impl FnOnce() -> usize) -> Result<(), QueryError> {
+        if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
+            return self.check_and_charge(bytes());
+        }
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn check_and_charge(&mut self, bytes: usize) -> Result<(), QueryError> {
+        self.ctx.check()?;
+        self.memory.try_resize(bytes)
+    }
+
+    /// Whether `emitted` rows fill the cap (then the step stops).
+    #[inline(always)]
+    pub fn full(&mut self, emitted: usize) -> bool {
+        if emitted >= self.cap {
+            self.truncated = true;
+            return true;
+        }
+        false
+    }
+}

@@ -1,0 +1,442 @@
+//! Every query is bounded: each operator's own loop checks for cancellation (a test hook
+//! cancels at the first check inside the operator, past its entry, and the query must
+//! stop with `Cancelled` within 2 s), the memory budget stops what grows with rows and is
+//! given back after each query, LIMIT stops exploration early, ORDER BY + LIMIT (top-k)
+//! equals the full sort sliced, and errors inside EXISTS stop the query.
+
+mod support;
+
+use std::collections::HashSet;
+use std::panic::Location;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use quiver_sparql::context::CheckHook;
+use quiver_sparql::memory::MemoryBudget;
+use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError, QueryResults};
+use quiver_store::Store;
+
+/// Subjects of the test graph: each has a `p` (500 distinct objects), a `q` (300 distinct
+/// literals) and an `e` edge to the next subject (a ring, for long path walks).
+const N: usize = 20_000;
+
+fn store() -> &'static Store {
+    static STORE: OnceLock<Store> = OnceLock::new();
+    STORE.get_or_init(|| {
+        let mut text = String::new();
+        for i in 0..N {
+            text.push_str(&format!(
+                "<http://x/s{i}> <http://x/p> <http://x/o{}> .\n\
+                 <http://x/s{i}> <http://x/q> \"v{}\" .\n\
+                 <http://x/s{i}> <http://x/e> <http://x/s{}> .\n",
+                i % 500,
+                i % 300,
+                (i + 1) % N
+            ));
+        }
+        support::load(&text)
+    })
+}
+
+/// Rows (SELECT), 1/0 (ASK) or triples (CONSTRUCT, DESCRIBE) of `query`.
+fn run(query: &str, options: &ExecOptions) -> Result<usize, QueryError> {
+    let store = store();
+    let prepared = prepare(store, query, &PrepareOptions::default())?;
+    Ok(match prepared.execute(store, options)? {
+        QueryResults::Solutions(solutions) => solutions.len(),
+        QueryResults::Boolean(b) => usize::from(b),
+        QueryResults::Graph(triples) => triples.len(),
+    })
+}
+
+type Site = (String, u32);
+
+/// Where the operator boundary checks are: every check a one-row VALUES query makes (its
+/// operators have no loop long enough to check inside).
+fn boundary_sites() -> HashSet<Site> {
+    let sites = Arc::new(Mutex::new(HashSet::new()));
+    let recorded = sites.clone();
+    let options = ExecOptions {
+        check_hook: Some(CheckHook(Arc::new(move |location: &Location, _| {
+            recorded
+                .lock()
+                .unwrap()
+                .insert((location.file().to_owned(), location.line()));
+            false
+        }))),
+        ..ExecOptions::default()
+    };
+    assert_eq!(run("SELECT * { VALUES ?x { 1 } }", &options).unwrap(), 1);
+    let sites = sites.lock().unwrap().clone();
+    assert!(!sites.is_empty(), "the boundary of an operator must check");
+    sites
+}
+
+/// Cancels `query` at its first check inside a source file ending in `file`, other than
+/// an operator boundary, and expects it to stop with `Cancelled` within 2 s.
+#[track_caller]
+fn cancels_inside(query: &str, file: &'static str) {
+    // The query must complete without the hook.
+    run(query, &ExecOptions::default()).unwrap_or_else(|e| panic!("{query}: {e}"));
+    let boundary = boundary_sites();
+    let fired: Arc<Mutex<Option<(Site, Instant)>>> = Arc::default();
+    let record = fired.clone();
+    let options = ExecOptions {
+        check_hook: Some(CheckHook(Arc::new(move |location: &Location, _| {
+            let site = (location.file().to_owned(), location.line());
+            let mut fired = record.lock().unwrap();
+            if fired.is_none() && site.0.ends_with(file) && !boundary.contains(&site) {
+                *fired = Some((site, Instant::now()));
+                return true;
+            }
+            false
+        }))),
+        ..ExecOptions::default()
+    };
+    let result = run(query, &options);
+    let ended = Instant::now();
+    let fired = fired.lock().unwrap().clone();
+    let Some((site, at)) = fired else {
+        panic!("{query}: no check inside {file} (result {result:?})");
+    };
+    assert!(
+        matches!(result, Err(QueryError::Cancelled)),
+        "{query}: cancelled at {site:?} but got {result:?}"
+    );
+    assert!(
+        ended - at < Duration::from_secs(2),
+        "{query}: took {:?} to stop",
+        ended - at
+    );
+}
+
+#[test]
+fn exploration_checks_inside_its_steps() {
+    cancels_inside("SELECT * { ?s <http://x/p> ?o }", "explore.rs");
+}
+
+#[test]
+fn one_long_path_walk_checks_inside() {
+    cancels_inside(
+        "SELECT * { <http://x/s0> (<http://x/e>|^<http://x/e>)* ?y }",
+        "path.rs",
+    );
+}
+
+#[test]
+fn hash_join_and_minus_check_inside() {
+    cancels_inside(
+        "SELECT * { ?s <http://x/p> ?o { SELECT ?s ?v { ?s <http://x/q> ?v } } }",
+        "join.rs",
+    );
+    cancels_inside(
+        "SELECT * { ?s <http://x/p> ?o MINUS { ?s <http://x/q> \"v1\" } }",
+        "join.rs",
+    );
+}
+
+#[test]
+fn filter_extend_and_order_by_check_inside() {
+    cancels_inside(
+        "SELECT * { ?s <http://x/p> ?o FILTER(?o != <http://x/o1>) }",
+        "expressions.rs",
+    );
+    cancels_inside(
+        "SELECT * { ?s <http://x/p> ?o BIND(STR(?o) AS ?t) }",
+        "expressions.rs",
+    );
+    cancels_inside(
+        "SELECT * { ?s <http://x/p> ?o } ORDER BY ?o",
+        "expressions.rs",
+    );
+}
+
+#[test]
+fn top_k_checks_inside() {
+    cancels_inside(
+        "SELECT * { ?s <http://x/p> ?o } ORDER BY DESC(?o) LIMIT 5",
+        "top_k.rs",
+    );
+}
+
+#[test]
+fn group_by_checks_inside() {
+    cancels_inside(
+        "SELECT ?o (COUNT(*) AS ?n) { ?s <http://x/p> ?o } GROUP BY ?o",
+        "group.rs",
+    );
+}
+
+#[test]
+fn distinct_union_and_values_check_inside() {
+    cancels_inside("SELECT DISTINCT ?s ?o { ?s <http://x/p> ?o }", "eval.rs");
+    cancels_inside(
+        "SELECT * { { ?s <http://x/p> ?o } UNION { ?s <http://x/q> ?o } }",
+        "eval.rs",
+    );
+    let values: String = (0..6000).map(|i| format!("<http://x/v{i}> ")).collect();
+    cancels_inside(
+        &format!("SELECT * {{ VALUES ?v {{ {values} }} }}"),
+        "eval.rs",
+    );
+}
+
+#[test]
+fn construct_and_describe_check_inside() {
+    cancels_inside(
+        "CONSTRUCT { ?o <http://x/r> ?s } WHERE { ?s <http://x/p> ?o }",
+        "engine.rs",
+    );
+    cancels_inside("DESCRIBE ?s WHERE { ?s <http://x/p> ?o }", "describe.rs");
+}
+
+#[test]
+fn a_cancel_inside_row_by_row_exists_is_an_error_not_an_answer() {
+    // The pattern has a filter, so EXISTS runs once per row; the hook cancels well
+    // inside that loop (every row checks at least once).
+    let query = "SELECT * { ?s <http://x/p> ?o \
+                 FILTER EXISTS { ?s <http://x/q> ?v FILTER(?v != \"none\") } }";
+    assert_eq!(run(query, &ExecOptions::default()).unwrap(), N);
+    let options = ExecOptions {
+        check_hook: Some(CheckHook(Arc::new(|_: &Location, n| n >= N as u64 / 2))),
+        ..ExecOptions::default()
+    };
+    let result = run(query, &options);
+    assert!(matches!(result, Err(QueryError::Cancelled)), "{result:?}");
+}
+
+#[test]
+fn unsupported_patterns_inside_exists_are_errors() {
+    for query in [
+        "SELECT * { ?s <http://x/p> ?o FILTER NOT EXISTS { SERVICE <http://remote/> { ?s ?a ?b } } }",
+        "SELECT * { ?s <http://x/p> ?o FILTER EXISTS { SERVICE <http://remote/> { ?s ?a ?b } } }",
+        "SELECT * { ?s <http://x/p> ?o BIND(EXISTS { SERVICE <http://remote/> { ?s ?a ?b } } AS ?b) }",
+    ] {
+        let result = run(query, &ExecOptions::default());
+        assert!(
+            matches!(result, Err(QueryError::Unsupported(ref m)) if m.contains("SERVICE")),
+            "{query}: {result:?}"
+        );
+    }
+}
+
+#[test]
+fn a_real_cancel_flag_stops_a_long_query() {
+    let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = cancel.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        Instant::now()
+    });
+    // Each row walks the whole ring: far longer than 50 ms.
+    let query = "SELECT (COUNT(*) AS ?n) { ?s <http://x/p> <http://x/o1> . ?s <http://x/e>* ?y }";
+    let result = run(
+        query,
+        &ExecOptions {
+            cancel: Some(cancel),
+            ..ExecOptions::default()
+        },
+    );
+    let cancelled_at = canceller.join().unwrap();
+    assert!(matches!(result, Err(QueryError::Cancelled)), "{result:?}");
+    assert!(cancelled_at.elapsed() < Duration::from_secs(2));
+}
+
+/// Runs `query` under a budget of `limit` bytes; the budget must be back at zero after.
+fn run_with_budget(query: &str, limit: usize) -> Result<usize, QueryError> {
+    let budget = MemoryBudget::new(Some(limit));
+    let result = run(
+        query,
+        &ExecOptions {
+            budget: Some(budget.clone()),
+            ..ExecOptions::default()
+        },
+    );
+    assert_eq!(
+        budget.used(),
+        0,
+        "{query}: reservations left after the query"
+    );
+    if result.is_ok() {
+        assert!(budget.peak() > 0, "{query}: nothing was charged");
+    }
+    result
+}
+
+#[test]
+fn the_memory_budget_stops_what_grows_with_rows() {
+    let small = 64 * 1024;
+    let large = 1 << 30;
+    for query in [
+        // A cross product of 40 × 20,000 rows.
+        "SELECT * { { ?a <http://x/p> <http://x/o1> } { ?b <http://x/p> ?o } }",
+        "SELECT * { ?s <http://x/q> ?v } ORDER BY ?v",
+        "SELECT ?s (COUNT(*) AS ?n) { ?s <http://x/p> ?o } GROUP BY ?s",
+        "SELECT DISTINCT ?s { ?s <http://x/p> ?o }",
+        "SELECT * { <http://x/s0> <http://x/e>+ ?y }",
+        "CONSTRUCT { ?o <http://x/r> ?s } WHERE { ?s <http://x/p> ?o }",
+    ] {
+        let rows = run_with_budget(query, large).unwrap_or_else(|e| panic!("{query}: {e}"));
+        assert!(rows > 0, "{query}");
+        let error = run_with_budget(query, small).unwrap_err();
+        assert!(
+            matches!(error, QueryError::MemoryLimit { limit } if limit == small),
+            "{query}: {error:?}"
+        );
+        assert!(error.to_string().contains(&small.to_string()), "{error}");
+    }
+}
+
+#[test]
+fn the_result_cap_stops_before_the_table_is_built() {
+    // The whole table (20,000 rows of two ids) would overrun a 64 KiB budget; the cap of
+    // 100 rows must stop exploration first.
+    let options = ExecOptions {
+        max_results: Some(100),
+        max_memory: Some(64 * 1024),
+        ..ExecOptions::default()
+    };
+    let result = run("SELECT * { ?s <http://x/p> ?o }", &options);
+    assert!(
+        matches!(result, Err(QueryError::TooManyResults(100))),
+        "{result:?}"
+    );
+    // Under the cap: fine.
+    let result = run("SELECT * { ?s <http://x/p> <http://x/o1> }", &options);
+    assert_eq!(result.unwrap(), N / 500);
+}
+
+/// The rows each exploration step produced, and the result's length.
+fn step_rows(query: &str) -> (Vec<usize>, usize) {
+    let store = store();
+    let prepared = prepare(store, query, &PrepareOptions::default()).unwrap();
+    let (results, profile) = prepared
+        .execute_profiled(store, &ExecOptions::default())
+        .unwrap();
+    let QueryResults::Solutions(solutions) = results else {
+        panic!("not a SELECT");
+    };
+    let rows = profile
+        .bgps
+        .iter()
+        .flat_map(|b| b.steps.iter().map(|s| s.rows))
+        .collect();
+    (rows, solutions.len())
+}
+
+#[test]
+fn limit_stops_exploration_early() {
+    let (all, n) = step_rows("SELECT * { ?s ?p ?o }");
+    assert_eq!(n, 3 * N);
+    assert!(all.iter().any(|&rows| rows >= N), "{all:?}");
+    for query in [
+        "SELECT * { ?s ?p ?o } LIMIT 10",
+        "SELECT ?s { ?s ?p ?o } LIMIT 10",
+        "SELECT * { ?s ?p ?o BIND(STR(?o) AS ?t) } LIMIT 10",
+        "SELECT * { ?s <http://x/p> ?o . ?o ^<http://x/p> ?t } LIMIT 5 OFFSET 5",
+    ] {
+        let (steps, n) = step_rows(query);
+        assert_eq!(n, if query.contains("OFFSET") { 5 } else { 10 }, "{query}");
+        assert!(
+            steps.iter().all(|&rows| rows < 1000),
+            "{query}: exploration ran on: {steps:?}"
+        );
+    }
+}
+
+#[test]
+fn limit_over_selective_steps_still_finds_enough_rows() {
+    // Only subjects with q = "v7" pass the second step: 67 of 20,000; the first bound
+    // tried is too small, so exploration must go on until it has them.
+    let full = "SELECT ?s { ?s <http://x/p> ?o . ?s <http://x/q> \"v7\" }";
+    let (_, all) = step_rows(full);
+    assert_eq!(all, N.div_ceil(300));
+    let (_, n) = step_rows(&format!("{full} LIMIT 60 OFFSET 3"));
+    assert_eq!(n, 60);
+    let (_, n) = step_rows(&format!("{full} LIMIT 100 OFFSET 10"));
+    assert_eq!(n, all - 10);
+    // A filter is not passed through: the LIMIT applies after it.
+    let (_, n) = step_rows(
+        "SELECT ?s { ?s <http://x/p> ?o FILTER(?o = <http://x/o499>) } LIMIT 30 OFFSET 2",
+    );
+    assert_eq!(n, 30);
+}
+
+/// The SELECT rows of `query` as strings, in order.
+fn rows_of(store: &Store, query: &str) -> Vec<Vec<Option<String>>> {
+    support::select(store, query)
+        .unwrap_or_else(|e| panic!("{query}: {e}"))
+        .1
+}
+
+#[test]
+fn top_k_equals_the_full_sort_sliced() {
+    // Random values with many ties, so the tie order (input order) matters too.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        seed >> 33
+    };
+    let mut text = String::new();
+    for i in 0..3000 {
+        text.push_str(&format!(
+            "<http://t/s{i}> <http://t/a> \"{}\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n\
+             <http://t/s{i}> <http://t/b> \"w{}\" .\n",
+            next() % 50,
+            next() % 7
+        ));
+    }
+    let store = support::load(&text);
+    let body = "?s <http://t/a> ?a . ?s <http://t/b> ?b";
+    for keys in [
+        "?a",
+        "DESC(?a)",
+        "?b DESC(?a)",
+        "DESC(?b) ?s",
+        "(?a * -1) ?b",
+    ] {
+        let full = rows_of(&store, &format!("SELECT * {{ {body} }} ORDER BY {keys}"));
+        assert_eq!(full.len(), 3000);
+        for (offset, limit) in [(0, 1), (0, 10), (5, 37), (2990, 20), (0, 5000)] {
+            let top = rows_of(
+                &store,
+                &format!("SELECT * {{ {body} }} ORDER BY {keys} LIMIT {limit} OFFSET {offset}"),
+            );
+            let expected: Vec<_> = full.iter().skip(offset).take(limit).cloned().collect();
+            assert_eq!(
+                top, expected,
+                "ORDER BY {keys} LIMIT {limit} OFFSET {offset}"
+            );
+        }
+    }
+}
+
+#[test]
+fn explain_shows_top_k_and_the_pushed_limit() {
+    let store = store();
+    let prepared = prepare(
+        store,
+        "SELECT * { ?s <http://x/p> ?o } ORDER BY ?o LIMIT 3",
+        &PrepareOptions::default(),
+    )
+    .unwrap();
+    let (_, profile) = prepared
+        .execute_profiled(store, &ExecOptions::default())
+        .unwrap();
+    let text = quiver_sparql::explain::render(&profile);
+    assert!(text.contains("top-k: the first 3 of 20000 rows"), "{text}");
+    let prepared = prepare(
+        store,
+        "SELECT * { ?s <http://x/p> ?o } LIMIT 3",
+        &PrepareOptions::default(),
+    )
+    .unwrap();
+    let (_, profile) = prepared
+        .execute_profiled(store, &ExecOptions::default())
+        .unwrap();
+    let text = quiver_sparql::explain::render(&profile);
+    assert!(text.contains("stops once 3 rows are found"), "{text}");
+}
