@@ -232,7 +232,8 @@ fn csv_rows(reply: &Reply) -> usize {
 #[test]
 fn a_cross_product_of_everything_is_stopped_by_the_memory_limit() {
     let _one = one_at_a_time();
-    let server = start(lubm(), &[]);
+    // Without a result cap, so that the memory budget is what stops it.
+    let server = start(lubm(), &["--max-results", "none"]);
     let light = Light::lubm();
     let (reply, _) = hostile(
         &server,
@@ -241,6 +242,19 @@ fn a_cross_product_of_everything_is_stopped_by_the_memory_limit() {
     );
     assert_status(&reply, 507, "memory limit");
     assert_memory_bounded(&server);
+}
+
+#[test]
+fn a_cross_product_of_everything_is_stopped_by_the_default_result_cap() {
+    let _one = one_at_a_time();
+    let server = start(lubm(), &[]);
+    let light = Light::lubm();
+    let (reply, _) = hostile(
+        &server,
+        &light,
+        b"SELECT * WHERE { ?a ?b ?c . ?d ?e ?f }".to_vec(),
+    );
+    assert_status(&reply, 422, "limit of 10000000 rows");
 }
 
 #[test]

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use crate::bgp::{Bgp, Pattern, Pred};
 pub use crate::context::ExecContext;
-use crate::context::{ensure_addressable, CHECK_STRIDE};
+use crate::context::{ensure_addressable, table_bytes, CHECK_STRIDE};
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
 use crate::step::{Step, StepKind};
@@ -236,12 +236,14 @@ impl Output {
         self.selection.len()
     }
 
+    /// The bytes the buffers hold: their capacity, which growth by doubling keeps up to
+    /// twice their length.
     fn bytes(&self) -> usize {
-        self.selection.len() * 4
+        self.selection.capacity() * 4
             + [&self.target, &self.predicate]
                 .into_iter()
                 .flatten()
-                .map(|(_, c)| c.len() * ID_BYTES)
+                .map(|(_, c)| c.capacity() * ID_BYTES)
                 .sum::<usize>()
     }
 
@@ -256,13 +258,18 @@ impl Output {
         }
     }
 
-    fn finish(self, table: &Table) -> Table {
+    /// The output table: the input's columns gathered by the selection, then the new
+    /// ones. The gathered columns are charged before they are built, beside the buffers.
+    fn finish(self, table: &Table, bounded: &mut Bounded<'_, '_>) -> Result<Table, QueryError> {
+        bounded
+            .memory
+            .try_resize(self.bytes() + table_bytes(self.len(), table.columns.len()))?;
         let mut result = table.gather(&self.selection);
         for (var, column) in [self.predicate, self.target].into_iter().flatten() {
             result.vars.push(var);
             result.columns.push(column);
         }
-        result
+        Ok(result)
     }
 }
 
@@ -341,7 +348,7 @@ pub(crate) fn apply_step(
         bounded.truncated = true;
         out.truncate(bounded.cap);
     }
-    Ok(out.finish(table))
+    out.finish(table, bounded)
 }
 
 /// Starts from the predicate index: all subjects (In) or objects (Out) of the predicate.
@@ -390,7 +397,7 @@ fn index_step(
         bounded.truncated = true;
         out.truncate(bounded.cap);
     }
-    Ok(out.finish(table))
+    out.finish(table, bounded)
 }
 
 /// Enumerates every triple matching a pattern with no bound end.
