@@ -24,6 +24,7 @@
 mod error;
 mod format;
 mod reader;
+pub mod rewrite;
 mod writer;
 
 pub use error::SnapshotError;
