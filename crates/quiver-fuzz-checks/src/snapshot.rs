@@ -94,18 +94,18 @@ pub fn open(data: &[u8]) {
     });
 }
 
-/// Applies `edits` to `bytes`; returns whether a byte changed.
+/// Applies `edits` to `bytes`; returns whether the bytes differ afterwards (a later edit
+/// may restore what an earlier one changed).
 fn apply(bytes: &mut [u8], edits: &[u8]) -> bool {
-    let mut changed = false;
     if bytes.is_empty() {
         return false;
     }
+    let original = bytes.to_vec();
     for edit in edits.chunks_exact(3) {
         let at = usize::from(u16::from_le_bytes([edit[0], edit[1]])) % bytes.len();
-        changed |= bytes[at] != edit[2];
         bytes[at] = edit[2];
     }
-    changed
+    *bytes != original[..]
 }
 
 fn rewritten(saved: &Saved, dir: &Path, selector: u8, edits: &[u8], truncate: bool) {
