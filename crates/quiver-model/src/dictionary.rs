@@ -90,18 +90,98 @@ impl Dictionary {
     }
 
     /// Reassembles a dictionary from its stored parts (as written by [`Dictionary::parts`]).
-    /// Returns `None` when they are inconsistent.
-    pub fn from_parts(data: Column<u8>, buckets: Column<u64>, len: u64) -> Option<Self> {
+    /// Checks the bucket table (count, first offset, strictly increasing, inside `data`);
+    /// the buckets' contents are checked by [`Dictionary::validate_buckets`], which a
+    /// caller can run in parallel.
+    pub fn from_parts(data: Column<u8>, buckets: Column<u64>, len: u64) -> Result<Self, String> {
         let expected_buckets = len.div_ceil(BUCKET as u64);
-        if buckets.len() as u64 != expected_buckets
-            || buckets.windows(2).any(|w| w[0] > w[1])
-            || buckets
-                .last()
-                .is_some_and(|&last| last >= data.len() as u64)
-        {
-            return None;
+        if buckets.len() as u64 != expected_buckets {
+            return Err(format!(
+                "{} buckets for {len} terms, expected {expected_buckets}",
+                buckets.len()
+            ));
         }
-        Some(Self { data, buckets, len })
+        if buckets.first().is_some_and(|&first| first != 0) {
+            return Err("the first bucket does not start at offset 0".into());
+        }
+        if let Some(i) = buckets.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(format!(
+                "bucket offsets {i} and {} are not increasing",
+                i + 1
+            ));
+        }
+        if buckets
+            .last()
+            .is_some_and(|&last| last >= data.len() as u64)
+        {
+            return Err(format!(
+                "the last bucket starts past the {} bytes of data",
+                data.len()
+            ));
+        }
+        if buckets.is_empty() && !data.is_empty() {
+            return Err(format!("{} bytes of data but no terms", data.len()));
+        }
+        Ok(Self { data, buckets, len })
+    }
+
+    /// Checks the buckets `range`: each decodes into its terms, which are valid term
+    /// encodings in strictly increasing order (also across the next bucket's head), and
+    /// ends exactly where the next bucket begins. Linear in the bytes checked.
+    pub fn validate_buckets(&self, range: std::ops::Range<usize>) -> Result<(), String> {
+        let mut current = Vec::new();
+        let mut previous = Vec::new();
+        for bucket in range {
+            let Some(&start) = self.buckets.get(bucket) else {
+                return Err(format!("bucket {bucket} does not exist"));
+            };
+            let end = self
+                .buckets
+                .get(bucket + 1)
+                .map_or(self.data.len(), |&next| next as usize);
+            let data = &self.data[..end];
+            let mut reader = BucketReader::new(data, start);
+            let first = bucket as u64 * BUCKET as u64;
+            let last = (first + BUCKET as u64).min(self.len);
+            current.clear();
+            for id in first..last {
+                previous.clear();
+                previous.extend_from_slice(&current);
+                if !reader.next_into(&mut current) {
+                    return Err(format!("term {id} in bucket {bucket} is malformed"));
+                }
+                if id > first && current <= previous {
+                    return Err(format!("term {id} is not greater than term {}", id - 1));
+                }
+                if let Err(e) = crate::term::decode_term(&current) {
+                    return Err(format!("term {id}: {e}"));
+                }
+            }
+            if reader.position != end {
+                return Err(format!(
+                    "bucket {bucket} ends at byte {}, the next starts at {end}",
+                    reader.position
+                ));
+            }
+            if bucket + 1 < self.buckets.len() {
+                let next = self
+                    .head(bucket + 1)
+                    .ok_or_else(|| format!("bucket {} has a malformed head", bucket + 1))?;
+                if next <= current.as_slice() {
+                    return Err(format!(
+                        "bucket {} starts with a term not greater than term {}",
+                        bucket + 1,
+                        last - 1
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of front-coding buckets.
+    pub fn bucket_count(&self) -> usize {
+        self.buckets.len()
     }
 
     /// The stored parts: encoded bytes, bucket offsets, number of terms.

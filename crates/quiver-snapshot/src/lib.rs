@@ -27,6 +27,7 @@ mod error;
 mod fault;
 mod format;
 mod reader;
+pub mod rewrite;
 mod writer;
 
 pub use error::SnapshotError;

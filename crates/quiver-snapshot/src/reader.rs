@@ -144,6 +144,25 @@ impl SnapshotReader {
         self.find(file, section).is_some()
     }
 
+    /// Every (file, section) pair, by file name, then by position in the file.
+    pub fn section_names(&self) -> Vec<(String, String)> {
+        let mut names: Vec<_> = self
+            .files
+            .iter()
+            .flat_map(|(file, mapped)| {
+                mapped
+                    .sections
+                    .iter()
+                    .map(move |(name, &(offset, _))| (file.clone(), offset, name.clone()))
+            })
+            .collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|(file, _, name)| (file, name))
+            .collect()
+    }
+
     /// Total bytes on disk of the generation's files, manifest included.
     pub fn bytes_on_disk(&self) -> u64 {
         self.bytes_on_disk

@@ -196,42 +196,6 @@ impl Adjacency {
             + self.offsets.data_bytes()
             + self.words.data_bytes()
     }
-
-    /// Checks the structural invariants a lookup relies on, so that a reopened snapshot can
-    /// never index out of bounds. Linear in the size; run once at open.
-    pub fn validate(&self) -> Result<(), String> {
-        let slots = self.vertices.as_ref().map(|v| v.len());
-        if let Some(slots) = slots {
-            if self.offsets.len() != slots + 1 {
-                return Err("sparse vertex list and offsets disagree".into());
-            }
-        }
-        if self.offsets.first().copied().unwrap_or(0) != 0
-            || self.offsets.last().copied().unwrap_or(0) != self.words.len() as u64
-            || self.offsets.windows(2).any(|w| w[0] > w[1])
-        {
-            return Err("offsets are not a partition of the records".into());
-        }
-        for window in self.offsets.windows(2) {
-            let words = &self.words[window[0] as usize..window[1] as usize];
-            if words.is_empty() {
-                continue;
-            }
-            let k = words[0] as usize;
-            let base = 1 + 2 * k;
-            let ok = base <= words.len()
-                && (0..k).all(|i| {
-                    let end = words[2 + 2 * i] as usize;
-                    let start = if i == 0 { 0 } else { words[2 * i] as usize };
-                    start <= end && base + end <= words.len()
-                })
-                && (k == 0 || base + words[2 * k] as usize == words.len());
-            if !ok {
-                return Err("malformed vertex record".into());
-            }
-        }
-        Ok(())
-    }
 }
 
 #[inline(always)]

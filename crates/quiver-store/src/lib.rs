@@ -15,6 +15,7 @@ pub mod mutable;
 pub mod persist;
 pub mod stats;
 pub mod store;
+mod validate;
 
 pub use graph::{Direction, GraphIndex, Key};
 pub use mutable::{MutableGraph, Neighbors, Reader};

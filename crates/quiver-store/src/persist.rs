@@ -18,9 +18,10 @@ use quiver_snapshot::{SnapshotError, SnapshotReader, SnapshotWriter};
 use serde::{Deserialize, Serialize};
 
 use crate::adjacency::Adjacency;
-use crate::graph::GraphIndex;
+use crate::graph::{Direction, GraphIndex};
 use crate::stats::PredicateStats;
 use crate::store::{LoadInfo, Store};
+use crate::validate;
 
 /// Errors saving or opening a store.
 #[derive(Debug, thiserror::Error)]
@@ -112,35 +113,69 @@ impl Store {
                 if metadata.id_bytes > ID_BYTES { "" } else { "out" }
             )));
         }
+        let terms = metadata.terms;
+        if terms > (Id::MAX as u64).saturating_add(1) {
+            return Err(invalid(format!(
+                "{terms} terms do not fit {ID_BYTES}-byte ids"
+            )));
+        }
         let dictionary = Dictionary::from_parts(
             reader.column("dictionary", "data")?,
             reader.column("dictionary", "buckets")?,
-            metadata.terms,
+            terms,
         )
-        .ok_or_else(|| invalid("inconsistent dictionary".into()))?;
+        .map_err(|e| invalid(format!("dictionary: {e}")))?;
         let predicates: Column<Id> = reader.column("catalog", "predicates")?;
+        let predicate_count = validate::predicate_count(predicates.len()).map_err(invalid)?;
+        validate::ascending_ids(&predicates, terms, "catalog.predicates").map_err(invalid)?;
         let stats: Column<u64> = reader.column("catalog", "predicate_stats")?;
         if stats.len() != predicates.len() * PredicateStats::WORDS {
             return Err(invalid(
-                "predicate statistics do not match predicates".into(),
+                "catalog.predicate_stats: do not match catalog.predicates".into(),
             ));
         }
         let predicate_stats = stats
             .chunks_exact(PredicateStats::WORDS)
             .map(PredicateStats::from_words)
             .collect();
-        let default_graph = open_graph(&reader, "graph-default", metadata.graph_triples.first())
-            .map_err(invalid)?;
-        let mut named_graphs = Vec::new();
-        for (i, &name) in metadata.named_graphs.iter().enumerate() {
-            let graph = open_graph(
-                &reader,
-                &format!("graph-{i}"),
-                metadata.graph_triples.get(i + 1),
-            )
-            .map_err(invalid)?;
-            named_graphs.push((name, graph));
+        if metadata.graph_triples.len() != metadata.named_graphs.len() + 1 {
+            return Err(invalid(format!(
+                "metadata: {} triple counts for {} graphs",
+                metadata.graph_triples.len(),
+                metadata.named_graphs.len() + 1
+            )));
         }
+        validate::ascending_ids(&metadata.named_graphs, terms, "metadata: named graphs")
+            .map_err(invalid)?;
+        let limits = |dense_covers_all| validate::Limits {
+            vertices: terms,
+            predicates: predicate_count,
+            dense_covers_all,
+        };
+        let (checked_dictionary, graphs) = rayon::join(
+            || validate::dictionary(&dictionary),
+            || {
+                let default_graph = open_graph(
+                    &reader,
+                    "graph-default",
+                    metadata.graph_triples[0],
+                    limits(true),
+                )?;
+                let mut named_graphs = Vec::new();
+                for (i, &name) in metadata.named_graphs.iter().enumerate() {
+                    let graph = open_graph(
+                        &reader,
+                        &format!("graph-{i}"),
+                        metadata.graph_triples[i + 1],
+                        limits(false),
+                    )?;
+                    named_graphs.push((name, graph));
+                }
+                Ok::<_, String>((default_graph, named_graphs))
+            },
+        );
+        checked_dictionary.map_err(invalid)?;
+        let (default_graph, named_graphs) = graphs.map_err(invalid)?;
         let store = Store {
             dictionary,
             predicates,
@@ -152,11 +187,7 @@ impl Store {
             named_graphs,
             info: metadata.info,
         };
-        if store.classes.len() != store.class_instances.len()
-            || store.class_predicate.len() != store.classes.len() * store.predicates.len() * 2
-        {
-            return Err(invalid("class statistics do not match classes".into()));
-        }
+        check_classes(&store).map_err(invalid)?;
         Ok((store, reader.bytes_on_disk()))
     }
 }
@@ -181,7 +212,8 @@ fn save_graph(
 fn open_graph(
     reader: &SnapshotReader,
     file: &str,
-    triples: Option<&u64>,
+    triples: u64,
+    limits: validate::Limits,
 ) -> Result<GraphIndex, String> {
     let column_error = |e: SnapshotError| e.to_string();
     let adjacency = |prefix: &str| -> Result<Adjacency, String> {
@@ -214,8 +246,45 @@ fn open_graph(
         predicate_members: reader
             .column(file, "predicates.members")
             .map_err(column_error)?,
-        triples: *triples.ok_or_else(|| format!("{file}: missing triple count"))?,
+        triples,
     };
-    graph.validate().map_err(|e| format!("{file}: {e}"))?;
+    validate::graph(&graph, limits, triples).map_err(|e| format!("{file}: {e}"))?;
     Ok(graph)
+}
+
+/// The class catalog must be the objects of `rdf:type` in the default graph, with their
+/// instance counts, and its statistics sized for every class and predicate.
+fn check_classes(store: &Store) -> Result<(), String> {
+    let expected: &[Id] = match store.rdf_type() {
+        Some(rdf_type) => store.default_graph.predicate_objects(rdf_type),
+        None => &[],
+    };
+    if store.classes[..] != *expected {
+        return Err("catalog.classes: not the objects of rdf:type".into());
+    }
+    if store.class_instances.len() != store.classes.len() {
+        return Err("catalog.class_instances: do not match catalog.classes".into());
+    }
+    if let Some(rdf_type) = store.rdf_type() {
+        for (c, (&class, &count)) in store
+            .classes
+            .iter()
+            .zip(&store.class_instances[..])
+            .enumerate()
+        {
+            let instances = store
+                .default_graph
+                .get(class, rdf_type, Direction::In)
+                .len();
+            if instances as u64 != count {
+                return Err(format!(
+                    "catalog.class_instances: class {c} has {instances} instances, {count} recorded"
+                ));
+            }
+        }
+    }
+    if store.class_predicate.len() != store.classes.len() * store.predicates.len() * 2 {
+        return Err("catalog.class_predicate: do not match classes and predicates".into());
+    }
+    Ok(())
 }
