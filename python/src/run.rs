@@ -27,14 +27,20 @@ pub fn interruptible<T: Send>(
         scope.spawn(move || {
             let _ = sender.send(work());
         });
+        let mut receiver = receiver;
         loop {
-            match py.allow_threads(|| receiver.recv_timeout(SIGNAL_POLL)) {
+            let (received, back) = py.allow_threads(move || {
+                let received = receiver.recv_timeout(SIGNAL_POLL);
+                (received, receiver)
+            });
+            receiver = back;
+            match received {
                 Ok(value) => return Ok(value),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if let Err(error) = py.check_signals() {
                         cancel.store(true, Ordering::Relaxed);
                         // The work sees the flag at its next check; its result is dropped.
-                        let _ = py.allow_threads(|| receiver.recv());
+                        let _ = py.allow_threads(move || receiver.recv());
                         return Err(error);
                     }
                 }

@@ -104,16 +104,13 @@ fn parse_quads(
         match quad {
             Ok(quad) => quads.push(quad),
             Err(error) => {
-                let message = match &error {
-                    oxrdfio::RdfParseError::Syntax(syntax) => match syntax.location() {
-                        Some(location) => format!(
-                            "{source}:{}:{}: {syntax}",
-                            location.start.line + 1,
-                            location.start.column + 1
-                        ),
-                        None => format!("{source}: {syntax}"),
-                    },
-                    other => format!("{source}: {other}"),
+                let message = match error.location() {
+                    Some(location) => format!(
+                        "{source}:{}:{}: {error}",
+                        location.start.line + 1,
+                        location.start.column + 1
+                    ),
+                    None => format!("{source}: {error}"),
                 };
                 return Err(PySyntaxError::new_err(message));
             }

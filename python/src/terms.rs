@@ -237,8 +237,8 @@ impl Triple {
         object: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let subject = match term_from_python(subject)? {
-            oxrdf::Term::NamedNode(node) => oxrdf::Subject::NamedNode(node),
-            oxrdf::Term::BlankNode(node) => oxrdf::Subject::BlankNode(node),
+            oxrdf::Term::NamedNode(node) => oxrdf::NamedOrBlankNode::NamedNode(node),
+            oxrdf::Term::BlankNode(node) => oxrdf::NamedOrBlankNode::BlankNode(node),
             _ => return Err(PyTypeError::new_err("a subject is a NamedNode or BlankNode")),
         };
         Ok(Self {

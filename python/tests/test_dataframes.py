@@ -34,7 +34,7 @@ def test_to_pandas_with_integers_and_unbound_cells():
     store.load(
         b'<http://e/a> <http://e/n> 1 .\n<http://e/b> <http://e/n> -7 .\n'
         b'<http://e/a> <http://e/l> "x"@en .\n<http://e/c> <http://e/n> "y" .\n',
-        "nt",
+        "ttl",
     )
     frame = store.query(
         "SELECT ?s ?n ?l { ?s <http://e/n> ?n FILTER(isNumeric(?n)) "
