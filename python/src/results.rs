@@ -156,7 +156,9 @@ impl QuerySolutions {
 fn bytemuck_i64(values: &[i64]) -> &[u8] {
     // SAFETY: any i64 slice is a valid byte slice of 8 times its length; Arrow buffers are
     // little-endian, which is every target this package is built for.
-    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
+    unsafe {
+        std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
+    }
 }
 
 /// One column being turned into Arrow buffers.
@@ -287,7 +289,11 @@ impl QuerySolution {
         let values = (0..self.values.len())
             .map(|i| self.value(py, i))
             .collect::<PyResult<Vec<_>>>()?;
-        Ok(PyList::new(py, values)?.as_any().try_iter()?.into_any().unbind())
+        Ok(PyList::new(py, values)?
+            .as_any()
+            .try_iter()?
+            .into_any()
+            .unbind())
     }
 
     fn __repr__(&self) -> String {

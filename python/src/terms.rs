@@ -239,7 +239,11 @@ impl Triple {
         let subject = match term_from_python(subject)? {
             oxrdf::Term::NamedNode(node) => oxrdf::NamedOrBlankNode::NamedNode(node),
             oxrdf::Term::BlankNode(node) => oxrdf::NamedOrBlankNode::BlankNode(node),
-            _ => return Err(PyTypeError::new_err("a subject is a NamedNode or BlankNode")),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "a subject is a NamedNode or BlankNode",
+                ))
+            }
         };
         Ok(Self {
             inner: oxrdf::Triple::new(subject, predicate.inner, term_from_python(object)?),
@@ -294,7 +298,10 @@ impl Triple {
     }
 
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<bool> {
-        let other = other.downcast::<Triple>().ok().map(|t| t.get().inner.clone());
+        let other = other
+            .downcast::<Triple>()
+            .ok()
+            .map(|t| t.get().inner.clone());
         compare(&self.inner, other.as_ref(), op)
     }
 
