@@ -146,3 +146,24 @@ def test_load_lubm_twice_keeps_one_copy_of_each_triple():
     once = len(store)
     store.load_lubm(1)
     assert once > 100_000 and len(store) == once
+
+
+def test_code_written_for_pyoxigraph_runs_by_changing_the_import(tmp_path):
+    """The same calls on both packages: load with pyoxigraph's RdfFormat and keywords, query,
+    read solutions by name, compare terms by their N-Triples text."""
+    pyoxigraph = __import__("pyoxigraph")
+    data = tmp_path / "data.ttl"
+    data.write_text('@prefix e: <http://e/> . e:a e:p "x"@en , 3 ; e:q [ e:r e:b ] .\n')
+    answers = []
+    for package in (pyoxigraph, quiver):
+        store = package.Store()
+        store.load(path=str(data), format=pyoxigraph.RdfFormat.TURTLE, base_iri="http://e/")
+        with open(data, "rb") as file:
+            store.load(file, pyoxigraph.RdfFormat.TURTLE, to_graph=package.NamedNode("http://e/g"))
+        rows = store.query(
+            "SELECT ?o ?g { { ?s <http://e/p> ?o } UNION { GRAPH ?g { ?s <http://e/p> ?o } } }"
+        )
+        answers.append(
+            collections.Counter((str(s["o"]), None if s["g"] is None else str(s["g"])) for s in rows)
+        )
+    assert answers[0] == answers[1] and sum(answers[0].values()) == 4
