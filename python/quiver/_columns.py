@@ -42,4 +42,6 @@ def solutions_to_arrow(solutions):
 def solutions_to_pandas(solutions):
     """The rows as a ``pandas.DataFrame`` (through ``to_arrow()``), one column per variable."""
     _require("pandas")
-    return solutions_to_arrow(solutions).to_pandas()
+    table = solutions_to_arrow(solutions)
+    # pyarrow's conversion threads only pay off on large tables.
+    return table.to_pandas(use_threads=table.num_rows * table.num_columns > 200_000)

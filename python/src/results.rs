@@ -44,8 +44,15 @@ impl OwnedSolutions {
 pub struct QuerySolutions {
     owned: OwnedSolutions,
     variables: Arc<Vec<Variable>>,
+    /// The first row not yet decoded.
     next: usize,
+    /// Rows decoded ahead, in reverse order (the next one last).
+    decoded: Vec<Vec<Option<oxrdf::Term>>>,
 }
+
+/// Rows decoded at once while iterating: the dictionary is read through one cursor per
+/// column for the whole batch instead of a lookup per term.
+const BATCH: usize = 1024;
 
 impl QuerySolutions {
     pub fn new(owned: OwnedSolutions) -> Self {
@@ -59,6 +66,7 @@ impl QuerySolutions {
             owned,
             variables: Arc::new(variables),
             next: 0,
+            decoded: Vec::new(),
         }
     }
 }
@@ -81,12 +89,17 @@ impl QuerySolutions {
     }
 
     fn __next__(&mut self) -> Option<QuerySolution> {
-        let solutions = &self.owned.solutions;
-        if self.next >= solutions.len() {
-            return None;
+        if self.decoded.is_empty() {
+            let solutions = &self.owned.solutions;
+            let end = solutions.len().min(self.next + BATCH);
+            let decoded = &mut self.decoded;
+            solutions.for_each_row_in(self.next..end, |terms| {
+                decoded.push(terms.iter().map(|t| t.map(|t| t.into_owned())).collect());
+            });
+            decoded.reverse();
+            self.next = end;
         }
-        let values = solutions.row(self.next);
-        self.next += 1;
+        let values = self.decoded.pop()?;
         Some(QuerySolution {
             variables: Arc::clone(&self.variables),
             values,

@@ -1,9 +1,11 @@
 //! Running engine work without the GIL, interruptibly.
 //!
-//! The work runs on a thread of its own while the calling thread, without the GIL, waits
-//! for it in short slices; between slices it takes the GIL back to run Python's signal
-//! handlers (`PyErr_CheckSignals`). When a handler raises (Ctrl-C's `KeyboardInterrupt`),
-//! the cancel flag is set, the work stops at its next check, and the exception propagates.
+//! Python runs signal handlers on its main thread only. There the work runs on a thread of
+//! its own while the calling thread, without the GIL, waits for it in short slices; between
+//! slices it takes the GIL back to run Python's signal handlers (`PyErr_CheckSignals`).
+//! When a handler raises (Ctrl-C's `KeyboardInterrupt`), the cancel flag is set, the work
+//! stops at its next check, and the exception propagates. On any other thread no handler
+//! can run, so the work runs right there, the GIL released, without a hand-off.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -15,13 +17,16 @@ use pyo3::prelude::*;
 /// How long the caller waits between two looks at pending signals.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
-/// Runs `work` on another thread, the GIL released; a pending signal whose handler raises
-/// sets `cancel` and returns that exception once `work` has stopped.
+/// Runs `work` with the GIL released; on the main thread, a pending signal whose handler
+/// raises sets `cancel` and returns that exception once `work` has stopped.
 pub fn interruptible<T: Send>(
     py: Python<'_>,
     cancel: &Arc<AtomicBool>,
     work: impl FnOnce() -> T + Send,
 ) -> PyResult<T> {
+    if !on_main_thread(py)? {
+        return Ok(py.allow_threads(work));
+    }
     std::thread::scope(|scope| {
         let (sender, receiver) = mpsc::sync_channel(1);
         scope.spawn(move || {
@@ -52,4 +57,10 @@ pub fn interruptible<T: Send>(
             }
         }
     })
+}
+
+fn on_main_thread(py: Python<'_>) -> PyResult<bool> {
+    let threading = py.import("threading")?;
+    let main = threading.call_method0("main_thread")?;
+    Ok(threading.call_method0("current_thread")?.is(&main))
 }
