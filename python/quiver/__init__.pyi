@@ -1,6 +1,7 @@
 """Type stubs of the ``quiver`` package (the native module ``quiver._quiver``)."""
 
 import os
+import pathlib
 from typing import IO, Any, Iterator, List, Optional, Union
 
 _Term = Union["NamedNode", "BlankNode", "Literal"]
@@ -106,7 +107,7 @@ class Store:
 
     def __init__(self, path: Union[str, os.PathLike, None] = None) -> None: ...
     @property
-    def path(self) -> Optional[os.PathLike]: ...
+    def path(self) -> Optional[pathlib.Path]: ...
     def load(
         self,
         input: Union[bytes, str, IO[bytes], IO[str], None] = None,

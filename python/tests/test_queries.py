@@ -167,3 +167,12 @@ def test_code_written_for_pyoxigraph_runs_by_changing_the_import(tmp_path):
             collections.Counter((str(s["o"]), None if s["g"] is None else str(s["g"])) for s in rows)
         )
     assert answers[0] == answers[1] and sum(answers[0].values()) == 4
+
+
+def test_results_keep_the_store_they_ran_on():
+    store = quiver.Store()
+    store.load(b"<http://e/a> <http://e/p> <http://e/b> .", "nt")
+    solutions = store.query("SELECT ?o { ?s ?p ?o }")
+    store.load(b"<http://e/a> <http://e/p> <http://e/c> .", "nt")
+    assert [str(s.o) for s in solutions] == ["<http://e/b>"]
+    assert len(store.query("SELECT ?o { ?s ?p ?o }")) == 2
