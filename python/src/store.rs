@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, TryLockError};
 use std::time::Duration;
 
 use oxrdfio::{RdfFormat, RdfParser};
@@ -19,7 +19,7 @@ use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 
 use crate::errors::{io_error, load_error, query_error, store_error};
 use crate::results::{OwnedSolutions, QuerySolutions, QueryTriples};
-use crate::run::interruptible;
+use crate::run::{abandonable, interruptible};
 use crate::terms::{BlankNode, NamedNode};
 
 /// An RDF store: `Store()` in memory, `Store(path)` in a directory (opened if it holds a
@@ -124,24 +124,29 @@ impl Store {
         Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
     }
 
-    /// Builds a new store on top of the current one with `build`, saves it when the store
-    /// has a directory, and makes it current.
+    /// Builds a new store on top of the current one with `build` (Ctrl-C abandons it,
+    /// leaving the store as it was), saves it when the store has a directory, and makes it
+    /// current.
     fn replace(
         &self,
         py: Python<'_>,
-        build: impl FnOnce(&quiver_store::Store) -> PyResult<quiver_store::Store> + Send,
+        build: impl FnOnce(&quiver_store::Store) -> PyResult<quiver_store::Store> + Send + 'static,
     ) -> PyResult<()> {
-        let _loading = self.loading.lock().unwrap_or_else(|e| e.into_inner());
-        let existing = self.snapshot();
-        let path = self.path.clone();
-        let store = py.allow_threads(move || -> PyResult<quiver_store::Store> {
-            let store = build(&existing)?;
-            drop(existing);
-            if let Some(path) = &path {
-                store.save(path).map_err(store_error)?;
+        // Waiting for another thread's load without the GIL, which that load needs to end.
+        let _loading = loop {
+            match self.loading.try_lock() {
+                Ok(guard) => break guard,
+                Err(TryLockError::Poisoned(poisoned)) => break poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    py.allow_threads(|| std::thread::sleep(Duration::from_millis(1)))
+                }
             }
-            Ok(store)
-        })?;
+        };
+        let existing = self.snapshot();
+        let store = abandonable(py, move || build(&existing))??;
+        if let Some(path) = &self.path {
+            py.allow_threads(|| store.save(path)).map_err(store_error)?;
+        }
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(store);
         Ok(())
     }

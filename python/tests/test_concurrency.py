@@ -99,3 +99,33 @@ def test_ctrl_c_interrupts_a_long_query(lubm1, interrupt):
     assert elapsed < 3, f"interrupted after {elapsed:.1f} s"
     # The store answers after the interruption.
     assert lubm1.query("ASK { ?s ?p ?o }") is True
+
+
+def test_ctrl_c_abandons_a_long_load_and_keeps_the_store():
+    store = quiver.Store()
+    store.load(b"<http://e/a> <http://e/p> <http://e/b> .", "nt")
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            # LUBM-30 takes seconds to generate and build, longer than the interruption.
+            store.load_lubm(30)
+    finally:
+        timer.cancel()
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.5, f"interrupted after {elapsed:.1f} s"
+    assert len(store) == 1
+
+
+def test_loads_from_threads_all_land():
+    store = quiver.Store()
+    documents = [f"<http://e/s{i}> <http://e/p> {i} .".encode() for i in range(8)]
+    threads = [
+        threading.Thread(target=store.load, args=(document, "ttl")) for document in documents
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(store) == len(documents)
