@@ -117,7 +117,11 @@ class Store:
         base_iri: Optional[str] = None,
         to_graph: Union[NamedNode, BlankNode, None] = None,
     ) -> None:
-        """Loads RDF from ``input`` in ``format``, or from the file at ``path``."""
+        """Loads RDF from ``input`` in ``format``, or from the file at ``path``.
+
+        Malformed input raises SyntaxError (``line:column``), a missing file
+        FileNotFoundError; the store is then unchanged, and after Ctrl-C too.
+        """
     def load_lubm(self, universities: int) -> None:
         """Adds LUBM-``universities``, generated in process."""
     def query(
@@ -129,7 +133,12 @@ class Store:
         max_results: Optional[int] = None,
         threads: Optional[int] = None,
     ) -> Union[QuerySolutions, bool, QueryTriples]:
-        """Runs SPARQL, the GIL released; Ctrl-C cancels it."""
+        """Runs SPARQL, the GIL released; Ctrl-C cancels it.
+
+        SELECT gives QuerySolutions, ASK a bool, CONSTRUCT/DESCRIBE QueryTriples. Invalid
+        SPARQL raises SyntaxError (``line:column``), a time limit QueryTimeout, a result
+        over ``max_results`` QueryError.
+        """
     def update(self, update: str, *, base_iri: Optional[str] = None) -> None:
         """SPARQL Update: coming; raises NotImplementedError for now."""
     def __len__(self) -> int: ...

@@ -173,7 +173,8 @@ impl Store {
     /// gzip). `base_iri` resolves relative IRIs; `to_graph` (a NamedNode or BlankNode) puts
     /// the triples into that named graph instead of the default graph. The same signature
     /// as pyoxigraph's `Store.load`. Malformed input raises `SyntaxError` with
-    /// `line:column`, a missing file `FileNotFoundError`; the store is unchanged then.
+    /// `line:column`, a missing file `FileNotFoundError`; the store is unchanged then, and
+    /// after Ctrl-C too.
     #[pyo3(signature = (input = None, format = None, *, path = None, base_iri = None, to_graph = None))]
     fn load(
         &self,
