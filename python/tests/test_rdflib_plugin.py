@@ -4,11 +4,10 @@ as rdflib's own in-memory store for a set of queries, and its triples() patterns
 import collections
 
 import pytest
+import rdflib
 
 import quiver
 from quiver.rdflib_store import QuiverStore
-
-import rdflib  # noqa: E402
 
 DATA = """
 @prefix e: <http://example.com/> .
