@@ -258,7 +258,12 @@ impl QuerySolution {
 #[pymethods]
 impl QuerySolution {
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-        if let Ok(index) = key.extract::<isize>() {
+        // Names first: a failed integer extraction would build an exception each time.
+        let name = if let Ok(name) = key.downcast::<PyString>() {
+            name.to_str()?.trim_start_matches(['?', '$']).to_owned()
+        } else if let Ok(variable) = key.downcast::<Variable>() {
+            variable.get().inner.as_str().to_owned()
+        } else if let Ok(index) = key.extract::<isize>() {
             let len = self.values.len() as isize;
             let position = if index < 0 { index + len } else { index };
             if !(0..len).contains(&position) {
@@ -267,11 +272,6 @@ impl QuerySolution {
                 )));
             }
             return self.value(py, position as usize);
-        }
-        let name = if let Ok(name) = key.downcast::<PyString>() {
-            name.to_str()?.trim_start_matches(['?', '$']).to_owned()
-        } else if let Ok(variable) = key.downcast::<Variable>() {
-            variable.get().inner.as_str().to_owned()
         } else {
             return Err(PyTypeError::new_err(
                 "a solution is indexed by a variable name, a Variable or a position",
