@@ -1,0 +1,428 @@
+//! `quiver.Store`: a store in memory or in a directory, loading RDF and running SPARQL.
+//!
+//! The engine's store is immutable once built: a load builds a new one (merging the old
+//! content) and swaps it in, so queries running meanwhile keep the one they started on.
+//! A store opened on a directory is saved there after every load (the CLI's format).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, RwLock, TryLockError};
+use std::time::Duration;
+
+use oxrdfio::{RdfFormat, RdfParser};
+use pyo3::exceptions::{PyNotImplementedError, PySyntaxError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+use quiver_loader::{load_files, load_lubm, load_quads, Format, LoadOptions, NoProgress};
+use quiver_lubm::LubmConfig;
+use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+
+use crate::errors::{io_error, load_error, query_error, store_error};
+use crate::results::{OwnedSolutions, QuerySolutions, QueryTriples};
+use crate::run::{abandonable, interruptible};
+use crate::terms::{BlankNode, NamedNode};
+
+/// An RDF store: `Store()` in memory, `Store(path)` in a directory (opened if it holds a
+/// store, else created).
+#[pyclass(module = "quiver", frozen)]
+pub struct Store {
+    current: RwLock<Arc<quiver_store::Store>>,
+    path: Option<PathBuf>,
+    /// Loads one at a time: each builds on the store the previous one left.
+    loading: Mutex<()>,
+}
+
+enum Answer {
+    Solutions(OwnedSolutions),
+    Boolean(bool),
+    Graph(Vec<oxrdf::Triple>),
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn empty_store() -> PyResult<quiver_store::Store> {
+    load_quads(std::iter::empty(), None)
+        .map(|(store, _)| store)
+        .map_err(load_error)
+}
+
+/// The loader's format for a `format` argument: a name or media type (`"nt"`,
+/// `"text/turtle"`), or an object with a `media_type` (pyoxigraph's `RdfFormat`).
+fn parse_format(format: &Bound<'_, PyAny>) -> PyResult<Format> {
+    let name: String = if let Ok(text) = format.downcast::<PyString>() {
+        text.to_str()?.to_owned()
+    } else if let Ok(media_type) = format.getattr("media_type") {
+        media_type.extract()?
+    } else {
+        return Err(PyTypeError::new_err(
+            "format is a name or media type such as 'nt' or 'text/turtle'",
+        ));
+    };
+    let base = name.split(';').next().unwrap_or_default().trim();
+    Format::from_name(base).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown RDF format '{name}' (nt, nq, ttl, trig, rdfxml or their media types)"
+        ))
+    })
+}
+
+fn rdf_format(format: Format) -> RdfFormat {
+    match format {
+        Format::NTriples => RdfFormat::NTriples,
+        Format::NQuads => RdfFormat::NQuads,
+        Format::Turtle => RdfFormat::Turtle,
+        Format::TriG => RdfFormat::TriG,
+        Format::RdfXml => RdfFormat::RdfXml,
+    }
+}
+
+/// Parses `bytes` into quads, every error with its line and column.
+fn parse_quads(
+    bytes: &[u8],
+    format: Format,
+    base_iri: Option<&str>,
+    to_graph: Option<oxrdf::GraphName>,
+    rename_blank_nodes: bool,
+    source: &str,
+) -> PyResult<Vec<oxrdf::Quad>> {
+    let mut parser = RdfParser::from_format(rdf_format(format));
+    if let Some(base) = base_iri {
+        parser = parser
+            .with_base_iri(base)
+            .map_err(|e| PyValueError::new_err(format!("invalid base IRI: {e}")))?;
+    }
+    if let Some(graph) = to_graph {
+        parser = parser.with_default_graph(graph);
+    }
+    if rename_blank_nodes {
+        parser = parser.rename_blank_nodes();
+    }
+    let mut quads = Vec::new();
+    for quad in parser.for_slice(bytes) {
+        match quad {
+            Ok(quad) => quads.push(quad),
+            Err(error) => {
+                let message = match error.location() {
+                    Some(location) => format!(
+                        "{source}:{}:{}: {error}",
+                        location.start.line + 1,
+                        location.start.column + 1
+                    ),
+                    None => format!("{source}: {error}"),
+                };
+                return Err(PySyntaxError::new_err(message));
+            }
+        }
+    }
+    Ok(quads)
+}
+
+impl Store {
+    fn snapshot(&self) -> Arc<quiver_store::Store> {
+        Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Builds a new store on top of the current one with `build` (Ctrl-C abandons it,
+    /// leaving the store as it was), saves it when the store has a directory, and makes it
+    /// current.
+    fn replace(
+        &self,
+        py: Python<'_>,
+        build: impl FnOnce(&quiver_store::Store) -> PyResult<quiver_store::Store> + Send + 'static,
+    ) -> PyResult<()> {
+        // Waiting for another thread's load without the GIL, which that load needs to end.
+        let _loading = loop {
+            match self.loading.try_lock() {
+                Ok(guard) => break guard,
+                Err(TryLockError::Poisoned(poisoned)) => break poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    py.allow_threads(|| std::thread::sleep(Duration::from_millis(1)))
+                }
+            }
+        };
+        let existing = self.snapshot();
+        let store = abandonable(py, move || build(&existing))??;
+        if let Some(path) = &self.path {
+            py.allow_threads(|| store.save(path)).map_err(store_error)?;
+        }
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(store);
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl Store {
+    #[new]
+    #[pyo3(signature = (path = None))]
+    fn new(py: Python<'_>, path: Option<PathBuf>) -> PyResult<Self> {
+        let store = match &path {
+            None => empty_store()?,
+            Some(path) => py.allow_threads(|| open_or_create(path))?,
+        };
+        Ok(Self {
+            current: RwLock::new(Arc::new(store)),
+            path,
+            loading: Mutex::new(()),
+        })
+    }
+
+    /// Loads RDF: from `input` (bytes, str, or a binary/text file object) in `format`, or
+    /// from the file at `path` (format from its extension unless given; `.gz` read as
+    /// gzip). `base_iri` resolves relative IRIs; `to_graph` (a NamedNode or BlankNode) puts
+    /// the triples into that named graph instead of the default graph. The same signature
+    /// as pyoxigraph's `Store.load`. Malformed input raises `SyntaxError` with
+    /// `line:column`, a missing file `FileNotFoundError`; the store is unchanged then, and
+    /// after Ctrl-C too.
+    #[pyo3(signature = (input = None, format = None, *, path = None, base_iri = None, to_graph = None))]
+    fn load(
+        &self,
+        py: Python<'_>,
+        input: Option<&Bound<'_, PyAny>>,
+        format: Option<&Bound<'_, PyAny>>,
+        path: Option<PathBuf>,
+        base_iri: Option<String>,
+        to_graph: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let format = format.map(parse_format).transpose()?;
+        let to_graph: Option<oxrdf::GraphName> = match to_graph {
+            None => None,
+            Some(graph) if graph.is_none() => None,
+            Some(graph) => Some(if let Ok(node) = graph.downcast::<NamedNode>() {
+                node.get().inner.clone().into()
+            } else if let Ok(node) = graph.downcast::<BlankNode>() {
+                node.get().inner.clone().into()
+            } else if graph.get_type().name()? == "DefaultGraph" {
+                oxrdf::GraphName::DefaultGraph
+            } else {
+                return Err(PyTypeError::new_err(
+                    "to_graph is a NamedNode, a BlankNode or None",
+                ));
+            }),
+        };
+        let threads = default_threads();
+        let (bytes, source) = match (input, &path) {
+            (Some(_), Some(_)) => {
+                return Err(PyValueError::new_err("give either input or path, not both"))
+            }
+            (None, None) => return Err(PyValueError::new_err("give input or path to load")),
+            (None, Some(path)) if base_iri.is_none() && to_graph.is_none() => {
+                let paths = vec![path.clone()];
+                let options = LoadOptions {
+                    format,
+                    lenient: false,
+                    threads,
+                };
+                return self.replace(py, move |existing| {
+                    load_files(&paths, &options, Some(existing), &NoProgress)
+                        .map(|(store, _)| store)
+                        .map_err(load_error)
+                });
+            }
+            (None, Some(path)) => (read_file(py, path)?, path.display().to_string()),
+            (Some(input), None) => (input_bytes(input)?, "input".to_owned()),
+        };
+        let format = match (format, &path) {
+            (Some(format), _) => format,
+            (None, Some(path)) => format_of_path(path)?,
+            (None, None) => {
+                return Err(PyValueError::new_err(
+                    "give the format of the input (e.g. format='text/turtle')",
+                ))
+            }
+        };
+        self.replace(py, move |existing| {
+            let quads = parse_quads(
+                &bytes,
+                format,
+                base_iri.as_deref(),
+                to_graph,
+                existing.triples() > 0,
+                &source,
+            )?;
+            load_quads(quads, Some(existing))
+                .map(|(store, _)| store)
+                .map_err(load_error)
+        })
+    }
+
+    /// Adds LUBM-`universities`, generated in process (UBA 1.7, seed 0).
+    fn load_lubm(&self, py: Python<'_>, universities: u32) -> PyResult<()> {
+        if universities == 0 {
+            return Err(PyValueError::new_err("universities must be at least 1"));
+        }
+        let threads = default_threads();
+        self.replace(py, move |existing| {
+            let existing = (existing.triples() > 0).then_some(existing);
+            load_lubm(
+                LubmConfig::standard(universities),
+                threads,
+                existing,
+                &NoProgress,
+            )
+            .map(|(store, _)| store)
+            .map_err(load_error)
+        })
+    }
+
+    /// Runs a SPARQL query: SELECT gives `QuerySolutions`, ASK a bool, CONSTRUCT and
+    /// DESCRIBE `QueryTriples`. The GIL is released while it runs; Ctrl-C cancels it.
+    /// `timeout` (seconds) raises `QueryTimeout` when passed, `max_results` raises
+    /// `QueryError` for a larger result; `threads` is the number of worker threads (default
+    /// all cores).
+    #[pyo3(signature = (query, *, base_iri = None, timeout = None, max_results = None, threads = None))]
+    fn query(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        base_iri: Option<String>,
+        timeout: Option<f64>,
+        max_results: Option<usize>,
+        threads: Option<usize>,
+    ) -> PyResult<PyObject> {
+        let timeout = match timeout {
+            Some(t) if !(t > 0.0 && t.is_finite()) => {
+                return Err(PyValueError::new_err(
+                    "timeout must be a positive number of seconds",
+                ))
+            }
+            other => other.map(Duration::from_secs_f64),
+        };
+        if threads == Some(0) {
+            return Err(PyValueError::new_err("threads must be at least 1"));
+        }
+        let store = self.snapshot();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let options = ExecOptions {
+            threads: threads.unwrap_or_else(default_threads),
+            timeout,
+            max_results,
+            cancel: Some(Arc::clone(&cancel)),
+            ..ExecOptions::default()
+        };
+        let answer = interruptible(py, &cancel, || {
+            let prepared = prepare(
+                &store,
+                query,
+                &PrepareOptions {
+                    base_iri,
+                    ..PrepareOptions::default()
+                },
+            )?;
+            Ok(match prepared.execute(&store, &options)? {
+                QueryResults::Solutions(solutions) => {
+                    Answer::Solutions(OwnedSolutions::new(Arc::clone(&store), solutions))
+                }
+                QueryResults::Boolean(value) => Answer::Boolean(value),
+                QueryResults::Graph(triples) => Answer::Graph(triples),
+            })
+        })?
+        .map_err(query_error)?;
+        Ok(match answer {
+            Answer::Solutions(owned) => QuerySolutions::new(owned)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+            Answer::Boolean(value) => value.into_pyobject(py)?.to_owned().into_any().unbind(),
+            Answer::Graph(triples) => QueryTriples::new(triples)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+        })
+    }
+
+    /// SPARQL Update. Coming: the store does not take updates yet (it is rebuilt by each
+    /// load), so this raises `NotImplementedError`; use `load` to add data.
+    #[pyo3(signature = (update, *, base_iri = None))]
+    fn update(&self, update: &str, base_iri: Option<String>) -> PyResult<()> {
+        let _ = (update, base_iri);
+        Err(PyNotImplementedError::new_err(
+            "SPARQL Update is not supported yet: Quiver's store is immutable once built and \
+             takes new data only through Store.load (a rebuild); updates will come with the \
+             mutable store",
+        ))
+    }
+
+    /// The number of triples (default graph and named graphs).
+    fn __len__(&self) -> usize {
+        self.snapshot().triples() as usize
+    }
+
+    /// The directory of the store, or None in memory.
+    #[getter]
+    fn path(&self) -> Option<PathBuf> {
+        self.path.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        match &self.path {
+            Some(path) => format!("<Store path={} triples={}>", path.display(), self.__len__()),
+            None => format!("<Store in memory triples={}>", self.__len__()),
+        }
+    }
+}
+
+fn open_or_create(path: &Path) -> PyResult<quiver_store::Store> {
+    if path.join("manifest.json").exists() {
+        return quiver_store::Store::open(path)
+            .map(|(store, _)| store)
+            .map_err(store_error);
+    }
+    std::fs::create_dir_all(path)
+        .map_err(|e| io_error(path, &e, format!("cannot create {}: {e}", path.display())))?;
+    let store = empty_store()?;
+    store.save(path).map_err(store_error)?;
+    Ok(store)
+}
+
+fn read_file(py: Python<'_>, path: &Path) -> PyResult<Vec<u8>> {
+    let bytes = py
+        .allow_threads(|| std::fs::read(path))
+        .map_err(|e| io_error(path, &e, format!("{}: {e}", path.display())))?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut decoded = Vec::new();
+        std::io::Read::read_to_end(&mut flate2_decoder(&bytes), &mut decoded)
+            .map_err(|e| io_error(path, &e, format!("{}: {e}", path.display())))?;
+        return Ok(decoded);
+    }
+    Ok(bytes)
+}
+
+fn flate2_decoder(bytes: &[u8]) -> impl std::io::Read + '_ {
+    flate2::read::MultiGzDecoder::new(bytes)
+}
+
+fn format_of_path(path: &Path) -> PyResult<Format> {
+    let name = path.to_string_lossy();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    Path::new(name)
+        .extension()
+        .and_then(|e| Format::from_extension(&e.to_string_lossy()))
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "cannot tell the format of {} from its extension: give format",
+                path.display()
+            ))
+        })
+}
+
+/// The bytes of a load's `input`: bytes, str, or a file object's `read()`.
+fn input_bytes(input: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(bytes) = input.downcast::<PyBytes>() {
+        return Ok(bytes.as_bytes().to_vec());
+    }
+    if let Ok(text) = input.downcast::<PyString>() {
+        return Ok(text.to_str()?.as_bytes().to_vec());
+    }
+    if input.hasattr("read")? {
+        let content = input.call_method0("read")?;
+        return input_bytes(&content);
+    }
+    if let Ok(bytes) = input.extract::<Vec<u8>>() {
+        return Ok(bytes);
+    }
+    Err(PyTypeError::new_err(
+        "input is bytes, str or a file object (give a file name as path=)",
+    ))
+}

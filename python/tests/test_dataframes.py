@@ -1,0 +1,71 @@
+"""to_arrow() and to_pandas(): the same cells as iterating the solutions, integers as int64,
+unbound cells as nulls, and a clear ImportError naming the package when it is missing."""
+
+import builtins
+
+import pytest
+
+import quiver
+from conftest import QUERIES
+
+PREFIX = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> "
+
+
+def expected_columns(store, query):
+    solutions = store.query(query)
+    names = [v.value for v in solutions.variables]
+    columns = {name: [] for name in names}
+    for row in solutions:
+        for name, term in zip(names, row):
+            columns[name].append(None if term is None else term.value)
+    return columns
+
+
+def test_to_arrow_matches_iteration(lubm1):
+    query = PREFIX + "SELECT ?x ?y { ?x a ub:GraduateStudent ; ub:takesCourse ?y }"
+    table = lubm1.query(query).to_arrow()
+    assert table.column_names == ["x", "y"]
+    assert table.to_pydict() == expected_columns(lubm1, query)
+    assert table.num_rows > 1000
+
+
+def test_to_pandas_with_integers_and_unbound_cells():
+    store = quiver.Store()
+    store.load(
+        b'<http://e/a> <http://e/n> 1 .\n<http://e/b> <http://e/n> -7 .\n'
+        b'<http://e/a> <http://e/l> "x"@en .\n<http://e/c> <http://e/n> "y" .\n',
+        "ttl",
+    )
+    frame = store.query(
+        "SELECT ?s ?n ?l { ?s <http://e/n> ?n FILTER(isNumeric(?n)) "
+        "OPTIONAL { ?s <http://e/l> ?l } } ORDER BY ?s"
+    ).to_pandas()
+    assert list(frame.columns) == ["s", "n", "l"]
+    assert list(frame["s"]) == ["http://e/a", "http://e/b"]
+    assert str(frame["n"].dtype) == "int64" and list(frame["n"]) == [1, -7]
+    assert frame["l"][0] == "x" and frame["l"].isna().tolist() == [False, True]
+    mixed = store.query("SELECT ?n { ?s <http://e/n> ?n } ORDER BY ?n").to_pandas()
+    assert sorted(mixed["n"]) == ["-7", "1", "y"]
+
+
+def test_pandas_of_q2_matches_rows(lubm1):
+    text = (QUERIES / "lubm-basic" / "q2.rq").read_text()
+    frame = lubm1.query(text).to_pandas()
+    columns = expected_columns(lubm1, text)
+    assert list(frame.columns) == list(columns)
+    assert {c: list(frame[c]) for c in frame.columns} == columns
+
+
+@pytest.mark.parametrize("method,package", [("to_arrow", "pyarrow"), ("to_pandas", "pandas")])
+def test_missing_package_raises_import_error_naming_it(monkeypatch, method, package):
+    real_import = builtins.__import__
+
+    def without(name, *args, **kwargs):
+        if name == package:
+            raise ImportError(f"No module named '{package}'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without)
+    store = quiver.Store()
+    with pytest.raises(ImportError, match=f"pip install {package}"):
+        getattr(store.query("SELECT ?x { VALUES ?x { 1 } }"), method)()
