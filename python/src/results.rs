@@ -4,6 +4,7 @@
 //! The engine's solutions stay in their id table and are decoded row by row as Python
 //! iterates, or column by column into Arrow buffers (no Python object per cell).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use oxrdf::vocab::xsd;
@@ -47,12 +48,19 @@ pub struct QuerySolutions {
     /// The first row not yet decoded.
     next: usize,
     /// Rows decoded ahead, in reverse order (the next one last).
-    decoded: Vec<Vec<Option<oxrdf::Term>>>,
+    decoded: Vec<Vec<Option<PyObject>>>,
+    /// Per column, the Python term of each id met so far: a value that repeats across
+    /// rows (a university, a department) becomes one Python object, shared.
+    objects: Vec<HashMap<u64, PyObject>>,
 }
 
 /// Rows decoded at once while iterating: the dictionary is read through one cursor per
 /// column for the whole batch instead of a lookup per term.
 const BATCH: usize = 1024;
+
+/// Python terms remembered per column; past this the column's cache starts over, so a
+/// result of distinct values holds at most this many extra references.
+const OBJECTS_PER_COLUMN: usize = 1 << 16;
 
 impl QuerySolutions {
     pub fn new(owned: OwnedSolutions) -> Self {
@@ -62,12 +70,62 @@ impl QuerySolutions {
             .iter()
             .map(|v| Variable { inner: v.clone() })
             .collect();
+        let width = owned.solutions.variables.len();
         Self {
             owned,
             variables: Arc::new(variables),
             next: 0,
             decoded: Vec::new(),
+            objects: (0..width).map(|_| HashMap::new()).collect(),
         }
+    }
+
+    /// Decodes the next batch of rows into Python terms, reusing the object of an id seen
+    /// before in the same column.
+    fn decode_batch(&mut self, py: Python<'_>) -> PyResult<()> {
+        let solutions = &self.owned.solutions;
+        let start = self.next;
+        let end = solutions.len().min(start + BATCH);
+        let objects = &mut self.objects;
+        let decoded = &mut self.decoded;
+        let mut failure = None;
+        let mut row = start;
+        solutions.for_each_row_in(start..end, |terms| {
+            let ids = solutions.row_ids(row);
+            row += 1;
+            let mut values = Vec::with_capacity(terms.len());
+            for ((term, id), cache) in terms.iter().zip(ids).zip(objects.iter_mut()) {
+                let id = u64::from(id);
+                let Some(term) = term else {
+                    values.push(None);
+                    continue;
+                };
+                if let Some(object) = cache.get(&id) {
+                    values.push(Some(object.clone_ref(py)));
+                    continue;
+                }
+                match term_to_python(py, term.into_owned()) {
+                    Ok(object) => {
+                        if cache.len() >= OBJECTS_PER_COLUMN {
+                            cache.clear();
+                        }
+                        cache.insert(id, object.clone_ref(py));
+                        values.push(Some(object));
+                    }
+                    Err(error) => {
+                        failure.get_or_insert(error);
+                        values.push(None);
+                    }
+                }
+            }
+            decoded.push(values);
+        });
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        decoded.reverse();
+        self.next = end;
+        Ok(())
     }
 }
 
@@ -88,22 +146,14 @@ impl QuerySolutions {
         slf
     }
 
-    fn __next__(&mut self) -> Option<QuerySolution> {
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<QuerySolution>> {
         if self.decoded.is_empty() {
-            let solutions = &self.owned.solutions;
-            let end = solutions.len().min(self.next + BATCH);
-            let decoded = &mut self.decoded;
-            solutions.for_each_row_in(self.next..end, |terms| {
-                decoded.push(terms.iter().map(|t| t.map(|t| t.into_owned())).collect());
-            });
-            decoded.reverse();
-            self.next = end;
+            self.decode_batch(py)?;
         }
-        let values = self.decoded.pop()?;
-        Some(QuerySolution {
+        Ok(self.decoded.pop().map(|values| QuerySolution {
             variables: Arc::clone(&self.variables),
             values,
-        })
+        }))
     }
 
     /// The columns as Arrow buffers, for `to_arrow()`: for each variable a tuple
@@ -239,7 +289,7 @@ impl Column {
 #[pyclass(module = "quiver", frozen)]
 pub struct QuerySolution {
     variables: Arc<Vec<Variable>>,
-    values: Vec<Option<oxrdf::Term>>,
+    values: Vec<Option<PyObject>>,
 }
 
 impl QuerySolution {
@@ -248,10 +298,10 @@ impl QuerySolution {
     }
 
     fn value(&self, py: Python<'_>, index: usize) -> PyResult<PyObject> {
-        match &self.values[index] {
-            Some(term) => term_to_python(py, term.clone()),
-            None => Ok(py.None()),
-        }
+        Ok(match &self.values[index] {
+            Some(term) => term.clone_ref(py),
+            None => py.None(),
+        })
     }
 }
 
@@ -309,18 +359,18 @@ impl QuerySolution {
             .unbind())
     }
 
-    fn __repr__(&self) -> String {
-        let cells: Vec<String> = self
-            .variables
-            .iter()
-            .zip(&self.values)
-            .filter_map(|(variable, value)| {
-                value
-                    .as_ref()
-                    .map(|term| format!("{}={term}", variable.inner.as_str()))
-            })
-            .collect();
-        format!("<QuerySolution {}>", cells.join(" "))
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let mut cells = Vec::new();
+        for (variable, value) in self.variables.iter().zip(&self.values) {
+            if let Some(term) = value {
+                cells.push(format!(
+                    "{}={}",
+                    variable.inner.as_str(),
+                    term.bind(py).str()?
+                ));
+            }
+        }
+        Ok(format!("<QuerySolution {}>", cells.join(" ")))
     }
 }
 
