@@ -14,6 +14,7 @@ pub mod explore;
 mod intersect;
 mod step_io;
 
+/// The profile of one basic graph pattern's run.
 #[derive(Debug, Clone)]
 pub struct BgpProfile {
     pub patterns: Vec<String>,
