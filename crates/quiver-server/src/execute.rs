@@ -10,6 +10,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use quiver_sparql::results::CsvSolutionsWriter;
 use quiver_sparql::{
     prepare, write_results, ExecOptions, PrepareOptions, QueryResults, ResultsFormat, Solutions,
 };
@@ -120,6 +121,23 @@ fn write_solutions(
     format: ResultsFormat,
     writer: ChannelWriter,
 ) -> io::Result<ChannelWriter> {
+    if format == ResultsFormat::Csv {
+        // Ours quotes IRIs holding a comma, which sparesults' CSV writes bare.
+        let mut csv = CsvSolutionsWriter::start(writer, &solutions.variables)?;
+        let mut failure = None;
+        for start in (0..solutions.len()).step_by(ROWS_PER_BATCH) {
+            let end = (start + ROWS_PER_BATCH).min(solutions.len());
+            solutions.for_each_row_in(start..end, |row| {
+                if failure.is_none() {
+                    failure = csv.write_row(row.iter().copied()).err();
+                }
+            });
+            if let Some(error) = failure {
+                return Err(error);
+            }
+        }
+        return Ok(csv.finish());
+    }
     let format = match format {
         ResultsFormat::Xml => QueryResultsFormat::Xml,
         ResultsFormat::Csv => QueryResultsFormat::Csv,

@@ -12,7 +12,7 @@ use quiver_store::Direction;
 use rustc_hash::FxHashSet;
 
 use crate::error::QueryError;
-use crate::eval::Evaluator;
+use crate::exec::Evaluator;
 use crate::table::UNBOUND;
 
 /// The descriptions of `resources` (ids of a result; repeats and UNBOUND allowed); fails

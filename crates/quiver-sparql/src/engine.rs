@@ -10,15 +10,15 @@ use spargebra::algebra::QueryDataset;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::{Query, SparqlParser};
 
-use crate::algebra::{Compiler, Operator};
 use crate::bgp::Vars;
+use crate::compile::Compiler;
 use crate::context::{CheckHook, QueryState};
 use crate::dataset::DatasetScope;
 use crate::describe::count_triple;
 use crate::error::QueryError;
-use crate::eval::{BgpProfile, Evaluator};
-use crate::group::GroupProfile;
+use crate::exec::{BgpProfile, Evaluator, GroupProfile, PathProfile};
 use crate::memory::MemoryBudget;
+use crate::operator::{ExistsOperators, Operator};
 use crate::table::{Table, VarId};
 
 /// Options for preparing a query.
@@ -81,8 +81,11 @@ enum Form {
 #[derive(Debug, Clone)]
 pub struct PreparedQuery {
     form: Form,
-    operator: Operator,
+    /// Shared by clones: EXISTS operators are found by the address of their pattern in
+    /// this tree (and in theirs), which a deep copy would change.
+    operator: Arc<Operator>,
     vars: Vars,
+    exists: Arc<ExistsOperators>,
     dataset: DatasetScope,
     /// The query's base IRI, which `IRI()` resolves against.
     base_iri: Option<oxiri::Iri<String>>,
@@ -113,7 +116,7 @@ pub struct ExecutionProfile {
     pub execute_micros: f64,
     pub bgps: Vec<BgpProfile>,
     pub groups: Vec<GroupProfile>,
-    pub paths: Vec<crate::path::PathProfile>,
+    pub paths: Vec<PathProfile>,
     /// What other operators did (top-k), one line each.
     pub notes: Vec<String>,
     /// The most bytes the query's operators held at once.
@@ -185,10 +188,11 @@ pub fn prepare(
     }
     Ok(PreparedQuery {
         form,
-        operator,
+        operator: Arc::new(operator),
         dataset: compiler.dataset,
         base_iri: base_iri.clone(),
         vars: compiler.vars,
+        exists: Arc::new(compiler.exists),
         plan_micros: started.elapsed().as_secs_f64() * 1e6,
     })
 }
@@ -239,10 +243,14 @@ impl PreparedQuery {
             budget.clone(),
             options.check_hook.clone(),
         );
-        let mut evaluator =
-            Evaluator::new(store, self.vars.clone(), options.threads.max(1), &state);
+        let mut evaluator = Evaluator::new(
+            store,
+            &self.vars,
+            &self.exists,
+            options.threads.max(1),
+            &state,
+        );
         evaluator.dataset = self.dataset.clone();
-        evaluator.active_graph.set(self.dataset.default);
         if let Some(base) = &self.base_iri {
             evaluator.expressions = quiver_expr::EvalContext::new().with_base_iri(base.clone());
         }
@@ -255,7 +263,7 @@ impl PreparedQuery {
             Form::Select(variables) => {
                 let columns: Vec<VarId> = variables
                     .iter()
-                    .map(|v| evaluator.vars.borrow().get(v).unwrap_or(usize::MAX - 1))
+                    .map(|v| evaluator.vars.get(v).unwrap_or(usize::MAX - 1))
                     .collect();
                 if let Some(cap) = options.max_results {
                     if table.rows > cap {
@@ -280,7 +288,7 @@ impl PreparedQuery {
             Form::Describe(variables) => {
                 let vars: Vec<VarId> = variables
                     .iter()
-                    .filter_map(|v| evaluator.vars.borrow().get(v))
+                    .filter_map(|v| evaluator.vars.get(v))
                     .collect();
                 let ids = vars
                     .iter()
@@ -332,7 +340,7 @@ fn construct(
             let term = |t: &TermPattern| -> Option<Term> {
                 match t {
                     TermPattern::Variable(v) => {
-                        evaluator.term(table.value(row, evaluator.vars.borrow().get(v)?))
+                        evaluator.term(table.value(row, evaluator.vars.get(v)?))
                     }
                     TermPattern::NamedNode(n) => Some(n.clone().into()),
                     TermPattern::Literal(l) => Some(l.clone().into()),
@@ -353,7 +361,6 @@ fn construct(
                 NamedNodePattern::Variable(v) => {
                     match evaluator
                         .vars
-                        .borrow()
                         .get(v)
                         .and_then(|var| evaluator.term(table.value(row, var)))
                     {

@@ -1,5 +1,6 @@
 //! Datasets: `GRAPH ?g`, `GRAPH <g>`, `FROM` (one graph and a merge), `FROM NAMED`, the
-//! dataset given by the caller instead of the query's, and DESCRIBE. Expected answers are
+//! dataset given by the caller instead of the query's, EXISTS on the active graph, and
+//! DESCRIBE. Expected answers are
 //! worked out by hand from the quads below.
 
 use std::collections::BTreeSet;
@@ -113,6 +114,35 @@ fn a_dataset_given_by_the_caller_replaces_the_query_one() {
     };
     let q = "SELECT ?o FROM <http://g1> { ?s <http://p> ?o }";
     assert_eq!(select(&store, q, &options), rows(&["\"g2\""]));
+}
+
+#[test]
+fn exists_reads_the_graph_of_the_node_that_holds_it() {
+    let store = store();
+    let options = PrepareOptions::default();
+    // Only graph g1 has an `<http://s>` edge (b s a): EXISTS inside `GRAPH <g1>` finds it
+    // for a, in a BIND, an OPTIONAL's filter and a FILTER alike; the default graph has none.
+    let boolean = |value: &str| format!("\"{value}\"^^<http://www.w3.org/2001/XMLSchema#boolean>");
+    let q = "SELECT ?s ?e { GRAPH <http://g1> { ?s <http://p> ?o \
+             BIND(EXISTS { ?x <http://s> ?s } AS ?e) } }";
+    assert_eq!(
+        select(&store, q, &options),
+        rows(&[
+            &format!("<http://a>\t{}", boolean("true")),
+            &format!("<http://c>\t{}", boolean("false")),
+        ])
+    );
+    let q = "SELECT ?s ?o { GRAPH <http://g1> { ?s <http://p> ?v \
+             OPTIONAL { ?s <http://p> ?o FILTER EXISTS { ?x <http://s> ?s } } } }";
+    assert_eq!(
+        select(&store, q, &options),
+        rows(&["<http://a>\t\"g1\"", "<http://c>\t"])
+    );
+    let q =
+        "SELECT ?s { GRAPH <http://g1> { ?s <http://p> ?v FILTER EXISTS { ?x <http://s> ?s } } }";
+    assert_eq!(select(&store, q, &options), rows(&["<http://a>"]));
+    let q = "SELECT ?s { ?s <http://p> ?v FILTER EXISTS { ?x <http://s> ?s } }";
+    assert!(select(&store, q, &options).is_empty());
 }
 
 #[test]

@@ -53,3 +53,43 @@ fn exists_over_a_pattern_runs_for_the_whole_table() {
              FILTER NOT EXISTS { ?o <http://w> ?y } }";
     assert_eq!(first_column(q), ["<http://a>"]);
 }
+
+#[test]
+fn exists_compiled_at_prepare_time_runs_in_every_clone_and_every_node() {
+    use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+    let store = support::load(DATA);
+    // EXISTS nested in EXISTS, in a BIND, an aggregate and an ORDER BY key.
+    let query = "SELECT ?s (COUNT(?k) AS ?n) (SUM(IF(EXISTS { ?s <http://knows> ?o }, 1, 0)) AS ?e) \
+                 { ?s <http://v> ?x \
+                   BIND(IF(EXISTS { ?s <http://knows> ?k0 FILTER EXISTS { ?k0 <http://v> ?y } }, ?s, ?nothing) AS ?k) } \
+                 GROUP BY ?s ORDER BY EXISTS { ?s <http://knows> ?o } ?s";
+    let prepared = prepare(&store, query, &PrepareOptions::default()).unwrap();
+    let clone = prepared.clone();
+    drop(prepared);
+    for _ in 0..2 {
+        let QueryResults::Solutions(solutions) =
+            clone.execute(&store, &ExecOptions::default()).unwrap()
+        else {
+            panic!("not solutions");
+        };
+        let rows: Vec<Vec<String>> = (0..solutions.len())
+            .map(|row| {
+                solutions
+                    .row(row)
+                    .iter()
+                    .map(|t| t.as_ref().map_or(String::new(), ToString::to_string))
+                    .collect()
+            })
+            .collect();
+        let int = |n: u8| format!("\"{n}\"^^<http://www.w3.org/2001/XMLSchema#integer>");
+        // a knows b, which has a v: counted once each; b knows no one, so it sorts first
+        // (false before true), against the order of the names.
+        assert_eq!(
+            rows,
+            [
+                vec!["<http://b>".to_owned(), int(0), int(0)],
+                vec!["<http://a>".to_owned(), int(1), int(1)],
+            ]
+        );
+    }
+}

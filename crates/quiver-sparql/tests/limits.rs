@@ -112,14 +112,14 @@ fn cancels_inside(query: &str, file: &'static str) {
 
 #[test]
 fn exploration_checks_inside_its_steps() {
-    cancels_inside("SELECT * { ?s <http://x/p> ?o }", "explore.rs");
+    cancels_inside("SELECT * { ?s <http://x/p> ?o }", "exec/bgp/explore.rs");
 }
 
 #[test]
 fn one_long_path_walk_checks_inside() {
     cancels_inside(
         "SELECT * { <http://x/s0> (<http://x/e>|^<http://x/e>)* ?y }",
-        "path.rs",
+        "exec/path.rs",
     );
 }
 
@@ -127,11 +127,11 @@ fn one_long_path_walk_checks_inside() {
 fn hash_join_and_minus_check_inside() {
     cancels_inside(
         "SELECT * { ?s <http://x/p> ?o { SELECT ?s ?v { ?s <http://x/q> ?v } } }",
-        "join.rs",
+        "exec/join.rs",
     );
     cancels_inside(
         "SELECT * { ?s <http://x/p> ?o MINUS { ?s <http://x/q> \"v1\" } }",
-        "join.rs",
+        "exec/minus.rs",
     );
 }
 
@@ -139,15 +139,15 @@ fn hash_join_and_minus_check_inside() {
 fn filter_extend_and_order_by_check_inside() {
     cancels_inside(
         "SELECT * { ?s <http://x/p> ?o FILTER(?o != <http://x/o1>) }",
-        "expressions.rs",
+        "exec/filter.rs",
     );
     cancels_inside(
         "SELECT * { ?s <http://x/p> ?o BIND(STR(?o) AS ?t) }",
-        "expressions.rs",
+        "exec/extend.rs",
     );
     cancels_inside(
         "SELECT * { ?s <http://x/p> ?o } ORDER BY ?o",
-        "expressions.rs",
+        "exec/order_by.rs",
     );
 }
 
@@ -155,7 +155,7 @@ fn filter_extend_and_order_by_check_inside() {
 fn top_k_checks_inside() {
     cancels_inside(
         "SELECT * { ?s <http://x/p> ?o } ORDER BY DESC(?o) LIMIT 5",
-        "top_k.rs",
+        "exec/top_k.rs",
     );
 }
 
@@ -163,21 +163,24 @@ fn top_k_checks_inside() {
 fn group_by_checks_inside() {
     cancels_inside(
         "SELECT ?o (COUNT(*) AS ?n) { ?s <http://x/p> ?o } GROUP BY ?o",
-        "group.rs",
+        "exec/group.rs",
     );
 }
 
 #[test]
 fn distinct_union_and_values_check_inside() {
-    cancels_inside("SELECT DISTINCT ?s ?o { ?s <http://x/p> ?o }", "eval.rs");
+    cancels_inside(
+        "SELECT DISTINCT ?s ?o { ?s <http://x/p> ?o }",
+        "exec/distinct.rs",
+    );
     cancels_inside(
         "SELECT * { { ?s <http://x/p> ?o } UNION { ?s <http://x/q> ?o } }",
-        "eval.rs",
+        "exec/union.rs",
     );
     let values: String = (0..6000).map(|i| format!("<http://x/v{i}> ")).collect();
     cancels_inside(
         &format!("SELECT * {{ VALUES ?v {{ {values} }} }}"),
-        "eval.rs",
+        "exec/values.rs",
     );
 }
 

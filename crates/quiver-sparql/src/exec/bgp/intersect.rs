@@ -3,11 +3,11 @@
 use quiver_model::Id;
 use quiver_store::Direction;
 
+use super::step_io::{end, Bounded};
 use crate::bgp::{Node, Pattern, Pred};
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
 use crate::step::{Step, StepKind};
-use crate::step_io::{end, Bounded};
 use crate::table::Table;
 
 /// A walk fused with a partner pattern: both neighbour lists are intersected.

@@ -1,4 +1,4 @@
-//! Compiling the SPARQL algebra (spargebra) into Quiver's operator tree.
+//! Compiling the SPARQL algebra (spargebra) into Quiver's operator tree ([`crate::operator`]).
 //!
 //! Basic graph patterns are resolved and planned here, once, when a query is prepared:
 //! each gets the plan it runs alone and, when it is the right side of a join or OPTIONAL,
@@ -8,84 +8,18 @@
 use oxrdf::Variable;
 use quiver_store::{GraphIndex, Store};
 use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
-use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern};
+use spargebra::term::{NamedNodePattern, TermPattern};
 
-use crate::aggregate::{Aggregate, Function};
-use crate::bgp::{resolve, Bgp, Vars};
-use crate::dataset::DatasetScope;
-pub use crate::dataset::{graph_index, GraphRef};
+use crate::bgp::{resolve, Vars};
+use crate::dataset::{DatasetScope, GraphRef};
 use crate::error::QueryError;
-use crate::path::{Path, PathPattern, PathTerm};
+use crate::operator::{
+    certain_vars, Aggregate, ExistsOperators, Operator, Path, PathPattern, PathTerm, PlannedBgp,
+};
 use crate::planner::{plan, Step};
 use crate::table::VarId;
 
-/// A basic graph pattern with its plans.
-#[derive(Debug, Clone)]
-pub struct PlannedBgp {
-    pub bgp: Bgp,
-    pub graph: GraphRef,
-    /// The plan when the pattern runs on its own.
-    pub alone: Vec<Step>,
-    /// The plan when it runs seeded with the rows of the left side of a join, whose
-    /// certainly-bound variables are `seed_vars`.
-    pub seeded: Option<(Vec<VarId>, Vec<Step>)>,
-    /// Planning time, for reports.
-    pub plan_micros: f64,
-}
-
-/// The operator tree of a query.
-#[derive(Debug, Clone)]
-pub enum Operator {
-    Bgp(PlannedBgp),
-    /// A property path pattern (`path.rs`).
-    Path(PathPattern),
-    Join(Box<Operator>, Box<Operator>),
-    LeftJoin {
-        left: Box<Operator>,
-        right: Box<Operator>,
-        filter: Option<Expression>,
-    },
-    /// A filter, with the graph its `EXISTS` patterns read.
-    Filter(Expression, Box<Operator>, GraphRef),
-    Union(Box<Operator>, Box<Operator>),
-    Extend {
-        inner: Box<Operator>,
-        var: VarId,
-        expression: Expression,
-    },
-    Minus(Box<Operator>, Box<Operator>),
-    /// `GRAPH ?var { … }`: the inner pattern compiled once per named graph it may visit
-    /// (graph name id, operator); each branch's rows get `var` bound to that name.
-    GraphVar {
-        var: VarId,
-        branches: Vec<(quiver_model::Id, Operator)>,
-    },
-    Values {
-        vars: Vec<VarId>,
-        rows: Vec<Vec<Option<GroundTerm>>>,
-    },
-    Project(Box<Operator>, Vec<VarId>),
-    Distinct(Box<Operator>),
-    OrderBy(Box<Operator>, Vec<OrderExpression>),
-    /// ORDER BY keeping only the first `k` rows (a LIMIT over an ORDER BY): a bounded
-    /// heap instead of a full sort.
-    TopK {
-        inner: Box<Operator>,
-        keys: Vec<OrderExpression>,
-        k: usize,
-    },
-    Slice {
-        inner: Box<Operator>,
-        start: usize,
-        length: Option<usize>,
-    },
-    /// GROUP BY `keys` (none: one group of everything) computing `aggregates`.
-    Group {
-        inner: Box<Operator>,
-        keys: Vec<VarId>,
-        aggregates: Vec<(VarId, Aggregate)>,
-    },
-}
+mod exists;
 
 /// Compiles patterns against one store.
 pub struct Compiler<'a> {
@@ -95,6 +29,8 @@ pub struct Compiler<'a> {
     pub user_plans: Option<Vec<Vec<Step>>>,
     /// The dataset the query reads.
     pub dataset: DatasetScope,
+    /// The operators of the EXISTS patterns in the compiled expressions.
+    pub exists: ExistsOperators,
     next_bgp: usize,
 }
 
@@ -105,6 +41,7 @@ impl<'a> Compiler<'a> {
             vars: Vars::default(),
             user_plans,
             dataset: DatasetScope::default(),
+            exists: ExistsOperators::default(),
             next_bgp: 0,
         }
     }
@@ -135,15 +72,22 @@ impl<'a> Compiler<'a> {
             } => {
                 let left = self.compile(left, graph)?;
                 let right = self.compile_seeded(right, graph, &left)?;
+                let filter = expression.clone();
+                if let Some(filter) = &filter {
+                    self.compile_exists(filter, graph)?;
+                }
                 Operator::LeftJoin {
                     left: Box::new(left),
                     right: Box::new(right),
-                    filter: expression.clone(),
+                    filter,
                 }
             }
             GraphPattern::Filter { expr, inner } => {
                 self.register_expression_vars(expr);
-                Operator::Filter(expr.clone(), Box::new(self.compile(inner, graph)?), graph)
+                let inner = self.compile(inner, graph)?;
+                let expr = expr.clone();
+                self.compile_exists(&expr, graph)?;
+                Operator::Filter(expr, Box::new(inner))
             }
             GraphPattern::Union { left, right } => Operator::Union(
                 Box::new(self.compile(left, graph)?),
@@ -177,10 +121,12 @@ impl<'a> Compiler<'a> {
             } => {
                 let inner = self.compile(inner, graph)?;
                 self.register_expression_vars(expression);
+                let expression = expression.clone();
+                self.compile_exists(&expression, graph)?;
                 Operator::Extend {
                     inner: Box::new(inner),
                     var: self.vars.var(variable),
-                    expression: expression.clone(),
+                    expression,
                 }
             }
             GraphPattern::Minus { left, right } => Operator::Minus(
@@ -202,7 +148,16 @@ impl<'a> Compiler<'a> {
                         }
                     }
                 }
-                Operator::OrderBy(Box::new(self.compile(inner, graph)?), expression.clone())
+                let inner = self.compile(inner, graph)?;
+                let keys = expression.clone();
+                for key in &keys {
+                    match key {
+                        OrderExpression::Asc(e) | OrderExpression::Desc(e) => {
+                            self.compile_exists(e, graph)?
+                        }
+                    }
+                }
+                Operator::OrderBy(Box::new(inner), keys)
             }
             GraphPattern::Project { inner, variables } => {
                 let inner = self.compile(inner, graph)?;
@@ -255,6 +210,7 @@ impl<'a> Compiler<'a> {
                         let aggregate = Aggregate::new(expression)?;
                         if let Some(argument) = &aggregate.argument {
                             self.register_expression_vars(argument);
+                            self.compile_exists(argument, graph)?;
                         }
                         Ok((self.vars.var(variable), aggregate))
                     })
@@ -425,78 +381,5 @@ fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
             list.iter().for_each(|e| collect_vars(e, out))
         }
         _ => {}
-    }
-}
-
-/// Variables bound in every solution of `operator`.
-pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
-    match operator {
-        Operator::Bgp(planned) => planned.bgp.vars(),
-        Operator::Path(pattern) => pattern.vars(),
-        Operator::Join(a, b) => {
-            let mut vars = certain_vars(a);
-            for v in certain_vars(b) {
-                if !vars.contains(&v) {
-                    vars.push(v);
-                }
-            }
-            vars
-        }
-        Operator::LeftJoin { left, .. } | Operator::Minus(left, _) => certain_vars(left),
-        Operator::Filter(_, inner, _) | Operator::Distinct(inner) | Operator::OrderBy(inner, _) => {
-            certain_vars(inner)
-        }
-        Operator::TopK { inner, .. } => certain_vars(inner),
-        Operator::Slice { inner, .. } => certain_vars(inner),
-        Operator::Extend { inner, .. } => certain_vars(inner),
-        Operator::Union(a, b) => {
-            let right = certain_vars(b);
-            certain_vars(a)
-                .into_iter()
-                .filter(|v| right.contains(v))
-                .collect()
-        }
-        Operator::GraphVar { var, branches } => {
-            let mut vars = branches
-                .iter()
-                .map(|(_, branch)| certain_vars(branch))
-                .reduce(|a, b| a.into_iter().filter(|v| b.contains(v)).collect())
-                .unwrap_or_default();
-            if !vars.contains(var) {
-                vars.push(*var);
-            }
-            vars
-        }
-        Operator::Values { vars, rows } => vars
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| {
-                rows.iter()
-                    .all(|row| row.get(*i).is_some_and(Option::is_some))
-            })
-            .map(|(_, v)| *v)
-            .collect(),
-        Operator::Project(inner, vars) => certain_vars(inner)
-            .into_iter()
-            .filter(|v| vars.contains(v))
-            .collect(),
-        // The keys bound in every input row, and the counts (never an error).
-        Operator::Group {
-            inner,
-            keys,
-            aggregates,
-        } => {
-            let inner = certain_vars(inner);
-            keys.iter()
-                .copied()
-                .filter(|key| inner.contains(key))
-                .chain(
-                    aggregates
-                        .iter()
-                        .filter(|(_, a)| a.function == Function::Count)
-                        .map(|(var, _)| *var),
-                )
-                .collect()
-        }
     }
 }

@@ -21,13 +21,13 @@ use quiver_model::Id;
 use rustc_hash::{FxHashMap, FxHashSet};
 use spargebra::algebra::Expression;
 
+use super::scope::Scope;
 use crate::context::{ensure_addressable, ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;
 use crate::memory::{Reservation, ID_BYTES};
-use crate::scope::Scope;
 use crate::table::{Table, VarId, UNBOUND};
 
-pub use crate::aggregate::{Aggregate, Function};
+pub use crate::operator::group::{Aggregate, Function};
 
 /// What one grouping did, for EXPLAIN.
 #[derive(Debug, Clone)]

@@ -1,50 +1,57 @@
-//! Evaluating the operator tree over columnar tables.
+//! Executing the operator tree over columnar tables, one file per operator.
 //!
-//! Basic graph patterns run through the exploration executor; joins and OPTIONALs whose
-//! right side is a basic graph pattern continue the exploration from the left rows
-//! (seeded); everything else is a relational operator over tables. Terms are decoded from
-//! the dictionary only where an expression needs their value.
+//! Basic graph patterns run through the exploration executor (`bgp/`); joins and
+//! OPTIONALs whose right side is a basic graph pattern continue the exploration from the
+//! left rows (seeded); everything else is a relational operator over tables. Terms are
+//! decoded from the dictionary only where an expression needs their value. Execution
+//! never compiles: EXISTS patterns come compiled with the query ([`ExistsOperators`]).
 //!
 //! [`Evaluator::evaluate`] is every operator's boundary: it checks the query's limits
 //! before and after the operator, and charges the operator's output table to the memory
 //! budget until the operator above it has finished with it.
 
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
 
 use oxrdf::Term;
 use quiver_model::Id;
 use quiver_store::Store;
 use rustc_hash::{FxHashMap, FxHashSet};
 use spargebra::algebra::Expression;
-use spargebra::term::GroundTerm;
 
-use crate::algebra::{GraphRef, Operator};
 use crate::bgp::Vars;
-use crate::context::{ensure_addressable, table_bytes, ExecContext, QueryState, CHECK_STRIDE};
-use crate::dataset::DatasetScope;
+use crate::context::{ensure_addressable, table_bytes, ExecContext, QueryState};
+use crate::dataset::{DatasetScope, GraphRef};
 use crate::error::QueryError;
-use crate::explore::StepProfile;
-use crate::group::{group, GroupProfile};
-use crate::join::minus;
-use crate::memory::{Reservation, ID_BYTES};
-use crate::path::PathProfile;
-use crate::scope::Scope;
+use crate::memory::Reservation;
+use crate::operator::{ExistsOperators, Operator};
 use crate::table::{Table, VarId, UNBOUND};
+use distinct::distinct;
+use group::group;
+use minus::minus;
+use scope::Scope;
+use union::union;
 
-pub(crate) mod expressions;
-mod seeded;
+pub use bgp::explore::StepProfile;
+pub use bgp::BgpProfile;
+pub use group::GroupProfile;
+pub use path::PathProfile;
 
-/// The profile of one basic graph pattern's run.
-#[derive(Debug, Clone)]
-pub struct BgpProfile {
-    pub patterns: Vec<String>,
-    pub seeded: bool,
-    pub steps: Vec<StepProfile>,
-    /// The rows a LIMIT (or the result cap) asked of the exploration, which stops once it
-    /// has found them.
-    pub limit: Option<usize>,
-}
+pub mod bgp;
+mod distinct;
+mod expression;
+mod extend;
+mod filter;
+mod graph_var;
+pub mod group;
+mod join;
+mod left_join;
+mod minus;
+mod order_by;
+pub mod path;
+pub mod scope;
+mod top_k;
+mod union;
+mod values;
 
 /// Terms computed by expressions that the dictionary does not hold, numbered downward
 /// from `UNBOUND - 1` so they never collide with dictionary ids.
@@ -63,7 +70,10 @@ pub struct Evaluator<'a> {
     pub threads: usize,
     /// Deadline, cancellation, memory budget and recorded errors, shared by all threads.
     pub state: &'a QueryState,
-    pub vars: RefCell<Vars>,
+    /// The query's variables, EXISTS patterns' included.
+    pub vars: &'a Vars,
+    /// The operators of the query's EXISTS patterns.
+    exists: &'a ExistsOperators,
     pub locals: RefCell<LocalTerms>,
     local_bytes: RefCell<Reservation<'a>>,
     pub expressions: quiver_expr::EvalContext,
@@ -74,9 +84,6 @@ pub struct Evaluator<'a> {
     pub notes: RefCell<Vec<String>>,
     /// The dataset the query reads.
     pub dataset: DatasetScope,
-    exists_cache: RefCell<FxHashMap<(usize, GraphRef), Rc<Operator>>>,
-    /// The graph the filter being evaluated reads (for its EXISTS patterns).
-    pub(crate) active_graph: Cell<GraphRef>,
     /// The output tables operators returned, charged until their parent finishes.
     held: RefCell<Vec<Reservation<'a>>>,
     /// Rows the operator about to run is asked for at most (a LIMIT passed down through
@@ -88,12 +95,19 @@ pub struct Evaluator<'a> {
 }
 
 impl<'a> Evaluator<'a> {
-    pub fn new(store: &'a Store, vars: Vars, threads: usize, state: &'a QueryState) -> Self {
+    pub fn new(
+        store: &'a Store,
+        vars: &'a Vars,
+        exists: &'a ExistsOperators,
+        threads: usize,
+        state: &'a QueryState,
+    ) -> Self {
         Self {
             store,
             threads,
             state,
-            vars: RefCell::new(vars),
+            vars,
+            exists,
             locals: RefCell::default(),
             local_bytes: RefCell::new(state.budget().reservation()),
             expressions: quiver_expr::EvalContext::new(),
@@ -102,8 +116,6 @@ impl<'a> Evaluator<'a> {
             path_profiles: RefCell::default(),
             notes: RefCell::default(),
             dataset: DatasetScope::default(),
-            exists_cache: RefCell::default(),
-            active_graph: Cell::new(GraphRef::Default),
             held: RefCell::default(),
             pending_limit: Cell::new(None),
             result_cap: None,
@@ -250,25 +262,7 @@ impl<'a> Evaluator<'a> {
                 let left = self.evaluate(left)?;
                 self.left_join(left, right, filter.as_ref())?
             }
-            Operator::Filter(expression, inner, graph) => {
-                let table = self.evaluate(inner)?;
-                let outer = self.active_graph.replace(*graph);
-                let batched = match expression {
-                    Expression::Exists(pattern) => self.filter_exists(&table, pattern, false),
-                    Expression::Not(inner) => match &**inner {
-                        Expression::Exists(pattern) => self.filter_exists(&table, pattern, true),
-                        _ => Ok(None),
-                    },
-                    _ => Ok(None),
-                };
-                let table = match batched {
-                    Ok(Some(table)) => Ok(table),
-                    Ok(None) => self.filter(table, expression),
-                    Err(error) => Err(error),
-                };
-                self.active_graph.set(outer);
-                table?
-            }
+            Operator::Filter(expression, inner) => self.filter_operator(expression, inner)?,
             Operator::Union(a, b) => {
                 let a = self.evaluate(a)?;
                 let b = self.evaluate(b)?;
@@ -299,7 +293,7 @@ impl<'a> Evaluator<'a> {
             }
             Operator::TopK { inner, keys, k } => {
                 let table = self.evaluate(inner)?;
-                crate::top_k::top_k(self, table, keys, *k)?
+                top_k::top_k(self, table, keys, *k)?
             }
             Operator::Slice {
                 inner,
@@ -324,60 +318,6 @@ impl<'a> Evaluator<'a> {
             }
         })
     }
-
-    /// `VALUES`: its rows, terms the dictionary lacks interned as computed ones.
-    fn values(
-        &self,
-        vars: &[VarId],
-        rows: &[Vec<Option<GroundTerm>>],
-    ) -> Result<Table, QueryError> {
-        let ctx = self.ctx();
-        let mut reservation = ctx.reservation();
-        reservation.try_grow(table_bytes(rows.len(), vars.len()))?;
-        let mut table = Table::empty(vars.to_vec());
-        for (i, row) in rows.iter().enumerate() {
-            ctx.tick(i)?;
-            for (c, value) in row.iter().enumerate() {
-                let id = value
-                    .as_ref()
-                    .map_or(UNBOUND, |v| self.intern(&ground_term(v)));
-                table.columns[c].push(id);
-            }
-            table.rows += 1;
-        }
-        Ok(table)
-    }
-
-    /// `GRAPH ?var`: each named graph's rows with `var` bound to the graph's name (rows
-    /// that bind `var` inside to another term are dropped, unbound ones get the name),
-    /// concatenated.
-    fn graph_var(&self, var: VarId, branches: &[(Id, Operator)]) -> Result<Table, QueryError> {
-        let ctx = self.ctx();
-        let mut result = Table::empty(vec![var]);
-        for (name, branch) in branches {
-            let mut table = self.evaluate(branch)?;
-            match table.column_of(var) {
-                Some(c) => {
-                    let mut keep = Vec::new();
-                    for row in 0..table.rows {
-                        ctx.tick(row)?;
-                        let id = table.columns[c][row];
-                        if id == *name || id == UNBOUND {
-                            keep.push(row as u32);
-                        }
-                    }
-                    table = table.gather(&keep);
-                    table.columns[c].fill(*name);
-                }
-                None => {
-                    table.vars.push(var);
-                    table.columns.push(vec![*name; table.rows]);
-                }
-            }
-            result = union(&ctx, result, table)?;
-        }
-        Ok(result)
-    }
 }
 
 impl Scope for Evaluator<'_> {
@@ -398,12 +338,11 @@ impl Scope for Evaluator<'_> {
     }
 
     fn var(&self, variable: &oxrdf::Variable) -> Option<VarId> {
-        self.vars.borrow().get(variable)
+        self.vars.get(variable)
     }
 
     fn is_visible(&self, var: VarId) -> bool {
-        let vars = self.vars.borrow();
-        var < vars.len() && !vars.is_hidden(var)
+        var < self.vars.len() && !self.vars.is_hidden(var)
     }
 
     fn note(&self, note: String) {
@@ -417,62 +356,6 @@ impl Scope for Evaluator<'_> {
 fn local_id(n: usize, terms: u64) -> Option<Id> {
     let id = (UNBOUND as u64).checked_sub(1)?.checked_sub(n as u64)?;
     (id >= terms).then(|| Id::try_from(id).ok()).flatten()
-}
-
-/// The rows of `a` then those of `b`, over the variables of both; copied a stride of rows
-/// at a time between checks.
-pub(crate) fn union(ctx: &ExecContext<'_>, a: Table, b: Table) -> Result<Table, QueryError> {
-    let mut vars = a.vars.clone();
-    vars.extend(b.vars.iter().filter(|v| !a.vars.contains(v)));
-    let rows = a.rows + b.rows;
-    let mut reservation = ctx.reservation();
-    reservation.try_grow(table_bytes(rows, vars.len()))?;
-    let mut columns: Vec<Vec<Id>> = vars.iter().map(|_| Vec::with_capacity(rows)).collect();
-    for part in [&a, &b] {
-        for start in (0..part.rows).step_by(CHECK_STRIDE) {
-            ctx.check()?;
-            let end = (start + CHECK_STRIDE).min(part.rows);
-            for (column, &var) in columns.iter_mut().zip(&vars) {
-                match part.column(var) {
-                    Some(values) => column.extend_from_slice(&values[start..end]),
-                    None => column.extend(std::iter::repeat_n(UNBOUND, end - start)),
-                }
-            }
-        }
-    }
-    Ok(Table {
-        vars,
-        columns,
-        rows,
-    })
-}
-
-/// DISTINCT: the first row of each set of equal rows, in order.
-fn distinct(ctx: &ExecContext<'_>, table: &Table) -> Result<Table, QueryError> {
-    let per_row = table.columns.len() * ID_BYTES + 3 * std::mem::size_of::<usize>() + 8;
-    let mut reservation = ctx.reservation();
-    let mut seen = FxHashSet::default();
-    let mut keep: Vec<u32> = Vec::new();
-    for row in 0..table.rows {
-        if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
-            ctx.check()?;
-            reservation.try_resize(seen.len() * per_row + keep.len() * 4)?;
-        }
-        if seen.insert(table.row(row)) {
-            keep.push(row as u32);
-        }
-    }
-    reservation.try_resize(seen.len() * per_row + keep.len() * 4)?;
-    Ok(table.gather(&keep))
-}
-
-fn ground_term(term: &GroundTerm) -> Term {
-    match term {
-        GroundTerm::NamedNode(n) => n.clone().into(),
-        GroundTerm::Literal(l) => l.clone().into(),
-        #[allow(unreachable_patterns)]
-        _ => Term::from(oxrdf::NamedNode::new_unchecked("urn:quiver:unsupported")),
-    }
 }
 
 #[cfg(test)]

@@ -1,15 +1,19 @@
-//! Relational joins over tables with SPARQL's compatibility semantics: a hash join on the
-//! shared variables (rows with an unbound shared variable are matched by a scan), and MINUS.
+//! Joins with SPARQL's compatibility semantics. A right basic graph pattern whose shared
+//! variables the left rows bind runs seeded with them (`bgp/`); otherwise both sides run
+//! alone and meet in a hash join on the shared variables (rows with an unbound shared
+//! variable are matched by a scan).
 //!
-//! Both check the query's limits every few thousand rows or row pairs, and charge their
-//! hash index and output to its memory budget as they grow.
+//! The hash join checks the query's limits every few thousand rows or row pairs, and
+//! charges its hash index and output to its memory budget as they grow.
 
 use quiver_model::Id;
 use rustc_hash::FxHashMap;
 
+use super::Evaluator;
 use crate::context::{ensure_addressable, table_bytes, ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
+use crate::operator::Operator;
 use crate::table::{Table, VarId, UNBOUND};
 
 /// The hidden column that numbers the left rows of an OPTIONAL (seeded or hashed).
@@ -17,7 +21,7 @@ pub(crate) const ROW_VAR: VarId = usize::MAX;
 
 /// Bytes of one entry of a hash index over `width` key columns (key, row number, the
 /// table's own overhead).
-fn entry_bytes(width: usize) -> usize {
+pub(super) fn entry_bytes(width: usize) -> usize {
     width * ID_BYTES + 4 + 3 * std::mem::size_of::<usize>() + 16
 }
 
@@ -116,76 +120,25 @@ pub(crate) fn hash_join(
     Ok(result)
 }
 
-/// MINUS: drops left rows compatible with a right row sharing at least one bound variable.
-/// Right rows binding every shared variable are found through a hash index; the others
-/// (some shared variable unbound) are scanned for each left row.
-pub(crate) fn minus(
-    ctx: &ExecContext<'_>,
-    left: Table,
-    right: &Table,
-) -> Result<Table, QueryError> {
-    ensure_addressable(left.rows)?;
-    let common: Vec<VarId> = left
-        .vars
-        .iter()
-        .copied()
-        .filter(|v| right.vars.contains(v))
-        .collect();
-    if common.is_empty() {
-        return Ok(left);
+impl Evaluator<'_> {
+    pub(crate) fn join(&self, left: Table, right: &Operator) -> Result<Table, QueryError> {
+        if let Some(planned) = self.seedable(&left, right) {
+            return self.bgp(planned, left, true, None);
+        }
+        let right = self.evaluate_right(&left, right)?;
+        hash_join(&self.ctx(), &left, &right, false)
     }
-    let mut memory = ctx.reservation();
-    memory.try_grow(right.rows.saturating_mul(entry_bytes(common.len())))?;
-    let mut complete: rustc_hash::FxHashSet<Vec<Id>> = rustc_hash::FxHashSet::default();
-    let mut partial: Vec<usize> = Vec::new();
-    for r in 0..right.rows {
-        ctx.tick(r)?;
-        let key: Vec<Id> = common.iter().map(|&v| right.value(r, v)).collect();
-        if key.contains(&UNBOUND) {
-            partial.push(r);
-        } else {
-            complete.insert(key);
+
+    /// The right side of a join: a path between variables walks only from the values the
+    /// left rows bind to one of its ends.
+    pub(crate) fn evaluate_right(
+        &self,
+        left: &Table,
+        right: &Operator,
+    ) -> Result<Table, QueryError> {
+        match right {
+            Operator::Path(pattern) => self.path(pattern, Some(left)),
+            other => self.evaluate(other),
         }
     }
-    let removes = |l: usize, r: usize| {
-        let mut shared = false;
-        let compatible = common.iter().all(|&v| {
-            let (a, b) = (left.value(l, v), right.value(r, v));
-            if a != UNBOUND && b != UNBOUND {
-                shared = true;
-                a == b
-            } else {
-                true
-            }
-        });
-        compatible && shared
-    };
-    let mut keep: Vec<u32> = Vec::new();
-    let mut visited = 0usize;
-    for l in 0..left.rows {
-        ctx.tick(l)?;
-        let key: Vec<Id> = common.iter().map(|&v| left.value(l, v)).collect();
-        let mut removed = !key.contains(&UNBOUND) && complete.contains(&key);
-        if !removed {
-            // A left row with unbound shared variables may meet complete right rows on
-            // the ones it binds: scan those too.
-            let candidates: Box<dyn Iterator<Item = usize>> = if key.contains(&UNBOUND) {
-                Box::new(0..right.rows)
-            } else {
-                Box::new(partial.iter().copied())
-            };
-            for r in candidates {
-                visited += 1;
-                ctx.tick(visited)?;
-                if removes(l, r) {
-                    removed = true;
-                    break;
-                }
-            }
-        }
-        if !removed {
-            keep.push(l as u32);
-        }
-    }
-    Ok(left.gather(&keep))
 }

@@ -1,90 +1,31 @@
-//! Property path patterns (SPARQL 1.1 §9.3 and §18.4).
+//! Property path patterns evaluated by walking the graph index from start vertices:
+//! forward from a subject over OUT lists, or backward from an object over IN lists, so a
+//! constant end is always the side a walk starts from. Sequence and alternative keep bag
+//! semantics (a sequence counts each intermediate vertex, an alternative both branches);
+//! `*`, `+` and `?` are sets of vertices per start, found by a breadth-first search with a
+//! visited set (the spec's ALP function), so cycles terminate. From a vertex of the graph
+//! everything reached is in the graph and the walk alone is exact.
 //!
-//! A path is compiled once with its predicates resolved to predicate ids, then evaluated by
-//! walking the graph index from start vertices: forward from a subject over OUT lists, or
-//! backward from an object over IN lists, so a constant end is always the side a walk
-//! starts from. Sequence and alternative keep bag semantics (a sequence counts each
-//! intermediate vertex, an alternative both branches); `*`, `+` and `?` are sets of
-//! vertices per start, found by a breadth-first search with a visited set (the spec's ALP
-//! function), so cycles terminate.
-//!
-//! Zero-length matches follow the spec's case split. Between two variables they pair every
-//! vertex of the active graph with itself; at a constant end they also hold for a term the
-//! graph lacks. A vertex with no edges can only ever reach itself, so from such a start
-//! the result is that vertex repeated as often as the spec's algebra derives it
-//! ([`Path::zero_length_count`]); from a vertex of the graph everything reached is in the
-//! graph and the walk alone is exact.
+//! A path joined to rows already found walks only from the values they bind.
 //!
 //! Walks check the query's limits every few thousand vertices, inside a single closure
 //! too (one walk over a dense graph can visit all of it), and charge their visited sets,
 //! frontiers and output to its memory budget.
 
+use std::time::Instant;
+
 use quiver_model::{Id, PredId};
-use quiver_store::{Direction, GraphIndex, Store};
+use quiver_store::{Direction, GraphIndex};
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
-use spargebra::algebra::PropertyPathExpression;
 
-use crate::bgp::add_vars;
+use super::Evaluator;
 use crate::context::{ExecContext, CHECK_STRIDE};
 use crate::dataset::GraphRef;
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
-use crate::table::{Table, VarId};
-
-/// A property path with its predicates resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Path {
-    /// One edge; `None` for a predicate the store does not have (never matches).
-    Link(Option<PredId>),
-    Reverse(Box<Path>),
-    Sequence(Box<Path>, Box<Path>),
-    Alternative(Box<Path>, Box<Path>),
-    ZeroOrMore(Box<Path>),
-    OneOrMore(Box<Path>),
-    ZeroOrOne(Box<Path>),
-    /// Any predicate but these (forward members only: spargebra splits off the inverse
-    /// ones as `Reverse(NegatedPropertySet)`). Predicates the store lacks are left out.
-    Negated(Vec<PredId>),
-}
-
-/// One end of a path pattern as compiled: a variable (blank nodes of the pattern are
-/// hidden variables) or a term, given an id when the query runs since a term the store
-/// lacks still matches itself over a zero-length path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PathTerm {
-    Var(VarId),
-    Term(oxrdf::Term),
-}
-
-impl PathTerm {
-    pub fn var(&self) -> Option<VarId> {
-        match self {
-            PathTerm::Var(v) => Some(*v),
-            PathTerm::Term(_) => None,
-        }
-    }
-}
-
-/// A compiled property path pattern: `subject path object` on one graph.
-#[derive(Debug, Clone)]
-pub struct PathPattern {
-    pub subject: PathTerm,
-    pub path: Path,
-    pub object: PathTerm,
-    pub graph: GraphRef,
-    /// The pattern as written, for EXPLAIN.
-    pub text: String,
-}
-
-impl PathPattern {
-    /// The variables of the ends (bound in every solution).
-    pub fn vars(&self) -> Vec<VarId> {
-        let mut vars: Vec<VarId> = self.subject.var().into_iter().collect();
-        add_vars(&mut vars, self.object.var());
-        vars
-    }
-}
+use crate::operator::{Path, PathPattern, PathTerm};
+use crate::table::{Table, VarId, UNBOUND};
 
 /// One end of a path pattern, resolved for an execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,65 +47,6 @@ pub struct PathProfile {
 }
 
 impl Path {
-    pub fn compile(expression: &PropertyPathExpression, store: &Store) -> Path {
-        let boxed = |e: &PropertyPathExpression| Box::new(Path::compile(e, store));
-        match expression {
-            PropertyPathExpression::NamedNode(p) => Path::Link(store.predicate_id(p.as_str())),
-            PropertyPathExpression::Reverse(p) => Path::Reverse(boxed(p)),
-            PropertyPathExpression::Sequence(a, b) => Path::Sequence(boxed(a), boxed(b)),
-            PropertyPathExpression::Alternative(a, b) => Path::Alternative(boxed(a), boxed(b)),
-            PropertyPathExpression::ZeroOrMore(p) => Path::ZeroOrMore(boxed(p)),
-            PropertyPathExpression::OneOrMore(p) => Path::OneOrMore(boxed(p)),
-            PropertyPathExpression::ZeroOrOne(p) => Path::ZeroOrOne(boxed(p)),
-            PropertyPathExpression::NegatedPropertySet(set) => {
-                let mut ids: Vec<PredId> = set
-                    .iter()
-                    .filter_map(|p| store.predicate_id(p.as_str()))
-                    .collect();
-                ids.sort_unstable();
-                ids.dedup();
-                Path::Negated(ids)
-            }
-        }
-    }
-
-    /// Whether the path can match a zero-length path.
-    fn nullable(&self) -> bool {
-        match self {
-            Path::Link(_) | Path::Negated(_) => false,
-            Path::ZeroOrMore(_) | Path::ZeroOrOne(_) => true,
-            Path::Reverse(p) | Path::OneOrMore(p) => p.nullable(),
-            Path::Sequence(a, b) => a.nullable() && b.nullable(),
-            Path::Alternative(a, b) => a.nullable() || b.nullable(),
-        }
-    }
-
-    /// How many times the spec's algebra matches `(t, t)` for a term `t` that is no vertex
-    /// of the active graph, given which ends are that constant (the others are variables).
-    /// Between two variables zero-length paths only pair graph vertices, so this is 0 when
-    /// neither end is constant; a sequence's middle is a fresh variable.
-    pub fn zero_length_count(&self, subject_const: bool, object_const: bool) -> usize {
-        match self {
-            Path::Link(_) | Path::Negated(_) => 0,
-            Path::Reverse(p) => p.zero_length_count(object_const, subject_const),
-            Path::Sequence(a, b) => {
-                a.zero_length_count(subject_const, false) * b.zero_length_count(false, object_const)
-            }
-            Path::Alternative(a, b) => {
-                a.zero_length_count(subject_const, object_const)
-                    + b.zero_length_count(subject_const, object_const)
-            }
-            Path::ZeroOrMore(_) | Path::ZeroOrOne(_) => usize::from(subject_const || object_const),
-            // ALP from the constant end: the term is in the result if one step of the inner
-            // path (towards a variable) reaches it.
-            Path::OneOrMore(p) => usize::from(if subject_const {
-                p.zero_length_count(true, false) > 0
-            } else {
-                object_const && p.zero_length_count(false, true) > 0
-            }),
-        }
-    }
-
     /// The only vertices a walk in `direction` can start from with a non-empty result,
     /// sorted and distinct; `None` when that is every vertex.
     fn candidates(&self, graph: &GraphIndex, direction: Direction) -> Option<Vec<Id>> {
@@ -520,4 +402,57 @@ fn walk_from(
     }
     memory.try_resize((from.len() + to.len()) * ID_BYTES)?;
     Ok((from, to))
+}
+
+impl Evaluator<'_> {
+    /// A property path pattern; with `left`, seeded by its rows where they bind an end
+    /// variable in every row (the end with fewer distinct values).
+    pub(crate) fn path(
+        &self,
+        pattern: &PathPattern,
+        left: Option<&Table>,
+    ) -> Result<Table, QueryError> {
+        if pattern.graph == GraphRef::Missing {
+            return Ok(Table::empty(pattern.vars()));
+        }
+        let started = Instant::now();
+        let resolve = |end: &PathTerm| match end {
+            PathTerm::Var(v) => End::Var(*v),
+            PathTerm::Term(term) => End::Const(self.intern(term)),
+        };
+        let (subject, object) = (resolve(&pattern.subject), resolve(&pattern.object));
+        let seeds = match (subject, object, left) {
+            (End::Var(s), End::Var(o), Some(left)) => [s, o]
+                .into_iter()
+                .filter_map(|var| {
+                    let column = left.column(var)?;
+                    if column.contains(&UNBOUND) {
+                        return None;
+                    }
+                    let mut values = column.to_vec();
+                    values.sort_unstable();
+                    values.dedup();
+                    Some((var, values))
+                })
+                .min_by_key(|(_, values)| values.len()),
+            _ => None,
+        };
+        let context = self.context(pattern.graph);
+        let mut profile = PathProfile {
+            pattern: pattern.text.clone(),
+            ..PathProfile::default()
+        };
+        let table = evaluate(
+            subject,
+            &pattern.path,
+            object,
+            seeds,
+            context.graph,
+            &context,
+            &mut profile,
+        )?;
+        profile.micros = started.elapsed().as_secs_f64() * 1e6;
+        self.path_profiles.borrow_mut().push(profile);
+        Ok(table)
+    }
 }

@@ -18,13 +18,13 @@ use quiver_model::{Id, PredId};
 use quiver_store::Direction;
 use rayon::prelude::*;
 
+use super::step_io::{end, Bounded, End};
 use crate::bgp::{Bgp, Pattern, Pred};
 pub use crate::context::ExecContext;
 use crate::context::{ensure_addressable, table_bytes, CHECK_STRIDE};
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
 use crate::step::{Step, StepKind};
-use crate::step_io::{end, Bounded, End};
 use crate::table::{Table, VarId};
 
 /// Rows after which the remaining steps run in parallel. Low enough that a cyclic query
@@ -289,7 +289,7 @@ pub(crate) fn apply_step(
 ) -> Result<Table, QueryError> {
     ensure_addressable(table.rows)?;
     if let Some((other, direction)) = partner {
-        return crate::intersect::intersect_step(pattern, step, other, direction, table, bounded);
+        return super::intersect::intersect_step(pattern, step, other, direction, table, bounded);
     }
     let ctx = bounded.ctx;
     let graph = ctx.graph;

@@ -1,8 +1,8 @@
 //! What the operators computed over tables (GROUP BY, top-k) need from the running query
 //! besides its limits: expression values per row, term ids, variables, EXPLAIN notes.
 //!
-//! The evaluator implements it; the operators depend on this trait instead of on the
-//! evaluator, so that the evaluator can call them without a module cycle.
+//! The evaluator implements it; these operators depend on this trait instead of on the
+//! evaluator, so they can be tested and reused without a whole execution.
 
 use oxrdf::{Term, Variable};
 use quiver_model::Id;

@@ -11,9 +11,9 @@ use std::collections::BinaryHeap;
 use oxrdf::Term;
 use spargebra::algebra::OrderExpression;
 
+use super::scope::Scope;
 use crate::context::{ensure_addressable, table_bytes, CHECK_STRIDE};
 use crate::error::QueryError;
-use crate::scope::Scope;
 use crate::table::Table;
 
 /// The ORDER BY keys of one row.

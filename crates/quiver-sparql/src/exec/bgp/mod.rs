@@ -1,0 +1,82 @@
+//! Basic graph patterns: graph exploration, alone or seeded with the rows already found.
+//!
+//! When the left side of a join binds every variable the right side shares with it, the
+//! right basic graph pattern runs seeded with the left rows (exploration continues from
+//! them) instead of joining two independent results.
+
+use super::Evaluator;
+use crate::error::QueryError;
+use crate::operator::{Operator, PlannedBgp};
+use crate::table::{Table, UNBOUND};
+use explore::{explore, StepProfile};
+
+pub mod explore;
+mod intersect;
+mod step_io;
+
+/// The profile of one basic graph pattern's run.
+#[derive(Debug, Clone)]
+pub struct BgpProfile {
+    pub patterns: Vec<String>,
+    pub seeded: bool,
+    pub steps: Vec<StepProfile>,
+    /// The rows a LIMIT (or the result cap) asked of the exploration, which stops once it
+    /// has found them.
+    pub limit: Option<usize>,
+}
+
+impl Evaluator<'_> {
+    /// A basic graph pattern, alone or (`seeded`) continuing from the rows of `input`.
+    pub(crate) fn bgp(
+        &self,
+        planned: &PlannedBgp,
+        input: Table,
+        seeded: bool,
+        limit: Option<usize>,
+    ) -> Result<Table, QueryError> {
+        let steps = match (&planned.seeded, seeded) {
+            (Some((_, steps)), true) => steps,
+            _ => &planned.alone,
+        };
+        let mut profile = Vec::new();
+        let result = explore(
+            &planned.bgp,
+            steps,
+            input,
+            &self.context(planned.graph),
+            &mut profile,
+            limit,
+        )?;
+        self.profiles.borrow_mut().push(BgpProfile {
+            patterns: planned
+                .bgp
+                .patterns
+                .iter()
+                .map(|p| p.text.clone())
+                .collect(),
+            seeded,
+            steps: profile,
+            limit,
+        });
+        Ok(result)
+    }
+
+    /// Whether `left` can seed the exploration of `right`: its seed columns are complete.
+    pub(crate) fn seedable<'o>(&self, left: &Table, right: &'o Operator) -> Option<&'o PlannedBgp> {
+        let Operator::Bgp(planned) = right else {
+            return None;
+        };
+        let (seeds, _) = planned.seeded.as_ref()?;
+        let complete = seeds
+            .iter()
+            .all(|&v| left.column(v).is_some_and(|c| !c.contains(&UNBOUND)));
+        // Other shared variables must be complete too, or exploration could miss matches.
+        let shared_complete = planned
+            .bgp
+            .vars()
+            .iter()
+            .filter_map(|&v| left.column(v))
+            .all(|c| !c.contains(&UNBOUND));
+        (complete && shared_complete).then_some(planned)
+    }
+}

@@ -1,0 +1,188 @@
+//! FILTER, and the EXISTS patterns of every expression.
+//!
+//! `FILTER (NOT) EXISTS` over a basic graph pattern is a semi-join: the pattern runs once,
+//! seeded with every row. Other EXISTS run row by row with the row's bindings substituted.
+//! An error while running an EXISTS pattern (time, cancellation, memory) is recorded in the
+//! query's state, so it stops the query at the next check instead of becoming `false`.
+
+use quiver_model::Id;
+use spargebra::algebra::{Expression, GraphPattern};
+
+use super::join::{hash_join, ROW_VAR};
+use super::union::union;
+use super::Evaluator;
+use crate::context::ensure_addressable;
+use crate::error::QueryError;
+use crate::operator::Operator;
+use crate::table::{Table, VarId, UNBOUND};
+
+impl Evaluator<'_> {
+    /// FILTER over the rows of `inner`: (NOT) EXISTS over a basic graph pattern at once,
+    /// anything else row by row.
+    pub(crate) fn filter_operator(
+        &self,
+        expression: &Expression,
+        inner: &Operator,
+    ) -> Result<Table, QueryError> {
+        let table = self.evaluate(inner)?;
+        let batched = match expression {
+            Expression::Exists(pattern) => self.filter_exists(&table, pattern, false)?,
+            Expression::Not(inner) => match &**inner {
+                Expression::Exists(pattern) => self.filter_exists(&table, pattern, true)?,
+                _ => None,
+            },
+            _ => None,
+        };
+        match batched {
+            Some(table) => Ok(table),
+            None => self.filter(table, expression),
+        }
+    }
+
+    pub(crate) fn filter(
+        &self,
+        table: Table,
+        expression: &Expression,
+    ) -> Result<Table, QueryError> {
+        let ctx = self.ctx();
+        let mut keep: Vec<u32> = Vec::new();
+        for row in 0..table.rows {
+            ctx.tick(row)?;
+            if self.truth(expression, &table, row) {
+                keep.push(row as u32);
+            }
+        }
+        // An error recorded by the last rows' EXISTS must not pass as a result.
+        ctx.check()?;
+        Ok(table.gather(&keep))
+    }
+
+    /// `FILTER EXISTS { bgp }` (or `NOT EXISTS` when `negated`) over the whole table at
+    /// once: the pattern runs seeded with every row, tagged with its row number, and the
+    /// rows that found a match are kept (or dropped). `None` when the pattern is not a
+    /// basic graph pattern or shares a variable the table binds only in some rows; the
+    /// caller then evaluates EXISTS row by row.
+    pub(crate) fn filter_exists(
+        &self,
+        table: &Table,
+        pattern: &GraphPattern,
+        negated: bool,
+    ) -> Result<Option<Table>, QueryError> {
+        let operator = self.exists_operator(pattern)?;
+        let Operator::Bgp(planned) = operator else {
+            return Ok(None);
+        };
+        let mut seeds = Vec::new();
+        for var in planned.bgp.vars() {
+            match table.column(var) {
+                Some(column) if column.contains(&UNBOUND) => return Ok(None),
+                Some(_) => seeds.push(var),
+                None => {}
+            }
+        }
+        if seeds.is_empty() {
+            // Nothing shared: the pattern has the same answer for every row.
+            let found = self.bgp(planned, Table::unit(), false, Some(1))?.rows > 0;
+            return Ok(Some(if found != negated {
+                table.clone()
+            } else {
+                table.gather(&[])
+            }));
+        }
+        ensure_addressable(table.rows)?;
+        let mut input = table.reshape(&seeds);
+        input.vars.push(ROW_VAR);
+        input.columns.push((0..table.rows as Id).collect());
+        let steps = crate::planner::plan(
+            &planned.bgp,
+            self.store,
+            self.context(planned.graph).graph,
+            &seeds,
+            table.rows as f64,
+        );
+        let mut local = planned.clone();
+        local.seeded = Some((seeds, steps));
+        let found = self.bgp(&local, input, true, None)?;
+        let ctx = self.ctx();
+        let mut matched = vec![false; table.rows];
+        for (i, &row) in found.column(ROW_VAR).unwrap_or(&[]).iter().enumerate() {
+            ctx.tick(i)?;
+            matched[row as usize] = true;
+        }
+        let mut keep: Vec<u32> = Vec::new();
+        for (row, &matched) in matched.iter().enumerate() {
+            ctx.tick(row)?;
+            if matched != negated {
+                keep.push(row as u32);
+            }
+        }
+        Ok(Some(table.gather(&keep)))
+    }
+
+    /// EXISTS for one row: runs the pattern's operator (compiled on the graph of the node
+    /// holding the expression) with the row's bindings substituted. EXISTS may nest. An
+    /// error is recorded (see the module doc) and answers `false` until the next check
+    /// stops the query.
+    pub(crate) fn exists(&self, pattern: &GraphPattern, table: &Table, row: usize) -> bool {
+        if self.state.error().is_some() {
+            return false;
+        }
+        let found = self.scoped(|| {
+            let operator = self.exists_operator(pattern)?;
+            let seed = table.gather(&[row as u32]);
+            let bound: Vec<VarId> = seed
+                .vars
+                .iter()
+                .copied()
+                .filter(|&v| seed.value(0, v) != UNBOUND)
+                .collect();
+            Ok(self.substituted(operator, &seed.reshape(&bound))?.rows > 0)
+        });
+        found.unwrap_or_else(|error: QueryError| {
+            self.state.fail(error);
+            false
+        })
+    }
+
+    /// Evaluates `operator` with the bindings of `seed` (one row, bound columns only)
+    /// substituted, as EXISTS requires: basic graph patterns run seeded with the row and
+    /// keep its columns, so every filter inside sees the row's values; joins and unions
+    /// pass the row down; other operators run alone and are joined with the row.
+    fn substituted(&self, operator: &Operator, seed: &Table) -> Result<Table, QueryError> {
+        let ctx = self.ctx();
+        Ok(match operator {
+            Operator::Bgp(planned) => {
+                let mut local = planned.clone();
+                let steps = crate::planner::plan(
+                    &planned.bgp,
+                    self.store,
+                    self.context(planned.graph).graph,
+                    &seed.vars,
+                    1.0,
+                );
+                local.seeded = Some((seed.vars.clone(), steps));
+                self.bgp(&local, seed.clone(), true, None)?
+            }
+            Operator::Join(a, b) => hash_join(
+                &ctx,
+                &self.substituted(a, seed)?,
+                &self.substituted(b, seed)?,
+                false,
+            )?,
+            Operator::Union(a, b) => {
+                union(&ctx, self.substituted(a, seed)?, self.substituted(b, seed)?)?
+            }
+            Operator::Filter(expression, inner) => {
+                self.filter(self.substituted(inner, seed)?, expression)?
+            }
+            other => hash_join(&ctx, seed, &self.evaluate(other)?, false)?,
+        })
+    }
+
+    /// The operator of an EXISTS pattern, compiled with the node that holds it.
+    fn exists_operator(&self, pattern: &GraphPattern) -> Result<&Operator, QueryError> {
+        self.exists.get(pattern).ok_or_else(|| {
+            QueryError::Unsupported(format!("EXISTS {pattern} was not compiled with its node"))
+        })
+    }
+}

@@ -1,0 +1,43 @@
+//! VALUES: the query's inline rows, terms the dictionary lacks interned as computed ones.
+
+use oxrdf::Term;
+use spargebra::term::GroundTerm;
+
+use super::Evaluator;
+use crate::context::table_bytes;
+use crate::error::QueryError;
+use crate::table::{Table, VarId, UNBOUND};
+
+impl Evaluator<'_> {
+    /// `VALUES`: its rows, terms the dictionary lacks interned as computed ones.
+    pub(crate) fn values(
+        &self,
+        vars: &[VarId],
+        rows: &[Vec<Option<GroundTerm>>],
+    ) -> Result<Table, QueryError> {
+        let ctx = self.ctx();
+        let mut reservation = ctx.reservation();
+        reservation.try_grow(table_bytes(rows.len(), vars.len()))?;
+        let mut table = Table::empty(vars.to_vec());
+        for (i, row) in rows.iter().enumerate() {
+            ctx.tick(i)?;
+            for (c, value) in row.iter().enumerate() {
+                let id = value
+                    .as_ref()
+                    .map_or(UNBOUND, |v| self.intern(&ground_term(v)));
+                table.columns[c].push(id);
+            }
+            table.rows += 1;
+        }
+        Ok(table)
+    }
+}
+
+fn ground_term(term: &GroundTerm) -> Term {
+    match term {
+        GroundTerm::NamedNode(n) => n.clone().into(),
+        GroundTerm::Literal(l) => l.clone().into(),
+        #[allow(unreachable_patterns)]
+        _ => Term::from(oxrdf::NamedNode::new_unchecked("urn:quiver:unsupported")),
+    }
+}
