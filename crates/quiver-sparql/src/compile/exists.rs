@@ -33,39 +33,6 @@ impl Compiler<'_> {
 fn exists_patterns<'e>(expression: &'e Expression, out: &mut Vec<&'e GraphPattern>) {
     match expression {
         Expression::Exists(pattern) => out.push(pattern),
-        Expression::Or(a, b)
-        | Expression::And(a, b)
-        | Expression::Equal(a, b)
-        | Expression::SameTerm(a, b)
-        | Expression::Greater(a, b)
-        | Expression::GreaterOrEqual(a, b)
-        | Expression::Less(a, b)
-        | Expression::LessOrEqual(a, b)
-        | Expression::Add(a, b)
-        | Expression::Subtract(a, b)
-        | Expression::Multiply(a, b)
-        | Expression::Divide(a, b) => {
-            exists_patterns(a, out);
-            exists_patterns(b, out);
-        }
-        Expression::In(a, list) => {
-            exists_patterns(a, out);
-            list.iter().for_each(|e| exists_patterns(e, out));
-        }
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
-            exists_patterns(a, out)
-        }
-        Expression::If(a, b, c) => {
-            exists_patterns(a, out);
-            exists_patterns(b, out);
-            exists_patterns(c, out);
-        }
-        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
-            list.iter().for_each(|e| exists_patterns(e, out))
-        }
-        Expression::NamedNode(_)
-        | Expression::Literal(_)
-        | Expression::Variable(_)
-        | Expression::Bound(_) => {}
+        _ => super::for_each_operand(expression, &mut |operand| exists_patterns(operand, out)),
     }
 }

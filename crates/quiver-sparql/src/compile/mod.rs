@@ -350,6 +350,15 @@ fn path_first_but_bound_by(left: &GraphPattern, right: &GraphPattern) -> bool {
 fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
     match expression {
         Expression::Variable(v) | Expression::Bound(v) => out.push(v.clone()),
+        Expression::Exists(_) => {}
+        _ => for_each_operand(expression, &mut |operand| collect_vars(operand, out)),
+    }
+}
+
+/// Calls `f` on each operand of `expression` (none for constants, variables, `BOUND` and
+/// `EXISTS`, whose pattern is no expression).
+pub(crate) fn for_each_operand<'e>(expression: &'e Expression, f: &mut impl FnMut(&'e Expression)) {
+    match expression {
         Expression::Or(a, b)
         | Expression::And(a, b)
         | Expression::Equal(a, b)
@@ -362,24 +371,24 @@ fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
         | Expression::Subtract(a, b)
         | Expression::Multiply(a, b)
         | Expression::Divide(a, b) => {
-            collect_vars(a, out);
-            collect_vars(b, out);
+            f(a);
+            f(b);
         }
         Expression::In(a, list) => {
-            collect_vars(a, out);
-            list.iter().for_each(|e| collect_vars(e, out));
+            f(a);
+            list.iter().for_each(f);
         }
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
-            collect_vars(a, out)
-        }
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => f(a),
         Expression::If(a, b, c) => {
-            collect_vars(a, out);
-            collect_vars(b, out);
-            collect_vars(c, out);
+            f(a);
+            f(b);
+            f(c);
         }
-        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
-            list.iter().for_each(|e| collect_vars(e, out))
-        }
-        _ => {}
+        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => list.iter().for_each(f),
+        Expression::NamedNode(_)
+        | Expression::Literal(_)
+        | Expression::Variable(_)
+        | Expression::Bound(_)
+        | Expression::Exists(_) => {}
     }
 }
