@@ -493,8 +493,9 @@ fn sigterm_finishes_or_cancels_in_flight_queries_then_exits() {
     assert!(status.success());
     assert!(idle.logged("server stopped"));
 
-    // A stalled client: cancelled after the grace period (the query timeout, 1 s).
-    let mut busy = Server::start(lubm(), &["--timeout", "1", "--send-timeout", "120"]);
+    // A stalled client: cancelled after the grace period (10 s without a query timeout;
+    // with one, the query's own deadline would end the stalled response first).
+    let mut busy = Server::start(lubm(), &["--timeout", "none", "--send-timeout", "120"]);
     let stalled = send(
         &busy.address,
         "GET",
@@ -505,11 +506,11 @@ fn sigterm_finishes_or_cancels_in_flight_queries_then_exits() {
     assert!(busy.wait_for("running", 1, Duration::from_secs(10)));
     let started = Instant::now();
     let status = busy
-        .terminate(Duration::from_secs(15))
+        .terminate(Duration::from_secs(25))
         .expect("exits after SIGTERM");
     assert!(status.success(), "{}", busy.log());
     assert!(
-        started.elapsed() >= Duration::from_millis(900),
+        started.elapsed() >= Duration::from_millis(9900),
         "the grace period is honoured"
     );
     assert!(busy.logged("cancelled in-flight queries"), "{}", busy.log());
@@ -550,4 +551,36 @@ fn bad_arguments() {
         .unwrap();
     assert_eq!(timeout.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&timeout.stderr).contains("--timeout"));
+}
+
+/// The query's `--timeout` covers sending its results: a client that stops reading is cut
+/// off at the query's deadline even when the send timeout is longer.
+#[test]
+fn the_query_deadline_covers_sending_the_results() {
+    let server = Server::start(
+        lubm(),
+        &["--threads", "1", "--timeout", "2", "--send-timeout", "120"],
+    );
+    let started = Instant::now();
+    let stalled = send(
+        &server.address,
+        "GET",
+        &format!("/query?query={}", encode(EVERYTHING)),
+        &[],
+        b"",
+    );
+    assert!(
+        server.logged("while sending its results"),
+        "{}",
+        server.log()
+    );
+    assert!(started.elapsed() < Duration::from_secs(12));
+    let cut = read_reply(stalled);
+    assert_eq!(cut.status, 200);
+    assert!(
+        !cut.complete,
+        "the response must end without its final chunk"
+    );
+    // The worker is free again.
+    assert_status(&server.query("ASK {}", ""), 200);
 }

@@ -94,7 +94,10 @@ pub fn run(
         return; // The request went away while the query ran.
     }
     let cancel = job.options.cancel.clone().unwrap_or_default();
-    let writer = ChannelWriter::new(sender.clone(), runtime, job.send_timeout, cancel);
+    let mut writer = ChannelWriter::new(sender.clone(), runtime, job.send_timeout, cancel);
+    if let Some(timeout) = job.options.timeout {
+        writer = writer.with_query_deadline(started, timeout);
+    }
     let rows = match &results {
         QueryResults::Solutions(solutions) => solutions.len(),
         QueryResults::Graph(triples) => triples.len(),

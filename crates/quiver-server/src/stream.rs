@@ -69,6 +69,9 @@ pub struct ChannelWriter {
     runtime: Handle,
     send_timeout: Duration,
     cancel: Arc<AtomicBool>,
+    /// The query's deadline (its `--timeout`, counted from its start), which covers
+    /// sending the results too.
+    query_deadline: Option<(std::time::Instant, Duration)>,
     /// Bytes sent so far.
     pub sent: u64,
 }
@@ -87,7 +90,29 @@ impl ChannelWriter {
             runtime,
             send_timeout,
             cancel,
+            query_deadline: None,
             sent: 0,
+        }
+    }
+
+    /// Stops sending once `timeout` has passed since `started` (the query's own start).
+    pub fn with_query_deadline(mut self, started: std::time::Instant, timeout: Duration) -> Self {
+        self.query_deadline = Some((started + timeout, timeout));
+        self
+    }
+
+    fn past_query_deadline(&self) -> io::Result<()> {
+        match self.query_deadline {
+            Some((deadline, timeout)) if std::time::Instant::now() >= deadline => {
+                Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "query timed out after {:.1} s while sending its results",
+                        timeout.as_secs_f64()
+                    ),
+                ))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -101,6 +126,7 @@ impl ChannelWriter {
                 "query cancelled",
             ));
         }
+        self.past_query_deadline()?;
         let chunk = Bytes::from(std::mem::replace(
             &mut self.buffer,
             Vec::with_capacity(CHUNK_BYTES),
@@ -131,6 +157,9 @@ impl ChannelWriter {
                             io::ErrorKind::ConnectionAborted,
                             "query cancelled",
                         ))
+                    }
+                    Err(_) if self.past_query_deadline().is_err() => {
+                        return self.past_query_deadline();
                     }
                     Err(_) if tokio::time::Instant::now() >= deadline => {
                         return Err(io::Error::new(
