@@ -321,9 +321,12 @@ pub(crate) fn apply_step(
         },
         predicate: free_predicate.map(|v| (v, Vec::new())),
     };
+    // Read once, so that the row loop does not reload it through `bounded`.
+    let cap = bounded.cap;
     for row in 0..table.rows {
         bounded.tick(row, || out.bytes())?;
-        if bounded.full(out.len()) {
+        if out.len() >= cap {
+            bounded.truncated = true;
             break;
         }
         let Some(vertex) = source.value(row) else {

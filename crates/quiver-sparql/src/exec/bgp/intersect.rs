@@ -42,19 +42,22 @@ pub(crate) fn intersect_step(
     let mut selection = Vec::new();
     let mut column = Vec::new();
     let mut scratch = Vec::new();
+    // Read once: the loop then keeps them in registers.
+    let (graph, cap) = (ctx.graph, bounded.cap);
     for row in 0..table.rows {
         bounded.tick(row, || selection.len() * (4 + ID_BYTES))?;
-        if bounded.full(selection.len()) {
+        if selection.len() >= cap {
+            bounded.truncated = true;
             break;
         }
         let (Some(a), Some(b)) = (source.value(row), other_source.value(row)) else {
             continue;
         };
-        let left = ctx.graph.get(a, p, direction);
+        let left = graph.get(a, p, direction);
         if left.is_empty() {
             continue;
         }
-        let right = ctx.graph.get(b, q, other_direction);
+        let right = graph.get(b, q, other_direction);
         intersect_sorted(left, right, &mut scratch);
         selection.extend(std::iter::repeat_n(row as u32, scratch.len()));
         column.extend_from_slice(&scratch);
