@@ -13,6 +13,8 @@ use std::time::Duration;
 use clap::Args;
 use quiver_sparql::ExecOptions;
 
+use crate::memory::physical_memory;
+
 /// The longest duration accepted anywhere: a year, far beyond any sensible limit, and far
 /// below what `Duration` can hold.
 pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
@@ -187,19 +189,6 @@ pub fn parse_threads(text: &str) -> Result<u32, String> {
                 available_cores()
             )
         })
-}
-
-/// Physical memory in bytes (`MemTotal` of `/proc/meminfo`); `None` where it is unknown.
-pub fn physical_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line["MemTotal:".len()..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
 }
 
 /// The flags that bound one query, shared by `serve`, `query` and `console`.
