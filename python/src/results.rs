@@ -91,11 +91,9 @@ impl QuerySolutions {
         let mut failure = None;
         let mut row = start;
         solutions.for_each_row_in(start..end, |terms| {
-            let ids = solutions.row_ids(row);
-            row += 1;
             let mut values = Vec::with_capacity(terms.len());
-            for ((term, id), cache) in terms.iter().zip(ids).zip(objects.iter_mut()) {
-                let id = u64::from(id);
+            for (column, (term, cache)) in terms.iter().zip(objects.iter_mut()).enumerate() {
+                let id = u64::from(solutions.id(row, column));
                 let Some(term) = term else {
                     values.push(None);
                     continue;
@@ -119,6 +117,7 @@ impl QuerySolutions {
                 }
             }
             decoded.push(values);
+            row += 1;
         });
         if let Some(error) = failure {
             return Err(error);

@@ -475,4 +475,9 @@ impl Solutions<'_> {
     pub fn row_ids(&self, row: usize) -> Vec<quiver_model::Id> {
         self.table.row(row)
     }
+
+    /// The raw id of variable `column` in row `row` (no allocation, unlike `row_ids`).
+    pub fn id(&self, row: usize, column: usize) -> quiver_model::Id {
+        self.table.columns[column][row]
+    }
 }
