@@ -33,10 +33,13 @@ pub struct Column<T: Pod> {
 
 /// What owns a column's values. Moving a `Vec` or a mapping does not move its data, so the
 /// pointer resolved from it stays valid as long as the storage lives.
+///
+/// Each kind is shared behind an `Arc`, so cloning a column (a new store version sharing
+/// its unchanged arrays with the old one) copies no values.
 enum Storage<T> {
-    Owned(Vec<T>),
+    Owned(Arc<Vec<T>>),
     /// Anonymous memory advised for huge pages, holding `len` values from its start.
-    HugePages(MmapMut),
+    HugePages(Arc<MmapMut>),
     /// A snapshot file's mapping, held only to keep it alive.
     Mapped {
         _map: Arc<Mmap>,
@@ -89,7 +92,7 @@ impl<T: Pod> Column<T> {
         Column {
             start: NonNull::new(map.as_mut_ptr().cast()).expect("a mapping is never null"),
             len,
-            storage: Storage::HugePages(map),
+            storage: Storage::HugePages(Arc::new(map)),
         }
     }
 
@@ -140,7 +143,23 @@ impl<T: Pod> From<Vec<T>> for Column<T> {
         Column {
             start,
             len: values.len(),
-            storage: Storage::Owned(values),
+            storage: Storage::Owned(Arc::new(values)),
+        }
+    }
+}
+
+impl<T: Pod> Clone for Column<T> {
+    fn clone(&self) -> Self {
+        Column {
+            start: self.start,
+            len: self.len,
+            storage: match &self.storage {
+                Storage::Owned(values) => Storage::Owned(Arc::clone(values)),
+                Storage::HugePages(map) => Storage::HugePages(Arc::clone(map)),
+                Storage::Mapped { _map } => Storage::Mapped {
+                    _map: Arc::clone(_map),
+                },
+            },
         }
     }
 }

@@ -7,6 +7,14 @@
 //! in sorted order: `id → term` decodes at most one bucket, `term → id` binary-searches the
 //! bucket heads and scans one bucket. Written by hand because it is the store's core
 //! structure and must map zero-copy from a snapshot ([`Column`]).
+//!
+//! Terms added by updates after the dictionary was built cannot take their rank among the
+//! sorted terms without renumbering every id in the graph index, so they are appended
+//! ([`Dictionary::append`]): ids `base_len()..len()`, in order of arrival, kept in a
+//! persistent vector and hash map that a new store version shares with the old one. Only
+//! base ids sort like their terms.
+
+use std::sync::Arc;
 
 use crate::column::Column;
 use crate::id::Id;
@@ -14,14 +22,24 @@ use crate::id::Id;
 /// Strings per front-coding bucket.
 pub const BUCKET: usize = 16;
 
-/// A sorted, front-coded set of encoded terms with dense ids.
-#[derive(Debug, Default)]
+/// A sorted, front-coded set of encoded terms with dense ids, plus terms appended since.
+/// Cloning shares everything (a new store version's dictionary).
+#[derive(Debug, Default, Clone)]
 pub struct Dictionary {
     /// The encoded buckets.
     data: Column<u8>,
     /// Byte offset of each bucket in `data`.
     buckets: Column<u64>,
+    /// Terms in the sorted, front-coded part.
     len: u64,
+    appended: Appended,
+}
+
+/// Terms appended after the sorted part: id `len + i` is `terms[i]`.
+#[derive(Debug, Default, Clone)]
+struct Appended {
+    terms: imbl::Vector<Arc<[u8]>>,
+    ids: imbl::HashMap<Arc<[u8]>, Id>,
 }
 
 /// Builds a [`Dictionary`] from terms pushed in strictly increasing byte order.
@@ -75,6 +93,7 @@ impl DictionaryBuilder {
             data: self.data.into(),
             buckets: self.buckets.into(),
             len: self.len,
+            appended: Appended::default(),
         }
     }
 }
@@ -122,7 +141,41 @@ impl Dictionary {
         if buckets.is_empty() && !data.is_empty() {
             return Err(format!("{} bytes of data but no terms", data.len()));
         }
-        Ok(Self { data, buckets, len })
+        Ok(Self {
+            data,
+            buckets,
+            len,
+            appended: Appended::default(),
+        })
+    }
+
+    /// Appends a term that the dictionary lacks (checked: an existing term keeps its id);
+    /// returns its id, the next after every existing one.
+    pub fn append(&mut self, term: &[u8]) -> Id {
+        if let Some(id) = self.lookup(term) {
+            return id;
+        }
+        let id = Id::try_from(self.len() as usize).expect("term ids exhausted");
+        let term: Arc<[u8]> = term.into();
+        self.appended.terms.push_back(Arc::clone(&term));
+        self.appended.ids.insert(term, id);
+        id
+    }
+
+    /// Terms of the sorted, front-coded part (ids below this sort like their terms).
+    pub fn base_len(&self) -> u64 {
+        self.len
+    }
+
+    /// The appended terms, in id order from [`Dictionary::base_len`].
+    pub fn appended(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.appended.terms.iter().map(|term| &term[..])
+    }
+
+    /// The encoding of appended term `id`, if it is one.
+    fn appended_term(&self, id: u64) -> Option<&[u8]> {
+        let index = usize::try_from(id.checked_sub(self.len)?).ok()?;
+        self.appended.terms.get(index).map(|term| &term[..])
     }
 
     /// Checks the buckets `range`: each decodes into its terms, which are valid term
@@ -184,23 +237,25 @@ impl Dictionary {
         self.buckets.len()
     }
 
-    /// The stored parts: encoded bytes, bucket offsets, number of terms.
+    /// The stored parts of the sorted part: encoded bytes, bucket offsets, number of terms.
     pub fn parts(&self) -> (&Column<u8>, &Column<u64>, u64) {
         (&self.data, &self.buckets, self.len)
     }
 
-    /// Number of terms.
+    /// Number of terms, appended ones included.
     pub fn len(&self) -> u64 {
-        self.len
+        self.len + self.appended.terms.len() as u64
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Bytes used, heap or mapped.
     pub fn data_bytes(&self) -> usize {
-        self.data.data_bytes() + self.buckets.data_bytes()
+        self.data.data_bytes()
+            + self.buckets.data_bytes()
+            + self.appended.terms.iter().map(|t| t.len()).sum::<usize>()
     }
 
     /// Writes the encoding of term `id` into `out` (cleared first). False if `id` is not a
@@ -209,7 +264,13 @@ impl Dictionary {
         out.clear();
         let id = id as u64;
         if id >= self.len {
-            return false;
+            return match self.appended_term(id) {
+                Some(term) => {
+                    out.extend_from_slice(term);
+                    true
+                }
+                None => false,
+            };
         }
         let mut reader = BucketReader::new(&self.data, self.buckets[(id / BUCKET as u64) as usize]);
         for _ in 0..=(id % BUCKET as u64) {
@@ -229,6 +290,11 @@ impl Dictionary {
 
     /// The id of the encoded term `term`, if present.
     pub fn lookup(&self, term: &[u8]) -> Option<Id> {
+        self.lookup_sorted(term)
+            .or_else(|| self.appended.ids.get(term).copied())
+    }
+
+    fn lookup_sorted(&self, term: &[u8]) -> Option<Id> {
         // Last bucket whose head is <= term.
         let (mut low, mut high) = (0usize, self.buckets.len());
         while low < high {
@@ -269,6 +335,9 @@ impl Dictionary {
                 f(id, &current);
             }
         }
+        for (i, term) in self.appended.terms.iter().enumerate() {
+            f(self.len + i as u64, term);
+        }
     }
 
     /// A decoding cursor: fast for ids visited in ascending order (see [`Cursor`]).
@@ -306,7 +375,7 @@ impl Cursor<'_> {
     pub fn term(&mut self, id: Id) -> Option<&[u8]> {
         let id = id as u64;
         if id >= self.dictionary.len {
-            return None;
+            return self.dictionary.appended_term(id);
         }
         let bucket = (id / BUCKET as u64) as usize;
         let index = id % BUCKET as u64;

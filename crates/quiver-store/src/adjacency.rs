@@ -19,7 +19,7 @@
 use quiver_model::{Column, Id, PredId};
 
 /// One direction's adjacency.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Adjacency {
     /// `None`: dense, vertex `v` owns `offsets[v]..offsets[v + 1]`. `Some(list)`: sparse,
     /// vertex `list[i]` owns `offsets[i]..offsets[i + 1]`.

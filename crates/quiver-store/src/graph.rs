@@ -35,7 +35,7 @@ pub struct Key {
 }
 
 /// The index of one graph.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct GraphIndex {
     pub(crate) out: Adjacency,
     pub(crate) inn: Adjacency,

@@ -9,7 +9,9 @@
 //! accepts inserts and deletes while readers run, folded into a new base by compaction.
 
 pub mod adjacency;
+mod apply;
 pub mod build;
+pub mod changes;
 pub mod graph;
 pub mod mutable;
 pub mod persist;
@@ -17,6 +19,7 @@ pub mod stats;
 pub mod store;
 mod validate;
 
+pub use changes::{ApplyError, ChangeSet, Quad};
 pub use graph::{Direction, GraphIndex, Key};
 pub use mutable::{MutableGraph, Neighbors, Reader};
 pub use persist::StoreError;

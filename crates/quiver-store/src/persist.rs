@@ -1,7 +1,8 @@
 //! Saving a [`Store`] as a snapshot and reopening it by memory-mapping.
 //!
 //! Layout (files of one snapshot generation, see `quiver-snapshot`):
-//! - `dictionary`: `data`, `buckets`;
+//! - `dictionary`: `data`, `buckets`, and terms appended by updates (`appended.data`,
+//!   `appended.offsets`: term `i` at bytes `offsets[i]..offsets[i + 1]`);
 //! - `catalog`: `predicates`, `classes`, `class_instances`, `class_predicate`,
 //!   `predicate_stats`;
 //! - `graph-default` and `graph-<i>` for the i-th named graph: `out.*`, `in.*` (vertex
@@ -43,6 +44,9 @@ struct Metadata {
     store_format: u32,
     id_bytes: usize,
     terms: u64,
+    /// Terms appended after the sorted dictionary (ids from `terms`).
+    #[serde(default)]
+    appended_terms: u64,
     triples: u64,
     graph_triples: Vec<u64>,
     named_graphs: Vec<Id>,
@@ -60,6 +64,17 @@ impl Store {
         let (data, buckets, terms) = self.dictionary.parts();
         writer.column("dictionary", "data", data)?;
         writer.column("dictionary", "buckets", buckets)?;
+        let mut appended_data = Vec::new();
+        let mut appended_offsets = vec![0u64];
+        for term in self.dictionary.appended() {
+            appended_data.extend_from_slice(term);
+            appended_offsets.push(appended_data.len() as u64);
+        }
+        let appended_terms = appended_offsets.len() as u64 - 1;
+        if appended_terms > 0 {
+            writer.column("dictionary", "appended.data", &appended_data)?;
+            writer.column("dictionary", "appended.offsets", &appended_offsets)?;
+        }
         writer.column("catalog", "predicates", &self.predicates)?;
         writer.column("catalog", "classes", &self.classes)?;
         writer.column("catalog", "class_instances", &self.class_instances)?;
@@ -78,6 +93,7 @@ impl Store {
             store_format: STORE_FORMAT,
             id_bytes: ID_BYTES,
             terms,
+            appended_terms,
             triples: self.triples(),
             graph_triples: std::iter::once(&self.default_graph)
                 .chain(self.named_graphs.iter().map(|(_, g)| g))
@@ -113,18 +129,24 @@ impl Store {
                 if metadata.id_bytes > ID_BYTES { "" } else { "out" }
             )));
         }
-        let terms = metadata.terms;
+        let terms = metadata.terms.saturating_add(metadata.appended_terms);
         if terms > (Id::MAX as u64).saturating_add(1) {
             return Err(invalid(format!(
                 "{terms} terms do not fit {ID_BYTES}-byte ids"
             )));
         }
-        let dictionary = Dictionary::from_parts(
+        let mut dictionary = Dictionary::from_parts(
             reader.column("dictionary", "data")?,
             reader.column("dictionary", "buckets")?,
-            terms,
+            metadata.terms,
         )
         .map_err(|e| invalid(format!("dictionary: {e}")))?;
+        if metadata.appended_terms > 0 {
+            let data: Column<u8> = reader.column("dictionary", "appended.data")?;
+            let offsets: Column<u64> = reader.column("dictionary", "appended.offsets")?;
+            append_terms(&mut dictionary, &data, &offsets, metadata.appended_terms)
+                .map_err(|e| invalid(format!("dictionary.appended: {e}")))?;
+        }
         let predicates: Column<Id> = reader.column("catalog", "predicates")?;
         let predicate_count = validate::predicate_count(predicates.len()).map_err(invalid)?;
         validate::ascending_ids(&predicates, terms, "catalog.predicates").map_err(invalid)?;
@@ -186,10 +208,36 @@ impl Store {
             default_graph,
             named_graphs,
             info: metadata.info,
+            version: crate::store::next_version(),
         };
         check_classes(&store).map_err(invalid)?;
         Ok((store, reader.bytes_on_disk()))
     }
+}
+
+/// Appends the stored appended terms, checking each: offsets in range and increasing, a
+/// valid encoding, not already in the dictionary.
+fn append_terms(
+    dictionary: &mut Dictionary,
+    data: &[u8],
+    offsets: &[u64],
+    count: u64,
+) -> Result<(), String> {
+    if offsets.len() as u64 != count + 1 || offsets.first() != Some(&0) {
+        return Err(format!("{} offsets for {count} terms", offsets.len()));
+    }
+    for (i, window) in offsets.windows(2).enumerate() {
+        let term = data
+            .get(window[0] as usize..window[1] as usize)
+            .filter(|_| window[0] <= window[1])
+            .ok_or_else(|| format!("term {i}: bytes out of range"))?;
+        quiver_model::term::decode_term(term).map_err(|e| format!("term {i}: {e}"))?;
+        let expected = dictionary.len();
+        if dictionary.append(term) as u64 != expected {
+            return Err(format!("term {i} is already in the dictionary"));
+        }
+    }
+    Ok(())
 }
 
 fn save_graph(

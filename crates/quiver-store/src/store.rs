@@ -28,8 +28,9 @@ pub struct LoadInfo {
     pub sources: Vec<String>,
 }
 
-/// An in-memory RDF store.
-#[derive(Debug, Default)]
+/// An in-memory RDF store: one immutable version of it. Cloning is cheap (its arrays are
+/// shared), and [`Store::apply`] makes the next version.
+#[derive(Debug, Default, Clone)]
 pub struct Store {
     pub(crate) dictionary: Dictionary,
     /// Predicate id → term id, ascending.
@@ -46,6 +47,14 @@ pub struct Store {
     /// Named graphs, sorted by the graph name's term id.
     pub(crate) named_graphs: Vec<(Id, GraphIndex)>,
     pub(crate) info: LoadInfo,
+    /// Distinguishes versions: unique among the stores of a process.
+    pub(crate) version: u64,
+}
+
+/// A fresh [`Store::version`].
+pub(crate) fn next_version() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Encoded input of [`Store::build`]: triples as term ids `[subject, predicate, object]`.
@@ -115,6 +124,7 @@ impl Store {
             default_graph,
             named_graphs,
             info,
+            version: next_version(),
         };
         store.compute_classes();
         store
@@ -247,6 +257,37 @@ impl Store {
 
     pub fn class_count(&self) -> usize {
         self.classes.len()
+    }
+
+    /// An id of this version of the store, unique in the process: what a cache of
+    /// prepared queries keys on, since a query's constants resolve differently after an
+    /// update.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Whether the store has a graph named `name` (possibly empty).
+    pub fn has_named_graph(&self, name: Id) -> bool {
+        self.named_graph(name).is_some()
+    }
+
+    /// Every quad, graph by graph (the default graph first, then named graphs by name),
+    /// with the predicate as a term id.
+    pub fn for_each_quad(&self, mut f: impl FnMut(crate::Quad)) {
+        let mut visit = |graph: Option<Id>, index: &GraphIndex| {
+            index.for_each_triple(|subject, predicate, object| {
+                f(crate::Quad {
+                    subject,
+                    predicate: self.predicate_term(predicate),
+                    object,
+                    graph,
+                })
+            });
+        };
+        visit(None, &self.default_graph);
+        for (name, index) in &self.named_graphs {
+            visit(Some(*name), index);
+        }
     }
 
     pub fn info(&self) -> &LoadInfo {

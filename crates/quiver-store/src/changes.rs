@@ -1,0 +1,127 @@
+//! Change sets: what one update operation does to a store, in term ids.
+//!
+//! A [`ChangeSet`] is the unit the write path deals in: SPARQL Update evaluation produces
+//! one per operation, [`Store::apply`] turns a store version and a change set into the next
+//! version (the old one stays valid for the readers that hold it), and the write-ahead log
+//! records change sets as they are, so replaying a log onto the snapshot it continues
+//! rebuilds the same versions with the same ids.
+//!
+//! Terms the store lacks are appended to the dictionary: a change set built against a
+//! store with `n` terms gives its new terms the ids `n, n + 1, …` in the order they were
+//! interned, and [`Store::apply`] refuses a change set built against another size.
+
+use std::collections::HashMap;
+
+use oxrdf::TermRef;
+use quiver_model::term::encode_term;
+use quiver_model::Id;
+use serde::{Deserialize, Serialize};
+
+use crate::store::Store;
+
+/// A quad of term ids. `predicate` is the predicate's term id (not a predicate id, which a
+/// new predicate would not have yet); `graph` is `None` for the default graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Quad {
+    pub subject: Id,
+    pub predicate: Id,
+    pub object: Id,
+    pub graph: Option<Id>,
+}
+
+/// The changes of one update operation, applied in this order: graphs dropped, quads
+/// deleted, quads inserted, graphs created. Inserting into a named graph the store lacks
+/// creates it; deleting a graph's last quad keeps the (empty) graph; creating a graph that
+/// exists changes nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChangeSet {
+    /// `terms()` of the store this change set was built against.
+    pub base_terms: u64,
+    /// Encoded new terms (`quiver_model::term` encoding): term `i` gets id `base_terms + i`.
+    pub new_terms: Vec<Vec<u8>>,
+    /// Named graphs removed with all their quads.
+    pub dropped_graphs: Vec<Id>,
+    pub deletes: Vec<Quad>,
+    pub inserts: Vec<Quad>,
+    /// Named graphs that must exist afterwards (empty if new).
+    pub created_graphs: Vec<Id>,
+    /// Ids of `new_terms`, for interning.
+    #[serde(skip)]
+    new_term_ids: HashMap<Vec<u8>, Id>,
+}
+
+impl ChangeSet {
+    /// An empty change set for `store`.
+    pub fn new(store: &Store) -> Self {
+        Self {
+            base_terms: store.terms(),
+            ..Self::default()
+        }
+    }
+
+    /// Whether applying it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.new_terms.is_empty()
+            && self.dropped_graphs.is_empty()
+            && self.deletes.is_empty()
+            && self.inserts.is_empty()
+            && self.created_graphs.is_empty()
+    }
+
+    /// The id of `term` in `store` or among this change set's new terms, if any.
+    pub fn lookup(&self, store: &Store, term: TermRef<'_>) -> Option<Id> {
+        let mut bytes = Vec::new();
+        encode_term(term, &mut bytes);
+        self.lookup_encoded(store, &bytes)
+    }
+
+    /// [`ChangeSet::lookup`] of an encoded term.
+    pub fn lookup_encoded(&self, store: &Store, bytes: &[u8]) -> Option<Id> {
+        store
+            .dictionary()
+            .lookup(bytes)
+            .or_else(|| self.new_term_ids.get(bytes).copied())
+    }
+
+    /// The id of `term`: the store's, or a new one appended to this change set.
+    pub fn intern(&mut self, store: &Store, term: TermRef<'_>) -> Id {
+        let mut bytes = Vec::new();
+        encode_term(term, &mut bytes);
+        self.intern_encoded(store, bytes)
+    }
+
+    /// [`ChangeSet::intern`] of an encoded term.
+    pub fn intern_encoded(&mut self, store: &Store, bytes: Vec<u8>) -> Id {
+        if let Some(id) = self.lookup_encoded(store, &bytes) {
+            return id;
+        }
+        let id = Id::try_from(self.base_terms + self.new_terms.len() as u64)
+            .expect("term ids exhausted");
+        self.new_term_ids.insert(bytes.clone(), id);
+        self.new_terms.push(bytes);
+        id
+    }
+
+    /// Rebuilds the interning map after deserialization.
+    pub fn reindex(&mut self) {
+        self.new_term_ids = self
+            .new_terms
+            .iter()
+            .enumerate()
+            .map(|(i, bytes)| (bytes.clone(), (self.base_terms + i as u64) as Id))
+            .collect();
+    }
+}
+
+/// Why a change set cannot be applied.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ApplyError {
+    #[error("the change set was built against a store of {expected} terms, this one has {found}")]
+    WrongBase { expected: u64, found: u64 },
+    #[error("new term {index} is malformed or already in the store")]
+    BadTerm { index: usize },
+    #[error("id {0} is not a term of the store")]
+    UnknownId(Id),
+    #[error("term {0} is a literal and cannot be a subject, predicate or graph name")]
+    NotAResource(Id),
+}
