@@ -4,9 +4,39 @@
 //! store a query reads; until then Quiver parses update requests, so that tools can validate
 //! them and report syntax errors with a position the way queries do, and refuses to run them.
 
+use quiver_store::{ChangeSet, Store};
 use spargebra::{SparqlParser, Update};
 
+use crate::engine::ExecOptions;
 use crate::error::QueryError;
+
+/// Reads the data of a `LOAD <iri>` operation (a local file or directory; the database
+/// layer provides it).
+pub trait LoadHandler: Send + Sync {
+    /// The quads of `source_iri`; triples come back in the default graph.
+    fn load(&self, source_iri: &str) -> Result<Vec<oxrdf::Quad>, String>;
+}
+
+/// What an update request did: the final store version and one change set per operation.
+#[derive(Debug)]
+pub struct UpdateOutcome {
+    pub store: Store,
+    pub changes: Vec<ChangeSet>,
+    pub inserted: u64,
+    pub deleted: u64,
+}
+
+/// Evaluates `update` against `store`, operation after operation, each seeing the ones
+/// before it. The store is not modified: the caller commits the outcome, or drops it.
+pub fn execute_update(
+    store: &Store,
+    update: &Update,
+    options: &ExecOptions,
+    loader: &dyn LoadHandler,
+) -> Result<UpdateOutcome, QueryError> {
+    let _ = (store, update, options, loader);
+    Err(QueryError::Unsupported("SPARQL Update evaluation".into()))
+}
 
 /// Parses an update request against `base_iri` (relative IRIs resolve against it).
 pub fn parse_update(text: &str, base_iri: Option<&str>) -> Result<Update, QueryError> {
