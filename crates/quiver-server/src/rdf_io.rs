@@ -131,18 +131,22 @@ pub fn triples_only(quads: Vec<oxrdf::Quad>) -> Result<Vec<oxrdf::Triple>, ApiEr
 }
 
 fn syntax_error(error: RdfParseError) -> ApiError {
+    let message = error.to_string();
+    // Turtle-family messages carry their position; RDF/XML's do not always.
     let position = match &error {
-        RdfParseError::Syntax(syntax) => syntax.location().map(|range| {
-            format!(
-                " at line {}, column {}",
-                range.start.line + 1,
-                range.start.column + 1
-            )
-        }),
-        RdfParseError::Io(_) => None,
+        RdfParseError::Syntax(syntax) if !message.contains("line ") => {
+            syntax.location().map(|range| {
+                format!(
+                    " at line {}, column {}",
+                    range.start.line + 1,
+                    range.start.column + 1
+                )
+            })
+        }
+        _ => None,
     };
     ApiError::bad_request(format!(
-        "the body is not valid RDF{}: {error}",
+        "the body is not valid RDF{}: {message}",
         position.unwrap_or_default()
     ))
 }

@@ -377,3 +377,22 @@ fn dechunk(mut data: &[u8]) -> (Vec<u8>, bool) {
         data = &data[size + 2..];
     }
 }
+
+/// A fresh store of the N-Triples `data` under cargo's scratch directory, for a server
+/// that writes (each test its own).
+pub fn small_store(tag: &str, data: &str) -> PathBuf {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("serve-{tag}"));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("scratch directory");
+    let file = base.join("data.nt");
+    std::fs::write(&file, data).expect("data file");
+    let dir = base.join("store");
+    let output = quiver()
+        .args(["load", "--location"])
+        .arg(&dir)
+        .arg(&file)
+        .output()
+        .expect("quiver load runs");
+    assert!(output.status.success(), "load failed: {output:?}");
+    dir
+}
