@@ -482,6 +482,7 @@ fn start_or_fail(
         }
     }
     let _ = child.kill();
+    let _ = child.wait();
     panic!("quiver serve neither started nor exited: {log}");
 }
 
