@@ -1,0 +1,324 @@
+//! The next version of one graph's index after some triples were deleted and inserted.
+//!
+//! Changed vertex records are rebuilt whole (from the visible record and the vertex's
+//! changes, merged per predicate) and put into the adjacency's persistent patch; the
+//! predicate index lists whose vertex sets changed are rebuilt the same way. Nothing the
+//! previous version can see is modified, so readers of it are unaffected.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use quiver_model::{Id, PredId};
+
+use crate::adjacency::Adjacency;
+use crate::graph::GraphIndex;
+use crate::patch::{
+    encode_record, patch_as_delta, AdjacencyPatch, LazyList, PatchedRecord, RecordDelta,
+};
+use crate::stats::PredicateStats;
+
+/// Triples as `[subject, predicate id, object]`, with whether each is inserted (deletes
+/// are applied first, so a triple both deleted and inserted ends up present).
+pub(crate) struct TripleChanges {
+    pub(crate) deletes: Vec<[Id; 3]>,
+    pub(crate) inserts: Vec<[Id; 3]>,
+}
+
+/// Vertices added to and removed from one list of the predicate index.
+#[derive(Default)]
+struct SlotChange {
+    added: Vec<Id>,
+    removed: Vec<Id>,
+}
+
+impl GraphIndex {
+    /// This index with `changes` applied; `stats` (indexed by predicate id, long enough
+    /// for every predicate of `changes`) is updated: triples, distinct subjects and
+    /// objects, and the largest degrees (which only grow until the next checkpoint).
+    pub(crate) fn with_changes(
+        &self,
+        changes: &TripleChanges,
+        predicates: usize,
+        stats: &mut [PredicateStats],
+    ) -> GraphIndex {
+        let mut next = self.clone();
+        let mut slots: BTreeMap<usize, SlotChange> = BTreeMap::new();
+        let (added, removed) = update_direction(
+            &mut next.out,
+            changes,
+            0,
+            2,
+            |p, v, added| {
+                let slot = slots.entry(2 * p as usize).or_default();
+                if added {
+                    slot.added.push(v)
+                } else {
+                    slot.removed.push(v)
+                }
+            },
+            |p, degree| {
+                let entry = &mut stats[p as usize];
+                entry.max_out_degree = entry.max_out_degree.max(degree);
+            },
+        );
+        update_direction(
+            &mut next.inn,
+            changes,
+            2,
+            0,
+            |p, v, added| {
+                let slot = slots.entry(2 * p as usize + 1).or_default();
+                if added {
+                    slot.added.push(v)
+                } else {
+                    slot.removed.push(v)
+                }
+            },
+            |p, degree| {
+                let entry = &mut stats[p as usize];
+                entry.max_in_degree = entry.max_in_degree.max(degree);
+            },
+        );
+        for (predicate, delta) in added {
+            stats[predicate as usize].triples += delta;
+            next.triples += delta;
+        }
+        for (predicate, delta) in removed {
+            let entry = &mut stats[predicate as usize];
+            entry.triples = entry.triples.saturating_sub(delta);
+            next.triples -= delta;
+        }
+        apply_slot_changes(&mut next, &mut slots, predicates, stats);
+        next
+    }
+}
+
+/// Applies the vertices added to and removed from predicate index lists to `next` (as
+/// deltas over the base lists, see [`LazyList`]), and sets the distinct subject and object
+/// counts of the predicates concerned.
+fn apply_slot_changes(
+    next: &mut GraphIndex,
+    slots: &mut BTreeMap<usize, SlotChange>,
+    predicates: usize,
+    stats: &mut [PredicateStats],
+) {
+    let mut patch = next.predicate_patch.clone().unwrap_or_default();
+    patch.predicates = patch.predicates.max(predicates);
+    for (&slot, change) in slots.iter() {
+        let base = next.base_predicate_list(slot);
+        let mut delta = patch
+            .lists
+            .get(&slot)
+            .map(|list| list.delta.clone())
+            .unwrap_or_default();
+        for &v in &change.removed {
+            delta.remove(base, v);
+        }
+        for &v in &change.added {
+            delta.insert(base, v);
+        }
+        let count = delta.len(base) as u64;
+        let entry = &mut stats[slot / 2];
+        if slot % 2 == 0 {
+            entry.subjects = count;
+        } else {
+            entry.objects = count;
+        }
+        patch.lists.insert(slot, Arc::new(LazyList::new(delta)));
+    }
+    next.predicate_patch = Some(patch);
+}
+
+/// What one vertex's changes did to one of its lists.
+struct ListChange {
+    before: usize,
+    after: usize,
+    added: u64,
+    removed: u64,
+}
+
+/// Updates one direction: `key`/`nbr` are the positions of the record's vertex and of the
+/// neighbour in a triple. `on_key(p, v, added)` reports a vertex that gained its first or
+/// lost its last neighbour over `p`; `on_degree(p, len)` every new list length. Returns
+/// the triples really added and removed per predicate.
+fn update_direction(
+    adjacency: &mut Adjacency,
+    changes: &TripleChanges,
+    key: usize,
+    nbr: usize,
+    mut on_key: impl FnMut(PredId, Id, bool),
+    mut on_degree: impl FnMut(PredId, u64),
+) -> (BTreeMap<PredId, u64>, BTreeMap<PredId, u64>) {
+    // (vertex, predicate, neighbour, insert?) sorted: a triple's delete sorts before its
+    // insert, and the last entry of a triple decides.
+    let mut edges: Vec<(Id, PredId, Id, bool)> = changes
+        .deletes
+        .iter()
+        .map(|t| (t[key], t[1] as PredId, t[nbr], false))
+        .chain(
+            changes
+                .inserts
+                .iter()
+                .map(|t| (t[key], t[1] as PredId, t[nbr], true)),
+        )
+        .collect();
+    edges.sort_unstable();
+    edges.dedup_by(|later, earlier| {
+        // `dedup_by` passes (current, previous): keep the later entry of a triple.
+        if later.0 == earlier.0 && later.1 == earlier.1 && later.2 == earlier.2 {
+            *earlier = *later;
+            true
+        } else {
+            false
+        }
+    });
+    let dense = match &adjacency.vertices {
+        None => adjacency.offsets.len().saturating_sub(1),
+        Some(_) => 0,
+    };
+    let mut patch = adjacency
+        .patch
+        .take()
+        .unwrap_or_else(|| AdjacencyPatch::new(dense));
+    let (mut added, mut removed) = (BTreeMap::new(), BTreeMap::new());
+    let snapshot = Adjacency {
+        patch: Some(patch.clone()),
+        ..adjacency.clone()
+    };
+    let view = snapshot.view();
+    let mut report = |q: PredId, vertex: Id, change: ListChange| {
+        if change.added > 0 {
+            *added.entry(q).or_insert(0) += change.added;
+        }
+        if change.removed > 0 {
+            *removed.entry(q).or_insert(0) += change.removed;
+        }
+        if change.before == 0 && change.after > 0 {
+            on_key(q, vertex, true);
+        } else if change.before > 0 && change.after == 0 {
+            on_key(q, vertex, false);
+        }
+        if change.after > 0 {
+            on_degree(q, change.after as u64);
+        }
+    };
+    for group in edges.chunk_by(|a, b| a.0 == b.0) {
+        let vertex = group[0].0;
+        let base = view.base_record(vertex);
+        let existing = snapshot.patch.as_ref().and_then(|p| p.record(vertex));
+        let as_delta = match existing {
+            Some(PatchedRecord::Delta(_)) => true,
+            Some(PatchedRecord::Words(_)) => false,
+            None => patch_as_delta(base.words().len()),
+        };
+        if as_delta {
+            let mut lists = match existing {
+                Some(PatchedRecord::Delta(delta)) => delta.lists.clone(),
+                _ => BTreeMap::new(),
+            };
+            for changes in group.chunk_by(|a, b| a.1 == b.1) {
+                let q = changes[0].1;
+                let base_list = base.get(q);
+                let delta = lists.entry(q).or_default();
+                let before = delta.len(base_list);
+                let (mut really_added, mut really_removed) = (0, 0);
+                for &(_, _, n, insert) in changes {
+                    if insert {
+                        really_added += u64::from(delta.insert(base_list, n));
+                    } else {
+                        really_removed += u64::from(delta.remove(base_list, n));
+                    }
+                }
+                let after = delta.len(base_list);
+                report(
+                    q,
+                    vertex,
+                    ListChange {
+                        before,
+                        after,
+                        added: really_added,
+                        removed: really_removed,
+                    },
+                );
+            }
+            patch.set(
+                vertex,
+                PatchedRecord::Delta(Arc::new(RecordDelta::new(lists))),
+            );
+            continue;
+        }
+        let record = view.record(vertex);
+        let mut lists: Vec<(PredId, Vec<Id>)> = Vec::with_capacity(record.len() + 1);
+        let mut old = record.iter().peekable();
+        for changes in group.chunk_by(|a, b| a.1 == b.1) {
+            let q = changes[0].1;
+            while let Some((p, list)) = old.next_if(|(p, _)| *p < q) {
+                lists.push((p, list.to_vec()));
+            }
+            let existing: &[Id] = old.next_if(|(p, _)| *p == q).map_or(&[], |(_, list)| list);
+            let inserts: Vec<Id> = changes.iter().filter(|c| c.3).map(|c| c.2).collect();
+            let deletes: Vec<Id> = changes.iter().filter(|c| !c.3).map(|c| c.2).collect();
+            let list = merge(existing, &deletes, &inserts);
+            let really_removed = deletes
+                .iter()
+                .filter(|d| existing.binary_search(d).is_ok())
+                .count() as u64;
+            let really_added = (list.len() + really_removed as usize - existing.len()) as u64;
+            report(
+                q,
+                vertex,
+                ListChange {
+                    before: existing.len(),
+                    after: list.len(),
+                    added: really_added,
+                    removed: really_removed,
+                },
+            );
+            if !list.is_empty() {
+                lists.push((q, list));
+            }
+        }
+        lists.extend(old.map(|(p, list)| (p, list.to_vec())));
+        patch.set(vertex, PatchedRecord::Words(encode_record(&lists)));
+    }
+    drop(snapshot);
+    adjacency.patch = Some(patch);
+    (added, removed)
+}
+
+/// `old` minus `removed` plus `added` (all sorted; `added` and `removed` distinct).
+fn merge(old: &[Id], removed: &[Id], added: &[Id]) -> Vec<Id> {
+    let mut out = Vec::with_capacity(old.len() + added.len());
+    let (mut a, mut r) = (0, 0);
+    for &x in old {
+        while a < added.len() && added[a] < x {
+            out.push(added[a]);
+            a += 1;
+        }
+        while r < removed.len() && removed[r] < x {
+            r += 1;
+        }
+        let is_removed = r < removed.len() && removed[r] == x;
+        let is_added = a < added.len() && added[a] == x;
+        if is_added {
+            a += 1;
+        }
+        if !is_removed || is_added {
+            out.push(x);
+        }
+    }
+    out.extend_from_slice(&added[a..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge;
+
+    #[test]
+    fn merge_removes_then_adds() {
+        assert_eq!(merge(&[1, 3, 5], &[3], &[2, 5, 7]), vec![1, 2, 5, 7]);
+        assert_eq!(merge(&[], &[1], &[1]), vec![1]);
+        assert!(merge(&[4], &[4], &[]).is_empty());
+    }
+}

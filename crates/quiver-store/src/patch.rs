@@ -1,0 +1,268 @@
+//! Patches: the records an update replaced, layered over an adjacency's immutable arrays.
+//!
+//! A store version after an update shares its base arrays with the version before it and
+//! carries, per adjacency, the vertex records that changed since the base was built: the
+//! whole new record of a vertex, in the base's word layout, so a lookup reads it exactly as
+//! it reads a base record. The map is persistent (`imbl`, a hash array mapped trie): the
+//! next version copies only the path to the entries it changes, never the whole map, and
+//! the version a reader holds is never touched, which is what makes a query's view of the
+//! store one commit, across all keys.
+//!
+//! Most vertices never change, so a bit per base vertex says whether it may have a patched
+//! record: a lookup of an untouched vertex costs one load of a word that stays in cache,
+//! not a probe of the map. The bits are shared by all versions over the same base and
+//! only ever set (before the version that needs them is published), so a reader of an
+//! older version may see a bit for a vertex it finds unpatched, and then reads the base.
+//! Vertices beyond the base (terms added by updates) are always probed.
+//!
+//! A vertex with a long record (a class vertex listing millions of instances) is not
+//! copied on every change: its patch holds, per predicate, the neighbours added to and
+//! removed from the base list ([`ListDelta`], persistent sorted sets), and the record is
+//! materialised once per version, by the first reader that needs it ([`RecordDelta`]).
+//! The predicate index's lists (all subjects of `rdf:type`, say) are patched the same way
+//! ([`LazyList`]). A change then costs a logarithmic update of the sets, not a copy of the
+//! list.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use quiver_model::{Id, PredId};
+use rustc_hash::FxBuildHasher;
+
+type RecordMap =
+    imbl::GenericHashMap<Id, PatchedRecord, FxBuildHasher, imbl::shared_ptr::DefaultSharedPtr>;
+/// Records at least this many words long are patched as deltas instead of copies.
+static DELTA_RECORD_WORDS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(1024);
+
+/// Whether a base record of `words` words is patched as a delta.
+pub(crate) fn patch_as_delta(words: usize) -> bool {
+    words >= DELTA_RECORD_WORDS.load(Ordering::Relaxed)
+}
+
+/// Sets the record length from which records are patched as deltas (tests use 0 to
+/// exercise deltas on small graphs).
+#[doc(hidden)]
+pub fn set_delta_record_words(words: usize) {
+    DELTA_RECORD_WORDS.store(words, Ordering::Relaxed);
+}
+
+/// A vertex's record as an update left it.
+#[derive(Clone)]
+pub(crate) enum PatchedRecord {
+    /// The whole record (empty: the vertex has no edges).
+    Words(Arc<[Id]>),
+    /// Changes to the base record, per predicate.
+    Delta(Arc<RecordDelta>),
+}
+
+/// The neighbours added to and removed from a base list: `added` holds no base element,
+/// `removed` only base elements, so the list is `base − removed + added`.
+#[derive(Clone, Default, Debug)]
+pub(crate) struct ListDelta {
+    added: imbl::OrdSet<Id>,
+    removed: imbl::OrdSet<Id>,
+}
+
+impl ListDelta {
+    /// The length of the list over `base`.
+    pub(crate) fn len(&self, base: &[Id]) -> usize {
+        base.len() + self.added.len() - self.removed.len()
+    }
+
+    /// Elements held (added plus removed).
+    pub(crate) fn entries(&self) -> usize {
+        self.added.len() + self.removed.len()
+    }
+
+    /// Adds `x`; whether the list changed.
+    pub(crate) fn insert(&mut self, base: &[Id], x: Id) -> bool {
+        if self.removed.remove(&x).is_some() {
+            return true;
+        }
+        if base.binary_search(&x).is_ok() {
+            return false;
+        }
+        self.added.insert(x).is_none()
+    }
+
+    /// Removes `x`; whether the list changed.
+    pub(crate) fn remove(&mut self, base: &[Id], x: Id) -> bool {
+        if self.added.remove(&x).is_some() {
+            return true;
+        }
+        base.binary_search(&x).is_ok() && self.removed.insert(x).is_none()
+    }
+
+    /// The list over `base`, sorted.
+    pub(crate) fn materialize(&self, base: &[Id]) -> Vec<Id> {
+        let mut out = Vec::with_capacity(self.len(base));
+        let mut added = self.added.iter().copied().peekable();
+        let mut removed = self.removed.iter().copied().peekable();
+        for &x in base {
+            while let Some(a) = added.next_if(|&a| a < x) {
+                out.push(a);
+            }
+            if removed.next_if_eq(&x).is_none() {
+                out.push(x);
+            }
+        }
+        out.extend(added);
+        out
+    }
+}
+
+/// A list of the predicate index as a delta over its base list, materialised on first
+/// read.
+#[derive(Debug, Default)]
+pub(crate) struct LazyList {
+    pub(crate) delta: ListDelta,
+    cached: OnceLock<Box<[Id]>>,
+}
+
+impl LazyList {
+    pub(crate) fn new(delta: ListDelta) -> Self {
+        Self {
+            delta,
+            cached: OnceLock::new(),
+        }
+    }
+
+    /// The list over `base`.
+    pub(crate) fn get(&self, base: &[Id]) -> &[Id] {
+        self.cached
+            .get_or_init(|| self.delta.materialize(base).into())
+    }
+}
+
+/// A long record as per-predicate deltas over the base record, materialised on first read.
+#[derive(Debug, Default)]
+pub(crate) struct RecordDelta {
+    pub(crate) lists: BTreeMap<PredId, ListDelta>,
+    cached: OnceLock<Box<[Id]>>,
+}
+
+impl RecordDelta {
+    pub(crate) fn new(lists: BTreeMap<PredId, ListDelta>) -> Self {
+        Self {
+            lists,
+            cached: OnceLock::new(),
+        }
+    }
+
+    /// The record's words over the base record `base`.
+    pub(crate) fn get(&self, base: crate::adjacency::Record<'_>) -> &[Id] {
+        self.cached.get_or_init(|| {
+            let mut lists: Vec<(PredId, Vec<Id>)> = Vec::new();
+            let mut deltas = self.lists.iter().peekable();
+            for (p, list) in base.iter() {
+                while let Some((&q, delta)) = deltas.next_if(|(&q, _)| q < p) {
+                    lists.push((q, delta.materialize(&[])));
+                }
+                match deltas.next_if(|(&q, _)| q == p) {
+                    Some((_, delta)) => lists.push((p, delta.materialize(list))),
+                    None => lists.push((p, list.to_vec())),
+                }
+            }
+            for (&q, delta) in deltas {
+                lists.push((q, delta.materialize(&[])));
+            }
+            lists.retain(|(_, list)| !list.is_empty());
+            encode_record(&lists).to_vec().into()
+        })
+    }
+}
+
+/// The changed records of one adjacency.
+#[derive(Clone)]
+pub(crate) struct AdjacencyPatch {
+    records: RecordMap,
+    /// One bit per base vertex (dense adjacencies; empty for sparse ones).
+    filter: Arc<[AtomicU64]>,
+}
+
+impl std::fmt::Debug for AdjacencyPatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdjacencyPatch")
+            .field("records", &self.records.len())
+            .finish()
+    }
+}
+
+impl AdjacencyPatch {
+    /// An empty patch over a base of `dense_vertices` vertices (0 for sparse).
+    pub(crate) fn new(dense_vertices: usize) -> Self {
+        Self {
+            records: RecordMap::default(),
+            filter: (0..dense_vertices.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        }
+    }
+
+    /// The patched record of `vertex`, if it has one.
+    #[inline(always)]
+    pub(crate) fn record(&self, vertex: Id) -> Option<&PatchedRecord> {
+        let word = vertex as usize / 64;
+        if let Some(bits) = self.filter.get(word) {
+            if bits.load(Ordering::Relaxed) & (1 << (vertex % 64)) == 0 {
+                return None;
+            }
+        } else if self.records.is_empty() {
+            return None;
+        }
+        self.records.get(&vertex)
+    }
+
+    /// Replaces the record of `vertex`.
+    pub(crate) fn set(&mut self, vertex: Id, record: PatchedRecord) {
+        if let Some(bits) = self.filter.get(vertex as usize / 64) {
+            bits.fetch_or(1 << (vertex % 64), Ordering::Relaxed);
+        }
+        self.records.insert(vertex, record);
+    }
+
+    /// Patched vertices, in no particular order.
+    pub(crate) fn vertices(&self) -> impl Iterator<Item = Id> + '_ {
+        self.records.keys().copied()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Bytes of the patched records.
+    pub(crate) fn data_bytes(&self) -> usize {
+        self.records
+            .values()
+            .map(|record| match record {
+                PatchedRecord::Words(words) => words.len() * std::mem::size_of::<Id>(),
+                PatchedRecord::Delta(delta) => delta
+                    .lists
+                    .values()
+                    .map(|d| d.entries() * std::mem::size_of::<Id>())
+                    .sum(),
+            })
+            .sum::<usize>()
+            + self.filter.len() * 8
+    }
+}
+
+/// Encodes a record from its (predicate, neighbours) lists, predicates ascending and lists
+/// non-empty: `[k, p_1, end_1, …, p_k, end_k, neighbours…]`.
+pub(crate) fn encode_record(lists: &[(PredId, Vec<Id>)]) -> Arc<[Id]> {
+    let neighbours: usize = lists.iter().map(|(_, list)| list.len()).sum();
+    let mut words = Vec::with_capacity(1 + 2 * lists.len() + neighbours);
+    words.push(lists.len() as Id);
+    let mut end = 0usize;
+    for (predicate, list) in lists {
+        end += list.len();
+        words.push(*predicate as Id);
+        words.push(end as Id);
+    }
+    for (_, list) in lists {
+        words.extend_from_slice(list);
+    }
+    words.into()
+}
