@@ -8,7 +8,8 @@
 //! | POST | adds the body's triples to the graph | 201 (the graph is new), 204 |
 //! | DELETE | drops the graph (the default graph is emptied) | 204, 404 |
 //!
-//! Bodies are Turtle, N-Triples, N-Quads, TriG or RDF/XML (415 otherwise); a syntax error is
+//! Bodies are Turtle, N-Triples, N-Quads, TriG or RDF/XML, or `multipart/form-data` with
+//! one such document per part (415 otherwise); a syntax error is
 //! a 400 with its line and column. Relative IRIs in a body resolve against the graph's IRI
 //! (the request's URL for the default graph). A body addresses one graph, so an N-Quads or
 //! TriG body with a quad in a named graph is refused with 400 instead of being silently
@@ -386,9 +387,7 @@ async fn write_request(
             Some(name) => name.as_str().to_owned(),
             None => crate::state::request_url(&headers, &uri),
         };
-        let parsed = rdf_io::body_format(content_type)
-            .and_then(|format| rdf_io::parse(&body, format, &base))
-            .and_then(rdf_io::triples_only);
+        let parsed = rdf_io::parse_body(content_type, &body, &base).and_then(rdf_io::triples_only);
         match parsed {
             Ok(triples) => triples,
             Err(error) => return state.refuse(error),

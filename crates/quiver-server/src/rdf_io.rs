@@ -1,6 +1,8 @@
 //! RDF documents in and out of the Graph Store Protocol: the media types offered for a
 //! graph or the whole store, the formats accepted in request bodies, and parsing a body
-//! into quads with errors that point at a line and column.
+//! into quads with errors that point at a line and column. A `multipart/form-data` body
+//! (several documents in one request, as the protocol allows for POST) is parsed part by
+//! part, each in the format of its own `Content-Type`.
 
 use axum::http::StatusCode;
 use oxrdf::GraphName;
@@ -93,6 +95,108 @@ pub fn body_format(content_type: Option<&str>) -> Result<RdfFormat, ApiError> {
         "application/trig" => Ok(RdfFormat::TriG),
         "application/rdf+xml" | "application/xml" | "text/xml" => Ok(RdfFormat::RdfXml),
         other => Err(unsupported(&format!("Content-Type {other}"))),
+    }
+}
+
+/// Parses a request body of `content_type` (one RDF document, or `multipart/form-data`
+/// with one per part) against `base_iri`: 415 for an unsupported type, 400 for bad syntax.
+pub fn parse_body(
+    content_type: Option<&str>,
+    body: &[u8],
+    base_iri: &str,
+) -> Result<Vec<oxrdf::Quad>, ApiError> {
+    let multipart = content_type.and_then(|value| {
+        let mut parts = value.split(';');
+        let media = parts.next()?.trim();
+        if !media.eq_ignore_ascii_case("multipart/form-data") {
+            return None;
+        }
+        Some(parts.find_map(|part| {
+            let (name, boundary) = part.split_once('=')?;
+            name.trim()
+                .eq_ignore_ascii_case("boundary")
+                .then(|| boundary.trim().trim_matches('"').to_owned())
+        }))
+    });
+    match multipart {
+        None => parse(body, body_format(content_type)?, base_iri),
+        Some(None) => Err(ApiError::bad_request(
+            "a multipart/form-data body needs a boundary parameter",
+        )),
+        Some(Some(boundary)) => {
+            let mut quads = Vec::new();
+            for (i, (headers, part)) in multipart_parts(body, &boundary)?.into_iter().enumerate() {
+                let content_type = headers.lines().find_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.trim()
+                        .eq_ignore_ascii_case("content-type")
+                        .then(|| value.trim())
+                });
+                let format = body_format(content_type).map_err(|mut error| {
+                    error.message =
+                        format!("part {} of the multipart body: {}", i + 1, error.message);
+                    error
+                })?;
+                quads.extend(parse(part, format, base_iri).map_err(|mut error| {
+                    error.message =
+                        format!("part {} of the multipart body: {}", i + 1, error.message);
+                    error
+                })?);
+            }
+            Ok(quads)
+        }
+    }
+}
+
+/// The parts of a `multipart/form-data` body: each one's header block and content.
+fn multipart_parts<'a>(
+    body: &'a [u8],
+    boundary: &str,
+) -> Result<Vec<(String, &'a [u8])>, ApiError> {
+    let bad = |what: &str| ApiError::bad_request(format!("malformed multipart body: {what}"));
+    let delimiter = format!("--{boundary}");
+    let delimiter = delimiter.as_bytes();
+    let find = |haystack: &[u8], from: usize| {
+        haystack[from..]
+            .windows(delimiter.len())
+            .position(|w| w == delimiter)
+            .map(|i| i + from)
+    };
+    let mut position = find(body, 0).ok_or_else(|| bad("no boundary"))? + delimiter.len();
+    let mut parts = Vec::new();
+    loop {
+        let rest = &body[position..];
+        if rest.starts_with(b"--") {
+            return Ok(parts);
+        }
+        let next = find(body, position).ok_or_else(|| bad("no closing boundary"))?;
+        // The part lies between the line break after this delimiter and the one before the
+        // next.
+        let mut part = &body[position..next];
+        part = part
+            .strip_prefix(b"\r\n")
+            .or_else(|| part.strip_prefix(b"\n"))
+            .unwrap_or(part);
+        part = part
+            .strip_suffix(b"\r\n")
+            .or_else(|| part.strip_suffix(b"\n"))
+            .unwrap_or(part);
+        // No headers: the blank line comes first.
+        let empty = [(b"\r\n".as_slice(), 2), (b"\n".as_slice(), 1)]
+            .into_iter()
+            .find(|(start, _)| part.starts_with(start))
+            .map(|(_, length)| (0, length));
+        let split = empty
+            .or_else(|| {
+                part.windows(4)
+                    .position(|w| w == b"\r\n\r\n")
+                    .map(|i| (i, 4))
+            })
+            .or_else(|| part.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)))
+            .ok_or_else(|| bad("a part without a blank line after its headers"))?;
+        let headers = String::from_utf8_lossy(&part[..split.0]).into_owned();
+        parts.push((headers, &part[split.0 + split.1..]));
+        position = next + delimiter.len();
     }
 }
 
@@ -225,6 +329,42 @@ mod tests {
         .unwrap();
         assert_eq!(
             triples_only(quads).unwrap_err().status,
+            StatusCode::BAD_REQUEST
+        );
+    }
+
+    #[test]
+    fn multipart_bodies() {
+        let body = "preamble\r\n--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\
+                    Content-Type: text/turtle\r\n\r\n<http://a> <http://b> \"1\" .\r\n\
+                    --XyZ\r\nContent-Type: application/n-triples\r\n\r\n\
+                    <http://a> <http://b> \"2\" .\n\r\n--XyZ--\r\n";
+        let quads = parse_body(
+            Some("multipart/form-data; boundary=XyZ"),
+            body.as_bytes(),
+            "http://base/",
+        )
+        .unwrap();
+        let objects: Vec<String> = quads.iter().map(|q| q.object.to_string()).collect();
+        assert_eq!(objects, ["\"1\"", "\"2\""]);
+        let status = |content_type: &str, body: &str| {
+            parse_body(Some(content_type), body.as_bytes(), "http://base/")
+                .unwrap_err()
+                .status
+        };
+        assert_eq!(status("multipart/form-data", body), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            status("multipart/form-data; boundary=other", body),
+            StatusCode::BAD_REQUEST
+        );
+        let untyped = "--XyZ\r\n\r\n<http://a> <http://b> <http://c> .\r\n--XyZ--";
+        assert_eq!(
+            status("multipart/form-data; boundary=XyZ", untyped),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE
+        );
+        let broken = "--XyZ\r\nContent-Type: text/turtle\r\n\r\n<http://a> <http://b> .\r\n--XyZ--";
+        assert_eq!(
+            status("multipart/form-data; boundary=XyZ", broken),
             StatusCode::BAD_REQUEST
         );
     }
