@@ -52,11 +52,10 @@ impl WriteAccess {
                 "writes need an Authorization: Bearer header with the server's update token",
             ));
         };
-        let presented = value
-            .as_bytes()
-            .strip_prefix(b"Bearer ")
-            .or_else(|| value.as_bytes().strip_prefix(b"bearer "))
-            .map(|rest| rest.trim_ascii());
+        // The scheme is case-insensitive (RFC 9110).
+        let bytes = value.as_bytes();
+        let presented = (bytes.len() > 7 && bytes[..7].eq_ignore_ascii_case(b"bearer "))
+            .then(|| bytes[7..].trim_ascii());
         match presented {
             Some(presented) if constant_time_eq(presented, token.as_bytes()) => Ok(()),
             Some(_) => Err(ApiError::unauthorized("wrong update token")),
@@ -118,6 +117,7 @@ mod tests {
             token: Some("t0ken".into()),
         };
         assert!(guarded.check(&headers(Some("Bearer t0ken"))).is_ok());
+        assert!(guarded.check(&headers(Some("BEARER  t0ken "))).is_ok());
         for bad in [
             None,
             Some("Bearer t0keN"),
