@@ -90,6 +90,9 @@ pub struct PreparedQuery {
     /// The query's base IRI, which `IRI()` resolves against.
     base_iri: Option<oxiri::Iri<String>>,
     plan_micros: f64,
+    /// The version of the store it was prepared on ([`Store::version`]): constants were
+    /// resolved to that version's ids, and a constant it lacked made a pattern empty.
+    store_version: u64,
 }
 
 /// The answer of a query.
@@ -194,6 +197,7 @@ pub fn prepare(
         vars: compiler.vars,
         exists: Arc::new(compiler.exists),
         plan_micros: started.elapsed().as_secs_f64() * 1e6,
+        store_version: store.version(),
     })
 }
 
@@ -231,6 +235,11 @@ impl PreparedQuery {
         store: &'a Store,
         options: &ExecOptions,
     ) -> Result<(QueryResults<'a>, ExecutionProfile), QueryError> {
+        if store.version() != self.store_version {
+            return Err(QueryError::Plan(
+                "the query was prepared on another version of the store (it changed since): prepare it again".into(),
+            ));
+        }
         let started = Instant::now();
         let deadline = options.timeout.map(|t| (started + t, t.as_secs_f64()));
         let budget = options
