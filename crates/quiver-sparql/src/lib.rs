@@ -37,7 +37,8 @@ pub mod group {
 }
 
 pub use engine::{
-    prepare, ExecOptions, ExecutionProfile, PrepareOptions, PreparedQuery, QueryResults, Solutions,
+    prepare, prepare_query, ExecOptions, ExecutionProfile, PrepareOptions, PreparedQuery,
+    QueryResults, Solutions,
 };
 pub use error::QueryError;
 pub use results::{write_results, ResultsFormat};
