@@ -211,8 +211,15 @@ fn clear_or_drop_of_a_missing_graph_fails() {
 
 #[test]
 fn create() {
-    run_all(&["CREATE GRAPH :new", "INSERT DATA { GRAPH :new { :a :p :b } }"]);
-    run_all(&["CREATE GRAPH :new", "CREATE SILENT GRAPH :new", "DROP GRAPH :new"]);
+    run_all(&[
+        "CREATE GRAPH :new",
+        "INSERT DATA { GRAPH :new { :a :p :b } }",
+    ]);
+    run_all(&[
+        "CREATE GRAPH :new",
+        "CREATE SILENT GRAPH :new",
+        "DROP GRAPH :new",
+    ]);
     run_all(&["CREATE SILENT GRAPH :g1"]);
     let error = fails("CREATE GRAPH :g1");
     assert!(
@@ -330,11 +337,17 @@ fn load_into_the_default_graph_or_a_named_graph() {
     // A failing source fails the request, unless SILENT.
     let error = run_quiver(&store, "LOAD <http://ex/missing.nt>", &loader).unwrap_err();
     assert!(
-        error.to_string().contains("LOAD <http://ex/missing.nt> failed: no such file"),
+        error
+            .to_string()
+            .contains("LOAD <http://ex/missing.nt> failed: no such file"),
         "{error}"
     );
-    let silent = run_quiver(&store, "LOAD SILENT <http://ex/missing.nt> INTO GRAPH :g8", &loader)
-        .unwrap();
+    let silent = run_quiver(
+        &store,
+        "LOAD SILENT <http://ex/missing.nt> INTO GRAPH :g8",
+        &loader,
+    )
+    .unwrap();
     assert_eq!(quiver_dataset(&silent), quiver_dataset(&store));
     assert_eq!(loader.asked.lock().unwrap().len(), 4);
     let error = run_quiver(&store, "LOAD <http://ex/data.nt>", &NoLoad).unwrap_err();
@@ -383,8 +396,11 @@ fn the_memory_budget_bounds_the_change_sets() {
     };
     let outcome = execute_update(&store, &update, &roomy, &NoLoad).unwrap();
     assert_eq!(outcome.store.triples(), 4000);
-    let update = parse_update("INSERT DATA { <http://ex/a> <http://ex/b> \"a long literal\" }", None)
-        .unwrap();
+    let update = parse_update(
+        "INSERT DATA { <http://ex/a> <http://ex/b> \"a long literal\" }",
+        None,
+    )
+    .unwrap();
     let tiny = ExecOptions {
         max_memory: Some(8),
         ..ExecOptions::default()

@@ -12,7 +12,7 @@ use spargebra::term::{GraphName, GroundQuad, GroundTerm, Quad as DataQuad};
 
 use crate::error::QueryError;
 
-use super::builder::{Built, Builder};
+use super::builder::{Builder, Built};
 use super::Request;
 
 /// `INSERT DATA { … }`, operation `index` of the request.

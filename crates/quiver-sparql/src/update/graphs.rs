@@ -21,7 +21,7 @@ use spargebra::term::GraphName;
 
 use crate::error::QueryError;
 
-use super::builder::{Built, Builder};
+use super::builder::{Builder, Built};
 use super::data::triple_terms;
 use super::{LoadHandler, Request};
 
@@ -124,7 +124,11 @@ pub(crate) fn load(
     };
     builder.ctx().check()?;
     // The loaded quads are held until the change set is built.
-    builder.charge(quads.len().saturating_mul(std::mem::size_of::<oxrdf::Quad>()))?;
+    builder.charge(
+        quads
+            .len()
+            .saturating_mul(std::mem::size_of::<oxrdf::Quad>()),
+    )?;
     let scope = format!("o{index}l");
     let destination = match destination {
         GraphName::DefaultGraph => None,

@@ -92,7 +92,10 @@ pub fn execute_update(
         } = built;
         if !changes.is_empty() {
             current = current.apply(&changes).map_err(|error| {
-                QueryError::Update(format!("operation {} cannot be applied: {error}", index + 1))
+                QueryError::Update(format!(
+                    "operation {} cannot be applied: {error}",
+                    index + 1
+                ))
             })?;
         }
         outcome.inserted += inserted;

@@ -26,7 +26,7 @@ use crate::context::table_bytes;
 use crate::engine::{prepare_query, PrepareOptions, QueryResults};
 use crate::error::QueryError;
 
-use super::builder::{Built, Builder};
+use super::builder::{Builder, Built};
 use super::template::{Columns, Templates};
 use super::Request;
 

@@ -147,7 +147,8 @@ impl Templates {
             }
         }
         for quad in insert {
-            let subject = templates.term_slot(builder, &quad.subject, Position::Resource, columns)?;
+            let subject =
+                templates.term_slot(builder, &quad.subject, Position::Resource, columns)?;
             let predicate = predicate_slot(builder, &quad.predicate, true, columns)?;
             let object = templates.term_slot(builder, &quad.object, Position::Object, columns)?;
             let graph = graph_slot(builder, &quad.graph_name, true, columns)?;
@@ -239,7 +240,8 @@ impl Templates {
         slots: QuadSlots,
         insert: bool,
     ) -> Result<Option<Quad>, QueryError> {
-        let Some(subject) = self.resolve(builder, row, slots.subject, Position::Resource, insert)?
+        let Some(subject) =
+            self.resolve(builder, row, slots.subject, Position::Resource, insert)?
         else {
             return Ok(None);
         };
