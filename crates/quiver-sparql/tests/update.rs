@@ -408,3 +408,80 @@ fn the_memory_budget_bounds_the_change_sets() {
     let error = execute_update(&store, &update, &tiny, &NoLoad).unwrap_err();
     assert!(matches!(error, QueryError::MemoryLimit { .. }), "{error}");
 }
+
+type Site = (String, u32);
+
+/// The checks `update` makes on a one-triple store: those at operation boundaries.
+fn boundary_sites(update: &spargebra::Update) -> std::collections::HashSet<Site> {
+    let store = Pair::new("<http://ex/s> <http://ex/p> <http://ex/o> .").quiver;
+    let sites = Arc::new(Mutex::new(std::collections::HashSet::new()));
+    let recorded = sites.clone();
+    let options = ExecOptions {
+        check_hook: Some(quiver_sparql::context::CheckHook(Arc::new(
+            move |location: &std::panic::Location, _| {
+                let site = (location.file().to_owned(), location.line());
+                recorded.lock().unwrap().insert(site);
+                false
+            },
+        ))),
+        ..ExecOptions::default()
+    };
+    execute_update(&store, update, &options, &NoLoad).unwrap();
+    let sites = sites.lock().unwrap().clone();
+    assert!(!sites.is_empty(), "an update must check");
+    sites
+}
+
+/// Runs `update` on `store` with a check hook that cancels at the first check made in a
+/// source file ending in `file`, other than the checks of operation boundaries: the update
+/// must stop with `Cancelled` there.
+fn cancels_inside(store: &Store, update: &str, file: &'static str) {
+    let update = parse_update(update, None).unwrap();
+    execute_update(store, &update, &ExecOptions::default(), &NoLoad)
+        .unwrap_or_else(|e| panic!("without the hook: {e}"));
+    let boundary = boundary_sites(&update);
+    let fired = Arc::new(Mutex::new(None));
+    let record = fired.clone();
+    let options = ExecOptions {
+        check_hook: Some(quiver_sparql::context::CheckHook(Arc::new(
+            move |location: &std::panic::Location, _| {
+                let site = (location.file().to_owned(), location.line());
+                let mut fired = record.lock().unwrap();
+                if fired.is_none() && site.0.ends_with(file) && !boundary.contains(&site) {
+                    *fired = Some(site);
+                    return true;
+                }
+                false
+            },
+        ))),
+        ..ExecOptions::default()
+    };
+    let result = execute_update(store, &update, &options, &NoLoad).map(|o| o.store.triples());
+    assert!(
+        fired.lock().unwrap().is_some(),
+        "no check inside {file} (result: {result:?} triples)"
+    );
+    assert!(
+        matches!(result, Err(QueryError::Cancelled)),
+        "{file}: {result:?}"
+    );
+}
+
+#[test]
+fn the_loops_that_build_change_sets_check_the_limits() {
+    let data: String = (0..10_000)
+        .map(|i| format!("<http://ex/s{i}> <http://ex/p> <http://ex/o{}> .\n", i % 7))
+        .collect();
+    let store = Pair::new(&data).quiver;
+    // Instantiating the templates per solution, and collecting the quads.
+    cancels_inside(&store, "COPY DEFAULT TO <http://ex/g>", "update/modify.rs");
+    cancels_inside(&store, "COPY DEFAULT TO <http://ex/g>", "update/builder.rs");
+    // Deleting the triples of the default graph.
+    cancels_inside(&store, "CLEAR DEFAULT", "update/builder.rs");
+    // Checking deletes against the store.
+    cancels_inside(
+        &store,
+        "DELETE { ?s <http://ex/p> ?o } WHERE { ?s <http://ex/p> ?o }",
+        "update/builder.rs",
+    );
+}

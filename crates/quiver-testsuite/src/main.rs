@@ -1,5 +1,5 @@
-//! `quiver-testsuite SUITE_DIR`: runs the W3C SPARQL query and update test suites, prints a table per group
-//! and the totals, and checks or writes the known-failures ratchet.
+//! `quiver-testsuite SUITE_DIR`: runs the W3C SPARQL query and update test suites, prints a
+//! table per group and the totals, and checks or writes the known-failures ratchet.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

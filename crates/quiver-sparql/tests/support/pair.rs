@@ -17,7 +17,7 @@ pub struct Pair {
 /// What became of one update request in both engines.
 #[derive(Debug)]
 pub enum Both {
-    Done(UpdateOutcome),
+    Done(Box<UpdateOutcome>),
     /// Both refused it: Quiver's and Oxigraph's errors.
     Failed(String, String),
 }
@@ -58,7 +58,7 @@ impl Pair {
             (Ok(outcome), Ok(())) => {
                 self.quiver = outcome.store.clone();
                 self.assert_same(update);
-                Both::Done(outcome)
+                Both::Done(Box::new(outcome))
             }
             (Err(ours), Err(theirs)) => {
                 self.assert_same(update);
