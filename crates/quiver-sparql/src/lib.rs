@@ -42,4 +42,4 @@ pub use engine::{
 };
 pub use error::QueryError;
 pub use results::{write_results, ResultsFormat};
-pub use update::parse_update;
+pub use update::{execute_update, parse_update, LoadHandler, NoLoad, UpdateOutcome};
