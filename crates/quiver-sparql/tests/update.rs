@@ -283,6 +283,26 @@ fn one_change_set_per_operation_replays_to_the_final_store() {
     assert_eq!(quiver_dataset(&original).len(), 10);
 }
 
+#[test]
+fn an_operation_that_changes_nothing_adds_no_terms() {
+    let store = pair().quiver;
+    let update = parse_update(
+        &format!(
+            "{PREFIX}INSERT {{ :k :v 1 }} WHERE {{ ?s :nope ?o }} ; \
+             DELETE {{ ?s :p :unknown }} INSERT {{ ?s :new-p ?nothing }} WHERE {{ ?s :p ?o }} ; \
+             DELETE DATA {{ :x :y :z }} ; INSERT DATA {{ :a :p :b }}"
+        ),
+        None,
+    )
+    .unwrap();
+    let outcome = execute_update(&store, &update, &ExecOptions::default(), &NoLoad).unwrap();
+    for changes in &outcome.changes {
+        assert!(changes.is_empty(), "{changes:?}");
+    }
+    assert_eq!(outcome.store.terms(), store.terms());
+    assert_eq!((outcome.inserted, outcome.deleted), (0, 0));
+}
+
 /// A loader serving one N-Triples document and recording what it was asked for.
 struct FixedLoader {
     asked: Mutex<Vec<String>>,

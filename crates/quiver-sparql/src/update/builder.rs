@@ -184,10 +184,17 @@ impl<'a> Builder<'a> {
         }
         let deleted = deletes.len() as u64 + self.dropped_triples;
         let inserted = inserts.len() as u64;
-        self.set.deletes = deletes;
-        self.set.inserts = inserts;
+        let mut changes = self.set;
+        if inserts.is_empty() && changes.created_graphs.is_empty() {
+            // Nothing refers to the new terms (templates' constants, when no solution
+            // inserted anything): the dictionary does not grow.
+            let unused = std::mem::replace(&mut changes, ChangeSet::new(self.store));
+            changes.dropped_graphs = unused.dropped_graphs;
+        }
+        changes.deletes = deletes;
+        changes.inserts = inserts;
         Ok(Built {
-            changes: self.set,
+            changes,
             inserted,
             deleted,
         })
