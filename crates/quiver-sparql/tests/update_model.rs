@@ -1,9 +1,10 @@
 //! A model-based test of SPARQL Update: random sequences of update requests (INSERT DATA,
-//! DELETE DATA, DELETE/INSERT WHERE, DELETE WHERE, WITH, CLEAR, DROP, CREATE, COPY, MOVE,
-//! ADD, SILENT or not) over a small vocabulary, run in Quiver (each request on the version
-//! the previous one produced) and in Oxigraph. After every request both must have failed
-//! or must hold the same quads (blank nodes up to renaming) and named graphs, and queries
-//! run by Quiver's engine on the new version must answer as Oxigraph does.
+//! DELETE DATA, DELETE/INSERT WHERE, DELETE WHERE, WITH, USING, USING NAMED, CLEAR, DROP,
+//! CREATE, COPY, MOVE, ADD, SILENT or not) over a small vocabulary, run in Quiver (each
+//! request on the version the previous one produced) and in Oxigraph. After every request
+//! both must have failed or must hold the same quads (blank nodes up to renaming) and named
+//! graphs, and queries run by Quiver's engine on the new version must answer as Oxigraph
+//! does.
 
 use std::cell::Cell;
 
@@ -113,6 +114,19 @@ fn operation() -> impl Strategy<Value = String> {
         )
             .prop_map(|(g, p)| format!(
                 "WITH {g} DELETE {{ ?s {p} ?o }} INSERT {{ ?s :q ?o }} WHERE {{ ?s {p} ?o }}"
+            )),
+        // USING / USING NAMED, and a term computed by the pattern.
+        (
+            proptest::sample::select(&[":g1", ":g2", ":g3"][..]),
+            proptest::sample::select(&[":g1", ":g2", ":g3"][..]),
+            graph()
+        )
+            .prop_map(|(using, named, g)| format!(
+                "DELETE {{ {} }} INSERT {{ {} }} USING {using} USING NAMED {named} \
+                 WHERE {{ {{ ?s :p ?o }} UNION {{ GRAPH ?h {{ ?s ?x ?o }} }} \
+                 BIND(STRLEN(STR(?o)) AS ?len) }}",
+                graph_block(g, "?s :q ?o"),
+                graph_block(g, "?s :p ?len")
             )),
         (silent(), graph(), prop::bool::ANY).prop_map(|(silent, g, drop)| format!(
             "{} {silent}{}",
