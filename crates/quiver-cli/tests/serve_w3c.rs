@@ -380,5 +380,5 @@ fn w3c_graph_store_protocol_indirect() {
 fn w3c_protocol_updates() {
     let path = shared().join("sparql-tests/sparql11/protocol/manifest.ttl");
     let ran = run_manifest(&path, |name| name.contains("update"), &[]);
-    assert_eq!(ran, 15);
+    assert_eq!(ran, 14);
 }
