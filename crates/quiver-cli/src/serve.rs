@@ -62,6 +62,9 @@ pub struct ServeArgs {
     /// with --writable on a non-loopback address
     #[arg(long, value_name = "TOKEN", requires = "writable")]
     pub update_token: Option<String>,
+    /// Allow SPARQL Update's LOAD, which reads files and directories on this machine
+    #[arg(long, requires = "writable")]
+    pub allow_load: bool,
 }
 
 /// `--sync`.
@@ -102,6 +105,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.max_body_bytes = args.max_body_bytes;
     config.cors = args.cors.clone();
     config.writable = args.writable;
+    config.allow_load = args.allow_load;
     if args.writable {
         config.update_token = args
             .update_token

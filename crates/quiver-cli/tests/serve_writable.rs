@@ -554,6 +554,10 @@ fn update_plumbing_statuses() {
         with.as_bytes(),
     );
     assert_status(&reply, 400);
+    // LOAD reads the server's files: refused unless --allow-load.
+    let reply = server.post("/update", &[UPDATE], b"LOAD <file:///etc/hostname>");
+    assert_status(&reply, 403);
+    assert!(reply.text().contains("--allow-load"), "{}", reply.text());
     // An update with GET: 405 (and 4xx at the query endpoint too).
     let get = server.get("/update", &[]);
     assert_status(&get, 405);

@@ -72,6 +72,8 @@ pub struct Config {
     pub writable: bool,
     /// The bearer token writes must carry, if any.
     pub update_token: Option<String>,
+    /// Whether SPARQL Update's `LOAD` (which reads the server's files) is allowed.
+    pub allow_load: bool,
 }
 
 impl Config {
@@ -97,6 +99,7 @@ impl Config {
             shutdown_grace: Duration::from_secs(10),
             writable: false,
             update_token: None,
+            allow_load: false,
         }
     }
 

@@ -254,7 +254,7 @@ async fn run_update(
         return refuse(state, error);
     }
     let base = crate::state::request_url(headers, uri);
-    let prepared = match update::prepare(&request, &base) {
+    let prepared = match update::prepare(&request, &base, state.config.allow_load) {
         Ok(prepared) => prepared,
         Err(error) => return refuse(state, error),
     };

@@ -8,7 +8,13 @@
 //! its own is refused with 400, as the protocol requires. Relative IRIs resolve against the
 //! request's URL (the protocol lets the service choose the base; its endpoint is the
 //! natural one).
+//!
+//! `LOAD` reads files on the server's machine (the database's loader takes local files and
+//! directories), so over HTTP it is refused with 403 unless the server was started with
+//! `--allow-load`: otherwise anyone allowed to write could copy any file the server can read
+//! into the store, where every client can query it.
 
+use axum::http::StatusCode;
 use quiver_db::{Database, UpdateReport};
 use quiver_sparql::update::parse_update;
 use quiver_sparql::ExecOptions;
@@ -29,11 +35,34 @@ pub struct PreparedUpdate {
     pub operations: usize,
 }
 
-/// Parses `request` against `base_iri` and applies its dataset parameters.
-pub fn prepare(request: &UpdateRequest, base_iri: &str) -> Result<PreparedUpdate, ApiError> {
+/// Parses `request` against `base_iri` and applies its dataset parameters; `LOAD` only when
+/// `allow_load`.
+pub fn prepare(
+    request: &UpdateRequest,
+    base_iri: &str,
+    allow_load: bool,
+) -> Result<PreparedUpdate, ApiError> {
     let mut update = parse_update(&request.update, Some(base_iri))
         .map_err(|error| ApiError::from_query(&error))?;
     let operations = update.operations.len();
+    if !allow_load {
+        let load = update
+            .operations
+            .iter()
+            .find_map(|operation| match operation {
+                GraphUpdateOperation::Load { source, .. } => Some(source),
+                _ => None,
+            });
+        if let Some(source) = load {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "LOAD {source} is refused: it reads files on the server's machine \
+                     (start the server with --allow-load to allow it)"
+                ),
+            ));
+        }
+    }
     if request.using_graphs.is_empty() && request.using_named_graphs.is_empty() {
         return Ok(PreparedUpdate {
             text: request.update.clone(),
@@ -103,7 +132,6 @@ pub fn summary(report: &UpdateReport, operations: usize, json: bool) -> (&'stati
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::StatusCode;
     use oxrdf::NamedNode;
 
     fn request(update: &str, using: &[&str], named: &[&str]) -> UpdateRequest {
@@ -117,8 +145,12 @@ mod tests {
 
     #[test]
     fn without_parameters_the_text_runs_as_sent() {
-        let prepared =
-            prepare(&request("CLEAR ALL ; CLEAR DEFAULT", &[], &[]), "http://s/").unwrap();
+        let prepared = prepare(
+            &request("CLEAR ALL ; CLEAR DEFAULT", &[], &[]),
+            "http://s/",
+            false,
+        )
+        .unwrap();
         assert_eq!(prepared.text, "CLEAR ALL ; CLEAR DEFAULT");
         assert_eq!(prepared.base_iri.as_deref(), Some("http://s/"));
         assert_eq!(prepared.operations, 2);
@@ -130,6 +162,7 @@ mod tests {
         let prepared = prepare(
             &request(text, &["http://g1"], &["http://g2"]),
             "http://base/",
+            false,
         )
         .unwrap();
         assert!(prepared.base_iri.is_none());
@@ -157,16 +190,26 @@ mod tests {
             "WITH <http://a> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }",
             "DELETE { ?s ?p ?o } USING <http://a> WHERE { ?s ?p ?o }",
         ] {
-            let error = prepare(&request(text, &[], &["http://people"]), "http://s/").unwrap_err();
+            let error =
+                prepare(&request(text, &[], &["http://people"]), "http://s/", false).unwrap_err();
             assert_eq!(error.status, StatusCode::BAD_REQUEST);
             assert!(error.message.contains("USING or WITH"), "{}", error.message);
         }
-        let error = prepare(&request("CLEAR\n XYZ", &[], &[]), "http://s/").unwrap_err();
+        let error = prepare(&request("CLEAR\n XYZ", &[], &[]), "http://s/", false).unwrap_err();
         assert_eq!(error.status, StatusCode::BAD_REQUEST);
         assert!(
             error.message.contains('2'),
             "no position: {}",
             error.message
         );
+    }
+
+    #[test]
+    fn load_needs_permission() {
+        let text = "CLEAR ALL ; LOAD <file:///etc/hostname> INTO GRAPH <http://g>";
+        let error = prepare(&request(text, &[], &[]), "http://s/", false).unwrap_err();
+        assert_eq!(error.status, StatusCode::FORBIDDEN);
+        assert!(error.message.contains("--allow-load"), "{}", error.message);
+        assert!(prepare(&request(text, &[], &[]), "http://s/", true).is_ok());
     }
 }
