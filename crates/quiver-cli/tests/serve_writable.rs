@@ -651,3 +651,58 @@ fn updates_by_form_and_by_body_are_seen_by_queries() {
         oxrdf::NamedNodeRef::new_unchecked("http://e/alice"),
     )));
 }
+
+/// A Graph Store GET streams the version it started on: a PUT that replaces the graph while
+/// the response is only partly read does not show through, and the next GET sees the new
+/// content. The graph is large enough (~10 MB as N-Triples) that the serializer is still
+/// blocked on the unread response when the PUT commits, which the server's log confirms.
+#[test]
+fn a_response_streams_the_version_its_request_started_on() {
+    use std::io::Read;
+    let dir = store("isolation");
+    let server = Server::start(&dir, &["--writable", "--max-body-bytes", "64M"]);
+    let g = format!("/store?{}", graph_param("http://e/big"));
+    let triples = |tag: &str| {
+        (0..200_000)
+            .map(|i| format!("<http://e/s{i}> <http://e/{tag}> \"{i}\" .\n"))
+            .collect::<String>()
+    };
+    let (old, new) = (triples("old"), triples("new"));
+    let nt = [("Content-Type", "application/n-triples")];
+    assert_status(&call(&server, "PUT", &g, &nt, old.as_bytes()), 201);
+    let mut stream = serve_support::send(
+        &server.address,
+        "GET",
+        &g,
+        &[("Accept", "application/n-triples")],
+        b"",
+    );
+    let mut raw = vec![0u8; 8192];
+    let mut read = 0;
+    while read < 4096 {
+        let n = stream.read(&mut raw[read..]).expect("the response starts");
+        assert!(n > 0, "the response ended early");
+        read += n;
+    }
+    raw.truncate(read);
+    assert_status(&call(&server, "PUT", &g, &nt, new.as_bytes()), 204);
+    assert!(server.logged("graph store write committed"));
+    assert!(
+        !server.log().contains("graph sent"),
+        "the first response was complete before the PUT: the test proves nothing\n{}",
+        server.log()
+    );
+    stream
+        .read_to_end(&mut raw)
+        .expect("the rest of the response");
+    let reply = serve_support::parse_reply(&raw);
+    assert_status(&reply, 200);
+    assert!(reply.complete);
+    let first = graph(&reply.body, RdfFormat::NTriples);
+    assert_eq!(first, graph(old.as_bytes(), RdfFormat::NTriples));
+    let reply = server.get(&g, &[("Accept", "application/n-triples")]);
+    assert_eq!(
+        graph(&reply.body, RdfFormat::NTriples),
+        graph(new.as_bytes(), RdfFormat::NTriples)
+    );
+}

@@ -319,7 +319,7 @@ pub fn request(
     read_reply(send(address, method, path, headers, body))
 }
 
-fn parse_reply(raw: &[u8]) -> Reply {
+pub fn parse_reply(raw: &[u8]) -> Reply {
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
