@@ -138,7 +138,13 @@ impl Database {
             Ok((store, _)) => store,
             Err(StoreError::Snapshot(SnapshotError::NoStore { .. })) if options.create => {
                 std::fs::create_dir_all(dir).map_err(|e| DbError::io(dir, e))?;
-                let store = Store::default();
+                // Built, not `Store::default()`: an empty store with its (empty) arrays
+                // in place, as a reopened one has them.
+                let store = Store::build(
+                    quiver_model::Dictionary::from_sorted(std::iter::empty::<&[u8]>()),
+                    quiver_store::EncodedGraphs::default(),
+                    quiver_store::LoadInfo::default(),
+                );
                 store.save(dir)?;
                 store
             }
