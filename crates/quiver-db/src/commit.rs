@@ -76,6 +76,8 @@ pub struct LogStats {
     pub fsyncs: u64,
     /// Bytes of the log files on disk.
     pub bytes: u64,
+    /// Checkpoints completed.
+    pub checkpoints: u64,
 }
 
 /// The write-ahead log of a database: the file being appended to and the commit queue.
@@ -90,6 +92,7 @@ pub(crate) struct Log {
     groups: AtomicU64,
     fsyncs: AtomicU64,
     bytes: AtomicU64,
+    checkpoints: AtomicU64,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -109,6 +112,7 @@ impl Log {
             groups: AtomicU64::new(0),
             fsyncs: AtomicU64::new(0),
             bytes: AtomicU64::new(bytes),
+            checkpoints: AtomicU64::new(0),
         }
     }
 
@@ -118,7 +122,13 @@ impl Log {
             groups: self.groups.load(Ordering::Relaxed),
             fsyncs: self.fsyncs.load(Ordering::Relaxed),
             bytes: self.bytes.load(Ordering::Relaxed),
+            checkpoints: self.checkpoints.load(Ordering::Relaxed),
         }
+    }
+
+    /// Counts a completed checkpoint.
+    pub(crate) fn checkpointed(&self) {
+        self.checkpoints.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn bytes(&self) -> u64 {

@@ -455,6 +455,7 @@ fn checkpoint(inner: &Inner) -> Result<CheckpointReport, DbError> {
     store.set_info(info);
     let snapshot_bytes = store.save(dir)?;
     log.remove_up_to(dir, old)?;
+    log.checkpointed();
     Ok(CheckpointReport {
         sequence,
         snapshot_bytes,
