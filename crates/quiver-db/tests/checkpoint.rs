@@ -24,11 +24,19 @@ fn a_checkpoint_moves_the_log_into_the_snapshot() {
     let report = db.checkpoint().unwrap();
     assert_eq!(report.sequence, 10);
     assert!(report.snapshot_bytes > 0);
-    assert!(db.wal_bytes() < before / 10, "{} → {}", before, db.wal_bytes());
+    assert!(
+        db.wal_bytes() < before / 10,
+        "{} → {}",
+        before,
+        db.wal_bytes()
+    );
     assert_eq!(report.wal_bytes, db.wal_bytes());
     let files = log_files(dir.path());
     assert_eq!(files.len(), 1);
-    let logged: u64 = files.iter().map(|f| std::fs::metadata(f).unwrap().len()).sum();
+    let logged: u64 = files
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().len())
+        .sum();
     assert_eq!(logged, db.wal_bytes());
     let content = quads(&db.snapshot());
     for n in 10..13 {
@@ -224,9 +232,7 @@ fn a_replaced_store_restarts_the_log() {
     assert_eq!(log_files(dir.path()).len(), 1);
     // A failing build changes nothing.
     let version = db.snapshot().version();
-    assert!(db
-        .replace(|_| Err(DbError::ReadOnly("no".into())))
-        .is_err());
+    assert!(db.replace(|_| Err(DbError::ReadOnly("no".into()))).is_err());
     assert_eq!(db.snapshot().version(), version);
     commit_tagged(&db, 9, BATCH);
     want.extend(tagged_text(9, BATCH, None));

@@ -156,7 +156,10 @@ fn killed_writers_lose_no_acknowledged_commit() {
         checkpointed = db.open_report().snapshot_sequence;
         let counts = tag_counts(&db.snapshot());
         for (n, count) in &counts {
-            assert_eq!(*count, BATCH, "commit {n} is partly present (trial {trial})");
+            assert_eq!(
+                *count, BATCH,
+                "commit {n} is partly present (trial {trial})"
+            );
         }
         for n in &acknowledged {
             assert!(
@@ -278,7 +281,10 @@ fn a_full_disk_fails_the_commit_and_keeps_the_store() {
         } else if let Some(rest) = line.strip_prefix("failed ") {
             let (n, message) = rest.split_once(": ").unwrap();
             assert!(message.contains("No space left on device"), "{message}");
-            assert!(message.contains("wal-"), "the error names the log: {message}");
+            assert!(
+                message.contains("wal-"),
+                "the error names the log: {message}"
+            );
             failed = Some(n.parse::<u64>().unwrap());
         }
     }

@@ -151,9 +151,7 @@ fn an_empty_transaction_writes_nothing() {
     let dir = Scratch::new("empty");
     let db = Database::open(dir.path(), options(SyncMode::Always)).unwrap();
     let bytes = db.wal_bytes();
-    let report = db
-        .commit_changes(|s| Ok(vec![ChangeSet::new(s)]))
-        .unwrap();
+    let report = db.commit_changes(|s| Ok(vec![ChangeSet::new(s)])).unwrap();
     assert_eq!(report.sequence, 0);
     assert_eq!(db.wal_bytes(), bytes);
     assert_eq!(db.log_stats().records, 0);

@@ -24,7 +24,10 @@ fn pristine(dir: &Path) -> (std::path::PathBuf, Vec<u64>) {
     drop(db);
     let files = log_files(dir);
     assert_eq!(files.len(), 1);
-    assert_eq!(std::fs::metadata(&files[0]).unwrap().len(), offsets[COMMITS as usize]);
+    assert_eq!(
+        std::fs::metadata(&files[0]).unwrap().len(),
+        offsets[COMMITS as usize]
+    );
     (files[0].clone(), offsets)
 }
 
@@ -155,7 +158,10 @@ fn the_cut_is_reported_with_file_offset_and_reason() {
     assert_eq!(cut.bytes_discarded, offsets[COMMITS as usize] - offsets[1]);
     assert!(cut.reason.contains("checksum"), "{}", cut.reason);
     let warnings = report.warnings();
-    assert!(warnings[0].contains("bytes of the log discarded"), "{warnings:?}");
+    assert!(
+        warnings[0].contains("bytes of the log discarded"),
+        "{warnings:?}"
+    );
     // The file was cut on disk.
     assert_eq!(std::fs::metadata(&log).unwrap().len(), offsets[1]);
 }
