@@ -33,7 +33,8 @@ pub enum SyncMode {
     /// After the write to the log; a background `fsync` follows within about 10 ms (and
     /// `Database::sync` forces one).
     Batch,
-    /// Never synced by Quiver; the operating system writes the log when it likes.
+    /// After the write to the log; synced only by `Database::sync` and when the database
+    /// is closed (dropped): in between, the operating system writes the log when it likes.
     None,
 }
 
@@ -293,5 +294,14 @@ impl Log {
             wal::sync_dir(dir)?;
         }
         Ok(())
+    }
+}
+
+impl Drop for Log {
+    /// A database closed in an orderly way loses nothing, whatever its mode.
+    fn drop(&mut self) {
+        if self.mode != SyncMode::Always || self.dirty.load(Ordering::Acquire) {
+            let _ = self.sync(true);
+        }
     }
 }

@@ -11,6 +11,7 @@ use quiver_sparql::update::execute_update;
 use quiver_sparql::ExecOptions;
 use quiver_store::{ChangeSet, Store, StoreError};
 
+use crate::checkpoint::{self, CheckpointReport};
 use crate::commit::{Hooks, Log, LogStats, SyncMode};
 use crate::error::DbError;
 use crate::load::FileLoader;
@@ -56,17 +57,6 @@ pub struct UpdateReport {
     /// The commit's log sequence number (0 when it changed nothing or the database is in
     /// memory only).
     pub sequence: u64,
-}
-
-/// What a checkpoint did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CheckpointReport {
-    /// The last sequence number the new snapshot contains.
-    pub sequence: u64,
-    /// Bytes of the new snapshot generation.
-    pub snapshot_bytes: u64,
-    /// Bytes of log files left afterwards.
-    pub wal_bytes: u64,
 }
 
 /// The published version and the sequence number of the commit that made it.
@@ -391,17 +381,14 @@ impl Database {
             return Err(DbError::ReadOnly(reason.clone()));
         }
         let base = Arc::clone(&writer.latest);
-        let mut store = build(&base)?;
+        let store = build(&base)?;
         let sequence = writer.next_sequence;
-        let mut info = store.info().clone();
-        info.log_sequence = sequence;
-        store.set_info(info);
         let mut report = CheckpointReport {
             sequence,
             ..CheckpointReport::default()
         };
         if let (Some(dir), Some(log)) = (&inner.dir, &inner.log) {
-            report.snapshot_bytes = store.save(dir)?;
+            report.snapshot_bytes = checkpoint::save(dir, &store, sequence)?;
             // The snapshot on disk is the new store from here on, whatever fails next.
             let store = Arc::new(store);
             inner.publish(Arc::clone(&store), sequence);
@@ -437,28 +424,14 @@ struct Transaction {
     deleted: u64,
 }
 
-/// The checkpoint: rotate the log, save the version the old files end with, remove them.
+/// A checkpoint of `inner` (nothing to do in memory); one at a time.
 fn checkpoint(inner: &Inner) -> Result<CheckpointReport, DbError> {
     let _checkpoint = lock(&inner.checkpoint);
     let (Some(dir), Some(log)) = (&inner.dir, &inner.log) else {
         return Ok(CheckpointReport::default());
     };
-    // New records go to a new file from here on; the old files end exactly with the
-    // published version (groups publish with the log file locked).
-    let (store, sequence, old) = log.rotate(dir, || {
+    checkpoint::run(dir, log, || {
         let current = inner.current.read().unwrap_or_else(|e| e.into_inner());
         (Arc::clone(&current.store), current.sequence)
-    })?;
-    let mut store = (*store).clone();
-    let mut info = store.info().clone();
-    info.log_sequence = sequence;
-    store.set_info(info);
-    let snapshot_bytes = store.save(dir)?;
-    log.remove_up_to(dir, old)?;
-    log.checkpointed();
-    Ok(CheckpointReport {
-        sequence,
-        snapshot_bytes,
-        wal_bytes: log.bytes(),
     })
 }

@@ -13,10 +13,12 @@
 //! - `record`: the binary encoding of a commit's change sets;
 //! - `wal`: log files, records, appends, reading with torn-tail detection;
 //! - `commit`: the group commit queue;
+//! - `checkpoint`: log records moved into a new snapshot;
 //! - `recover`: snapshot plus log replay at open, cutting damaged tails;
 //! - `load`: the `LOAD` handler (local files and directories);
 //! - `db`: [`Database`]: versions, writers, checkpoints, replacement.
 
+mod checkpoint;
 mod commit;
 mod db;
 mod error;
@@ -26,11 +28,9 @@ mod record;
 mod recover;
 mod wal;
 
+pub use checkpoint::CheckpointReport;
 pub use commit::{LogStats, SyncMode};
-pub use db::{
-    CheckpointReport, Database, DbOptions, UpdateReport, BATCH_SYNC_INTERVAL,
-    DEFAULT_CHECKPOINT_BYTES,
-};
+pub use db::{Database, DbOptions, UpdateReport, BATCH_SYNC_INTERVAL, DEFAULT_CHECKPOINT_BYTES};
 pub use error::DbError;
 pub use load::{local_path, FileLoader};
 pub use recover::{LogCut, OpenReport};

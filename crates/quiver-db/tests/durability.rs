@@ -218,3 +218,30 @@ fn opening_without_create_refuses_an_empty_directory() {
     assert!(matches!(error, DbError::Store(_)), "{error}");
     let _ = NamedNode::new("http://x").unwrap();
 }
+
+#[test]
+fn batch_mode_syncs_in_the_background_and_none_mode_does_not() {
+    let dir = Scratch::new("batch");
+    let db = Database::open(dir.path(), options(SyncMode::Batch)).unwrap();
+    commit_tagged(&db, 1, 2);
+    assert_eq!(db.log_stats().records, 1);
+    let started = std::time::Instant::now();
+    while db.log_stats().fsyncs == 0 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "no background fsync"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    drop(db);
+
+    let dir = Scratch::new("none");
+    let db = Database::open(dir.path(), options(SyncMode::None)).unwrap();
+    for n in 0..5 {
+        commit_tagged(&db, n, 2);
+    }
+    std::thread::sleep(quiver_db::BATCH_SYNC_INTERVAL * 5);
+    assert_eq!(db.log_stats().fsyncs, 0);
+    db.sync().unwrap();
+    assert_eq!(db.log_stats().fsyncs, 1);
+}
