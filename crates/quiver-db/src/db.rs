@@ -33,6 +33,10 @@ pub struct DbOptions {
     /// Start a checkpoint in the background once the log files exceed this many bytes
     /// (`u64::MAX`: never).
     pub checkpoint_bytes: u64,
+    /// Open for reading only: the log is replayed but nothing on disk changes (a damaged
+    /// tail is skipped, not cut), and writes fail with [`DbError::ReadOnly`]. For tools
+    /// that query a store another process may be writing.
+    pub read_only: bool,
 }
 
 impl Default for DbOptions {
@@ -41,6 +45,7 @@ impl Default for DbOptions {
             sync: SyncMode::default(),
             create: false,
             checkpoint_bytes: DEFAULT_CHECKPOINT_BYTES,
+            read_only: false,
         }
     }
 }
@@ -103,6 +108,18 @@ impl std::fmt::Debug for Database {
     }
 }
 
+impl Inner {
+    fn check_writable(&self) -> Result<(), DbError> {
+        match &self.dir {
+            Some(dir) if self.options.read_only => Err(DbError::ReadOnly(format!(
+                "{}: the database was opened read-only",
+                dir.display()
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Hooks for Inner {
     fn publish(&self, store: Arc<Store>, sequence: u64) {
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
@@ -126,7 +143,9 @@ impl Database {
     pub fn open(dir: &Path, options: DbOptions) -> Result<Self, DbError> {
         let store = match Store::open(dir) {
             Ok((store, _)) => store,
-            Err(StoreError::Snapshot(SnapshotError::NoStore { .. })) if options.create => {
+            Err(StoreError::Snapshot(SnapshotError::NoStore { .. }))
+                if options.create && !options.read_only =>
+            {
                 std::fs::create_dir_all(dir).map_err(|e| DbError::io(dir, e))?;
                 // Built, not `Store::default()`: an empty store with its (empty) arrays
                 // in place, as a reopened one has them.
@@ -140,9 +159,11 @@ impl Database {
             }
             Err(e) => return Err(e.into()),
         };
-        let recovered = recover(dir, store)?;
+        let recovered = recover(dir, store, options.read_only)?;
         let store = Arc::new(recovered.store);
-        let log = Log::new(recovered.file, options.sync, recovered.bytes);
+        let log = recovered
+            .file
+            .map(|file| Log::new(file, options.sync, recovered.bytes));
         let inner = Arc::new(Inner {
             dir: Some(dir.to_path_buf()),
             current: RwLock::new(Published {
@@ -154,13 +175,13 @@ impl Database {
                 next_sequence: recovered.last_sequence + 1,
                 poisoned: None,
             }),
-            log: Some(log),
+            log,
             checkpoint: Mutex::new(()),
             checkpoint_running: AtomicBool::new(false),
             open_report: recovered.report,
             options,
         });
-        if inner.options.sync == SyncMode::Batch {
+        if inner.options.sync == SyncMode::Batch && inner.log.is_some() {
             let weak = Arc::downgrade(&inner);
             std::thread::Builder::new()
                 .name("quiver-wal-sync".into())
@@ -264,6 +285,7 @@ impl Database {
         transaction: impl FnOnce(&Store) -> Result<Transaction, DbError>,
     ) -> Result<UpdateReport, DbError> {
         let inner = &*self.inner;
+        inner.check_writable()?;
         let mut writer = lock(&inner.writer);
         if let Some(reason) = &writer.poisoned {
             return Err(DbError::ReadOnly(reason.clone()));
@@ -364,6 +386,7 @@ impl Database {
         build: impl FnOnce(&Store) -> Result<Store, DbError>,
     ) -> Result<CheckpointReport, DbError> {
         let inner = &*self.inner;
+        inner.check_writable()?;
         let _checkpoint = lock(&inner.checkpoint);
         // Take the writer lock with no commit queued or being written: the latest version
         // is then the published one, and the log ends with it.
@@ -426,6 +449,7 @@ struct Transaction {
 
 /// A checkpoint of `inner` (nothing to do in memory); one at a time.
 fn checkpoint(inner: &Inner) -> Result<CheckpointReport, DbError> {
+    inner.check_writable()?;
     let _checkpoint = lock(&inner.checkpoint);
     let (Some(dir), Some(log)) = (&inner.dir, &inner.log) else {
         return Ok(CheckpointReport::default());

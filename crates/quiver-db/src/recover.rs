@@ -65,14 +65,23 @@ impl OpenReport {
 pub(crate) struct Recovered {
     pub store: Store,
     pub last_sequence: u64,
-    pub file: LogFile,
+    /// The file to append to (none when read-only).
+    pub file: Option<LogFile>,
     /// Bytes of the log files kept on disk.
     pub bytes: u64,
     pub report: OpenReport,
 }
 
-/// Replays the log of `dir` onto `store`, its snapshot.
-pub(crate) fn recover(dir: &Path, mut store: Store) -> Result<Recovered, DbError> {
+/// Replays the log of `dir` onto `store`, its snapshot. With `read_only`, nothing on disk
+/// changes: damaged parts are skipped and reported, but not cut, and no file is opened for
+/// appending.
+pub(crate) fn recover(dir: &Path, mut store: Store, read_only: bool) -> Result<Recovered, DbError> {
+    let remove = |path: &Path| -> Result<(), DbError> {
+        if read_only {
+            return Ok(());
+        }
+        std::fs::remove_file(path).map_err(|e| DbError::io(path, e))
+    };
     let covered = store.info().log_sequence;
     let mut report = OpenReport {
         snapshot_sequence: covered,
@@ -89,7 +98,7 @@ pub(crate) fn recover(dir: &Path, mut store: Store) -> Result<Recovered, DbError
     for (generation, path) in files {
         if stopped {
             let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-            std::fs::remove_file(&path).map_err(|e| DbError::io(&path, e))?;
+            remove(&path)?;
             report.cuts.push(LogCut {
                 file: path,
                 offset: 0,
@@ -101,7 +110,7 @@ pub(crate) fn recover(dir: &Path, mut store: Store) -> Result<Recovered, DbError
         let contents = wal::read(&path)?;
         let Some(first) = contents.first_sequence else {
             // A torn header: the file was being created.
-            std::fs::remove_file(&path).map_err(|e| DbError::io(&path, e))?;
+            remove(&path)?;
             report.cuts.push(LogCut {
                 file: path,
                 offset: 0,
@@ -118,7 +127,7 @@ pub(crate) fn recover(dir: &Path, mut store: Store) -> Result<Recovered, DbError
         let mut file_next = first;
         if first > next {
             // Records are missing before this file: it and every later one are unusable.
-            std::fs::remove_file(&path).map_err(|e| DbError::io(&path, e))?;
+            remove(&path)?;
             report.cuts.push(LogCut {
                 file: path,
                 offset: 0,
@@ -158,7 +167,9 @@ pub(crate) fn recover(dir: &Path, mut store: Store) -> Result<Recovered, DbError
         }
         let kept = match cut {
             Some((offset, reason)) => {
-                wal::truncate(&path, offset)?;
+                if !read_only {
+                    wal::truncate(&path, offset)?;
+                }
                 report.cuts.push(LogCut {
                     file: path.clone(),
                     offset,
@@ -174,16 +185,17 @@ pub(crate) fn recover(dir: &Path, mut store: Store) -> Result<Recovered, DbError
         last = Some((generation, path, kept, file_next));
     }
     let file = match last {
+        _ if read_only => None,
         Some((generation, path, end, file_next)) if file_next == next => {
-            LogFile::open_append(&path, generation, end)?
+            Some(LogFile::open_append(&path, generation, end)?)
         }
         _ => {
             let file = LogFile::create(dir, max_generation + 1, next)?;
             bytes += file.len();
-            file
+            Some(file)
         }
     };
-    if !report.cuts.is_empty() {
+    if !report.cuts.is_empty() && !read_only {
         wal::sync_dir(dir)?;
     }
     report.last_sequence = next - 1;

@@ -146,6 +146,7 @@ fn a_large_log_starts_a_checkpoint_by_itself() {
         sync: SyncMode::Batch,
         create: true,
         checkpoint_bytes: 2000,
+        read_only: false,
     };
     let db = Database::open(dir.path(), options.clone()).unwrap();
     for n in 0..30 {

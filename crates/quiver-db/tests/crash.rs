@@ -56,6 +56,7 @@ fn crash_child(dir: &Path) {
         sync: SyncMode::Always,
         create: false,
         checkpoint_bytes: 16 << 10,
+        read_only: false,
     };
     let db = Arc::new(Database::open(dir, options).unwrap());
     say("ready");

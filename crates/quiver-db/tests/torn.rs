@@ -165,3 +165,41 @@ fn the_cut_is_reported_with_file_offset_and_reason() {
     // The file was cut on disk.
     assert_eq!(std::fs::metadata(&log).unwrap().len(), offsets[1]);
 }
+
+#[test]
+fn a_read_only_open_replays_but_changes_nothing_on_disk() {
+    let source = Scratch::new("ro-source");
+    let (_, offsets) = pristine(source.path());
+    let dir = Scratch::new("ro");
+    copy_dir(source.path(), dir.path());
+    let log = log_files(dir.path()).remove(0);
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.truncate(offsets[COMMITS as usize] as usize - 5);
+    std::fs::write(&log, &bytes).unwrap();
+    let options = quiver_db::DbOptions {
+        read_only: true,
+        ..quiver_db::DbOptions::default()
+    };
+    let db = Database::open(dir.path(), options).unwrap();
+    assert_eq!(tag_counts(&db.snapshot()), expected(COMMITS - 1));
+    assert_eq!(db.open_report().cuts.len(), 1);
+    let error = db
+        .commit_changes(|s| Ok(vec![tagged(s, 9, 1, None)]))
+        .unwrap_err();
+    assert!(matches!(error, quiver_db::DbError::ReadOnly(_)), "{error}");
+    assert!(db.checkpoint().is_err());
+    drop(db);
+    assert_eq!(std::fs::read(&log).unwrap(), bytes);
+    assert_eq!(log_files(dir.path()), [log.clone()]);
+    // A writable open cuts it.
+    let db = Database::open(dir.path(), options_for_write()).unwrap();
+    assert_eq!(db.open_report().cuts.len(), 1);
+    assert_eq!(
+        std::fs::metadata(&log).unwrap().len(),
+        offsets[COMMITS as usize - 1]
+    );
+}
+
+fn options_for_write() -> quiver_db::DbOptions {
+    options(SyncMode::Always)
+}
