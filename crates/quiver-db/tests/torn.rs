@@ -190,7 +190,7 @@ fn a_read_only_open_replays_but_changes_nothing_on_disk() {
     assert!(db.checkpoint().is_err());
     drop(db);
     assert_eq!(std::fs::read(&log).unwrap(), bytes);
-    assert_eq!(log_files(dir.path()), [log.clone()]);
+    assert_eq!(log_files(dir.path()), std::slice::from_ref(&log));
     // A writable open cuts it.
     let db = Database::open(dir.path(), options_for_write()).unwrap();
     assert_eq!(db.open_report().cuts.len(), 1);
