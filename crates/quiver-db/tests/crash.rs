@@ -22,6 +22,7 @@ use quiver_db::{Database, DbOptions, SyncMode};
 
 const CRASH_CHILD: &str = "QUIVER_DB_TEST_CRASH_CHILD";
 const FULL_CHILD: &str = "QUIVER_DB_TEST_FULL_CHILD";
+const FULL_GROUP_CHILD: &str = "QUIVER_DB_TEST_FULL_GROUP_CHILD";
 const TRIAL: &str = "QUIVER_DB_TEST_TRIAL";
 const BATCH: usize = 4;
 const WRITERS: u64 = 3;
@@ -295,4 +296,83 @@ fn a_full_disk_fails_the_commit_and_keeps_the_store() {
     let counts = tag_counts(&db.snapshot());
     assert!(!counts.contains_key(&failed));
     assert_eq!(counts, expected);
+}
+
+/// The child of the concurrent full-disk test: writers commit until each gets an error;
+/// the published version must then hold exactly the acknowledged commits.
+fn full_disk_group_child(dir: &Path) {
+    let options = DbOptions {
+        sync: SyncMode::Always,
+        create: false,
+        ..DbOptions::default()
+    };
+    let db = Arc::new(Database::open(dir, options).unwrap());
+    let writers: Vec<_> = (0..8u64)
+        .map(|w| {
+            let db = Arc::clone(&db);
+            std::thread::spawn(move || {
+                let mut acked = Vec::new();
+                for k in 0..10_000 {
+                    let n = number(1, w, k);
+                    match db.commit_changes(|s| Ok(vec![tagged(s, n, BATCH, None)])) {
+                        Ok(_) => {
+                            say(&format!("ack {n}"));
+                            acked.push(n);
+                        }
+                        Err(error) => {
+                            assert!(error.to_string().contains("No space left on device"));
+                            return acked;
+                        }
+                    }
+                }
+                panic!("the simulated disk never filled up");
+            })
+        })
+        .collect();
+    let mut acked: Vec<u64> = writers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    acked.sort();
+    let present: Vec<u64> = tag_counts(&db.snapshot()).into_keys().collect();
+    assert_eq!(present, acked);
+    say("done");
+}
+
+#[test]
+fn a_full_disk_under_concurrent_commits_keeps_exactly_the_acknowledged_ones() {
+    if let Some(dir) = std::env::var_os(FULL_GROUP_CHILD) {
+        full_disk_group_child(Path::new(&dir));
+        return;
+    }
+    let dir = Scratch::new("full-group");
+    drop(Database::open(dir.path(), options(SyncMode::Always)).unwrap());
+    let output = child_command(
+        "a_full_disk_under_concurrent_commits_keeps_exactly_the_acknowledged_ones",
+        FULL_GROUP_CHILD,
+        dir.path(),
+    )
+    .env("QUIVER_FAULT_WRITE_LIMIT", "6000")
+    .stderr(Stdio::piped())
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "child failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix('#')).collect();
+    assert_eq!(lines.last(), Some(&"done"));
+    let acked: BTreeSet<u64> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("ack "))
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert!(!acked.is_empty());
+    let db = Database::open(dir.path(), options(SyncMode::Always)).unwrap();
+    assert!(db.open_report().cuts.is_empty(), "{:?}", db.open_report());
+    let counts = tag_counts(&db.snapshot());
+    assert!(counts.values().all(|&c| c == BATCH));
+    assert_eq!(counts.into_keys().collect::<BTreeSet<u64>>(), acked);
 }
