@@ -264,7 +264,10 @@ impl Database {
     }
 
     /// Commits the change sets `changes` computes from the latest version, as one
-    /// transaction (writers are serialised; `changes` runs under the writer lock).
+    /// transaction (writers are serialised; `changes` runs under the writer lock). The
+    /// latest version may include commits still being written to the log: should one of
+    /// them fail, this one fails with it. Returns once the commit is durable (by the sync
+    /// mode) and published.
     pub fn commit_changes(
         &self,
         changes: impl FnOnce(&Store) -> Result<Vec<ChangeSet>, DbError>,
