@@ -323,7 +323,8 @@ impl Database {
             inner.publish(store, sequence);
             return Ok(report);
         };
-        let record = wal::encode_record(sequence, &transaction.changes);
+        let record =
+            wal::encode_record(sequence, &transaction.changes).map_err(DbError::TooLarge)?;
         let slot = log.enqueue(sequence, record, Arc::clone(&store));
         writer.latest = store;
         writer.next_sequence += 1;

@@ -23,6 +23,9 @@ pub enum DbError {
     /// a file of another format.
     #[error("{path}: {message}")]
     Log { path: PathBuf, message: String },
+    /// A transaction too large for one log record.
+    #[error("the transaction is too large to log: {0}")]
+    TooLarge(String),
     /// The database takes no more writes (opened without write access, or its log is in an
     /// unknown state after a failed write that could not be undone).
     #[error("{0}")]

@@ -21,8 +21,30 @@
 use quiver_model::{Id, ID_BYTES};
 use quiver_store::{ChangeSet, Quad};
 
-/// Encodes `sets` onto `out`.
-pub fn encode(sets: &[ChangeSet], out: &mut Vec<u8>) {
+/// Encodes `sets` onto `out`; refuses (writing nothing) a list with more than `u32::MAX`
+/// items of one kind.
+pub fn encode(sets: &[ChangeSet], out: &mut Vec<u8>) -> Result<(), String> {
+    let too_many = |what: &str, n: usize| {
+        (n > u32::MAX as usize).then(|| format!("{n} {what} in one record (at most {})", u32::MAX))
+    };
+    for set in sets {
+        let counts = [
+            ("new terms", set.new_terms.len()),
+            ("dropped graphs", set.dropped_graphs.len()),
+            ("deletes", set.deletes.len()),
+            ("inserts", set.inserts.len()),
+            ("created graphs", set.created_graphs.len()),
+        ];
+        if let Some(error) = counts.iter().find_map(|&(what, n)| too_many(what, n)) {
+            return Err(error);
+        }
+        if let Some(term) = set.new_terms.iter().find(|t| t.len() > u32::MAX as usize) {
+            return Err(format!("a term of {} bytes", term.len()));
+        }
+    }
+    if let Some(error) = too_many("change sets", sets.len()) {
+        return Err(error);
+    }
     put_u32(out, sets.len());
     for set in sets {
         out.extend_from_slice(&set.base_terms.to_le_bytes());
@@ -36,6 +58,7 @@ pub fn encode(sets: &[ChangeSet], out: &mut Vec<u8>) {
         put_quads(out, &set.inserts);
         put_ids(out, &set.created_graphs);
     }
+    Ok(())
 }
 
 /// Decodes what [`encode`] wrote (interning maps rebuilt, ready for `Store::apply`).
@@ -68,9 +91,9 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<ChangeSet>, String> {
     Ok(sets)
 }
 
+/// Writes a count or length `encode` has checked.
 fn put_u32(out: &mut Vec<u8>, value: usize) {
-    let value = u32::try_from(value).expect("fewer than 2^32 items per change set");
-    out.extend_from_slice(&value.to_le_bytes());
+    out.extend_from_slice(&(value as u32).to_le_bytes());
 }
 
 fn put_id(out: &mut Vec<u8>, id: Id) {
@@ -192,14 +215,14 @@ mod tests {
     fn round_trip() {
         let sets = sample();
         let mut bytes = Vec::new();
-        encode(&sets, &mut bytes);
+        encode(&sets, &mut bytes).unwrap();
         assert_eq!(decode(&bytes).unwrap(), sets);
     }
 
     #[test]
     fn every_truncation_and_extension_is_an_error() {
         let mut bytes = Vec::new();
-        encode(&sample(), &mut bytes);
+        encode(&sample(), &mut bytes).unwrap();
         for length in 0..bytes.len() {
             assert!(decode(&bytes[..length]).is_err(), "length {length}");
         }

@@ -60,17 +60,22 @@ pub fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>, DbError> {
     Ok(files)
 }
 
-/// One commit as the bytes of its record.
-pub fn encode_record(sequence: u64, sets: &[ChangeSet]) -> Vec<u8> {
+/// One commit as the bytes of its record; a commit too large for one record (4 GiB) is an
+/// error.
+pub fn encode_record(sequence: u64, sets: &[ChangeSet]) -> Result<Vec<u8>, String> {
     let mut bytes = vec![0; RECORD_HEADER_BYTES];
-    crate::record::encode(sets, &mut bytes);
-    let length =
-        u32::try_from(bytes.len() - RECORD_HEADER_BYTES).expect("a commit's record is under 4 GiB");
+    crate::record::encode(sets, &mut bytes)?;
+    let length = u32::try_from(bytes.len() - RECORD_HEADER_BYTES).map_err(|_| {
+        format!(
+            "{} bytes of changes in one record (at most 4 GiB)",
+            bytes.len()
+        )
+    })?;
     bytes[0..4].copy_from_slice(&length.to_le_bytes());
     bytes[8..16].copy_from_slice(&sequence.to_le_bytes());
     let crc = record_crc(&bytes[0..4], &bytes[8..]);
     bytes[4..8].copy_from_slice(&crc.to_le_bytes());
-    bytes
+    Ok(bytes)
 }
 
 fn record_crc(length: &[u8], rest: &[u8]) -> u32 {
@@ -363,9 +368,9 @@ mod tests {
         let mut log = LogFile::create(&dir, 3, 10).unwrap();
         let mut set = ChangeSet::default();
         set.base_terms = 5;
-        log.append(&encode_record(10, std::slice::from_ref(&set)))
+        log.append(&encode_record(10, std::slice::from_ref(&set)).unwrap())
             .unwrap();
-        log.append(&encode_record(11, &[])).unwrap();
+        log.append(&encode_record(11, &[]).unwrap()).unwrap();
         let contents = read(log.path()).unwrap();
         assert_eq!(contents.problem, None);
         assert_eq!(contents.first_sequence, Some(10));
@@ -374,7 +379,7 @@ mod tests {
         assert_eq!(contents.good_end, log.len());
         assert_eq!(contents.good_end, contents.file_len);
         // A record out of sequence is where reading stops.
-        log.append(&encode_record(13, &[])).unwrap();
+        log.append(&encode_record(13, &[]).unwrap()).unwrap();
         let contents = read(log.path()).unwrap();
         assert_eq!(contents.records.len(), 2);
         assert!(contents.problem.unwrap().contains("sequence number 13"));
