@@ -124,7 +124,10 @@ impl Hooks for Inner {
     fn publish(&self, store: Arc<Store>, sequence: u64) {
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
         if sequence > current.sequence {
-            *current = Published { store, sequence };
+            let old = std::mem::replace(&mut *current, Published { store, sequence });
+            // The previous version is freed (if no reader holds it) after the lock.
+            drop(current);
+            drop(old);
         }
     }
 
