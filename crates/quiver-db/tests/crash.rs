@@ -1,4 +1,4 @@
-//! Crashes and full disks. Each test re-executes this test binary as a child (selected by
+//! Crashes and full disks (during commits, concurrent commits, a checkpoint). Each test re-executes this test binary as a child (selected by
 //! an environment variable, running the same test by its exact name) that writes to a
 //! store; the parent kills it or lets it hit a simulated full disk, then reopens the store
 //! and checks that every acknowledged commit is there and no other commit is there in
@@ -23,6 +23,7 @@ use quiver_db::{Database, DbOptions, SyncMode};
 const CRASH_CHILD: &str = "QUIVER_DB_TEST_CRASH_CHILD";
 const FULL_CHILD: &str = "QUIVER_DB_TEST_FULL_CHILD";
 const FULL_GROUP_CHILD: &str = "QUIVER_DB_TEST_FULL_GROUP_CHILD";
+const FULL_CHECKPOINT_CHILD: &str = "QUIVER_DB_TEST_FULL_CHECKPOINT_CHILD";
 const TRIAL: &str = "QUIVER_DB_TEST_TRIAL";
 const BATCH: usize = 4;
 const WRITERS: u64 = 3;
@@ -375,4 +376,74 @@ fn a_full_disk_under_concurrent_commits_keeps_exactly_the_acknowledged_ones() {
     let counts = tag_counts(&db.snapshot());
     assert!(counts.values().all(|&c| c == BATCH));
     assert_eq!(counts.into_keys().collect::<BTreeSet<u64>>(), acked);
+}
+
+/// The child of the failed-checkpoint test: commits, a checkpoint whose snapshot does not
+/// fit the disk, and more commits after it.
+fn full_checkpoint_child(dir: &Path) {
+    let options = DbOptions {
+        sync: SyncMode::Always,
+        create: false,
+        ..DbOptions::default()
+    };
+    let db = Database::open(dir, options).unwrap();
+    for n in 10..12 {
+        commit_tagged(&db, n, BATCH);
+        say(&format!("ack {n}"));
+    }
+    let error = db.checkpoint().unwrap_err();
+    assert!(
+        error.to_string().contains("No space left on device"),
+        "{error}"
+    );
+    say("checkpoint failed");
+    // The log was rotated before the snapshot failed: commits go on in the new file.
+    assert_eq!(log_files(dir).len(), 2);
+    for n in 12..14 {
+        commit_tagged(&db, n, BATCH);
+        say(&format!("ack {n}"));
+    }
+}
+
+#[test]
+fn a_checkpoint_that_fails_on_a_full_disk_loses_nothing() {
+    if let Some(dir) = std::env::var_os(FULL_CHECKPOINT_CHILD) {
+        full_checkpoint_child(Path::new(&dir));
+        return;
+    }
+    let dir = Scratch::new("full-checkpoint");
+    {
+        let db = Database::open(dir.path(), options(SyncMode::Always)).unwrap();
+        for n in 0..3 {
+            commit_tagged(&db, n, BATCH);
+        }
+    }
+    let output = child_command(
+        "a_checkpoint_that_fails_on_a_full_disk_loses_nothing",
+        FULL_CHECKPOINT_CHILD,
+        dir.path(),
+    )
+    .env("QUIVER_FAULT_WRITE_LIMIT", "2000")
+    .stderr(Stdio::piped())
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "child failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("#checkpoint failed"));
+    let db = Database::open(dir.path(), options(SyncMode::Always)).unwrap();
+    assert!(db.open_report().cuts.is_empty(), "{:?}", db.open_report());
+    assert_eq!(db.open_report().snapshot_sequence, 0);
+    let expected: BTreeMap<u64, usize> = (0..3).chain(10..14).map(|n| (n, BATCH)).collect();
+    assert_eq!(tag_counts(&db.snapshot()), expected);
+    // A checkpoint with room succeeds and leaves one log file.
+    db.checkpoint().unwrap();
+    assert_eq!(log_files(dir.path()).len(), 1);
+    drop(db);
+    let db = Database::open(dir.path(), options(SyncMode::Always)).unwrap();
+    assert_eq!(db.open_report().snapshot_sequence, 7);
+    assert_eq!(tag_counts(&db.snapshot()), expected);
 }
