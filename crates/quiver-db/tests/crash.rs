@@ -1,8 +1,8 @@
-//! Crashes and full disks (during commits, concurrent commits, a checkpoint). Each test re-executes this test binary as a child (selected by
-//! an environment variable, running the same test by its exact name) that writes to a
-//! store; the parent kills it or lets it hit a simulated full disk, then reopens the store
-//! and checks that every acknowledged commit is there and no other commit is there in
-//! part.
+//! Crashes and full disks (during a commit, during concurrent commits, during a
+//! checkpoint). Each test re-executes this test binary as a child (selected by an
+//! environment variable, running the same test by its exact name) that writes to a store;
+//! the parent kills it or lets it hit a simulated full disk, then reopens the store and
+//! checks that every acknowledged commit is there and no other commit is there in part.
 //!
 //! `QUIVER_CRASH_TRIALS=N` sets the number of kills (default 6; `bench/crash-test.sh` runs
 //! 100).
