@@ -18,7 +18,6 @@ use clap::Args;
 use clap::ValueEnum;
 use quiver_db::{Database, DbOptions, SyncMode};
 use quiver_server::Config;
-use quiver_store::Store;
 
 use crate::limits::{self, human_size, LimitArgs, QueryLimits};
 
@@ -127,17 +126,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .build_global()
         .ok();
     let context = || format!("cannot open the store at {}", args.location.display());
-    let db = if args.writable {
-        let options = DbOptions {
-            sync: args.sync.into(),
-            ..DbOptions::default()
-        };
-        Database::open(&args.location, options).with_context(context)?
-    } else {
-        // A read-only server never writes to the store's directory.
-        let (store, _) = Store::open(&args.location).with_context(context)?;
-        Database::in_memory(store)
+    // A read-only server replays the log of earlier writes but changes nothing on disk.
+    let options = DbOptions {
+        sync: args.sync.into(),
+        read_only: !args.writable,
+        ..DbOptions::default()
     };
+    let db = Database::open(&args.location, options).with_context(context)?;
     let store = db.snapshot();
     eprintln!(
         "store {}: {} triples, {} terms{}",

@@ -706,3 +706,48 @@ fn a_response_streams_the_version_its_request_started_on() {
         graph(new.as_bytes(), RdfFormat::NTriples)
     );
 }
+
+/// Writes are committed to the store's directory: after the writable server stops, a
+/// read-only server on the same directory (and a writable one again) sees them.
+#[test]
+fn writes_survive_a_restart_and_a_read_only_server_sees_them() {
+    let dir = store("restart");
+    let g = format!("/store?{}", graph_param("http://e/kept"));
+    let kept = "<http://e/k> <http://e/p> \"kept\" .";
+    {
+        let mut server = Server::start(&dir, &["--writable", "--sync", "always"]);
+        let reply = call(
+            &server,
+            "PUT",
+            &g,
+            &[("Content-Type", TURTLE)],
+            kept.as_bytes(),
+        );
+        assert_status(&reply, 201);
+        let reply = server.post(
+            "/update",
+            &[UPDATE],
+            b"DELETE DATA { <http://e/bob> <http://e/name> \"Bob\" }",
+        );
+        assert_status(&reply, 200);
+        let status = server
+            .terminate(Duration::from_secs(30))
+            .expect("the server exits");
+        assert!(status.success(), "{status:?}\n{}", server.log());
+    }
+    for args in [&[][..], &["--writable"][..]] {
+        let server = Server::start(&dir, args);
+        assert_eq!(
+            get_graph(&server, &graph_param("http://e/kept")),
+            turtle(kept)
+        );
+        assert!(!ask(
+            &server,
+            "ASK { <http://e/bob> <http://e/name> \"Bob\" }"
+        ));
+        assert!(ask(
+            &server,
+            "ASK { <http://e/alice> <http://e/knows> <http://e/bob> }"
+        ));
+    }
+}

@@ -93,11 +93,16 @@ impl ApiError {
 
 impl ApiError {
     /// The status for a failed write: the engine's errors as for queries, a read-only
-    /// database 403, the rest (a change set the store refuses, a failed log write) 500.
+    /// database 403, a transaction too large to log 413, the rest (a change set the store
+    /// refuses, a failed log write) 500.
     pub fn from_db(error: &DbError) -> Self {
         match error {
             DbError::Query(error) => Self::from_query(error),
             DbError::ReadOnly(message) => Self::new(StatusCode::FORBIDDEN, message.clone()),
+            DbError::TooLarge(message) => Self::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the update is too large for one transaction: {message}"),
+            ),
             other => Self::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 format!("the update was not committed: {other}"),
