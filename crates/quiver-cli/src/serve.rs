@@ -64,6 +64,9 @@ pub struct ServeArgs {
     /// Allow SPARQL Update's LOAD, which reads files and directories on this machine
     #[arg(long, requires = "writable")]
     pub allow_load: bool,
+    /// Start from an empty store when --location holds none
+    #[arg(long, requires = "writable")]
+    pub create: bool,
 }
 
 /// `--sync`.
@@ -130,6 +133,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let options = DbOptions {
         sync: args.sync.into(),
         read_only: !args.writable,
+        create: args.create,
         ..DbOptions::default()
     };
     let db = Database::open(&args.location, options).with_context(context)?;

@@ -751,3 +751,38 @@ fn writes_survive_a_restart_and_a_read_only_server_sees_them() {
         ));
     }
 }
+
+/// `--writable --create` starts from an empty store where there is none.
+#[test]
+fn create_starts_an_empty_store() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-create-empty");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = Server::start(&dir, &["--writable", "--create"]);
+    assert_eq!(server.status()["triples"], 0);
+    let reply = call(
+        &server,
+        "POST",
+        "/store?default",
+        &[("Content-Type", TURTLE)],
+        b"<http://a> <http://b> <http://c> .",
+    );
+    assert_status(&reply, 204);
+    assert!(ask(&server, "ASK { <http://a> <http://b> <http://c> }"));
+    // Without --create, a directory without a store is an error.
+    let missing = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve-create-missing");
+    let _ = std::fs::remove_dir_all(&missing);
+    std::fs::create_dir_all(&missing).unwrap();
+    let output = quiver()
+        .arg("serve")
+        .arg("--location")
+        .arg(&missing)
+        .args(["--writable", "--bind", "127.0.0.1:0"])
+        .output()
+        .expect("quiver serve runs");
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("cannot open the store"),
+        "{output:?}"
+    );
+}
