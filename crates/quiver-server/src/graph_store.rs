@@ -29,7 +29,7 @@ use std::sync::Arc;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use oxrdf::{NamedNode, NamedOrBlankNode, QuadRef, Term, TripleRef};
 use oxrdfio::{RdfFormat, RdfSerializer};
@@ -105,7 +105,12 @@ pub fn graph_id(store: &Store, name: &NamedNode) -> Option<Id> {
 }
 
 /// `GET` and `HEAD /store`.
-pub async fn get(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri) -> Response {
+pub async fn get(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
     let target = match target(uri.query()) {
         Ok(target) => target,
         Err(error) => return state.refuse(error),
@@ -129,6 +134,11 @@ pub async fn get(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Ur
             ));
         }
     }
+    if method == Method::HEAD {
+        // The head alone: nothing to serialize.
+        state.limits.served.fetch_add(1, Ordering::Relaxed);
+        return graph_response(Body::empty(), format);
+    }
     let (ticket, permit) = match state.admit().await {
         Ok(admitted) => admitted,
         Err(response) => return response,
@@ -149,7 +159,11 @@ pub async fn get(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Ur
         }
     });
     state.limits.served.fetch_add(1, Ordering::Relaxed);
-    let mut response = Response::new(Body::new(body));
+    graph_response(Body::new(body), format)
+}
+
+fn graph_response(body: Body, format: RdfFormat) -> Response {
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
