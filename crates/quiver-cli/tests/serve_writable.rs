@@ -786,3 +786,36 @@ fn create_starts_an_empty_store() {
         "{output:?}"
     );
 }
+
+/// An update runs under the same bounds as a query: a WHERE clause over a cross product of
+/// LUBM-1 is stopped by the time limit (504) or the memory budget (507), nothing is
+/// committed, and the server keeps serving.
+#[test]
+fn an_update_over_its_limits_gets_the_query_statuses_and_changes_nothing() {
+    let dir = serve_support::store("writable-limits");
+    let server = Server::start(
+        dir,
+        &["--writable", "--timeout", "2", "--max-memory", "256M"],
+    );
+    let before = server.status()["triples"].as_u64();
+    let started = Instant::now();
+    let reply = server.post(
+        "/update",
+        &[UPDATE],
+        b"INSERT { ?a <http://e/x> ?b } WHERE { ?a ?p ?o . ?b ?q ?r }",
+    );
+    println!("{}: {}", reply.status, reply.text());
+    assert!(
+        [504, 507].contains(&reply.status),
+        "{}: {}",
+        reply.status,
+        reply.text()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(server.status()["triples"].as_u64(), before);
+    assert!(!ask(&server, "ASK { ?a <http://e/x> ?b }"));
+}
