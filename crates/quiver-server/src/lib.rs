@@ -174,27 +174,36 @@ pub async fn serve(
     }
 }
 
-/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
-pub async fn shutdown_signal() {
-    let interrupt = async {
+/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM. On Unix the handlers are installed
+/// when this is called, not when the future is first polled, so a signal sent as soon as
+/// the server announces its address is never lost to the default action (which would kill
+/// the process instead of shutting it down). Call it inside the runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        let terminate = signal(SignalKind::terminate()).ok();
+        async move {
+            let wait = |signal: Option<tokio::signal::unix::Signal>| async move {
+                match signal {
+                    Some(mut signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = wait(interrupt) => {}
+                _ = wait(terminate) => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = interrupt => {}
-        _ = terminate => {}
     }
 }
 
@@ -218,8 +227,10 @@ pub fn run(
     let result = runtime.block_on(async {
         let listener = bind(address).await?;
         let local = listener.local_addr().map_err(ServerError::Serve)?;
+        // Handlers first: a client may signal as soon as it reads the address.
+        let shutdown = shutdown_signal();
         listening(local);
-        serve(listener, db, config, shutdown_signal()).await
+        serve(listener, db, config, shutdown).await
     });
     // Cancelled queries notice within a few thousand rows; do not wait on a stuck thread.
     runtime.shutdown_timeout(Duration::from_secs(2));

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // Each test binary uses part of it.
 
+pub mod writes;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
