@@ -79,7 +79,8 @@ fn sync_name(sync: SyncMode) -> &'static str {
     }
 }
 
-/// A fresh copy of the cached LUBM-N store in `dir` (a database of its own).
+/// A fresh copy of the cached LUBM-N store in `dir` (a database of its own), synced, so
+/// that writing the copy back does not fall into the first commits' fsyncs.
 fn fresh_copy(source: &Path, dir: &Path) -> Result<()> {
     if dir.exists() {
         std::fs::remove_dir_all(dir)?;
@@ -87,8 +88,11 @@ fn fresh_copy(source: &Path, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     for entry in std::fs::read_dir(source)? {
         let entry = entry?;
-        std::fs::copy(entry.path(), dir.join(entry.file_name()))?;
+        let target = dir.join(entry.file_name());
+        std::fs::copy(entry.path(), &target)?;
+        std::fs::File::open(&target)?.sync_all()?;
     }
+    std::fs::File::open(dir)?.sync_all()?;
     Ok(())
 }
 
