@@ -57,8 +57,9 @@ pub struct ServeArgs {
     /// a background fsync (batch), or never synced by Quiver (none)
     #[arg(long, value_enum, default_value = "always", requires = "writable")]
     pub sync: Sync,
-    /// Writes need `Authorization: Bearer TOKEN` (default: env QUIVER_UPDATE_TOKEN); required
-    /// with --writable on a non-loopback address
+    /// Writes need `Authorization: Bearer TOKEN` (default: env QUIVER_UPDATE_TOKEN, which
+    /// other users cannot see in the process list); required with --writable on a
+    /// non-loopback address
     #[arg(long, value_name = "TOKEN", requires = "writable")]
     pub update_token: Option<String>,
     /// Allow SPARQL Update's LOAD, which reads files and directories on this machine
