@@ -255,8 +255,17 @@ impl Database {
         options: &ExecOptions,
     ) -> Result<UpdateReport, DbError> {
         let update = quiver_sparql::update::parse_update(sparql, base_iri)?;
+        self.update_parsed(&update, options)
+    }
+
+    /// [`Database::update`] of a parsed request.
+    pub fn update_parsed(
+        &self,
+        update: &spargebra::Update,
+        options: &ExecOptions,
+    ) -> Result<UpdateReport, DbError> {
         self.commit_with(|base| {
-            let outcome = execute_update(base, &update, options, &FileLoader)?;
+            let outcome = execute_update(base, update, options, &FileLoader)?;
             Ok(Transaction {
                 changes: outcome.changes,
                 store: Some(outcome.store),

@@ -27,10 +27,8 @@ use crate::protocol::UpdateRequest;
 /// An update checked and ready for [`Database::update`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreparedUpdate {
-    /// The update text to run.
-    pub text: String,
-    /// The base IRI to run it against (`None` when `text` has its IRIs resolved already).
-    pub base_iri: Option<String>,
+    /// The parsed request, its IRIs resolved and the dataset parameters applied.
+    pub update: spargebra::Update,
     /// Operations in the request.
     pub operations: usize,
 }
@@ -64,11 +62,7 @@ pub fn prepare(
         }
     }
     if request.using_graphs.is_empty() && request.using_named_graphs.is_empty() {
-        return Ok(PreparedUpdate {
-            text: request.update.clone(),
-            base_iri: Some(base_iri.to_owned()),
-            operations,
-        });
+        return Ok(PreparedUpdate { update, operations });
     }
     let dataset = QueryDataset {
         default: request.using_graphs.clone(),
@@ -85,13 +79,7 @@ pub fn prepare(
             *using = Some(dataset.clone());
         }
     }
-    // The parsed form prints back as SPARQL with every IRI absolute.
-    update.base_iri = None;
-    Ok(PreparedUpdate {
-        text: update.to_string(),
-        base_iri: None,
-        operations,
-    })
+    Ok(PreparedUpdate { update, operations })
 }
 
 /// Runs `prepared` as one transaction; call on a blocking thread.
@@ -100,7 +88,7 @@ pub fn run(
     prepared: &PreparedUpdate,
     options: &ExecOptions,
 ) -> Result<UpdateReport, ApiError> {
-    db.update(&prepared.text, prepared.base_iri.as_deref(), options)
+    db.update_parsed(&prepared.update, options)
         .map_err(|error| {
             tracing::info!(%error, "update not committed");
             ApiError::from_db(&error)
@@ -151,8 +139,12 @@ mod tests {
             false,
         )
         .unwrap();
-        assert_eq!(prepared.text, "CLEAR ALL ; CLEAR DEFAULT");
-        assert_eq!(prepared.base_iri.as_deref(), Some("http://s/"));
+        assert_eq!(
+            prepared.update.operations,
+            parse_update("CLEAR ALL ; CLEAR DEFAULT", None)
+                .unwrap()
+                .operations
+        );
         assert_eq!(prepared.operations, 2);
     }
 
@@ -165,10 +157,10 @@ mod tests {
             false,
         )
         .unwrap();
-        assert!(prepared.base_iri.is_none());
-        let reparsed = parse_update(&prepared.text, None).unwrap();
-        let GraphUpdateOperation::DeleteInsert { using, .. } = &reparsed.operations[1] else {
-            panic!("{}", prepared.text)
+        let text = prepared.update.to_string();
+        let GraphUpdateOperation::DeleteInsert { using, .. } = &prepared.update.operations[1]
+        else {
+            panic!("{text}")
         };
         let using = using.as_ref().expect("USING added");
         assert_eq!(using.default, [NamedNode::new("http://g1").unwrap()]);
@@ -177,11 +169,7 @@ mod tests {
             Some(&[NamedNode::new("http://g2").unwrap()][..])
         );
         // The relative IRIs of INSERT DATA were resolved against the base.
-        assert!(
-            prepared.text.contains("<http://base/s>"),
-            "{}",
-            prepared.text
-        );
+        assert!(text.contains("<http://base/s>"), "{text}");
     }
 
     #[test]
