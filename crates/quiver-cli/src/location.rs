@@ -1,0 +1,109 @@
+//! Store directories (`--location`) as the commands open them.
+//!
+//! A store directory holds a snapshot and, once updates were made, the database's log of
+//! commits not yet checkpointed into it. Every command therefore opens it through
+//! [`quiver_db::Database`]: readers (`query`, `info`, `bench`, `dump`) take its latest
+//! version with [`open_snapshot`], so an update is visible to the next command without a
+//! checkpoint; writers (`update`, `load`, the console) keep the database and say how their
+//! commits reach the disk with `--sync` ([`SyncArgs`]).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use quiver_db::{Database, DbOptions, SyncMode};
+use quiver_store::Store;
+
+/// `--sync`: when a commit is acknowledged relative to its log record reaching the disk.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct SyncArgs {
+    /// When a commit is acknowledged: `always` (after fsync of the log: nothing
+    /// acknowledged is lost), `batch` (after the write; fsync follows within milliseconds),
+    /// `none` (the operating system writes the log when it likes)
+    #[arg(long, value_name = "MODE", default_value = "always", value_parser = parse_sync)]
+    pub sync: SyncMode,
+}
+
+/// Parses a `--sync` value.
+pub fn parse_sync(name: &str) -> Result<SyncMode, String> {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "always" => Ok(SyncMode::Always),
+        "batch" => Ok(SyncMode::Batch),
+        "none" | "off" => Ok(SyncMode::None),
+        _ => Err(format!("unknown sync mode '{name}' (always, batch, none)")),
+    }
+}
+
+/// Whether `location` holds a store (a snapshot manifest).
+pub fn has_store(location: &Path) -> bool {
+    location.join("manifest.json").exists()
+}
+
+/// Opens the database at `location` for writing; with `create`, an empty store is made
+/// (directory included) when the location holds none.
+pub fn open_database(location: &Path, sync: SyncMode, create: bool) -> Result<Database> {
+    if create {
+        std::fs::create_dir_all(location)
+            .with_context(|| format!("cannot create {}", location.display()))?;
+    }
+    Database::open(location, DbOptions { sync, create })
+        .with_context(|| format!("cannot open the store at {}", location.display()))
+}
+
+/// The latest committed version of the store at `location`: its snapshot with the log's
+/// commits applied.
+pub fn open_snapshot(location: &Path) -> Result<Arc<Store>> {
+    if !location.is_dir() {
+        anyhow::bail!(
+            "no store at {}: the directory does not exist",
+            location.display()
+        );
+    }
+    let database = Database::open(
+        location,
+        DbOptions {
+            sync: SyncMode::None,
+            create: false,
+        },
+    )
+    .with_context(|| format!("cannot open the store at {}", location.display()))?;
+    Ok(database.snapshot())
+}
+
+/// Writes `store`, built by a bulk load on top of `database`'s latest version (or from
+/// nothing when `database` is `None`), as the snapshot of `location`; gives the bytes
+/// written.
+pub fn save_loaded(database: Option<&Database>, location: &Path, store: &Store) -> Result<u64> {
+    let _ = database;
+    store
+        .save(location)
+        .with_context(|| format!("saving the store in {}", location.display()))
+}
+
+/// Bytes of the files directly in `location` (snapshot, manifest and log).
+pub fn bytes_on_disk(location: &Path) -> u64 {
+    std::fs::read_dir(location)
+        .map(|entries| {
+            entries
+                .filter_map(|entry| entry.ok()?.metadata().ok())
+                .filter(|metadata| metadata.is_file())
+                .map(|metadata| metadata.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sync_modes_parse_and_unknown_ones_are_refused() {
+        assert_eq!(parse_sync("always"), Ok(SyncMode::Always));
+        assert_eq!(parse_sync("Batch"), Ok(SyncMode::Batch));
+        assert_eq!(parse_sync("none"), Ok(SyncMode::None));
+        let error = parse_sync("sometimes").unwrap_err();
+        assert!(error.contains("always, batch, none"), "{error}");
+    }
+}
