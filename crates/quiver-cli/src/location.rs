@@ -40,15 +40,26 @@ pub fn has_store(location: &Path) -> bool {
     location.join("manifest.json").exists()
 }
 
-/// Opens the database at `location` for writing; with `create`, an empty store is made
-/// (directory included) when the location holds none.
+/// Opens the database at `location` for writing; with `create`, an empty store is saved
+/// there first (directory included) when the location holds none, so that the location
+/// always has a snapshot for its log to continue.
 pub fn open_database(location: &Path, sync: SyncMode, create: bool) -> Result<Database> {
-    if create {
+    if create && !has_store(location) {
         std::fs::create_dir_all(location)
             .with_context(|| format!("cannot create {}", location.display()))?;
+        let (empty, _) = quiver_loader::load_quads(std::iter::empty(), None)?;
+        empty
+            .save(location)
+            .with_context(|| format!("saving an empty store in {}", location.display()))?;
     }
-    Database::open(location, DbOptions { sync, create })
-        .with_context(|| format!("cannot open the store at {}", location.display()))
+    Database::open(
+        location,
+        DbOptions {
+            sync,
+            create: false,
+        },
+    )
+    .with_context(|| format!("cannot open the store at {}", location.display()))
 }
 
 /// The latest committed version of the store at `location`: its snapshot with the log's

@@ -54,6 +54,7 @@ pub fn run(args: UpdateArgs) -> Result<()> {
     // Syntax first: an invalid request neither creates nor opens anything.
     quiver_sparql::update::parse_update(&text, args.base.as_deref())?;
     let started = Instant::now();
+    let new_location = !args.location.exists();
     let database = open_database(&args.location, args.sync.sync, true)?;
     let threads = crate::threads(args.threads);
     let _ = rayon::ThreadPoolBuilder::new()
@@ -66,7 +67,17 @@ pub fn run(args: UpdateArgs) -> Result<()> {
     args.limits
         .resolve(QueryLimits::default())
         .apply(&mut options);
-    let report = database.update(&text, args.base.as_deref(), &options)?;
+    let report = match database.update(&text, args.base.as_deref(), &options) {
+        Ok(report) => report,
+        Err(error) => {
+            // A failed request into a location it created leaves nothing behind.
+            drop(database);
+            if new_location {
+                let _ = std::fs::remove_dir_all(&args.location);
+            }
+            return Err(error.into());
+        }
+    };
     eprintln!(
         "update: {} quads inserted, {} deleted in {:.3} s; store: {} triples",
         report.inserted,
