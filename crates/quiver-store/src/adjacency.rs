@@ -18,6 +18,8 @@
 
 use quiver_model::{Column, Id, PredId};
 
+use crate::patch::AdjacencyPatch;
+
 /// One direction's adjacency.
 #[derive(Debug, Default, Clone)]
 pub struct Adjacency {
@@ -26,6 +28,8 @@ pub struct Adjacency {
     pub(crate) vertices: Option<Column<Id>>,
     pub(crate) offsets: Column<u64>,
     pub(crate) words: Column<Id>,
+    /// Records replaced by updates since the arrays were built (see [`crate::patch`]).
+    pub(crate) patch: Option<AdjacencyPatch>,
 }
 
 /// The record of one vertex.
@@ -113,12 +117,24 @@ pub struct View<'a> {
     vertices: Option<&'a [Id]>,
     offsets: &'a [u64],
     words: &'a [Id],
+    patch: Option<&'a AdjacencyPatch>,
 }
 
 impl<'a> View<'a> {
     /// The record of `vertex` (empty when it has no edges in this direction).
     #[inline(always)]
     pub fn record(&self, vertex: Id) -> Record<'a> {
+        if let Some(patch) = self.patch {
+            if let Some(words) = patch.record(vertex) {
+                return Record { words };
+            }
+        }
+        self.base_record(vertex)
+    }
+
+    /// The record of `vertex` in the arrays, ignoring any patch.
+    #[inline(always)]
+    fn base_record(&self, vertex: Id) -> Record<'a> {
         let slot = match self.vertices {
             None => vertex as usize,
             Some(list) => match list.binary_search(&vertex) {
@@ -169,7 +185,55 @@ impl Adjacency {
             vertices: self.vertices.as_deref(),
             offsets: &self.offsets,
             words: &self.words,
+            patch: self.patch.as_ref(),
         }
+    }
+
+    /// Vertices that may have a record, ascending: the base's slots (dense: every vertex
+    /// below the offsets' length) merged with patched vertices.
+    pub(crate) fn vertices_with_records(&self) -> Vec<Id> {
+        let mut vertices: Vec<Id> = match &self.vertices {
+            Some(list) => list.to_vec(),
+            None => (0..self.offsets.len().saturating_sub(1))
+                .map(|v| v as Id)
+                .collect(),
+        };
+        if let Some(patch) = &self.patch {
+            vertices.extend(patch.vertices());
+            vertices.sort_unstable();
+            vertices.dedup();
+        }
+        vertices
+    }
+
+    /// Calls `f` with every vertex that has edges and its record, vertices ascending.
+    pub(crate) fn for_each_record(&self, mut f: impl FnMut(Id, Record<'_>)) {
+        let view = self.view();
+        if self.patch.is_none() {
+            let slots = self.offsets.len().saturating_sub(1);
+            for slot in 0..slots {
+                let vertex = match &self.vertices {
+                    None => slot as Id,
+                    Some(list) => list[slot],
+                };
+                let record = view.base_record(vertex);
+                if !record.is_empty() {
+                    f(vertex, record);
+                }
+            }
+            return;
+        }
+        for vertex in self.vertices_with_records() {
+            let record = view.record(vertex);
+            if !record.is_empty() {
+                f(vertex, record);
+            }
+        }
+    }
+
+    /// Whether updates replaced some records.
+    pub(crate) fn is_patched(&self) -> bool {
+        self.patch.as_ref().is_some_and(|patch| patch.len() > 0)
     }
 
     /// The record of `vertex` (empty when it has no edges in this direction).
@@ -195,6 +259,7 @@ impl Adjacency {
         self.vertices.as_ref().map_or(0, |v| v.data_bytes())
             + self.offsets.data_bytes()
             + self.words.data_bytes()
+            + self.patch.as_ref().map_or(0, AdjacencyPatch::data_bytes)
     }
 }
 
@@ -228,6 +293,20 @@ impl AdjacencyBuilder {
             offsets,
             words: Vec::with_capacity(edges + edges / 2),
         }
+    }
+
+    /// Appends the record of `vertex` as its words (a record laid out as above, not empty).
+    /// Vertices must arrive in increasing order.
+    pub(crate) fn push_record(&mut self, vertex: Id, words: &[Id]) {
+        if self.dense_vertices.is_some() {
+            while (self.offsets.len() as u64) <= vertex as u64 {
+                self.offsets.push(self.words.len() as u64);
+            }
+        } else {
+            self.vertices.push(vertex);
+        }
+        self.words.extend_from_slice(words);
+        self.offsets.push(self.words.len() as u64);
     }
 
     /// Appends the record of `vertex` from its edges `(predicate, neighbour)`, sorted.
@@ -271,6 +350,7 @@ impl AdjacencyBuilder {
             vertices: self.dense_vertices.is_none().then(|| self.vertices.into()),
             offsets: Column::with_huge_pages(self.offsets),
             words: Column::with_huge_pages(self.words),
+            patch: None,
         }
     }
 }

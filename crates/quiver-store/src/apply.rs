@@ -1,17 +1,23 @@
 //! Applying a [`ChangeSet`] to a store version, giving the next version.
 //!
 //! The store a reader holds never changes: [`Store::apply`] returns a new store that
-//! shares the old one's unchanged arrays (columns are reference-counted) and takes the
-//! change set's new terms into an appended segment of the dictionary, so every existing id
-//! stays valid.
+//! shares the old one's arrays (columns are reference-counted) and carries the changed
+//! vertex records and predicate index lists in persistent patches
+//! ([`crate::patch`], [`crate::graph_update`]); new terms go to the dictionary's appended
+//! segment and new predicates to the end of the predicate id space, so every existing id
+//! stays valid. The cost of a change set is that of the records and lists it touches, not
+//! of the store.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use quiver_model::term::decode_term;
-use quiver_model::{DecodedTerm, Id};
+use quiver_model::{DecodedTerm, Id, PredId};
 
 use crate::changes::{ApplyError, ChangeSet};
-use crate::store::{EncodedGraphs, Store};
+use crate::graph::GraphIndex;
+use crate::graph_update::TripleChanges;
+use crate::stats::PredicateStats;
+use crate::store::{next_version, Store};
 
 impl Store {
     /// The store with `changes` applied; `self` is left as it was.
@@ -22,26 +28,103 @@ impl Store {
                 found: self.terms(),
             });
         }
-        let mut dictionary = self.dictionary.clone();
+        let mut next = self.clone();
+        next.version = next_version();
         for (index, term) in changes.new_terms.iter().enumerate() {
             if decode_term(term).is_err()
-                || dictionary.append(term) as u64 != changes.base_terms + index as u64
+                || next.dictionary.append(term) as u64 != changes.base_terms + index as u64
             {
                 return Err(ApplyError::BadTerm { index });
             }
         }
-        let terms = dictionary.len();
-        let resource = |id: Id| -> Result<Id, ApplyError> {
+        next.check_ids(changes)?;
+
+        for graph in &changes.dropped_graphs {
+            next.named_graphs.retain(|(name, _)| name != graph);
+        }
+        let mut per_graph: BTreeMap<Option<Id>, TripleChanges> = BTreeMap::new();
+        for (quads, insert) in [(&changes.deletes, false), (&changes.inserts, true)] {
+            for quad in quads {
+                let predicate = next.predicate_or_append(quad.predicate) as Id;
+                let entry = per_graph
+                    .entry(quad.graph)
+                    .or_insert_with(|| TripleChanges {
+                        deletes: Vec::new(),
+                        inserts: Vec::new(),
+                    });
+                let triple = [quad.subject, predicate, quad.object];
+                if insert {
+                    entry.inserts.push(triple);
+                } else {
+                    entry.deletes.push(triple);
+                }
+            }
+        }
+        let predicates = next.predicate_count();
+        next.predicate_stats
+            .resize(predicates, PredicateStats::default());
+        let mut default_changed = false;
+        for (graph, triples) in per_graph {
+            match graph {
+                None => {
+                    next.default_graph = next.default_graph.with_changes(
+                        &triples,
+                        predicates,
+                        &mut next.predicate_stats,
+                    );
+                    default_changed = true;
+                }
+                Some(name) => {
+                    let position = next.named_graphs.binary_search_by_key(&name, |(g, _)| *g);
+                    if position.is_err() && triples.inserts.is_empty() {
+                        continue;
+                    }
+                    // Named graphs keep no statistics of their own: the planner's are the
+                    // default graph's.
+                    let mut scratch = vec![PredicateStats::default(); predicates];
+                    match position {
+                        Ok(i) => {
+                            let graph = &next.named_graphs[i].1;
+                            next.named_graphs[i].1 =
+                                graph.with_changes(&triples, predicates, &mut scratch);
+                        }
+                        Err(i) => {
+                            let graph = GraphIndex::empty_sparse().with_changes(
+                                &triples,
+                                predicates,
+                                &mut scratch,
+                            );
+                            next.named_graphs.insert(i, (name, graph));
+                        }
+                    }
+                }
+            }
+        }
+        for &graph in &changes.created_graphs {
+            if let Err(i) = next.named_graphs.binary_search_by_key(&graph, |(g, _)| *g) {
+                next.named_graphs
+                    .insert(i, (graph, GraphIndex::empty_sparse()));
+            }
+        }
+        if default_changed {
+            next.refresh_classes();
+        }
+        Ok(next)
+    }
+
+    /// Every id of `changes` is a term of the store (after its new terms), and subjects,
+    /// predicates and graph names are not literals.
+    fn check_ids(&self, changes: &ChangeSet) -> Result<(), ApplyError> {
+        let terms = self.terms();
+        let resource = |id: Id| -> Result<(), ApplyError> {
             if id as u64 >= terms {
                 return Err(ApplyError::UnknownId(id));
             }
-            let mut bytes = Vec::new();
-            dictionary.term_into(id, &mut bytes);
-            match decode_term(&bytes) {
-                Ok(DecodedTerm::Literal { .. }) => Err(ApplyError::NotAResource(id)),
-                Ok(_) => Ok(id),
-                Err(_) => Err(ApplyError::UnknownId(id)),
-            }
+            self.with_term(id, |term| match term {
+                Some(DecodedTerm::Literal { .. }) => Err(ApplyError::NotAResource(id)),
+                Some(_) => Ok(()),
+                None => Err(ApplyError::UnknownId(id)),
+            })
         };
         for quad in changes.inserts.iter().chain(&changes.deletes) {
             resource(quad.subject)?;
@@ -56,45 +139,17 @@ impl Store {
         for &graph in changes.created_graphs.iter().chain(&changes.dropped_graphs) {
             resource(graph)?;
         }
+        Ok(())
+    }
 
-        let mut graphs: BTreeMap<Option<Id>, HashSet<[Id; 3]>> = BTreeMap::new();
-        let mut collect = |name: Option<Id>, index: &crate::GraphIndex| {
-            let triples = graphs.entry(name).or_default();
-            index.for_each_triple(|s, p, o| {
-                triples.insert([s, self.predicate_term(p), o]);
-            });
-        };
-        collect(None, &self.default_graph);
-        for (name, index) in &self.named_graphs {
-            collect(Some(*name), index);
-        }
-        for graph in &changes.dropped_graphs {
-            graphs.remove(&Some(*graph));
-        }
-        for quad in &changes.deletes {
-            if let Some(triples) = graphs.get_mut(&quad.graph) {
-                triples.remove(&[quad.subject, quad.predicate, quad.object]);
+    /// The predicate id of term `term`, appending it to the predicate id space if new.
+    fn predicate_or_append(&mut self, term: Id) -> PredId {
+        match self.predicate_of_term(term) {
+            Some(p) => p,
+            None => {
+                self.appended_predicates.push(term);
+                (self.predicate_count() - 1) as PredId
             }
         }
-        for quad in &changes.inserts {
-            graphs.entry(quad.graph).or_default().insert([
-                quad.subject,
-                quad.predicate,
-                quad.object,
-            ]);
-        }
-        for graph in &changes.created_graphs {
-            graphs.entry(Some(*graph)).or_default();
-        }
-        let mut input = EncodedGraphs::default();
-        for (name, triples) in graphs {
-            match name {
-                None => input.default_graph = triples.into_iter().collect(),
-                Some(name) => input
-                    .named_graphs
-                    .push((name, triples.into_iter().collect())),
-            }
-        }
-        Ok(Store::build(dictionary, input, self.info.clone()))
     }
 }

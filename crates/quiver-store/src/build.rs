@@ -54,6 +54,7 @@ pub fn build_graph(
         predicate_offsets: predicate_offsets.into(),
         predicate_members: predicate_members.into(),
         triples: count,
+        predicate_patch: None,
     };
     (index, stats)
 }

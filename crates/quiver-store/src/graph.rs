@@ -44,12 +44,41 @@ pub struct GraphIndex {
     pub(crate) predicate_offsets: Column<u64>,
     pub(crate) predicate_members: Column<Id>,
     pub(crate) triples: u64,
+    /// Predicate index lists replaced by updates (by slot as in `predicate_offsets`), and
+    /// the number of predicates covered when updates added predicates.
+    pub(crate) predicate_patch: Option<PredicatePatch>,
+}
+
+/// Lists of the predicate index replaced by updates; persistent like
+/// [`crate::patch::AdjacencyPatch`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PredicatePatch {
+    pub(crate) lists: imbl::HashMap<usize, std::sync::Arc<[Id]>>,
+    pub(crate) predicates: usize,
 }
 
 /// Keys between the stages of [`GraphIndex::pipeline`].
 const PIPELINE_WINDOW: usize = 16;
 
 impl GraphIndex {
+    /// The index of a graph without triples, with a sparse vertex map (a named graph).
+    pub(crate) fn empty_sparse() -> GraphIndex {
+        let adjacency = || crate::adjacency::Adjacency {
+            vertices: Some(Vec::new().into()),
+            offsets: vec![0u64].into(),
+            words: Column::default(),
+            patch: None,
+        };
+        GraphIndex {
+            out: adjacency(),
+            inn: adjacency(),
+            predicate_offsets: vec![0u64].into(),
+            predicate_members: Column::default(),
+            triples: 0,
+            predicate_patch: None,
+        }
+    }
+
     /// Neighbours of `vertex` over `predicate` in `direction`, sorted ascending.
     #[inline(always)]
     pub fn get(&self, vertex: Id, predicate: PredId, direction: Direction) -> &[Id] {
@@ -84,7 +113,12 @@ impl GraphIndex {
         self.predicate_list(2 * predicate as usize + 1)
     }
 
-    fn predicate_list(&self, slot: usize) -> &[Id] {
+    pub(crate) fn predicate_list(&self, slot: usize) -> &[Id] {
+        if let Some(patch) = &self.predicate_patch {
+            if let Some(list) = patch.lists.get(&slot) {
+                return list;
+            }
+        }
         match (
             self.predicate_offsets.get(slot),
             self.predicate_offsets.get(slot + 1),
@@ -137,7 +171,20 @@ impl GraphIndex {
 
     /// Number of predicates the predicate index covers.
     pub fn predicates(&self) -> usize {
-        self.predicate_offsets.len().saturating_sub(1) / 2
+        let base = self.predicate_offsets.len().saturating_sub(1) / 2;
+        self.predicate_patch
+            .as_ref()
+            .map_or(base, |patch| patch.predicates.max(base))
+    }
+
+    /// Whether updates changed the index since its arrays were built.
+    pub fn is_patched(&self) -> bool {
+        self.out.is_patched()
+            || self.inn.is_patched()
+            || self
+                .predicate_patch
+                .as_ref()
+                .is_some_and(|patch| !patch.lists.is_empty())
     }
 
     #[inline(always)]
@@ -150,19 +197,13 @@ impl GraphIndex {
 
     /// Every triple as (subject, predicate, object), in subject order.
     pub fn for_each_triple(&self, mut f: impl FnMut(Id, PredId, Id)) {
-        let adjacency = &self.out;
-        let slots = adjacency.offsets.len().saturating_sub(1);
-        for slot in 0..slots {
-            let subject = match &adjacency.vertices {
-                None => slot as Id,
-                Some(list) => list[slot],
-            };
-            for (predicate, objects) in adjacency.record(subject).iter() {
+        self.out.for_each_record(|subject, record| {
+            for (predicate, objects) in record.iter() {
                 for &object in objects {
                     f(subject, predicate, object);
                 }
             }
-        }
+        });
     }
 
     /// Bytes used by the index, heap or mapped.
@@ -171,6 +212,13 @@ impl GraphIndex {
             + self.inn.data_bytes()
             + self.predicate_offsets.data_bytes()
             + self.predicate_members.data_bytes()
+            + self.predicate_patch.as_ref().map_or(0, |patch| {
+                patch
+                    .lists
+                    .values()
+                    .map(|l| l.len() * std::mem::size_of::<Id>())
+                    .sum()
+            })
     }
 
     /// Structural checks of the whole index (see [`crate::validate`]), with vertex ids

@@ -60,6 +60,9 @@ fn first_format() -> u32 {
 impl Store {
     /// Saves the store in `dir` as a new snapshot generation; returns the bytes on disk.
     pub fn save(&self, dir: &Path) -> Result<u64, StoreError> {
+        if !self.is_compact() {
+            return self.compacted().save(dir);
+        }
         let mut writer = SnapshotWriter::create(dir)?;
         let (data, buckets, terms) = self.dictionary.parts();
         writer.column("dictionary", "data", data)?;
@@ -198,18 +201,24 @@ impl Store {
         );
         checked_dictionary.map_err(invalid)?;
         let (default_graph, named_graphs) = graphs.map_err(invalid)?;
+        let stat_predicates = predicates.len();
         let store = Store {
             dictionary,
             predicates,
             classes: reader.column("catalog", "classes")?,
             class_instances: reader.column("catalog", "class_instances")?,
             class_predicate: reader.column("catalog", "class_predicate")?,
+            stat_classes: Column::default(),
+            stat_predicates,
+            appended_predicates: Vec::new(),
             predicate_stats,
             default_graph,
             named_graphs,
             info: metadata.info,
             version: crate::store::next_version(),
         };
+        let mut store = store;
+        store.stat_classes = store.classes.clone();
         check_classes(&store).map_err(invalid)?;
         Ok((store, reader.bytes_on_disk()))
     }
@@ -283,6 +292,7 @@ fn open_graph(
             words: reader
                 .column(file, &format!("{prefix}.words"))
                 .map_err(column_error)?,
+            patch: None,
         })
     };
     let graph = GraphIndex {
@@ -295,6 +305,7 @@ fn open_graph(
             .column(file, "predicates.members")
             .map_err(column_error)?,
         triples,
+        predicate_patch: None,
     };
     validate::graph(&graph, limits, triples).map_err(|e| format!("{file}: {e}"))?;
     Ok(graph)

@@ -35,6 +35,9 @@ pub struct Store {
     pub(crate) dictionary: Dictionary,
     /// Predicate id → term id, ascending.
     pub(crate) predicates: Column<Id>,
+    /// Predicates added by updates since the store was built: predicate id
+    /// `predicates.len() + i` is term `appended_predicates[i]` (not in term order).
+    pub(crate) appended_predicates: Vec<Id>,
     /// Class id → term id, ascending (the objects of `rdf:type` in the default graph).
     pub(crate) classes: Column<Id>,
     pub(crate) class_instances: Column<u64>,
@@ -42,6 +45,11 @@ pub struct Store {
     /// 1: objects), how many instances of `c` are among the subjects/objects of `p`, at
     /// `(c * predicates + p) * 2 + d` (estimated from a sample of each class).
     pub(crate) class_predicate: Column<u64>,
+    /// The classes (term ids, ascending) and the number of predicates `class_predicate`
+    /// was computed for: updates may add classes and predicates, which the planner then
+    /// estimates without it until the next checkpoint.
+    pub(crate) stat_classes: Column<Id>,
+    pub(crate) stat_predicates: usize,
     pub(crate) predicate_stats: Vec<PredicateStats>,
     pub(crate) default_graph: GraphIndex,
     /// Named graphs, sorted by the graph name's term id.
@@ -117,9 +125,12 @@ impl Store {
         let mut store = Store {
             dictionary,
             predicates: predicates.into(),
+            appended_predicates: Vec::new(),
             classes: Column::default(),
             class_instances: Column::default(),
             class_predicate: Column::default(),
+            stat_classes: Column::default(),
+            stat_predicates: 0,
             predicate_stats,
             default_graph,
             named_graphs,
@@ -130,8 +141,23 @@ impl Store {
         store
     }
 
-    fn compute_classes(&mut self) {
+    pub(crate) fn compute_classes(&mut self) {
+        self.refresh_classes();
+        if let Some(rdf_type) = self.rdf_type() {
+            self.class_predicate = self.class_predicate_counts(&self.classes, rdf_type).into();
+        } else {
+            self.class_predicate = Column::default();
+        }
+        self.stat_classes = self.classes.clone();
+        self.stat_predicates = self.predicate_count();
+    }
+
+    /// The class catalog (classes and instance counts) from the default graph, without
+    /// the characteristic statistics: what an update refreshes.
+    pub(crate) fn refresh_classes(&mut self) {
         let Some(rdf_type) = self.rdf_type() else {
+            self.classes = Column::default();
+            self.class_instances = Column::default();
             return;
         };
         let classes = self.default_graph.predicate_objects(rdf_type).to_vec();
@@ -139,7 +165,6 @@ impl Store {
             .iter()
             .map(|&class| self.default_graph.get(class, rdf_type, Direction::In).len() as u64)
             .collect::<Vec<_>>();
-        self.class_predicate = self.class_predicate_counts(&classes, rdf_type).into();
         self.classes = classes.into();
         self.class_instances = instances.into();
     }
@@ -149,7 +174,7 @@ impl Store {
     /// per class is probed in the predicate index, and the hit rate scaled up. This lets
     /// the planner know that, say, most objects of `ub:advisor` are professors.
     fn class_predicate_counts(&self, classes: &[Id], rdf_type: PredId) -> Vec<u64> {
-        let predicates = self.predicates.len();
+        let predicates = self.predicate_count();
         let graph = &self.default_graph;
         classes
             .par_iter()
@@ -184,7 +209,12 @@ impl Store {
         predicate: PredId,
         side: Direction,
     ) -> Option<u64> {
-        let index = (class as usize * self.predicates.len() + predicate as usize) * 2
+        let term = *self.classes.get(class as usize)?;
+        let row = self.stat_classes.binary_search(&term).ok()?;
+        if predicate as usize >= self.stat_predicates {
+            return None;
+        }
+        let index = (row * self.stat_predicates + predicate as usize) * 2
             + usize::from(side == Direction::In);
         self.class_predicate.get(index).copied()
     }
@@ -229,7 +259,7 @@ impl Store {
                 index.for_each_triple(|s, p, o| triples.push([s, p as Id, o]));
             }
         }
-        crate::build::build_graph(triples, None, self.predicates.len()).0
+        crate::build::build_graph(triples, None, self.predicate_count()).0
     }
 
     /// Names (term ids) of the named graphs, ascending.
@@ -252,7 +282,7 @@ impl Store {
     }
 
     pub fn predicate_count(&self) -> usize {
-        self.predicates.len()
+        self.predicates.len() + self.appended_predicates.len()
     }
 
     pub fn class_count(&self) -> usize {
@@ -328,10 +358,14 @@ impl Store {
 
     /// The predicate id of the predicate whose term id is `term`.
     pub fn predicate_of_term(&self, term: Id) -> Option<PredId> {
-        self.predicates
-            .binary_search(&term)
-            .ok()
-            .map(|p| p as PredId)
+        match self.predicates.binary_search(&term) {
+            Ok(p) => Some(p as PredId),
+            Err(_) => self
+                .appended_predicates
+                .iter()
+                .position(|&appended| appended == term)
+                .map(|i| (self.predicates.len() + i) as PredId),
+        }
     }
 
     /// The predicate id of an IRI.
@@ -341,7 +375,11 @@ impl Store {
 
     /// The term id of predicate `predicate`.
     pub fn predicate_term(&self, predicate: PredId) -> Id {
-        self.predicates[predicate as usize]
+        let p = predicate as usize;
+        match self.predicates.get(p) {
+            Some(&term) => term,
+            None => self.appended_predicates[p - self.predicates.len()],
+        }
     }
 
     /// The predicate id of `rdf:type`, if any triple uses it.

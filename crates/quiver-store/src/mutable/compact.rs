@@ -47,6 +47,7 @@ pub(crate) fn merge(base: &GraphIndex, entries: &[(Key, List)]) -> GraphIndex {
         predicate_offsets: predicate_offsets.into(),
         predicate_members: predicate_members.into(),
         triples,
+        predicate_patch: None,
     }
 }
 
@@ -153,6 +154,7 @@ fn merge_direction(
         vertices: (!dense).then(|| vertices.into()),
         offsets: Column::with_huge_pages(offsets),
         words: Column::with_huge_pages(words),
+        patch: None,
     };
     (adjacency, per_predicate, neighbours)
 }

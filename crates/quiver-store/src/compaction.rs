@@ -1,0 +1,111 @@
+//! Folding a store version's patches into fresh arrays: what a checkpoint saves.
+//!
+//! A version after updates reads its changed records from persistent patches
+//! ([`crate::patch`]). [`Store::compacted`] writes every graph out again in vertex order,
+//! copying each record as it is visible (base or patch) verbatim, and recomputes the
+//! predicate index arrays and the class statistics. Ids do not change, so the log of
+//! commits made after the compacted version still applies to it. Predicates added by
+//! updates are not in term order; a version that has some is rebuilt from its quads
+//! instead, which sorts the predicate id space again (predicate ids are internal to a
+//! store version; change sets name predicates by term id).
+
+use quiver_model::Id;
+
+use crate::adjacency::{Adjacency, AdjacencyBuilder};
+use crate::graph::GraphIndex;
+use crate::store::{next_version, EncodedGraphs, Store};
+
+impl Store {
+    /// Whether this version has no patches: its arrays are all there is.
+    pub fn is_compact(&self) -> bool {
+        let covered = |adjacency: &Adjacency| {
+            adjacency.vertices.is_some()
+                || adjacency.offsets.len().saturating_sub(1) as u64 == self.terms()
+        };
+        self.appended_predicates.is_empty()
+            && covered(&self.default_graph.out)
+            && covered(&self.default_graph.inn)
+            && !self.default_graph.is_patched()
+            && self.named_graphs.iter().all(|(_, g)| !g.is_patched())
+    }
+
+    /// This version with its patches folded into fresh arrays (the same triples and ids).
+    pub fn compacted(&self) -> Store {
+        if !self.appended_predicates.is_empty() {
+            return self.rebuilt();
+        }
+        let predicates = self.predicate_count();
+        let mut next = self.clone();
+        next.version = next_version();
+        let (default_graph, named_graphs) = rayon::join(
+            || self.default_graph.compacted(Some(self.terms()), predicates),
+            || {
+                self.named_graphs
+                    .iter()
+                    .map(|(name, graph)| (*name, graph.compacted(None, predicates)))
+                    .collect()
+            },
+        );
+        next.default_graph = default_graph;
+        next.named_graphs = named_graphs;
+        next.compute_classes();
+        next
+    }
+
+    /// The store built again from its quads, with the same dictionary.
+    fn rebuilt(&self) -> Store {
+        let mut input = EncodedGraphs::default();
+        for (name, _) in &self.named_graphs {
+            input.named_graphs.push((*name, Vec::new()));
+        }
+        let mut named: Vec<Vec<[Id; 3]>> = vec![Vec::new(); self.named_graphs.len()];
+        let mut cursor = 0;
+        self.for_each_quad(|quad| {
+            let triple = [quad.subject, quad.predicate, quad.object];
+            match quad.graph {
+                None => input.default_graph.push(triple),
+                Some(name) => {
+                    while self.named_graphs[cursor].0 != name {
+                        cursor += 1;
+                    }
+                    named[cursor].push(triple);
+                }
+            }
+        });
+        for (slot, triples) in input.named_graphs.iter_mut().zip(named) {
+            slot.1 = triples;
+        }
+        Store::build(self.dictionary.clone(), input, self.info.clone())
+    }
+}
+
+impl GraphIndex {
+    /// The index with its patches folded in; `dense`: the vertex count of a dense map.
+    fn compacted(&self, dense: Option<u64>, predicates: usize) -> GraphIndex {
+        let (out, inn) = rayon::join(
+            || compact_adjacency(&self.out, dense),
+            || compact_adjacency(&self.inn, dense),
+        );
+        let mut offsets = Vec::with_capacity(2 * predicates + 1);
+        let mut members = Vec::new();
+        offsets.push(0u64);
+        for slot in 0..2 * predicates {
+            members.extend_from_slice(self.predicate_list(slot));
+            offsets.push(members.len() as u64);
+        }
+        GraphIndex {
+            out,
+            inn,
+            predicate_offsets: offsets.into(),
+            predicate_members: members.into(),
+            triples: self.triples,
+            predicate_patch: None,
+        }
+    }
+}
+
+fn compact_adjacency(adjacency: &Adjacency, dense: Option<u64>) -> Adjacency {
+    let mut builder = AdjacencyBuilder::new(dense, adjacency.words.len());
+    adjacency.for_each_record(|vertex, record| builder.push_record(vertex, record.words()));
+    builder.finish()
+}
