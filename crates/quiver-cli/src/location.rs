@@ -57,6 +57,7 @@ pub fn open_database(location: &Path, sync: SyncMode, create: bool) -> Result<Da
         DbOptions {
             sync,
             create: false,
+            ..DbOptions::default()
         },
     )
     .with_context(|| format!("cannot open the store at {}", location.display()))
@@ -76,6 +77,7 @@ pub fn open_snapshot(location: &Path) -> Result<Arc<Store>> {
         DbOptions {
             sync: SyncMode::None,
             create: false,
+            ..DbOptions::default()
         },
     )
     .with_context(|| format!("cannot open the store at {}", location.display()))?;
