@@ -443,12 +443,10 @@ fn a_console_session_updates_and_its_queries_see_it() {
     let out = stdout(&output);
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(1), "one command failed: {err}");
-    assert_eq!(
-        err.lines().filter(|l| l.starts_with("error:")).count(),
-        1,
-        "{err}"
-    );
-    assert!(err.contains("error at"), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 2, "{err}");
+    assert!(errors[0].contains("error at 1:"), "{err}");
+    assert_eq!(errors[1], "error: 1 command(s) failed");
     let updates: Vec<&str> = out.lines().filter(|l| l.starts_with("update:")).collect();
     assert_eq!(updates.len(), 3, "{out}");
     assert!(updates[0].contains("1 quads inserted"), "{out}");
