@@ -389,10 +389,7 @@ fn updates_are_seen_by_the_next_query_and_dump() {
         ],
         &created,
     );
-    assert_eq!(
-        select(&created, "SELECT ?o { ?s ?p ?o }"),
-        ["1"]
-    );
+    assert_eq!(select(&created, "SELECT ?o { ?s ?p ?o }"), ["1"]);
 }
 
 /// Runs a console session on `location` with `script` as standard input.
@@ -481,4 +478,43 @@ fn a_console_session_updates_and_its_queries_see_it() {
         "{}",
         stdout(&output)
     );
+}
+
+#[test]
+fn a_load_after_updates_keeps_them_and_later_updates_continue() {
+    let dir = TempDir::new("load-after-update");
+    let store = loaded(&dir);
+    run_ok(
+        &[
+            "update",
+            "--update",
+            "INSERT DATA { <http://e/u1> <http://e/p> <http://e/o> }",
+        ],
+        &store,
+    );
+    let more = dir.file("more.nt", "<http://e/l1> <http://e/p> <http://e/o> .\n");
+    let output = quiver()
+        .args(["load", "--sync", "none", "--location"])
+        .arg(&store)
+        .arg(&more)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    run_ok(
+        &[
+            "update",
+            "--update",
+            "INSERT DATA { <http://e/u2> <http://e/p> <http://e/o> }",
+        ],
+        &store,
+    );
+    assert_eq!(
+        select(&store, "SELECT ?s { ?s <http://e/p> <http://e/o> }"),
+        ["<http://e/l1>", "<http://e/u1>", "<http://e/u2>"]
+    );
+    let mut expected = quads(DATA, RdfFormat::TriG);
+    for s in ["l1", "u1", "u2"] {
+        expected.insert(format!("<http://e/{s}> <http://e/p> <http://e/o> "), 1);
+    }
+    assert_eq!(dumped(&store), expected);
 }
