@@ -115,7 +115,7 @@ pub fn run(args: LoadArgs) -> Result<()> {
         result?
     };
     drop(existing);
-    let bytes_on_disk = save_loaded(database.as_ref(), &args.location, &store)?;
+    let (store, bytes_on_disk) = save_loaded(database.as_ref(), &args.location, store)?;
     summary(&store, &report, bytes_on_disk);
     Ok(())
 }

@@ -84,14 +84,19 @@ pub fn open_snapshot(location: &Path) -> Result<Arc<Store>> {
     Ok(database.snapshot())
 }
 
-/// Writes `store`, built by a bulk load on top of `database`'s latest version (or from
-/// nothing when `database` is `None`), as the snapshot of `location`; gives the bytes
-/// written.
-pub fn save_loaded(database: Option<&Database>, location: &Path, store: &Store) -> Result<u64> {
+/// Makes `store`, built by a bulk load on top of `database`'s latest version (or from
+/// nothing when `database` is `None`), the store of `location`: saved as its snapshot.
+/// Gives the store as published and the bytes written.
+pub fn save_loaded(
+    database: Option<&Database>,
+    location: &Path,
+    store: Store,
+) -> Result<(Arc<Store>, u64)> {
     let _ = database;
-    store
+    let bytes = store
         .save(location)
-        .with_context(|| format!("saving the store in {}", location.display()))
+        .with_context(|| format!("saving the store in {}", location.display()))?;
+    Ok((Arc::new(store), bytes))
 }
 
 /// Bytes of the files directly in `location` (snapshot, manifest and log).

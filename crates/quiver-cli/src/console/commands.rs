@@ -235,7 +235,7 @@ impl Session {
             bail!("load: name files or directories to load");
         }
         let (store, report) = load_files(&paths, &options, self.store.as_deref(), &NoProgress)?;
-        let bytes = save_loaded(self.database.as_ref(), &self.location, &store)?;
+        let (store, bytes) = save_loaded(self.database.as_ref(), &self.location, store)?;
         writeln!(
             out,
             "loaded {} statements in {:.2} s{}; store: {} triples, {} terms, {} on disk",
@@ -252,7 +252,7 @@ impl Session {
         )?;
         // The saved store is the location's new snapshot: queries read it, and the
         // database is opened again on it.
-        self.store = Some(Arc::new(store));
+        self.store = Some(store);
         self.database = None;
         self.database = Some(open_database(&self.location, self.sync, false)?);
         Ok(())
