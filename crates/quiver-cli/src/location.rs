@@ -66,12 +66,6 @@ pub fn open_database(location: &Path, sync: SyncMode, create: bool) -> Result<Da
 /// The latest committed version of the store at `location`: its snapshot with the log's
 /// commits applied.
 pub fn open_snapshot(location: &Path) -> Result<Arc<Store>> {
-    if !location.is_dir() {
-        anyhow::bail!(
-            "no store at {}: the directory does not exist",
-            location.display()
-        );
-    }
     let database = Database::open(
         location,
         DbOptions {
