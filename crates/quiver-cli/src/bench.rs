@@ -22,6 +22,9 @@ pub enum BenchCommand {
     Emulate(crate::bench_emulate::EmulateArgs),
     /// Thread scaling of the heavy queries: speedup per thread count, CSV and plot
     Scale(crate::bench_scale::ScaleArgs),
+    /// The write path: INSERT DATA, group commit, DELETE/INSERT WHERE, queries during
+    /// ingest, checkpoint and reopen, optionally beside Oxigraph's persistent store
+    Update(crate::bench_update::UpdateBenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -53,6 +56,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Lubm(args) => crate::bench_lubm::run(args),
         BenchCommand::Emulate(args) => crate::bench_emulate::run(args),
         BenchCommand::Scale(args) => crate::bench_scale::run(args),
+        BenchCommand::Update(args) => crate::bench_update::run(args),
     }
 }
 

@@ -11,6 +11,8 @@
 
 mod oxigraph;
 
+pub(crate) use oxigraph::ntriples_file;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -156,7 +158,11 @@ pub(crate) fn load_queries(dir: Option<&Path>) -> Result<Vec<(String, String)>> 
 }
 
 /// Opens the cached store of LUBM-N, or generates, loads and caches it.
-fn store(universities: u32, cache: &Path, threads: usize) -> Result<(Store, Value)> {
+pub(crate) fn cached_store(
+    universities: u32,
+    cache: &Path,
+    threads: usize,
+) -> Result<(Store, Value)> {
     let location = cache.join(format!("lubm-{universities}"));
     let started = Instant::now();
     if location.join("manifest.json").exists() {
@@ -199,7 +205,7 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join("quiver-bench-cache"));
     let queries = load_queries(args.queries.as_deref())?;
-    let (store, mut load) = store(args.universities, &cache, threads)?;
+    let (store, mut load) = cached_store(args.universities, &cache, threads)?;
     let triples = store.triples();
     let bytes = store.data_bytes() as u64;
     load["triples_per_second"] =

@@ -18,7 +18,7 @@
 
 use quiver_model::{Column, Id, PredId};
 
-use crate::patch::AdjacencyPatch;
+use crate::patch::{AdjacencyPatch, PatchedRecord};
 
 /// One direction's adjacency.
 #[derive(Debug, Default, Clone)]
@@ -125,8 +125,14 @@ impl<'a> View<'a> {
     #[inline(always)]
     pub fn record(&self, vertex: Id) -> Record<'a> {
         if let Some(patch) = self.patch {
-            if let Some(words) = patch.record(vertex) {
-                return Record { words };
+            match patch.record(vertex) {
+                Some(PatchedRecord::Words(words)) => return Record { words },
+                Some(PatchedRecord::Delta(delta)) => {
+                    return Record {
+                        words: delta.get(self.base_record(vertex)),
+                    }
+                }
+                None => {}
             }
         }
         self.base_record(vertex)
@@ -134,7 +140,7 @@ impl<'a> View<'a> {
 
     /// The record of `vertex` in the arrays, ignoring any patch.
     #[inline(always)]
-    fn base_record(&self, vertex: Id) -> Record<'a> {
+    pub(crate) fn base_record(&self, vertex: Id) -> Record<'a> {
         let slot = match self.vertices {
             None => vertex as usize,
             Some(list) => match list.binary_search(&vertex) {

@@ -53,7 +53,7 @@ pub struct GraphIndex {
 /// [`crate::patch::AdjacencyPatch`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PredicatePatch {
-    pub(crate) lists: imbl::HashMap<usize, std::sync::Arc<[Id]>>,
+    pub(crate) lists: imbl::HashMap<usize, std::sync::Arc<crate::patch::LazyList>>,
     pub(crate) predicates: usize,
 }
 
@@ -116,9 +116,14 @@ impl GraphIndex {
     pub(crate) fn predicate_list(&self, slot: usize) -> &[Id] {
         if let Some(patch) = &self.predicate_patch {
             if let Some(list) = patch.lists.get(&slot) {
-                return list;
+                return list.get(self.base_predicate_list(slot));
             }
         }
+        self.base_predicate_list(slot)
+    }
+
+    /// A list of the predicate index in the arrays, ignoring any patch.
+    pub(crate) fn base_predicate_list(&self, slot: usize) -> &[Id] {
         match (
             self.predicate_offsets.get(slot),
             self.predicate_offsets.get(slot + 1),
@@ -216,7 +221,7 @@ impl GraphIndex {
                 patch
                     .lists
                     .values()
-                    .map(|l| l.len() * std::mem::size_of::<Id>())
+                    .map(|l| l.delta.entries() * std::mem::size_of::<Id>())
                     .sum()
             })
     }

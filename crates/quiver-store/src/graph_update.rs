@@ -11,8 +11,10 @@ use std::sync::Arc;
 use quiver_model::{Id, PredId};
 
 use crate::adjacency::Adjacency;
-use crate::graph::{GraphIndex, PredicatePatch};
-use crate::patch::{encode_record, AdjacencyPatch};
+use crate::graph::GraphIndex;
+use crate::patch::{
+    encode_record, patch_as_delta, AdjacencyPatch, LazyList, PatchedRecord, RecordDelta,
+};
 use crate::stats::PredicateStats;
 
 /// Triples as `[subject, predicate id, object]`, with whether each is inserted (deletes
@@ -91,8 +93,9 @@ impl GraphIndex {
     }
 }
 
-/// Applies the vertices added to and removed from predicate index lists to `next`, and
-/// sets the distinct subject and object counts of the predicates concerned.
+/// Applies the vertices added to and removed from predicate index lists to `next` (as
+/// deltas over the base lists, see [`LazyList`]), and sets the distinct subject and object
+/// counts of the predicates concerned.
 fn apply_slot_changes(
     next: &mut GraphIndex,
     slots: &mut BTreeMap<usize, SlotChange>,
@@ -101,27 +104,43 @@ fn apply_slot_changes(
 ) {
     let mut patch = next.predicate_patch.clone().unwrap_or_default();
     patch.predicates = patch.predicates.max(predicates);
-    for (&slot, change) in slots.iter_mut() {
-        change.added.sort_unstable();
-        change.removed.sort_unstable();
-        let list = merge(next.predicate_list(slot), &change.removed, &change.added);
-        let count = list.len() as u64;
+    for (&slot, change) in slots.iter() {
+        let base = next.base_predicate_list(slot);
+        let mut delta = patch
+            .lists
+            .get(&slot)
+            .map(|list| list.delta.clone())
+            .unwrap_or_default();
+        for &v in &change.removed {
+            delta.remove(base, v);
+        }
+        for &v in &change.added {
+            delta.insert(base, v);
+        }
+        let count = delta.len(base) as u64;
         let entry = &mut stats[slot / 2];
         if slot % 2 == 0 {
             entry.subjects = count;
         } else {
             entry.objects = count;
         }
-        patch.lists.insert(slot, Arc::from(list));
+        patch.lists.insert(slot, Arc::new(LazyList::new(delta)));
     }
-    next.predicate_patch = Some(PredicatePatch { ..patch });
+    next.predicate_patch = Some(patch);
+}
+
+/// What one vertex's changes did to one of its lists.
+struct ListChange {
+    before: usize,
+    after: usize,
+    added: u64,
+    removed: u64,
 }
 
 /// Updates one direction: `key`/`nbr` are the positions of the record's vertex and of the
 /// neighbour in a triple. `on_key(p, v, added)` reports a vertex that gained its first or
 /// lost its last neighbour over `p`; `on_degree(p, len)` every new list length. Returns
-/// the triples really added and removed per predicate (counted on the OUT side only, by
-/// the caller's choice of the result it keeps).
+/// the triples really added and removed per predicate.
 fn update_direction(
     adjacency: &mut Adjacency,
     changes: &TripleChanges,
@@ -130,8 +149,8 @@ fn update_direction(
     mut on_key: impl FnMut(PredId, Id, bool),
     mut on_degree: impl FnMut(PredId, u64),
 ) -> (BTreeMap<PredId, u64>, BTreeMap<PredId, u64>) {
-    // (vertex, predicate, neighbour, insert?) sorted; the last of a triple's entries wins,
-    // and inserts sort after deletes.
+    // (vertex, predicate, neighbour, insert?) sorted: a triple's delete sorts before its
+    // insert, and the last entry of a triple decides.
     let mut edges: Vec<(Id, PredId, Id, bool)> = changes
         .deletes
         .iter()
@@ -144,6 +163,15 @@ fn update_direction(
         )
         .collect();
     edges.sort_unstable();
+    edges.dedup_by(|later, earlier| {
+        // `dedup_by` passes (current, previous): keep the later entry of a triple.
+        if later.0 == earlier.0 && later.1 == earlier.1 && later.2 == earlier.2 {
+            *earlier = *later;
+            true
+        } else {
+            false
+        }
+    });
     let dense = match &adjacency.vertices {
         None => adjacency.offsets.len().saturating_sub(1),
         Some(_) => 0,
@@ -153,88 +181,107 @@ fn update_direction(
         .take()
         .unwrap_or_else(|| AdjacencyPatch::new(dense));
     let (mut added, mut removed) = (BTreeMap::new(), BTreeMap::new());
-    let view_adjacency = Adjacency {
+    let snapshot = Adjacency {
         patch: Some(patch.clone()),
         ..adjacency.clone()
     };
-    let view = view_adjacency.view();
-    let mut start = 0;
-    while start < edges.len() {
-        let vertex = edges[start].0;
-        let mut end = start;
-        while end < edges.len() && edges[end].0 == vertex {
-            end += 1;
+    let view = snapshot.view();
+    let mut report = |q: PredId, vertex: Id, change: ListChange| {
+        if change.added > 0 {
+            *added.entry(q).or_insert(0) += change.added;
+        }
+        if change.removed > 0 {
+            *removed.entry(q).or_insert(0) += change.removed;
+        }
+        if change.before == 0 && change.after > 0 {
+            on_key(q, vertex, true);
+        } else if change.before > 0 && change.after == 0 {
+            on_key(q, vertex, false);
+        }
+        if change.after > 0 {
+            on_degree(q, change.after as u64);
+        }
+    };
+    for group in edges.chunk_by(|a, b| a.0 == b.0) {
+        let vertex = group[0].0;
+        let base = view.base_record(vertex);
+        let existing = snapshot.patch.as_ref().and_then(|p| p.record(vertex));
+        let as_delta = match existing {
+            Some(PatchedRecord::Delta(_)) => true,
+            Some(PatchedRecord::Words(_)) => false,
+            None => patch_as_delta(base.words().len()),
+        };
+        if as_delta {
+            let mut lists = match existing {
+                Some(PatchedRecord::Delta(delta)) => delta.lists.clone(),
+                _ => BTreeMap::new(),
+            };
+            for changes in group.chunk_by(|a, b| a.1 == b.1) {
+                let q = changes[0].1;
+                let base_list = base.get(q);
+                let delta = lists.entry(q).or_default();
+                let before = delta.len(base_list);
+                let (mut really_added, mut really_removed) = (0, 0);
+                for &(_, _, n, insert) in changes {
+                    if insert {
+                        really_added += u64::from(delta.insert(base_list, n));
+                    } else {
+                        really_removed += u64::from(delta.remove(base_list, n));
+                    }
+                }
+                let after = delta.len(base_list);
+                report(
+                    q,
+                    vertex,
+                    ListChange {
+                        before,
+                        after,
+                        added: really_added,
+                        removed: really_removed,
+                    },
+                );
+            }
+            patch.set(
+                vertex,
+                PatchedRecord::Delta(Arc::new(RecordDelta::new(lists))),
+            );
+            continue;
         }
         let record = view.record(vertex);
         let mut lists: Vec<(PredId, Vec<Id>)> = Vec::with_capacity(record.len() + 1);
         let mut old = record.iter().peekable();
-        let mut i = start;
-        while i < end || old.peek().is_some() {
-            let next_change = (i < end).then(|| edges[i].1);
-            match (old.peek().map(|(p, _)| *p), next_change) {
-                (Some(p), Some(q)) if p < q => {
-                    let (p, list) = old.next().expect("peeked");
-                    lists.push((p, list.to_vec()));
-                }
-                (Some(_), None) => {
-                    let (p, list) = old.next().expect("peeked");
-                    lists.push((p, list.to_vec()));
-                }
-                (old_p, Some(q)) => {
-                    let existing: &[Id] = if old_p == Some(q) {
-                        old.next().expect("peeked").1
-                    } else {
-                        &[]
-                    };
-                    let mut j = i;
-                    let (mut inserts, mut deletes) = (Vec::new(), Vec::new());
-                    while j < end && edges[j].1 == q {
-                        let n = edges[j].2;
-                        // The last entry of a neighbour decides (insert after delete).
-                        if j + 1 < end && edges[j + 1].1 == q && edges[j + 1].2 == n {
-                            j += 1;
-                            continue;
-                        }
-                        if edges[j].3 {
-                            inserts.push(n);
-                        } else {
-                            deletes.push(n);
-                        }
-                        j += 1;
-                    }
-                    i = j;
-                    inserts.dedup();
-                    deletes.dedup();
-                    let list = merge(existing, &deletes, &inserts);
-                    let gained = list.len() as i64 - existing.len() as i64;
-                    let really_removed = deletes
-                        .iter()
-                        .filter(|d| existing.binary_search(d).is_ok())
-                        .count() as u64;
-                    let really_added = (gained + really_removed as i64) as u64;
-                    if really_added > 0 {
-                        *added.entry(q).or_insert(0) += really_added;
-                    }
-                    if really_removed > 0 {
-                        *removed.entry(q).or_insert(0) += really_removed;
-                    }
-                    if existing.is_empty() && !list.is_empty() {
-                        on_key(q, vertex, true);
-                    } else if !existing.is_empty() && list.is_empty() {
-                        on_key(q, vertex, false);
-                    }
-                    if !list.is_empty() {
-                        on_degree(q, list.len() as u64);
-                        lists.push((q, list));
-                    }
-                }
-                (None, None) => break,
+        for changes in group.chunk_by(|a, b| a.1 == b.1) {
+            let q = changes[0].1;
+            while let Some((p, list)) = old.next_if(|(p, _)| *p < q) {
+                lists.push((p, list.to_vec()));
+            }
+            let existing: &[Id] = old.next_if(|(p, _)| *p == q).map_or(&[], |(_, list)| list);
+            let inserts: Vec<Id> = changes.iter().filter(|c| c.3).map(|c| c.2).collect();
+            let deletes: Vec<Id> = changes.iter().filter(|c| !c.3).map(|c| c.2).collect();
+            let list = merge(existing, &deletes, &inserts);
+            let really_removed = deletes
+                .iter()
+                .filter(|d| existing.binary_search(d).is_ok())
+                .count() as u64;
+            let really_added = (list.len() + really_removed as usize - existing.len()) as u64;
+            report(
+                q,
+                vertex,
+                ListChange {
+                    before: existing.len(),
+                    after: list.len(),
+                    added: really_added,
+                    removed: really_removed,
+                },
+            );
+            if !list.is_empty() {
+                lists.push((q, list));
             }
         }
-        patch.set(vertex, encode_record(&lists));
-        start = end;
+        lists.extend(old.map(|(p, list)| (p, list.to_vec())));
+        patch.set(vertex, PatchedRecord::Words(encode_record(&lists)));
     }
-    drop(view_adjacency);
+    drop(snapshot);
     adjacency.patch = Some(patch);
     (added, removed)
 }

@@ -16,7 +16,7 @@ mod compaction;
 pub mod graph;
 mod graph_update;
 pub mod mutable;
-pub(crate) mod patch;
+mod patch;
 pub mod persist;
 pub mod stats;
 pub mod store;
@@ -25,6 +25,8 @@ mod validate;
 pub use changes::{ApplyError, ChangeSet, Quad};
 pub use graph::{Direction, GraphIndex, Key};
 pub use mutable::{MutableGraph, Neighbors, Reader};
+#[doc(hidden)]
+pub use patch::set_delta_record_words;
 pub use persist::StoreError;
 pub use stats::{ClassStats, PredicateStats};
 pub use store::{EncodedGraphs, LoadInfo, Store};

@@ -14,15 +14,165 @@
 //! only ever set (before the version that needs them is published), so a reader of an
 //! older version may see a bit for a vertex it finds unpatched, and then reads the base.
 //! Vertices beyond the base (terms added by updates) are always probed.
+//!
+//! A vertex with a long record (a class vertex listing millions of instances) is not
+//! copied on every change: its patch holds, per predicate, the neighbours added to and
+//! removed from the base list ([`ListDelta`], persistent sorted sets), and the record is
+//! materialised once per version, by the first reader that needs it ([`RecordDelta`]).
+//! The predicate index's lists (all subjects of `rdf:type`, say) are patched the same way
+//! ([`LazyList`]). A change then costs a logarithmic update of the sets, not a copy of the
+//! list.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use quiver_model::{Id, PredId};
 use rustc_hash::FxBuildHasher;
 
 type RecordMap =
-    imbl::GenericHashMap<Id, Arc<[Id]>, FxBuildHasher, imbl::shared_ptr::DefaultSharedPtr>;
+    imbl::GenericHashMap<Id, PatchedRecord, FxBuildHasher, imbl::shared_ptr::DefaultSharedPtr>;
+/// Records at least this many words long are patched as deltas instead of copies.
+static DELTA_RECORD_WORDS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(1024);
+
+/// Whether a base record of `words` words is patched as a delta.
+pub(crate) fn patch_as_delta(words: usize) -> bool {
+    words >= DELTA_RECORD_WORDS.load(Ordering::Relaxed)
+}
+
+/// Sets the record length from which records are patched as deltas (tests use 0 to
+/// exercise deltas on small graphs).
+#[doc(hidden)]
+pub fn set_delta_record_words(words: usize) {
+    DELTA_RECORD_WORDS.store(words, Ordering::Relaxed);
+}
+
+/// A vertex's record as an update left it.
+#[derive(Clone)]
+pub(crate) enum PatchedRecord {
+    /// The whole record (empty: the vertex has no edges).
+    Words(Arc<[Id]>),
+    /// Changes to the base record, per predicate.
+    Delta(Arc<RecordDelta>),
+}
+
+/// The neighbours added to and removed from a base list: `added` holds no base element,
+/// `removed` only base elements, so the list is `base − removed + added`.
+#[derive(Clone, Default, Debug)]
+pub(crate) struct ListDelta {
+    added: imbl::OrdSet<Id>,
+    removed: imbl::OrdSet<Id>,
+}
+
+impl ListDelta {
+    /// The length of the list over `base`.
+    pub(crate) fn len(&self, base: &[Id]) -> usize {
+        base.len() + self.added.len() - self.removed.len()
+    }
+
+    /// Elements held (added plus removed).
+    pub(crate) fn entries(&self) -> usize {
+        self.added.len() + self.removed.len()
+    }
+
+    /// Adds `x`; whether the list changed.
+    pub(crate) fn insert(&mut self, base: &[Id], x: Id) -> bool {
+        if self.removed.remove(&x).is_some() {
+            return true;
+        }
+        if base.binary_search(&x).is_ok() {
+            return false;
+        }
+        self.added.insert(x).is_none()
+    }
+
+    /// Removes `x`; whether the list changed.
+    pub(crate) fn remove(&mut self, base: &[Id], x: Id) -> bool {
+        if self.added.remove(&x).is_some() {
+            return true;
+        }
+        base.binary_search(&x).is_ok() && self.removed.insert(x).is_none()
+    }
+
+    /// The list over `base`, sorted.
+    pub(crate) fn materialize(&self, base: &[Id]) -> Vec<Id> {
+        let mut out = Vec::with_capacity(self.len(base));
+        let mut added = self.added.iter().copied().peekable();
+        let mut removed = self.removed.iter().copied().peekable();
+        for &x in base {
+            while let Some(a) = added.next_if(|&a| a < x) {
+                out.push(a);
+            }
+            if removed.next_if_eq(&x).is_none() {
+                out.push(x);
+            }
+        }
+        out.extend(added);
+        out
+    }
+}
+
+/// A list of the predicate index as a delta over its base list, materialised on first
+/// read.
+#[derive(Debug, Default)]
+pub(crate) struct LazyList {
+    pub(crate) delta: ListDelta,
+    cached: OnceLock<Box<[Id]>>,
+}
+
+impl LazyList {
+    pub(crate) fn new(delta: ListDelta) -> Self {
+        Self {
+            delta,
+            cached: OnceLock::new(),
+        }
+    }
+
+    /// The list over `base`.
+    pub(crate) fn get(&self, base: &[Id]) -> &[Id] {
+        self.cached
+            .get_or_init(|| self.delta.materialize(base).into())
+    }
+}
+
+/// A long record as per-predicate deltas over the base record, materialised on first read.
+#[derive(Debug, Default)]
+pub(crate) struct RecordDelta {
+    pub(crate) lists: BTreeMap<PredId, ListDelta>,
+    cached: OnceLock<Box<[Id]>>,
+}
+
+impl RecordDelta {
+    pub(crate) fn new(lists: BTreeMap<PredId, ListDelta>) -> Self {
+        Self {
+            lists,
+            cached: OnceLock::new(),
+        }
+    }
+
+    /// The record's words over the base record `base`.
+    pub(crate) fn get(&self, base: crate::adjacency::Record<'_>) -> &[Id] {
+        self.cached.get_or_init(|| {
+            let mut lists: Vec<(PredId, Vec<Id>)> = Vec::new();
+            let mut deltas = self.lists.iter().peekable();
+            for (p, list) in base.iter() {
+                while let Some((&q, delta)) = deltas.next_if(|(&q, _)| q < p) {
+                    lists.push((q, delta.materialize(&[])));
+                }
+                match deltas.next_if(|(&q, _)| q == p) {
+                    Some((_, delta)) => lists.push((p, delta.materialize(list))),
+                    None => lists.push((p, list.to_vec())),
+                }
+            }
+            for (&q, delta) in deltas {
+                lists.push((q, delta.materialize(&[])));
+            }
+            lists.retain(|(_, list)| !list.is_empty());
+            encode_record(&lists).to_vec().into()
+        })
+    }
+}
 
 /// The changed records of one adjacency.
 #[derive(Clone)]
@@ -53,7 +203,7 @@ impl AdjacencyPatch {
 
     /// The patched record of `vertex`, if it has one.
     #[inline(always)]
-    pub(crate) fn record(&self, vertex: Id) -> Option<&[Id]> {
+    pub(crate) fn record(&self, vertex: Id) -> Option<&PatchedRecord> {
         let word = vertex as usize / 64;
         if let Some(bits) = self.filter.get(word) {
             if bits.load(Ordering::Relaxed) & (1 << (vertex % 64)) == 0 {
@@ -62,11 +212,11 @@ impl AdjacencyPatch {
         } else if self.records.is_empty() {
             return None;
         }
-        self.records.get(&vertex).map(|record| &record[..])
+        self.records.get(&vertex)
     }
 
-    /// Replaces the record of `vertex` (an empty slice: the vertex has no edges).
-    pub(crate) fn set(&mut self, vertex: Id, record: Arc<[Id]>) {
+    /// Replaces the record of `vertex`.
+    pub(crate) fn set(&mut self, vertex: Id, record: PatchedRecord) {
         if let Some(bits) = self.filter.get(vertex as usize / 64) {
             bits.fetch_or(1 << (vertex % 64), Ordering::Relaxed);
         }
@@ -86,7 +236,14 @@ impl AdjacencyPatch {
     pub(crate) fn data_bytes(&self) -> usize {
         self.records
             .values()
-            .map(|record| record.len() * std::mem::size_of::<Id>())
+            .map(|record| match record {
+                PatchedRecord::Words(words) => words.len() * std::mem::size_of::<Id>(),
+                PatchedRecord::Delta(delta) => delta
+                    .lists
+                    .values()
+                    .map(|d| d.entries() * std::mem::size_of::<Id>())
+                    .sum(),
+            })
             .sum::<usize>()
             + self.filter.len() * 8
     }

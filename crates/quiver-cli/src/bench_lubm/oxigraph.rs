@@ -27,21 +27,7 @@ pub(super) fn run(
     if !probe.is_ok_and(|o| o.status.success()) {
         bail!("--compare-oxigraph needs pyoxigraph for {python}: pip install pyoxigraph");
     }
-    std::fs::create_dir_all(cache)?;
-    let data = cache.join(format!("lubm-{universities}.nt"));
-    if !data.exists() {
-        eprintln!("writing LUBM-{universities} as N-Triples for Oxigraph …");
-        let tmp = cache.join(".lubm.nt.tmp");
-        let mut buffer = quiver_lubm::ntriples::NTriplesBuffer::new();
-        let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        for university in 0..universities {
-            buffer.bytes.clear();
-            quiver_lubm::generate_university(0, university, &mut buffer);
-            std::io::Write::write_all(&mut file, &buffer.bytes)?;
-        }
-        std::io::Write::flush(&mut file)?;
-        std::fs::rename(&tmp, &data)?;
-    }
+    let data = ntriples_file(universities, cache)?;
     let query_file = cache.join("queries.json");
     std::fs::write(&query_file, serde_json::to_string(queries)?)?;
     eprintln!("loading LUBM-{universities} into Oxigraph and running the queries …");
@@ -59,4 +45,24 @@ pub(super) fn run(
         );
     }
     serde_json::from_slice(&output.stdout).context("reading pyoxigraph's report")
+}
+
+/// The N-Triples of LUBM-N in `cache` (written the first time).
+pub(crate) fn ntriples_file(universities: u32, cache: &Path) -> Result<std::path::PathBuf> {
+    std::fs::create_dir_all(cache)?;
+    let data = cache.join(format!("lubm-{universities}.nt"));
+    if !data.exists() {
+        eprintln!("writing LUBM-{universities} as N-Triples for Oxigraph …");
+        let tmp = cache.join(".lubm.nt.tmp");
+        let mut buffer = quiver_lubm::ntriples::NTriplesBuffer::new();
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        for university in 0..universities {
+            buffer.bytes.clear();
+            quiver_lubm::generate_university(0, university, &mut buffer);
+            std::io::Write::write_all(&mut file, &buffer.bytes)?;
+        }
+        std::io::Write::flush(&mut file)?;
+        std::fs::rename(&tmp, &data)?;
+    }
+    Ok(data)
 }

@@ -1,0 +1,421 @@
+//! `quiver bench update`: the write path on LUBM-N, optionally beside Oxigraph's
+//! persistent store (pyoxigraph `Store(path)`) doing the same work in the same run.
+//!
+//! Every figure is timed from SPARQL text to an acknowledged commit (parse, evaluate,
+//! apply, log, sync), like Oxigraph's `store.update(text)`:
+//! - `INSERT DATA` throughput in batches of 1, 100 and 10,000 new triples under
+//!   `--sync=always` and `--sync=batch`, and single-triple commits from 16 writer threads
+//!   (group commit: they share fsyncs);
+//! - one `DELETE/INSERT … WHERE` over the ~100 K graduate students' e-mail addresses;
+//! - light (q4, q5: p50/p99) and heavy (q1, q7: median) query latency, query text to TSV,
+//!   on an idle store and while a writer ingests a steady 100 K triples/s (1,000-triple
+//!   commits every 10 ms), Wukong's ingest-while-querying experiment;
+//! - the log's size, a checkpoint's time and the log after it;
+//! - reopening with a log of `--log-mib` (churn: the same triples inserted and deleted).
+
+mod oxigraph;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use quiver_db::{Database, DbOptions, SyncMode};
+use quiver_sparql::{prepare, write_results, ExecOptions, PrepareOptions, ResultsFormat};
+use serde_json::{json, Value};
+
+#[derive(Args, Debug)]
+pub struct UpdateBenchArgs {
+    /// LUBM-N: number of universities
+    #[arg(short, long, default_value_t = 1)]
+    pub universities: u32,
+    /// Where cached stores live (shared with `bench lubm`)
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Worker threads for heavy queries (default: all cores)
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Seconds each throughput figure runs for (at least a few commits)
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    /// Size of the log to reopen with, in MiB (0: skip that figure)
+    #[arg(long, default_value_t = 1024)]
+    pub log_mib: u64,
+    /// Also run the same work in pyoxigraph's persistent store
+    #[arg(long)]
+    pub compare_oxigraph: bool,
+    /// Write the figures as JSON to this file
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+const UB: &str = "http://swat.lehigh.edu/onto/univ-bench.owl#";
+
+/// `INSERT DATA` of `count` new triples numbered from `first`.
+pub(crate) fn insert_data(first: u64, count: u64) -> String {
+    let mut text = String::with_capacity(96 * count as usize + 32);
+    text.push_str("INSERT DATA {\n");
+    for n in first..first + count {
+        text.push_str(&format!(
+            "<http://bench.quiver.example/s{n}> <{UB}name> \"bench {n}\" .\n"
+        ));
+    }
+    text.push('}');
+    text
+}
+
+/// The DELETE/INSERT WHERE of the benchmark (about 1,000 matches per university).
+pub(crate) const DELETE_INSERT: &str = "PREFIX ub: <http://swat.lehigh.edu/onto/univ-bench.owl#>
+DELETE { ?s ub:emailAddress ?e } INSERT { ?s ub:mail ?e }
+WHERE { ?s a ub:GraduateStudent ; ub:emailAddress ?e }";
+
+fn sync_name(sync: SyncMode) -> &'static str {
+    match sync {
+        SyncMode::Always => "always",
+        SyncMode::Batch => "batch",
+        SyncMode::None => "none",
+    }
+}
+
+/// A fresh copy of the cached LUBM-N store in `dir` (a database of its own).
+fn fresh_copy(source: &Path, dir: &Path) -> Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    std::fs::create_dir_all(dir)?;
+    for entry in std::fs::read_dir(source)? {
+        let entry = entry?;
+        std::fs::copy(entry.path(), dir.join(entry.file_name()))?;
+    }
+    Ok(())
+}
+
+fn open(dir: &Path, sync: SyncMode) -> Result<Database> {
+    Database::open(
+        dir,
+        DbOptions {
+            sync,
+            ..DbOptions::default()
+        },
+    )
+    .with_context(|| format!("opening {}", dir.display()))
+}
+
+fn update(db: &Database, text: &str) -> Result<()> {
+    db.update(text, None, &ExecOptions::default())?;
+    Ok(())
+}
+
+/// Commits of `batch` triples for about `seconds`: (triples/s, commits/s, commits).
+fn insert_throughput(db: &Database, batch: u64, seconds: f64, next: &mut u64) -> Result<Value> {
+    let started = Instant::now();
+    let mut commits = 0u64;
+    while started.elapsed().as_secs_f64() < seconds || commits < 3 {
+        let text = insert_data(*next, batch);
+        *next += batch;
+        update(db, &text)?;
+        commits += 1;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    Ok(json!({
+        "batch": batch,
+        "commits": commits,
+        "triples_per_second": (commits * batch) as f64 / elapsed,
+        "commits_per_second": commits as f64 / elapsed,
+    }))
+}
+
+/// Single-triple commits from `writers` threads for about `seconds`.
+fn group_commit(db: &Database, writers: u64, seconds: f64, base: u64) -> Result<Value> {
+    let commits = AtomicU64::new(0);
+    let started = Instant::now();
+    std::thread::scope(|scope| -> Result<()> {
+        let handles: Vec<_> = (0..writers)
+            .map(|w| {
+                let commits = &commits;
+                scope.spawn(move || -> Result<()> {
+                    let mut n = base + w * 1_000_000_000;
+                    while started.elapsed().as_secs_f64() < seconds {
+                        update(db, &insert_data(n, 1))?;
+                        n += 1;
+                        commits.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().expect("writer thread")?;
+        }
+        Ok(())
+    })?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let commits = commits.load(Ordering::Relaxed);
+    Ok(
+        json!({"writers": writers, "commits": commits, "commits_per_second": commits as f64 / elapsed}),
+    )
+}
+
+/// Query text to TSV in memory, on the database's current version: µs.
+fn query_us(db: &Database, text: &str, threads: usize) -> Result<f64> {
+    let started = Instant::now();
+    let store = db.snapshot();
+    let prepared = prepare(&store, text, &PrepareOptions::default())?;
+    let options = ExecOptions {
+        threads,
+        ..ExecOptions::default()
+    };
+    let results = prepared.execute(&store, &options)?;
+    std::hint::black_box(write_results(&results, ResultsFormat::Tsv, Vec::new())?);
+    Ok(started.elapsed().as_secs_f64() * 1e6)
+}
+
+fn percentile(values: &mut [f64], p: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[((values.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Light p50/p99 and heavy medians, for about `seconds` per light query.
+fn latencies(db: &Database, threads: usize, seconds: f64) -> Result<Value> {
+    let queries = crate::bench_lubm::default_queries();
+    let text = |name: &str| -> Result<String> {
+        Ok(queries
+            .iter()
+            .find(|(n, _)| n == name)
+            .context("built-in query")?
+            .1
+            .clone())
+    };
+    let mut report = serde_json::Map::new();
+    for name in ["q4", "q5"] {
+        let text = text(name)?;
+        let mut times = Vec::new();
+        let started = Instant::now();
+        while started.elapsed().as_secs_f64() < seconds || times.len() < 100 {
+            times.push(query_us(db, &text, 1)?);
+        }
+        report.insert(
+            name.into(),
+            json!({"p50_us": percentile(&mut times, 0.5), "p99_us": percentile(&mut times, 0.99), "runs": times.len()}),
+        );
+    }
+    for name in ["q1", "q7"] {
+        let text = text(name)?;
+        let mut times = (0..5)
+            .map(|_| query_us(db, &text, threads))
+            .collect::<Result<Vec<_>>>()?;
+        report.insert(
+            name.into(),
+            json!({"median_us": percentile(&mut times, 0.5)}),
+        );
+    }
+    Ok(Value::Object(report))
+}
+
+/// Latencies while a writer commits 1,000 triples every 10 ms.
+fn latencies_under_ingest(
+    db: &Database,
+    threads: usize,
+    seconds: f64,
+    next: &mut u64,
+) -> Result<Value> {
+    let stop = AtomicBool::new(false);
+    let ingested = AtomicU64::new(0);
+    let first = *next;
+    let (report, elapsed) = std::thread::scope(|scope| -> Result<(Value, f64)> {
+        let writer = scope.spawn(|| -> Result<()> {
+            let mut n = first;
+            let mut due = Instant::now();
+            while !stop.load(Ordering::Relaxed) {
+                update(db, &insert_data(n, 1000))?;
+                n += 1000;
+                ingested.fetch_add(1000, Ordering::Relaxed);
+                due += Duration::from_millis(10);
+                if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+            }
+            Ok(())
+        });
+        let started = Instant::now();
+        let report = latencies(db, threads, seconds);
+        let elapsed = started.elapsed().as_secs_f64();
+        stop.store(true, Ordering::Relaxed);
+        writer.join().expect("writer thread")?;
+        Ok((report?, elapsed))
+    })?;
+    *next = first + ingested.load(Ordering::Relaxed);
+    let rate = ingested.load(Ordering::Relaxed) as f64 / elapsed;
+    Ok(json!({"queries": report, "ingest_triples_per_second": rate}))
+}
+
+pub fn run(args: UpdateBenchArgs) -> Result<()> {
+    let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
+    let cache = args
+        .cache
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("quiver-bench-cache"));
+    crate::bench_lubm::cached_store(args.universities, &cache, threads)?;
+    let source = cache.join(format!("lubm-{}", args.universities));
+    let work = cache.join(format!("update-{}", args.universities));
+    let mut report = serde_json::Map::new();
+    let mut next = 0u64;
+
+    let mut inserts = Vec::new();
+    for sync in [SyncMode::Always, SyncMode::Batch] {
+        fresh_copy(&source, &work)?;
+        let db = open(&work, sync)?;
+        for batch in [1, 100, 10_000] {
+            let mut figure = insert_throughput(&db, batch, args.seconds, &mut next)?;
+            figure["sync"] = json!(sync_name(sync));
+            eprintln!("INSERT DATA: {figure}");
+            inserts.push(figure);
+        }
+    }
+    report.insert("insert_data".into(), json!(inserts));
+
+    fresh_copy(&source, &work)?;
+    let db = open(&work, SyncMode::Always)?;
+    let figure = group_commit(&db, 16, args.seconds, 1 << 40)?;
+    eprintln!("group commit: {figure}");
+    report.insert("group_commit".into(), figure);
+
+    let before = db.snapshot().triples();
+    let started = Instant::now();
+    update(&db, DELETE_INSERT)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let figure = json!({"seconds": seconds, "triples_before": before, "triples_after": db.snapshot().triples()});
+    eprintln!("DELETE/INSERT WHERE: {figure}");
+    report.insert("delete_insert_where".into(), figure);
+
+    let idle = latencies(&db, threads, args.seconds)?;
+    eprintln!("idle: {idle}");
+    let ingest = latencies_under_ingest(&db, threads, args.seconds, &mut next)?;
+    eprintln!("under ingest: {ingest}");
+    report.insert("idle".into(), idle);
+    report.insert("under_ingest".into(), ingest);
+
+    let log_before = db.wal_bytes();
+    let started = Instant::now();
+    db.checkpoint()?;
+    let figure = json!({"seconds": started.elapsed().as_secs_f64(), "log_bytes_before": log_before, "log_bytes_after": db.wal_bytes()});
+    eprintln!("checkpoint: {figure}");
+    report.insert("checkpoint".into(), figure);
+    drop(db);
+
+    if args.log_mib > 0 {
+        fresh_copy(&source, &work)?;
+        let db = open(&work, SyncMode::None)?;
+        let insert = insert_data(0, 10_000);
+        let delete = insert.replacen("INSERT DATA", "DELETE DATA", 1);
+        while db.wal_bytes() < args.log_mib << 20 {
+            update(&db, &insert)?;
+            update(&db, &delete)?;
+        }
+        let log = db.wal_bytes();
+        drop(db);
+        let started = Instant::now();
+        let db = open(&work, SyncMode::Always)?;
+        let figure = json!({"log_bytes": log, "reopen_seconds": started.elapsed().as_secs_f64(), "triples": db.snapshot().triples()});
+        eprintln!("reopen: {figure}");
+        report.insert("reopen".into(), figure);
+    }
+    std::fs::remove_dir_all(&work).ok();
+
+    if args.compare_oxigraph {
+        let peer = oxigraph::run(args.universities, &cache, args.seconds)?;
+        report.insert("oxigraph".into(), peer);
+    }
+    let report = Value::Object(report);
+    println!("{}", render(&report));
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")?;
+    }
+    Ok(())
+}
+
+/// The report as a Markdown table, Oxigraph's figure beside Quiver's where it applies.
+fn render(report: &Value) -> String {
+    let peer = &report["oxigraph"];
+    let mut rows = vec![
+        "| figure | Quiver | Oxigraph |".to_string(),
+        "|---|---:|---:|".to_string(),
+    ];
+    let num = |v: &Value| v.as_f64().map_or("–".into(), |x| format!("{x:.0}"));
+    for figure in report["insert_data"].as_array().into_iter().flatten() {
+        let batch = figure["batch"].as_u64().unwrap_or(0);
+        let sync = figure["sync"].as_str().unwrap_or("");
+        let theirs = peer["insert_data"]
+            .as_array()
+            .and_then(|a| a.iter().find(|f| f["batch"].as_u64() == Some(batch)))
+            .map_or(Value::Null, |f| f["triples_per_second"].clone());
+        rows.push(format!(
+            "| INSERT DATA, {batch} per commit, sync {sync}: triples/s | {} | {} |",
+            num(&figure["triples_per_second"]),
+            num(&theirs)
+        ));
+    }
+    rows.push(format!(
+        "| 16 writers, 1 triple per commit: commits/s | {} | {} |",
+        num(&report["group_commit"]["commits_per_second"]),
+        num(&peer["group_commit"]["commits_per_second"])
+    ));
+    rows.push(format!(
+        "| DELETE/INSERT WHERE (graduate students' e-mail): ms | {} | {} |",
+        num(&json!(
+            report["delete_insert_where"]["seconds"]
+                .as_f64()
+                .unwrap_or(0.0)
+                * 1e3
+        )),
+        num(&json!(peer["delete_insert_where"]["seconds"]
+            .as_f64()
+            .map(|s| s * 1e3)))
+    ));
+    for phase in ["idle", "under_ingest"] {
+        let ours = if phase == "idle" {
+            &report[phase]
+        } else {
+            &report[phase]["queries"]
+        };
+        let theirs = if phase == "idle" {
+            &peer[phase]
+        } else {
+            &peer[phase]["queries"]
+        };
+        for (q, key) in [
+            ("q4", "p50_us"),
+            ("q4", "p99_us"),
+            ("q5", "p50_us"),
+            ("q5", "p99_us"),
+            ("q1", "median_us"),
+            ("q7", "median_us"),
+        ] {
+            rows.push(format!(
+                "| {phase}: {q} {key} | {} | {} |",
+                num(&ours[q][key]),
+                num(&theirs[q][key])
+            ));
+        }
+    }
+    rows.push(format!(
+        "| ingest rate achieved under queries: triples/s | {} | {} |",
+        num(&report["under_ingest"]["ingest_triples_per_second"]),
+        num(&peer["under_ingest"]["ingest_triples_per_second"])
+    ));
+    rows.push(format!(
+        "| checkpoint: s (log bytes before → after) | {:.2} ({} → {}) | – |",
+        report["checkpoint"]["seconds"].as_f64().unwrap_or(0.0),
+        report["checkpoint"]["log_bytes_before"],
+        report["checkpoint"]["log_bytes_after"]
+    ));
+    if !report["reopen"].is_null() {
+        rows.push(format!(
+            "| reopen with a {} MiB log: s | {:.2} | – |",
+            report["reopen"]["log_bytes"].as_u64().unwrap_or(0) >> 20,
+            report["reopen"]["reopen_seconds"].as_f64().unwrap_or(0.0)
+        ));
+    }
+    rows.join("\n")
+}
