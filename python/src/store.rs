@@ -201,8 +201,8 @@ fn quad_from_python(quad: &Bound<'_, PyAny>) -> PyResult<oxrdf::Quad> {
         return Ok(triple.get().inner.clone().in_graph(oxrdf::GraphName::DefaultGraph));
     }
     let items: Vec<Bound<'_, PyAny>> = match quad.try_iter() {
-        Ok(items) => items.collect::<PyResult<_>>()?,
-        Err(_) => {
+        Ok(items) if !quad.is_instance_of::<PyString>() => items.collect::<PyResult<_>>()?,
+        _ => {
             return Err(PyTypeError::new_err(
                 "a quad is a Triple or a tuple (subject, predicate, object[, graph])",
             ))
