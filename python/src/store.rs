@@ -185,7 +185,11 @@ impl Store {
         py.allow_threads(|| {
             database.commit_changes(|store| {
                 let changes = build(store);
-                Ok(if changes.is_empty() { Vec::new() } else { vec![changes] })
+                Ok(if changes.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![changes]
+                })
             })
         })
         .map_err(db_error)?;
@@ -198,7 +202,11 @@ impl Store {
 /// graph).
 fn quad_from_python(quad: &Bound<'_, PyAny>) -> PyResult<oxrdf::Quad> {
     if let Ok(triple) = quad.downcast::<Triple>() {
-        return Ok(triple.get().inner.clone().in_graph(oxrdf::GraphName::DefaultGraph));
+        return Ok(triple
+            .get()
+            .inner
+            .clone()
+            .in_graph(oxrdf::GraphName::DefaultGraph));
     }
     let items: Vec<Bound<'_, PyAny>> = match quad.try_iter() {
         Ok(items) if !quad.is_instance_of::<PyString>() => items.collect::<PyResult<_>>()?,
@@ -217,7 +225,11 @@ fn quad_from_python(quad: &Bound<'_, PyAny>) -> PyResult<oxrdf::Quad> {
     let subject = match term_from_python(&items[0])? {
         oxrdf::Term::NamedNode(node) => oxrdf::NamedOrBlankNode::NamedNode(node),
         oxrdf::Term::BlankNode(node) => oxrdf::NamedOrBlankNode::BlankNode(node),
-        _ => return Err(PyTypeError::new_err("a subject is a NamedNode or BlankNode")),
+        _ => {
+            return Err(PyTypeError::new_err(
+                "a subject is a NamedNode or BlankNode",
+            ))
+        }
     };
     let oxrdf::Term::NamedNode(predicate) = term_from_python(&items[1])? else {
         return Err(PyTypeError::new_err("a predicate is a NamedNode"));
@@ -292,8 +304,9 @@ impl Store {
         let format = format.map(parse_format).transpose()?;
         let to_graph: Option<oxrdf::GraphName> = match to_graph {
             None => None,
-            Some(graph) => graph_from_python(graph)
-                .map_err(|_| PyTypeError::new_err("to_graph is a NamedNode, a BlankNode or None"))?,
+            Some(graph) => graph_from_python(graph).map_err(|_| {
+                PyTypeError::new_err("to_graph is a NamedNode, a BlankNode or None")
+            })?,
         };
         let threads = default_threads();
         let (bytes, source) = match (input, &path) {

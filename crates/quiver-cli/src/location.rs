@@ -52,29 +52,26 @@ pub fn open_database(location: &Path, sync: SyncMode, create: bool) -> Result<Da
             .save(location)
             .with_context(|| format!("saving an empty store in {}", location.display()))?;
     }
-    Database::open(
-        location,
-        DbOptions {
-            sync,
-            create: false,
-            ..DbOptions::default()
-        },
-    )
-    .with_context(|| format!("cannot open the store at {}", location.display()))
+    Database::open(location, options(sync))
+        .with_context(|| format!("cannot open the store at {}", location.display()))
+}
+
+/// Options opening an existing store with `sync` (the others: the database's defaults).
+// Options the database adds later keep their defaults.
+#[allow(clippy::needless_update)]
+fn options(sync: SyncMode) -> DbOptions {
+    DbOptions {
+        sync,
+        create: false,
+        ..DbOptions::default()
+    }
 }
 
 /// The latest committed version of the store at `location`: its snapshot with the log's
 /// commits applied.
 pub fn open_snapshot(location: &Path) -> Result<Arc<Store>> {
-    let database = Database::open(
-        location,
-        DbOptions {
-            sync: SyncMode::None,
-            create: false,
-            ..DbOptions::default()
-        },
-    )
-    .with_context(|| format!("cannot open the store at {}", location.display()))?;
+    let database = Database::open(location, options(SyncMode::None))
+        .with_context(|| format!("cannot open the store at {}", location.display()))?;
     Ok(database.snapshot())
 }
 
