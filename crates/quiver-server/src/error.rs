@@ -56,9 +56,10 @@ impl ApiError {
     /// result caps 422, cancellation (shutdown) 503, the memory budget 507.
     pub fn from_query(error: &QueryError) -> Self {
         let status = match error {
-            QueryError::Syntax(_) | QueryError::Plan(_) | QueryError::Unsupported(_) => {
-                StatusCode::BAD_REQUEST
-            }
+            QueryError::Syntax(_)
+            | QueryError::Plan(_)
+            | QueryError::Unsupported(_)
+            | QueryError::Update(_) => StatusCode::BAD_REQUEST,
             QueryError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             QueryError::TooManyResults(_) => StatusCode::UNPROCESSABLE_ENTITY,
             QueryError::Cancelled => StatusCode::SERVICE_UNAVAILABLE,

@@ -90,6 +90,9 @@ pub struct PreparedQuery {
     /// The query's base IRI, which `IRI()` resolves against.
     base_iri: Option<oxiri::Iri<String>>,
     plan_micros: f64,
+    /// The version of the store it was prepared on ([`Store::version`]): constants were
+    /// resolved to that version's ids, and a constant it lacked made a pattern empty.
+    store_version: u64,
 }
 
 /// The answer of a query.
@@ -140,6 +143,26 @@ pub fn prepare(
     let query = parser
         .parse_query(text)
         .map_err(|e| QueryError::syntax(text, &e))?;
+    prepare_parsed(store, &query, options, started)
+}
+
+/// Resolves and plans an already parsed query against `store` (`options.base_iri` is not
+/// used: the query carries its own). SPARQL Update evaluates its `WHERE` patterns through
+/// this, as SELECT queries it builds.
+pub fn prepare_query(
+    store: &Store,
+    query: &Query,
+    options: &PrepareOptions,
+) -> Result<PreparedQuery, QueryError> {
+    prepare_parsed(store, query, options, Instant::now())
+}
+
+fn prepare_parsed(
+    store: &Store,
+    query: &Query,
+    options: &PrepareOptions,
+    started: Instant,
+) -> Result<PreparedQuery, QueryError> {
     let user_plans = match &options.plan {
         Some(plan) => Some(vec![crate::plan_file::parse_plan(plan)?]),
         None => None,
@@ -165,10 +188,10 @@ pub fn prepare(
         dataset,
         pattern,
         base_iri,
-    }) = &query;
+    }) = query;
     compiler.dataset = DatasetScope::new(store, options.dataset.as_ref().or(dataset.as_ref()));
     let operator = compiler.compile(pattern, compiler.dataset.default)?;
-    let form = match &query {
+    let form = match query {
         Query::Select { .. } => Form::Select(projected_variables(pattern)),
         Query::Ask { .. } => Form::Ask,
         Query::Construct { template, .. } => Form::Construct(template.clone()),
@@ -194,6 +217,7 @@ pub fn prepare(
         vars: compiler.vars,
         exists: Arc::new(compiler.exists),
         plan_micros: started.elapsed().as_secs_f64() * 1e6,
+        store_version: store.version(),
     })
 }
 
@@ -231,6 +255,11 @@ impl PreparedQuery {
         store: &'a Store,
         options: &ExecOptions,
     ) -> Result<(QueryResults<'a>, ExecutionProfile), QueryError> {
+        if store.version() != self.store_version {
+            return Err(QueryError::Plan(
+                "the query was prepared on another version of the store (it changed since): prepare it again".into(),
+            ));
+        }
         let started = Instant::now();
         let deadline = options.timeout.map(|t| (started + t, t.as_secs_f64()));
         let budget = options
@@ -389,6 +418,15 @@ impl Solutions<'_> {
 
     pub fn is_empty(&self) -> bool {
         self.table.rows == 0
+    }
+
+    /// The term of an id the query computed (an id of [`Solutions::id`] that is not
+    /// [`crate::table::UNBOUND`] and not below the store's `terms()`).
+    pub fn computed_term(&self, id: quiver_model::Id) -> Option<&Term> {
+        if id == crate::table::UNBOUND || (id as u64) < self.store.terms() {
+            return None;
+        }
+        self.locals.get((crate::table::UNBOUND - 1 - id) as usize)
     }
 
     /// Row `row` as terms, one per variable (`None` when unbound).

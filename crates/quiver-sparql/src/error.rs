@@ -24,6 +24,11 @@ pub enum QueryError {
     /// The query's operators would hold more memory than its budget allows.
     #[error("query exceeds its memory limit of {limit} bytes (raise it with --max-memory)")]
     MemoryLimit { limit: usize },
+    /// An update operation that cannot be carried out: a graph that must exist and does
+    /// not (`CLEAR`/`DROP` without `SILENT`), one that must not and does (`CREATE`), a
+    /// `LOAD` that failed.
+    #[error("update failed: {0}")]
+    Update(String),
 }
 
 impl QueryError {

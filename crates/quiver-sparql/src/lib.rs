@@ -37,8 +37,9 @@ pub mod group {
 }
 
 pub use engine::{
-    prepare, ExecOptions, ExecutionProfile, PrepareOptions, PreparedQuery, QueryResults, Solutions,
+    prepare, prepare_query, ExecOptions, ExecutionProfile, PrepareOptions, PreparedQuery,
+    QueryResults, Solutions,
 };
 pub use error::QueryError;
 pub use results::{write_results, ResultsFormat};
-pub use update::parse_update;
+pub use update::{execute_update, parse_update, LoadHandler, NoLoad, UpdateOutcome};

@@ -237,6 +237,22 @@ impl Adjacency {
         }
     }
 
+    /// The length of `vertex`'s list over `predicate`, without materialising a record
+    /// patched as a delta.
+    pub(crate) fn list_len(&self, vertex: Id, predicate: PredId) -> usize {
+        let view = self.view();
+        if let Some(PatchedRecord::Delta(delta)) =
+            self.patch.as_ref().and_then(|patch| patch.record(vertex))
+        {
+            let base = view.base_record(vertex).get(predicate);
+            return delta
+                .lists
+                .get(&predicate)
+                .map_or(base.len(), |list| list.len(base));
+        }
+        view.record(vertex).get(predicate).len()
+    }
+
     /// Whether updates replaced some records.
     pub(crate) fn is_patched(&self) -> bool {
         self.patch.as_ref().is_some_and(|patch| patch.len() > 0)

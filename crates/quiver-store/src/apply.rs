@@ -63,16 +63,22 @@ impl Store {
         let predicates = next.predicate_count();
         next.predicate_stats
             .resize(predicates, PredicateStats::default());
-        let mut default_changed = false;
+        let rdf_type = next.rdf_type();
+        let mut types_changed = false;
         for (graph, triples) in per_graph {
             match graph {
                 None => {
+                    types_changed = rdf_type.is_none()
+                        || triples
+                            .deletes
+                            .iter()
+                            .chain(&triples.inserts)
+                            .any(|t| Some(t[1] as PredId) == rdf_type);
                     next.default_graph = next.default_graph.with_changes(
                         &triples,
                         predicates,
                         &mut next.predicate_stats,
                     );
-                    default_changed = true;
                 }
                 Some(name) => {
                     let position = next.named_graphs.binary_search_by_key(&name, |(g, _)| *g);
@@ -106,7 +112,7 @@ impl Store {
                     .insert(i, (graph, GraphIndex::empty_sparse()));
             }
         }
-        if default_changed {
+        if types_changed {
             next.refresh_classes();
         }
         Ok(next)

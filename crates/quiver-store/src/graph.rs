@@ -85,6 +85,12 @@ impl GraphIndex {
         self.adjacency(direction).record(vertex).get(predicate)
     }
 
+    /// The number of neighbours of `vertex` over `predicate` in `direction`, without
+    /// materialising a patched long list.
+    pub fn degree(&self, vertex: Id, predicate: PredId, direction: Direction) -> usize {
+        self.adjacency(direction).list_len(vertex, predicate)
+    }
+
     /// [`GraphIndex::get`] for a [`Key`].
     #[inline(always)]
     pub fn get_key(&self, key: Key) -> &[Id] {

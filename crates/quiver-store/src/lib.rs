@@ -4,9 +4,11 @@
 //! predicates and one for classes, and one [`GraphIndex`] per graph: the (vertex, predicate,
 //! direction) → neighbours key/value index of Wukong, laid out as vertex-major records
 //! ([`adjacency`]), plus the predicate index. Statistics for the planner are computed at
-//! build time ([`stats`]); [`persist`] saves and reopens stores as snapshots. A
-//! [`MutableGraph`] ([`mutable`]) puts a concurrent delta over a graph index so that it
-//! accepts inserts and deletes while readers run, folded into a new base by compaction.
+//! build time ([`stats`]); [`persist`] saves and reopens stores as snapshots. A store is
+//! immutable: an update makes the next version from a [`ChangeSet`] ([`changes`],
+//! `Store::apply`), sharing the old version's arrays and patching what changed, so readers
+//! of the old version see it unchanged. A [`MutableGraph`] ([`mutable`]) puts a concurrent
+//! delta over one graph index in place, for key/value workloads.
 
 pub mod adjacency;
 mod apply;

@@ -20,7 +20,8 @@
 //! [`delete_key`](MutableGraph::delete_key), [`apply`](MutableGraph::apply)) keep both
 //! directions in step; [`replace_list`](MutableGraph::replace_list) writes one key only,
 //! for key/value use. Each key is updated atomically; the two directions of one triple are
-//! two keys, published one after the other. This is the layer SPARQL Update builds on.
+//! two keys, published one after the other, so there is no snapshot across keys: the
+//! key/value workloads use it, while the store takes updates as versions ([`crate::changes`]).
 
 mod compact;
 mod delta;

@@ -163,7 +163,7 @@ impl Store {
         let classes = self.default_graph.predicate_objects(rdf_type).to_vec();
         let instances = classes
             .iter()
-            .map(|&class| self.default_graph.get(class, rdf_type, Direction::In).len() as u64)
+            .map(|&class| self.default_graph.degree(class, rdf_type, Direction::In) as u64)
             .collect::<Vec<_>>();
         self.classes = classes.into();
         self.class_instances = instances.into();

@@ -233,7 +233,7 @@ fn counts(rows: impl Iterator<Item = Row>) -> HashMap<Row, i64> {
 }
 
 /// Whether `actual` is `expected` up to blank node relabelling; `Err` when the search
-/// ran past [`STEP_LIMIT`].
+/// ran past its step limit (`STEP_LIMIT`).
 pub fn isomorphic_bags(expected: &[Row], actual: &[Row]) -> Result<bool, String> {
     if expected.len() != actual.len() {
         return Ok(false);

@@ -29,6 +29,7 @@ pub fn run_test(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> 
         TestKind::NegativeSyntax => syntax(test, false),
         TestKind::PositiveUpdateSyntax => update_syntax(test, true),
         TestKind::NegativeUpdateSyntax => update_syntax(test, false),
+        TestKind::UpdateEvaluation => crate::update::run(test, timeout, cancel),
         TestKind::Other(kind) => Err(format!("cannot run a {kind}")),
     }
 }
@@ -221,6 +222,7 @@ mod tests {
             graph_data: Vec::new(),
             result: None,
             skip: None,
+            update: None,
         }
     }
 

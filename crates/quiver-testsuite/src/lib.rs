@@ -1,11 +1,11 @@
-//! The W3C SPARQL 1.0 and 1.1 query test suites (and the update syntax tests), run against
-//! Quiver.
+//! The W3C SPARQL 1.0 and 1.1 query and update test suites, run against Quiver.
 //!
 //! `manifests (manifest.rs) → one test at a time on its own thread (runner.rs): dataset
 //! into a store, prepare, execute (evaluate.rs) → compare with the expected answer
-//! (answer.rs, csv.rs, compare.rs) → report and ratchet (report.rs)`. Tests the engine
-//! does not aim at yet (entailment, federation, update evaluation, protocol) are skipped with a
-//! reason.
+//! (answer.rs, csv.rs, compare.rs) → report and ratchet (report.rs)`. Update evaluation
+//! tests (update.rs) run the request on the test's dataset and compare the dataset after
+//! it with the expected one. Tests the engine does not aim at yet (entailment, federation,
+//! protocol) are skipped with a reason.
 
 pub mod answer;
 pub mod compare;
@@ -15,11 +15,12 @@ pub mod files;
 pub mod manifest;
 pub mod report;
 pub mod runner;
+pub mod update;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use manifest::{load_suite, TestCase, TestKind};
+pub use manifest::{load_suite, TestCase, TestKind, UpdateCase, UpdateDataset};
 pub use report::{Category, KnownFailures, Report, Totals};
 pub use runner::{Status, TestResult};
 

@@ -1,5 +1,5 @@
-//! `quiver-testsuite SUITE_DIR`: runs the W3C SPARQL test suites, prints a table per group
-//! and the totals, and checks or writes the known-failures ratchet.
+//! `quiver-testsuite SUITE_DIR`: runs the W3C SPARQL query and update test suites, prints a
+//! table per group and the totals, and checks or writes the known-failures ratchet.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,7 +10,7 @@ use clap::Parser;
 use quiver_testsuite::{run_suite, KnownFailures, Options};
 
 #[derive(Parser)]
-#[command(about = "Runs the W3C SPARQL 1.0/1.1 query test suites against Quiver")]
+#[command(about = "Runs the W3C SPARQL 1.0/1.1 query and update test suites against Quiver")]
 struct Args {
     /// The suite directory (holding sparql10/ and sparql11/).
     suite: PathBuf,

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use oxrdf::vocab::rdf;
+use oxrdf::vocab::{rdf, rdfs};
 use oxrdf::{Graph, NamedNodeRef, NamedOrBlankNodeRef, Term, TermRef};
 use oxttl::TurtleParser;
 
@@ -28,6 +28,15 @@ macro_rules! qt {
     ($name:literal) => {
         NamedNodeRef::new_unchecked(concat!(
             "http://www.w3.org/2001/sw/DataAccess/tests/test-query#",
+            $name
+        ))
+    };
+}
+
+macro_rules! ut {
+    ($name:literal) => {
+        NamedNodeRef::new_unchecked(concat!(
+            "http://www.w3.org/2009/sparql/tests/test-update#",
             $name
         ))
     };
@@ -60,7 +69,9 @@ pub enum TestKind {
     PositiveUpdateSyntax,
     /// The update request must be rejected.
     NegativeUpdateSyntax,
-    /// Any other test type (update evaluation, protocol, ...): always skipped.
+    /// Run an update request on a dataset and compare the dataset with the expected one.
+    UpdateEvaluation,
+    /// Any other test type (protocol, service description, ...): always skipped.
     Other(String),
 }
 
@@ -85,6 +96,25 @@ pub struct TestCase {
     pub result: Option<String>,
     /// Why the test is not run, if it is not.
     pub skip: Option<String>,
+    /// The datasets before and after an update evaluation test (its request is `query`).
+    pub update: Option<UpdateCase>,
+}
+
+/// The datasets of an update evaluation test.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpdateCase {
+    pub before: UpdateDataset,
+    pub after: UpdateDataset,
+}
+
+/// A dataset of an update test: files of the default graph and named graphs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpdateDataset {
+    /// Files of the default graph.
+    pub data: Vec<String>,
+    /// Named graphs: (name, file), by name. A graph listed exists even when its file is
+    /// empty.
+    pub graphs: Vec<(String, String)>,
 }
 
 /// Every test reachable from [`ROOT_MANIFESTS`] under `suite` (withdrawn tests left out).
@@ -217,6 +247,32 @@ fn test_case(
         _ => local.clone(),
     };
     let action = graph.object_for_subject_predicate(node, mf!("action"));
+    if kind == TestKind::UpdateEvaluation {
+        let before = update_dataset(graph, action);
+        let result = graph.object_for_subject_predicate(node, mf!("result"));
+        let request = match action {
+            Some(TermRef::BlankNode(b)) => graph
+                .object_for_subject_predicate(NamedOrBlankNodeRef::from(b), ut!("request"))
+                .and_then(iri_of),
+            _ => None,
+        };
+        return Some(TestCase {
+            id: format!("{manifest}#{local}"),
+            iri,
+            name,
+            group: group.to_owned(),
+            skip: skip_reason(&kind, group),
+            kind,
+            query: request,
+            data: Vec::new(),
+            graph_data: Vec::new(),
+            result: None,
+            update: Some(UpdateCase {
+                before,
+                after: update_dataset(graph, result),
+            }),
+        });
+    }
     let (mut query, mut data, mut graph_data) = (None, Vec::new(), Vec::new());
     match action {
         Some(TermRef::NamedNode(file)) => query = Some(file.as_str().to_owned()),
@@ -261,7 +317,44 @@ fn test_case(
         graph_data,
         result,
         skip,
+        update: None,
     })
+}
+
+/// The dataset an update test's action or result node describes (`ut:data`,
+/// `ut:graphData [ ut:graph <file> ; rdfs:label "name" ]`); nothing for `[]` or none.
+fn update_dataset(graph: &Graph, node: Option<TermRef<'_>>) -> UpdateDataset {
+    let node = match node {
+        Some(TermRef::BlankNode(b)) => NamedOrBlankNodeRef::from(b),
+        Some(TermRef::NamedNode(n)) => NamedOrBlankNodeRef::from(n),
+        _ => return UpdateDataset::default(),
+    };
+    let mut data: Vec<String> = graph
+        .objects_for_subject_predicate(node, ut!("data"))
+        .filter_map(iri_of)
+        .collect();
+    data.sort();
+    let mut graphs: Vec<(String, String)> = graph
+        .objects_for_subject_predicate(node, ut!("graphData"))
+        .filter_map(|entry| {
+            let entry = match entry {
+                TermRef::BlankNode(b) => NamedOrBlankNodeRef::from(b),
+                TermRef::NamedNode(n) => NamedOrBlankNodeRef::from(n),
+                _ => return None,
+            };
+            let file = graph
+                .object_for_subject_predicate(entry, ut!("graph"))
+                .and_then(iri_of)?;
+            let name = match graph.object_for_subject_predicate(entry, rdfs::LABEL) {
+                Some(TermRef::Literal(l)) => l.value().to_owned(),
+                Some(TermRef::NamedNode(n)) => n.as_str().to_owned(),
+                _ => file.clone(),
+            };
+            Some((name, file))
+        })
+        .collect();
+    graphs.sort();
+    UpdateDataset { data, graphs }
 }
 
 fn kind_of(types: &[String]) -> TestKind {
@@ -280,6 +373,8 @@ fn kind_of(types: &[String]) -> TestKind {
         TestKind::PositiveUpdateSyntax
     } else if has("NegativeUpdateSyntaxTest11") {
         TestKind::NegativeUpdateSyntax
+    } else if has("UpdateEvaluationTest") {
+        TestKind::UpdateEvaluation
     } else if types.is_empty() {
         // DAWG manifests leave the type of plain evaluation tests implicit.
         TestKind::QueryEvaluation
@@ -296,9 +391,6 @@ fn skip_reason(kind: &TestKind, group: &str) -> Option<String> {
         "protocol" | "graph-store-protocol" | "http-rdf-update" => "protocol tests",
         "service-description" => "service description tests",
         _ => match kind {
-            TestKind::Other(name) if name.contains("Update") => {
-                "executing SPARQL Update is not supported yet"
-            }
             TestKind::Other(name) if name.contains("Protocol") => "protocol tests",
             TestKind::Other(_) => "test type not run by this runner",
             _ => return None,

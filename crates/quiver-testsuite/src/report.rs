@@ -38,9 +38,10 @@ impl Totals {
 pub enum Category {
     /// Positive and negative syntax tests, of queries and of updates.
     Syntax,
-    /// Every other test: query evaluation, result formats, and the kinds always skipped
-    /// (update evaluation, protocol, ...).
+    /// Query evaluation, result formats, and the kinds always skipped (protocol, ...).
     Evaluation,
+    /// Update evaluation: a request run on a dataset, the dataset after it compared.
+    Update,
 }
 
 impl Category {
@@ -53,6 +54,7 @@ impl Category {
             TestKind::QueryEvaluation | TestKind::CsvResultFormat | TestKind::Other(_) => {
                 Category::Evaluation
             }
+            TestKind::UpdateEvaluation => Category::Update,
         }
     }
 
@@ -60,6 +62,7 @@ impl Category {
         match self {
             Category::Syntax => "W3C SPARQL syntax",
             Category::Evaluation => "W3C SPARQL evaluation",
+            Category::Update => "W3C SPARQL update evaluation",
         }
     }
 }
@@ -96,11 +99,12 @@ impl Report {
         totals_line("W3C SPARQL", self.totals())
     }
 
-    /// The syntax line, the evaluation line, then [`Report::summary_line`]:
-    /// `W3C SPARQL syntax: …`, `W3C SPARQL evaluation: …`, `W3C SPARQL: …`.
+    /// The syntax line, the evaluation line, the update evaluation line, then
+    /// [`Report::summary_line`]: `W3C SPARQL syntax: …`, `W3C SPARQL evaluation: …`,
+    /// `W3C SPARQL update evaluation: …`, `W3C SPARQL: …`.
     pub fn summary(&self) -> String {
         let mut text = String::new();
-        for category in [Category::Syntax, Category::Evaluation] {
+        for category in [Category::Syntax, Category::Evaluation, Category::Update] {
             text.push_str(&totals_line(
                 category.label(),
                 self.category_totals(category),
@@ -245,6 +249,7 @@ mod tests {
                 graph_data: Vec::new(),
                 result: None,
                 skip: None,
+                update: None,
             },
             status,
         }
@@ -262,16 +267,20 @@ mod tests {
                 result(TestKind::CsvResultFormat, failed()),
                 result(TestKind::QueryEvaluation, failed()),
                 result(
-                    TestKind::Other("UpdateEvaluationTest".into()),
+                    TestKind::Other("ProtocolTest".into()),
                     Status::Skipped("x".into()),
                 ),
+                result(TestKind::UpdateEvaluation, Status::Passed),
+                result(TestKind::UpdateEvaluation, Status::Passed),
+                result(TestKind::UpdateEvaluation, failed()),
             ],
         };
         assert_eq!(
             report.summary(),
             "W3C SPARQL syntax: 2 passed, 1 failed, 0 skipped\n\
              W3C SPARQL evaluation: 1 passed, 2 failed, 1 skipped\n\
-             W3C SPARQL: 3 passed, 3 failed, 1 skipped"
+             W3C SPARQL update evaluation: 2 passed, 1 failed, 0 skipped\n\
+             W3C SPARQL: 5 passed, 4 failed, 1 skipped"
         );
     }
 }

@@ -36,7 +36,7 @@ fn w3c_suite_matches_the_known_failures() {
         "no test passed: {}",
         report.summary_line()
     );
-    for category in [Category::Syntax, Category::Evaluation] {
+    for category in [Category::Syntax, Category::Evaluation, Category::Update] {
         let counted = report.category_totals(category);
         assert!(
             counted.passed > 0,
@@ -44,6 +44,19 @@ fn w3c_suite_matches_the_known_failures() {
             report.summary()
         );
     }
+    // Every update evaluation test runs (none is skipped).
+    let updates = report.category_totals(Category::Update);
+    assert_eq!(
+        updates.skipped,
+        0,
+        "update evaluation tests skipped: {}",
+        report.summary()
+    );
+    assert!(
+        updates.passed + updates.failed >= 90,
+        "the update evaluation suites were not all found: {}",
+        report.summary()
+    );
     let violations = report.ratchet_violations(&known, true);
     assert!(
         violations.is_empty(),

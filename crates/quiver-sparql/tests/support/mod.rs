@@ -3,6 +3,8 @@
 // Each test crate uses its own subset of these helpers.
 #![allow(dead_code)]
 
+pub mod pair;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,0 +1,111 @@
+//! `INSERT DATA` and `DELETE DATA`: quads given in the request.
+//!
+//! Blank nodes of `INSERT DATA` are fresh: each label becomes a new node of the request
+//! (the parser already refuses a label shared between two operations), never one the store
+//! holds. `DELETE DATA` cannot name blank nodes (the grammar has none there), so it only
+//! removes quads of IRIs and literals; a quad the store lacks is ignored.
+
+use oxrdf::{NamedOrBlankNode, Term, TermRef};
+use quiver_model::Id;
+use quiver_store::{Quad, Store};
+use spargebra::term::{GraphName, GroundQuad, GroundTerm, Quad as DataQuad};
+
+use crate::error::QueryError;
+
+use super::builder::{Builder, Built};
+use super::Request;
+
+/// `INSERT DATA { … }`, operation `index` of the request.
+pub(crate) fn insert_data(
+    request: &Request<'_>,
+    store: &Store,
+    data: &[DataQuad],
+    index: usize,
+) -> Result<Built, QueryError> {
+    let mut builder = Builder::new(request, store);
+    let scope = format!("o{index}");
+    for quad in data {
+        let subject = match &quad.subject {
+            NamedOrBlankNode::NamedNode(node) => builder.intern(node.as_ref().into())?,
+            NamedOrBlankNode::BlankNode(node) => {
+                let fresh = request.fresh_blank(&scope, node.as_str());
+                builder.intern(fresh.as_ref().into())?
+            }
+        };
+        let predicate = builder.intern(quad.predicate.as_ref().into())?;
+        let object = match &quad.object {
+            Term::BlankNode(node) => {
+                let fresh = request.fresh_blank(&scope, node.as_str());
+                builder.intern(fresh.as_ref().into())?
+            }
+            term => builder.intern(plain_term(term.as_ref())?)?,
+        };
+        let graph = graph_id(&mut builder, &quad.graph_name)?;
+        builder.insert(Quad {
+            subject,
+            predicate,
+            object,
+            graph,
+        })?;
+    }
+    builder.finish()
+}
+
+/// `DELETE DATA { … }`.
+pub(crate) fn delete_data(
+    request: &Request<'_>,
+    store: &Store,
+    data: &[GroundQuad],
+) -> Result<Built, QueryError> {
+    let mut builder = Builder::new(request, store);
+    for quad in data {
+        let object = match &quad.object {
+            GroundTerm::NamedNode(node) => builder.existing(node.as_ref().into()),
+            GroundTerm::Literal(literal) => builder.existing(literal.as_ref().into()),
+            #[allow(unreachable_patterns)]
+            _ => return Err(triple_terms()),
+        };
+        let graph = match &quad.graph_name {
+            GraphName::DefaultGraph => Some(None),
+            GraphName::NamedNode(name) => builder.existing(name.as_ref().into()).map(Some),
+        };
+        let (Some(subject), Some(predicate), Some(object), Some(graph)) = (
+            builder.existing(quad.subject.as_ref().into()),
+            builder.existing(quad.predicate.as_ref().into()),
+            object,
+            graph,
+        ) else {
+            // A term the store lacks: the quad is not there.
+            continue;
+        };
+        builder.delete(Quad {
+            subject,
+            predicate,
+            object,
+            graph,
+        })?;
+    }
+    builder.finish()
+}
+
+/// The id of a quad's graph (`None`: the default graph), interned.
+fn graph_id(builder: &mut Builder<'_>, graph: &GraphName) -> Result<Option<Id>, QueryError> {
+    Ok(match graph {
+        GraphName::DefaultGraph => None,
+        GraphName::NamedNode(name) => Some(builder.intern(name.as_ref().into())?),
+    })
+}
+
+/// A term that is an IRI or a literal (blank nodes are handled by the caller).
+fn plain_term(term: TermRef<'_>) -> Result<TermRef<'_>, QueryError> {
+    match term {
+        TermRef::NamedNode(_) | TermRef::Literal(_) | TermRef::BlankNode(_) => Ok(term),
+        #[allow(unreachable_patterns)]
+        _ => Err(triple_terms()),
+    }
+}
+
+/// The error for RDF 1.2 triple terms, which the store cannot hold.
+pub(crate) fn triple_terms() -> QueryError {
+    QueryError::Unsupported("triple terms in updates".into())
+}
