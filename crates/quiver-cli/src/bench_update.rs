@@ -50,7 +50,7 @@ pub struct UpdateBenchArgs {
     pub json: Option<PathBuf>,
 }
 
-const UB: &str = "http://swat.lehigh.edu/onto/univ-bench.owl#";
+const UB: &str = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
 
 /// `INSERT DATA` of `count` new triples numbered from `first`.
 pub(crate) fn insert_data(first: u64, count: u64) -> String {
@@ -66,7 +66,8 @@ pub(crate) fn insert_data(first: u64, count: u64) -> String {
 }
 
 /// The DELETE/INSERT WHERE of the benchmark (about 1,000 matches per university).
-pub(crate) const DELETE_INSERT: &str = "PREFIX ub: <http://swat.lehigh.edu/onto/univ-bench.owl#>
+pub(crate) const DELETE_INSERT: &str =
+    "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
 DELETE { ?s ub:emailAddress ?e } INSERT { ?s ub:mail ?e }
 WHERE { ?s a ub:GraduateStudent ; ub:emailAddress ?e }";
 

@@ -216,6 +216,7 @@ fn finish(
         skipped: report.skipped,
         seconds: 0.0,
         sources,
+        log_sequence: 0,
     };
     if let Some(existing) = existing {
         chunks.push(merge::store_as_chunk(existing)?);

@@ -155,6 +155,19 @@ impl Dictionary {
         if let Some(id) = self.lookup(term) {
             return id;
         }
+        self.append_new(term)
+    }
+
+    /// [`Dictionary::append`] of a term known to be absent from the sorted part (the caller
+    /// looked it up in this dictionary); still checked against the appended terms.
+    pub fn append_absent(&mut self, term: &[u8]) -> Id {
+        match self.appended.ids.get(term) {
+            Some(&id) => id,
+            None => self.append_new(term),
+        }
+    }
+
+    fn append_new(&mut self, term: &[u8]) -> Id {
         let id = Id::try_from(self.len() as usize).expect("term ids exhausted");
         let term: Arc<[u8]> = term.into();
         self.appended.terms.push_back(Arc::clone(&term));

@@ -30,10 +30,14 @@ impl Store {
         }
         let mut next = self.clone();
         next.version = next_version();
+        let looked_up = changes.looked_up_in(self);
         for (index, term) in changes.new_terms.iter().enumerate() {
-            if decode_term(term).is_err()
-                || next.dictionary.append(term) as u64 != changes.base_terms + index as u64
-            {
+            let id = if index < looked_up {
+                next.dictionary.append_absent(term)
+            } else {
+                next.dictionary.append(term)
+            };
+            if id as u64 != changes.base_terms + index as u64 || decode_term(term).is_err() {
                 return Err(ApplyError::BadTerm { index });
             }
         }

@@ -48,6 +48,13 @@ pub struct ChangeSet {
     /// Ids of `new_terms`, for interning.
     #[serde(skip)]
     new_term_ids: HashMap<Vec<u8>, Id>,
+    /// The [`Store::version`] whose dictionary every new term was looked up in (by
+    /// [`ChangeSet::intern`]): applying to that version need not look them up again.
+    #[serde(skip)]
+    interned_against: Option<u64>,
+    /// How many of `new_terms`, from the first, were added by interning.
+    #[serde(skip)]
+    interned: usize,
 }
 
 impl ChangeSet {
@@ -55,7 +62,18 @@ impl ChangeSet {
     pub fn new(store: &Store) -> Self {
         Self {
             base_terms: store.terms(),
+            interned_against: Some(store.version()),
             ..Self::default()
+        }
+    }
+
+    /// How many of the first new terms were found absent from `store` itself when they
+    /// were interned (0 unless this change set was built against this very version).
+    pub(crate) fn looked_up_in(&self, store: &Store) -> usize {
+        if self.interned_against == Some(store.version()) {
+            self.interned
+        } else {
+            0
         }
     }
 
@@ -95,9 +113,15 @@ impl ChangeSet {
         if let Some(id) = self.lookup_encoded(store, &bytes) {
             return id;
         }
+        if self.interned_against != Some(store.version()) {
+            self.interned_against = None;
+        }
         let id = Id::try_from(self.base_terms + self.new_terms.len() as u64)
             .expect("term ids exhausted");
         self.new_term_ids.insert(bytes.clone(), id);
+        if self.interned == self.new_terms.len() {
+            self.interned += 1;
+        }
         self.new_terms.push(bytes);
         id
     }

@@ -26,6 +26,10 @@ pub struct LoadInfo {
     pub seconds: f64,
     /// Inputs of the last load (file names, or `lubm:N`).
     pub sources: Vec<String>,
+    /// The last write-ahead log sequence number this version contains (`quiver-db`): a
+    /// snapshot saved by a checkpoint records it, so recovery replays only later records.
+    #[serde(default)]
+    pub log_sequence: u64,
 }
 
 /// An in-memory RDF store: one immutable version of it. Cloning is cheap (its arrays are

@@ -378,6 +378,12 @@ fn malformed_change_sets_are_refused() {
     let mut changes = ChangeSet::new(&store);
     changes.new_terms.push(vec![0xff, 0x00]);
     assert!(store.apply(&changes).is_err());
+    // A term the store has, pushed as new after an interned one: refused, not duplicated.
+    let mut changes = ChangeSet::new(&store);
+    changes.intern(&store, iri(90).as_ref().into());
+    changes.new_terms.push(store.dictionary().term(0).unwrap());
+    let error = store.apply(&changes).unwrap_err();
+    assert!(error.to_string().contains("new term 1"), "{error}");
 }
 
 #[test]

@@ -17,7 +17,7 @@ data, seconds, workdir, queries = (
     sys.argv[3],
     json.load(open(sys.argv[4])),
 )
-UB = "http://swat.lehigh.edu/onto/univ-bench.owl#"
+UB = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
 DELETE_INSERT = queries.pop("delete_insert")
 
 shutil.rmtree(workdir, ignore_errors=True)
