@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::MutexGuard;
-use std::sync::{Arc, Mutex, RwLock, TryLockError};
+use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
 use oxrdfio::{RdfFormat, RdfParser};
@@ -33,8 +33,8 @@ use crate::terms::{term_from_python, BlankNode, NamedNode, Triple};
 /// store, else created).
 #[pyclass(module = "quiver", frozen)]
 pub struct Store {
-    /// The database; a load replaces it by one on the store it built.
-    database: RwLock<Arc<Database>>,
+    /// The database: its snapshot for queries, its transactions for writes.
+    database: Arc<Database>,
     path: Option<PathBuf>,
     /// Writes (loads, updates) one at a time: each builds on the version the previous one
     /// left.
@@ -130,7 +130,7 @@ fn parse_quads(
 
 impl Store {
     fn database(&self) -> Arc<Database> {
-        Arc::clone(&self.database.read().unwrap_or_else(|e| e.into_inner()))
+        Arc::clone(&self.database)
     }
 
     fn snapshot(&self) -> Arc<quiver_store::Store> {
@@ -162,14 +162,9 @@ impl Store {
         let _writing = self.lock_writes(py);
         let existing = self.snapshot();
         let store = abandonable(py, move || build(&existing))??;
-        let database = match &self.path {
-            Some(path) => py.allow_threads(|| {
-                store.save(path).map_err(store_error)?;
-                open_database(path)
-            })?,
-            None => Database::in_memory(store),
-        };
-        *self.database.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(database);
+        let database = self.database();
+        py.allow_threads(|| database.replace(|_| Ok(store)))
+            .map_err(db_error)?;
         Ok(())
     }
 
@@ -278,7 +273,7 @@ impl Store {
             Some(path) => py.allow_threads(|| open_or_create(path))?,
         };
         Ok(Self {
-            database: RwLock::new(Arc::new(database)),
+            database: Arc::new(database),
             path,
             writing: Mutex::new(()),
         })

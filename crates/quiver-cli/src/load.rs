@@ -12,7 +12,7 @@ use quiver_loader::{
 use quiver_lubm::LubmConfig;
 use quiver_store::Store;
 
-use crate::location::{has_store, open_database, save_loaded};
+use crate::location::{has_log, has_store, open_database, open_snapshot, save_loaded};
 
 use crate::memory::{mib, peak_rss};
 
@@ -71,13 +71,18 @@ pub fn run(args: LoadArgs) -> Result<()> {
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global();
-    // An existing store (with the commits of its log) joins the merge.
-    let database = if has_store(&args.location) {
+    // An existing store (with the commits of its log) joins the merge; with a log, the
+    // database saves the result and restarts its log after it.
+    let database = if has_store(&args.location) && has_log(&args.location) {
         Some(open_database(&args.location, args.sync.sync, false)?)
     } else {
         None
     };
-    let existing = database.as_ref().map(|database| database.snapshot());
+    let existing = match &database {
+        Some(database) => Some(database.snapshot()),
+        None if has_store(&args.location) => Some(open_snapshot(&args.location)?),
+        None => None,
+    };
 
     let (store, report) = if let Some(universities) = args.lubm {
         let progress = progress(

@@ -67,9 +67,27 @@ fn options(sync: SyncMode) -> DbOptions {
     }
 }
 
+/// Whether `location` holds log files of commits (maybe not yet checkpointed).
+pub fn has_log(location: &Path) -> bool {
+    std::fs::read_dir(location).is_ok_and(|entries| {
+        entries.filter_map(|entry| entry.ok()).any(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(quiver_db::is_log_file_name)
+        })
+    })
+}
+
 /// The latest committed version of the store at `location`: its snapshot with the log's
-/// commits applied.
+/// commits applied. A location without a log is read as it is, without opening a
+/// database (which would start one).
 pub fn open_snapshot(location: &Path) -> Result<Arc<Store>> {
+    if !has_log(location) {
+        let (store, _) = Store::open(location)
+            .with_context(|| format!("cannot open the store at {}", location.display()))?;
+        return Ok(Arc::new(store));
+    }
     let database = Database::open(location, options(SyncMode::None))
         .with_context(|| format!("cannot open the store at {}", location.display()))?;
     Ok(database.snapshot())
@@ -83,11 +101,18 @@ pub fn save_loaded(
     location: &Path,
     store: Store,
 ) -> Result<(Arc<Store>, u64)> {
-    let _ = database;
-    let bytes = store
-        .save(location)
-        .with_context(|| format!("saving the store in {}", location.display()))?;
-    Ok((Arc::new(store), bytes))
+    let saving = || format!("saving the store in {}", location.display());
+    match database {
+        // The database saves it and restarts its log after it.
+        Some(database) => {
+            let report = database.replace(|_| Ok(store)).with_context(saving)?;
+            Ok((database.snapshot(), report.snapshot_bytes))
+        }
+        None => {
+            let bytes = store.save(location).with_context(saving)?;
+            Ok((Arc::new(store), bytes))
+        }
+    }
 }
 
 /// Bytes of the files directly in `location` (snapshot, manifest and log).
