@@ -1,11 +1,13 @@
 //! Store directories (`--location`) as the commands open them.
 //!
 //! A store directory holds a snapshot and, once updates were made, the database's log of
-//! commits not yet checkpointed into it. Every command therefore opens it through
-//! [`quiver_db::Database`]: readers (`query`, `info`, `bench`, `dump`) take its latest
-//! version with [`open_snapshot`], so an update is visible to the next command without a
-//! checkpoint; writers (`update`, `load`, the console) keep the database and say how their
-//! commits reach the disk with `--sync` ([`SyncArgs`]).
+//! commits not yet checkpointed into it. Readers (`query`, `info`, `bench`, `dump`) take
+//! its latest version with [`open_snapshot`]: through [`quiver_db::Database`], which
+//! replays the log, when there is one (so an update is visible to the next command
+//! without a checkpoint), else straight from the snapshot, creating nothing. Writers
+//! (`update`, the console, `load` into a store with a log) keep the database and say how
+//! their commits reach the disk with `--sync` ([`SyncArgs`]); a bulk load hands its new
+//! store to the database ([`save_loaded`]), which saves it and restarts the log.
 
 use std::path::Path;
 use std::sync::Arc;
