@@ -518,3 +518,41 @@ fn a_load_after_updates_keeps_them_and_later_updates_continue() {
     }
     assert_eq!(dumped(&store), expected);
 }
+
+#[test]
+fn an_update_over_its_limits_stops_and_changes_nothing() {
+    let dir = TempDir::new("update-limits");
+    let store = dir.join("store");
+    let output = quiver()
+        .args(["load", "--lubm", "1", "--location"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let count = "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }";
+    let before = select(&store, count);
+    assert_eq!(before, ["100543"]);
+    let reverse = "INSERT { ?o <http://e/reverse> ?s } WHERE { ?s ?p ?o }";
+    let output = run(&["update", "--timeout", "1ms", "--update", reverse], &store);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("timed out"), "{}", stderr(&output));
+    let output = run(
+        &["update", "--max-memory", "1M", "--update", reverse],
+        &store,
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("memory limit"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(select(&store, count), before);
+    // Within its limits the same request runs: one new triple per distinct pair of a
+    // subject and a non-literal object (a literal cannot be a subject).
+    let pairs =
+        "SELECT (COUNT(*) AS ?n) { SELECT DISTINCT ?s ?o { ?s ?p ?o FILTER(!isLiteral(?o)) } }";
+    let pairs: u64 = select(&store, pairs)[0].parse().unwrap();
+    assert!(pairs > 10_000, "{pairs}");
+    run_ok(&["update", "--timeout", "60", "--update", reverse], &store);
+    assert_eq!(select(&store, count), [(100_543 + pairs).to_string()]);
+}
