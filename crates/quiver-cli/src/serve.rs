@@ -1,4 +1,6 @@
-//! `quiver serve`: a read-only SPARQL 1.1 Protocol endpoint over a store.
+//! `quiver serve`: a SPARQL 1.1 Protocol endpoint over a store, read-only unless
+//! `--writable` (then also SPARQL Update and the Graph Store Protocol, committed to the
+//! store's directory with `--sync`, behind `--update-token` when it listens beyond loopback).
 //!
 //! Thin on purpose: it parses flags, opens the store, sets up logging (`tracing` to stderr)
 //! and the engine's worker pool, and hands over to `quiver_server::run`, which blocks until
@@ -13,8 +15,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use clap::ValueEnum;
+use quiver_db::{Database, DbOptions, SyncMode};
 use quiver_server::Config;
-use quiver_store::Store;
 
 use crate::limits::{self, human_size, LimitArgs, QueryLimits};
 
@@ -47,6 +50,42 @@ pub struct ServeArgs {
     /// Allow cross-origin browser requests from this origin (`*` for any)
     #[arg(long)]
     pub cors: Option<String>,
+    /// Accept SPARQL Update (/update) and Graph Store writes (/store), committed to the store
+    #[arg(long)]
+    pub writable: bool,
+    /// When a write is acknowledged: after fsync of the log (always), after the write with
+    /// a background fsync (batch), or never synced by Quiver (none)
+    #[arg(long, value_enum, default_value = "always", requires = "writable")]
+    pub sync: Sync,
+    /// Writes need `Authorization: Bearer TOKEN` (default: env QUIVER_UPDATE_TOKEN, which
+    /// other users cannot see in the process list); required with --writable on a
+    /// non-loopback address
+    #[arg(long, value_name = "TOKEN", requires = "writable")]
+    pub update_token: Option<String>,
+    /// Allow SPARQL Update's LOAD, which reads files and directories on this machine
+    #[arg(long, requires = "writable")]
+    pub allow_load: bool,
+    /// Start from an empty store when --location holds none
+    #[arg(long, requires = "writable")]
+    pub create: bool,
+}
+
+/// `--sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Sync {
+    Always,
+    Batch,
+    None,
+}
+
+impl From<Sync> for SyncMode {
+    fn from(sync: Sync) -> Self {
+        match sync {
+            Sync::Always => SyncMode::Always,
+            Sync::Batch => SyncMode::Batch,
+            Sync::None => SyncMode::None,
+        }
+    }
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -68,6 +107,17 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.shutdown_grace = config.timeout.unwrap_or(Duration::from_secs(10));
     config.max_body_bytes = args.max_body_bytes;
     config.cors = args.cors.clone();
+    config.writable = args.writable;
+    config.allow_load = args.allow_load;
+    if args.writable {
+        config.update_token = args
+            .update_token
+            .clone()
+            .or_else(|| std::env::var("QUIVER_UPDATE_TOKEN").ok())
+            .filter(|token| !token.is_empty());
+    }
+    // Before opening a store that may be large: an exposed writable server is refused.
+    config.check_exposure(args.bind)?;
 
     // The access log and query events, at INFO, on stderr.
     tracing_subscriber::fmt()
@@ -79,15 +129,31 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .num_threads(threads)
         .build_global()
         .ok();
-    let (store, bytes) = Store::open(&args.location)
-        .with_context(|| format!("cannot open the store at {}", args.location.display()))?;
+    let context = || format!("cannot open the store at {}", args.location.display());
+    // A read-only server replays the log of earlier writes but changes nothing on disk.
+    let options = DbOptions {
+        sync: args.sync.into(),
+        read_only: !args.writable,
+        create: args.create,
+        ..DbOptions::default()
+    };
+    let db = Database::open(&args.location, options).with_context(context)?;
+    let store = db.snapshot();
     eprintln!(
-        "store {}: {} triples, {} terms, {:.1} MiB on disk",
+        "store {}: {} triples, {} terms{}",
         args.location.display(),
         store.triples(),
         store.terms(),
-        bytes as f64 / (1 << 20) as f64
+        if args.writable {
+            match config.update_token {
+                Some(_) => "; writable, writes need the update token",
+                None => "; writable",
+            }
+        } else {
+            "; read-only"
+        }
     );
+    drop(store);
     let shown = |value: Option<String>| value.unwrap_or_else(|| "none".into());
     eprintln!(
         "limits: timeout {}, max-results {}, max-memory {} per query; {} running, {} queued for up to {:?}",
@@ -100,11 +166,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
     );
     if !args.bind.ip().is_loopback() {
         eprintln!(
-            "warning: listening on {} (not loopback): the endpoint has no authentication",
+            "warning: listening on {} (not loopback): queries need no authentication",
             args.bind
         );
     }
-    quiver_server::run(Arc::new(store), config, args.bind, |address| {
+    quiver_server::run(Arc::new(db), config, args.bind, |address| {
         eprintln!("listening on http://{address}");
     })?;
     eprintln!("server stopped");

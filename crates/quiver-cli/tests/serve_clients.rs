@@ -1,6 +1,7 @@
 //! `quiver serve` with real clients: Python's SPARQLWrapper and rdflib (the script
-//! `tests/python/sparql_clients.py` compares their rows with `quiver query`), and headless
-//! Chromium running the query page.
+//! `tests/python/sparql_clients.py` compares their rows with `quiver query`), rdflib's
+//! SPARQLUpdateStore writing to `quiver serve --writable`
+//! (`tests/python/sparql_update_client.py`), and headless Chromium running the query page.
 //!
 //! `scripts/test` installs both (the Python packages in a virtual environment whose `bin`
 //! comes first on PATH). A test whose client is missing fails, saying how to install it.
@@ -11,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serve_support::{encode, queries_dir, store, Server};
+use serve_support::{encode, queries_dir, small_store, store, Server};
 
 fn lubm() -> &'static Path {
     store("clients")
@@ -58,6 +59,38 @@ fn sparqlwrapper_and_rdflib_see_what_quiver_query_prints() {
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
     // Every check did reach the server.
     assert!(server.status()["queries_served"].as_u64().unwrap() > 80);
+}
+
+#[test]
+fn rdflib_sparql_update_store_writes_and_reads_back() {
+    assert!(
+        found("python3", &["-c", "import rdflib"]),
+        "this test needs python3 with rdflib on PATH: run the tests through scripts/test (it \
+         installs it in a virtual environment), or `pip install rdflib`"
+    );
+    let dir = small_store(
+        "rdflib-update",
+        "<http://e/s> <http://e/p> <http://e/o> .\n",
+    );
+    let server = Server::start(&dir, &["--writable", "--update-token", "rdflib-token"]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/sparql_update_client.py");
+    let output = Command::new("python3")
+        .arg(&script)
+        .args(["--query", &server.url("/sparql")])
+        .args(["--update", &server.url("/update")])
+        .args(["--token", "rdflib-token"])
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "rdflib failed:\n{stdout}\n{stderr}\nserver log:\n{}",
+        server.log()
+    );
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+    assert!(server.status()["writes_committed"].as_u64().unwrap() >= 6);
 }
 
 /// The Chromium binary, if any.

@@ -1,11 +1,12 @@
-//! The server's request path without a socket: protocol decoding and content negotiation.
+//! The server's request path without a socket: protocol decoding and content negotiation,
+//! and for writes the Graph Store target and body parsing (multipart included).
 //!
 //! The input is split at NUL bytes into a mode, a `Content-Type`, a URL query string, an
 //! `Accept` header and a body, handed to the same functions the routes call. Errors are
 //! fine (they become 4xx answers), panics are not. A second property: a query and a
 //! `format=` value encoded by a form serializer come back unchanged from a GET.
 
-use quiver_server::{negotiate, protocol};
+use quiver_server::{graph_store, negotiate, protocol, rdf_io};
 
 /// The check of the `http_request` target.
 pub fn request(data: &[u8]) {
@@ -22,11 +23,22 @@ pub fn request(data: &[u8]) {
     let body = text().unwrap_or_default();
     let request = match mode % 3 {
         0 => protocol::from_get(url_query.as_deref()),
-        1 => protocol::from_post(
-            content_type.as_deref(),
-            url_query.as_deref(),
-            body.as_bytes(),
-        ),
+        1 => {
+            // The write path decodes the same parts.
+            let _ = protocol::operation_from_post(
+                content_type.as_deref(),
+                url_query.as_deref(),
+                body.as_bytes(),
+            );
+            let _ = graph_store::target(url_query.as_deref());
+            let _ = rdf_io::parse_body(content_type.as_deref(), body.as_bytes(), "http://base/");
+            let _ = rdf_io::negotiate(accept.as_deref(), rdf_io::GRAPH_OFFERS);
+            protocol::from_post(
+                content_type.as_deref(),
+                url_query.as_deref(),
+                body.as_bytes(),
+            )
+        }
         _ => {
             round_trip(&body, url_query.as_deref().unwrap_or(""));
             return;

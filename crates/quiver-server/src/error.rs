@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use quiver_db::DbError;
 use quiver_sparql::QueryError;
 
 /// Why the server could not start or stopped with an error.
@@ -19,6 +20,12 @@ pub enum ServerError {
     Runtime(std::io::Error),
     #[error("server error: {0}")]
     Serve(std::io::Error),
+    /// `--writable` on an address other hosts can reach, without an update token.
+    #[error(
+        "refusing to accept updates on {address} (not loopback) without an update token: \
+         set --update-token TOKEN or QUIVER_UPDATE_TOKEN, or bind to 127.0.0.1"
+    )]
+    WritableWithoutToken { address: SocketAddr },
 }
 
 /// A request that gets an error status; the message is the response body.
@@ -29,6 +36,8 @@ pub struct ApiError {
     pub message: String,
     /// Seconds for a `Retry-After` header (503).
     pub retry_after: Option<u32>,
+    /// Adds `WWW-Authenticate: Bearer` (401).
+    pub bearer_challenge: bool,
 }
 
 impl ApiError {
@@ -37,6 +46,15 @@ impl ApiError {
             status,
             message: message.into(),
             retry_after: None,
+            bearer_challenge: false,
+        }
+    }
+
+    /// 401 with `WWW-Authenticate: Bearer`.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self {
+            bearer_challenge: true,
+            ..Self::new(StatusCode::UNAUTHORIZED, message)
         }
     }
 
@@ -73,6 +91,26 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// The status for a failed write: the engine's errors as for queries, a read-only
+    /// database 403, a transaction too large to log 413, the rest (a change set the store
+    /// refuses, a failed log write) 500.
+    pub fn from_db(error: &DbError) -> Self {
+        match error {
+            DbError::Query(error) => Self::from_query(error),
+            DbError::ReadOnly(message) => Self::new(StatusCode::FORBIDDEN, message.clone()),
+            DbError::TooLarge(message) => Self::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the update is too large for one transaction: {message}"),
+            ),
+            other => Self::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the update was not committed: {other}"),
+            ),
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut body = self.message;
@@ -86,6 +124,12 @@ impl IntoResponse for ApiError {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         if let Some(seconds) = self.retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if self.bearer_challenge {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"quiver\""),
+            );
         }
         response
     }

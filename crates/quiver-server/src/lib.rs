@@ -1,8 +1,11 @@
-//! Quiver's SPARQL 1.1 Protocol endpoint: a read-only HTTP server over one [`Store`].
+//! Quiver's SPARQL 1.1 Protocol endpoint: an HTTP server over one [`Database`].
 //!
 //! What it serves (see [`routes`]): queries at `/query` and `/sparql` (GET with `query=`, POST
 //! form-encoded, POST `application/sparql-query`), a browser query page at `/`, health and
-//! counters at `/status`; updates are refused with 403.
+//! counters at `/status`; on a writable server ([`Config::writable`]), SPARQL Update at
+//! `/update` ([`update`]) and the Graph Store Protocol at `/store` ([`graph_store`]), behind
+//! an optional bearer token ([`auth`]). A read-only server refuses every write with 403.
+//! Every request works on one committed version of the store ([`state`]).
 //!
 //! How a query travels: the request is parsed ([`protocol`]) and its result formats
 //! negotiated ([`negotiate`]); it is then admitted or refused with 503 ([`limits`]: a
@@ -16,13 +19,18 @@
 //! server in-process: [`run`] owns a runtime and blocks until SIGINT/SIGTERM; [`serve`] is the
 //! same server as a future over a bound listener.
 
+pub mod auth;
 pub mod error;
 pub mod execute;
+pub mod graph_store;
 pub mod limits;
 pub mod negotiate;
 pub mod protocol;
+pub mod rdf_io;
 pub mod routes;
+pub mod state;
 pub mod stream;
+pub mod update;
 
 use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;
@@ -30,7 +38,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::serve::ListenerExt;
-use quiver_store::Store;
+use quiver_db::Database;
 use tokio::net::TcpListener;
 
 pub use error::{ApiError, ServerError};
@@ -60,6 +68,12 @@ pub struct Config {
     pub cors: Option<String>,
     /// After SIGINT/SIGTERM, how long in-flight queries may run before they are cancelled.
     pub shutdown_grace: Duration,
+    /// Whether updates and Graph Store writes are accepted (403 otherwise).
+    pub writable: bool,
+    /// The bearer token writes must carry, if any.
+    pub update_token: Option<String>,
+    /// Whether SPARQL Update's `LOAD` (which reads the server's files) is allowed.
+    pub allow_load: bool,
 }
 
 impl Config {
@@ -83,7 +97,19 @@ impl Config {
             send_timeout: Duration::from_secs(30),
             cors: None,
             shutdown_grace: Duration::from_secs(10),
+            writable: false,
+            update_token: None,
+            allow_load: false,
         }
+    }
+
+    /// Refuses a writable server on an address other hosts can reach unless writes need a
+    /// token: anyone who can connect could otherwise change the store.
+    pub fn check_exposure(&self, address: SocketAddr) -> Result<(), ServerError> {
+        if self.writable && self.update_token.is_none() && !address.ip().is_loopback() {
+            return Err(ServerError::WritableWithoutToken { address });
+        }
+        Ok(())
     }
 }
 
@@ -94,16 +120,19 @@ pub async fn bind(address: SocketAddr) -> Result<TcpListener, ServerError> {
         .map_err(|source| ServerError::Bind { address, source })
 }
 
-/// Serves `store` on `listener` until `shutdown` resolves, then stops accepting, lets
+/// Serves `db` on `listener` until `shutdown` resolves, then stops accepting, lets
 /// in-flight queries run for `config.shutdown_grace`, cancels what is left, and returns.
 pub async fn serve(
     listener: TcpListener,
-    store: Arc<Store>,
+    db: Arc<Database>,
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
+    if let Ok(address) = listener.local_addr() {
+        config.check_exposure(address)?;
+    }
     let grace = config.shutdown_grace;
-    let state = Arc::new(routes::AppState::new(store, config));
+    let state = Arc::new(state::AppState::new(db, config));
     let app = routes::router(state.clone());
     let (requested_tx, mut requested_rx) = tokio::sync::watch::channel(false);
     let signal_state = state.clone();
@@ -145,38 +174,48 @@ pub async fn serve(
     }
 }
 
-/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
-pub async fn shutdown_signal() {
-    let interrupt = async {
+/// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM. On Unix the handlers are installed
+/// when this is called, not when the future is first polled, so a signal sent as soon as
+/// the server announces its address is never lost to the default action (which would kill
+/// the process instead of shutting it down). Call it inside the runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        let terminate = signal(SignalKind::terminate()).ok();
+        async move {
+            let wait = |signal: Option<tokio::signal::unix::Signal>| async move {
+                match signal {
+                    Some(mut signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = wait(interrupt) => {}
+                _ = wait(terminate) => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = interrupt => {}
-        _ = terminate => {}
     }
 }
 
 /// Runs the server on its own runtime until SIGINT/SIGTERM. `listening` is called with the
 /// bound address once the socket accepts connections (the CLI prints it).
 pub fn run(
-    store: Arc<Store>,
+    db: Arc<Database>,
     config: Config,
     address: SocketAddr,
     listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
+    config.check_exposure(address)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.threads.clamp(1, 4))
         // Queries run on blocking threads, bounded by the admission semaphore.
@@ -188,8 +227,10 @@ pub fn run(
     let result = runtime.block_on(async {
         let listener = bind(address).await?;
         let local = listener.local_addr().map_err(ServerError::Serve)?;
+        // Handlers first: a client may signal as soon as it reads the address.
+        let shutdown = shutdown_signal();
         listening(local);
-        serve(listener, store, config, shutdown_signal()).await
+        serve(listener, db, config, shutdown).await
     });
     // Cancelled queries notice within a few thousand rows; do not wait on a stuck thread.
     runtime.shutdown_timeout(Duration::from_secs(2));

@@ -39,6 +39,8 @@ pub struct Limits {
     pub failed: AtomicU64,
     /// Requests refused with 503 because the server was full.
     pub rejected: AtomicU64,
+    /// Writes (updates, Graph Store writes) committed.
+    pub committed: AtomicU64,
 }
 
 /// One admitted query: counts as in flight and owns the query's cancel flag until dropped.
@@ -64,6 +66,7 @@ impl Limits {
             served: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
+            committed: AtomicU64::new(0),
         }
     }
 

@@ -144,13 +144,13 @@ fn by_name(name: &str) -> Result<Negotiated, ApiError> {
 
 /// One media range of an Accept header.
 #[derive(Debug)]
-struct Range {
+pub(crate) struct Range {
     kind: String,
     subtype: String,
     q: f32,
 }
 
-fn parse_accept(header: &str) -> Vec<Range> {
+pub(crate) fn parse_accept(header: &str) -> Vec<Range> {
     header
         .split(',')
         .filter_map(|item| {
@@ -192,8 +192,9 @@ fn quality(ranges: &[Range], media: &str) -> f32 {
     best.map_or(0.0, |(_, q)| q)
 }
 
-fn best(ranges: &[Range], offers: &[(&str, ResultsFormat)]) -> Option<ResultsFormat> {
-    let mut chosen: Option<(f32, ResultsFormat)> = None;
+/// The offer the client likes best (the first among equals), if it accepts any.
+pub(crate) fn best<F: Copy>(ranges: &[Range], offers: &[(&str, F)]) -> Option<F> {
+    let mut chosen: Option<(f32, F)> = None;
     for (media, format) in offers {
         let q = quality(ranges, media);
         if q > 0.0 && chosen.is_none_or(|(best, _)| q > best) {

@@ -1,15 +1,22 @@
-//! The request side of the SPARQL 1.1 Protocol: which of its three query operations a
-//! request is, and what it asks for.
+//! The request side of the SPARQL 1.1 Protocol: which of its operations a request is, and
+//! what it asks for.
 //!
+//! Queries:
 //! - `GET ?query=…` — parameters in the URL;
 //! - `POST` `application/x-www-form-urlencoded` — parameters in the body (URL parameters such
 //!   as `format=` are read too);
 //! - `POST` `application/sparql-query` — the body is the query, other parameters in the URL.
 //!
-//! The endpoint is read-only: an `update=` parameter or an `application/sparql-update` body is
-//! refused with 403. RDF dataset selection (`default-graph-uri`, `named-graph-uri`, each
-//! repeatable) replaces the query's `FROM` / `FROM NAMED`, as the protocol specifies; a value
-//! that is not an absolute IRI is refused with 400.
+//! Updates ([`Operation::Update`]): `POST` form-encoded with `update=`, or `POST`
+//! `application/sparql-update` with the update as the body; `using-graph-uri` and
+//! `using-named-graph-uri` (each repeatable, URL or form) give the dataset of operations
+//! without their own `USING`/`WITH`. An update sent with GET is refused (405 on a writable
+//! server, 403 on a read-only one: see the routes). [`from_get`] and [`from_post`] are the
+//! query-only views (an update is refused with 403), kept for callers that only query.
+//!
+//! RDF dataset selection (`default-graph-uri`, `named-graph-uri`, each repeatable) replaces
+//! the query's `FROM` / `FROM NAMED`, as the protocol specifies; a value that is not an
+//! absolute IRI is refused with 400.
 //! `format=` (or `output=`, which some clients send instead) overrides content negotiation.
 
 use axum::http::StatusCode;
@@ -28,21 +35,57 @@ pub struct QueryRequest {
     pub dataset: Option<QueryDataset>,
 }
 
-/// The message of every refused update.
-pub const READ_ONLY: &str =
-    "SPARQL Update is not allowed: this endpoint is read-only (load data with `quiver load`)";
-
-/// `GET /query?…`.
-pub fn from_get(url_query: Option<&str>) -> Result<QueryRequest, ApiError> {
-    from_params(params(url_query.unwrap_or("").as_bytes()), None)
+/// An update request, whichever way it came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpdateRequest {
+    pub update: String,
+    /// `using-graph-uri` values.
+    pub using_graphs: Vec<NamedNode>,
+    /// `using-named-graph-uri` values.
+    pub using_named_graphs: Vec<NamedNode>,
 }
 
-/// `POST /query` with a body of `content_type`.
+/// What a protocol request asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Operation {
+    Query(QueryRequest),
+    Update(UpdateRequest),
+}
+
+pub use crate::auth::READ_ONLY;
+
+/// `GET /query?…`, as a query (an update is refused with 403).
+pub fn from_get(url_query: Option<&str>) -> Result<QueryRequest, ApiError> {
+    only_query(operation_from_get(url_query)?)
+}
+
+/// `POST /query` with a body of `content_type`, as a query (an update is refused with 403).
 pub fn from_post(
     content_type: Option<&str>,
     url_query: Option<&str>,
     body: &[u8],
 ) -> Result<QueryRequest, ApiError> {
+    only_query(operation_from_post(content_type, url_query, body)?)
+}
+
+fn only_query(operation: Operation) -> Result<QueryRequest, ApiError> {
+    match operation {
+        Operation::Query(request) => Ok(request),
+        Operation::Update(_) => Err(ApiError::new(StatusCode::FORBIDDEN, READ_ONLY)),
+    }
+}
+
+/// `GET /query?…`: a query, or an update (which the caller must refuse: updates need POST).
+pub fn operation_from_get(url_query: Option<&str>) -> Result<Operation, ApiError> {
+    from_params(params(url_query.unwrap_or("").as_bytes()), None)
+}
+
+/// `POST` with a body of `content_type`: a query or an update.
+pub fn operation_from_post(
+    content_type: Option<&str>,
+    url_query: Option<&str>,
+    body: &[u8],
+) -> Result<Operation, ApiError> {
     let url_params = params(url_query.unwrap_or("").as_bytes());
     let Some(content_type) = content_type else {
         return Err(unsupported_media_type("no Content-Type"));
@@ -64,9 +107,13 @@ pub fn from_post(
         "application/sparql-query" => {
             let text = std::str::from_utf8(body)
                 .map_err(|e| ApiError::bad_request(format!("the query is not UTF-8: {e}")))?;
-            from_params(url_params, Some(text.to_owned()))
+            from_params(url_params, Some(Body::Query(text.to_owned())))
         }
-        "application/sparql-update" => Err(ApiError::new(StatusCode::FORBIDDEN, READ_ONLY)),
+        "application/sparql-update" => {
+            let text = std::str::from_utf8(body)
+                .map_err(|e| ApiError::bad_request(format!("the update is not UTF-8: {e}")))?;
+            from_params(url_params, Some(Body::Update(text.to_owned())))
+        }
         other => Err(unsupported_media_type(&format!("Content-Type {other}"))),
     }
 }
@@ -76,7 +123,7 @@ fn unsupported_media_type(what: &str) -> ApiError {
         StatusCode::UNSUPPORTED_MEDIA_TYPE,
         format!(
             "unsupported request: {what}; send application/x-www-form-urlencoded (query=…) \
-             or application/sparql-query"
+             or application/sparql-query, or for updates update=… or application/sparql-update"
         ),
     )
 }
@@ -100,27 +147,37 @@ fn params(encoded: &[u8]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Checks the parameters; `body_query` is the query of an `application/sparql-query` body.
-fn from_params(
-    params: Vec<(String, String)>,
-    body_query: Option<String>,
-) -> Result<QueryRequest, ApiError> {
+/// The text of a direct POST.
+enum Body {
+    Query(String),
+    Update(String),
+}
+
+/// Checks the parameters; `body` is the query or update of a direct POST.
+fn from_params(params: Vec<(String, String)>, body: Option<Body>) -> Result<Operation, ApiError> {
     let mut queries = Vec::new();
+    let mut updates = Vec::new();
     let mut format = None;
     let mut default_graphs = Vec::new();
     let mut named_graphs = Vec::new();
+    let mut using_graphs = Vec::new();
+    let mut using_named_graphs = Vec::new();
     for (name, value) in params {
         match name.as_str() {
-            "update" => return Err(ApiError::new(StatusCode::FORBIDDEN, READ_ONLY)),
+            "update" => updates.push(value),
             "query" => queries.push(value),
-            "default-graph-uri" | "named-graph-uri" => {
+            "default-graph-uri"
+            | "named-graph-uri"
+            | "using-graph-uri"
+            | "using-named-graph-uri" => {
                 let iri = NamedNode::new(value.as_str()).map_err(|e| {
                     ApiError::bad_request(format!("{name} {value:?} is not an IRI: {e}"))
                 })?;
-                if name == "default-graph-uri" {
-                    default_graphs.push(iri);
-                } else {
-                    named_graphs.push(iri);
+                match name.as_str() {
+                    "default-graph-uri" => default_graphs.push(iri),
+                    "named-graph-uri" => named_graphs.push(iri),
+                    "using-graph-uri" => using_graphs.push(iri),
+                    _ => using_named_graphs.push(iri),
                 }
             }
             "format" | "output" if !value.is_empty() => {
@@ -129,6 +186,40 @@ fn from_params(
             _ => {}
         }
     }
+    let is_update =
+        matches!(body, Some(Body::Update(_))) || (body.is_none() && !updates.is_empty());
+    if is_update {
+        if !queries.is_empty() {
+            return Err(ApiError::bad_request(
+                "a request carries either a query or an update, not both",
+            ));
+        }
+        let update = match (body, updates.len()) {
+            (Some(Body::Update(text)), 0) => text,
+            (Some(_), _) => {
+                return Err(ApiError::bad_request(
+                    "an application/sparql-update request carries the update in its body, not \
+                     in an update parameter",
+                ))
+            }
+            (None, 1) => updates.pop().unwrap_or_default(),
+            (None, _) => return Err(ApiError::bad_request("more than one update parameter")),
+        };
+        return Ok(Operation::Update(UpdateRequest {
+            update,
+            using_graphs,
+            using_named_graphs,
+        }));
+    }
+    if !updates.is_empty() {
+        return Err(ApiError::bad_request(
+            "a request carries either a query or an update, not both",
+        ));
+    }
+    let body_query = match body {
+        Some(Body::Query(text)) => Some(text),
+        _ => None,
+    };
     let query = match (body_query, queries.len()) {
         (Some(text), 0) => text,
         (Some(_), _) => {
@@ -150,11 +241,11 @@ fn from_params(
             default: default_graphs,
             named: Some(named_graphs),
         });
-    Ok(QueryRequest {
+    Ok(Operation::Query(QueryRequest {
         query,
         format,
         dataset,
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -243,6 +334,72 @@ mod tests {
         assert_eq!(
             status(Some("application/sparql-query"), b"\xff\xfe"),
             StatusCode::BAD_REQUEST
+        );
+    }
+
+    #[test]
+    fn update_operations() {
+        let form = operation_from_post(
+            Some("application/x-www-form-urlencoded"),
+            Some("using-graph-uri=http://g1"),
+            b"update=CLEAR+ALL&using-named-graph-uri=http%3A%2F%2Fg2",
+        )
+        .unwrap();
+        let Operation::Update(form) = form else {
+            panic!("not an update: {form:?}")
+        };
+        assert_eq!(form.update, "CLEAR ALL");
+        assert_eq!(form.using_graphs, [NamedNode::new("http://g1").unwrap()]);
+        assert_eq!(
+            form.using_named_graphs,
+            [NamedNode::new("http://g2").unwrap()]
+        );
+        let direct = operation_from_post(
+            Some("application/sparql-update; charset=utf-8"),
+            None,
+            b"CLEAR ALL",
+        )
+        .unwrap();
+        assert!(matches!(direct, Operation::Update(u) if u.update == "CLEAR ALL"));
+        let get = operation_from_get(Some("update=CLEAR%20ALL")).unwrap();
+        assert!(matches!(get, Operation::Update(_)));
+        let status = |ct: &str, query: Option<&str>, body: &[u8]| {
+            operation_from_post(Some(ct), query, body)
+                .unwrap_err()
+                .status
+        };
+        let form = "application/x-www-form-urlencoded";
+        assert_eq!(
+            status(form, None, b"update=CLEAR%20NAMED&update=CLEAR%20DEFAULT"),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            status(form, None, b"update=CLEAR%20ALL&query=ASK%7B%7D"),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            status("application/sparql-update", Some("update=x"), b"CLEAR ALL"),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            status(
+                "application/sparql-update",
+                Some("using-graph-uri=not%20an%20iri"),
+                b"CLEAR ALL"
+            ),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            status(
+                "application/sparql-update; charset=UTF-16",
+                None,
+                b"CLEAR ALL"
+            ),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE
+        );
+        assert_eq!(
+            status("text/plain", None, b"CLEAR NAMED"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE
         );
     }
 }

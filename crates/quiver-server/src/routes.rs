@@ -3,9 +3,14 @@
 //! | route | methods | what |
 //! |---|---|---|
 //! | `/` | GET | the query page (one embedded HTML file, no external assets) |
-//! | `/query`, `/sparql` | GET, POST | SPARQL 1.1 Protocol queries |
-//! | `/update` | any | 403: the endpoint is read-only |
+//! | `/query`, `/sparql` | GET, POST | SPARQL 1.1 Protocol queries (and updates, POSTed) |
+//! | `/update` | POST | SPARQL 1.1 Protocol updates ([`crate::update`]) |
+//! | `/store` | GET, HEAD, PUT, POST, DELETE | SPARQL 1.1 Graph Store Protocol ([`crate::graph_store`]) |
 //! | `/status` | GET | JSON: store size, uptime, counters, limits (for health checks) |
+//!
+//! Writes (updates and Graph Store PUT/POST/DELETE) pass the write policy first
+//! ([`crate::auth`]): 403 on a read-only server, 401 without the update token. An update sent
+//! with GET gets 405 on a writable server (the protocol requires POST).
 //!
 //! Every response passes [`edge`], which answers CORS preflights when `--cors` is set, adds
 //! the CORS header, and writes one access-log line (`tracing`, target `quiver::access`).
@@ -23,43 +28,21 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
 use quiver_sparql::ExecOptions;
-use quiver_store::Store;
 use tokio::sync::oneshot;
 
 use crate::error::ApiError;
 use crate::execute::{self, Job};
-use crate::limits::{CancelOnDrop, Limits};
+use crate::graph_store;
+use crate::limits::CancelOnDrop;
 use crate::negotiate::{content_type, negotiate};
-use crate::protocol::{self, QueryRequest, READ_ONLY};
+use crate::protocol::{self, Operation, QueryRequest, UpdateRequest};
+use crate::state::body_too_large;
+pub use crate::state::AppState;
 use crate::stream;
-use crate::Config;
+use crate::update;
 
 /// The query page.
 const PAGE: &str = include_str!("page.html");
-
-/// What every handler shares.
-pub struct AppState {
-    pub store: Arc<Store>,
-    pub config: Config,
-    pub limits: Arc<Limits>,
-    pub started: Instant,
-}
-
-impl AppState {
-    pub fn new(store: Arc<Store>, config: Config) -> Self {
-        let limits = Arc::new(Limits::new(
-            config.threads,
-            config.queue,
-            config.queue_timeout,
-        ));
-        Self {
-            store,
-            config,
-            limits,
-            started: Instant::now(),
-        }
-    }
-}
 
 /// The router over `state`.
 pub fn router(state: Arc<AppState>) -> Router {
@@ -68,7 +51,14 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/", get(page))
         .route("/query", query.clone())
         .route("/sparql", query)
-        .route("/update", any(update))
+        .route("/update", any(update_any))
+        .route(
+            "/store",
+            get(graph_store::get)
+                .put(graph_store::put)
+                .post(graph_store::post)
+                .delete(graph_store::delete),
+        )
         .route("/status", get(status))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
@@ -88,9 +78,22 @@ async fn page() -> Response {
 }
 
 async fn query_get(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri) -> Response {
-    match protocol::from_get(uri.query()) {
-        Ok(request) => answer(&state, request, &headers).await,
+    match protocol::operation_from_get(uri.query()) {
+        Ok(Operation::Query(request)) => answer(&state, request, &headers).await,
+        Ok(Operation::Update(_)) => refuse(&state, update_needs_post(&state, &headers)),
         Err(error) => refuse(&state, error),
+    }
+}
+
+/// The refusal of an update sent with GET: the write policy's, else 405.
+fn update_needs_post(state: &AppState, headers: &HeaderMap) -> ApiError {
+    match state.access.check(headers) {
+        Err(error) => error,
+        Ok(()) => ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "SPARQL Update must be sent with POST (form-encoded update=… or \
+             application/sparql-update)",
+        ),
     }
 }
 
@@ -102,29 +105,16 @@ async fn query_post(
 ) -> Response {
     let body = match body {
         Ok(body) => body,
-        Err(rejection) => {
-            let error = if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                body_too_large(state.config.max_body_bytes)
-            } else {
-                ApiError::new(rejection.status(), rejection.body_text())
-            };
-            return refuse(&state, error);
-        }
+        Err(rejection) => return refuse(&state, state.body_rejection(rejection)),
     };
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok());
-    match protocol::from_post(content_type, uri.query(), &body) {
-        Ok(request) => answer(&state, request, &headers).await,
+    match protocol::operation_from_post(content_type, uri.query(), &body) {
+        Ok(Operation::Query(request)) => answer(&state, request, &headers).await,
+        Ok(Operation::Update(request)) => run_update(&state, request, &headers, &uri).await,
         Err(error) => refuse(&state, error),
     }
-}
-
-fn body_too_large(limit: usize) -> ApiError {
-    ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        format!("request body larger than {limit} bytes"),
-    )
 }
 
 fn announced_length(request: &Request) -> Option<usize> {
@@ -139,8 +129,7 @@ fn announced_length(request: &Request) -> Option<usize> {
 }
 
 fn refuse(state: &AppState, error: ApiError) -> Response {
-    state.limits.failed.fetch_add(1, Ordering::Relaxed);
-    error.into_response()
+    state.refuse(error)
 }
 
 /// Negotiates, admits, runs the query on a blocking thread and streams its result.
@@ -174,7 +163,7 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         ..ExecOptions::default()
     };
     let job = Job {
-        store: state.store.clone(),
+        store: state.snapshot(),
         query: request.query,
         dataset: request.dataset,
         negotiated,
@@ -217,15 +206,120 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
     }
 }
 
-async fn update() -> Response {
-    ApiError::new(StatusCode::FORBIDDEN, READ_ONLY).into_response()
+/// `/update`, any method: POST runs the update; other methods get the write policy's
+/// refusal, or 405.
+async fn update_any(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    headers: HeaderMap,
+    uri: Uri,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    if let Err(error) = state.access.check(&headers) {
+        return refuse(&state, error);
+    }
+    if method != Method::POST {
+        let mut response = refuse(&state, update_needs_post(&state, &headers));
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return refuse(&state, state.body_rejection(rejection)),
+    };
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok());
+    match protocol::operation_from_post(content_type, uri.query(), &body) {
+        Ok(Operation::Update(request)) => run_update(&state, request, &headers, &uri).await,
+        Ok(Operation::Query(_)) => refuse(
+            &state,
+            ApiError::bad_request("/update takes updates; send queries to /query"),
+        ),
+        Err(error) => refuse(&state, error),
+    }
+}
+
+/// Checks the write policy, parses, admits and runs an update as one transaction on a
+/// blocking thread, and answers with a short summary.
+async fn run_update(
+    state: &Arc<AppState>,
+    request: UpdateRequest,
+    headers: &HeaderMap,
+    uri: &Uri,
+) -> Response {
+    if let Err(error) = state.access.check(headers) {
+        return refuse(state, error);
+    }
+    let base = crate::state::request_url(headers, uri);
+    let prepared = match update::prepare(&request, &base, state.config.allow_load) {
+        Ok(prepared) => prepared,
+        Err(error) => return refuse(state, error),
+    };
+    let (ticket, permit) = match state.admit().await {
+        Ok(admitted) => admitted,
+        Err(response) => return response,
+    };
+    let cancel = ticket.cancel_flag();
+    // The request's future owns the guard: a client that hangs up cancels its update.
+    let _guard = CancelOnDrop(cancel.clone());
+    // Options the engine adds later keep their defaults.
+    #[allow(clippy::needless_update)]
+    let options = ExecOptions {
+        threads: state.config.threads,
+        timeout: state.config.timeout,
+        max_results: None,
+        max_memory: state.config.max_memory,
+        cancel: Some(cancel),
+        ..ExecOptions::default()
+    };
+    let db = state.db.clone();
+    let operations = prepared.operations;
+    let outcome = tokio::task::spawn_blocking(move || {
+        let _held = (permit, ticket);
+        update::run(&db, &prepared, &options)
+    })
+    .await;
+    match outcome {
+        Ok(Ok(report)) => {
+            state.limits.served.fetch_add(1, Ordering::Relaxed);
+            state.limits.committed.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(
+                inserted = report.inserted,
+                deleted = report.deleted,
+                "update committed"
+            );
+            let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+            let json = accept.is_some_and(|a| a.contains("json"));
+            let (content_type, body) = update::summary(&report, operations, json);
+            (
+                StatusCode::OK,
+                [
+                    (header::CONTENT_TYPE, content_type),
+                    (header::CACHE_CONTROL, "no-store"),
+                ],
+                body,
+            )
+                .into_response()
+        }
+        Ok(Err(error)) => refuse(state, error),
+        Err(_) => refuse(
+            state,
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the update failed unexpectedly",
+            ),
+        ),
+    }
 }
 
 async fn not_found(uri: Uri) -> Response {
     ApiError::new(
         StatusCode::NOT_FOUND,
         format!(
-            "no such resource: {} (try / , /query, /sparql or /status)",
+            "no such resource: {} (try / , /query, /sparql, /update, /store or /status)",
             uri.path()
         ),
     )
@@ -235,15 +329,20 @@ async fn not_found(uri: Uri) -> Response {
 async fn status(State(state): State<Arc<AppState>>) -> Response {
     let limits = &state.limits;
     let config = &state.config;
+    let store = state.snapshot();
     let body = serde_json::json!({
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
-        "triples": state.store.triples(),
-        "terms": state.store.terms(),
+        "writable": state.access.writable,
+        "store_version": store.version(),
+        "triples": store.triples(),
+        "terms": store.terms(),
+        "named_graphs": store.graph_names().count(),
         "uptime_seconds": state.started.elapsed().as_secs_f64(),
         "queries_served": limits.served.load(Ordering::Relaxed),
         "queries_failed": limits.failed.load(Ordering::Relaxed),
         "queries_rejected": limits.rejected.load(Ordering::Relaxed),
+        "writes_committed": limits.committed.load(Ordering::Relaxed),
         "in_flight": limits.in_flight(),
         "running": limits.running(),
         "queued": limits.queued(),
@@ -347,8 +446,14 @@ fn preflight() -> Response {
     (
         StatusCode::NO_CONTENT,
         [
-            (header::ACCESS_CONTROL_ALLOW_METHODS, "GET, POST, OPTIONS"),
-            (header::ACCESS_CONTROL_ALLOW_HEADERS, "Content-Type, Accept"),
+            (
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                "GET, HEAD, POST, PUT, DELETE, OPTIONS",
+            ),
+            (
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                "Content-Type, Accept, Authorization",
+            ),
             (header::ACCESS_CONTROL_MAX_AGE, "600"),
         ],
     )

@@ -42,48 +42,41 @@ impl GraphIndex {
         stats: &mut [PredicateStats],
     ) -> GraphIndex {
         let mut next = self.clone();
+        let (mut out, mut inn) = (std::mem::take(&mut next.out), std::mem::take(&mut next.inn));
+        let run_out = |adjacency: &mut Adjacency| update_direction(adjacency, changes, 0, 2);
+        let run_in = |adjacency: &mut Adjacency| update_direction(adjacency, changes, 2, 0);
+        // The two directions are independent; a large change set updates them in parallel.
+        let (out_result, in_result) =
+            if changes.deletes.len() + changes.inserts.len() >= PARALLEL_CHANGES {
+                rayon::join(|| run_out(&mut out), || run_in(&mut inn))
+            } else {
+                (run_out(&mut out), run_in(&mut inn))
+            };
+        (next.out, next.inn) = (out, inn);
         let mut slots: BTreeMap<usize, SlotChange> = BTreeMap::new();
-        let (added, removed) = update_direction(
-            &mut next.out,
-            changes,
-            0,
-            2,
-            |p, v, added| {
-                let slot = slots.entry(2 * p as usize).or_default();
+        for (result, side) in [(&out_result, 0), (&in_result, 1)] {
+            for &(p, v, added) in &result.keys {
+                let slot = slots.entry(2 * p as usize + side).or_default();
                 if added {
                     slot.added.push(v)
                 } else {
                     slot.removed.push(v)
                 }
-            },
-            |p, degree| {
+            }
+            for (&p, &degree) in &result.max_degree {
                 let entry = &mut stats[p as usize];
-                entry.max_out_degree = entry.max_out_degree.max(degree);
-            },
-        );
-        update_direction(
-            &mut next.inn,
-            changes,
-            2,
-            0,
-            |p, v, added| {
-                let slot = slots.entry(2 * p as usize + 1).or_default();
-                if added {
-                    slot.added.push(v)
+                if side == 0 {
+                    entry.max_out_degree = entry.max_out_degree.max(degree);
                 } else {
-                    slot.removed.push(v)
+                    entry.max_in_degree = entry.max_in_degree.max(degree);
                 }
-            },
-            |p, degree| {
-                let entry = &mut stats[p as usize];
-                entry.max_in_degree = entry.max_in_degree.max(degree);
-            },
-        );
-        for (predicate, delta) in added {
+            }
+        }
+        for (&predicate, &delta) in &out_result.added {
             stats[predicate as usize].triples += delta;
             next.triples += delta;
         }
-        for (predicate, delta) in removed {
+        for (&predicate, &delta) in &out_result.removed {
             let entry = &mut stats[predicate as usize];
             entry.triples = entry.triples.saturating_sub(delta);
             next.triples -= delta;
@@ -137,18 +130,30 @@ struct ListChange {
     removed: u64,
 }
 
+/// Change sets at least this large update the two directions in parallel.
+const PARALLEL_CHANGES: usize = 4096;
+
+/// What updating one direction did.
+#[derive(Default)]
+struct DirectionResult {
+    /// Triples really added and removed, per predicate.
+    added: BTreeMap<PredId, u64>,
+    removed: BTreeMap<PredId, u64>,
+    /// (predicate, vertex, gained): a vertex that gained its first or lost its last
+    /// neighbour over the predicate.
+    keys: Vec<(PredId, Id, bool)>,
+    /// The longest new list per predicate.
+    max_degree: BTreeMap<PredId, u64>,
+}
+
 /// Updates one direction: `key`/`nbr` are the positions of the record's vertex and of the
-/// neighbour in a triple. `on_key(p, v, added)` reports a vertex that gained its first or
-/// lost its last neighbour over `p`; `on_degree(p, len)` every new list length. Returns
-/// the triples really added and removed per predicate.
+/// neighbour in a triple.
 fn update_direction(
     adjacency: &mut Adjacency,
     changes: &TripleChanges,
     key: usize,
     nbr: usize,
-    mut on_key: impl FnMut(PredId, Id, bool),
-    mut on_degree: impl FnMut(PredId, u64),
-) -> (BTreeMap<PredId, u64>, BTreeMap<PredId, u64>) {
+) -> DirectionResult {
     // (vertex, predicate, neighbour, insert?) sorted: a triple's delete sorts before its
     // insert, and the last entry of a triple decides.
     let mut edges: Vec<(Id, PredId, Id, bool)> = changes
@@ -180,7 +185,7 @@ fn update_direction(
         .patch
         .take()
         .unwrap_or_else(|| AdjacencyPatch::new(dense));
-    let (mut added, mut removed) = (BTreeMap::new(), BTreeMap::new());
+    let mut result = DirectionResult::default();
     let snapshot = Adjacency {
         patch: Some(patch.clone()),
         ..adjacency.clone()
@@ -188,19 +193,18 @@ fn update_direction(
     let view = snapshot.view();
     let mut report = |q: PredId, vertex: Id, change: ListChange| {
         if change.added > 0 {
-            *added.entry(q).or_insert(0) += change.added;
+            *result.added.entry(q).or_insert(0) += change.added;
         }
         if change.removed > 0 {
-            *removed.entry(q).or_insert(0) += change.removed;
+            *result.removed.entry(q).or_insert(0) += change.removed;
         }
         if change.before == 0 && change.after > 0 {
-            on_key(q, vertex, true);
+            result.keys.push((q, vertex, true));
         } else if change.before > 0 && change.after == 0 {
-            on_key(q, vertex, false);
+            result.keys.push((q, vertex, false));
         }
-        if change.after > 0 {
-            on_degree(q, change.after as u64);
-        }
+        let longest = result.max_degree.entry(q).or_insert(0);
+        *longest = (*longest).max(change.after as u64);
     };
     for group in edges.chunk_by(|a, b| a.0 == b.0) {
         let vertex = group[0].0;
@@ -283,7 +287,7 @@ fn update_direction(
     }
     drop(snapshot);
     adjacency.patch = Some(patch);
-    (added, removed)
+    result
 }
 
 /// `old` minus `removed` plus `added` (all sorted; `added` and `removed` distinct).

@@ -39,12 +39,15 @@ counter = [0]
 
 
 def throughput(batch):
-    commits, started = 0, time.perf_counter()
-    while time.perf_counter() - started < seconds or commits < 3:
-        store.update(insert_data(counter[0], batch))
+    """Commits for about `seconds` of commit time (request texts made outside it)."""
+    commits, elapsed = 0, 0.0
+    while elapsed < seconds or commits < 3:
+        text = insert_data(counter[0], batch)
         counter[0] += batch
+        started = time.perf_counter()
+        store.update(text)
+        elapsed += time.perf_counter() - started
         commits += 1
-    elapsed = time.perf_counter() - started
     return {
         "batch": batch,
         "commits": commits,

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // Each test binary uses part of it.
 
+pub mod writes;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -319,7 +321,7 @@ pub fn request(
     read_reply(send(address, method, path, headers, body))
 }
 
-fn parse_reply(raw: &[u8]) -> Reply {
+pub fn parse_reply(raw: &[u8]) -> Reply {
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -376,4 +378,23 @@ fn dechunk(mut data: &[u8]) -> (Vec<u8>, bool) {
         body.extend_from_slice(&data[..size]);
         data = &data[size + 2..];
     }
+}
+
+/// A fresh store of the N-Triples `data` under cargo's scratch directory, for a server
+/// that writes (each test its own).
+pub fn small_store(tag: &str, data: &str) -> PathBuf {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("serve-{tag}"));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).expect("scratch directory");
+    let file = base.join("data.nt");
+    std::fs::write(&file, data).expect("data file");
+    let dir = base.join("store");
+    let output = quiver()
+        .args(["load", "--location"])
+        .arg(&dir)
+        .arg(&file)
+        .output()
+        .expect("quiver load runs");
+    assert!(output.status.success(), "load failed: {output:?}");
+    dir
 }
