@@ -2,7 +2,7 @@
 
 import os
 import pathlib
-from typing import IO, Any, Iterator, List, Optional, Union
+from typing import IO, Any, Iterator, List, Optional, Tuple, Union
 
 _Term = Union["NamedNode", "BlankNode", "Literal"]
 
@@ -139,8 +139,37 @@ class Store:
         SPARQL raises SyntaxError (``line:column``), a time limit QueryTimeout, a result
         over ``max_results`` QueryError.
         """
-    def update(self, update: str, *, base_iri: Optional[str] = None) -> None:
-        """SPARQL Update: coming; raises NotImplementedError for now."""
+    def update(
+        self, update: str, *, base_iri: Optional[str] = None, timeout: Optional[float] = None
+    ) -> None:
+        """Runs a SPARQL Update request as one transaction, the GIL released.
+
+        Every operation or none: on any error the store is unchanged. Invalid SPARQL raises
+        SyntaxError (``line:column``), a failed operation QueryError, a time limit
+        QueryTimeout. On a directory the update is logged there before the call returns.
+        """
+    def add(
+        self,
+        quad: Union[
+            Triple,
+            Tuple[Union[NamedNode, BlankNode], NamedNode, _Term],
+            Tuple[
+                Union[NamedNode, BlankNode], NamedNode, _Term, Union[NamedNode, BlankNode, None]
+            ],
+        ],
+    ) -> None:
+        """Adds a quad (a Triple, or subject, predicate, object[, graph]); one transaction."""
+    def remove(
+        self,
+        quad: Union[
+            Triple,
+            Tuple[Union[NamedNode, BlankNode], NamedNode, _Term],
+            Tuple[
+                Union[NamedNode, BlankNode], NamedNode, _Term, Union[NamedNode, BlankNode, None]
+            ],
+        ],
+    ) -> None:
+        """Removes a quad if the store has it; one transaction."""
     def __len__(self) -> int: ...
 
 __all__: List[str]

@@ -5,9 +5,10 @@ the package is installed. ``graph.query(...)`` runs in Quiver (SPARQL text; rdfl
 evaluator takes over for prepared query objects and ``initBindings``), and ``triples()``
 patterns are answered by Quiver too.
 
-Quiver's store is rebuilt by each load, so added triples are buffered and loaded in one go
-before the next read (``graph.parse(...)`` then reading is one load). Removal and SPARQL
-Update are not supported yet and raise ``NotImplementedError``.
+Writes go to Quiver too: added triples are buffered and loaded in one go before the next
+read or write (``graph.parse(...)`` is one bulk load), ``graph.remove(pattern)`` deletes
+the matching triples in one transaction, and ``graph.update(...)`` runs SPARQL Update in
+Quiver (rdflib's own evaluator takes over for prepared updates and ``initBindings``).
 
     >>> import rdflib
     >>> graph = rdflib.Graph(store="Quiver")
@@ -31,6 +32,31 @@ _DECLARED_PREFIX = re.compile(r"PREFIX\s+([A-Za-z][\w.-]*)?\s*:", re.IGNORECASE)
 def to_rdflib(term):
     """The rdflib term of a Quiver term (None stays None)."""
     return None if term is None else term.to_rdflib()
+
+
+def _prologue(text, namespaces):
+    """PREFIX declarations of ``namespaces`` that ``text`` does not declare itself."""
+    declared = {m.group(1) or "" for m in _DECLARED_PREFIX.finditer(text)}
+    return "".join(
+        f"PREFIX {prefix}: <{namespace}>\n"
+        for prefix, namespace in (namespaces or {}).items()
+        if prefix not in declared
+    )
+
+
+def _from_rdflib(term):
+    """The Quiver term of an rdflib term."""
+    if isinstance(term, rdflib.URIRef):
+        return quiver.NamedNode(str(term))
+    if isinstance(term, rdflib.BNode):
+        return quiver.BlankNode(str(term))
+    if isinstance(term, rdflib.Literal):
+        if term.language:
+            return quiver.Literal(str(term), language=term.language)
+        if term.datatype:
+            return quiver.Literal(str(term), datatype=quiver.NamedNode(str(term.datatype)))
+        return quiver.Literal(str(term))
+    raise TypeError(f"not an RDF term: {term!r}")
 
 
 def _ntriples(triple):
@@ -81,10 +107,27 @@ class QuiverStore(RdflibStore):
             self._pending.append(_ntriples((subject, predicate, obj)))
 
     def remove(self, triple, context=None):
-        raise NotImplementedError("Quiver's store does not remove triples yet")
+        self._flush()
+        if not any(isinstance(term, rdflib.BNode) for term in triple):
+            # One transaction: the pattern's triples, whatever their number.
+            names = ("s", "p", "o")
+            pattern = " ".join(
+                f"?{name}" if term is None else term.n3()
+                for name, term in zip(names, triple)
+            )
+            self.quiver.update("DELETE WHERE { %s }" % pattern)
+            return
+        # A blank node cannot be named in SPARQL: remove the matching triples one by one.
+        for (subject, predicate, obj), _contexts in list(self.triples(triple)):
+            self.quiver.remove(
+                (_from_rdflib(subject), _from_rdflib(predicate), _from_rdflib(obj))
+            )
 
     def update(self, update, initNs, initBindings, queryGraph, **kwargs):
-        raise NotImplementedError("Quiver's store does not take SPARQL Update yet")
+        if not isinstance(update, str) or initBindings:
+            raise NotImplementedError("rdflib evaluates prepared updates and initBindings")
+        self._flush()
+        self.quiver.update(_prologue(update, initNs) + update)
 
     def _flush(self):
         if self._pending:
@@ -130,13 +173,7 @@ class QuiverStore(RdflibStore):
         if not isinstance(query, str) or initBindings:
             raise NotImplementedError("rdflib evaluates prepared queries and initBindings")
         self._flush()
-        declared = {m.group(1) or "" for m in _DECLARED_PREFIX.finditer(query)}
-        prologue = "".join(
-            f"PREFIX {prefix}: <{namespace}>\n"
-            for prefix, namespace in (initNs or {}).items()
-            if prefix not in declared
-        )
-        answer = self.quiver.query(prologue + query)
+        answer = self.quiver.query(_prologue(query, initNs) + query)
         if isinstance(answer, bool):
             result = Result("ASK")
             result.askAnswer = answer

@@ -3,7 +3,8 @@
 //! Invalid SPARQL and malformed RDF raise `SyntaxError` (as pyoxigraph does), with the
 //! line and column in the message; a missing file raises `FileNotFoundError` naming the
 //! path; a time limit raises `quiver.QueryTimeout` (a `TimeoutError`); other failures of a
-//! query raise `quiver.QueryError`.
+//! query or update raise `quiver.QueryError`; a store that cannot be read or written raises
+//! `OSError`.
 
 use pyo3::create_exception;
 use pyo3::exceptions::{
@@ -11,6 +12,7 @@ use pyo3::exceptions::{
     PyTimeoutError, PyValueError,
 };
 use pyo3::PyErr;
+use quiver_db::DbError;
 use quiver_loader::LoadError;
 use quiver_sparql::QueryError as EngineError;
 use quiver_store::StoreError;
@@ -44,6 +46,21 @@ pub fn load_error(error: LoadError) -> PyErr {
         LoadError::Io { path, error } => io_error(&path, &error, message),
         LoadError::Syntax { .. } => PySyntaxError::new_err(message),
         _ => PyValueError::new_err(message),
+    }
+}
+
+/// The exception of a database error: a query's for evaluation errors, `OSError` for the
+/// disk.
+pub fn db_error(error: DbError) -> PyErr {
+    match error {
+        DbError::Query(error) => query_error(error),
+        DbError::Store(error) => store_error(error),
+        DbError::Io { path, source } => {
+            let message = format!("{}: {source}", path.display());
+            io_error(&path, &source, message)
+        }
+        DbError::Apply(error) => QueryError::new_err(error.to_string()),
+        other => PyOSError::new_err(other.to_string()),
     }
 }
 

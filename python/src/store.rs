@@ -1,35 +1,44 @@
-//! `quiver.Store`: a store in memory or in a directory, loading RDF and running SPARQL.
+//! `quiver.Store`: a store in memory or in a directory, loading RDF, running SPARQL and
+//! SPARQL Update.
 //!
-//! The engine's store is immutable once built: a load builds a new one (merging the old
-//! content) and swaps it in, so queries running meanwhile keep the one they started on.
-//! A store opened on a directory is saved there after every load (the CLI's format).
+//! The store is a `quiver_db::Database`: every query reads the version current when it
+//! starts (a snapshot, never blocked by writers), and every update (`update`, `add`,
+//! `remove`) is one transaction that makes the next version; on a directory it is logged
+//! there (synced before the call returns), so the CLI sees it too. A load builds a new
+//! version in bulk (merging the old content), saves it as the directory's snapshot and
+//! swaps it in. Writes (loads and updates) run one at a time.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, RwLock, TryLockError};
+use std::sync::MutexGuard;
+use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
 use oxrdfio::{RdfFormat, RdfParser};
-use pyo3::exceptions::{PyNotImplementedError, PySyntaxError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PySyntaxError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
+use quiver_db::{Database, DbOptions};
 use quiver_loader::{load_files, load_lubm, load_quads, Format, LoadOptions, NoProgress};
 use quiver_lubm::LubmConfig;
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+use quiver_store::{ChangeSet, Quad as EncodedQuad};
 
-use crate::errors::{io_error, load_error, query_error, store_error};
+use crate::errors::{db_error, io_error, load_error, query_error, store_error};
 use crate::results::{OwnedSolutions, QuerySolutions, QueryTriples};
 use crate::run::{abandonable, interruptible};
-use crate::terms::{BlankNode, NamedNode};
+use crate::terms::{term_from_python, BlankNode, NamedNode, Triple};
 
 /// An RDF store: `Store()` in memory, `Store(path)` in a directory (opened if it holds a
 /// store, else created).
 #[pyclass(module = "quiver", frozen)]
 pub struct Store {
-    current: RwLock<Arc<quiver_store::Store>>,
+    /// The database: its snapshot for queries, its transactions for writes.
+    database: Arc<Database>,
     path: Option<PathBuf>,
-    /// Loads one at a time: each builds on the store the previous one left.
-    loading: Mutex<()>,
+    /// Writes (loads, updates) one at a time: each builds on the version the previous one
+    /// left.
+    writing: Mutex<()>,
 }
 
 enum Answer {
@@ -120,8 +129,26 @@ fn parse_quads(
 }
 
 impl Store {
+    fn database(&self) -> Arc<Database> {
+        Arc::clone(&self.database)
+    }
+
     fn snapshot(&self) -> Arc<quiver_store::Store> {
-        Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
+        self.database().snapshot()
+    }
+
+    /// The write lock, waited for without the GIL (which the writer holding it may need
+    /// to finish).
+    fn lock_writes(&self, py: Python<'_>) -> MutexGuard<'_, ()> {
+        loop {
+            match self.writing.try_lock() {
+                Ok(guard) => return guard,
+                Err(TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    py.allow_threads(|| std::thread::sleep(Duration::from_millis(1)))
+                }
+            }
+        }
     }
 
     /// Builds a new store on top of the current one with `build` (Ctrl-C abandons it,
@@ -132,23 +159,107 @@ impl Store {
         py: Python<'_>,
         build: impl FnOnce(&quiver_store::Store) -> PyResult<quiver_store::Store> + Send + 'static,
     ) -> PyResult<()> {
-        // Waiting for another thread's load without the GIL, which that load needs to end.
-        let _loading = loop {
-            match self.loading.try_lock() {
-                Ok(guard) => break guard,
-                Err(TryLockError::Poisoned(poisoned)) => break poisoned.into_inner(),
-                Err(TryLockError::WouldBlock) => {
-                    py.allow_threads(|| std::thread::sleep(Duration::from_millis(1)))
-                }
-            }
-        };
+        let _writing = self.lock_writes(py);
         let existing = self.snapshot();
         let store = abandonable(py, move || build(&existing))??;
-        if let Some(path) = &self.path {
-            py.allow_threads(|| store.save(path)).map_err(store_error)?;
-        }
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(store);
+        let database = self.database();
+        py.allow_threads(|| database.replace(|_| Ok(store)))
+            .map_err(db_error)?;
         Ok(())
+    }
+
+    /// Commits the change set `build` makes from the latest version, as one transaction
+    /// (the GIL released).
+    fn commit(
+        &self,
+        py: Python<'_>,
+        build: impl FnOnce(&quiver_store::Store) -> ChangeSet + Send,
+    ) -> PyResult<()> {
+        let _writing = self.lock_writes(py);
+        let database = self.database();
+        py.allow_threads(|| {
+            database.commit_changes(|store| {
+                let changes = build(store);
+                Ok(if changes.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![changes]
+                })
+            })
+        })
+        .map_err(db_error)?;
+        Ok(())
+    }
+}
+
+/// A quad given to `add` or `remove`: a `Triple`, or a tuple of subject, predicate, object
+/// and optionally a graph name (a `NamedNode`, a `BlankNode`, or `None` for the default
+/// graph).
+fn quad_from_python(quad: &Bound<'_, PyAny>) -> PyResult<oxrdf::Quad> {
+    if let Ok(triple) = quad.downcast::<Triple>() {
+        return Ok(triple
+            .get()
+            .inner
+            .clone()
+            .in_graph(oxrdf::GraphName::DefaultGraph));
+    }
+    let items: Vec<Bound<'_, PyAny>> = match quad.try_iter() {
+        Ok(items) if !quad.is_instance_of::<PyString>() => items.collect::<PyResult<_>>()?,
+        _ => {
+            return Err(PyTypeError::new_err(
+                "a quad is a Triple or a tuple (subject, predicate, object[, graph])",
+            ))
+        }
+    };
+    if !(3..=4).contains(&items.len()) {
+        return Err(PyValueError::new_err(format!(
+            "a quad has 3 or 4 terms (subject, predicate, object[, graph]), not {}",
+            items.len()
+        )));
+    }
+    let subject = match term_from_python(&items[0])? {
+        oxrdf::Term::NamedNode(node) => oxrdf::NamedOrBlankNode::NamedNode(node),
+        oxrdf::Term::BlankNode(node) => oxrdf::NamedOrBlankNode::BlankNode(node),
+        _ => {
+            return Err(PyTypeError::new_err(
+                "a subject is a NamedNode or BlankNode",
+            ))
+        }
+    };
+    let oxrdf::Term::NamedNode(predicate) = term_from_python(&items[1])? else {
+        return Err(PyTypeError::new_err("a predicate is a NamedNode"));
+    };
+    let object = term_from_python(&items[2])?;
+    let graph = match items.get(3) {
+        None => oxrdf::GraphName::DefaultGraph,
+        Some(graph) => graph_from_python(graph)?.unwrap_or(oxrdf::GraphName::DefaultGraph),
+    };
+    Ok(oxrdf::Quad::new(subject, predicate, object, graph))
+}
+
+/// A graph name: `NamedNode`, `BlankNode`, or `None`/pyoxigraph's `DefaultGraph` (`None`).
+fn graph_from_python(graph: &Bound<'_, PyAny>) -> PyResult<Option<oxrdf::GraphName>> {
+    if graph.is_none() {
+        Ok(None)
+    } else if let Ok(node) = graph.downcast::<NamedNode>() {
+        Ok(Some(node.get().inner.clone().into()))
+    } else if let Ok(node) = graph.downcast::<BlankNode>() {
+        Ok(Some(node.get().inner.clone().into()))
+    } else if graph.get_type().name()? == "DefaultGraph" {
+        Ok(Some(oxrdf::GraphName::DefaultGraph))
+    } else {
+        Err(PyTypeError::new_err(
+            "a graph name is a NamedNode, a BlankNode or None",
+        ))
+    }
+}
+
+/// The term of a graph name (`None` for the default graph).
+fn graph_term(graph: &oxrdf::GraphName) -> Option<oxrdf::TermRef<'_>> {
+    match graph {
+        oxrdf::GraphName::NamedNode(node) => Some(node.into()),
+        oxrdf::GraphName::BlankNode(node) => Some(node.into()),
+        oxrdf::GraphName::DefaultGraph => None,
     }
 }
 
@@ -157,14 +268,14 @@ impl Store {
     #[new]
     #[pyo3(signature = (path = None))]
     fn new(py: Python<'_>, path: Option<PathBuf>) -> PyResult<Self> {
-        let store = match &path {
-            None => empty_store()?,
+        let database = match &path {
+            None => Database::in_memory(empty_store()?),
             Some(path) => py.allow_threads(|| open_or_create(path))?,
         };
         Ok(Self {
-            current: RwLock::new(Arc::new(store)),
+            database: Arc::new(database),
             path,
-            loading: Mutex::new(()),
+            writing: Mutex::new(()),
         })
     }
 
@@ -188,18 +299,9 @@ impl Store {
         let format = format.map(parse_format).transpose()?;
         let to_graph: Option<oxrdf::GraphName> = match to_graph {
             None => None,
-            Some(graph) if graph.is_none() => None,
-            Some(graph) => Some(if let Ok(node) = graph.downcast::<NamedNode>() {
-                node.get().inner.clone().into()
-            } else if let Ok(node) = graph.downcast::<BlankNode>() {
-                node.get().inner.clone().into()
-            } else if graph.get_type().name()? == "DefaultGraph" {
-                oxrdf::GraphName::DefaultGraph
-            } else {
-                return Err(PyTypeError::new_err(
-                    "to_graph is a NamedNode, a BlankNode or None",
-                ));
-            }),
+            Some(graph) => graph_from_python(graph).map_err(|_| {
+                PyTypeError::new_err("to_graph is a NamedNode, a BlankNode or None")
+            })?,
         };
         let threads = default_threads();
         let (bytes, source) = match (input, &path) {
@@ -332,16 +434,93 @@ impl Store {
         })
     }
 
-    /// SPARQL Update. Coming: the store does not take updates yet (it is rebuilt by each
-    /// load), so this raises `NotImplementedError`; use `load` to add data.
-    #[pyo3(signature = (update, *, base_iri = None))]
-    fn update(&self, update: &str, base_iri: Option<String>) -> PyResult<()> {
-        let _ = (update, base_iri);
-        Err(PyNotImplementedError::new_err(
-            "SPARQL Update is not supported yet: Quiver's store is immutable once built and \
-             takes new data only through Store.load (a rebuild); updates will come with the \
-             mutable store",
-        ))
+    /// Runs a SPARQL Update request as one transaction: every operation, each seeing the
+    /// ones before it, or none (on any error the store is unchanged). The GIL is released
+    /// while it runs; Ctrl-C cancels it. Invalid SPARQL raises `SyntaxError` with
+    /// `line:column`; a failed operation (a graph that exists for `CREATE`, a `LOAD` that
+    /// cannot be read) raises `quiver.QueryError`, a time limit `quiver.QueryTimeout`.
+    /// `LOAD` reads local files (`file:` IRIs or paths). On a directory, the update is
+    /// logged there before the call returns.
+    #[pyo3(signature = (update, *, base_iri = None, timeout = None))]
+    fn update(
+        &self,
+        py: Python<'_>,
+        update: &str,
+        base_iri: Option<String>,
+        timeout: Option<f64>,
+    ) -> PyResult<()> {
+        let timeout = match timeout {
+            Some(t) if !(t > 0.0 && t.is_finite()) => {
+                return Err(PyValueError::new_err(
+                    "timeout must be a positive number of seconds",
+                ))
+            }
+            other => other.map(Duration::from_secs_f64),
+        };
+        // Syntax first, with the GIL: nothing to wait for.
+        quiver_sparql::update::parse_update(update, base_iri.as_deref()).map_err(query_error)?;
+        let _writing = self.lock_writes(py);
+        let database = self.database();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let options = ExecOptions {
+            threads: default_threads(),
+            timeout,
+            cancel: Some(Arc::clone(&cancel)),
+            ..ExecOptions::default()
+        };
+        interruptible(py, &cancel, || {
+            database.update(update, base_iri.as_deref(), &options)
+        })?
+        .map_err(db_error)?;
+        Ok(())
+    }
+
+    /// Adds a quad: a `Triple`, or a tuple `(subject, predicate, object[, graph])` (graph
+    /// a `NamedNode`, a `BlankNode` or `None` for the default graph). One transaction;
+    /// adding a quad the store has changes nothing.
+    fn add(&self, py: Python<'_>, quad: &Bound<'_, PyAny>) -> PyResult<()> {
+        let quad = quad_from_python(quad)?;
+        self.commit(py, move |store| {
+            let mut changes = ChangeSet::new(store);
+            let subject = changes.intern(store, quad.subject.as_ref().into());
+            let predicate = changes.intern(store, quad.predicate.as_ref().into());
+            let object = changes.intern(store, quad.object.as_ref());
+            let graph = graph_term(&quad.graph_name).map(|g| changes.intern(store, g));
+            changes.inserts.push(EncodedQuad {
+                subject,
+                predicate,
+                object,
+                graph,
+            });
+            changes
+        })
+    }
+
+    /// Removes a quad (as `add` takes it), if the store has it. One transaction.
+    fn remove(&self, py: Python<'_>, quad: &Bound<'_, PyAny>) -> PyResult<()> {
+        let quad = quad_from_python(quad)?;
+        self.commit(py, move |store| {
+            let mut changes = ChangeSet::new(store);
+            let id = |term: oxrdf::TermRef<'_>| store.term_id(term);
+            let graph = match graph_term(&quad.graph_name) {
+                None => Some(None),
+                Some(graph) => id(graph).map(Some),
+            };
+            if let (Some(subject), Some(predicate), Some(object), Some(graph)) = (
+                id(quad.subject.as_ref().into()),
+                id(quad.predicate.as_ref().into()),
+                id(quad.object.as_ref()),
+                graph,
+            ) {
+                changes.deletes.push(EncodedQuad {
+                    subject,
+                    predicate,
+                    object,
+                    graph,
+                });
+            }
+            changes
+        })
     }
 
     /// The number of triples (default graph and named graphs).
@@ -363,17 +542,20 @@ impl Store {
     }
 }
 
-fn open_or_create(path: &Path) -> PyResult<quiver_store::Store> {
-    if path.join("manifest.json").exists() {
-        return quiver_store::Store::open(path)
-            .map(|(store, _)| store)
-            .map_err(store_error);
+/// The database of the store directory `path`, created empty when it holds no store.
+fn open_or_create(path: &Path) -> PyResult<Database> {
+    if !path.join("manifest.json").exists() {
+        std::fs::create_dir_all(path)
+            .map_err(|e| io_error(path, &e, format!("cannot create {}: {e}", path.display())))?;
+        let store = empty_store()?;
+        store.save(path).map_err(store_error)?;
     }
-    std::fs::create_dir_all(path)
-        .map_err(|e| io_error(path, &e, format!("cannot create {}: {e}", path.display())))?;
-    let store = empty_store()?;
-    store.save(path).map_err(store_error)?;
-    Ok(store)
+    open_database(path)
+}
+
+/// Opens the database of the store directory `path` (its snapshot and log).
+fn open_database(path: &Path) -> PyResult<Database> {
+    Database::open(path, DbOptions::default()).map_err(db_error)
 }
 
 fn read_file(py: Python<'_>, path: &Path) -> PyResult<Vec<u8>> {

@@ -1,6 +1,6 @@
 """Errors raise Python exceptions with the message and location, and leave the interpreter
 and the store working: bad SPARQL, malformed RDF, missing files, timeouts, result caps,
-updates (not supported yet)."""
+failed updates."""
 
 import re
 import time
@@ -82,7 +82,31 @@ def test_max_results_raises_query_error(lubm1):
         lubm1.query("SELECT * { ?s ?p ?o }", max_results=10)
 
 
-def test_update_is_not_implemented_yet(store):
-    with pytest.raises(NotImplementedError, match="not supported yet"):
-        store.update("INSERT DATA { <http://e/x> <http://e/p> <http://e/y> }")
+def test_invalid_update_raises_syntax_error_with_location(store):
+    with pytest.raises(SyntaxError) as caught:
+        store.update("INSERT DATA {\n  <http://e/x> <http://e/p> ?y }")
+    assert re.search(r"\b2:\d+", str(caught.value)), str(caught.value)
+    with pytest.raises(SyntaxError, match="x:"):
+        store.update("INSERT DATA { x:a <http://e/p> 1 }")
+    assert len(store) == 1
+
+
+def test_failed_update_raises_and_changes_nothing(store):
+    store.update("CREATE GRAPH <http://e/g>")
+    with pytest.raises(quiver.QueryError, match="http://e/g"):
+        store.update(
+            "INSERT DATA { <http://e/x> <http://e/p> <http://e/y> } ; CREATE GRAPH <http://e/g>"
+        )
+    assert len(store) == 1
+    assert not store.query("ASK { <http://e/x> ?p ?o }")
+    with pytest.raises(quiver.QueryError):
+        store.update("LOAD <file:///nonexistent/quiver-test.ttl>")
+    with pytest.raises(ValueError):
+        store.update("CLEAR ALL", timeout=-1)
+    with pytest.raises(TypeError):
+        store.add("not a quad")
+    with pytest.raises(ValueError):
+        store.add((quiver.NamedNode("http://e/a"), quiver.NamedNode("http://e/p")))
+    with pytest.raises(TypeError):
+        store.add((quiver.Literal("x"), quiver.NamedNode("http://e/p"), quiver.Literal("y")))
     assert len(store) == 1

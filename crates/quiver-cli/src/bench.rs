@@ -107,7 +107,7 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 fn index(args: IndexArgs) -> Result<()> {
-    let (store, _) = Store::open(&args.location)?;
+    let store = crate::location::open_snapshot(&args.location)?;
     let graph = store.graph();
     let keys = sample_keys(&store, args.keys, args.seed);
     anyhow::ensure!(!keys.is_empty(), "the store has no edges to look up");

@@ -113,7 +113,7 @@ pub fn run(args: EmulateArgs) -> Result<()> {
         Some(path) => mix::read_mix(path)?,
         None => mix::default_mix(),
     };
-    let (store, _) = Store::open(&args.location)?;
+    let store = crate::location::open_snapshot(&args.location)?;
     let bound: Vec<Bound<'_>> = templates
         .iter()
         .map(|t| t.bind(&store))

@@ -166,9 +166,7 @@ fn real_initial(workload: &Workload, keys: usize) -> u64 {
 
 fn real_store(args: &KvArgs) -> Result<Option<Arc<Store>>> {
     if let Some(location) = &args.location {
-        let (store, _) = Store::open(location)
-            .with_context(|| format!("opening the store in {}", location.display()))?;
-        return Ok(Some(Arc::new(store)));
+        return crate::location::open_snapshot(location).map(Some);
     }
     if let Some(universities) = args.lubm {
         let started = Instant::now();

@@ -15,7 +15,6 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use quiver_store::Store;
 use serde_json::json;
 
 use crate::bench_lubm::{default_queries, load_queries, measure_queries, Measured};
@@ -82,7 +81,7 @@ pub fn run(args: ScaleArgs) -> Result<()> {
             .filter(|(name, _)| HEAVY.contains(&name.as_str()))
             .collect(),
     };
-    let (store, _) = Store::open(&args.location)?;
+    let store = crate::location::open_snapshot(&args.location)?;
     eprintln!(
         "{} triples; {}; thread counts {threads:?}, median of {} runs",
         store.triples(),

@@ -1,8 +1,9 @@
 //! `quiver console`: an interactive shell on one store, after Wukong's console.
 //!
-//! Commands (`sparql`, `load`, `stats`, `config`, `help`, `quit`) live in
-//! [`commands`] and [`sparql`]; a query typed directly (a line starting with PREFIX,
-//! SELECT, ASK, …) runs once a blank line ends it. On a terminal the line editor
+//! Commands (`sparql`, `update`, `load`, `stats`, `config`, `help`, `quit`) live in
+//! [`commands`], [`sparql`] and [`update`]; a query typed directly (a line starting with
+//! PREFIX, SELECT, ASK, …) or an update (INSERT, DELETE, WITH, LOAD <…>, CLEAR, …; after
+//! PREFIX and BASE lines) runs once a blank line ends it. On a terminal the line editor
 //! (rustyline) gives history (saved in `~/.quiver_history`, else in the store directory),
 //! line editing and tab completion ([`complete`]); otherwise commands are read line by
 //! line from standard input, so a session can be scripted:
@@ -13,6 +14,7 @@
 mod commands;
 mod complete;
 mod sparql;
+mod update;
 
 use std::io::{BufRead, IsTerminal as _};
 use std::path::PathBuf;
@@ -33,6 +35,8 @@ pub struct ConsoleArgs {
     pub threads: Option<u32>,
     #[command(flatten)]
     pub limits: crate::limits::LimitArgs,
+    #[command(flatten)]
+    pub sync: crate::location::SyncArgs,
 }
 
 const PROMPT: &str = "quiver> ";
@@ -80,17 +84,13 @@ impl Input {
     }
 }
 
-/// Whether `line` begins a SPARQL query typed directly.
+/// Whether `line` begins a SPARQL query typed directly (or, with PREFIX or BASE, an
+/// update: decided once the whole text is read).
 fn starts_query(line: &str) -> bool {
     let line = line.trim_start();
     ["PREFIX", "BASE", "SELECT", "ASK", "CONSTRUCT", "DESCRIBE"]
         .iter()
-        .any(|keyword| {
-            line.get(..keyword.len())
-                .is_some_and(|head| head.eq_ignore_ascii_case(keyword))
-                && !line[keyword.len()..]
-                    .starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '-')
-        })
+        .any(|keyword| update::after_keyword(line, keyword).is_some())
 }
 
 fn history_file(session: &Session) -> PathBuf {
@@ -105,6 +105,7 @@ pub fn run(args: ConsoleArgs) -> Result<()> {
         &args.location,
         crate::threads(args.threads),
         args.limits.resolve(crate::limits::QueryLimits::default()),
+        args.sync.sync,
     )?;
     let interactive = std::io::stdin().is_terminal();
     let history = history_file(&session);
@@ -139,8 +140,8 @@ pub fn run(args: ConsoleArgs) -> Result<()> {
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        let outcome = if starts_query(trimmed) {
-            // A query typed directly: gather lines until a blank one (or the end).
+        let outcome = if starts_query(trimmed) || update::starts_update(trimmed) {
+            // A query or update typed directly: gather lines until a blank one (or the end).
             let mut text = line.clone();
             let mut interrupted = false;
             let mut read_error = None;
@@ -168,7 +169,11 @@ pub fn run(args: ConsoleArgs) -> Result<()> {
             if interrupted {
                 continue;
             }
-            session.inline_query(&text).map(|()| Flow::Continue)
+            if update::is_update(&text) {
+                session.inline_update(&text).map(|()| Flow::Continue)
+            } else {
+                session.inline_query(&text).map(|()| Flow::Continue)
+            }
         } else {
             session.execute(trimmed)
         };

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use quiver_store::Store;
 use serde_json::json;
 
 #[derive(Args, Debug)]
@@ -19,7 +18,8 @@ pub struct InfoArgs {
 }
 
 pub fn run(args: InfoArgs) -> Result<()> {
-    let (store, bytes_on_disk) = Store::open(&args.location)?;
+    let store = crate::location::open_snapshot(&args.location)?;
+    let bytes_on_disk = crate::location::bytes_on_disk(&args.location);
     let triples = store.triples();
     let bytes_in_memory = store.data_bytes() as u64;
     let per_triple = |bytes: u64| bytes as f64 / triples.max(1) as f64;

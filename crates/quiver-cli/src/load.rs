@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use quiver_loader::{
@@ -11,6 +11,8 @@ use quiver_loader::{
 };
 use quiver_lubm::LubmConfig;
 use quiver_store::Store;
+
+use crate::location::{has_log, has_store, open_database, open_snapshot, save_loaded};
 
 use crate::memory::{mib, peak_rss};
 
@@ -37,6 +39,8 @@ pub struct LoadArgs {
     /// Load LUBM-N straight from the generator instead of files
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with_all = ["files", "more_files", "format", "lenient"])]
     pub lubm: Option<u32>,
+    #[command(flatten)]
+    pub sync: crate::location::SyncArgs,
 }
 
 fn parse_format(name: &str) -> Result<Format, String> {
@@ -67,11 +71,17 @@ pub fn run(args: LoadArgs) -> Result<()> {
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global();
-    let existing = if quiver_snapshot_exists(&args.location) {
-        let (store, _) = Store::open(&args.location)?;
-        Some(store)
+    // An existing store (with the commits of its log) joins the merge; with a log, the
+    // database saves the result and restarts its log after it.
+    let database = if has_store(&args.location) && has_log(&args.location) {
+        Some(open_database(&args.location, args.sync.sync, false)?)
     } else {
         None
+    };
+    let existing = match &database {
+        Some(database) => Some(database.snapshot()),
+        None if has_store(&args.location) => Some(open_snapshot(&args.location)?),
+        None => None,
     };
 
     let (store, report) = if let Some(universities) = args.lubm {
@@ -82,7 +92,7 @@ pub fn run(args: LoadArgs) -> Result<()> {
         let result = load_lubm(
             LubmConfig::standard(universities),
             threads,
-            existing.as_ref(),
+            existing.as_deref(),
             &progress,
         );
         progress.bar.finish_and_clear();
@@ -105,20 +115,14 @@ pub fn run(args: LoadArgs) -> Result<()> {
             lenient: args.lenient,
             threads,
         };
-        let result = load_files(&paths, &options, existing.as_ref(), &progress);
+        let result = load_files(&paths, &options, existing.as_deref(), &progress);
         progress.bar.finish_and_clear();
         result?
     };
     drop(existing);
-    let bytes_on_disk = store
-        .save(&args.location)
-        .with_context(|| format!("saving the store in {}", args.location.display()))?;
+    let (store, bytes_on_disk) = save_loaded(database.as_ref(), &args.location, store)?;
     summary(&store, &report, bytes_on_disk);
     Ok(())
-}
-
-fn quiver_snapshot_exists(location: &std::path::Path) -> bool {
-    location.join("manifest.json").exists()
 }
 
 fn progress(length: u64, template: &str) -> BarProgress {

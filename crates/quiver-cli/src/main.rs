@@ -11,15 +11,18 @@ mod bench_scale;
 mod bench_update;
 mod console;
 mod demo;
+mod dump;
 mod gen;
 mod info;
 mod limits;
 mod load;
+mod location;
 mod memory;
 mod output;
 mod plot;
 mod query;
 mod serve;
+mod update;
 
 use std::process::ExitCode;
 
@@ -45,6 +48,10 @@ enum Command {
     Load(load::LoadArgs),
     /// Run a SPARQL query against a store
     Query(query::QueryArgs),
+    /// Run a SPARQL Update request against a store, as one transaction
+    Update(update::UpdateArgs),
+    /// Write every quad of a store as N-Quads, TriG, N-Triples or Turtle
+    Dump(dump::DumpArgs),
     /// Serve a store over HTTP: SPARQL 1.1 Protocol endpoint and a browser query page
     Serve(serve::ServeArgs),
     /// Describe a store: size, memory, statistics
@@ -73,6 +80,8 @@ fn main() -> ExitCode {
         Command::Gen(command) => gen::run(command),
         Command::Load(args) => load::run(args),
         Command::Query(args) => query::run(args),
+        Command::Update(args) => update::run(args),
+        Command::Dump(args) => dump::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Info(args) => info::run(args),
         Command::Bench(command) => bench::run(command),

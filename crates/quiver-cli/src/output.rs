@@ -51,6 +51,29 @@ impl Output {
     }
 }
 
+impl Write for Output {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match self {
+            Output::Stdout(stdout) => stdout.write(bytes),
+            Output::File(file) => file.file.write(bytes),
+        }
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Output::Stdout(stdout) => stdout.write_all(bytes),
+            Output::File(file) => file.file.write_all(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Output::Stdout(stdout) => stdout.flush(),
+            Output::File(file) => file.file.flush(),
+        }
+    }
+}
+
 /// A file written under a temporary name and renamed over its destination on commit.
 /// Dropped without commit, the temporary file is removed.
 pub struct AtomicFile {

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use quiver_sparql::{prepare, write_results, ExecOptions, PrepareOptions, ResultsFormat};
-use quiver_store::Store;
 
 use crate::limits::{LimitArgs, QueryLimits};
 
@@ -64,7 +63,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
         ),
         None => None,
     };
-    let (store, _) = Store::open(&args.location)?;
+    let store = crate::location::open_snapshot(&args.location)?;
     let prepared = prepare(
         &store,
         &text,

@@ -1,10 +1,12 @@
-//! The console's session state and its commands other than `sparql`: `load`, `stats`,
-//! `config`, `help`, `quit`.
+//! The console's session state and its commands other than `sparql` and `update`:
+//! `load`, `stats`, `config`, `help`, `quit`.
 //!
-//! The session holds the store (none until the first `load` when the location is empty)
-//! and the runtime settings every query uses. `load` adds data the way `quiver load`
-//! does (the current store joins the merge), saves the new store to the location and only
-//! then swaps it in, so a failed load or save leaves the session's store as it was.
+//! The session holds the store's database (none until the first `load` or update when the
+//! location is empty), the version queries read (the database's snapshot, taken again
+//! after every update and load) and the runtime settings every query uses. `load` adds
+//! data the way `quiver load` does (the current version joins the merge), saves the new
+//! store to the location and only then swaps it in, so a failed load or save leaves the
+//! session's store as it was.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,11 +14,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use quiver_db::{Database, SyncMode};
 use quiver_loader::{load_files, Format, LoadOptions, NoProgress};
 use quiver_sparql::ExecOptions;
 use quiver_store::Store;
 
 use crate::limits::{self, human_size, QueryLimits};
+use crate::location::{has_store, open_database, save_loaded};
 use crate::memory::{mib, peak_rss};
 
 /// Whether the session goes on after a command.
@@ -40,11 +44,18 @@ pub struct Settings {
 pub const SETTINGS: [&str; 5] = ["threads", "timeout", "max-results", "max-memory", "rows"];
 
 /// The commands, for `help` and completion.
-pub const COMMANDS: [&str; 7] = ["sparql", "load", "stats", "config", "help", "quit", "exit"];
+pub const COMMANDS: [&str; 8] = [
+    "sparql", "update", "load", "stats", "config", "help", "quit", "exit",
+];
 
 pub struct Session {
     location: PathBuf,
-    pub(super) store: Option<Store>,
+    /// The store's database, once the location holds a store.
+    pub(super) database: Option<Database>,
+    /// The version queries read: the database's latest snapshot.
+    pub(super) store: Option<Arc<Store>>,
+    /// How the database's commits reach the disk (`--sync`).
+    pub(super) sync: SyncMode,
     pub(super) settings: Settings,
     /// The worker pool of the last thread count that differed from rayon's global pool,
     /// kept so that repeated queries do not start threads each time.
@@ -61,8 +72,13 @@ commands:
   sparql -b BATCHFILE
       run the query files listed in BATCHFILE (one per line, relative to it, each optionally
       followed by the options above)
-  SELECT … / ASK … / CONSTRUCT … / PREFIX …
+  SELECT … / ASK … / CONSTRUCT … / DESCRIBE … / PREFIX … / BASE …
       a query typed directly; a blank line ends it (prints the first `rows` rows)
+  INSERT … / DELETE … / WITH … / LOAD <IRI> … / CLEAR … / CREATE … / DROP … / ADD … / MOVE … / COPY …
+      a SPARQL Update typed directly (after optional PREFIX/BASE lines); a blank line ends
+      it; it runs as one transaction and queries see its result
+  update -f FILE [--base IRI]
+      run the SPARQL Update request in FILE as one transaction
   load [--lenient] [--format F] FILE...
       add RDF files or directories to the store and save it
   stats
@@ -78,15 +94,23 @@ commands:
 
 impl Session {
     /// Opens the store at `location`, or starts empty when nothing is there yet.
-    pub fn open(location: &Path, threads: usize, limits: QueryLimits) -> Result<Self> {
-        let store = if location.join("manifest.json").exists() {
-            Some(Store::open(location)?.0)
+    pub fn open(
+        location: &Path,
+        threads: usize,
+        limits: QueryLimits,
+        sync: SyncMode,
+    ) -> Result<Self> {
+        let database = if has_store(location) {
+            Some(open_database(location, sync, false)?)
         } else {
             None
         };
+        let store = database.as_ref().map(Database::snapshot);
         Ok(Self {
             location: location.to_owned(),
+            database,
             store,
+            sync,
             settings: Settings {
                 threads: threads.max(1),
                 timeout: limits.timeout,
@@ -112,9 +136,9 @@ impl Session {
 
     /// The store, or an error when no data was loaded yet.
     pub(super) fn store(&self) -> Result<&Store> {
-        self.store.as_ref().with_context(|| {
+        self.store.as_deref().with_context(|| {
             format!(
-                "no store at {} yet: `load FILE...` creates one",
+                "no store at {} yet: `load FILE...` or an update creates one",
                 self.location.display()
             )
         })
@@ -174,6 +198,7 @@ impl Session {
         let mut out = std::io::stdout().lock();
         match command.as_str() {
             "sparql" => self.sparql(args, &mut out)?,
+            "update" => self.update_command(args, &mut out)?,
             "load" => self.load(args, &mut out)?,
             "stats" => self.stats(args, &mut out)?,
             "config" => self.config(args, &mut out)?,
@@ -209,10 +234,8 @@ impl Session {
         if paths.is_empty() {
             bail!("load: name files or directories to load");
         }
-        let (store, report) = load_files(&paths, &options, self.store.as_ref(), &NoProgress)?;
-        let bytes = store
-            .save(&self.location)
-            .with_context(|| format!("saving the store in {}", self.location.display()))?;
+        let (store, report) = load_files(&paths, &options, self.store.as_deref(), &NoProgress)?;
+        let (store, bytes) = save_loaded(self.database.as_ref(), &self.location, store)?;
         writeln!(
             out,
             "loaded {} statements in {:.2} s{}; store: {} triples, {} terms, {} on disk",
@@ -227,7 +250,11 @@ impl Session {
             store.terms(),
             mib(bytes)
         )?;
+        // The saved store is the location's new snapshot: queries read it, and the
+        // database is opened again on it.
         self.store = Some(store);
+        self.database = None;
+        self.database = Some(open_database(&self.location, self.sync, false)?);
         Ok(())
     }
 
