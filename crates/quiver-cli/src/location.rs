@@ -82,16 +82,22 @@ pub fn has_log(location: &Path) -> bool {
 }
 
 /// The latest committed version of the store at `location`: its snapshot with the log's
-/// commits applied. A location without a log is read as it is, without opening a
-/// database (which would start one).
+/// commits applied, read without writing anything (a location without a log is read as
+/// it is).
 pub fn open_snapshot(location: &Path) -> Result<Arc<Store>> {
     if !has_log(location) {
         let (store, _) = Store::open(location)
             .with_context(|| format!("cannot open the store at {}", location.display()))?;
         return Ok(Arc::new(store));
     }
-    let database = Database::open(location, options(SyncMode::None))
-        .with_context(|| format!("cannot open the store at {}", location.display()))?;
+    let database = Database::open(
+        location,
+        DbOptions {
+            read_only: true,
+            ..options(SyncMode::None)
+        },
+    )
+    .with_context(|| format!("cannot open the store at {}", location.display()))?;
     Ok(database.snapshot())
 }
 

@@ -9,6 +9,7 @@ mod bench_kv;
 mod bench_lubm;
 mod bench_scale;
 mod bench_update;
+mod checkpoint;
 mod console;
 mod demo;
 mod dump;
@@ -52,6 +53,8 @@ enum Command {
     Update(update::UpdateArgs),
     /// Write every quad of a store as N-Quads, TriG, N-Triples or Turtle
     Dump(dump::DumpArgs),
+    /// Fold a store's log of commits into a new snapshot (done automatically past a size)
+    Checkpoint(checkpoint::CheckpointArgs),
     /// Serve a store over HTTP: SPARQL 1.1 Protocol endpoint and a browser query page
     Serve(serve::ServeArgs),
     /// Describe a store: size, memory, statistics
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Command::Query(args) => query::run(args),
         Command::Update(args) => update::run(args),
         Command::Dump(args) => dump::run(args),
+        Command::Checkpoint(args) => checkpoint::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Info(args) => info::run(args),
         Command::Bench(command) => bench::run(command),

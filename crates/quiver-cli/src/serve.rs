@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use clap::ValueEnum;
 use quiver_db::{Database, DbOptions, SyncMode};
 use quiver_server::Config;
 
@@ -55,8 +54,8 @@ pub struct ServeArgs {
     pub writable: bool,
     /// When a write is acknowledged: after fsync of the log (always), after the write with
     /// a background fsync (batch), or never synced by Quiver (none)
-    #[arg(long, value_enum, default_value = "always", requires = "writable")]
-    pub sync: Sync,
+    #[arg(long, value_name = "MODE", default_value = "always", value_parser = crate::location::parse_sync, requires = "writable")]
+    pub sync: SyncMode,
     /// Writes need `Authorization: Bearer TOKEN` (default: env QUIVER_UPDATE_TOKEN, which
     /// other users cannot see in the process list); required with --writable on a
     /// non-loopback address
@@ -68,24 +67,6 @@ pub struct ServeArgs {
     /// Start from an empty store when --location holds none
     #[arg(long, requires = "writable")]
     pub create: bool,
-}
-
-/// `--sync`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Sync {
-    Always,
-    Batch,
-    None,
-}
-
-impl From<Sync> for SyncMode {
-    fn from(sync: Sync) -> Self {
-        match sync {
-            Sync::Always => SyncMode::Always,
-            Sync::Batch => SyncMode::Batch,
-            Sync::None => SyncMode::None,
-        }
-    }
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -132,7 +113,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let context = || format!("cannot open the store at {}", args.location.display());
     // A read-only server replays the log of earlier writes but changes nothing on disk.
     let options = DbOptions {
-        sync: args.sync.into(),
+        sync: args.sync,
         read_only: !args.writable,
         create: args.create,
         ..DbOptions::default()

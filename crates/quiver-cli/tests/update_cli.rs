@@ -556,3 +556,61 @@ fn an_update_over_its_limits_stops_and_changes_nothing() {
     run_ok(&["update", "--timeout", "60", "--update", reverse], &store);
     assert_eq!(select(&store, count), [(100_543 + pairs).to_string()]);
 }
+
+/// Bytes of the log files in `location`.
+fn log_bytes(location: &Path) -> u64 {
+    std::fs::read_dir(location)
+        .unwrap()
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| name.starts_with("wal-"))
+        })
+        .map(|entry| entry.metadata().unwrap().len())
+        .sum()
+}
+
+#[test]
+fn a_checkpoint_folds_the_log_into_the_snapshot() {
+    let dir = TempDir::new("checkpoint");
+    let store = loaded(&dir);
+    let before = dumped(&store);
+    run_ok(
+        &[
+            "update",
+            "--update",
+            "PREFIX ex: <http://example.org/> INSERT DATA { ex:dave ex:knows ex:alice } ; \
+             DELETE DATA { ex:alice ex:age 42 }",
+        ],
+        &store,
+    );
+    let updated = dumped(&store);
+    assert_ne!(updated, before);
+    let logged = log_bytes(&store);
+    assert!(logged > 100, "the update is in the log: {logged} bytes");
+    let output = run_ok(&["checkpoint"], &store);
+    assert!(
+        stderr(&output).contains("checkpoint of"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        log_bytes(&store) < logged,
+        "the log shrank: {} → {}",
+        logged,
+        log_bytes(&store)
+    );
+    // The snapshot alone now holds the update: the same quads, also with the log removed.
+    assert_eq!(dumped(&store), updated);
+    for entry in std::fs::read_dir(&store).unwrap().filter_map(|e| e.ok()) {
+        if entry.file_name().to_string_lossy().starts_with("wal-") {
+            std::fs::remove_file(entry.path()).unwrap();
+        }
+    }
+    assert_eq!(dumped(&store), updated);
+    let missing = run(&["checkpoint"], &dir.join("nothing-here"));
+    assert_ne!(missing.status.code(), Some(0));
+    assert!(!stderr(&missing).is_empty());
+}
