@@ -94,12 +94,16 @@ fn checkpoints_run_while_writers_and_readers_do() {
             std::thread::spawn(move || {
                 let mut last = 0;
                 let mut reads = 0;
-                while !stop.load(Ordering::Relaxed) {
+                // At least one read, however late the thread starts.
+                loop {
                     let counts = tag_counts(&db.snapshot());
                     assert!(counts.values().all(|&c| c == BATCH), "{counts:?}");
                     assert!(counts.len() >= last, "a reader went back in time");
                     last = counts.len();
                     reads += 1;
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
                 }
                 reads
             })
@@ -115,10 +119,15 @@ fn checkpoints_run_while_writers_and_readers_do() {
             })
         })
         .collect();
+    // Checkpoints one after the other until the writers are done (at least one, however
+    // fast they are).
     let mut checkpoints = 0;
-    while writers.iter().any(|w| !w.is_finished()) {
+    loop {
         db.checkpoint_in_background().join().unwrap().unwrap();
         checkpoints += 1;
+        if writers.iter().all(|w| w.is_finished()) {
+            break;
+        }
     }
     for writer in writers {
         writer.join().unwrap();
@@ -180,7 +189,8 @@ fn a_held_snapshot_never_changes_and_readers_see_whole_commits() {
             std::thread::spawn(move || {
                 let tag = "http://example.org/tag";
                 let mut seen = 0;
-                while !stop.load(Ordering::Relaxed) {
+                // At least one read, however late the thread starts.
+                loop {
                     let store = db.snapshot();
                     let tag = store.iri_id(tag).unwrap();
                     let mut count = 0;
@@ -188,6 +198,9 @@ fn a_held_snapshot_never_changes_and_readers_see_whole_commits() {
                     assert_eq!(count % BATCH, 0, "a reader saw part of a commit");
                     assert!(count >= seen);
                     seen = count;
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
                 }
                 seen
             })
