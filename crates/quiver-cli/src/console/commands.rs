@@ -1,9 +1,10 @@
 //! The console's session state and its commands other than `sparql` and `update`:
 //! `load`, `stats`, `config`, `help`, `quit`.
 //!
-//! The session holds the store's database (none until the first `load` or update when the
-//! location is empty), the version queries read (the database's snapshot, taken again
-//! after every update and load) and the runtime settings every query uses. `load` adds
+//! The session holds the store's database (none until the first update, or a `load` into
+//! a location with a log: a session that only reads opens the store read-only), the
+//! version queries read (the database's snapshot, taken again after every update and
+//! load) and the runtime settings every query uses. `load` adds
 //! data the way `quiver load` does (the current version joins the merge), saves the new
 //! store to the location and only then swaps it in, so a failed load or save leaves the
 //! session's store as it was.
@@ -20,7 +21,7 @@ use quiver_sparql::ExecOptions;
 use quiver_store::Store;
 
 use crate::limits::{self, human_size, QueryLimits};
-use crate::location::{has_store, open_database, save_loaded};
+use crate::location::{has_log, has_store, open_database, open_snapshot, save_loaded};
 use crate::memory::{mib, peak_rss};
 
 /// Whether the session goes on after a command.
@@ -100,15 +101,16 @@ impl Session {
         limits: QueryLimits,
         sync: SyncMode,
     ) -> Result<Self> {
-        let database = if has_store(location) {
-            Some(open_database(location, sync, false)?)
+        // Read-only until the session writes: sessions that only query leave the
+        // location's files alone, so several can share a store.
+        let store = if has_store(location) {
+            Some(open_snapshot(location)?)
         } else {
             None
         };
-        let store = database.as_ref().map(Database::snapshot);
         Ok(Self {
             location: location.to_owned(),
-            database,
+            database: None,
             store,
             sync,
             settings: Settings {
@@ -235,6 +237,10 @@ impl Session {
             bail!("load: name files or directories to load");
         }
         let (store, report) = load_files(&paths, &options, self.store.as_deref(), &NoProgress)?;
+        if self.database.is_none() && has_log(&self.location) {
+            // The new snapshot must restart the log, which the database does.
+            self.database = Some(open_database(&self.location, self.sync, false)?);
+        }
         let (store, bytes) = save_loaded(self.database.as_ref(), &self.location, store)?;
         writeln!(
             out,
@@ -250,11 +256,9 @@ impl Session {
             store.terms(),
             mib(bytes)
         )?;
-        // The saved store is the location's new snapshot: queries read it, and the
-        // database is opened again on it.
+        // The saved store is the location's new snapshot (and the database's version,
+        // when the session has one): queries read it.
         self.store = Some(store);
-        self.database = None;
-        self.database = Some(open_database(&self.location, self.sync, false)?);
         Ok(())
     }
 
