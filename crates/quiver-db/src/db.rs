@@ -88,6 +88,37 @@ pub(crate) struct Inner {
     checkpoint: Mutex<()>,
     checkpoint_running: AtomicBool,
     open_report: OpenReport,
+    /// The lock that makes this the store's only writer, held while the database is open
+    /// (`None`: read-only or in memory).
+    _write_lock: Option<std::fs::File>,
+}
+
+/// The file whose lock marks the one process writing a store.
+pub const LOCK_FILE_NAME: &str = "write.lock";
+
+/// Takes the store's write lock: one process at a time may write a store, since two would
+/// append to one log with sequence numbers of their own. The lock is an advisory file lock,
+/// released by the kernel when the process ends, however it ends.
+fn lock_for_writing(dir: &Path) -> Result<std::fs::File, DbError> {
+    let path = dir.join(LOCK_FILE_NAME);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| DbError::io(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(DbError::io(
+            &path,
+            std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                "the store is open for writing by another process (a writable server, a \
+                 console or an update); stop it first (reading the store needs no lock)",
+            ),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(DbError::io(&path, e)),
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -162,6 +193,11 @@ impl Database {
             }
             Err(e) => return Err(e.into()),
         };
+        let write_lock = if options.read_only {
+            None
+        } else {
+            Some(lock_for_writing(dir)?)
+        };
         let recovered = recover(dir, store, options.read_only)?;
         let store = Arc::new(recovered.store);
         let log = recovered
@@ -183,6 +219,7 @@ impl Database {
             checkpoint_running: AtomicBool::new(false),
             open_report: recovered.report,
             options,
+            _write_lock: write_lock,
         });
         if inner.options.sync == SyncMode::Batch && inner.log.is_some() {
             let weak = Arc::downgrade(&inner);
@@ -220,6 +257,7 @@ impl Database {
                 checkpoint: Mutex::new(()),
                 checkpoint_running: AtomicBool::new(false),
                 open_report: OpenReport::default(),
+                _write_lock: None,
             }),
         }
     }

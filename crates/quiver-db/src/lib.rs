@@ -30,7 +30,10 @@ mod wal;
 
 pub use checkpoint::CheckpointReport;
 pub use commit::{LogStats, SyncMode};
-pub use db::{Database, DbOptions, UpdateReport, BATCH_SYNC_INTERVAL, DEFAULT_CHECKPOINT_BYTES};
+pub use db::{
+    Database, DbOptions, UpdateReport, BATCH_SYNC_INTERVAL, DEFAULT_CHECKPOINT_BYTES,
+    LOCK_FILE_NAME,
+};
 pub use error::DbError;
 pub use load::{local_path, FileLoader};
 pub use recover::{LogCut, OpenReport};

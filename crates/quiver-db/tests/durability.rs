@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::*;
 use oxrdf::{NamedNode, TermRef};
-use quiver_db::{Database, DbError, SyncMode};
+use quiver_db::{Database, DbError, DbOptions, SyncMode};
 use quiver_store::{ApplyError, ChangeSet, Quad};
 
 /// A run of varied commits (new terms, deletes, named graphs, a dropped graph), checked
@@ -244,4 +244,34 @@ fn batch_mode_syncs_in_the_background_and_none_mode_does_not() {
     assert_eq!(db.log_stats().fsyncs, 0);
     db.sync().unwrap();
     assert_eq!(db.log_stats().fsyncs, 1);
+}
+
+#[test]
+fn one_process_at_a_time_writes_a_store_and_readers_need_no_lock() {
+    let dir = Scratch::new("lock");
+    let writer = Database::open(dir.path(), options(SyncMode::Always)).unwrap();
+    commit_tagged(&writer, 1, 2);
+    // A second writer (here another open file description, as another process has) is
+    // refused with the reason; the first goes on.
+    let error = Database::open(dir.path(), options(SyncMode::Always)).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("open for writing by another process"),
+        "{error}"
+    );
+    let reader = Database::open(
+        dir.path(),
+        DbOptions {
+            read_only: true,
+            ..options(SyncMode::Always)
+        },
+    )
+    .unwrap();
+    assert_eq!(tag_counts(&reader.snapshot()).get(&1), Some(&2));
+    commit_tagged(&writer, 2, 2);
+    drop(writer);
+    let writer = Database::open(dir.path(), options(SyncMode::Always)).unwrap();
+    assert_eq!(tag_counts(&writer.snapshot()).len(), 2);
+    assert!(dir.path().join(quiver_db::LOCK_FILE_NAME).exists());
 }
