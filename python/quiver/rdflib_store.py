@@ -94,6 +94,9 @@ class QuiverStore(RdflibStore):
 
     def close(self, commit_pending_transaction=False):
         self._flush()
+        # Releases the store directory (its write lock goes with the last reference), so
+        # that it can be opened again, here or by another process.
+        self.quiver = quiver.Store()
 
     # Writing: buffered, loaded before the next read.
 
