@@ -25,21 +25,9 @@ pub(crate) fn insert_data(
     let mut builder = Builder::new(request, store);
     let scope = format!("o{index}");
     for quad in data {
-        let subject = match &quad.subject {
-            NamedOrBlankNode::NamedNode(node) => builder.intern(node.as_ref().into())?,
-            NamedOrBlankNode::BlankNode(node) => {
-                let fresh = request.fresh_blank(&scope, node.as_str());
-                builder.intern(fresh.as_ref().into())?
-            }
-        };
+        let subject = intern_subject(&mut builder, request, &scope, &quad.subject)?;
         let predicate = builder.intern(quad.predicate.as_ref().into())?;
-        let object = match &quad.object {
-            Term::BlankNode(node) => {
-                let fresh = request.fresh_blank(&scope, node.as_str());
-                builder.intern(fresh.as_ref().into())?
-            }
-            term => builder.intern(plain_term(term.as_ref())?)?,
-        };
+        let object = intern_object(&mut builder, request, &scope, &quad.object)?;
         let graph = graph_id(&mut builder, &quad.graph_name)?;
         builder.insert(Quad {
             subject,
@@ -102,6 +90,38 @@ fn plain_term(term: TermRef<'_>) -> Result<TermRef<'_>, QueryError> {
         TermRef::NamedNode(_) | TermRef::Literal(_) | TermRef::BlankNode(_) => Ok(term),
         #[allow(unreachable_patterns)]
         _ => Err(triple_terms()),
+    }
+}
+
+/// The id of a quad's subject; a blank node becomes the fresh node of its label in `scope`.
+pub(crate) fn intern_subject(
+    builder: &mut Builder<'_>,
+    request: &Request<'_>,
+    scope: &str,
+    subject: &NamedOrBlankNode,
+) -> Result<Id, QueryError> {
+    match subject {
+        NamedOrBlankNode::NamedNode(node) => builder.intern(node.as_ref().into()),
+        NamedOrBlankNode::BlankNode(node) => {
+            let fresh = request.fresh_blank(scope, node.as_str());
+            builder.intern(fresh.as_ref().into())
+        }
+    }
+}
+
+/// The id of a quad's object, blank nodes as in [`intern_subject`].
+pub(crate) fn intern_object(
+    builder: &mut Builder<'_>,
+    request: &Request<'_>,
+    scope: &str,
+    object: &Term,
+) -> Result<Id, QueryError> {
+    match object {
+        Term::BlankNode(node) => {
+            let fresh = request.fresh_blank(scope, node.as_str());
+            builder.intern(fresh.as_ref().into())
+        }
+        term => builder.intern(plain_term(term.as_ref())?),
     }
 }
 

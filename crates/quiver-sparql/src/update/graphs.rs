@@ -13,7 +13,7 @@
 //! even when the source is empty. A source that cannot be loaded fails the request unless
 //! `SILENT`.
 
-use oxrdf::{GraphName as QuadGraph, NamedNode, NamedOrBlankNode, Term};
+use oxrdf::{GraphName as QuadGraph, NamedNode};
 use quiver_model::Id;
 use quiver_store::{Quad, Store};
 use spargebra::algebra::GraphTarget;
@@ -22,7 +22,7 @@ use spargebra::term::GraphName;
 use crate::error::QueryError;
 
 use super::builder::{Builder, Built};
-use super::data::triple_terms;
+use super::data::{intern_object, intern_subject};
 use super::{LoadHandler, Request};
 
 /// `CLEAR` (`drop` false) or `DROP` (`drop` true) of `target`.
@@ -139,24 +139,9 @@ pub(crate) fn load(
         }
     };
     for quad in &quads {
-        let subject = match &quad.subject {
-            NamedOrBlankNode::NamedNode(node) => builder.intern(node.as_ref().into())?,
-            NamedOrBlankNode::BlankNode(node) => {
-                let fresh = request.fresh_blank(&scope, node.as_str());
-                builder.intern(fresh.as_ref().into())?
-            }
-        };
+        let subject = intern_subject(&mut builder, request, &scope, &quad.subject)?;
         let predicate = builder.intern(quad.predicate.as_ref().into())?;
-        let object = match &quad.object {
-            Term::BlankNode(node) => {
-                let fresh = request.fresh_blank(&scope, node.as_str());
-                builder.intern(fresh.as_ref().into())?
-            }
-            Term::NamedNode(node) => builder.intern(node.as_ref().into())?,
-            Term::Literal(literal) => builder.intern(literal.as_ref().into())?,
-            #[allow(unreachable_patterns)]
-            _ => return Err(triple_terms()),
-        };
+        let object = intern_object(&mut builder, request, &scope, &quad.object)?;
         let graph = match &quad.graph_name {
             QuadGraph::DefaultGraph => destination,
             QuadGraph::NamedNode(name) => Some(builder.intern(name.as_ref().into())?),
