@@ -126,15 +126,17 @@ impl Store {
     /// predicates and graph names are not literals.
     fn check_ids(&self, changes: &ChangeSet) -> Result<(), ApplyError> {
         let terms = self.terms();
-        let resource = |id: Id| -> Result<(), ApplyError> {
-            if id as u64 >= terms {
+        // One decoding buffer for every id of the change set.
+        let mut bytes = Vec::new();
+        let mut resource = |id: Id| -> Result<(), ApplyError> {
+            if id as u64 >= terms || !self.dictionary.term_into(id, &mut bytes) {
                 return Err(ApplyError::UnknownId(id));
             }
-            self.with_term(id, |term| match term {
-                Some(DecodedTerm::Literal { .. }) => Err(ApplyError::NotAResource(id)),
-                Some(_) => Ok(()),
-                None => Err(ApplyError::UnknownId(id)),
-            })
+            match decode_term(&bytes) {
+                Ok(DecodedTerm::Literal { .. }) => Err(ApplyError::NotAResource(id)),
+                Ok(_) => Ok(()),
+                Err(_) => Err(ApplyError::UnknownId(id)),
+            }
         };
         for quad in changes.inserts.iter().chain(&changes.deletes) {
             resource(quad.subject)?;
