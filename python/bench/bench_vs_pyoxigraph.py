@@ -7,13 +7,17 @@ Loads LUBM-N into both: Quiver through ``Store.load_lubm`` (the generator in pro
 pyoxigraph through ``bulk_load`` of the N-Triples that ``quiver gen lubm`` writes (the same
 triples; the `quiver` binary from QUIVER_BIN or target/release/quiver). Then, for each of
 q1–q12 and each engine, the median of ``--runs`` runs (after a warm-up) of the time from
-the query text to a Python list of solutions (``list(store.query(q))``, one object per
-row, each term a Python object as it is read) and to a pandas DataFrame (Quiver's
-``to_pandas()``; for pyoxigraph, a DataFrame built from its rows' term values). Prints a
-table; the row counts of the two engines must agree or the run exits 1.
+the query text to a Python list of solutions (``list(store.query(q))``: one solution
+object per row, whose terms both engines make into Python objects when they are read),
+to lists of every term of every row (``[[s[i] for i in range(len(s))] for s in ...]``:
+the same Python loop on both sides, one Python object per term), and to a pandas
+DataFrame (Quiver's ``to_pandas()``; for pyoxigraph, a DataFrame built from its rows'
+term values). Prints a table (``--json`` also writes it); the row counts of the two
+engines must agree or the run exits 1.
 """
 
 import argparse
+import json
 import os
 import pathlib
 import statistics
@@ -47,12 +51,12 @@ def oxigraph_frame(store, text):
     return pandas.DataFrame(rows, columns=names)
 
 
-def quiver_list(store, text, threads):
+def quiver_terms(store, text, threads):
     solutions = store.query(text, threads=threads)
     return [[solution[i] for i in range(len(solution))] for solution in solutions]
 
 
-def oxigraph_list(store, text):
+def oxigraph_terms(store, text):
     solutions = store.query(text)
     width = len(solutions.variables)
     return [[solution[i] for i in range(width)] for solution in solutions]
@@ -64,6 +68,7 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=None, help="Quiver's (default: all cores)")
     parser.add_argument("--queries", type=pathlib.Path, default=ROOT / "queries" / "lubm-basic")
+    parser.add_argument("--json", type=pathlib.Path, default=None, help="also write the table here")
     args = parser.parse_args()
     binary = pathlib.Path(os.environ.get("QUIVER_BIN", ROOT / "target" / "release" / "quiver"))
     if not binary.is_file():
@@ -89,24 +94,56 @@ def main():
     print(f"LUBM-{args.universities}: {len(ours):,} triples")
     print(f"load: Quiver {our_load:.2f} s (from the generator), pyoxigraph {their_load:.2f} s (bulk_load of N-Triples)")
     print(f"medians of {args.runs} runs, ms; ratio = pyoxigraph / Quiver\n")
-    header = f"{'query':<6} {'rows':>9} | {'list Q':>9} {'list O':>9} {'ratio':>7} | {'pandas Q':>9} {'pandas O':>9} {'ratio':>7}"
+    columns = ["list", "terms", "pandas"]
+    header = f"{'query':<6} {'rows':>9}" + "".join(
+        f" | {c + ' Q':>9} {c + ' O':>9} {'ratio':>7}" for c in columns
+    )
     print(header)
     print("-" * len(header))
     mismatched = []
+    table = []
     for path in queries:
         text = path.read_text()
         rows = len(ours.query(text))
         if rows != len(list(theirs.query(text))):
             mismatched.append(path.stem)
-        list_q = median_seconds(lambda: quiver_list(ours, text, args.threads), args.runs)
-        list_o = median_seconds(lambda: oxigraph_list(theirs, text), args.runs)
-        pandas_q = median_seconds(
-            lambda: ours.query(text, threads=args.threads).to_pandas(), args.runs
-        )
-        pandas_o = median_seconds(lambda: oxigraph_frame(theirs, text), args.runs)
-        print(
-            f"{path.stem:<6} {rows:>9,} | {list_q * 1e3:>9.2f} {list_o * 1e3:>9.2f} {list_o / list_q:>6.1f}x"
-            f" | {pandas_q * 1e3:>9.2f} {pandas_o * 1e3:>9.2f} {pandas_o / pandas_q:>6.1f}x"
+        timed = {
+            "list": (
+                lambda: list(ours.query(text, threads=args.threads)),
+                lambda: list(theirs.query(text)),
+            ),
+            "terms": (
+                lambda: quiver_terms(ours, text, args.threads),
+                lambda: oxigraph_terms(theirs, text),
+            ),
+            "pandas": (
+                lambda: ours.query(text, threads=args.threads).to_pandas(),
+                lambda: oxigraph_frame(theirs, text),
+            ),
+        }
+        entry = {"query": path.stem, "rows": rows}
+        line = f"{path.stem:<6} {rows:>9,}"
+        for column in columns:
+            ours_s = median_seconds(timed[column][0], args.runs)
+            theirs_s = median_seconds(timed[column][1], args.runs)
+            entry[f"{column}_quiver_ms"] = ours_s * 1e3
+            entry[f"{column}_oxigraph_ms"] = theirs_s * 1e3
+            line += f" | {ours_s * 1e3:>9.2f} {theirs_s * 1e3:>9.2f} {theirs_s / ours_s:>6.1f}x"
+        table.append(entry)
+        print(line, flush=True)
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "universities": args.universities,
+                    "triples": len(ours),
+                    "load_quiver_s": our_load,
+                    "load_oxigraph_s": their_load,
+                    "runs": args.runs,
+                    "queries": table,
+                },
+                indent=2,
+            )
         )
     if mismatched:
         sys.exit(f"row counts differ between the engines: {', '.join(mismatched)}")

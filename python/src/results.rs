@@ -1,17 +1,18 @@
 //! Query results as Python objects: `QuerySolutions` (an iterator of `QuerySolution`),
 //! `QueryTriples` (an iterator of `Triple`), and the columnar buffers behind `to_arrow()`.
 //!
-//! The engine's solutions stay in their id table and are decoded row by row as Python
-//! iterates, or column by column into Arrow buffers (no Python object per cell).
+//! The engine's solutions stay in their id table: a solution is a row number, and each term
+//! is decoded when Python reads it, or column by column into Arrow buffers (no Python
+//! object per cell).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use oxrdf::vocab::xsd;
 use oxrdf::TermRef;
 use pyo3::exceptions::{PyAttributeError, PyIndexError, PyKeyError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyInt, PyList, PyString};
 use quiver_sparql::Solutions;
 use quiver_store::Store;
 
@@ -39,92 +40,130 @@ impl OwnedSolutions {
     }
 }
 
-/// The rows of a SELECT query. Iterate it for `QuerySolution`s; `variables` names the
-/// columns; `to_arrow()` and `to_pandas()` give the whole table at once.
-#[pyclass(module = "quiver")]
-pub struct QuerySolutions {
+/// What the solutions of one query share: the id table, the variables, and the Python
+/// terms decoded so far.
+struct SharedSolutions {
     owned: OwnedSolutions,
     variables: Arc<Vec<Variable>>,
-    /// The first row not yet decoded.
-    next: usize,
-    /// Rows decoded ahead, in reverse order (the next one last).
-    decoded: Vec<Vec<Option<PyObject>>>,
-    /// Per column, the Python term of each id met so far: a value that repeats across
+    /// Per column, its blocks of rows as Python terms, each set once, the first time one of
+    /// its cells is read; reading a decoded cell takes no lock.
+    blocks: Vec<Vec<OnceLock<Vec<PyObject>>>>,
+    /// Per column, the Python term of each id met so far, so a value that repeats across
     /// rows (a university, a department) becomes one Python object, shared.
-    objects: Vec<HashMap<u64, PyObject>>,
+    objects: Vec<Mutex<HashMap<u64, PyObject>>>,
 }
 
-/// Rows decoded at once while iterating: the dictionary is read through one cursor per
-/// column for the whole batch instead of a lookup per term.
-const BATCH: usize = 1024;
+/// Rows of one column decoded together: one dictionary cursor walks the block instead of
+/// a lookup per cell.
+const BLOCK: usize = 1024;
 
 /// Python terms remembered per column; past this the column's cache starts over, so a
 /// result of distinct values holds at most this many extra references.
 const OBJECTS_PER_COLUMN: usize = 1 << 16;
 
+impl SharedSolutions {
+    fn new(owned: OwnedSolutions, variables: Vec<Variable>) -> Self {
+        let width = variables.len();
+        let blocks = owned.solutions.len().div_ceil(BLOCK);
+        Self {
+            owned,
+            variables: Arc::new(variables),
+            blocks: (0..width)
+                .map(|_| (0..blocks).map(|_| OnceLock::new()).collect())
+                .collect(),
+            objects: (0..width).map(|_| Mutex::new(HashMap::new())).collect(),
+        }
+    }
+
+    /// The Python term in row `row`, column `column` (None when unbound).
+    fn value(&self, py: Python<'_>, row: usize, column: usize) -> PyResult<PyObject> {
+        let block = &self.blocks[column][row / BLOCK];
+        let terms = match block.get() {
+            Some(terms) => terms,
+            None => {
+                let terms = self.decode_block(py, row / BLOCK, column)?;
+                // Another thread may have set it meanwhile: its terms are the same.
+                let _ = block.set(terms);
+                block.get().expect("set above")
+            }
+        };
+        Ok(terms[row % BLOCK].clone_ref(py))
+    }
+
+    fn decode_block(&self, py: Python<'_>, block: usize, column: usize) -> PyResult<Vec<PyObject>> {
+        let solutions = &self.owned.solutions;
+        let rows = block * BLOCK..((block + 1) * BLOCK).min(solutions.len());
+        // Taken out while Python objects are made: the lock is never held across a call
+        // into Python (creating an object may run a collection, and a thread taking the
+        // lock then would wait holding the GIL). A thread decoding the same column
+        // meanwhile only misses the sharing.
+        let mut objects = std::mem::take(&mut *lock(&self.objects[column]));
+        let mut terms = Vec::with_capacity(rows.len());
+        let mut failure = None;
+        solutions.for_each_term_in(column, rows, |id, term| {
+            let Some(term) = term else {
+                terms.push(py.None());
+                return;
+            };
+            let key = u64::from(id);
+            if let Some(object) = objects.get(&key) {
+                terms.push(object.clone_ref(py));
+                return;
+            }
+            match term_to_python(py, term.into_owned()) {
+                Ok(object) => {
+                    if objects.len() >= OBJECTS_PER_COLUMN {
+                        objects.clear();
+                    }
+                    objects.insert(key, object.clone_ref(py));
+                    terms.push(object);
+                }
+                Err(error) => {
+                    failure.get_or_insert(error);
+                    terms.push(py.None());
+                }
+            }
+        });
+        *lock(&self.objects[column]) = objects;
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(terms),
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while the lock was held left only a cache behind: keep using it.
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The rows of a SELECT query. Iterate it for `QuerySolution`s; `variables` names the
+/// columns; `to_arrow()` and `to_pandas()` give the whole table at once.
+///
+/// A solution is a row number over the shared id table: iterating builds no term, and a
+/// term becomes a Python object only when it is read (as pyoxigraph's solutions convert
+/// theirs on access).
+#[pyclass(module = "quiver")]
+pub struct QuerySolutions {
+    shared: Arc<SharedSolutions>,
+    /// The first row not yet iterated.
+    next: usize,
+}
+
 impl QuerySolutions {
     pub fn new(owned: OwnedSolutions) -> Self {
-        let variables = owned
+        let variables: Vec<Variable> = owned
             .solutions
             .variables
             .iter()
             .map(|v| Variable { inner: v.clone() })
             .collect();
-        let width = owned.solutions.variables.len();
         Self {
-            owned,
-            variables: Arc::new(variables),
+            shared: Arc::new(SharedSolutions::new(owned, variables)),
             next: 0,
-            decoded: Vec::new(),
-            objects: (0..width).map(|_| HashMap::new()).collect(),
         }
-    }
-
-    /// Decodes the next batch of rows into Python terms, reusing the object of an id seen
-    /// before in the same column.
-    fn decode_batch(&mut self, py: Python<'_>) -> PyResult<()> {
-        let solutions = &self.owned.solutions;
-        let start = self.next;
-        let end = solutions.len().min(start + BATCH);
-        let objects = &mut self.objects;
-        let decoded = &mut self.decoded;
-        let mut failure = None;
-        let mut row = start;
-        solutions.for_each_row_in(start..end, |terms| {
-            let mut values = Vec::with_capacity(terms.len());
-            for (column, (term, cache)) in terms.iter().zip(objects.iter_mut()).enumerate() {
-                let id = u64::from(solutions.id(row, column));
-                let Some(term) = term else {
-                    values.push(None);
-                    continue;
-                };
-                if let Some(object) = cache.get(&id) {
-                    values.push(Some(object.clone_ref(py)));
-                    continue;
-                }
-                match term_to_python(py, term.into_owned()) {
-                    Ok(object) => {
-                        if cache.len() >= OBJECTS_PER_COLUMN {
-                            cache.clear();
-                        }
-                        cache.insert(id, object.clone_ref(py));
-                        values.push(Some(object));
-                    }
-                    Err(error) => {
-                        failure.get_or_insert(error);
-                        values.push(None);
-                    }
-                }
-            }
-            decoded.push(values);
-            row += 1;
-        });
-        if let Some(error) = failure {
-            return Err(error);
-        }
-        decoded.reverse();
-        self.next = end;
-        Ok(())
     }
 }
 
@@ -133,26 +172,28 @@ impl QuerySolutions {
     /// The variables of the result, in order.
     #[getter]
     fn variables(&self) -> Vec<Variable> {
-        self.variables.as_ref().clone()
+        self.shared.variables.as_ref().clone()
     }
 
     /// Rows in total (iterated or not).
     fn __len__(&self) -> usize {
-        self.owned.solutions.len()
+        self.shared.owned.solutions.len()
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
 
-    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<QuerySolution>> {
-        if self.decoded.is_empty() {
-            self.decode_batch(py)?;
+    fn __next__(&mut self) -> Option<QuerySolution> {
+        let row = self.next;
+        if row >= self.shared.owned.solutions.len() {
+            return None;
         }
-        Ok(self.decoded.pop().map(|values| QuerySolution {
-            variables: Arc::clone(&self.variables),
-            values,
-        }))
+        self.next += 1;
+        Some(QuerySolution {
+            shared: Arc::clone(&self.shared),
+            row,
+        })
     }
 
     /// The columns as Arrow buffers, for `to_arrow()`: for each variable a tuple
@@ -161,7 +202,7 @@ impl QuerySolutions {
     /// value (IRI, lexical form, blank node id), and `integers` little-endian int64 values
     /// when every bound cell is an `xsd:integer` that fits (else None).
     fn _columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let solutions = &self.owned.solutions;
+        let solutions = &self.shared.owned.solutions;
         let width = solutions.variables.len();
         let rows = solutions.len();
         let mut columns: Vec<Column> = (0..width).map(|_| Column::new(rows)).collect();
@@ -173,7 +214,7 @@ impl QuerySolutions {
             })
         });
         let list = PyList::empty(py);
-        for (variable, column) in self.variables.iter().zip(columns) {
+        for (variable, column) in self.shared.variables.iter().zip(columns) {
             let integers = column
                 .integers
                 .as_ref()
@@ -206,11 +247,16 @@ impl QuerySolutions {
     }
 
     fn __repr__(&self) -> String {
-        let names: Vec<String> = self.variables.iter().map(|v| v.inner.to_string()).collect();
+        let names: Vec<String> = self
+            .shared
+            .variables
+            .iter()
+            .map(|v| v.inner.to_string())
+            .collect();
         format!(
             "<QuerySolutions variables=[{}] rows={}>",
             names.join(", "),
-            self.owned.solutions.len()
+            self.shared.owned.solutions.len()
         )
     }
 }
@@ -287,33 +333,34 @@ impl Column {
 /// (`for x, y in store.query(...)`). An unbound variable gives None.
 #[pyclass(module = "quiver", frozen)]
 pub struct QuerySolution {
-    variables: Arc<Vec<Variable>>,
-    values: Vec<Option<PyObject>>,
+    shared: Arc<SharedSolutions>,
+    row: usize,
 }
 
 impl QuerySolution {
     fn position(&self, name: &str) -> Option<usize> {
-        self.variables.iter().position(|v| v.inner.as_str() == name)
+        self.shared
+            .variables
+            .iter()
+            .position(|v| v.inner.as_str() == name)
+    }
+
+    fn width(&self) -> usize {
+        self.shared.variables.len()
     }
 
     fn value(&self, py: Python<'_>, index: usize) -> PyResult<PyObject> {
-        Ok(match &self.values[index] {
-            Some(term) => term.clone_ref(py),
-            None => py.None(),
-        })
+        self.shared.value(py, self.row, index)
     }
 }
 
 #[pymethods]
 impl QuerySolution {
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-        // Names first: a failed integer extraction would build an exception each time.
-        let name = if let Ok(name) = key.downcast::<PyString>() {
-            name.to_str()?.trim_start_matches(['?', '$']).to_owned()
-        } else if let Ok(variable) = key.downcast::<Variable>() {
-            variable.get().inner.as_str().to_owned()
-        } else if let Ok(index) = key.extract::<isize>() {
-            let len = self.values.len() as isize;
+        // Type checks first: a failed extraction would build an exception each time.
+        if key.is_instance_of::<PyInt>() {
+            let index = key.extract::<isize>()?;
+            let len = self.width() as isize;
             let position = if index < 0 { index + len } else { index };
             if !(0..len).contains(&position) {
                 return Err(PyIndexError::new_err(format!(
@@ -321,14 +368,21 @@ impl QuerySolution {
                 )));
             }
             return self.value(py, position as usize);
+        }
+        let found = if let Ok(name) = key.downcast::<PyString>() {
+            let name = name.to_str()?.trim_start_matches(['?', '$']);
+            self.position(name).ok_or_else(|| name.to_owned())
+        } else if let Ok(variable) = key.downcast::<Variable>() {
+            let name = variable.get().inner.as_str();
+            self.position(name).ok_or_else(|| name.to_owned())
         } else {
             return Err(PyTypeError::new_err(
                 "a solution is indexed by a variable name, a Variable or a position",
             ));
         };
-        match self.position(&name) {
-            Some(index) => self.value(py, index),
-            None => Err(PyKeyError::new_err(format!(
+        match found {
+            Ok(index) => self.value(py, index),
+            Err(name) => Err(PyKeyError::new_err(format!(
                 "no variable ?{name} in this solution"
             ))),
         }
@@ -344,11 +398,11 @@ impl QuerySolution {
     }
 
     fn __len__(&self) -> usize {
-        self.values.len()
+        self.width()
     }
 
     fn __iter__(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let values = (0..self.values.len())
+        let values = (0..self.width())
             .map(|i| self.value(py, i))
             .collect::<PyResult<Vec<_>>>()?;
         Ok(PyList::new(py, values)?
@@ -360,8 +414,9 @@ impl QuerySolution {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let mut cells = Vec::new();
-        for (variable, value) in self.variables.iter().zip(&self.values) {
-            if let Some(term) = value {
+        for (index, variable) in self.shared.variables.iter().enumerate() {
+            let term = self.value(py, index)?;
+            if !term.is_none(py) {
                 cells.push(format!(
                     "{}={}",
                     variable.inner.as_str(),

@@ -176,3 +176,35 @@ def test_results_keep_the_store_they_ran_on():
     store.load(b"<http://e/a> <http://e/p> <http://e/c> .", "nt")
     assert [str(s.o) for s in solutions] == ["<http://e/b>"]
     assert len(store.query("SELECT ?o { ?s ?p ?o }")) == 2
+
+
+def test_solutions_read_in_any_order_and_after_the_iteration(lubm1, lubm1_oxigraph):
+    # Terms are decoded when read, in blocks of rows: solutions kept past the iteration,
+    # read backwards, by name and by position, from several threads, with values repeated
+    # across blocks (departments) and unique ones (students), give pyoxigraph's rows.
+    import random
+    import threading
+
+    text = """PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
+        SELECT ?x ?c ?d WHERE { ?x ub:takesCourse ?c . ?x ub:memberOf ?d }"""
+    solutions = list(lubm1.query(text))
+    assert len(solutions) > 3 * 1024
+    expected = bag(lubm1_oxigraph.query(text))
+    order = list(range(len(solutions)))
+    random.Random(7).shuffle(order)
+    rows = [None] * len(solutions)
+
+    def read(indexes):
+        for i in indexes:
+            s = solutions[i]
+            rows[i] = (s["x"], s[1], s[-1]) if i % 2 else (s[0], s["?c"], s.d)
+
+    threads = [threading.Thread(target=read, args=(order[k::4],)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert bag(rows) == expected
+    # Read in order by one thread, a repeated value is one object within a column.
+    departments = [s["d"] for s in lubm1.query(text)]
+    assert len({id(d) for d in departments}) == len(set(departments)) < 100

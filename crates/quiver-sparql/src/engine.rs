@@ -436,7 +436,9 @@ impl Solutions<'_> {
             .collect()
     }
 
-    fn term(&self, id: quiver_model::Id) -> Option<Term> {
+    /// The term of an id of [`Solutions::id`]: a store term, a term the query computed, or
+    /// `None` for an unbound cell.
+    pub fn term(&self, id: quiver_model::Id) -> Option<Term> {
         if id == crate::table::UNBOUND {
             None
         } else if (id as u64) < self.store.terms() {
@@ -506,6 +508,34 @@ impl Solutions<'_> {
             f(&terms);
             terms.clear();
             spare = terms.into_iter().map(|_| None).collect();
+        }
+    }
+
+    /// Visits the terms of one column over a range of rows, in order, through one
+    /// dictionary cursor (`None` when unbound): what a client decoding a column lazily,
+    /// block by block, uses instead of a lookup per cell.
+    pub fn for_each_term_in(
+        &self,
+        column: usize,
+        rows: std::ops::Range<usize>,
+        mut f: impl FnMut(quiver_model::Id, Option<oxrdf::TermRef<'_>>),
+    ) {
+        let dictionary = self.store.dictionary();
+        let mut cursor = dictionary.cursor();
+        let ids = &self.table.columns[column];
+        let end = rows.end.min(self.table.rows);
+        for &id in ids.get(rows.start..end).unwrap_or_default() {
+            if id == crate::table::UNBOUND {
+                f(id, None);
+            } else if (id as u64) < self.store.terms() {
+                let term = cursor
+                    .term(id)
+                    .and_then(|bytes| quiver_model::decode_term(bytes).ok());
+                f(id, term.as_ref().map(|t| t.as_term_ref()));
+            } else {
+                let term = self.locals.get((crate::table::UNBOUND - 1 - id) as usize);
+                f(id, term.map(Term::as_ref));
+            }
         }
     }
 
