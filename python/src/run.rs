@@ -1,16 +1,17 @@
 //! Running engine work without the GIL, interruptibly.
 //!
-//! Python runs signal handlers on its main thread only. There the work runs on a thread of
-//! its own while the calling thread, without the GIL, waits for it in short slices; between
-//! slices it takes the GIL back to run Python's signal handlers (`PyErr_CheckSignals`).
+//! Python runs signal handlers on its main thread only. There the work runs on another
+//! thread (one long-lived worker, so a light query pays a wake-up, not a thread's start)
+//! while the calling thread, without the GIL, waits for it in short slices; between slices
+//! it takes the GIL back to run Python's signal handlers (`PyErr_CheckSignals`).
 //! When a handler raises (Ctrl-C's `KeyboardInterrupt`), the cancel flag is set, the work
 //! stops at its next check, and the exception propagates; work that cannot be cancelled
 //! (a load) is abandoned to finish in the background. On any other thread no handler can
 //! run, so the work runs right there, the GIL released, without a hand-off.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -28,23 +29,61 @@ pub fn interruptible<T: Send>(
     if !on_main_thread(py)? {
         return Ok(py.allow_threads(work));
     }
-    std::thread::scope(|scope| {
-        let (sender, receiver) = mpsc::sync_channel(1);
-        scope.spawn(move || {
-            let _ = sender.send(work());
-        });
-        match wait(py, receiver) {
-            Waited::Done(value) => Ok(value),
-            Waited::Interrupted(error, receiver) => {
-                cancel.store(true, Ordering::Relaxed);
-                // The work sees the flag at its next check; its result is dropped.
-                let _ = py.allow_threads(move || receiver.recv());
-                Err(error)
-            }
-            Waited::Lost => Err(lost()),
+    let (sender, receiver) = mpsc::sync_channel(1);
+    let job: Box<dyn FnOnce() + Send + '_> = Box::new(move || {
+        let _ = sender.send(panic::catch_unwind(AssertUnwindSafe(work)));
+    });
+    // SAFETY: the job may borrow from this frame, so this function returns only once the
+    // job has ended: `wait` returns `Done` after its answer, `Lost` after its sender is
+    // dropped (the job consumed), and after an interruption the receiver is drained to
+    // the same point. A job no worker takes comes back from `submit` and runs in place.
+    let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + '_>, Job>(job) };
+    if let Err(job) = submit(job) {
+        job.0();
+    }
+    let answer = match wait(py, receiver) {
+        Waited::Done(answer) => answer,
+        Waited::Interrupted(error, receiver) => {
+            cancel.store(true, Ordering::Relaxed);
+            // The work sees the flag at its next check; its result is dropped.
+            let _ = py.allow_threads(move || receiver.recv());
+            return Err(error);
         }
-    })
+        Waited::Lost => return Err(lost()),
+    };
+    match answer {
+        Ok(value) => Ok(value),
+        Err(payload) => panic::resume_unwind(payload),
+    }
 }
+
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// Hands `job` to the long-lived worker thread, started on first use and again in a child
+/// process after `fork` (which copies no threads); gives it back when no worker can take
+/// it (a thread could not start), to be run in place.
+fn submit(job: Job) -> Result<(), ReturnedJob> {
+    static WORKER: Mutex<Option<(u32, mpsc::Sender<Job>)>> = Mutex::new(None);
+    let mut worker = WORKER.lock().unwrap_or_else(PoisonError::into_inner);
+    let pid = std::process::id();
+    if !matches!(&*worker, Some((owner, _)) if *owner == pid) {
+        let (sender, receiver) = mpsc::channel::<Job>();
+        let started = std::thread::Builder::new()
+            .name("quiver-query".into())
+            .spawn(move || {
+                for job in receiver {
+                    job();
+                }
+            });
+        *worker = started.ok().map(|_| (pid, sender));
+    }
+    match &*worker {
+        Some((_, sender)) => sender.send(job).map_err(|error| ReturnedJob(error.0)),
+        None => Err(ReturnedJob(job)),
+    }
+}
+
+struct ReturnedJob(Job);
 
 /// Runs `work`, which cannot be cancelled, with the GIL released; on the main thread, a
 /// pending signal whose handler raises returns that exception at once, and `work` runs on

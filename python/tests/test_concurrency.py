@@ -129,3 +129,27 @@ def test_loads_from_threads_all_land():
     for thread in threads:
         thread.join()
     assert len(store) == len(documents)
+
+
+def test_queries_run_in_a_child_process_after_fork(lubm1):
+    # The main thread hands queries to a long-lived worker thread, which `fork` does not
+    # copy: the child must start its own rather than wait on one that is not there.
+    assert lubm1.query("ASK { ?s ?p ?o }") is True
+    pid = os.fork()
+    if pid == 0:
+        try:
+            rows = len(lubm1.query("SELECT ?s { ?s ?p ?o } LIMIT 5"))
+            os._exit(0 if rows == 5 else 1)
+        finally:
+            os._exit(2)
+    deadline = time.monotonic() + 20
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the child's query hung")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0
