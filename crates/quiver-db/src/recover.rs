@@ -3,7 +3,9 @@
 //! The snapshot records the last sequence number it contains (`LoadInfo::log_sequence`).
 //! The log files are read in generation order; records up to that number are skipped (a
 //! checkpoint was interrupted before deleting them), the following ones must be
-//! consecutive and are applied with `Store::apply` (new terms get the ids they had).
+//! consecutive; their change sets are folded into one (`ChangeFold`: each quad's last
+//! operation, graphs dropped and created) and applied with `Store::apply` once per few
+//! million quads instead of once per commit (new terms get the ids they had).
 //! Reading stops at the first torn or damaged record, or at a gap in the sequence: the
 //! file is cut there (truncated and synced), later files are removed, and the report says
 //! what was discarded. A record that is whole but does not apply to the snapshot means the
@@ -11,10 +13,40 @@
 
 use std::path::{Path, PathBuf};
 
-use quiver_store::Store;
+use quiver_store::{ApplyError, ChangeFold, Store};
 
 use crate::error::DbError;
 use crate::wal::{self, LogFile};
+
+/// Distinct quads a fold of records may hold before it is applied and a new fold begins
+/// (about 40 bytes each).
+const FOLD_QUADS: usize = 1 << 23;
+
+/// Applies the records folded so far to `store` and starts a new fold after them.
+fn apply_fold(store: &Store, fold: &mut ChangeFold, path: &Path) -> Result<Store, DbError> {
+    let folded = std::mem::replace(fold, ChangeFold::new(fold.terms()));
+    if folded.sets() == 0 {
+        return Ok(store.clone());
+    }
+    let sets = folded.sets();
+    store.apply(&folded.finish()).map_err(|e| {
+        DbError::log(
+            path,
+            format!(
+                "the last {sets} change sets do not apply to the snapshot ({e}): the log belongs to another version of the store; move the wal-*.log files away to open the snapshot alone"
+            ),
+        )
+    })
+}
+
+fn does_not_apply(path: &Path, sequence: u64, error: ApplyError) -> DbError {
+    DbError::log(
+        path,
+        format!(
+            "record {sequence} does not apply to the snapshot ({error}): the log belongs to another version of the store; move the wal-*.log files away to open the snapshot alone"
+        ),
+    )
+}
 
 /// A part of the log that recovery discarded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +121,7 @@ pub(crate) fn recover(dir: &Path, mut store: Store, read_only: bool) -> Result<R
     };
     let mut next = covered + 1;
     let files = wal::list(dir)?;
+    let mut fold = ChangeFold::new(store.terms());
     let max_generation = files.last().map_or(0, |(g, _)| *g);
     // Set once a record could not be read: everything after it is discarded.
     let mut stopped = false;
@@ -150,15 +183,11 @@ pub(crate) fn recover(dir: &Path, mut store: Store, read_only: bool) -> Result<R
                     }
                 };
                 for set in &sets {
-                    store = store.apply(set).map_err(|e| {
-                        DbError::log(
-                            &path,
-                            format!(
-                                "record {} does not apply to the snapshot ({e}): the log belongs to another version of the store; move the wal-*.log files away to open the snapshot alone",
-                                record.sequence
-                            ),
-                        )
-                    })?;
+                    fold.push(set)
+                        .map_err(|e| does_not_apply(&path, record.sequence, e))?;
+                }
+                if fold.quads() >= FOLD_QUADS {
+                    store = apply_fold(&store, &mut fold, &path)?;
                 }
                 report.replayed += 1;
                 next = record.sequence + 1;
@@ -184,6 +213,8 @@ pub(crate) fn recover(dir: &Path, mut store: Store, read_only: bool) -> Result<R
         bytes += kept;
         last = Some((generation, path, kept, file_next));
     }
+    let last_path = last.as_ref().map_or(dir, |(_, path, _, _)| path.as_path());
+    store = apply_fold(&store, &mut fold, last_path)?;
     let file = match last {
         _ if read_only => None,
         Some((generation, path, end, file_next)) if file_next == next => {

@@ -15,6 +15,7 @@ mod apply;
 pub mod build;
 pub mod changes;
 mod compaction;
+pub mod fold;
 pub mod graph;
 mod graph_update;
 pub mod mutable;
@@ -25,6 +26,7 @@ pub mod store;
 mod validate;
 
 pub use changes::{ApplyError, ChangeSet, Quad};
+pub use fold::ChangeFold;
 pub use graph::{Direction, GraphIndex, Key};
 pub use mutable::{MutableGraph, Neighbors, Reader};
 #[doc(hidden)]

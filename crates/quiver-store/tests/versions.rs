@@ -1,6 +1,7 @@
 //! Store versions made by `Store::apply`: model-based checks against a plain set of quads
 //! (every lookup, the predicate and class indexes, counts), the old version left intact,
-//! compaction and save/reopen giving the same store, and malformed change sets refused.
+//! compaction and save/reopen giving the same store, malformed change sets refused, and a
+//! fold of many change sets applying like the sets in order.
 
 use std::collections::BTreeSet;
 
@@ -337,6 +338,61 @@ proptest! {
         prop_assert_eq!(reopened.terms(), store.terms());
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Folding the change sets of a run of commits (as log replay does) and applying the
+    /// fold once gives the store that applying them one by one gives: the same quads, named
+    /// graphs, terms and ids, with every lookup agreeing with the model.
+    #[test]
+    fn a_fold_of_change_sets_applies_like_the_sets_in_order(
+        base in proptest::collection::vec((0..6u32, 0..3u32, prop_oneof![0..6u32, 100..102u32], 0..3u32), 0..20),
+        ops in proptest::collection::vec(op(), 1..16),
+    ) {
+        let first = base_store(&base);
+        let mut quads: BTreeSet<TermQuad> = base.iter().map(|&s| spec_quad(s)).collect();
+        let mut graphs: BTreeSet<u32> = base.iter().map(|s| s.3).filter(|&g| g > 0).collect();
+        let mut store = first.clone();
+        let mut fold = quiver_store::ChangeFold::new(first.terms());
+        for op in &ops {
+            let changes = change_set(&store, op);
+            fold.push(&changes).unwrap();
+            store = store.apply(&changes).unwrap();
+            apply_model(&mut quads, &mut graphs, op);
+        }
+        prop_assert_eq!(fold.sets(), ops.len());
+        prop_assert_eq!(fold.terms(), store.terms());
+        let folded = first.apply(&fold.finish()).unwrap();
+        check_lookups(&folded, &quads);
+        prop_assert_eq!(term_quads(&folded), term_quads(&store));
+        let names = |s: &Store| -> BTreeSet<String> {
+            s.graph_names().map(|g| s.term(g).unwrap().to_string()).collect()
+        };
+        let expected: BTreeSet<String> = graphs.iter().map(|&g| iri(20 + g).to_string()).collect();
+        prop_assert_eq!(names(&folded), expected);
+        prop_assert_eq!(folded.terms(), store.terms());
+        for id in 0..store.terms() as Id {
+            prop_assert_eq!(folded.term(id), store.term(id));
+        }
+    }
+}
+
+#[test]
+fn a_fold_refuses_a_set_built_against_another_store() {
+    let store = base_store(&[(0, 1, 2, 0)]);
+    let mut fold = quiver_store::ChangeFold::new(store.terms());
+    let mut changes = change_set(&store, &Op::Insert(vec![(7, 3, 9, 1)]));
+    fold.push(&changes).unwrap();
+    // Built against the same store again: its new terms would take ids already given.
+    assert!(fold.push(&changes).is_err());
+    // An id past the set's own terms.
+    changes.base_terms = fold.terms();
+    changes.new_terms.clear();
+    changes.inserts[0].object = fold.terms() as Id;
+    assert!(fold.push(&changes).is_err());
+    assert_eq!(fold.sets(), 1);
 }
 
 fn tempdir() -> std::path::PathBuf {
