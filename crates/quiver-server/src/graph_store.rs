@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | GET, HEAD | the graph, in Turtle (default), N-Triples, N-Quads or RDF/XML by `Accept`; `/store` without parameters: every graph, in N-Quads (default) or TriG | 200, 404 (no such named graph), 406 |
 //! | PUT | replaces the graph's content with the body | 201 (the graph is new), 204 |
-//! | POST | adds the body's triples to the graph | 201 (the graph is new), 204 |
+//! | POST | adds the body's triples to the graph; to `/store` itself, makes a new graph named by the server (`Location` gives its IRI) | 201 (the graph is new), 204 |
 //! | DELETE | drops the graph (the default graph is emptied) | 204, 404 |
 //!
 //! Bodies are Turtle, N-Triples, N-Quads, TriG or RDF/XML, or `multipart/form-data` with
@@ -92,6 +92,25 @@ pub fn target(url_query: Option<&str>) -> Result<Target, ApiError> {
             "name one graph: either ?default or a single ?graph=IRI",
         )),
     }
+}
+
+/// A fresh graph name under the store's URL (`http://HOST/store/graph-` and 32 random hex
+/// digits), for a POST to the store itself: 128 random bits never name an existing graph.
+fn new_graph_name(headers: &HeaderMap) -> NamedNode {
+    use std::hash::{BuildHasher, Hasher};
+    let random = || {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        hasher.finish()
+    };
+    let id = format!("graph-{:016x}{:016x}", random(), random());
+    let base = crate::state::request_url(headers, &Uri::from_static("/store"));
+    NamedNode::new(format!("{base}/{id}"))
+        .unwrap_or_else(|_| NamedNode::new_unchecked(format!("urn:quiver:{id}")))
 }
 
 /// The term id of a named graph the store has.
@@ -387,9 +406,15 @@ async fn write_request(
         Ok(target) => target,
         Err(error) => return state.refuse(error),
     };
-    let graph = match target.graph() {
-        Ok(graph) => graph.cloned(),
-        Err(error) => return state.refuse(error),
+    // POST to the store itself creates a graph with a name of the server's choosing.
+    let minted = kind == WriteKind::Merge && target == Target::All;
+    let graph = if minted {
+        Some(new_graph_name(&headers))
+    } else {
+        match target.graph() {
+            Ok(graph) => graph.cloned(),
+            Err(error) => return state.refuse(error),
+        }
     };
     let triples = if kind == WriteKind::Drop {
         Vec::new()
@@ -428,7 +453,9 @@ async fn write_request(
             ))
         }
     };
-    let what = graph.map_or_else(|| "the default graph".to_owned(), |g| format!("graph {g}"));
+    let what = graph
+        .as_ref()
+        .map_or_else(|| "the default graph".to_owned(), |g| format!("graph {g}"));
     if !written.existed && kind == WriteKind::Drop {
         return state.refuse(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -442,7 +469,18 @@ async fn write_request(
         deleted = written.report.deleted,
         "graph store write committed"
     );
-    if written.existed {
+    if minted {
+        let name = graph.as_ref().map_or("", |g| g.as_str());
+        (
+            StatusCode::CREATED,
+            [
+                (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                (header::LOCATION, name),
+            ],
+            format!("created {what}: {} triples\n", written.report.inserted),
+        )
+            .into_response()
+    } else if written.existed {
         StatusCode::NO_CONTENT.into_response()
     } else {
         (
