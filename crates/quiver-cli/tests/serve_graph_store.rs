@@ -317,3 +317,68 @@ fn a_response_streams_the_version_its_request_started_on() {
         graph(new.as_bytes(), RdfFormat::NTriples)
     );
 }
+
+#[test]
+fn graphs_named_by_their_url_and_created_by_post_to_the_store() {
+    let server = writable("gsp-direct");
+    let base = format!("http://{}", server.address);
+    let people = "<http://e/erin> <http://e/name> \"Erin\" .";
+    // Direct identification: /store/people is the graph <http://HOST/store/people>.
+    let reply = call(
+        &server,
+        "PUT",
+        "/store/people",
+        &[("Content-Type", TURTLE)],
+        people.as_bytes(),
+    );
+    assert_status(&reply, 201);
+    let name = format!("{base}/store/people");
+    assert_eq!(get_graph(&server, &graph_param(&name)), turtle(people));
+    let direct = server.get("/store/people", &[("Accept", "text/turtle")]);
+    assert_status(&direct, 200);
+    assert_eq!(graph(&direct.body, RdfFormat::Turtle), turtle(people));
+    assert!(ask(
+        &server,
+        &format!("ASK {{ GRAPH <{name}> {{ <http://e/erin> ?p ?o }} }}")
+    ));
+    // A URL naming its graph takes no graph parameter.
+    let reply = server.get("/store/people?default", &[]);
+    assert_status(&reply, 400);
+    // POST to the store itself: a new graph, named by the server, in Location.
+    let reply = call(
+        &server,
+        "POST",
+        "/store",
+        &[("Content-Type", TURTLE)],
+        people.as_bytes(),
+    );
+    assert_status(&reply, 201);
+    let location = reply.header("location").expect("Location").to_owned();
+    assert!(
+        location.starts_with(&format!("{base}/store/")),
+        "{location}"
+    );
+    assert_ne!(location, name);
+    assert_eq!(get_graph(&server, &graph_param(&location)), turtle(people));
+    let path = location.strip_prefix(&base).unwrap();
+    assert_eq!(
+        graph(
+            &server.get(path, &[("Accept", "text/turtle")]).body,
+            RdfFormat::Turtle
+        ),
+        turtle(people)
+    );
+    // A second POST makes another graph.
+    let again = call(
+        &server,
+        "POST",
+        "/store",
+        &[("Content-Type", TURTLE)],
+        people.as_bytes(),
+    );
+    assert_status(&again, 201);
+    assert_ne!(again.header("location"), Some(location.as_str()));
+    // DELETE by URL drops it: then 404.
+    assert_status(&call(&server, "DELETE", path, &[], b""), 204);
+    assert_status(&server.get(path, &[]), 404);
+}

@@ -1,5 +1,7 @@
 //! The SPARQL 1.1 Graph Store HTTP Protocol at `/store`, with indirect graph
-//! identification: `?default` for the default graph, `?graph=IRI` for a named graph.
+//! identification (`?default` for the default graph, `?graph=IRI` for a named graph) and
+//! direct identification below it (`/store/people` is the graph named by that URL,
+//! `http://HOST/store/people`).
 //!
 //! | method | what | statuses |
 //! |---|---|---|
@@ -68,6 +70,23 @@ impl Target {
     }
 }
 
+/// The target of a request: below `/store/`, the graph its URL names (direct
+/// identification, without a query); at `/store`, what its query names.
+fn request_target(headers: &HeaderMap, uri: &Uri) -> Result<Target, ApiError> {
+    if uri.path().len() <= "/store/".len() {
+        return target(uri.query());
+    }
+    if uri.query().is_some() {
+        return Err(ApiError::bad_request(
+            "a graph named by its URL (below /store/) takes no ?default or ?graph=",
+        ));
+    }
+    let url = crate::state::request_url(headers, uri);
+    NamedNode::new(url.as_str())
+        .map(Target::Named)
+        .map_err(|e| ApiError::bad_request(format!("{url} is not an IRI: {e}")))
+}
+
 /// The target of a request's URL query (`default`, or one `graph=` with an absolute IRI).
 pub fn target(url_query: Option<&str>) -> Result<Target, ApiError> {
     let mut default = false;
@@ -130,7 +149,7 @@ pub async fn get(
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
-    let target = match target(uri.query()) {
+    let target = match request_target(&headers, &uri) {
         Ok(target) => target,
         Err(error) => return state.refuse(error),
     };
@@ -402,7 +421,7 @@ async fn write_request(
         Ok(body) => body,
         Err(rejection) => return state.refuse(state.body_rejection(rejection)),
     };
-    let target = match target(uri.query()) {
+    let target = match request_target(&headers, &uri) {
         Ok(target) => target,
         Err(error) => return state.refuse(error),
     };

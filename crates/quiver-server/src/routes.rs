@@ -6,6 +6,7 @@
 //! | `/query`, `/sparql` | GET, POST | SPARQL 1.1 Protocol queries (and updates, POSTed) |
 //! | `/update` | POST | SPARQL 1.1 Protocol updates ([`crate::update`]) |
 //! | `/store` | GET, HEAD, PUT, POST, DELETE | SPARQL 1.1 Graph Store Protocol ([`crate::graph_store`]) |
+//! | `/store/…` | GET, HEAD, PUT, POST, DELETE | the same, the request's URL naming the graph (direct identification) |
 //! | `/status` | GET | JSON: store size, uptime, counters, limits (for health checks) |
 //!
 //! Writes (updates and Graph Store PUT/POST/DELETE) pass the write policy first
@@ -47,18 +48,17 @@ const PAGE: &str = include_str!("page.html");
 /// The router over `state`.
 pub fn router(state: Arc<AppState>) -> Router {
     let query = get(query_get).post(query_post);
+    let graph_store = get(graph_store::get)
+        .put(graph_store::put)
+        .post(graph_store::post)
+        .delete(graph_store::delete);
     Router::new()
         .route("/", get(page))
         .route("/query", query.clone())
         .route("/sparql", query)
         .route("/update", any(update_any))
-        .route(
-            "/store",
-            get(graph_store::get)
-                .put(graph_store::put)
-                .post(graph_store::post)
-                .delete(graph_store::delete),
-        )
+        .route("/store", graph_store.clone())
+        .route("/store/{*graph}", graph_store)
         .route("/status", get(status))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
