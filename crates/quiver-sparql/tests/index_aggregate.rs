@@ -245,7 +245,7 @@ fn case_strategy() -> impl Strategy<Value = Case> {
             (any::<bool>(), prop::collection::vec(quad_strategy(), 1..5)),
             0..3,
         ),
-        prop::collection::vec(query_strategy(), 24),
+        prop::collection::vec(query_strategy(), 40),
     )
         .prop_map(|(quads, updates, queries)| Case {
             quads,
