@@ -1,5 +1,6 @@
-//! `quiver bench lubm`: the LUBM query table (Wukong's q1–q12 and three SPARQL 1.1 queries),
-//! optionally beside Oxigraph.
+//! `quiver bench lubm`: the LUBM query table (Wukong's q1–q12 and three SPARQL 1.1 queries,
+//! or with `--set analytics` the analytical set of `queries/lubm-analytics/`), optionally
+//! beside Oxigraph.
 //!
 //! Generates LUBM-N straight into a store (or reopens a cached snapshot of it), runs every
 //! query a few warm times with full materialisation of the rows, and prints planning time,
@@ -60,6 +61,96 @@ const DEFAULT_QUERIES: [(&str, &str); 15] = [
     ),
 ];
 
+/// Analytical SPARQL 1.1 over LUBM (`queries/lubm-analytics/`): counts, DISTINCT over
+/// predicates and classes, GROUP BY with ORDER BY/LIMIT, ORDER BY over strings, string
+/// filters, OPTIONAL with `!BOUND`, subqueries; built into the binary.
+const ANALYTICS_QUERIES: [(&str, &str); 15] = [
+    (
+        "a01-count-all",
+        include_str!("../../../queries/lubm-analytics/a01-count-all.rq"),
+    ),
+    (
+        "a02-distinct-predicates",
+        include_str!("../../../queries/lubm-analytics/a02-distinct-predicates.rq"),
+    ),
+    (
+        "a03-distinct-classes",
+        include_str!("../../../queries/lubm-analytics/a03-distinct-classes.rq"),
+    ),
+    (
+        "a04-count-predicate",
+        include_str!("../../../queries/lubm-analytics/a04-count-predicate.rq"),
+    ),
+    (
+        "a05-count-distinct",
+        include_str!("../../../queries/lubm-analytics/a05-count-distinct.rq"),
+    ),
+    (
+        "a06-group-top",
+        include_str!("../../../queries/lubm-analytics/a06-group-top.rq"),
+    ),
+    (
+        "a07-order-strings",
+        include_str!("../../../queries/lubm-analytics/a07-order-strings.rq"),
+    ),
+    (
+        "a08-strstarts",
+        include_str!("../../../queries/lubm-analytics/a08-strstarts.rq"),
+    ),
+    (
+        "a09-optional-unbound",
+        include_str!("../../../queries/lubm-analytics/a09-optional-unbound.rq"),
+    ),
+    (
+        "a10-group-two-keys",
+        include_str!("../../../queries/lubm-analytics/a10-group-two-keys.rq"),
+    ),
+    (
+        "a11-regex-prefix",
+        include_str!("../../../queries/lubm-analytics/a11-regex-prefix.rq"),
+    ),
+    (
+        "a12-subquery-top",
+        include_str!("../../../queries/lubm-analytics/a12-subquery-top.rq"),
+    ),
+    (
+        "a13-equals",
+        include_str!("../../../queries/lubm-analytics/a13-equals.rq"),
+    ),
+    (
+        "a14-group-min",
+        include_str!("../../../queries/lubm-analytics/a14-group-min.rq"),
+    ),
+    (
+        "a15-classes-by-size",
+        include_str!("../../../queries/lubm-analytics/a15-classes-by-size.rq"),
+    ),
+];
+
+/// The built-in query sets of `bench lubm`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QuerySet {
+    /// Wukong's q1–q12 and three SPARQL 1.1 queries (`queries/lubm-basic/`,
+    /// `queries/lubm-sparql11/`)
+    #[default]
+    Lubm,
+    /// Analytical queries (`queries/lubm-analytics/`)
+    Analytics,
+}
+
+impl QuerySet {
+    /// The set's queries as (name, text).
+    pub(crate) fn queries(self) -> Vec<(String, String)> {
+        let set: &[(&str, &str)] = match self {
+            QuerySet::Lubm => &DEFAULT_QUERIES,
+            QuerySet::Analytics => &ANALYTICS_QUERIES,
+        };
+        set.iter()
+            .map(|(n, q)| (n.to_string(), q.to_string()))
+            .collect()
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct LubmBenchArgs {
     /// LUBM-N: number of universities
@@ -80,8 +171,11 @@ pub struct LubmBenchArgs {
     /// pyoxigraph` for the `python3` on PATH (or the interpreter named by PYTHON).
     #[arg(long)]
     pub compare_oxigraph: bool,
-    /// A directory of .rq files to run instead of the built-in LUBM set
-    #[arg(long)]
+    /// The built-in query set to run
+    #[arg(long, value_enum, default_value_t = QuerySet::Lubm)]
+    pub set: QuerySet,
+    /// A directory of .rq files to run instead of a built-in set
+    #[arg(long, conflicts_with = "set")]
     pub queries: Option<PathBuf>,
     /// Where cached stores live (default: a directory under the system temp dir)
     #[arg(long)]
@@ -120,10 +214,7 @@ fn median(values: &mut [f64]) -> f64 {
 
 pub(crate) fn load_queries(dir: Option<&Path>) -> Result<Vec<(String, String)>> {
     let Some(dir) = dir else {
-        return Ok(DEFAULT_QUERIES
-            .iter()
-            .map(|(n, q)| (n.to_string(), q.to_string()))
-            .collect());
+        return Ok(QuerySet::Lubm.queries());
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read {}", dir.display()))?
@@ -204,7 +295,10 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
         .cache
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join("quiver-bench-cache"));
-    let queries = load_queries(args.queries.as_deref())?;
+    let queries = match &args.queries {
+        Some(dir) => load_queries(Some(dir))?,
+        None => args.set.queries(),
+    };
     let (store, mut load) = cached_store(args.universities, &cache, threads)?;
     let triples = store.triples();
     let bytes = store.data_bytes() as u64;
@@ -387,10 +481,7 @@ pub(crate) fn measure_queries(
 
 /// The built-in LUBM queries as (name, text).
 pub(crate) fn default_queries() -> Vec<(String, String)> {
-    DEFAULT_QUERIES
-        .iter()
-        .map(|(n, q)| (n.to_string(), q.to_string()))
-        .collect()
+    QuerySet::Lubm.queries()
 }
 
 /// Decodes every term of every row (full materialisation); returns the row count.
@@ -487,6 +578,17 @@ mod tests {
             oxigraph_median_us: oxigraph_rows.map(|_| 8.0),
             oxigraph_rows,
         }
+    }
+
+    #[test]
+    fn the_analytics_set_is_every_query_of_its_directory() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../queries/lubm-analytics");
+        let on_disk = load_queries(Some(&dir)).unwrap();
+        let mut built_in = QuerySet::Analytics.queries();
+        built_in.sort();
+        let mut on_disk_sorted = on_disk.clone();
+        on_disk_sorted.sort();
+        assert_eq!(built_in, on_disk_sorted);
     }
 
     #[test]

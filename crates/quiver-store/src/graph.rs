@@ -206,6 +206,13 @@ impl GraphIndex {
         }
     }
 
+    /// Calls `f` with every vertex that has edges in `direction` (every subject: `Out`,
+    /// every object: `In`) and its record, vertices ascending; records patched by updates
+    /// are read as patched, and vertices whose every edge was deleted are skipped.
+    pub fn for_each_vertex(&self, direction: Direction, f: impl FnMut(Id, Record<'_>)) {
+        self.adjacency(direction).for_each_record(f);
+    }
+
     /// Every triple as (subject, predicate, object), in subject order.
     pub fn for_each_triple(&self, mut f: impl FnMut(Id, PredId, Id)) {
         self.out.for_each_record(|subject, record| {

@@ -28,7 +28,8 @@ pub(super) fn run(
         bail!("--compare-oxigraph needs pyoxigraph for {python}: pip install pyoxigraph");
     }
     let data = ntriples_file(universities, cache)?;
-    let query_file = cache.join("queries.json");
+    // One file per process: two benchmarks sharing a cache must not read each other's.
+    let query_file = cache.join(format!("queries-{}.json", std::process::id()));
     std::fs::write(&query_file, serde_json::to_string(queries)?)?;
     eprintln!("loading LUBM-{universities} into Oxigraph and running the queries …");
     let output = Command::new(&python)
@@ -37,7 +38,9 @@ pub(super) fn run(
         .arg(runs.to_string())
         .arg(&query_file)
         .output()
-        .context("running pyoxigraph")?;
+        .context("running pyoxigraph");
+    let _ = std::fs::remove_file(&query_file);
+    let output = output?;
     if !output.status.success() {
         bail!(
             "pyoxigraph failed: {}",

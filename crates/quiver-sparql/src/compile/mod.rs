@@ -3,7 +3,11 @@
 //! Basic graph patterns are resolved and planned here, once, when a query is prepared:
 //! each gets the plan it runs alone and, when it is the right side of a join or OPTIONAL,
 //! the plan it runs seeded with the left side's bindings (graph exploration continues
-//! from the rows already found instead of joining two independent results).
+//! from the rows already found instead of joining two independent results). Counts and
+//! DISTINCT over one pattern that the index answers become an [`IndexAggregate`]
+//! (`index_aggregate.rs`).
+//!
+//! [`IndexAggregate`]: crate::operator::IndexAggregate
 
 use oxrdf::Variable;
 use quiver_store::{GraphIndex, Store};
@@ -20,6 +24,7 @@ use crate::planner::{plan, Step};
 use crate::table::VarId;
 
 mod exists;
+mod index_aggregate;
 
 /// Compiles patterns against one store.
 pub struct Compiler<'a> {
@@ -167,7 +172,11 @@ impl<'a> Compiler<'a> {
                 )
             }
             GraphPattern::Distinct { inner } => {
-                Operator::Distinct(Box::new(self.compile(inner, graph)?))
+                let inner = self.compile(inner, graph)?;
+                match index_aggregate::distinct(&self.vars, &inner) {
+                    Some(read) => read,
+                    None => Operator::Distinct(Box::new(inner)),
+                }
             }
             GraphPattern::Reduced { inner } => self.compile(inner, graph)?,
             GraphPattern::Slice {
@@ -203,7 +212,7 @@ impl<'a> Compiler<'a> {
                 aggregates,
             } => {
                 let inner = self.compile(inner, graph)?;
-                let keys = variables.iter().map(|v| self.vars.var(v)).collect();
+                let keys: Vec<VarId> = variables.iter().map(|v| self.vars.var(v)).collect();
                 let aggregates = aggregates
                     .iter()
                     .map(|(variable, expression)| {
@@ -214,11 +223,14 @@ impl<'a> Compiler<'a> {
                         }
                         Ok((self.vars.var(variable), aggregate))
                     })
-                    .collect::<Result<_, QueryError>>()?;
-                Operator::Group {
-                    inner: Box::new(inner),
-                    keys,
-                    aggregates,
+                    .collect::<Result<Vec<_>, QueryError>>()?;
+                match index_aggregate::group(&self.vars, &inner, &keys, &aggregates) {
+                    Some(read) => read,
+                    None => Operator::Group {
+                        inner: Box::new(inner),
+                        keys,
+                        aggregates,
+                    },
                 }
             }
             GraphPattern::Service { .. } => {

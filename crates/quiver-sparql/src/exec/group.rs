@@ -419,7 +419,7 @@ fn argument_ids<'t>(
 }
 
 /// Counts as `xsd:integer` ids (each distinct count interned once).
-fn integers(evaluator: &dyn Scope, counts: Vec<u64>) -> Vec<Id> {
+pub(super) fn integers(evaluator: &dyn Scope, counts: Vec<u64>) -> Vec<Id> {
     let mut ids: FxHashMap<u64, Id> = FxHashMap::default();
     counts
         .into_iter()

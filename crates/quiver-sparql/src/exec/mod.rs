@@ -43,6 +43,7 @@ mod extend;
 mod filter;
 mod graph_var;
 pub mod group;
+mod index_aggregate;
 mod join;
 mod left_join;
 mod minus;
@@ -316,6 +317,7 @@ impl<'a> Evaluator<'a> {
                 self.group_profiles.borrow_mut().push(profile);
                 table
             }
+            Operator::IndexAggregate(aggregate) => self.index_aggregate(aggregate)?,
         })
     }
 }

@@ -11,11 +11,13 @@ use crate::table::VarId;
 pub mod bgp;
 pub mod exists;
 pub mod group;
+pub mod index_aggregate;
 pub mod path;
 
 pub use bgp::PlannedBgp;
 pub use exists::ExistsOperators;
 pub use group::{Aggregate, Function};
+pub use index_aggregate::IndexAggregate;
 pub use path::{Path, PathPattern, PathTerm};
 
 /// The operator tree of a query.
@@ -70,6 +72,8 @@ pub enum Operator {
         keys: Vec<VarId>,
         aggregates: Vec<(VarId, Aggregate)>,
     },
+    /// Counts or distinct values of one triple pattern read from the index, without rows.
+    IndexAggregate(IndexAggregate),
 }
 
 /// Variables bound in every solution of `operator`.
@@ -124,6 +128,7 @@ pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
             .into_iter()
             .filter(|v| vars.contains(v))
             .collect(),
+        Operator::IndexAggregate(aggregate) => aggregate.vars(),
         // The keys bound in every input row, and the counts (never an error).
         Operator::Group {
             inner,
