@@ -44,6 +44,9 @@ impl Evaluator<'_> {
         table: Table,
         expression: &Expression,
     ) -> Result<Table, QueryError> {
+        if let Some(table) = self.filter_by_ids(&table, expression)? {
+            return Ok(table);
+        }
         let ctx = self.ctx();
         let mut keep: Vec<u32> = Vec::new();
         for row in 0..table.rows {
