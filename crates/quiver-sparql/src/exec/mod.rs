@@ -48,7 +48,7 @@ mod join;
 mod left_join;
 mod minus;
 mod order_by;
-mod parallel;
+pub mod parallel;
 pub mod path;
 pub mod scope;
 mod sort_key;

@@ -5,19 +5,42 @@
 //! that many threads (as the exploration executor does). Small inputs stay on the calling
 //! thread.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::context::ExecContext;
 use crate::error::QueryError;
 
 /// Rows below which an operator does not leave its thread.
-pub(crate) const PARALLEL_ROWS: usize = 32 * 1024;
+const PARALLEL_ROWS: usize = 32 * 1024;
 
 /// The morsel length for `rows` rows on `ctx.threads` threads: a few morsels per thread,
 /// at least a few thousand rows each.
 pub(crate) fn morsel(ctx: &ExecContext<'_>, rows: usize) -> usize {
-    if ctx.threads <= 1 || rows < PARALLEL_ROWS {
-        return rows.max(1);
+    let threshold = min_parallel_rows();
+    if rows < threshold {
+        // One thread, morsels only for the checks between them.
+        return rows.clamp(1, threshold / 2);
     }
-    (rows / (ctx.threads * 4)).max(8 * 1024)
+    (rows / (ctx.threads.max(1) * 4)).clamp(threshold / 4, 256 * 1024)
+}
+
+static MIN_PARALLEL_ROWS: AtomicUsize = AtomicUsize::new(PARALLEL_ROWS);
+
+/// Whether `rows` rows are enough to go parallel.
+pub(crate) fn parallel(rows: usize) -> bool {
+    rows >= min_parallel_rows()
+}
+
+fn min_parallel_rows() -> usize {
+    MIN_PARALLEL_ROWS.load(Ordering::Relaxed)
+}
+
+/// Sets the number of rows from which operators cut their input into morsels (at least
+/// 4), so that tests exercise the parallel paths on small graphs. It changes how work is
+/// split, never an answer.
+#[doc(hidden)]
+pub fn set_min_parallel_rows(rows: usize) {
+    MIN_PARALLEL_ROWS.store(rows.max(4), Ordering::Relaxed);
 }
 
 /// Runs `f` on the query's worker threads.
@@ -50,7 +73,7 @@ pub(crate) fn map_morsels<T: Send>(
         ctx.check()?;
         Ok(f(start..(start + size).min(rows)))
     };
-    if starts.len() <= 1 {
+    if starts.len() <= 1 || ctx.threads <= 1 || rows < min_parallel_rows() {
         return starts.into_iter().map(run).collect();
     }
     on_workers(ctx, || starts.into_par_iter().map(run).collect())

@@ -25,7 +25,7 @@ use quiver_model::Id;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::parallel::{map_morsels, morsel, on_workers};
+use super::parallel::{map_morsels, morsel, on_workers, parallel};
 use super::scope::Scope;
 use crate::context::ExecContext;
 use crate::error::QueryError;
@@ -261,9 +261,25 @@ pub(crate) fn sort_rows(
     compare: &(impl Fn(u32, u32) -> std::cmp::Ordering + Sync),
 ) -> Result<(), QueryError> {
     let size = morsel(ctx, rows.len());
-    if size >= rows.len() {
-        rows.sort_unstable_by(|&a, &b| compare(a, b));
-        return Ok(());
+    if size >= rows.len() || ctx.threads <= 1 || !parallel(rows.len()) {
+        // A sort cannot stop early: its comparisons check at a stride and, once stopped,
+        // call everything equal so that it ends quickly.
+        let mut compared = 0usize;
+        let mut stopped = None;
+        rows.sort_unstable_by(|&a, &b| {
+            if stopped.is_some() {
+                return std::cmp::Ordering::Equal;
+            }
+            compared += 1;
+            if compared.is_multiple_of(16 * crate::context::CHECK_STRIDE) {
+                if let Err(error) = ctx.check() {
+                    stopped = Some(error);
+                    return std::cmp::Ordering::Equal;
+                }
+            }
+            compare(a, b)
+        });
+        return stopped.map_or(Ok(()), Err);
     }
     on_workers(ctx, || {
         rows.par_chunks_mut(size).try_for_each(|part| {
