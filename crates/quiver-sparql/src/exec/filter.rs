@@ -24,6 +24,11 @@ impl Evaluator<'_> {
         expression: &Expression,
         inner: &Operator,
     ) -> Result<Table, QueryError> {
+        if let Operator::Bgp(planned) = inner {
+            if let Some(table) = self.filter_seeding_bgp(planned, expression)? {
+                return Ok(table);
+            }
+        }
         let table = self.evaluate(inner)?;
         let batched = match expression {
             Expression::Exists(pattern) => self.filter_exists(&table, pattern, false)?,

@@ -32,6 +32,8 @@ use spargebra::algebra::{Expression, Function};
 use super::parallel::map_morsels;
 use super::Evaluator;
 use crate::error::QueryError;
+use crate::memory::ID_BYTES;
+use crate::operator::PlannedBgp;
 use crate::table::Table;
 
 impl Evaluator<'_> {
@@ -111,6 +113,86 @@ impl Evaluator<'_> {
         Ok(Some(table.gather(&keep)))
     }
 }
+
+impl Evaluator<'_> {
+    /// FILTER over a basic graph pattern whose answer is a set of ids of one of the
+    /// pattern's variables (the shapes of the module doc): when those ids are few against
+    /// the rows the pattern is expected to find, the pattern runs seeded with them instead
+    /// of finding every row and dropping most. `None` when it does not apply.
+    pub(crate) fn filter_seeding_bgp(
+        &self,
+        planned: &PlannedBgp,
+        expression: &Expression,
+    ) -> Result<Option<Table>, QueryError> {
+        let mut variables = Vec::new();
+        if !per_id(expression, &mut variables) {
+            return Ok(None);
+        }
+        let [variable] = variables.as_slice() else {
+            return Ok(None);
+        };
+        let Some(var) = self.vars.get(variable) else {
+            return Ok(None);
+        };
+        if !planned.bgp.vars().contains(&var) {
+            return Ok(None);
+        }
+        let dictionary = self.store.dictionary();
+        let Some(ranges) = id_ranges(self, dictionary, expression, variable) else {
+            return Ok(None);
+        };
+        let ids: u64 = ranges.iter().map(|r| (r.end - r.start) as u64).sum();
+        let expected = planned.alone.last().map_or(0.0, |step| step.estimate);
+        let appended = dictionary.len() - dictionary.base_len();
+        if (ids + appended) as f64 * 4.0 > expected || ids + appended > MAX_SEEDS {
+            return Ok(None);
+        }
+        let ctx = self.ctx();
+        let mut memory = ctx.reservation();
+        memory.try_grow(((ids + appended) as usize).saturating_mul(ID_BYTES))?;
+        let mut seeds: Vec<Id> = Vec::new();
+        for range in &ranges {
+            for id in range.clone() {
+                ctx.tick(seeds.len())?;
+                seeds.push(id);
+            }
+        }
+        // Appended terms are not in the ranges' order: each is tested on its term.
+        let base = dictionary.base_len();
+        for (i, _) in dictionary.appended().enumerate() {
+            ctx.tick(i)?;
+            let Ok(id) = Id::try_from(base + i as u64) else {
+                break;
+            };
+            if in_ranges(&ranges, id) {
+                continue;
+            }
+            let bindings = |v: &Variable| (v == variable).then(|| self.term(id)).flatten();
+            if quiver_expr::filter(expression, &bindings, &|_| false, &self.expressions) {
+                seeds.push(id);
+            }
+        }
+        let rows = seeds.len();
+        let input = Table {
+            vars: vec![var],
+            columns: vec![seeds],
+            rows,
+        };
+        let graph = self.context(planned.graph).graph;
+        let steps = crate::planner::plan(&planned.bgp, self.store, graph, &[var], rows as f64);
+        let mut local = planned.clone();
+        local.seeded = Some((vec![var], steps));
+        let table = self.bgp(&local, input, true, None)?;
+        self.notes.borrow_mut().push(format!(
+            "filter: the pattern seeded with the {rows} ids that pass, {} rows",
+            table.rows
+        ));
+        Ok(Some(table))
+    }
+}
+
+/// The most ids a filter seeds a pattern with.
+const MAX_SEEDS: u64 = 1 << 22;
 
 /// Whether `expression` can be decided per id (no EXISTS, nothing random or fresh); adds
 /// the variables it reads to `variables`.
