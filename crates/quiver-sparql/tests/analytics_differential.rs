@@ -106,7 +106,10 @@ fn triple(s: usize, p: usize, object: &str) -> String {
     )
 }
 
-const ORDER_QUERIES: [&str; 9] = [
+const ORDER_QUERIES: [&str; 12] = [
+    "SELECT ?s ?o WHERE { ?s <http://ex/p> ?o } ORDER BY ?o LIMIT 3",
+    "SELECT ?s ?o WHERE { ?s <http://ex/q> ?o } ORDER BY ?o DESC(?s) LIMIT 4 OFFSET 1",
+    "SELECT ?o WHERE { ?s <http://ex/r> ?o } ORDER BY ?o LIMIT 2",
     "SELECT ?s ?o WHERE { ?s ?p ?o } ORDER BY ?o",
     "SELECT ?s ?o WHERE { ?s ?p ?o } ORDER BY DESC(?o)",
     "SELECT ?s ?o WHERE { ?s ?p ?o } ORDER BY ?o DESC(?s) LIMIT 7",

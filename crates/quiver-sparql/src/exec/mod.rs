@@ -48,6 +48,7 @@ mod join;
 mod left_join;
 mod minus;
 mod order_by;
+mod ordered_scan;
 pub mod parallel;
 pub mod path;
 pub mod scope;
@@ -295,7 +296,10 @@ impl<'a> Evaluator<'a> {
                 self.order_by(table, keys)?
             }
             Operator::TopK { inner, keys, k } => {
-                let table = self.evaluate(inner)?;
+                let table = match self.top_k_candidates(inner, keys, *k)? {
+                    Some(candidates) => candidates,
+                    None => self.evaluate(inner)?,
+                };
                 top_k::top_k(self, table, keys, *k)?
             }
             Operator::Slice {
