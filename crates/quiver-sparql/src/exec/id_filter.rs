@@ -246,7 +246,7 @@ fn id_ranges(
     let is_var = |e: &Expression| matches!(e, Expression::Variable(v) if v == variable);
     let one = |term: Term| {
         let ranges = match evaluator.store.term_id(term.as_ref()) {
-            Some(id) => vec![id..id + 1],
+            Some(id) => std::iter::once(id..id + 1).collect(),
             None => Vec::new(),
         };
         Some(ranges)
