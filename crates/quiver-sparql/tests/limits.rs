@@ -153,8 +153,13 @@ fn filter_extend_and_order_by_check_inside() {
         "SELECT * { ?s <http://x/p> ?o FILTER(?o != <http://x/o1>) }",
         &["exec/filter.rs", "exec/id_filter.rs"],
     );
+    cancels_inside(
+        "SELECT * { ?s <http://x/p> ?o FILTER(STRSTARTS(STR(?o), \"http://x/o1\")) }",
+        "exec/id_filter.rs",
+    );
     cancels_inside_any(
-        "SELECT * { ?s <http://x/p> ?o FILTER(STRSTARTS(?o, \"o1\")) }",
+        "SELECT * { ?s <http://x/q> ?v OPTIONAL { ?s <http://x/p> ?o } \
+         FILTER(STRSTARTS(?v, \"v\")) }",
         &["exec/id_filter.rs", "exec/parallel.rs"],
     );
     cancels_inside(
@@ -450,7 +455,7 @@ fn explain_shows_top_k_and_the_pushed_limit() {
     let store = store();
     let prepared = prepare(
         store,
-        "SELECT * { ?s <http://x/p> ?o } ORDER BY ?o LIMIT 3",
+        "SELECT * { ?s <http://x/p> ?o } ORDER BY DESC(?o) LIMIT 3",
         &PrepareOptions::default(),
     )
     .unwrap();
@@ -459,6 +464,18 @@ fn explain_shows_top_k_and_the_pushed_limit() {
         .unwrap();
     let text = quiver_sparql::explain::render(&profile);
     assert!(text.contains("top-k: the first 3 of 20000 rows"), "{text}");
+    // In ascending object order, only the first objects' rows are read.
+    let prepared = prepare(
+        store,
+        "SELECT * { ?s <http://x/p> ?o } ORDER BY ?o LIMIT 3",
+        &PrepareOptions::default(),
+    )
+    .unwrap();
+    let (_, profile) = prepared
+        .execute_profiled(store, &ExecOptions::default())
+        .unwrap();
+    let text = quiver_sparql::explain::render(&profile);
+    assert!(text.contains("top-k: the first 3 of 40 rows"), "{text}");
     let prepared = prepare(
         store,
         "SELECT * { ?s <http://x/p> ?o } LIMIT 3",
