@@ -1,10 +1,14 @@
 //! GROUP BY and aggregates (SPARQL 1.1 §11 and §18.5) over id tables.
 //!
 //! Rows are grouped by the ids of their key columns, without decoding a term (UNBOUND is a
-//! key value like any other: ids identify terms, so equal ids are equal keys). COUNT,
-//! SAMPLE and the DISTINCT of every aggregate also work on ids; only SUM, AVG, MIN, MAX
-//! and GROUP_CONCAT decode the values they combine, and only an aggregate over an
-//! expression (rather than a plain variable) evaluates one per row.
+//! key value like any other: ids identify terms, so equal ids are equal keys): one or two
+//! keys packed into one integer, up to 128 bits into a `u128`, wider keys hashed and
+//! compared in place. Each morsel of rows is hashed on a worker thread, then the morsels'
+//! groups are numbered in order of first appearance, as one pass would number them.
+//! COUNT, SAMPLE and the DISTINCT of every aggregate also work on ids; MIN and MAX compare
+//! sort keys of ids (`sort_key.rs`); only SUM, AVG and GROUP_CONCAT decode the values they
+//! combine, each distinct id once, and only an aggregate over an expression (rather than a
+//! plain variable) evaluates one per row.
 //!
 //! Without GROUP BY variables there is exactly one group, even over no rows (so
 //! `COUNT(*)` is 0 there); with them, no rows make no groups. An error inside an
