@@ -31,6 +31,7 @@ use spargebra::algebra::{Expression, Function};
 
 use super::parallel::map_morsels;
 use super::Evaluator;
+use crate::bgp::{Node, Pattern, Pred};
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
 use crate::operator::PlannedBgp;
@@ -141,29 +142,58 @@ impl Evaluator<'_> {
         let Some(ranges) = id_ranges(self, dictionary, expression, variable) else {
             return Ok(None);
         };
-        let ids: u64 = ranges.iter().map(|r| (r.end - r.start) as u64).sum();
+        let graph = self.context(planned.graph).graph;
+        let base = dictionary.base_len();
+        // When the variable is the object of a pattern with a constant predicate, only that
+        // predicate's objects (listed sorted by id in the predicate index) can pass.
+        let objects: Option<&[Id]> = planned.bgp.patterns.iter().find_map(|p| match p {
+            Pattern {
+                object: Node::Var(o),
+                predicate: Pred::Const(predicate),
+                ..
+            } if *o == var => Some(graph.predicate_objects(*predicate)),
+            _ => None,
+        });
+        let objects = objects.filter(|objects| objects.is_sorted());
+        let within = |range: &Range<Id>| -> Range<usize> {
+            match objects {
+                Some(objects) => {
+                    objects.partition_point(|&id| id < range.start)
+                        ..objects.partition_point(|&id| id < range.end)
+                }
+                None => range.start as usize..range.end as usize,
+            }
+        };
+        let ids: u64 = ranges.iter().map(|r| within(r).len() as u64).sum();
+        // Appended terms are not in the ranges' order: each is tested on its term.
+        let appended: Vec<Id> = match objects {
+            Some(objects) => {
+                let first = objects.partition_point(|&id| (id as u64) < base);
+                objects[first..].to_vec()
+            }
+            None => (base..dictionary.len())
+                .filter_map(|id| Id::try_from(id).ok())
+                .collect(),
+        };
+        let candidates = ids + appended.len() as u64;
         let expected = planned.alone.last().map_or(0.0, |step| step.estimate);
-        let appended = dictionary.len() - dictionary.base_len();
-        if (ids + appended) as f64 * 4.0 > expected || ids + appended > MAX_SEEDS {
+        if candidates as f64 * 4.0 > expected || candidates > MAX_SEEDS {
             return Ok(None);
         }
         let ctx = self.ctx();
         let mut memory = ctx.reservation();
-        memory.try_grow(((ids + appended) as usize).saturating_mul(ID_BYTES))?;
+        memory.try_grow((candidates as usize).saturating_mul(ID_BYTES))?;
         let mut seeds: Vec<Id> = Vec::new();
         for range in &ranges {
-            for id in range.clone() {
-                ctx.tick(seeds.len())?;
-                seeds.push(id);
+            let positions = within(range);
+            match objects {
+                Some(objects) => seeds.extend_from_slice(&objects[positions]),
+                None => seeds.extend(range.clone()),
             }
+            ctx.check()?;
         }
-        // Appended terms are not in the ranges' order: each is tested on its term.
-        let base = dictionary.base_len();
-        for (i, _) in dictionary.appended().enumerate() {
+        for (i, id) in appended.into_iter().enumerate() {
             ctx.tick(i)?;
-            let Ok(id) = Id::try_from(base + i as u64) else {
-                break;
-            };
             if in_ranges(&ranges, id) {
                 continue;
             }
@@ -178,7 +208,6 @@ impl Evaluator<'_> {
             columns: vec![seeds],
             rows,
         };
-        let graph = self.context(planned.graph).graph;
         let steps = crate::planner::plan(&planned.bgp, self.store, graph, &[var], rows as f64);
         let mut local = planned.clone();
         local.seeded = Some((vec![var], steps));
