@@ -335,6 +335,36 @@ impl Dictionary {
         None
     }
 
+    /// The number of terms of the sorted part whose encoding is below `term`: the base id
+    /// `term` has or would have (its rank among the sorted terms). Terms of one kind occupy
+    /// one range of base ids, so the ranks of a kind's smallest encoding and of the next
+    /// kind's give that range, and the ranks of a prefix and of its successor give the base
+    /// ids of the terms starting with it. Logarithmic: bucket heads, then one bucket.
+    pub fn rank(&self, term: &[u8]) -> u64 {
+        // First bucket whose head is >= term: the answer lies in the bucket before it.
+        let (mut low, mut high) = (0usize, self.buckets.len());
+        while low < high {
+            let mid = (low + high) / 2;
+            match self.head(mid) {
+                Some(head) if head < term => low = mid + 1,
+                _ => high = mid,
+            }
+        }
+        let Some(bucket) = low.checked_sub(1) else {
+            return 0;
+        };
+        let mut reader = BucketReader::new(&self.data, self.buckets[bucket]);
+        let mut current = Vec::with_capacity(term.len() + 16);
+        let first = bucket as u64 * BUCKET as u64;
+        let end = (first + BUCKET as u64).min(self.len);
+        for id in first..end {
+            if !reader.next_into(&mut current) || current.as_slice() >= term {
+                return id;
+            }
+        }
+        end
+    }
+
     /// Every term in id order: `f(id, encoded_term)`.
     pub fn for_each(&self, mut f: impl FnMut(u64, &[u8])) {
         let mut current = Vec::new();
@@ -500,6 +530,12 @@ mod tests {
             }
             prop_assert_eq!(dictionary.lookup(&probe), terms.binary_search(&probe).ok().map(|i| i as Id));
             prop_assert_eq!(dictionary.term(terms.len() as Id), None);
+            // The rank of a term is the number of sorted terms below it.
+            let below = terms.partition_point(|t| t < &probe) as u64;
+            prop_assert_eq!(dictionary.rank(&probe), below);
+            for (id, term) in terms.iter().enumerate() {
+                prop_assert_eq!(dictionary.rank(term), id as u64);
+            }
             let mut seen = Vec::new();
             dictionary.for_each(|_, t| seen.push(t.to_vec()));
             prop_assert_eq!(&seen, &terms);

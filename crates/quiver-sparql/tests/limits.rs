@@ -76,6 +76,15 @@ fn boundary_sites() -> HashSet<Site> {
 /// an operator boundary, and expects it to stop with `Cancelled` within 2 s.
 #[track_caller]
 fn cancels_inside(query: &str, file: &'static str) {
+    cancels_inside_any(query, &[file]);
+}
+
+/// [`cancels_inside`] with the check in any of `files` (an operator whose loops run in
+/// morsels checks between them, in `exec/parallel.rs`).
+#[track_caller]
+fn cancels_inside_any(query: &str, files: &[&'static str]) {
+    let file = files.join(" or ");
+    let files = files.to_vec();
     // The query must complete without the hook.
     run(query, &ExecOptions::default()).unwrap_or_else(|e| panic!("{query}: {e}"));
     let boundary = boundary_sites();
@@ -85,7 +94,10 @@ fn cancels_inside(query: &str, file: &'static str) {
         check_hook: Some(CheckHook(Arc::new(move |location: &Location, _| {
             let site = (location.file().to_owned(), location.line());
             let mut fired = record.lock().unwrap();
-            if fired.is_none() && site.0.ends_with(file) && !boundary.contains(&site) {
+            if fired.is_none()
+                && files.iter().any(|file| site.0.ends_with(file))
+                && !boundary.contains(&site)
+            {
                 *fired = Some((site, Instant::now()));
                 return true;
             }
@@ -137,33 +149,54 @@ fn hash_join_and_minus_check_inside() {
 
 #[test]
 fn filter_extend_and_order_by_check_inside() {
-    cancels_inside(
+    cancels_inside_any(
         "SELECT * { ?s <http://x/p> ?o FILTER(?o != <http://x/o1>) }",
+        &["exec/filter.rs", "exec/id_filter.rs"],
+    );
+    cancels_inside(
+        "SELECT * { ?s <http://x/p> ?o FILTER(STRSTARTS(STR(?o), \"http://x/o1\")) }",
+        "exec/id_filter.rs",
+    );
+    cancels_inside_any(
+        "SELECT * { ?s <http://x/q> ?v OPTIONAL { ?s <http://x/p> ?o } \
+         FILTER(STRSTARTS(?v, \"v\")) }",
+        &["exec/id_filter.rs", "exec/parallel.rs"],
+    );
+    cancels_inside(
+        "SELECT * { ?s <http://x/p> ?o . ?s <http://x/q> ?v FILTER(?o != ?v) }",
         "exec/filter.rs",
     );
     cancels_inside(
         "SELECT * { ?s <http://x/p> ?o BIND(STR(?o) AS ?t) }",
         "exec/extend.rs",
     );
-    cancels_inside(
+    cancels_inside_any(
         "SELECT * { ?s <http://x/p> ?o } ORDER BY ?o",
+        &["exec/order_by.rs", "exec/sort_key.rs", "exec/parallel.rs"],
+    );
+    cancels_inside(
+        "SELECT * { ?s <http://x/p> ?o } ORDER BY STR(?o)",
         "exec/order_by.rs",
     );
 }
 
 #[test]
 fn top_k_checks_inside() {
-    cancels_inside(
+    cancels_inside_any(
         "SELECT * { ?s <http://x/p> ?o } ORDER BY DESC(?o) LIMIT 5",
+        &["exec/top_k.rs", "exec/sort_key.rs", "exec/parallel.rs"],
+    );
+    cancels_inside(
+        "SELECT * { ?s <http://x/p> ?o } ORDER BY DESC(STR(?o)) LIMIT 5",
         "exec/top_k.rs",
     );
 }
 
 #[test]
 fn group_by_checks_inside() {
-    cancels_inside(
+    cancels_inside_any(
         "SELECT ?o (SAMPLE(?s) AS ?n) { ?s <http://x/p> ?o } GROUP BY ?o",
-        "exec/group.rs",
+        &["exec/group.rs", "exec/parallel.rs"],
     );
     // Counts read from the index, group by group.
     cancels_inside(
@@ -427,7 +460,7 @@ fn explain_shows_top_k_and_the_pushed_limit() {
     let store = store();
     let prepared = prepare(
         store,
-        "SELECT * { ?s <http://x/p> ?o } ORDER BY ?o LIMIT 3",
+        "SELECT * { ?s <http://x/p> ?o } ORDER BY DESC(?o) LIMIT 3",
         &PrepareOptions::default(),
     )
     .unwrap();
@@ -436,6 +469,18 @@ fn explain_shows_top_k_and_the_pushed_limit() {
         .unwrap();
     let text = quiver_sparql::explain::render(&profile);
     assert!(text.contains("top-k: the first 3 of 20000 rows"), "{text}");
+    // In ascending object order, only the first objects' rows are read.
+    let prepared = prepare(
+        store,
+        "SELECT * { ?s <http://x/p> ?o } ORDER BY ?o LIMIT 3",
+        &PrepareOptions::default(),
+    )
+    .unwrap();
+    let (_, profile) = prepared
+        .execute_profiled(store, &ExecOptions::default())
+        .unwrap();
+    let text = quiver_sparql::explain::render(&profile);
+    assert!(text.contains("top-k: the first 3 of 40 rows"), "{text}");
     let prepared = prepare(
         store,
         "SELECT * { ?s <http://x/p> ?o } LIMIT 3",

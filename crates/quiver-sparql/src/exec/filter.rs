@@ -24,6 +24,11 @@ impl Evaluator<'_> {
         expression: &Expression,
         inner: &Operator,
     ) -> Result<Table, QueryError> {
+        if let Operator::Bgp(planned) = inner {
+            if let Some(table) = self.filter_seeding_bgp(planned, expression)? {
+                return Ok(table);
+            }
+        }
         let table = self.evaluate(inner)?;
         let batched = match expression {
             Expression::Exists(pattern) => self.filter_exists(&table, pattern, false)?,
@@ -44,6 +49,9 @@ impl Evaluator<'_> {
         table: Table,
         expression: &Expression,
     ) -> Result<Table, QueryError> {
+        if let Some(table) = self.filter_by_ids(&table, expression)? {
+            return Ok(table);
+        }
         let ctx = self.ctx();
         let mut keep: Vec<u32> = Vec::new();
         for row in 0..table.rows {

@@ -1,10 +1,14 @@
 //! GROUP BY and aggregates (SPARQL 1.1 §11 and §18.5) over id tables.
 //!
 //! Rows are grouped by the ids of their key columns, without decoding a term (UNBOUND is a
-//! key value like any other: ids identify terms, so equal ids are equal keys). COUNT,
-//! SAMPLE and the DISTINCT of every aggregate also work on ids; only SUM, AVG, MIN, MAX
-//! and GROUP_CONCAT decode the values they combine, and only an aggregate over an
-//! expression (rather than a plain variable) evaluates one per row.
+//! key value like any other: ids identify terms, so equal ids are equal keys): one or two
+//! keys packed into one integer, up to 128 bits into a `u128`, wider keys hashed and
+//! compared in place. Each morsel of rows is hashed on a worker thread, then the morsels'
+//! groups are numbered in order of first appearance, as one pass would number them.
+//! COUNT, SAMPLE and the DISTINCT of every aggregate also work on ids; MIN and MAX compare
+//! sort keys of ids (`sort_key.rs`); only SUM, AVG and GROUP_CONCAT decode the values they
+//! combine, each distinct id once, and only an aggregate over an expression (rather than a
+//! plain variable) evaluates one per row.
 //!
 //! Without GROUP BY variables there is exactly one group, even over no rows (so
 //! `COUNT(*)` is 0 there); with them, no rows make no groups. An error inside an
@@ -21,7 +25,9 @@ use quiver_model::Id;
 use rustc_hash::{FxHashMap, FxHashSet};
 use spargebra::algebra::Expression;
 
+use super::parallel::map_morsels;
 use super::scope::Scope;
+use super::sort_key::{KeyMap, SortKey};
 use crate::context::{ensure_addressable, ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;
 use crate::memory::{Reservation, ID_BYTES};
@@ -109,54 +115,166 @@ impl Groups {
                 count: if keys.is_empty() { 1 } else { rows.min(1) },
             });
         }
-        let base = memory.size();
         let per_group = group_entry_bytes(columns.len());
-        let mut of_row = Vec::with_capacity(rows);
-        let mut first: Vec<u32> = Vec::new();
-        if let [column] = columns.as_slice() {
-            let mut index: FxHashMap<Id, u32> = FxHashMap::default();
-            for (row, &id) in column.iter().enumerate() {
-                if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
-                    ctx.check()?;
-                    memory.try_resize(base + first.len() * per_group)?;
-                }
-                let next = first.len() as u32;
-                let group = *index.entry(id).or_insert_with(|| {
-                    first.push(row as u32);
-                    next
-                });
-                of_row.push(group);
-            }
-        } else {
-            let mut index: FxHashMap<Vec<Id>, u32> = FxHashMap::default();
-            let mut key = Vec::with_capacity(columns.len());
-            for row in 0..rows {
-                if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
-                    ctx.check()?;
-                    memory.try_resize(base + first.len() * per_group)?;
-                }
-                key.clear();
-                key.extend(columns.iter().map(|c| c[row]));
-                let group = match index.get(&key) {
-                    Some(&group) => group,
-                    None => {
-                        let group = first.len() as u32;
-                        first.push(row as u32);
-                        index.insert(key.clone(), group);
-                        group
-                    }
-                };
-                of_row.push(group);
-            }
-        }
-        let count = first.len();
-        memory.try_resize(base + count * per_group)?;
-        Ok(Groups {
-            of_row,
-            first,
-            count,
-        })
+        // Keys packed into one integer when they fit, else hashed and compared in place.
+        let bits = columns.len() * ID_BYTES * 8;
+        let groups = match columns.as_slice() {
+            [column] => hash_groups(ctx, memory, per_group, rows, |row| column[row])?,
+            [a, b] if bits <= 64 => hash_groups(ctx, memory, per_group, rows, |row| {
+                (u64::from(a[row]) << 32) | u64::from(b[row])
+            })?,
+            _ if bits <= 128 => hash_groups(ctx, memory, per_group, rows, |row| {
+                columns
+                    .iter()
+                    .fold(0u128, |key, c| (key << (ID_BYTES * 8)) | c[row] as u128)
+            })?,
+            _ => chained_groups(ctx, memory, per_group, &columns, rows)?,
+        };
+        Ok(groups)
     }
+}
+
+/// What one morsel found: the group of each of its rows (numbered in the morsel), and
+/// each group's key and first row.
+struct Partial<K> {
+    of_row: Vec<u32>,
+    keys: Vec<K>,
+    first: Vec<u32>,
+}
+
+/// Groups rows by `key(row)`: each morsel hashes its rows on a worker thread, then the
+/// morsels' groups are numbered in order of first appearance (as one pass over the rows
+/// would number them) and each morsel's rows renumbered.
+fn hash_groups<K: Copy + Eq + std::hash::Hash + Send + Sync>(
+    ctx: &ExecContext<'_>,
+    memory: &mut Reservation<'_>,
+    per_group: usize,
+    rows: usize,
+    key: impl Fn(usize) -> K + Sync,
+) -> Result<Groups, QueryError> {
+    let parts = map_morsels(ctx, rows, |range| {
+        let mut index: FxHashMap<K, u32> = FxHashMap::default();
+        let mut part = Partial {
+            of_row: Vec::with_capacity(range.len()),
+            keys: Vec::new(),
+            first: Vec::new(),
+        };
+        for row in range {
+            let k = key(row);
+            let next = part.keys.len() as u32;
+            let group = *index.entry(k).or_insert_with(|| {
+                part.keys.push(k);
+                part.first.push(row as u32);
+                next
+            });
+            part.of_row.push(group);
+        }
+        part
+    })?;
+    let local: usize = parts.iter().map(|p| p.keys.len()).sum();
+    memory.try_grow(local.saturating_mul(per_group))?;
+    // Morsel groups to query groups.
+    let mut index: FxHashMap<K, u32> = FxHashMap::default();
+    let mut first: Vec<u32> = Vec::new();
+    let mut renumber: Vec<Vec<u32>> = Vec::with_capacity(parts.len());
+    let mut seen = 0usize;
+    for part in &parts {
+        let mut numbers = Vec::with_capacity(part.keys.len());
+        for (&k, &row) in part.keys.iter().zip(&part.first) {
+            ctx.tick(seen)?;
+            seen += 1;
+            let next = first.len() as u32;
+            numbers.push(*index.entry(k).or_insert_with(|| {
+                first.push(row);
+                next
+            }));
+        }
+        renumber.push(numbers);
+    }
+    let count = first.len();
+    let of_row = if parts.len() == 1 {
+        // One morsel: its numbering is already the query's.
+        parts
+            .into_iter()
+            .next()
+            .map(|p| p.of_row)
+            .unwrap_or_default()
+    } else {
+        let items: Vec<(Partial<K>, Vec<u32>)> = parts.into_iter().zip(renumber).collect();
+        let renumbered = map_morsels(ctx, items.len(), |range| {
+            items[range]
+                .iter()
+                .flat_map(|(part, numbers)| part.of_row.iter().map(|&g| numbers[g as usize]))
+                .collect::<Vec<u32>>()
+        })?;
+        renumbered.concat()
+    };
+    memory.try_resize(rows * 4 + count * per_group)?;
+    Ok(Groups {
+        of_row,
+        first,
+        count,
+    })
+}
+
+/// Groups rows by many key columns (wider than 128 bits): a hash of the row's keys
+/// chains the groups that share it, compared on their first row, so no key is copied.
+fn chained_groups(
+    ctx: &ExecContext<'_>,
+    memory: &mut Reservation<'_>,
+    per_group: usize,
+    columns: &[&[Id]],
+    rows: usize,
+) -> Result<Groups, QueryError> {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let base = memory.size();
+    let hasher = rustc_hash::FxBuildHasher;
+    let mut heads: FxHashMap<u64, u32> = FxHashMap::default();
+    // The next group with the same hash (u32::MAX: none).
+    let mut chain: Vec<u32> = Vec::new();
+    let mut first: Vec<u32> = Vec::new();
+    let mut of_row = Vec::with_capacity(rows);
+    for row in 0..rows {
+        if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
+            ctx.check()?;
+            memory.try_resize(base + first.len() * per_group)?;
+        }
+        let mut state = hasher.build_hasher();
+        for column in columns {
+            column[row].hash(&mut state);
+        }
+        let hash = state.finish();
+        let same = |group: u32| {
+            let other = first[group as usize] as usize;
+            columns.iter().all(|c| c[other] == c[row])
+        };
+        let mut found = None;
+        let mut at = heads.get(&hash).copied();
+        while let Some(group) = at.filter(|&g| g != u32::MAX) {
+            if same(group) {
+                found = Some(group);
+                break;
+            }
+            at = Some(chain[group as usize]);
+        }
+        let group = match found {
+            Some(group) => group,
+            None => {
+                let group = first.len() as u32;
+                first.push(row as u32);
+                chain.push(heads.insert(hash, group).unwrap_or(u32::MAX));
+                group
+            }
+        };
+        of_row.push(group);
+    }
+    let count = first.len();
+    memory.try_resize(base + count * per_group)?;
+    Ok(Groups {
+        of_row,
+        first,
+        count,
+    })
 }
 
 fn aggregate_column(
@@ -179,6 +297,16 @@ fn aggregate_column(
         return Ok(integers(evaluator, counts));
     };
     let values = argument_ids(evaluator, ctx, table, argument)?;
+    if let Function::Min | Function::Max = aggregate.function {
+        // The extremes of a bag are those of its set: DISTINCT changes nothing.
+        return extremes(
+            evaluator,
+            ctx,
+            groups,
+            &values,
+            aggregate.function == Function::Min,
+        );
+    }
     // MIN and MAX of a bag are those of its set: skipping repeats saves decoding them.
     let distinct =
         aggregate.distinct || matches!(aggregate.function, Function::Min | Function::Max);
@@ -347,6 +475,42 @@ fn fold(
                 .collect()
         }
     }
+}
+
+/// MIN or MAX of each group, compared on the sort keys of the values' ids (no decoding for
+/// IRIs and simple literals, one per distinct id otherwise). A group with an unbound value
+/// or one that is no term has no extreme, as when values are compared decoded.
+fn extremes(
+    evaluator: &dyn Scope,
+    ctx: &ExecContext<'_>,
+    groups: &Groups,
+    values: &[Id],
+    min: bool,
+) -> Result<Vec<Id>, QueryError> {
+    let mut memory = ctx.reservation();
+    let keys = KeyMap::of(evaluator, &mut memory, &[values])?;
+    memory.try_grow(groups.count * (std::mem::size_of::<(SortKey, Id)>() + 1))?;
+    // Key 0 (unbound) marks a group that failed; `None` one that has no value yet.
+    let mut best: Vec<Option<(SortKey, Id)>> = vec![None; groups.count];
+    for (row, (&group, &id)) in groups.of_row.iter().zip(values).enumerate() {
+        ctx.tick(row)?;
+        let key = keys.key(id);
+        let slot = &mut best[group as usize];
+        *slot = match *slot {
+            Some((0, _)) => continue,
+            _ if key == 0 => Some((0, UNBOUND)),
+            None => Some((key, id)),
+            Some((old, _)) if (key < old) == min && key != old => Some((key, id)),
+            kept => kept,
+        };
+    }
+    Ok(best
+        .into_iter()
+        .map(|slot| match slot {
+            Some((key, id)) if key != 0 => id,
+            _ => UNBOUND,
+        })
+        .collect())
 }
 
 /// The running MIN or MAX of a group.

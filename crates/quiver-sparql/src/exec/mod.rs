@@ -43,13 +43,17 @@ mod extend;
 mod filter;
 mod graph_var;
 pub mod group;
+mod id_filter;
 mod index_aggregate;
 mod join;
 mod left_join;
 mod minus;
 mod order_by;
+mod ordered_scan;
+pub mod parallel;
 pub mod path;
 pub mod scope;
+mod sort_key;
 mod top_k;
 mod union;
 mod values;
@@ -293,7 +297,10 @@ impl<'a> Evaluator<'a> {
                 self.order_by(table, keys)?
             }
             Operator::TopK { inner, keys, k } => {
-                let table = self.evaluate(inner)?;
+                let table = match self.top_k_candidates(inner, keys, *k)? {
+                    Some(candidates) => candidates,
+                    None => self.evaluate(inner)?,
+                };
                 top_k::top_k(self, table, keys, *k)?
             }
             Operator::Slice {

@@ -1,10 +1,13 @@
 //! ORDER BY: the keys of every row computed once, then a full sort that checks at a stride.
+//! Keys that are all variables sort as the sort keys of their ids (`sort_key.rs`), in
+//! parallel.
 
 use std::cmp::Ordering;
 
 use oxrdf::Term;
 use spargebra::algebra::OrderExpression;
 
+use super::sort_key::{sort_rows, RowKeys};
 use super::top_k::{compare_keys, key_bytes, OrderKey};
 use super::Evaluator;
 use crate::context::{ensure_addressable, table_bytes, CHECK_STRIDE};
@@ -51,6 +54,14 @@ impl Evaluator<'_> {
     ) -> Result<Table, QueryError> {
         ensure_addressable(table.rows)?;
         let ctx = self.ctx();
+        let mut memory = ctx.reservation();
+        if let Some(row_keys) = RowKeys::of(self, &mut memory, &table, keys)? {
+            memory.try_grow(table_bytes(table.rows, table.columns.len()) + table.rows * 8)?;
+            let mut order: Vec<u32> = (0..table.rows as u32).collect();
+            sort_rows(&ctx, &mut order, &|a, b| row_keys.compare(a, b))?;
+            return Ok(table.gather(&order));
+        }
+        drop(memory);
         let (values, mut reservation) = self.order_keys(&table, keys)?;
         reservation.try_grow(table_bytes(table.rows, table.columns.len()) + table.rows * 4)?;
         let mut order: Vec<u32> = (0..table.rows as u32).collect();

@@ -4,6 +4,10 @@
 //! most `k` rows only when it sorts before the heap's last one; ties keep the input order,
 //! as the stable full sort does, so the result equals sorting everything and slicing.
 //! Memory stays at `k` rows of keys instead of the whole table's.
+//!
+//! When every key is a variable, rows are compared by the sort keys of their ids
+//! (`sort_key.rs`: no decoding for IRIs and simple literals, one decoding per distinct id
+//! otherwise), and each morsel of rows keeps its best `k` on a worker thread.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -12,6 +16,7 @@ use oxrdf::Term;
 use spargebra::algebra::OrderExpression;
 
 use super::scope::Scope;
+use super::sort_key::{top_rows, RowKeys};
 use crate::context::{ensure_addressable, table_bytes, CHECK_STRIDE};
 use crate::error::QueryError;
 use crate::table::Table;
@@ -59,6 +64,18 @@ pub(crate) fn top_k(
     ensure_addressable(table.rows)?;
     let ctx = evaluator.ctx();
     let k = k.min(table.rows);
+    let mut memory = ctx.reservation();
+    if let Some(row_keys) = RowKeys::of(evaluator, &mut memory, &table, keys)? {
+        memory.try_grow(table_bytes(k, table.columns.len()))?;
+        let rows = top_rows(&ctx, table.rows, k, &|a, b| row_keys.compare(a, b))?;
+        evaluator.note(format!(
+            "top-k: the first {} of {} rows in order, on sort keys of ids",
+            rows.len(),
+            table.rows
+        ));
+        return Ok(table.gather(&rows));
+    }
+    drop(memory);
     let mut heap: BinaryHeap<Entry<'_>> = BinaryHeap::with_capacity(k);
     let mut reservation = ctx.reservation();
     let mut bytes = 0usize;

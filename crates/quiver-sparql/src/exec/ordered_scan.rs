@@ -1,0 +1,98 @@
+//! ORDER BY ?o LIMIT k over one pattern `?s p ?o`: the predicate index lists the pattern's
+//! objects sorted by id, and base ids of IRIs, blank nodes and simple literals sort like
+//! their terms (`sort_key.rs`), so the first objects of the list hold the first rows of
+//! the order. Only their rows are read, until there are at least `k`; the rows of every
+//! object appended by updates (whose ids do not sort like their terms) are added, and the
+//! top-k runs over those rows instead of the pattern's whole answer.
+//!
+//! Rows tied on every key may be others than a full evaluation would keep at the cut, which
+//! SPARQL leaves open.
+
+use quiver_model::term::TAG_LANG;
+use quiver_model::Id;
+use quiver_store::graph::Direction;
+use spargebra::algebra::{Expression, OrderExpression};
+
+use super::Evaluator;
+use crate::bgp::{Node, Pred};
+use crate::error::QueryError;
+use crate::memory::ID_BYTES;
+use crate::operator::Operator;
+use crate::table::Table;
+
+impl Evaluator<'_> {
+    /// The candidates of a top-k over one pattern in object order (see the module doc);
+    /// `None` when the shape does not apply or the ordered objects hold fewer than `k`
+    /// rows.
+    pub(crate) fn top_k_candidates(
+        &self,
+        inner: &Operator,
+        keys: &[OrderExpression],
+        k: usize,
+    ) -> Result<Option<Table>, QueryError> {
+        let Operator::Bgp(planned) = inner else {
+            return Ok(None);
+        };
+        let ([pattern], []) = (
+            planned.bgp.patterns.as_slice(),
+            planned.bgp.equalities.as_slice(),
+        ) else {
+            return Ok(None);
+        };
+        let (Node::Var(subject), Pred::Const(predicate), Node::Var(object)) =
+            (pattern.subject, pattern.predicate, pattern.object)
+        else {
+            return Ok(None);
+        };
+        let Some(OrderExpression::Asc(Expression::Variable(first))) = keys.first() else {
+            return Ok(None);
+        };
+        if subject == object || k == 0 || self.vars.get(first) != Some(object) {
+            return Ok(None);
+        }
+        let ctx = self.context(planned.graph);
+        let objects = ctx.graph.predicate_objects(predicate);
+        if !objects.is_sorted() {
+            return Ok(None);
+        }
+        let dictionary = self.store.dictionary();
+        let base = dictionary.base_len();
+        let ordered_below = dictionary.rank(&[TAG_LANG]).min(base);
+        let mut memory = ctx.reservation();
+        let mut subjects: Vec<Id> = Vec::new();
+        let mut values: Vec<Id> = Vec::new();
+        let add = |value: Id, subjects: &mut Vec<Id>, values: &mut Vec<Id>| {
+            let found = ctx.graph.get(value, predicate, Direction::In);
+            subjects.extend_from_slice(found);
+            values.extend(std::iter::repeat_n(value, found.len()));
+        };
+        for (i, &value) in objects.iter().enumerate() {
+            if (value as u64) >= ordered_below || subjects.len() >= k {
+                break;
+            }
+            if i % 256 == 255 {
+                ctx.check()?;
+                memory.try_resize(subjects.len() * 2 * ID_BYTES)?;
+            }
+            add(value, &mut subjects, &mut values);
+        }
+        if subjects.len() < k {
+            return Ok(None);
+        }
+        let appended = objects.partition_point(|&id| (id as u64) < base);
+        for (i, &value) in objects[appended..].iter().enumerate() {
+            ctx.tick(i)?;
+            add(value, &mut subjects, &mut values);
+        }
+        memory.try_resize(subjects.len() * 2 * ID_BYTES)?;
+        self.notes.borrow_mut().push(format!(
+            "top-k: {} candidate rows read in object order from the predicate index",
+            subjects.len()
+        ));
+        Ok(Some(Table {
+            vars: vec![subject, object],
+            rows: subjects.len(),
+            columns: vec![subjects, values],
+        }))
+    }
+}
