@@ -26,6 +26,7 @@ pub mod operator;
 pub mod plan_file;
 pub mod planner;
 pub mod results;
+pub mod select_star;
 pub mod step;
 pub mod table;
 pub mod update;
