@@ -21,8 +21,10 @@ mod location;
 mod memory;
 mod output;
 mod plot;
+mod prefixes;
 mod query;
 mod serve;
+mod table;
 mod update;
 
 use std::process::ExitCode;
