@@ -8,6 +8,7 @@ mod bench_emulate;
 mod bench_kv;
 mod bench_lubm;
 mod bench_scale;
+mod bench_serialize;
 mod bench_update;
 mod checkpoint;
 mod console;

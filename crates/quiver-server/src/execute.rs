@@ -2,29 +2,24 @@
 //!
 //! The outcome of preparing and executing (the status line) is reported through a oneshot
 //! channel as a [`Head`] or an [`ApiError`] before any byte of the body is written; the rows
-//! are then encoded straight from the engine's id table in batches (no term is allocated),
-//! into a [`ChannelWriter`] that blocks while the client is slow. Between batches the
-//! serializer sees write errors (client gone, cancelled, send timeout) and stops.
+//! are then encoded straight from the engine's id table (no term is allocated) into a
+//! [`ChannelWriter`] that blocks while the client is slow. Each large write sees write
+//! errors (client gone, cancelled, send timeout), and the serializer stops.
 
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quiver_sparql::results::CsvSolutionsWriter;
 use quiver_sparql::{
     prepare, write_results, ExecOptions, PrepareOptions, QueryResults, ResultsFormat, Solutions,
 };
 use quiver_store::Store;
-use sparesults::{QueryResultsFormat, QueryResultsSerializer};
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
 use crate::error::ApiError;
 use crate::negotiate::{Negotiated, ResultKind};
 use crate::stream::{BodySender, ChannelWriter};
-
-/// Rows decoded per batch (between checks for a failed write).
-const ROWS_PER_BATCH: usize = 1024;
 
 /// A query ready to run.
 pub struct Job {
@@ -118,57 +113,12 @@ pub fn run(
     }
 }
 
-/// Streams solutions in `format` (a tabular one; JSON otherwise), decoding rows in batches.
+/// Streams solutions in `format` (a tabular one; JSON otherwise) straight from the id
+/// columns, in writes of a few hundred KiB (each of which sees a failed send).
 fn write_solutions(
     solutions: &Solutions<'_>,
     format: ResultsFormat,
     writer: ChannelWriter,
 ) -> io::Result<ChannelWriter> {
-    if format == ResultsFormat::Csv {
-        // Ours quotes IRIs holding a comma, which sparesults' CSV writes bare.
-        let mut csv = CsvSolutionsWriter::start(writer, &solutions.variables)?;
-        let mut failure = None;
-        for start in (0..solutions.len()).step_by(ROWS_PER_BATCH) {
-            let end = (start + ROWS_PER_BATCH).min(solutions.len());
-            solutions.for_each_row_in(start..end, |row| {
-                if failure.is_none() {
-                    failure = csv.write_row(row.iter().copied()).err();
-                }
-            });
-            if let Some(error) = failure {
-                return Err(error);
-            }
-        }
-        return Ok(csv.finish());
-    }
-    let format = match format {
-        ResultsFormat::Xml => QueryResultsFormat::Xml,
-        ResultsFormat::Csv => QueryResultsFormat::Csv,
-        ResultsFormat::Tsv => QueryResultsFormat::Tsv,
-        _ => QueryResultsFormat::Json,
-    };
-    let variables = &solutions.variables;
-    let mut serializer = QueryResultsSerializer::from_format(format)
-        .serialize_solutions_to_writer(writer, variables.clone())?;
-    let mut failure = None;
-    let mut start = 0;
-    while start < solutions.len() {
-        let end = (start + ROWS_PER_BATCH).min(solutions.len());
-        solutions.for_each_row_in(start..end, |row| {
-            if failure.is_none() {
-                let bound = variables
-                    .iter()
-                    .zip(row)
-                    .filter_map(|(variable, term)| term.map(|term| (variable.as_ref(), term)));
-                if let Err(error) = serializer.serialize(bound) {
-                    failure = Some(error);
-                }
-            }
-        });
-        if let Some(error) = failure {
-            return Err(error);
-        }
-        start = end;
-    }
-    serializer.finish()
+    quiver_sparql::results::write_solutions(solutions, format.syntax(), writer)
 }

@@ -527,6 +527,17 @@ impl Solutions<'_> {
         }
     }
 
+    /// The ids of result column `column` (one per row; [`crate::table::UNBOUND`] where
+    /// unbound, ids at or above the store's `terms()` for computed terms).
+    pub fn column_ids(&self, column: usize) -> &[quiver_model::Id] {
+        &self.table.columns[column][..self.table.rows]
+    }
+
+    /// The store the solutions' ids belong to.
+    pub fn store(&self) -> &Store {
+        self.store
+    }
+
     /// The raw ids of row `row` (for comparisons without decoding).
     pub fn row_ids(&self, row: usize) -> Vec<quiver_model::Id> {
         self.table.row(row)
