@@ -23,6 +23,9 @@ pub struct SerializeArgs {
     /// Timed runs per format and writer (the median is reported)
     #[arg(long, default_value_t = 7)]
     pub runs: usize,
+    /// Formats to time (tsv, csv, json, xml; default all)
+    #[arg(long, value_delimiter = ',')]
+    pub formats: Vec<String>,
     /// Write the figures as JSON to this file
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -54,7 +57,10 @@ pub fn run(args: SerializeArgs) -> Result<()> {
         ("json", Syntax::Json),
         ("xml", Syntax::Xml),
     ] {
-        let mut time = |stream: bool| -> Result<(f64, Vec<u8>)> {
+        if !args.formats.is_empty() && !args.formats.iter().any(|f| f == name) {
+            continue;
+        }
+        let time = |stream: bool| -> Result<(f64, Vec<u8>)> {
             let mut times = Vec::new();
             let mut bytes = Vec::new();
             for _ in 0..args.runs.max(1) {

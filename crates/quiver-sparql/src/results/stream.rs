@@ -14,7 +14,8 @@ use std::io::{self, Write};
 
 use oxrdf::vocab::xsd;
 use oxrdf::TermRef;
-use quiver_model::{decode_term, DecodedTerm, Id};
+use quiver_model::term::{TAG_BLANK, TAG_IRI, TAG_LANG, TAG_SIMPLE, TAG_TYPED};
+use quiver_model::Id;
 
 use crate::engine::Solutions;
 use crate::table::UNBOUND;
@@ -74,12 +75,12 @@ pub fn write_solutions<W: Write>(
                     if !first {
                         out.push(b',');
                     }
-                    json_string(variables[c], &mut out);
+                    json_string(variables[c].as_bytes(), &mut out);
                     out.push(b':');
                 }
                 Syntax::Xml => {
                     out.extend_from_slice(b"<binding name=\"");
-                    xml_escape(variables[c], &mut out);
+                    xml_escape(variables[c].as_bytes(), &mut out);
                     out.extend_from_slice(b"\">");
                 }
                 _ => {}
@@ -118,7 +119,7 @@ fn header(syntax: Syntax, variables: &[&str], out: &mut Vec<u8>) {
                 if i > 0 {
                     out.push(b',');
                 }
-                json_string(v, out);
+                json_string(v.as_bytes(), out);
             }
             out.extend_from_slice(b"]},\"results\":{\"bindings\":[");
         }
@@ -128,7 +129,7 @@ fn header(syntax: Syntax, variables: &[&str], out: &mut Vec<u8>) {
             );
             for v in variables {
                 out.extend_from_slice(b"<variable name=\"");
-                xml_escape(v, out);
+                xml_escape(v.as_bytes(), out);
                 out.extend_from_slice(b"\"/>");
             }
             out.extend_from_slice(b"</head><results>");
@@ -148,7 +149,7 @@ fn header(syntax: Syntax, variables: &[&str], out: &mut Vec<u8>) {
                 if i > 0 {
                     out.push(b',');
                 }
-                csv_field(v, out);
+                csv_field(v.as_bytes(), out);
             }
             out.extend_from_slice(b"\r\n");
         }
@@ -184,7 +185,7 @@ impl Column<'_> {
         out: &mut Vec<u8>,
     ) {
         if let Some(term) = solutions.computed_term(id) {
-            write_term(decoded_of(term.as_ref()), syntax, out);
+            write_term(raw_of_term(term.as_ref()), syntax, out);
             return;
         }
         if !self.caching {
@@ -219,34 +220,85 @@ impl Column<'_> {
         let term = self
             .cursor
             .term(id)
-            .and_then(|bytes| decode_term(bytes).ok())
-            .unwrap_or(DecodedTerm::Literal {
-                value: "",
-                language: None,
-                datatype: None,
-            });
+            .and_then(raw_of_encoding)
+            .unwrap_or(EMPTY_LITERAL);
         write_term(term, syntax, out);
     }
 }
 
-/// A borrowed term in the dictionary's decoded form (datatype `None` for `xsd:string`
-/// and language-tagged literals).
-fn decoded_of(term: TermRef<'_>) -> DecodedTerm<'_> {
+/// A term's parts as the bytes of its UTF-8 text: written as they are, never checked or
+/// decoded into `&str` (the dictionary's terms were encoded from strings).
+#[derive(Debug, Clone, Copy)]
+enum Raw<'a> {
+    Blank(&'a [u8]),
+    Iri(&'a [u8]),
+    Literal {
+        value: &'a [u8],
+        language: Option<&'a [u8]>,
+        /// `None` for `xsd:string` and language-tagged literals.
+        datatype: Option<&'a [u8]>,
+    },
+}
+
+const EMPTY_LITERAL: Raw<'static> = Raw::Literal {
+    value: b"",
+    language: None,
+    datatype: None,
+};
+
+/// The parts of a dictionary encoding (`quiver_model::term`: a tag byte, then the text,
+/// a NUL after a language tag or datatype).
+fn raw_of_encoding(bytes: &[u8]) -> Option<Raw<'_>> {
+    let (&tag, rest) = bytes.split_first()?;
+    let split = || {
+        let nul = rest.iter().position(|&b| b == 0)?;
+        Some((&rest[..nul], &rest[nul + 1..]))
+    };
+    Some(match tag {
+        TAG_BLANK => Raw::Blank(rest),
+        TAG_IRI => Raw::Iri(rest),
+        TAG_SIMPLE => Raw::Literal {
+            value: rest,
+            language: None,
+            datatype: None,
+        },
+        TAG_LANG => {
+            let (language, value) = split()?;
+            Raw::Literal {
+                value,
+                language: Some(language),
+                datatype: None,
+            }
+        }
+        TAG_TYPED => {
+            let (datatype, value) = split()?;
+            Raw::Literal {
+                value,
+                language: None,
+                datatype: Some(datatype),
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The parts of a term the query computed.
+fn raw_of_term(term: TermRef<'_>) -> Raw<'_> {
     match term {
-        TermRef::NamedNode(n) => DecodedTerm::Iri(n.as_str()),
-        TermRef::BlankNode(b) => DecodedTerm::Blank(b.as_str()),
-        TermRef::Literal(l) => DecodedTerm::Literal {
-            value: l.value(),
-            language: l.language(),
+        TermRef::NamedNode(n) => Raw::Iri(n.as_str().as_bytes()),
+        TermRef::BlankNode(b) => Raw::Blank(b.as_str().as_bytes()),
+        TermRef::Literal(l) => Raw::Literal {
+            value: l.value().as_bytes(),
+            language: l.language().map(str::as_bytes),
             datatype: (l.language().is_none() && l.datatype() != xsd::STRING)
-                .then(|| l.datatype().as_str()),
+                .then(|| l.datatype().as_str().as_bytes()),
         },
         #[allow(unreachable_patterns)]
-        _ => DecodedTerm::Iri(""),
+        _ => EMPTY_LITERAL,
     }
 }
 
-fn write_term(term: DecodedTerm<'_>, syntax: Syntax, out: &mut Vec<u8>) {
+fn write_term(term: Raw<'_>, syntax: Syntax, out: &mut Vec<u8>) {
     match syntax {
         Syntax::Json => json_term(term, out),
         Syntax::Xml => xml_term(term, out),
@@ -259,58 +311,58 @@ fn write_term(term: DecodedTerm<'_>, syntax: Syntax, out: &mut Vec<u8>) {
 // TSV: terms in Turtle syntax, numbers and booleans bare when their form allows.
 // ---------------------------------------------------------------------------------------
 
-fn tsv_term(term: DecodedTerm<'_>, out: &mut Vec<u8>) {
+fn tsv_term(term: Raw<'_>, out: &mut Vec<u8>) {
     match term {
-        DecodedTerm::Iri(iri) => {
+        Raw::Iri(iri) => {
             out.push(b'<');
-            out.extend_from_slice(iri.as_bytes());
+            out.extend_from_slice(iri);
             out.push(b'>');
         }
-        DecodedTerm::Blank(label) => {
+        Raw::Blank(label) => {
             out.extend_from_slice(b"_:");
-            out.extend_from_slice(label.as_bytes());
+            out.extend_from_slice(label);
         }
-        DecodedTerm::Literal {
+        Raw::Literal {
             value,
             language: Some(language),
             ..
         } => {
             tsv_quoted(value, out);
             out.push(b'@');
-            out.extend_from_slice(language.as_bytes());
+            out.extend_from_slice(language);
         }
-        DecodedTerm::Literal {
+        Raw::Literal {
             value,
             datatype: None,
             ..
         } => tsv_quoted(value, out),
-        DecodedTerm::Literal {
+        Raw::Literal {
             value,
             datatype: Some(datatype),
             ..
         } => {
             let bare = match datatype {
-                "http://www.w3.org/2001/XMLSchema#boolean" => matches!(value, "true" | "false"),
-                "http://www.w3.org/2001/XMLSchema#integer" => is_turtle_integer(value),
-                "http://www.w3.org/2001/XMLSchema#decimal" => is_turtle_decimal(value),
-                "http://www.w3.org/2001/XMLSchema#double" => is_turtle_double(value),
+                b"http://www.w3.org/2001/XMLSchema#boolean" => matches!(value, b"true" | b"false"),
+                b"http://www.w3.org/2001/XMLSchema#integer" => is_turtle_integer(value),
+                b"http://www.w3.org/2001/XMLSchema#decimal" => is_turtle_decimal(value),
+                b"http://www.w3.org/2001/XMLSchema#double" => is_turtle_double(value),
                 _ => false,
             };
             if bare {
-                out.extend_from_slice(value.as_bytes());
+                out.extend_from_slice(value);
             } else {
                 tsv_quoted(value, out);
                 out.extend_from_slice(b"^^<");
-                out.extend_from_slice(datatype.as_bytes());
+                out.extend_from_slice(datatype);
                 out.push(b'>');
             }
         }
     }
 }
 
-fn tsv_quoted(value: &str, out: &mut Vec<u8>) {
+fn tsv_quoted(value: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
-    let bytes = value.as_bytes();
+    let bytes = value;
     let mut from = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let escaped: &[u8] = match b {
@@ -342,14 +394,14 @@ fn digits(value: &[u8]) -> usize {
 }
 
 /// `[+-]? [0-9]+`
-fn is_turtle_integer(value: &str) -> bool {
-    let value = unsigned(value.as_bytes());
+fn is_turtle_integer(value: &[u8]) -> bool {
+    let value = unsigned(value);
     !value.is_empty() && digits(value) == value.len()
 }
 
 /// `[+-]? [0-9]* '.' [0-9]+`
-fn is_turtle_decimal(value: &str) -> bool {
-    let value = unsigned(value.as_bytes());
+fn is_turtle_decimal(value: &[u8]) -> bool {
+    let value = unsigned(value);
     let value = &value[digits(value)..];
     match value.strip_prefix(b".") {
         Some(rest) => !rest.is_empty() && digits(rest) == rest.len(),
@@ -358,8 +410,8 @@ fn is_turtle_decimal(value: &str) -> bool {
 }
 
 /// `[+-]? ([0-9]+ '.' [0-9]* EXPONENT | '.' [0-9]+ EXPONENT | [0-9]+ EXPONENT)`
-fn is_turtle_double(value: &str) -> bool {
-    let value = unsigned(value.as_bytes());
+fn is_turtle_double(value: &[u8]) -> bool {
+    let value = unsigned(value);
     let before = digits(value);
     let mut value = &value[before..];
     let mut after = 0;
@@ -378,43 +430,45 @@ fn is_turtle_double(value: &str) -> bool {
 // CSV: values as RFC 4180 fields.
 // ---------------------------------------------------------------------------------------
 
-fn csv_term(term: DecodedTerm<'_>, out: &mut Vec<u8>) {
+fn csv_term(term: Raw<'_>, out: &mut Vec<u8>) {
     match term {
-        DecodedTerm::Iri(iri) => csv_field(iri, out),
-        DecodedTerm::Literal { value, .. } => csv_field(value, out),
-        DecodedTerm::Blank(label) => {
-            if label.contains([',', '"', '\r', '\n']) {
+        Raw::Iri(iri) => csv_field(iri, out),
+        Raw::Literal { value, .. } => csv_field(value, out),
+        Raw::Blank(label) => {
+            if needs_csv_quotes(label) {
                 out.extend_from_slice(b"\"_:");
                 csv_quoted_body(label, out);
                 out.push(b'"');
             } else {
                 out.extend_from_slice(b"_:");
-                out.extend_from_slice(label.as_bytes());
+                out.extend_from_slice(label);
             }
         }
     }
 }
 
 /// `text` as one field, quoted when it holds a separator, a quote or a line end.
-fn csv_field(text: &str, out: &mut Vec<u8>) {
-    if text
-        .bytes()
-        .any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
-    {
+fn csv_field(text: &[u8], out: &mut Vec<u8>) {
+    if needs_csv_quotes(text) {
         out.push(b'"');
         csv_quoted_body(text, out);
         out.push(b'"');
     } else {
-        out.extend_from_slice(text.as_bytes());
+        out.extend_from_slice(text);
     }
 }
 
-fn csv_quoted_body(text: &str, out: &mut Vec<u8>) {
-    for (i, part) in text.split('"').enumerate() {
+fn needs_csv_quotes(text: &[u8]) -> bool {
+    text.iter()
+        .any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
+}
+
+fn csv_quoted_body(text: &[u8], out: &mut Vec<u8>) {
+    for (i, part) in text.split(|&b| b == b'"').enumerate() {
         if i > 0 {
             out.extend_from_slice(b"\"\"");
         }
-        out.extend_from_slice(part.as_bytes());
+        out.extend_from_slice(part);
     }
 }
 
@@ -422,17 +476,17 @@ fn csv_quoted_body(text: &str, out: &mut Vec<u8>) {
 // JSON
 // ---------------------------------------------------------------------------------------
 
-fn json_term(term: DecodedTerm<'_>, out: &mut Vec<u8>) {
+fn json_term(term: Raw<'_>, out: &mut Vec<u8>) {
     match term {
-        DecodedTerm::Iri(iri) => {
+        Raw::Iri(iri) => {
             out.extend_from_slice(b"{\"type\":\"uri\",\"value\":");
             json_string(iri, out);
         }
-        DecodedTerm::Blank(label) => {
+        Raw::Blank(label) => {
             out.extend_from_slice(b"{\"type\":\"bnode\",\"value\":");
             json_string(label, out);
         }
-        DecodedTerm::Literal {
+        Raw::Literal {
             value,
             language,
             datatype,
@@ -453,9 +507,9 @@ fn json_term(term: DecodedTerm<'_>, out: &mut Vec<u8>) {
 
 /// A JSON string as `json-event-parser` writes it: `"` and `\` escaped, control
 /// characters as `\b \f \n \r \t` or `\u00XX`, everything else as is.
-fn json_string(text: &str, out: &mut Vec<u8>) {
+fn json_string(text: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
-    let bytes = text.as_bytes();
+    let bytes = text;
     let mut from = 0;
     for (i, &b) in bytes.iter().enumerate() {
         if b >= 0x20 && b != b'"' && b != b'\\' {
@@ -487,19 +541,19 @@ fn json_string(text: &str, out: &mut Vec<u8>) {
 // XML
 // ---------------------------------------------------------------------------------------
 
-fn xml_term(term: DecodedTerm<'_>, out: &mut Vec<u8>) {
+fn xml_term(term: Raw<'_>, out: &mut Vec<u8>) {
     match term {
-        DecodedTerm::Iri(iri) => {
+        Raw::Iri(iri) => {
             out.extend_from_slice(b"<uri>");
             xml_escape(iri, out);
             out.extend_from_slice(b"</uri>");
         }
-        DecodedTerm::Blank(label) => {
+        Raw::Blank(label) => {
             out.extend_from_slice(b"<bnode>");
             xml_escape(label, out);
             out.extend_from_slice(b"</bnode>");
         }
-        DecodedTerm::Literal {
+        Raw::Literal {
             value,
             language,
             datatype,
@@ -517,10 +571,10 @@ fn xml_term(term: DecodedTerm<'_>, out: &mut Vec<u8>) {
             out.push(b'>');
             // Leading and trailing white space as character references, so that readers
             // trimming text keep it (as `sparesults` writes it).
-            let bound = |c: char| matches!(c, '\t' | '\n' | '\r' | ' ');
-            let trimmed = value.trim_matches(bound);
-            let start = value.len() - value.trim_start_matches(bound).len();
-            let end = start + trimmed.len();
+            let bound = |b: &u8| matches!(b, b'\t' | b'\n' | b'\r' | b' ');
+            let start = value.iter().take_while(|b| bound(b)).count();
+            let end = value.len() - value[start..].iter().rev().take_while(|b| bound(b)).count();
+            let trimmed = &value[start..end];
             xml_whitespace(&value[..start], out);
             xml_escape(trimmed, out);
             xml_whitespace(&value[end..], out);
@@ -529,8 +583,8 @@ fn xml_term(term: DecodedTerm<'_>, out: &mut Vec<u8>) {
     }
 }
 
-fn xml_whitespace(text: &str, out: &mut Vec<u8>) {
-    for b in text.bytes() {
+fn xml_whitespace(text: &[u8], out: &mut Vec<u8>) {
+    for &b in text {
         out.extend_from_slice(match b {
             b'\t' => b"&#9;",
             b'\n' => b"&#10;",
@@ -541,8 +595,8 @@ fn xml_whitespace(text: &str, out: &mut Vec<u8>) {
 }
 
 /// `<`, `>`, `&`, `'` and `"` as entities (quick-xml's `escape`).
-fn xml_escape(text: &str, out: &mut Vec<u8>) {
-    let bytes = text.as_bytes();
+fn xml_escape(text: &[u8], out: &mut Vec<u8>) {
+    let bytes = text;
     let mut from = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let entity: &[u8] = match b {
