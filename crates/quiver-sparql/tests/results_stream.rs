@@ -36,8 +36,8 @@ const QUERIES: &[&str] = &[
 /// Text pieces that exercise every escaping rule.
 const PIECES: &[&str] = &[
     "a", "plain", " ", "\t", "\n", "\r", "\"", "'", "\\", ",", "<", ">", "&", "é", "日本", "🦀",
-    "\u{1}", "\u{8}", "\u{c}", "\u{1f}", "\u{7f}", "\u{a0}", "x y", "1", "-", "+", ".", "e",
-    "E", "0",
+    "\u{1}", "\u{8}", "\u{c}", "\u{1f}", "\u{7f}", "\u{a0}", "x y", "1", "-", "+", ".", "e", "E",
+    "0",
 ];
 
 fn text() -> impl Strategy<Value = String> {
@@ -46,10 +46,12 @@ fn text() -> impl Strategy<Value = String> {
 
 /// Lexical forms near the Turtle number grammar, valid or not.
 fn number_form() -> impl Strategy<Value = String> {
-    prop::sample::select(&[
-        "12", "+3", "-0", "007", "1.5", ".5", "1.", "-2.25", "+.0", "1e5", "1.E-2", ".5e1", "e5",
-        "1e", "1.5e+07", "-1E0", "abc", "", "true", "false", "1", "TRUE", " 1", "1 ",
-    ][..])
+    prop::sample::select(
+        &[
+            "12", "+3", "-0", "007", "1.5", ".5", "1.", "-2.25", "+.0", "1e5", "1.E-2", ".5e1",
+            "e5", "1e", "1.5e+07", "-1E0", "abc", "", "true", "false", "1", "TRUE", " 1", "1 ",
+        ][..],
+    )
     .prop_map(str::to_owned)
 }
 
@@ -63,7 +65,10 @@ fn term() -> impl Strategy<Value = Term> {
         (0u32..40).prop_map(|i| NamedNode::new_unchecked(format!("http://x/i{i},'&")).into()),
         (0u32..20).prop_map(|i| BlankNode::new_unchecked(format!("b{i}")).into()),
         text().prop_map(|v| Literal::new_simple_literal(v).into()),
-        (text(), prop::sample::select(&["en", "en-GB", "fr", "x-ab"][..]))
+        (
+            text(),
+            prop::sample::select(&["en", "en-GB", "fr", "x-ab"][..])
+        )
             .prop_map(|(v, l)| Literal::new_language_tagged_literal_unchecked(v, l).into()),
         (number_form(), datatype()).prop_map(|(v, d)| {
             Literal::new_typed_literal(v, NamedNode::new_unchecked(format!("{XSD}{d}"))).into()
@@ -122,8 +127,15 @@ fn check(store: &Store, query: &str) {
                 .unwrap_or(ours.len().min(reference.len()));
             panic!(
                 "{syntax:?} differs for {query} at char {at}:\nours:      {:?}\nreference: {:?}",
-                ours.chars().skip(at.saturating_sub(40)).take(120).collect::<String>(),
-                reference.chars().skip(at.saturating_sub(40)).take(120).collect::<String>(),
+                ours.chars()
+                    .skip(at.saturating_sub(40))
+                    .take(120)
+                    .collect::<String>(),
+                reference
+                    .chars()
+                    .skip(at.saturating_sub(40))
+                    .take(120)
+                    .collect::<String>(),
             );
         }
     }

@@ -96,7 +96,6 @@ pub fn write_results<W: Write>(
     }
 }
 
-
 /// Writes `solutions` the way they were written before [`write_solutions`]: rows decoded
 /// into terms ([`Solutions::for_each_row`]) handed to `sparesults` (JSON, XML, TSV) or to
 /// [`CsvSolutionsWriter`]. Kept as the reference the streaming writers are checked and

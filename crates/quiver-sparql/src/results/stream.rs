@@ -177,13 +177,7 @@ struct Column<'a> {
 
 impl Column<'_> {
     /// Appends the term `id` (bound) in `syntax`.
-    fn write(
-        &mut self,
-        solutions: &Solutions<'_>,
-        id: Id,
-        syntax: Syntax,
-        out: &mut Vec<u8>,
-    ) {
+    fn write(&mut self, solutions: &Solutions<'_>, id: Id, syntax: Syntax, out: &mut Vec<u8>) {
         if let Some(term) = solutions.computed_term(id) {
             write_term(raw_of_term(term.as_ref()), syntax, out);
             return;
@@ -419,7 +413,10 @@ fn is_turtle_double(value: &[u8]) -> bool {
         after = digits(rest);
         value = &rest[after..];
     }
-    let Some(exponent) = value.strip_prefix(b"e").or_else(|| value.strip_prefix(b"E")) else {
+    let Some(exponent) = value
+        .strip_prefix(b"e")
+        .or_else(|| value.strip_prefix(b"E"))
+    else {
         return false;
     };
     let exponent = unsigned(exponent);
