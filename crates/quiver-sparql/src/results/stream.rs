@@ -33,6 +33,8 @@ pub enum Syntax {
 const FLUSH_BYTES: usize = 1 << 18;
 /// Cache slots per column (a power of two).
 const SLOTS: usize = 1024;
+/// Results of fewer rows are written without caches (filling one costs more than it saves).
+const MIN_CACHED_ROWS: usize = 256;
 /// Lookups after which a column that hit its cache less than one time in eight stops
 /// caching (its ids rarely repeat, e.g. a column of distinct subjects).
 const TRIAL: u32 = 4096;
@@ -44,7 +46,11 @@ pub fn write_solutions<W: Write>(
     mut writer: W,
 ) -> io::Result<W> {
     let variables: Vec<&str> = solutions.variables.iter().map(|v| v.as_str()).collect();
-    let mut out = Vec::with_capacity(FLUSH_BYTES + (FLUSH_BYTES >> 2));
+    // Sized for the result: a light query's few rows must not pay for a large buffer.
+    let estimate = 256 + solutions.len().saturating_mul(48 * variables.len().max(1));
+    let mut out = Vec::with_capacity(estimate.min(FLUSH_BYTES + (FLUSH_BYTES >> 2)));
+    // Fewer rows than this are written without caches.
+    let caching = solutions.len() >= MIN_CACHED_ROWS;
     header(syntax, &variables, &mut out);
     let dictionary = solutions.store().dictionary();
     let mut columns: Vec<Column<'_>> = (0..variables.len())
@@ -54,7 +60,7 @@ pub fn write_solutions<W: Write>(
             slots: Vec::new(),
             lookups: 0,
             hits: 0,
-            caching: true,
+            caching,
         })
         .collect();
     for row in 0..solutions.len() {
