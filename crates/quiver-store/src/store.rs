@@ -403,7 +403,8 @@ impl Store {
 
     /// The predicate id of `rdf:type`, if any triple uses it.
     pub fn rdf_type(&self) -> Option<PredId> {
-        self.predicate_id(RDF_TYPE)
+        // Asked for many times while a query is planned: through the remembered lookups.
+        self.constant_predicate_id(RDF_TYPE)
     }
 
     /// Statistics of `predicate`.
