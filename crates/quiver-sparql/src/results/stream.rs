@@ -63,6 +63,26 @@ pub fn write_solutions<W: Write>(
             caching,
         })
         .collect();
+    // What opens each column's binding: `"name":` (JSON), `<binding name="name">` (XML).
+    let openings: Vec<Vec<u8>> = variables
+        .iter()
+        .map(|v| {
+            let mut opening = Vec::new();
+            match syntax {
+                Syntax::Json => {
+                    json_string(v.as_bytes(), &mut opening);
+                    opening.push(b':');
+                }
+                Syntax::Xml => {
+                    opening.extend_from_slice(b"<binding name=\"");
+                    xml_escape(v.as_bytes(), &mut opening);
+                    opening.extend_from_slice(b"\">");
+                }
+                Syntax::Tsv | Syntax::Csv => {}
+            }
+            opening
+        })
+        .collect();
     for row in 0..solutions.len() {
         row_start(syntax, row, &mut out);
         let mut first = true;
@@ -76,21 +96,10 @@ pub fn write_solutions<W: Write>(
             if id == UNBOUND {
                 continue;
             }
-            match syntax {
-                Syntax::Json => {
-                    if !first {
-                        out.push(b',');
-                    }
-                    json_string(variables[c].as_bytes(), &mut out);
-                    out.push(b':');
-                }
-                Syntax::Xml => {
-                    out.extend_from_slice(b"<binding name=\"");
-                    xml_escape(variables[c].as_bytes(), &mut out);
-                    out.extend_from_slice(b"\">");
-                }
-                _ => {}
+            if syntax == Syntax::Json && !first {
+                out.push(b',');
             }
+            out.extend_from_slice(&openings[c]);
             first = false;
             column.write(solutions, id, syntax, &mut out);
             if syntax == Syntax::Xml {
