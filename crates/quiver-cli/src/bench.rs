@@ -25,6 +25,9 @@ pub enum BenchCommand {
     /// The write path: INSERT DATA, group commit, DELETE/INSERT WHERE, queries during
     /// ingest, checkpoint and reopen, optionally beside Oxigraph's persistent store
     Update(crate::bench_update::UpdateBenchArgs),
+    /// Nanoseconds per row to write a query's solutions in each tabular format, by the
+    /// streaming writers beside the sparesults path they replaced
+    Serialize(crate::bench_serialize::SerializeArgs),
 }
 
 #[derive(Args, Debug)]
@@ -57,6 +60,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Emulate(args) => crate::bench_emulate::run(args),
         BenchCommand::Scale(args) => crate::bench_scale::run(args),
         BenchCommand::Update(args) => crate::bench_update::run(args),
+        BenchCommand::Serialize(args) => crate::bench_serialize::run(args),
     }
 }
 

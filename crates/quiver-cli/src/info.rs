@@ -96,20 +96,70 @@ pub fn run(args: InfoArgs) -> Result<()> {
     if info.skipped > 0 {
         let _ = writeln!(text, "skipped      {} malformed statements", info.skipped);
     }
-    let _ = writeln!(
-        text,
-        "\n{:<60} {:>12} {:>10} {:>10}",
-        "predicate", "triples", "subjects", "objects"
-    );
-    for p in &predicates {
-        let _ = writeln!(
-            text,
-            "{:<60} {:>12} {:>10} {:>10}",
-            p["predicate"].as_str().unwrap_or("?"),
-            p["triples"].as_u64().unwrap_or(0),
-            p["subjects"].as_u64().unwrap_or(0),
-            p["objects"].as_u64().unwrap_or(0)
-        );
-    }
+    text.push('\n');
+    text.push_str(&statistics_tables(&predicates, &classes));
     crate::output::print_stdout(&text)
+}
+
+/// The predicate and class tables of the text report, their IRIs shortened with the
+/// prefixes the store uses most (a `PREFIX` legend first), columns aligned whatever the
+/// IRIs' lengths.
+fn statistics_tables(predicates: &[serde_json::Value], classes: &[serde_json::Value]) -> String {
+    use crate::table::{Align, TableWriter};
+    // `predicate` and `class` hold N-Triples terms: `<iri>`.
+    let iri = |value: &serde_json::Value| {
+        let term = value.as_str().unwrap_or("?");
+        term.strip_prefix('<')
+            .and_then(|t| t.strip_suffix('>'))
+            .map(str::to_owned)
+            .ok_or_else(|| term.to_owned())
+    };
+    let predicate_iris: Vec<_> = predicates.iter().map(|p| iri(&p["predicate"])).collect();
+    let class_iris: Vec<_> = classes.iter().map(|c| iri(&c["class"])).collect();
+    let prefixes = crate::prefixes::Prefixes::choose(
+        predicate_iris
+            .iter()
+            .chain(&class_iris)
+            .filter_map(|i| i.as_deref().ok()),
+    );
+    let short = |i: &Result<String, String>| match i {
+        Ok(iri) => prefixes.abbreviate(iri),
+        Err(term) => term.clone(),
+    };
+    let number = |v: &serde_json::Value| v.as_u64().unwrap_or(0).to_string();
+    let mut out = Vec::new();
+    for line in prefixes.legend() {
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
+    if !prefixes.legend().is_empty() {
+        out.push(b'\n');
+    }
+    let header = ["predicate", "triples", "subjects", "objects"].map(String::from);
+    let mut table = TableWriter::new(out, header.to_vec()).with_align(vec![
+        Align::Left,
+        Align::Right,
+        Align::Right,
+        Align::Right,
+    ]);
+    for (p, iri) in predicates.iter().zip(&predicate_iris) {
+        let cells = vec![
+            short(iri),
+            number(&p["triples"]),
+            number(&p["subjects"]),
+            number(&p["objects"]),
+        ];
+        let _ = table.row(cells);
+    }
+    let mut out = table.finish().unwrap_or_default();
+    if !classes.is_empty() {
+        out.push(b'\n');
+        let header = vec!["class".to_owned(), "instances".to_owned()];
+        let mut table = TableWriter::new(out, header).with_align(vec![Align::Left, Align::Right]);
+        for (c, iri) in classes.iter().zip(&class_iris) {
+            let _ = table.row(vec![short(iri), number(&c["instances"])]);
+        }
+        out = table.finish().unwrap_or_default();
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }

@@ -8,6 +8,7 @@ mod bench_emulate;
 mod bench_kv;
 mod bench_lubm;
 mod bench_scale;
+mod bench_serialize;
 mod bench_update;
 mod checkpoint;
 mod console;
@@ -21,8 +22,10 @@ mod location;
 mod memory;
 mod output;
 mod plot;
+mod prefixes;
 mod query;
 mod serve;
+mod table;
 mod update;
 
 use std::process::ExitCode;

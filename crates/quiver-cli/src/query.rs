@@ -1,6 +1,6 @@
 //! `quiver query`: run a SPARQL query against a store and stream the results.
 
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -24,9 +24,10 @@ pub struct QueryArgs {
     /// A file holding the query
     #[arg(long)]
     pub query_file: Option<PathBuf>,
-    /// Results format: json, xml, csv, tsv (SELECT/ASK); nt, ttl, rdfxml (CONSTRUCT/DESCRIBE)
-    #[arg(long, default_value = "json", value_parser = parse_format)]
-    pub results_format: ResultsFormat,
+    /// Results format: json, xml, csv, tsv (SELECT/ASK); nt, ttl, rdfxml (CONSTRUCT/DESCRIBE).
+    /// Without it, an aligned table on a terminal and JSON otherwise
+    #[arg(long, value_parser = parse_format)]
+    pub results_format: Option<ResultsFormat>,
     /// Print the plan with estimated and actual rows and time per step (on stderr)
     #[arg(long)]
     pub explain: bool,
@@ -88,12 +89,15 @@ pub fn run(args: QueryArgs) -> Result<()> {
         .apply(&mut options);
     let (results, profile) = prepared.execute_profiled(&store, &options)?;
     let stdout = std::io::stdout().lock();
-    let mut writer = write_results(
-        &results,
-        args.results_format,
-        BufWriter::with_capacity(1 << 16, stdout),
-    )
-    .context("writing to standard output")?;
+    let table = args.results_format.is_none() && stdout.is_terminal();
+    let buffered = BufWriter::with_capacity(1 << 16, stdout);
+    let written = if table {
+        crate::table::write_results(&results, buffered)
+    } else {
+        let format = args.results_format.unwrap_or(ResultsFormat::Json);
+        write_results(&results, format, buffered)
+    };
+    let mut writer = written.context("writing to standard output")?;
     writer.flush().context("writing to standard output")?;
     if args.explain {
         eprint!("{}", quiver_sparql::explain::render(&profile));

@@ -875,3 +875,105 @@ fn info_without_a_store_is_an_error() {
     std::fs::remove_file(store.join("manifest.json")).unwrap();
     assert_clean_error(&info_err(&store), "no Quiver store here");
 }
+
+#[test]
+fn info_aligns_its_tables_and_abbreviates_with_a_legend() {
+    let long = format!(
+        "http://example.org/{}/vocabulary#",
+        "very-long-path".repeat(6)
+    );
+    let mut data = String::new();
+    for (s, p, o) in [
+        ("a", "worksFor", "<http://ex.org/b>"),
+        ("a", "name", "\"A\""),
+        ("b", "name", "\"B\""),
+        ("b", "aVeryLongPredicateNameIndeed", "\"x\""),
+        ("c", "x", "\"y\""),
+    ] {
+        data.push_str(&format!("<http://ex.org/{s}> <{long}{p}> {o} .\n"));
+    }
+    data.push_str(&format!(
+        "<http://ex.org/a> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <{long}Person> .\n\
+         <http://ex.org/b> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <{long}Person> .\n\
+         <http://ex.org/c> <http://other.example/one#p> \"z\" .\n"
+    ));
+    let dir = TempDir::new("info-table");
+    let input = dir.file("data.nt", &data);
+    let store = dir.join("store");
+    load_ok(&store, &[], &[&input]);
+    let json = info(&store);
+    let text = run_info(&store, false);
+    assert_eq!(text.status.code(), Some(0), "stderr: {}", stderr(&text));
+    let text = String::from_utf8(text.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+
+    // The legend: PREFIX name: <namespace>.
+    let mut legend = std::collections::HashMap::new();
+    for line in lines.iter().filter(|l| l.starts_with("PREFIX ")) {
+        let mut words = line.split_whitespace().skip(1);
+        let name = words.next().unwrap().trim_end_matches(':').to_owned();
+        let namespace = words.next().unwrap();
+        legend.insert(name, namespace[1..namespace.len() - 1].to_owned());
+    }
+    assert!(legend.values().any(|ns| *ns == long), "{text}");
+    let expand = |cell: &str| -> String {
+        if let Some(iri) = cell.strip_prefix('<') {
+            return iri.trim_end_matches('>').to_owned();
+        }
+        let (name, local) = cell.split_once(':').unwrap_or_else(|| panic!("{cell}"));
+        format!(
+            "{}{local}",
+            legend.get(name).unwrap_or_else(|| panic!("{cell}"))
+        )
+    };
+
+    // The predicate table: a header, a rule, one row per predicate; numbers right-aligned,
+    // so every row ends where the rule does, and each cell starts where its header does.
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("predicate "))
+        .unwrap_or_else(|| panic!("no predicate table in\n{text}"));
+    let rule = lines[header + 1];
+    assert!(rule.chars().all(|c| c == '-' || c == ' '), "{text}");
+    let predicates = json["predicate_statistics"].as_array().unwrap();
+    let rows = &lines[header + 2..header + 2 + predicates.len()];
+    for row in rows {
+        assert_eq!(row.chars().count(), rule.chars().count(), "{text}");
+        let start = lines[header].find("triples").unwrap();
+        assert_eq!(&row[start - 2..start], "  ", "{text}");
+    }
+    // The same predicates and numbers as the JSON report, after expanding the prefixes.
+    let mut from_text: Vec<(String, u64)> = rows
+        .iter()
+        .map(|row| {
+            let words: Vec<&str> = row.split_whitespace().collect();
+            (expand(words[0]), words[1].parse().unwrap())
+        })
+        .collect();
+    let mut from_json: Vec<(String, u64)> = predicates
+        .iter()
+        .map(|p| {
+            let term = p["predicate"].as_str().unwrap();
+            (
+                term[1..term.len() - 1].to_owned(),
+                p["triples"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    from_text.sort();
+    from_json.sort();
+    assert_eq!(from_text, from_json, "{text}");
+    // The long namespace was abbreviated, the one-off one kept whole.
+    assert!(!rows.iter().any(|r| r.contains(&long)), "{text}");
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("<http://other.example/one#p>")),
+        "{text}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.split_whitespace().eq(["class", "instances"])),
+        "{text}"
+    );
+}

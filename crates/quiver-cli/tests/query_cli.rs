@@ -709,3 +709,64 @@ fn a_missing_store_is_an_error() {
     assert_clean_error(&output, &["store", &missing.display().to_string()]);
     assert!(!missing.exists(), "a query must not create a store");
 }
+
+/// Runs `quiver query --location <store> <args…>` with its standard output on a
+/// pseudo-terminal (through util-linux `script`), and returns what the terminal showed.
+fn query_on_terminal(lubm: &Lubm1, args: &str) -> String {
+    let command = format!(
+        "{} query --location {} {args}",
+        env!("CARGO_BIN_EXE_quiver"),
+        lubm.store().display()
+    );
+    let output = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .output()
+        .expect("util-linux `script` runs");
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .replace("\r\n", "\n")
+}
+
+#[test]
+fn a_terminal_gets_an_aligned_table_unless_a_format_is_given() {
+    let lubm = Lubm1::new("terminal");
+    let file = query_file(4);
+    let text = query_on_terminal(&lubm, &format!("--query-file {}", file.display()));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["?X", "?Y1", "?Y2", "?Y3"],
+        "{text}"
+    );
+    assert!(lines[1].chars().all(|c| c == '-' || c == ' '), "{text}");
+    // Every cell starts where its column's header does.
+    let starts: Vec<usize> = ["?X", "?Y1", "?Y2", "?Y3"]
+        .iter()
+        .map(|h| lines[0].find(h).unwrap())
+        .collect();
+    let rows: Vec<Row> = lines[2..12]
+        .iter()
+        .map(|line| {
+            let mut cells = Vec::new();
+            for (i, &start) in starts.iter().enumerate() {
+                let end = starts.get(i + 1).map_or(line.len(), |&next| next);
+                assert!(start == 0 || &line[start - 1..start] == " ", "{text}");
+                assert_ne!(&line[start..start + 1], " ", "{text}");
+                cells.push(Some(line[start..end].trim_end().to_owned()));
+            }
+            cells
+        })
+        .collect();
+    assert_q4_rows(&["X".into(), "Y1".into(), "Y2".into(), "Y3".into()], &rows);
+    assert_eq!(lines[12], "10 rows", "{text}");
+    assert_eq!(lines.len(), 13, "{text}");
+
+    // An explicit format is written as asked, terminal or not.
+    let text = query_on_terminal(
+        &lubm,
+        &format!("--query-file {} --results-format json", file.display()),
+    );
+    let (vars, rows) = parse_json(&text);
+    assert_q4_rows(&vars, &rows);
+}

@@ -438,3 +438,37 @@ fn an_update_over_its_limits_gets_the_query_statuses_and_changes_nothing() {
     assert_eq!(server.status()["triples"].as_u64(), before);
     assert!(!ask(&server, "ASK { ?a <http://e/x> ?b }"));
 }
+
+/// A query the server has cached (and, being cheap, runs inline) is prepared again after
+/// an update: its answers follow every commit, the constant it names included.
+#[test]
+fn a_repeated_query_sees_every_update() {
+    let server = writable("cached");
+    let query = "SELECT ?o { <http://e/dave> <http://e/knows> ?o }";
+    let count = |server: &Server| {
+        let reply = server.query(query, "text/csv");
+        assert_status(&reply, 200);
+        reply.text().lines().count() - 1
+    };
+    // <http://e/dave> is not in the store yet: the cached plan knows the pattern is empty.
+    for _ in 0..3 {
+        assert_eq!(count(&server), 0);
+    }
+    for (i, friend) in ["alice", "bob", "carol"].iter().enumerate() {
+        let update =
+            format!("INSERT DATA {{ <http://e/dave> <http://e/knows> <http://e/{friend}> }}");
+        assert_status(&server.post("/update", &[UPDATE], update.as_bytes()), 200);
+        for _ in 0..3 {
+            assert_eq!(count(&server), i + 1);
+        }
+    }
+    assert_status(
+        &server.post(
+            "/update",
+            &[UPDATE],
+            b"DELETE WHERE { <http://e/dave> ?p ?o }",
+        ),
+        200,
+    );
+    assert_eq!(count(&server), 0);
+}

@@ -13,6 +13,11 @@
 //! ([`Dictionary::append`]): ids `base_len()..len()`, in order of arrival, kept in a
 //! persistent vector and hash map that a new store version shares with the old one. Only
 //! base ids sort like their terms.
+//!
+//! A query's constants are looked up each time it is prepared, and each binary search
+//! touches a score of cache lines spread over the whole dictionary: [`Dictionary::lookup_remembered`]
+//! remembers the last few thousand terms found in the sorted part (shared by clones, whose
+//! sorted parts are the same, so every version of a store shares it).
 
 use std::sync::Arc;
 
@@ -33,7 +38,17 @@ pub struct Dictionary {
     /// Terms in the sorted, front-coded part.
     len: u64,
     appended: Appended,
+    remembered: Remembered,
 }
+
+/// Terms recently found in the sorted part, with their ids (shared by clones). Only the
+/// sorted part's ids are remembered: they are the same in every version, while a term
+/// appended by one version is absent from the versions before it.
+#[derive(Debug, Default, Clone)]
+struct Remembered(Arc<std::sync::Mutex<std::collections::HashMap<Box<[u8]>, Id>>>);
+
+/// Terms [`Dictionary::lookup_remembered`] keeps before starting again.
+const REMEMBERED: usize = 4096;
 
 /// Terms appended after the sorted part: id `len + i` is `terms[i]`.
 #[derive(Debug, Default, Clone)]
@@ -94,6 +109,7 @@ impl DictionaryBuilder {
             buckets: self.buckets.into(),
             len: self.len,
             appended: Appended::default(),
+            remembered: Remembered::default(),
         }
     }
 }
@@ -146,6 +162,7 @@ impl Dictionary {
             buckets,
             len,
             appended: Appended::default(),
+            remembered: Remembered::default(),
         })
     }
 
@@ -299,6 +316,26 @@ impl Dictionary {
     pub fn term(&self, id: Id) -> Option<Vec<u8>> {
         let mut out = Vec::new();
         self.term_into(id, &mut out).then_some(out)
+    }
+
+    /// [`Dictionary::lookup`], answered from the terms found recently when `term` is one
+    /// of them: for the constants of queries, which come back again and again.
+    pub fn lookup_remembered(&self, term: &[u8]) -> Option<Id> {
+        let lock = || self.remembered.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&id) = lock().get(term) {
+            return Some(id);
+        }
+        match self.lookup_sorted(term) {
+            Some(id) => {
+                let mut remembered = lock();
+                if remembered.len() >= REMEMBERED {
+                    remembered.clear();
+                }
+                remembered.insert(term.into(), id);
+                Some(id)
+            }
+            None => self.appended.ids.get(term).copied(),
+        }
     }
 
     /// The id of the encoded term `term`, if present.
@@ -514,6 +551,33 @@ fn read_varint(data: &[u8], position: &mut usize) -> Option<u64> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn remembered_lookups_agree_with_plain_ones_in_every_version() {
+        let terms: Vec<Vec<u8>> = (0..5000u32)
+            .map(|i| format!("http://x/{i:05}").into_bytes())
+            .collect();
+        let old = Dictionary::from_sorted(&terms);
+        let mut new = old.clone();
+        let added = b"http://x/added".to_vec();
+        let added_id = new.append(&added);
+        let absent = b"http://x/absent".to_vec();
+        // Twice over more terms than are remembered, so the memory fills and restarts.
+        for round in 0..2 {
+            for (i, term) in terms.iter().enumerate().rev() {
+                for dictionary in [&old, &new] {
+                    assert_eq!(dictionary.lookup_remembered(term), Some(i as Id), "{round}");
+                }
+            }
+        }
+        assert_eq!(new.lookup_remembered(&added), Some(added_id));
+        assert_eq!(new.lookup_remembered(&added), Some(added_id));
+        // Found by the new version, the appended term stays unknown to the old one.
+        assert_eq!(old.lookup_remembered(&added), None);
+        for dictionary in [&old, &new] {
+            assert_eq!(dictionary.lookup_remembered(&absent), None);
+        }
+    }
 
     proptest! {
         #[test]

@@ -1,30 +1,30 @@
-//! One query on a blocking thread: prepare, execute, then serialize into the response body.
+//! One query: prepare (through the server's cache of prepared queries), execute, then
+//! serialize into the response body — on a blocking thread ([`run`]), or, for a cached
+//! query whose last run was cheap, inline on the request's own task ([`run_inline`]):
+//! the hand-off to a blocking thread, the head's oneshot channel and the body's channel
+//! cost more than such a query.
 //!
 //! The outcome of preparing and executing (the status line) is reported through a oneshot
 //! channel as a [`Head`] or an [`ApiError`] before any byte of the body is written; the rows
-//! are then encoded straight from the engine's id table in batches (no term is allocated),
-//! into a [`ChannelWriter`] that blocks while the client is slow. Between batches the
-//! serializer sees write errors (client gone, cancelled, send timeout) and stops.
+//! are then encoded straight from the engine's id table (no term is allocated) into a
+//! [`ChannelWriter`] that blocks while the client is slow. Each large write sees write
+//! errors (client gone, cancelled, send timeout), and the serializer stops.
 
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quiver_sparql::results::CsvSolutionsWriter;
 use quiver_sparql::{
-    prepare, write_results, ExecOptions, PrepareOptions, QueryResults, ResultsFormat, Solutions,
+    write_results, CachedQuery, ExecOptions, PrepareOptions, QueryCache, QueryResults,
+    ResultsFormat, Solutions,
 };
 use quiver_store::Store;
-use sparesults::{QueryResultsFormat, QueryResultsSerializer};
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
 use crate::error::ApiError;
 use crate::negotiate::{Negotiated, ResultKind};
 use crate::stream::{BodySender, ChannelWriter};
-
-/// Rows decoded per batch (between checks for a failed write).
-const ROWS_PER_BATCH: usize = 1024;
 
 /// A query ready to run.
 pub struct Job {
@@ -35,7 +35,14 @@ pub struct Job {
     pub negotiated: Negotiated,
     pub options: ExecOptions,
     pub send_timeout: Duration,
+    pub cache: Arc<QueryCache>,
 }
+
+/// A cached query runs inline when its last run, serialization included, took at most
+/// this many µs…
+pub const INLINE_MICROS: u64 = 1_000;
+/// …and wrote at most this many bytes.
+pub const INLINE_BYTES: u64 = 256 * 1024;
 
 /// What the response head needs once the query has run.
 #[derive(Debug, Clone, Copy)]
@@ -58,12 +65,18 @@ pub fn run(
         dataset: job.dataset.clone(),
         ..PrepareOptions::default()
     };
-    let prepared = match prepare(store, &job.query, &prepare_options) {
+    let (cached, hit) = match job.cache.prepare(store, &job.query, &prepare_options) {
         Ok(prepared) => prepared,
         Err(error) => {
             let _ = head.send(Err(ApiError::from_query(&error)));
             return;
         }
+    };
+    let prepared = &cached.query;
+    let plan_micros = if hit {
+        started.elapsed().as_secs_f64() * 1e6
+    } else {
+        prepared.plan_micros()
     };
     let results = match prepared.execute(store, &job.options) {
         Ok(results) => results,
@@ -73,7 +86,7 @@ pub fn run(
             return;
         }
     };
-    let execute_micros = started.elapsed().as_secs_f64() * 1e6 - prepared.plan_micros();
+    let execute_micros = started.elapsed().as_secs_f64() * 1e6 - plan_micros;
     let kind = match results {
         QueryResults::Graph(_) => ResultKind::Graph,
         _ => ResultKind::Tabular,
@@ -87,7 +100,7 @@ pub fn run(
     };
     let ready = Head {
         format,
-        plan_micros: prepared.plan_micros(),
+        plan_micros,
         execute_micros: execute_micros.max(0.0),
     };
     if head.send(Ok(ready)).is_err() {
@@ -110,7 +123,10 @@ pub fn run(
     .and_then(ChannelWriter::finish);
     let seconds = (started.elapsed().as_secs_f64() * 1e4).round() / 1e4;
     match written {
-        Ok(bytes) => tracing::info!(rows, bytes, seconds, "query answered"),
+        Ok(bytes) => {
+            cached.record_cost(seconds * 1e6 - plan_micros, bytes as usize);
+            tracing::info!(rows, bytes, seconds, "query answered")
+        }
         Err(error) => {
             sender.fail();
             tracing::warn!(%error, seconds, "response aborted");
@@ -118,57 +134,63 @@ pub fn run(
     }
 }
 
-/// Streams solutions in `format` (a tabular one; JSON otherwise), decoding rows in batches.
+/// Runs a cached query known to be cheap on the calling thread: executes it and writes
+/// the whole body into memory.
+pub fn run_inline(
+    store: &Store,
+    cached: &CachedQuery,
+    negotiated: &Negotiated,
+    options: &ExecOptions,
+    plan_micros: f64,
+) -> Result<(Head, Vec<u8>), ApiError> {
+    let started = Instant::now();
+    let results = cached.query.execute(store, options).map_err(|error| {
+        tracing::info!(%error, "query not answered");
+        ApiError::from_query(&error)
+    })?;
+    let execute_micros = started.elapsed().as_secs_f64() * 1e6;
+    let kind = match results {
+        QueryResults::Graph(_) => ResultKind::Graph,
+        _ => ResultKind::Tabular,
+    };
+    let format = negotiated.for_kind(kind)?;
+    let rows = match &results {
+        QueryResults::Solutions(solutions) => solutions.len(),
+        QueryResults::Graph(triples) => triples.len(),
+        QueryResults::Boolean(_) => 1,
+    };
+    let written = match &results {
+        QueryResults::Solutions(solutions) => {
+            quiver_sparql::results::write_solutions(solutions, format.syntax(), Vec::new())
+        }
+        other => write_results(other, format, Vec::new()),
+    }
+    .map_err(|error| {
+        ApiError::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            error.to_string(),
+        )
+    })?;
+    let micros = started.elapsed().as_secs_f64() * 1e6;
+    cached.record_cost(micros, written.len());
+    let seconds = ((plan_micros + micros) / 1e2).round() / 1e4;
+    tracing::info!(rows, bytes = written.len(), seconds, "query answered");
+    Ok((
+        Head {
+            format,
+            plan_micros,
+            execute_micros,
+        },
+        written,
+    ))
+}
+
+/// Streams solutions in `format` (a tabular one; JSON otherwise) straight from the id
+/// columns, in writes of a few hundred KiB (each of which sees a failed send).
 fn write_solutions(
     solutions: &Solutions<'_>,
     format: ResultsFormat,
     writer: ChannelWriter,
 ) -> io::Result<ChannelWriter> {
-    if format == ResultsFormat::Csv {
-        // Ours quotes IRIs holding a comma, which sparesults' CSV writes bare.
-        let mut csv = CsvSolutionsWriter::start(writer, &solutions.variables)?;
-        let mut failure = None;
-        for start in (0..solutions.len()).step_by(ROWS_PER_BATCH) {
-            let end = (start + ROWS_PER_BATCH).min(solutions.len());
-            solutions.for_each_row_in(start..end, |row| {
-                if failure.is_none() {
-                    failure = csv.write_row(row.iter().copied()).err();
-                }
-            });
-            if let Some(error) = failure {
-                return Err(error);
-            }
-        }
-        return Ok(csv.finish());
-    }
-    let format = match format {
-        ResultsFormat::Xml => QueryResultsFormat::Xml,
-        ResultsFormat::Csv => QueryResultsFormat::Csv,
-        ResultsFormat::Tsv => QueryResultsFormat::Tsv,
-        _ => QueryResultsFormat::Json,
-    };
-    let variables = &solutions.variables;
-    let mut serializer = QueryResultsSerializer::from_format(format)
-        .serialize_solutions_to_writer(writer, variables.clone())?;
-    let mut failure = None;
-    let mut start = 0;
-    while start < solutions.len() {
-        let end = (start + ROWS_PER_BATCH).min(solutions.len());
-        solutions.for_each_row_in(start..end, |row| {
-            if failure.is_none() {
-                let bound = variables
-                    .iter()
-                    .zip(row)
-                    .filter_map(|(variable, term)| term.map(|term| (variable.as_ref(), term)));
-                if let Err(error) = serializer.serialize(bound) {
-                    failure = Some(error);
-                }
-            }
-        });
-        if let Some(error) = failure {
-            return Err(error);
-        }
-        start = end;
-    }
-    serializer.finish()
+    quiver_sparql::results::write_solutions(solutions, format.syntax(), writer)
 }

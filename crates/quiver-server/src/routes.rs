@@ -28,7 +28,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
-use quiver_sparql::ExecOptions;
+use quiver_sparql::{ExecOptions, PrepareOptions};
 use tokio::sync::oneshot;
 
 use crate::error::ApiError;
@@ -149,9 +149,6 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         Err(error) => return error.into_response(),
     };
     let cancel = ticket.cancel_flag();
-    // From here the body owns the guard: dropping this future or the body cancels the query.
-    let (sender, body) = stream::channel(CancelOnDrop(cancel.clone()));
-    let (head_tx, head_rx) = oneshot::channel();
     // Options the engine adds later keep their defaults.
     #[allow(clippy::needless_update)]
     let options = ExecOptions {
@@ -159,16 +156,41 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         timeout: state.config.timeout,
         max_results: state.config.max_results,
         max_memory: state.config.max_memory,
-        cancel: Some(cancel),
+        cancel: Some(cancel.clone()),
         ..ExecOptions::default()
     };
+    let store = state.snapshot();
+    // A query prepared before whose last run was cheap runs here, on this task.
+    let looked_up = Instant::now();
+    let prepare_options = PrepareOptions {
+        dataset: request.dataset.clone(),
+        ..PrepareOptions::default()
+    };
+    if let Some(cached) = state.queries.get(&store, &request.query, &prepare_options) {
+        if cached.was_cheaper_than(execute::INLINE_MICROS, execute::INLINE_BYTES) {
+            let plan_micros = looked_up.elapsed().as_secs_f64() * 1e6;
+            let outcome = execute::run_inline(&store, &cached, &negotiated, &options, plan_micros);
+            drop((permit, ticket));
+            return match outcome {
+                Ok((head, bytes)) => {
+                    state.limits.served.fetch_add(1, Ordering::Relaxed);
+                    respond(head, Body::from(bytes))
+                }
+                Err(error) => refuse(state, error),
+            };
+        }
+    }
+    // From here the body owns the guard: dropping this future or the body cancels the query.
+    let (sender, body) = stream::channel(CancelOnDrop(cancel));
+    let (head_tx, head_rx) = oneshot::channel();
     let job = Job {
-        store: state.snapshot(),
+        store,
         query: request.query,
         dataset: request.dataset,
         negotiated,
         options,
         send_timeout: state.config.send_timeout,
+        cache: state.queries.clone(),
     };
     let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
@@ -178,22 +200,7 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
     match head_rx.await {
         Ok(Ok(head)) => {
             state.limits.served.fetch_add(1, Ordering::Relaxed);
-            let timing = format!(
-                "plan;dur={:.3}, exec;dur={:.3}",
-                head.plan_micros / 1e3,
-                head.execute_micros / 1e3
-            );
-            let mut response = Response::new(Body::new(body));
-            let headers = response.headers_mut();
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static(content_type(head.format)),
-            );
-            headers.insert(header::VARY, HeaderValue::from_static("Accept"));
-            if let Ok(value) = HeaderValue::from_str(&timing) {
-                headers.insert("server-timing", value);
-            }
-            response
+            respond(head, Body::new(body))
         }
         Ok(Err(error)) => refuse(state, error),
         Err(_) => refuse(
@@ -204,6 +211,26 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
             ),
         ),
     }
+}
+
+/// The response to an answered query: its body, content type and `Server-Timing`.
+fn respond(head: execute::Head, body: Body) -> Response {
+    let timing = format!(
+        "plan;dur={:.3}, exec;dur={:.3}",
+        head.plan_micros / 1e3,
+        head.execute_micros / 1e3
+    );
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(content_type(head.format)),
+    );
+    headers.insert(header::VARY, HeaderValue::from_static("Accept"));
+    if let Ok(value) = HeaderValue::from_str(&timing) {
+        headers.insert("server-timing", value);
+    }
+    response
 }
 
 /// `/update`, any method: POST runs the update; other methods get the write policy's

@@ -3,8 +3,8 @@
 //!
 //! Each request reads [`AppState::snapshot`] once and works on that version to the end, so
 //! a query or a Graph Store GET never sees half of a concurrent update (snapshot isolation
-//! per request). The server keeps no prepared-query cache; one added later must key on
-//! [`quiver_store::Store::version`], since constants resolve differently after an update.
+//! per request). Prepared queries are cached by text and dataset for the latest version
+//! ([`quiver_sparql::QueryCache`], emptied when a request reads a newer version).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use quiver_db::Database;
+use quiver_sparql::QueryCache;
 use quiver_store::Store;
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -29,7 +30,12 @@ pub struct AppState {
     pub limits: Arc<Limits>,
     pub access: WriteAccess,
     pub started: Instant,
+    /// Prepared queries of the latest version, by text and dataset.
+    pub queries: Arc<QueryCache>,
 }
+
+/// Prepared queries the server keeps.
+pub const QUERY_CACHE_ENTRIES: usize = 512;
 
 impl AppState {
     pub fn new(db: Arc<Database>, config: Config) -> Self {
@@ -48,6 +54,7 @@ impl AppState {
             limits,
             access,
             started: Instant::now(),
+            queries: Arc::new(QueryCache::new(QUERY_CACHE_ENTRIES)),
         }
     }
 

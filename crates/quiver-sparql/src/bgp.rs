@@ -182,7 +182,7 @@ pub fn resolve(patterns: &[TriplePattern], store: &Store, vars: &mut Vars) -> Bg
         };
         let predicate = match &pattern.predicate {
             NamedNodePattern::NamedNode(node) => store
-                .predicate_id(node.as_str())
+                .constant_predicate_id(node.as_str())
                 .map_or(Pred::Absent, Pred::Const),
             NamedNodePattern::Variable(variable) => {
                 let v = vars.var(variable);
@@ -208,10 +208,10 @@ fn term_node(term: &TermPattern, store: &Store, vars: &mut Vars) -> Node {
         TermPattern::Variable(variable) => Node::Var(vars.var(variable)),
         TermPattern::BlankNode(node) => Node::Var(vars.blank(node.as_str())),
         TermPattern::NamedNode(node) => store
-            .term_id(node.as_ref().into())
+            .constant_id(node.as_ref().into())
             .map_or(Node::Absent, Node::Const),
         TermPattern::Literal(literal) => store
-            .term_id(literal.as_ref().into())
+            .constant_id(literal.as_ref().into())
             .map_or(Node::Absent, Node::Const),
         #[allow(unreachable_patterns)]
         _ => Node::Absent,

@@ -143,7 +143,8 @@ pub fn prepare(
     let query = parser
         .parse_query(text)
         .map_err(|e| QueryError::syntax(text, &e))?;
-    prepare_parsed(store, &query, options, started)
+    let star = crate::select_star::is_select_star(text);
+    prepare_parsed(store, &query, options, started, star)
 }
 
 /// Resolves and plans an already parsed query against `store` (`options.base_iri` is not
@@ -154,7 +155,7 @@ pub fn prepare_query(
     query: &Query,
     options: &PrepareOptions,
 ) -> Result<PreparedQuery, QueryError> {
-    prepare_parsed(store, query, options, Instant::now())
+    prepare_parsed(store, query, options, Instant::now(), false)
 }
 
 fn prepare_parsed(
@@ -162,6 +163,7 @@ fn prepare_parsed(
     query: &Query,
     options: &PrepareOptions,
     started: Instant,
+    select_star: bool,
 ) -> Result<PreparedQuery, QueryError> {
     let user_plans = match &options.plan {
         Some(plan) => Some(vec![crate::plan_file::parse_plan(plan)?]),
@@ -192,6 +194,7 @@ fn prepare_parsed(
     compiler.dataset = DatasetScope::new(store, options.dataset.as_ref().or(dataset.as_ref()));
     let operator = compiler.compile(pattern, compiler.dataset.default)?;
     let form = match query {
+        Query::Select { .. } if select_star => Form::Select(star_variables(pattern)),
         Query::Select { .. } => Form::Select(projected_variables(pattern)),
         Query::Ask { .. } => Form::Ask,
         Query::Construct { template, .. } => Form::Construct(template.clone()),
@@ -219,6 +222,21 @@ fn prepare_parsed(
         plan_micros: started.elapsed().as_secs_f64() * 1e6,
         store_version: store.version(),
     })
+}
+
+/// The projection of `SELECT *` in the order its variables appear in the pattern.
+fn star_variables(pattern: &spargebra::algebra::GraphPattern) -> Vec<Variable> {
+    use spargebra::algebra::GraphPattern;
+    match pattern {
+        GraphPattern::Project { inner, variables } => {
+            crate::select_star::appearance_order(inner, variables)
+        }
+        GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. }
+        | GraphPattern::OrderBy { inner, .. } => star_variables(inner),
+        _ => Vec::new(),
+    }
 }
 
 fn projected_variables(pattern: &spargebra::algebra::GraphPattern) -> Vec<Variable> {
@@ -537,6 +555,17 @@ impl Solutions<'_> {
                 f(id, term.map(Term::as_ref));
             }
         }
+    }
+
+    /// The ids of result column `column` (one per row; [`crate::table::UNBOUND`] where
+    /// unbound, ids at or above the store's `terms()` for computed terms).
+    pub fn column_ids(&self, column: usize) -> &[quiver_model::Id] {
+        &self.table.columns[column][..self.table.rows]
+    }
+
+    /// The store the solutions' ids belong to.
+    pub fn store(&self) -> &Store {
+        self.store
     }
 
     /// The raw ids of row `row` (for comparisons without decoding).

@@ -11,6 +11,7 @@
 //! grow.
 
 pub mod bgp;
+pub mod cache;
 pub mod compile;
 pub mod context;
 pub mod dataset;
@@ -26,6 +27,7 @@ pub mod operator;
 pub mod plan_file;
 pub mod planner;
 pub mod results;
+pub mod select_star;
 pub mod step;
 pub mod table;
 pub mod update;
@@ -36,6 +38,7 @@ pub mod group {
     pub use crate::operator::group::{Aggregate, Function};
 }
 
+pub use cache::{CachedQuery, QueryCache};
 pub use engine::{
     prepare, prepare_query, ExecOptions, ExecutionProfile, PrepareOptions, PreparedQuery,
     QueryResults, Solutions,

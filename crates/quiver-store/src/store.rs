@@ -339,6 +339,21 @@ impl Store {
         self.dictionary.lookup(&bytes)
     }
 
+    /// [`Store::term_id`] for a query's constants, looked up again each time a query is
+    /// prepared: answered from the dictionary's recently found terms when it can.
+    pub fn constant_id(&self, term: TermRef<'_>) -> Option<Id> {
+        let mut bytes = Vec::new();
+        encode_term(term, &mut bytes);
+        self.dictionary.lookup_remembered(&bytes)
+    }
+
+    /// [`Store::predicate_id`] for a query's constants, like [`Store::constant_id`].
+    pub fn constant_predicate_id(&self, iri: &str) -> Option<PredId> {
+        let mut bytes = Vec::with_capacity(iri.len() + 1);
+        encode_iri(iri, &mut bytes);
+        self.predicate_of_term(self.dictionary.lookup_remembered(&bytes)?)
+    }
+
     /// The term id of an IRI, if the store has it.
     pub fn iri_id(&self, iri: &str) -> Option<Id> {
         let mut bytes = Vec::with_capacity(iri.len() + 1);
@@ -388,7 +403,8 @@ impl Store {
 
     /// The predicate id of `rdf:type`, if any triple uses it.
     pub fn rdf_type(&self) -> Option<PredId> {
-        self.predicate_id(RDF_TYPE)
+        // Asked for many times while a query is planned: through the remembered lookups.
+        self.constant_predicate_id(RDF_TYPE)
     }
 
     /// Statistics of `predicate`.

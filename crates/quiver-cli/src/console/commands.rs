@@ -61,6 +61,9 @@ pub struct Session {
     /// The worker pool of the last thread count that differed from rayon's global pool,
     /// kept so that repeated queries do not start threads each time.
     pool: Mutex<Option<Arc<rayon::ThreadPool>>>,
+    /// Prepared queries of the current version, so a query typed again is not planned
+    /// again (an update or load makes a new version, which empties it).
+    pub(super) queries: quiver_sparql::QueryCache,
 }
 
 const HELP: &str = "\
@@ -121,6 +124,7 @@ impl Session {
                 rows: 10,
             },
             pool: Mutex::new(None),
+            queries: quiver_sparql::QueryCache::new(64),
         })
     }
 

@@ -1,0 +1,104 @@
+//! `quiver bench serialize`: nanoseconds per row to write one query's solutions in each
+//! tabular format, in process into memory, by the streaming writers and by the reference
+//! path they replaced (rows decoded into terms handed to `sparesults`, or the CSV writer),
+//! with whether both gave the same bytes.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use quiver_sparql::results::{write_solutions, write_solutions_reference, Syntax};
+use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+use serde_json::json;
+
+#[derive(Args, Debug)]
+pub struct SerializeArgs {
+    /// Directory of the store
+    #[arg(long)]
+    pub location: PathBuf,
+    /// The query whose solutions are written (default: LUBM q2)
+    #[arg(long, default_value = "queries/lubm-basic/q2.rq")]
+    pub query_file: PathBuf,
+    /// Timed runs per format and writer (the median is reported)
+    #[arg(long, default_value_t = 7)]
+    pub runs: usize,
+    /// Formats to time (tsv, csv, json, xml; default all)
+    #[arg(long, value_delimiter = ',')]
+    pub formats: Vec<String>,
+    /// Write the figures as JSON to this file
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+pub fn run(args: SerializeArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&args.query_file)
+        .with_context(|| format!("cannot read {}", args.query_file.display()))?;
+    let store = crate::location::open_snapshot(&args.location)?;
+    let prepared = prepare(&store, &text, &PrepareOptions::default())?;
+    let results = prepared.execute(&store, &ExecOptions::default())?;
+    let QueryResults::Solutions(solutions) = &results else {
+        bail!("{}: not a SELECT query", args.query_file.display());
+    };
+    let rows = solutions.len().max(1) as f64;
+    let mut figures = Vec::new();
+    println!(
+        "{} rows × {} columns",
+        solutions.len(),
+        solutions.variables.len()
+    );
+    println!(
+        "{:<6} {:>14} {:>14} {:>8} {:>12} same",
+        "format", "reference ns/row", "stream ns/row", "speedup", "bytes"
+    );
+    for (name, syntax) in [
+        ("tsv", Syntax::Tsv),
+        ("csv", Syntax::Csv),
+        ("json", Syntax::Json),
+        ("xml", Syntax::Xml),
+    ] {
+        if !args.formats.is_empty() && !args.formats.iter().any(|f| f == name) {
+            continue;
+        }
+        let time = |stream: bool| -> Result<(f64, Vec<u8>)> {
+            let mut times = Vec::new();
+            let mut bytes = Vec::new();
+            for _ in 0..args.runs.max(1) {
+                let buffer = Vec::with_capacity(bytes.len());
+                let started = Instant::now();
+                bytes = if stream {
+                    write_solutions(solutions, syntax, buffer)?
+                } else {
+                    write_solutions_reference(solutions, syntax, buffer)?
+                };
+                times.push(started.elapsed().as_secs_f64() * 1e9 / rows);
+            }
+            times.sort_by(f64::total_cmp);
+            Ok((times[times.len() / 2], bytes))
+        };
+        let (reference_ns, reference) = time(false)?;
+        let (stream_ns, streamed) = time(true)?;
+        let same = reference == streamed;
+        println!(
+            "{name:<6} {reference_ns:>16.1} {stream_ns:>14.1} {:>7.1}× {:>12} {same}",
+            reference_ns / stream_ns,
+            streamed.len()
+        );
+        figures.push(json!({
+            "format": name, "reference_ns_per_row": reference_ns, "stream_ns_per_row": stream_ns,
+            "bytes": streamed.len(), "identical": same,
+        }));
+    }
+    if let Some(path) = &args.json {
+        let report = json!({
+            "query": args.query_file.display().to_string(),
+            "rows": solutions.len(),
+            "columns": solutions.variables.len(),
+            "runs": args.runs,
+            "formats": figures,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,230 @@
+//! A cache of prepared queries keyed by their text and the options that change a plan
+//! (base IRI, user plan, the protocol's dataset), for one store version at a time.
+//!
+//! Parsing and planning a light query costs more than running it (tens of µs against a
+//! few), and servers and consoles see the same texts again and again. A prepared query is
+//! bound to the store version it was resolved against (its constants became that
+//! version's ids; [`PreparedQuery::execute`] refuses another version), so the cache holds
+//! the queries of one version: the first lookup on a new version empties it. Each entry
+//! also remembers what its last execution cost, so a caller can run a query known to be
+//! cheap inline instead of handing it to another thread. At most `capacity` entries are
+//! kept; the least recently used one makes room.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use quiver_store::Store;
+
+use crate::engine::{prepare, PrepareOptions, PreparedQuery};
+use crate::error::QueryError;
+
+/// A prepared query in the cache, with the cost of its last execution.
+#[derive(Debug)]
+pub struct CachedQuery {
+    pub query: PreparedQuery,
+    /// Microseconds of the last execution and serialization (`u64::MAX`: not run yet).
+    last_micros: AtomicU64,
+    /// Bytes of the last result (`u64::MAX`: not run yet).
+    last_bytes: AtomicU64,
+}
+
+impl CachedQuery {
+    /// Records what one execution (with its serialization) cost.
+    pub fn record_cost(&self, micros: f64, bytes: usize) {
+        self.last_micros.store(micros as u64, Ordering::Relaxed);
+        self.last_bytes.store(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Whether the last execution took at most `micros` µs and wrote at most `bytes` bytes.
+    pub fn was_cheaper_than(&self, micros: u64, bytes: u64) -> bool {
+        self.last_micros.load(Ordering::Relaxed) <= micros
+            && self.last_bytes.load(Ordering::Relaxed) <= bytes
+    }
+}
+
+/// What decides an entry besides the store version.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Key {
+    text: String,
+    base_iri: Option<String>,
+    plan: Option<String>,
+    /// The dataset's debug form (it has no `Hash`).
+    dataset: Option<String>,
+}
+
+impl Key {
+    fn new(text: &str, options: &PrepareOptions) -> Self {
+        Self {
+            text: text.to_owned(),
+            base_iri: options.base_iri.clone(),
+            plan: options.plan.clone(),
+            dataset: options.dataset.as_ref().map(|d| format!("{d:?}")),
+        }
+    }
+
+    fn matches(&self, text: &str, options: &PrepareOptions) -> bool {
+        self.text == text
+            && self.base_iri == options.base_iri
+            && self.plan == options.plan
+            && match (&self.dataset, &options.dataset) {
+                (None, None) => true,
+                (Some(ours), Some(theirs)) => *ours == format!("{theirs:?}"),
+                _ => false,
+            }
+    }
+}
+
+struct Entry {
+    key: Key,
+    query: Arc<CachedQuery>,
+    used: u64,
+}
+
+#[derive(Default)]
+struct State {
+    version: Option<u64>,
+    /// By the hash of the key; a colliding key replaces the entry.
+    entries: HashMap<u64, Entry>,
+    clock: u64,
+    hits: u64,
+    misses: u64,
+}
+
+/// Prepared queries of the latest store version seen, by text and options.
+pub struct QueryCache {
+    capacity: usize,
+    hasher: std::collections::hash_map::RandomState,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for QueryCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueryCache")
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl QueryCache {
+    /// A cache of at most `capacity` prepared queries (0 disables it).
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            hasher: Default::default(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn hash(&self, text: &str, options: &PrepareOptions) -> u64 {
+        let mut hasher = self.hasher.build_hasher();
+        text.hash(&mut hasher);
+        options.base_iri.hash(&mut hasher);
+        options.plan.hash(&mut hasher);
+        options.dataset.is_some().hash(&mut hasher);
+        hasher.finish()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding the lock leaves nothing half-done worth refusing over.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The cached query for `text` and `options` on `store`'s version, if any.
+    pub fn get(
+        &self,
+        store: &Store,
+        text: &str,
+        options: &PrepareOptions,
+    ) -> Option<Arc<CachedQuery>> {
+        if self.capacity == 0 {
+            return None;
+        }
+        let hash = self.hash(text, options);
+        let mut state = self.lock();
+        if state.version != Some(store.version()) {
+            return None;
+        }
+        state.clock += 1;
+        let clock = state.clock;
+        match state.entries.get_mut(&hash) {
+            Some(entry) if entry.key.matches(text, options) => {
+                entry.used = clock;
+                let query = entry.query.clone();
+                state.hits += 1;
+                Some(query)
+            }
+            _ => None,
+        }
+    }
+
+    /// The cached query, or `text` prepared on `store` and cached (errors are not cached);
+    /// the flag says whether it came from the cache.
+    pub fn prepare(
+        &self,
+        store: &Store,
+        text: &str,
+        options: &PrepareOptions,
+    ) -> Result<(Arc<CachedQuery>, bool), QueryError> {
+        if let Some(query) = self.get(store, text, options) {
+            return Ok((query, true));
+        }
+        let query = Arc::new(CachedQuery {
+            query: prepare(store, text, options)?,
+            last_micros: AtomicU64::new(u64::MAX),
+            last_bytes: AtomicU64::new(u64::MAX),
+        });
+        if self.capacity == 0 {
+            return Ok((query, false));
+        }
+        let hash = self.hash(text, options);
+        let mut state = self.lock();
+        state.misses += 1;
+        if state.version != Some(store.version()) {
+            // A newer version makes every entry useless; an older one (a request that
+            // read its snapshot before an update) is not worth keeping.
+            if state.version.is_some_and(|v| v > store.version()) {
+                return Ok((query, false));
+            }
+            state.entries.clear();
+            state.version = Some(store.version());
+        }
+        if state.entries.len() >= self.capacity && !state.entries.contains_key(&hash) {
+            if let Some(oldest) = state
+                .entries
+                .iter()
+                .min_by_key(|(_, entry)| entry.used)
+                .map(|(&hash, _)| hash)
+            {
+                state.entries.remove(&oldest);
+            }
+        }
+        state.clock += 1;
+        let used = state.clock;
+        state.entries.insert(
+            hash,
+            Entry {
+                key: Key::new(text, options),
+                query: query.clone(),
+                used,
+            },
+        );
+        Ok((query, false))
+    }
+
+    /// Entries held now.
+    pub fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// (hits, misses) since the cache was made.
+    pub fn counts(&self) -> (u64, u64) {
+        let state = self.lock();
+        (state.hits, state.misses)
+    }
+}

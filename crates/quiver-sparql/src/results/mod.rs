@@ -1,0 +1,139 @@
+//! Serializing results: solutions in SPARQL JSON, XML, TSV and CSV straight from the id
+//! columns (`stream.rs`), CSV a row of terms at a time for callers holding terms
+//! (`csv.rs`), booleans via `sparesults`, graphs via `oxrdfio`.
+//!
+//! Rows are written as they are decoded, so a large result is never held as text.
+
+mod csv;
+mod stream;
+
+use std::io::Write;
+
+use oxrdfio::{RdfFormat, RdfSerializer};
+use sparesults::{QueryResultsFormat, QueryResultsSerializer};
+
+use crate::engine::{QueryResults, Solutions};
+
+pub use csv::CsvSolutionsWriter;
+pub use stream::{write_solutions, Syntax};
+
+/// The formats `write_results` produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultsFormat {
+    Json,
+    Xml,
+    Csv,
+    Tsv,
+    NTriples,
+    Turtle,
+    RdfXml,
+}
+
+impl ResultsFormat {
+    /// Parses a format name (`json`, `xml`, `csv`, `tsv`, `nt`, `ttl`, `rdfxml`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "json" | "srj" => Self::Json,
+            "xml" | "srx" => Self::Xml,
+            "csv" => Self::Csv,
+            "tsv" => Self::Tsv,
+            "nt" | "ntriples" | "n-triples" => Self::NTriples,
+            "ttl" | "turtle" => Self::Turtle,
+            "rdfxml" | "rdf" | "rdf/xml" => Self::RdfXml,
+            _ => return None,
+        })
+    }
+
+    fn tabular(self) -> Option<QueryResultsFormat> {
+        match self {
+            Self::Json => Some(QueryResultsFormat::Json),
+            Self::Xml => Some(QueryResultsFormat::Xml),
+            Self::Csv => Some(QueryResultsFormat::Csv),
+            Self::Tsv => Some(QueryResultsFormat::Tsv),
+            _ => None,
+        }
+    }
+
+    /// The tabular syntax of this format (JSON for a graph format).
+    pub fn syntax(self) -> Syntax {
+        match self {
+            Self::Xml => Syntax::Xml,
+            Self::Csv => Syntax::Csv,
+            Self::Tsv => Syntax::Tsv,
+            _ => Syntax::Json,
+        }
+    }
+
+    fn graph(self) -> RdfFormat {
+        match self {
+            Self::Turtle => RdfFormat::Turtle,
+            Self::RdfXml => RdfFormat::RdfXml,
+            _ => RdfFormat::NTriples,
+        }
+    }
+}
+
+/// Writes `results` in `format`. Solutions need a tabular format (JSON, XML, CSV, TSV),
+/// graphs an RDF one (the default for graphs is N-Triples when a tabular one is asked).
+pub fn write_results<W: Write>(
+    results: &QueryResults<'_>,
+    format: ResultsFormat,
+    writer: W,
+) -> std::io::Result<W> {
+    match results {
+        QueryResults::Boolean(value) => {
+            let format = format.tabular().unwrap_or(QueryResultsFormat::Json);
+            QueryResultsSerializer::from_format(format).serialize_boolean_to_writer(writer, *value)
+        }
+        QueryResults::Solutions(solutions) => write_solutions(solutions, format.syntax(), writer),
+        QueryResults::Graph(triples) => {
+            let mut serializer = RdfSerializer::from_format(format.graph()).for_writer(writer);
+            for triple in triples {
+                serializer.serialize_triple(triple)?;
+            }
+            serializer.finish()
+        }
+    }
+}
+
+/// Writes `solutions` the way they were written before [`write_solutions`]: rows decoded
+/// into terms ([`Solutions::for_each_row`]) handed to `sparesults` (JSON, XML, TSV) or to
+/// [`CsvSolutionsWriter`]. Kept as the reference the streaming writers are checked and
+/// timed against.
+pub fn write_solutions_reference<W: Write>(
+    solutions: &Solutions<'_>,
+    syntax: Syntax,
+    writer: W,
+) -> std::io::Result<W> {
+    let mut failure = None;
+    if syntax == Syntax::Csv {
+        let mut csv = CsvSolutionsWriter::start(writer, &solutions.variables)?;
+        solutions.for_each_row(|row| {
+            if failure.is_none() {
+                failure = csv.write_row(row.iter().copied()).err();
+            }
+        });
+        return failure.map_or(Ok(csv.finish()), Err);
+    }
+    let format = match syntax {
+        Syntax::Xml => QueryResultsFormat::Xml,
+        Syntax::Tsv => QueryResultsFormat::Tsv,
+        _ => QueryResultsFormat::Json,
+    };
+    let variables = &solutions.variables;
+    let mut serializer = QueryResultsSerializer::from_format(format)
+        .serialize_solutions_to_writer(writer, variables.clone())?;
+    solutions.for_each_row(|row| {
+        if failure.is_none() {
+            let bound = variables
+                .iter()
+                .zip(row)
+                .filter_map(|(variable, term)| term.map(|term| (variable.as_ref(), term)));
+            failure = serializer.serialize(bound).err();
+        }
+    });
+    match failure {
+        Some(error) => Err(error),
+        None => serializer.finish(),
+    }
+}

@@ -1,0 +1,627 @@
+//! Solutions written straight from the result's id columns, the bytes of each term escaped
+//! directly into one large buffer: SPARQL JSON, XML, TSV and CSV.
+//!
+//! `sparesults` takes one `(variable, term)` iterator per row and builds a vector of events
+//! (JSON, XML) or a string per row: allocations and indirections that cost more than
+//! decoding the term. Here each column keeps a dictionary cursor (ascending ids continue
+//! from the previous position) and a small direct-mapped cache of the bytes it wrote per
+//! id, so a term repeated down a column (a class, a department) is decoded and escaped
+//! once; a column whose ids rarely repeat stops caching. The output is the same, byte for
+//! byte, as `sparesults`' (JSON, XML, TSV) and [`super::csv::CsvSolutionsWriter`]'s (CSV):
+//! `tests/results_stream.rs` checks it on random terms of every kind.
+
+use std::io::{self, Write};
+
+use oxrdf::vocab::xsd;
+use oxrdf::TermRef;
+use quiver_model::term::{TAG_BLANK, TAG_IRI, TAG_LANG, TAG_SIMPLE, TAG_TYPED};
+use quiver_model::Id;
+
+use crate::engine::Solutions;
+use crate::table::UNBOUND;
+
+/// A tabular results syntax the writers of this module produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    Json,
+    Xml,
+    Tsv,
+    Csv,
+}
+
+/// Bytes gathered before one `write_all` to the sink.
+const FLUSH_BYTES: usize = 1 << 18;
+/// Cache slots per column (a power of two).
+const SLOTS: usize = 1024;
+/// Results of fewer rows are written without caches (filling one costs more than it saves).
+const MIN_CACHED_ROWS: usize = 256;
+/// Lookups after which a column that hit its cache less than one time in eight stops
+/// caching (its ids rarely repeat, e.g. a column of distinct subjects).
+const TRIAL: u32 = 4096;
+
+/// Writes `solutions` in `syntax` to `writer`, in large writes.
+pub fn write_solutions<W: Write>(
+    solutions: &Solutions<'_>,
+    syntax: Syntax,
+    mut writer: W,
+) -> io::Result<W> {
+    let variables: Vec<&str> = solutions.variables.iter().map(|v| v.as_str()).collect();
+    // Sized for the result: a light query's few rows must not pay for a large buffer.
+    let estimate = 256 + solutions.len().saturating_mul(48 * variables.len().max(1));
+    let mut out = Vec::with_capacity(estimate.min(FLUSH_BYTES + (FLUSH_BYTES >> 2)));
+    // Fewer rows than this are written without caches.
+    let caching = solutions.len() >= MIN_CACHED_ROWS;
+    header(syntax, &variables, &mut out);
+    let dictionary = solutions.store().dictionary();
+    let mut columns: Vec<Column<'_>> = (0..variables.len())
+        .map(|c| Column {
+            ids: solutions.column_ids(c),
+            cursor: dictionary.cursor(),
+            slots: Vec::new(),
+            lookups: 0,
+            hits: 0,
+            caching,
+        })
+        .collect();
+    // What opens each column's binding: `"name":` (JSON), `<binding name="name">` (XML).
+    let openings: Vec<Vec<u8>> = variables
+        .iter()
+        .map(|v| {
+            let mut opening = Vec::new();
+            match syntax {
+                Syntax::Json => {
+                    json_string(v.as_bytes(), &mut opening);
+                    opening.push(b':');
+                }
+                Syntax::Xml => {
+                    opening.extend_from_slice(b"<binding name=\"");
+                    xml_escape(v.as_bytes(), &mut opening);
+                    opening.extend_from_slice(b"\">");
+                }
+                Syntax::Tsv | Syntax::Csv => {}
+            }
+            opening
+        })
+        .collect();
+    for row in 0..solutions.len() {
+        row_start(syntax, row, &mut out);
+        let mut first = true;
+        for (c, column) in columns.iter_mut().enumerate() {
+            let id = column.ids[row];
+            match syntax {
+                Syntax::Tsv if c > 0 => out.push(b'\t'),
+                Syntax::Csv if c > 0 => out.push(b','),
+                _ => {}
+            }
+            if id == UNBOUND {
+                continue;
+            }
+            if syntax == Syntax::Json && !first {
+                out.push(b',');
+            }
+            out.extend_from_slice(&openings[c]);
+            first = false;
+            column.write(solutions, id, syntax, &mut out);
+            if syntax == Syntax::Xml {
+                out.extend_from_slice(b"</binding>");
+            }
+        }
+        out.extend_from_slice(match syntax {
+            Syntax::Json => b"}",
+            Syntax::Xml => b"</result>",
+            Syntax::Tsv => b"\n",
+            Syntax::Csv => b"\r\n",
+        });
+        if out.len() >= FLUSH_BYTES {
+            writer.write_all(&out)?;
+            out.clear();
+        }
+    }
+    match syntax {
+        Syntax::Json => out.extend_from_slice(b"]}}"),
+        Syntax::Xml => out.extend_from_slice(b"</results></sparql>"),
+        Syntax::Tsv | Syntax::Csv => {}
+    }
+    writer.write_all(&out)?;
+    Ok(writer)
+}
+
+fn header(syntax: Syntax, variables: &[&str], out: &mut Vec<u8>) {
+    match syntax {
+        Syntax::Json => {
+            out.extend_from_slice(b"{\"head\":{\"vars\":[");
+            for (i, v) in variables.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                json_string(v.as_bytes(), out);
+            }
+            out.extend_from_slice(b"]},\"results\":{\"bindings\":[");
+        }
+        Syntax::Xml => {
+            out.extend_from_slice(
+                b"<?xml version=\"1.0\"?><sparql xmlns=\"http://www.w3.org/2005/sparql-results#\"><head>",
+            );
+            for v in variables {
+                out.extend_from_slice(b"<variable name=\"");
+                xml_escape(v.as_bytes(), out);
+                out.extend_from_slice(b"\"/>");
+            }
+            out.extend_from_slice(b"</head><results>");
+        }
+        Syntax::Tsv => {
+            for (i, v) in variables.iter().enumerate() {
+                if i > 0 {
+                    out.push(b'\t');
+                }
+                out.push(b'?');
+                out.extend_from_slice(v.as_bytes());
+            }
+            out.push(b'\n');
+        }
+        Syntax::Csv => {
+            for (i, v) in variables.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                csv_field(v.as_bytes(), out);
+            }
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+}
+
+fn row_start(syntax: Syntax, row: usize, out: &mut Vec<u8>) {
+    match syntax {
+        Syntax::Json if row > 0 => out.extend_from_slice(b",{"),
+        Syntax::Json => out.push(b'{'),
+        Syntax::Xml => out.extend_from_slice(b"<result>"),
+        Syntax::Tsv | Syntax::Csv => {}
+    }
+}
+
+/// One result column: its ids, its dictionary cursor and its cache of written terms.
+struct Column<'a> {
+    ids: &'a [Id],
+    cursor: quiver_model::dictionary::Cursor<'a>,
+    slots: Vec<(Id, Vec<u8>)>,
+    lookups: u32,
+    hits: u32,
+    caching: bool,
+}
+
+impl Column<'_> {
+    /// Appends the term `id` (bound) in `syntax`.
+    fn write(&mut self, solutions: &Solutions<'_>, id: Id, syntax: Syntax, out: &mut Vec<u8>) {
+        if let Some(term) = solutions.computed_term(id) {
+            write_term(raw_of_term(term.as_ref()), syntax, out);
+            return;
+        }
+        if !self.caching {
+            self.write_decoded(id, syntax, out);
+            return;
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![(UNBOUND, Vec::new()); SLOTS];
+        }
+        let slot = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> 54;
+        self.lookups += 1;
+        if self.slots[slot].0 == id {
+            self.hits += 1;
+            out.extend_from_slice(&self.slots[slot].1);
+            return;
+        }
+        let start = out.len();
+        self.write_decoded(id, syntax, out);
+        let (cached, bytes) = &mut self.slots[slot];
+        *cached = id;
+        bytes.clear();
+        bytes.extend_from_slice(&out[start..]);
+        if self.lookups == TRIAL && self.hits < TRIAL / 8 {
+            self.caching = false;
+            self.slots = Vec::new();
+        }
+    }
+
+    fn write_decoded(&mut self, id: Id, syntax: Syntax, out: &mut Vec<u8>) {
+        // A store's terms always decode (a reopened store is validated); should one not,
+        // an empty literal keeps the document well formed.
+        let term = self
+            .cursor
+            .term(id)
+            .and_then(raw_of_encoding)
+            .unwrap_or(EMPTY_LITERAL);
+        write_term(term, syntax, out);
+    }
+}
+
+/// A term's parts as the bytes of its UTF-8 text: written as they are, never checked or
+/// decoded into `&str` (the dictionary's terms were encoded from strings).
+#[derive(Debug, Clone, Copy)]
+enum Raw<'a> {
+    Blank(&'a [u8]),
+    Iri(&'a [u8]),
+    Literal {
+        value: &'a [u8],
+        language: Option<&'a [u8]>,
+        /// `None` for `xsd:string` and language-tagged literals.
+        datatype: Option<&'a [u8]>,
+    },
+}
+
+const EMPTY_LITERAL: Raw<'static> = Raw::Literal {
+    value: b"",
+    language: None,
+    datatype: None,
+};
+
+/// The parts of a dictionary encoding (`quiver_model::term`: a tag byte, then the text,
+/// a NUL after a language tag or datatype).
+fn raw_of_encoding(bytes: &[u8]) -> Option<Raw<'_>> {
+    let (&tag, rest) = bytes.split_first()?;
+    let split = || {
+        let nul = rest.iter().position(|&b| b == 0)?;
+        Some((&rest[..nul], &rest[nul + 1..]))
+    };
+    Some(match tag {
+        TAG_BLANK => Raw::Blank(rest),
+        TAG_IRI => Raw::Iri(rest),
+        TAG_SIMPLE => Raw::Literal {
+            value: rest,
+            language: None,
+            datatype: None,
+        },
+        TAG_LANG => {
+            let (language, value) = split()?;
+            Raw::Literal {
+                value,
+                language: Some(language),
+                datatype: None,
+            }
+        }
+        TAG_TYPED => {
+            let (datatype, value) = split()?;
+            Raw::Literal {
+                value,
+                language: None,
+                datatype: Some(datatype),
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The parts of a term the query computed.
+fn raw_of_term(term: TermRef<'_>) -> Raw<'_> {
+    match term {
+        TermRef::NamedNode(n) => Raw::Iri(n.as_str().as_bytes()),
+        TermRef::BlankNode(b) => Raw::Blank(b.as_str().as_bytes()),
+        TermRef::Literal(l) => Raw::Literal {
+            value: l.value().as_bytes(),
+            language: l.language().map(str::as_bytes),
+            datatype: (l.language().is_none() && l.datatype() != xsd::STRING)
+                .then(|| l.datatype().as_str().as_bytes()),
+        },
+        #[allow(unreachable_patterns)]
+        _ => EMPTY_LITERAL,
+    }
+}
+
+fn write_term(term: Raw<'_>, syntax: Syntax, out: &mut Vec<u8>) {
+    match syntax {
+        Syntax::Json => json_term(term, out),
+        Syntax::Xml => xml_term(term, out),
+        Syntax::Tsv => tsv_term(term, out),
+        Syntax::Csv => csv_term(term, out),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// TSV: terms in Turtle syntax, numbers and booleans bare when their form allows.
+// ---------------------------------------------------------------------------------------
+
+fn tsv_term(term: Raw<'_>, out: &mut Vec<u8>) {
+    match term {
+        Raw::Iri(iri) => {
+            out.push(b'<');
+            out.extend_from_slice(iri);
+            out.push(b'>');
+        }
+        Raw::Blank(label) => {
+            out.extend_from_slice(b"_:");
+            out.extend_from_slice(label);
+        }
+        Raw::Literal {
+            value,
+            language: Some(language),
+            ..
+        } => {
+            tsv_quoted(value, out);
+            out.push(b'@');
+            out.extend_from_slice(language);
+        }
+        Raw::Literal {
+            value,
+            datatype: None,
+            ..
+        } => tsv_quoted(value, out),
+        Raw::Literal {
+            value,
+            datatype: Some(datatype),
+            ..
+        } => {
+            let bare = match datatype {
+                b"http://www.w3.org/2001/XMLSchema#boolean" => matches!(value, b"true" | b"false"),
+                b"http://www.w3.org/2001/XMLSchema#integer" => is_turtle_integer(value),
+                b"http://www.w3.org/2001/XMLSchema#decimal" => is_turtle_decimal(value),
+                b"http://www.w3.org/2001/XMLSchema#double" => is_turtle_double(value),
+                _ => false,
+            };
+            if bare {
+                out.extend_from_slice(value);
+            } else {
+                tsv_quoted(value, out);
+                out.extend_from_slice(b"^^<");
+                out.extend_from_slice(datatype);
+                out.push(b'>');
+            }
+        }
+    }
+}
+
+fn tsv_quoted(value: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = value;
+    let mut from = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escaped: &[u8] = match b {
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[from..i]);
+        out.extend_from_slice(escaped);
+        from = i + 1;
+    }
+    out.extend_from_slice(&bytes[from..]);
+    out.push(b'"');
+}
+
+/// Strips one leading sign.
+fn unsigned(value: &[u8]) -> &[u8] {
+    value
+        .strip_prefix(b"+")
+        .or_else(|| value.strip_prefix(b"-"))
+        .unwrap_or(value)
+}
+
+fn digits(value: &[u8]) -> usize {
+    value.iter().take_while(|b| b.is_ascii_digit()).count()
+}
+
+/// `[+-]? [0-9]+`
+fn is_turtle_integer(value: &[u8]) -> bool {
+    let value = unsigned(value);
+    !value.is_empty() && digits(value) == value.len()
+}
+
+/// `[+-]? [0-9]* '.' [0-9]+`
+fn is_turtle_decimal(value: &[u8]) -> bool {
+    let value = unsigned(value);
+    let value = &value[digits(value)..];
+    match value.strip_prefix(b".") {
+        Some(rest) => !rest.is_empty() && digits(rest) == rest.len(),
+        None => false,
+    }
+}
+
+/// `[+-]? ([0-9]+ '.' [0-9]* EXPONENT | '.' [0-9]+ EXPONENT | [0-9]+ EXPONENT)`
+fn is_turtle_double(value: &[u8]) -> bool {
+    let value = unsigned(value);
+    let before = digits(value);
+    let mut value = &value[before..];
+    let mut after = 0;
+    if let Some(rest) = value.strip_prefix(b".") {
+        after = digits(rest);
+        value = &rest[after..];
+    }
+    let Some(exponent) = value
+        .strip_prefix(b"e")
+        .or_else(|| value.strip_prefix(b"E"))
+    else {
+        return false;
+    };
+    let exponent = unsigned(exponent);
+    (before > 0 || after > 0) && !exponent.is_empty() && digits(exponent) == exponent.len()
+}
+
+// ---------------------------------------------------------------------------------------
+// CSV: values as RFC 4180 fields.
+// ---------------------------------------------------------------------------------------
+
+fn csv_term(term: Raw<'_>, out: &mut Vec<u8>) {
+    match term {
+        Raw::Iri(iri) => csv_field(iri, out),
+        Raw::Literal { value, .. } => csv_field(value, out),
+        Raw::Blank(label) => {
+            if needs_csv_quotes(label) {
+                out.extend_from_slice(b"\"_:");
+                csv_quoted_body(label, out);
+                out.push(b'"');
+            } else {
+                out.extend_from_slice(b"_:");
+                out.extend_from_slice(label);
+            }
+        }
+    }
+}
+
+/// `text` as one field, quoted when it holds a separator, a quote or a line end.
+fn csv_field(text: &[u8], out: &mut Vec<u8>) {
+    if needs_csv_quotes(text) {
+        out.push(b'"');
+        csv_quoted_body(text, out);
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(text);
+    }
+}
+
+fn needs_csv_quotes(text: &[u8]) -> bool {
+    text.iter()
+        .any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
+}
+
+fn csv_quoted_body(text: &[u8], out: &mut Vec<u8>) {
+    for (i, part) in text.split(|&b| b == b'"').enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b"\"\"");
+        }
+        out.extend_from_slice(part);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON
+// ---------------------------------------------------------------------------------------
+
+fn json_term(term: Raw<'_>, out: &mut Vec<u8>) {
+    match term {
+        Raw::Iri(iri) => {
+            out.extend_from_slice(b"{\"type\":\"uri\",\"value\":");
+            json_string(iri, out);
+        }
+        Raw::Blank(label) => {
+            out.extend_from_slice(b"{\"type\":\"bnode\",\"value\":");
+            json_string(label, out);
+        }
+        Raw::Literal {
+            value,
+            language,
+            datatype,
+        } => {
+            out.extend_from_slice(b"{\"type\":\"literal\",\"value\":");
+            json_string(value, out);
+            if let Some(language) = language {
+                out.extend_from_slice(b",\"xml:lang\":");
+                json_string(language, out);
+            } else if let Some(datatype) = datatype {
+                out.extend_from_slice(b",\"datatype\":");
+                json_string(datatype, out);
+            }
+        }
+    }
+    out.push(b'}');
+}
+
+/// A JSON string as `json-event-parser` writes it: `"` and `\` escaped, control
+/// characters as `\b \f \n \r \t` or `\u00XX`, everything else as is.
+fn json_string(text: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = text;
+    let mut from = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b >= 0x20 && b != b'"' && b != b'\\' {
+            continue;
+        }
+        out.extend_from_slice(&bytes[from..i]);
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[(b >> 4) as usize]);
+                out.push(HEX[(b & 15) as usize]);
+            }
+        }
+        from = i + 1;
+    }
+    out.extend_from_slice(&bytes[from..]);
+    out.push(b'"');
+}
+
+// ---------------------------------------------------------------------------------------
+// XML
+// ---------------------------------------------------------------------------------------
+
+fn xml_term(term: Raw<'_>, out: &mut Vec<u8>) {
+    match term {
+        Raw::Iri(iri) => {
+            out.extend_from_slice(b"<uri>");
+            xml_escape(iri, out);
+            out.extend_from_slice(b"</uri>");
+        }
+        Raw::Blank(label) => {
+            out.extend_from_slice(b"<bnode>");
+            xml_escape(label, out);
+            out.extend_from_slice(b"</bnode>");
+        }
+        Raw::Literal {
+            value,
+            language,
+            datatype,
+        } => {
+            out.extend_from_slice(b"<literal");
+            if let Some(language) = language {
+                out.extend_from_slice(b" xml:lang=\"");
+                xml_escape(language, out);
+                out.push(b'"');
+            } else if let Some(datatype) = datatype {
+                out.extend_from_slice(b" datatype=\"");
+                xml_escape(datatype, out);
+                out.push(b'"');
+            }
+            out.push(b'>');
+            // Leading and trailing white space as character references, so that readers
+            // trimming text keep it (as `sparesults` writes it).
+            let bound = |b: &u8| matches!(b, b'\t' | b'\n' | b'\r' | b' ');
+            let start = value.iter().take_while(|b| bound(b)).count();
+            let end = value.len() - value[start..].iter().rev().take_while(|b| bound(b)).count();
+            let trimmed = &value[start..end];
+            xml_whitespace(&value[..start], out);
+            xml_escape(trimmed, out);
+            xml_whitespace(&value[end..], out);
+            out.extend_from_slice(b"</literal>");
+        }
+    }
+}
+
+fn xml_whitespace(text: &[u8], out: &mut Vec<u8>) {
+    for &b in text {
+        out.extend_from_slice(match b {
+            b'\t' => b"&#9;",
+            b'\n' => b"&#10;",
+            b'\r' => b"&#13;",
+            _ => b"&#32;",
+        });
+    }
+}
+
+/// `<`, `>`, `&`, `'` and `"` as entities (quick-xml's `escape`).
+fn xml_escape(text: &[u8], out: &mut Vec<u8>) {
+    let bytes = text;
+    let mut from = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let entity: &[u8] = match b {
+            b'<' => b"&lt;",
+            b'>' => b"&gt;",
+            b'&' => b"&amp;",
+            b'\'' => b"&apos;",
+            b'"' => b"&quot;",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[from..i]);
+        out.extend_from_slice(entity);
+        from = i + 1;
+    }
+    out.extend_from_slice(&bytes[from..]);
+}

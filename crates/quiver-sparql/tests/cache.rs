@@ -1,0 +1,138 @@
+//! The cache of prepared queries: a hit returns the query prepared before (the same
+//! object) for the same text and options only; a new store version (an update) is never
+//! answered with a query of the old one, and the cached query gives what a fresh one
+//! gives; the least recently used entry makes room.
+
+mod support;
+
+use std::sync::Arc;
+
+use quiver_sparql::{
+    execute_update, parse_update, prepare, ExecOptions, NoLoad, PrepareOptions, QueryCache,
+    QueryResults,
+};
+use quiver_store::Store;
+
+const DATA: &str =
+    "<http://x/a> <http://x/p> <http://x/b> .\n<http://x/b> <http://x/p> <http://x/c> .\n";
+const QUERY: &str = "SELECT ?s ?o WHERE { ?s <http://x/p> ?o }";
+
+fn rows(store: &Store, query: &quiver_sparql::PreparedQuery) -> Vec<Vec<Option<String>>> {
+    let QueryResults::Solutions(solutions) = query.execute(store, &ExecOptions::default()).unwrap()
+    else {
+        panic!("not solutions");
+    };
+    let mut rows: Vec<_> = (0..solutions.len())
+        .map(|r| {
+            solutions
+                .row(r)
+                .into_iter()
+                .map(|t| t.map(|t| t.to_string()))
+                .collect()
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn hits_need_the_same_text_and_options() {
+    let store = support::load(DATA);
+    let cache = QueryCache::new(8);
+    let options = PrepareOptions::default();
+    let (first, hit) = cache.prepare(&store, QUERY, &options).unwrap();
+    assert!(!hit);
+    let (second, hit) = cache.prepare(&store, QUERY, &options).unwrap();
+    assert!(hit);
+    assert!(Arc::ptr_eq(&first, &second));
+    assert_eq!(
+        rows(&store, &second.query),
+        rows(&store, &prepare(&store, QUERY, &options).unwrap())
+    );
+
+    // Another text, base IRI or dataset is another entry.
+    let (other, hit) = cache
+        .prepare(&store, &format!("{QUERY} "), &options)
+        .unwrap();
+    assert!(!hit && !Arc::ptr_eq(&first, &other));
+    let based = PrepareOptions {
+        base_iri: Some("http://x/".into()),
+        ..PrepareOptions::default()
+    };
+    assert!(!cache.prepare(&store, QUERY, &based).unwrap().1);
+    let dataset = spargebra::algebra::QueryDataset {
+        default: vec![oxrdf::NamedNode::new("http://x/g").unwrap()],
+        named: None,
+    };
+    let with_dataset = PrepareOptions {
+        dataset: Some(dataset),
+        ..PrepareOptions::default()
+    };
+    let (scoped, hit) = cache.prepare(&store, QUERY, &with_dataset).unwrap();
+    assert!(!hit);
+    assert!(
+        rows(&store, &scoped.query).is_empty(),
+        "the graph <http://x/g> is empty"
+    );
+    assert!(cache.prepare(&store, QUERY, &with_dataset).unwrap().1);
+    assert!(cache.prepare(&store, QUERY, &options).unwrap().1);
+    // Errors are not cached.
+    assert!(cache.prepare(&store, "SELECT", &options).is_err());
+    assert!(cache.prepare(&store, "SELECT", &options).is_err());
+    assert_eq!(cache.len(), 4);
+}
+
+#[test]
+fn an_update_makes_every_entry_stale() {
+    let store = support::load(DATA);
+    let cache = QueryCache::new(8);
+    let options = PrepareOptions::default();
+    let (before, _) = cache.prepare(&store, QUERY, &options).unwrap();
+    let update = parse_update(
+        "INSERT DATA { <http://x/c> <http://x/p> <http://x/new> }",
+        None,
+    )
+    .unwrap();
+    let next = execute_update(&store, &update, &ExecOptions::default(), &NoLoad)
+        .unwrap()
+        .store;
+    assert_ne!(next.version(), store.version());
+    assert!(cache.get(&next, QUERY, &options).is_none());
+    let (after, hit) = cache.prepare(&next, QUERY, &options).unwrap();
+    assert!(!hit && !Arc::ptr_eq(&before, &after));
+    // The new entry answers like a query prepared afresh on the new version.
+    let fresh = prepare(&next, QUERY, &options).unwrap();
+    assert_eq!(rows(&next, &after.query), rows(&next, &fresh));
+    assert_eq!(rows(&next, &after.query).len(), 3);
+    // The old version's entries are gone; a request still reading the old version is
+    // prepared afresh, not cached over the newer entries.
+    assert_eq!(cache.len(), 1);
+    let (old, hit) = cache.prepare(&store, QUERY, &options).unwrap();
+    assert!(!hit);
+    assert_eq!(rows(&store, &old.query).len(), 2);
+    assert!(cache.prepare(&next, QUERY, &options).unwrap().1);
+}
+
+#[test]
+fn the_least_recently_used_entry_makes_room() {
+    let store = support::load(DATA);
+    let cache = QueryCache::new(2);
+    let options = PrepareOptions::default();
+    let texts = [
+        "ASK { ?s ?p ?o }",
+        "ASK { ?s <http://x/p> ?o }",
+        "ASK { ?s ?p <http://x/c> }",
+    ];
+    cache.prepare(&store, texts[0], &options).unwrap();
+    cache.prepare(&store, texts[1], &options).unwrap();
+    assert!(cache.prepare(&store, texts[0], &options).unwrap().1);
+    cache.prepare(&store, texts[2], &options).unwrap();
+    assert_eq!(cache.len(), 2);
+    assert!(cache.get(&store, texts[0], &options).is_some());
+    assert!(cache.get(&store, texts[1], &options).is_none());
+    assert!(cache.get(&store, texts[2], &options).is_some());
+    // A cache of no entries prepares every time.
+    let none = QueryCache::new(0);
+    assert!(!none.prepare(&store, texts[0], &options).unwrap().1);
+    assert!(!none.prepare(&store, texts[0], &options).unwrap().1);
+}
