@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::MutexGuard;
 use std::sync::{Arc, Mutex, TryLockError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use oxrdfio::{RdfFormat, RdfParser};
 use pyo3::exceptions::{PySyntaxError, PyTypeError, PyValueError};
@@ -21,7 +21,9 @@ use pyo3::types::{PyBytes, PyString};
 use quiver_db::{Database, DbOptions};
 use quiver_loader::{load_files, load_lubm, load_quads, Format, LoadOptions, NoProgress};
 use quiver_lubm::LubmConfig;
-use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+use quiver_sparql::{
+    CachedQuery, ExecOptions, PrepareOptions, QueryCache, QueryError, QueryResults,
+};
 use quiver_store::{ChangeSet, Quad as EncodedQuad};
 
 use crate::errors::{db_error, io_error, load_error, query_error, store_error};
@@ -39,7 +41,17 @@ pub struct Store {
     /// Writes (loads, updates) one at a time: each builds on the version the previous one
     /// left.
     writing: Mutex<()>,
+    /// Queries prepared on the latest version, by text: a repeated light query is neither
+    /// parsed nor planned again.
+    queries: QueryCache,
 }
+
+/// Prepared queries kept per store.
+const CACHED_QUERIES: usize = 256;
+
+/// A cached query whose last run took at most this long (µs) runs on the calling thread,
+/// without the hand-off that lets Ctrl-C interrupt it.
+const INLINE_MICROS: u64 = 1_000;
 
 enum Answer {
     Solutions(OwnedSolutions),
@@ -276,6 +288,7 @@ impl Store {
             database: Arc::new(database),
             path,
             writing: Mutex::new(()),
+            queries: QueryCache::new(CACHED_QUERIES),
         })
     }
 
@@ -403,23 +416,36 @@ impl Store {
             cancel: Some(Arc::clone(&cancel)),
             ..ExecOptions::default()
         };
-        let answer = interruptible(py, &cancel, || {
-            let prepared = prepare(
-                &store,
-                query,
-                &PrepareOptions {
-                    base_iri,
-                    ..PrepareOptions::default()
-                },
-            )?;
-            Ok(match prepared.execute(&store, &options)? {
+        let prepare_options = PrepareOptions {
+            base_iri,
+            ..PrepareOptions::default()
+        };
+        let cache = &self.queries;
+        let run = |cached: Option<Arc<CachedQuery>>| -> Result<Answer, QueryError> {
+            let cached = match cached {
+                Some(cached) => cached,
+                None => cache.prepare(&store, query, &prepare_options)?.0,
+            };
+            let started = Instant::now();
+            let results = cached.query.execute(&store, &options)?;
+            cached.record_cost(started.elapsed().as_secs_f64() * 1e6, 0);
+            Ok(match results {
                 QueryResults::Solutions(solutions) => {
                     Answer::Solutions(OwnedSolutions::new(Arc::clone(&store), solutions))
                 }
                 QueryResults::Boolean(value) => Answer::Boolean(value),
                 QueryResults::Graph(triples) => Answer::Graph(triples),
             })
-        })?
+        };
+        let cached = cache.get(&store, query, &prepare_options);
+        let answer = if cached
+            .as_ref()
+            .is_some_and(|c| c.was_cheaper_than(INLINE_MICROS, u64::MAX))
+        {
+            py.allow_threads(|| run(cached))
+        } else {
+            interruptible(py, &cancel, || run(cached))?
+        }
         .map_err(query_error)?;
         Ok(match answer {
             Answer::Solutions(owned) => QuerySolutions::new(owned)

@@ -186,3 +186,28 @@ def test_an_empty_request_changes_nothing(bad):
     store = quiver.Store()
     store.update(bad)
     assert len(store) == 0
+
+
+def test_a_repeated_query_sees_every_write():
+    # Queries are prepared once per store version and text: the same text run again after
+    # an update, an add, a remove or a load must answer from the new version.
+    store = quiver.Store()
+    count = f"SELECT (COUNT(*) AS ?n) {{ ?s <{E}knows> ?o }}"
+    names = f"SELECT ?o {{ <{E}alice> <{E}knows> ?o }}"
+
+    def ask():
+        return int(next(store.query(count))["n"].value), sorted(
+            s["o"].value for s in store.query(names)
+        )
+
+    for _ in range(3):  # cached after the first run, then run inline
+        assert ask() == (0, [])
+    store.update(f"INSERT DATA {{ <{E}alice> <{E}knows> <{E}bob> }}")
+    assert ask() == (1, [f"{E}bob"])
+    alice, knows = quiver.NamedNode(f"{E}alice"), quiver.NamedNode(f"{E}knows")
+    store.add((alice, knows, quiver.NamedNode(f"{E}carol")))
+    assert ask() == (2, [f"{E}bob", f"{E}carol"])
+    store.remove((alice, knows, quiver.NamedNode(f"{E}bob")))
+    assert ask() == (1, [f"{E}carol"])
+    store.load(f"<{E}alice> <{E}knows> <{E}dan> .".encode(), "nt")
+    assert ask() == (2, [f"{E}carol", f"{E}dan"])
