@@ -7,6 +7,7 @@
 //! content with the new data and rebuilds the index.
 
 mod chunk;
+mod fast_lines;
 mod lubm;
 mod merge;
 mod parse;

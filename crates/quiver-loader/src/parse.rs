@@ -3,7 +3,9 @@
 //! The calling thread reads: line-based files (N-Triples, N-Quads, plain or gzip) are cut
 //! into blocks of about [`BLOCK_BYTES`] at newlines, so one large file is parsed by every
 //! worker; other syntaxes are one unit per file (their statements span lines). Workers parse
-//! units with Oxigraph's parsers (`oxrdfio`) and encode them into [`Chunk`]s. At most
+//! blocks with the fast line parser (`fast_lines`), which falls back to Oxigraph's parsers
+//! (`oxrdfio`) for a block it cannot take, and other units with Oxigraph's parsers; each unit
+//! is encoded into a [`Chunk`]. At most
 //! two units per worker wait in the queue, which bounds the memory of text in flight.
 
 use std::fs::File;
@@ -15,6 +17,7 @@ use flate2::read::MultiGzDecoder;
 use oxrdfio::{RdfParseError, RdfParser};
 
 use crate::chunk::Chunk;
+use crate::fast_lines;
 use crate::source::Source;
 use crate::{LoadError, Progress};
 
@@ -209,7 +212,17 @@ fn parse_unit(
     match unit.data {
         UnitData::Block(bytes) => {
             result.newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
-            if !stop.load(Ordering::Relaxed) {
+            let fast = if stop.load(Ordering::Relaxed) {
+                None
+            } else {
+                fast_lines::parse_block(&bytes, source.format, blank_prefix, &mut result.chunk)
+            };
+            if let Some(statements) = fast {
+                result.statements = statements;
+            } else if !stop.load(Ordering::Relaxed) {
+                // The fast path met a line oxttl rejects (or text that is not UTF-8):
+                // oxttl parses the block, giving its errors and recovery.
+                result.chunk = Chunk::new();
                 let quads = parser
                     .for_slice(&bytes)
                     .map(|q| q.map_err(RdfParseError::from));
