@@ -71,11 +71,12 @@ pub(crate) fn parse_sources(
     let (unit_sender, unit_receiver) = mpsc::sync_channel::<Unit>(threads * 2);
     let unit_receiver = Mutex::new(unit_receiver);
     let (result_sender, result_receiver) = mpsc::channel::<UnitResult>();
+    let pool = BlockPool::new(threads.max(1) * 3 + 1);
 
     let read_result = std::thread::scope(|scope| {
         for _ in 0..threads.max(1) {
             let result_sender = result_sender.clone();
-            let (unit_receiver, stop) = (&unit_receiver, &stop);
+            let (unit_receiver, stop, pool) = (&unit_receiver, &stop, &pool);
             scope.spawn(move || loop {
                 let unit = match unit_receiver.lock().unwrap().recv() {
                     Ok(unit) => unit,
@@ -83,7 +84,8 @@ pub(crate) fn parse_sources(
                 };
                 let source = &sources[unit.source];
                 let prefix = blank_prefixes[unit.source].as_deref();
-                let result = parse_unit(unit, source, prefix, lenient, stop);
+                let (result, block) = parse_unit(unit, source, prefix, lenient, stop);
+                pool.put(block);
                 progress.statements(result.statements);
                 if !lenient && (!result.issues.is_empty() || result.io_error.is_some()) {
                     stop.store(true, Ordering::Relaxed);
@@ -101,7 +103,8 @@ pub(crate) fn parse_sources(
                     break;
                 }
                 if source.format.is_line_based() {
-                    read_blocks(index, source, &mut sequence, &unit_sender, &stop, progress)?;
+                    let sender = (&unit_sender, &pool);
+                    read_blocks(index, source, &mut sequence, sender, &stop, progress)?;
                 } else {
                     progress.bytes(source.bytes);
                     let unit = Unit {
@@ -131,7 +134,7 @@ fn read_blocks(
     index: usize,
     source: &Source,
     sequence: &mut usize,
-    sender: &mpsc::SyncSender<Unit>,
+    (sender, pool): (&mpsc::SyncSender<Unit>, &BlockPool),
     stop: &AtomicBool,
     progress: &dyn Progress,
 ) -> Result<(), LoadError> {
@@ -150,24 +153,23 @@ fn read_blocks(
     };
     let mut carry = Vec::new();
     loop {
-        let mut block = std::mem::take(&mut carry);
-        let start = block.len();
-        block.resize(start + BLOCK_BYTES, 0);
-        let mut filled = start;
-        while filled < block.len() {
-            match reader.read(&mut block[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(LoadError::io(&source.path, e)),
-            }
-        }
-        block.truncate(filled);
-        let at_end = filled < start + BLOCK_BYTES;
+        let mut block = pool.take();
+        block.extend_from_slice(&carry);
+        carry.clear();
+        // Read into the buffer's spare capacity: a recycled buffer is neither zeroed nor
+        // faulted in again.
+        let read = (&mut reader)
+            .take(BLOCK_BYTES as u64)
+            .read_to_end(&mut block)
+            .map_err(|e| LoadError::io(&source.path, e))?;
+        let at_end = read < BLOCK_BYTES;
         if !at_end {
             // Keep the last partial line for the next block (a block of one huge line grows).
             match memchr::memrchr(b'\n', &block) {
-                Some(newline) => carry = block.split_off(newline + 1),
+                Some(newline) => {
+                    carry.extend_from_slice(&block[newline + 1..]);
+                    block.truncate(newline + 1);
+                }
                 None => {
                     carry = block;
                     continue;
@@ -197,7 +199,8 @@ fn parse_unit(
     blank_prefix: Option<&str>,
     lenient: bool,
     stop: &AtomicBool,
-) -> UnitResult {
+) -> (UnitResult, Option<Vec<u8>>) {
+    let mut block = None;
     let mut result = UnitResult {
         source: unit.source,
         sequence: unit.sequence,
@@ -231,6 +234,7 @@ fn parse_unit(
                     reparse_lines(&bytes, source, &mut result, blank_prefix);
                 }
             }
+            block = Some(bytes);
         }
         UnitData::WholeFile => match File::open(&source.path) {
             Ok(file) => {
@@ -250,7 +254,36 @@ fn parse_unit(
         },
     }
     result.chunk.seal();
-    result
+    (result, block)
+}
+
+/// Buffers of blocks parsed, handed back to the reader.
+struct BlockPool {
+    buffers: Mutex<Vec<Vec<u8>>>,
+    capacity: usize,
+}
+
+impl BlockPool {
+    fn new(capacity: usize) -> Self {
+        Self {
+            buffers: Mutex::new(Vec::new()),
+            capacity,
+        }
+    }
+
+    /// An empty buffer (recycled if one is free).
+    fn take(&self) -> Vec<u8> {
+        let mut buffer = self.buffers.lock().unwrap().pop().unwrap_or_default();
+        buffer.clear();
+        buffer
+    }
+
+    fn put(&self, buffer: Option<Vec<u8>>) {
+        let mut buffers = self.buffers.lock().unwrap();
+        if let Some(buffer) = buffer.filter(|_| buffers.len() < self.capacity) {
+            buffers.push(buffer);
+        }
+    }
 }
 
 /// Parses a block of a line-based file again, one line at a time. After a syntax error the

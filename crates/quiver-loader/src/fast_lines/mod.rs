@@ -42,6 +42,7 @@ pub(crate) fn parse_block(
     std::str::from_utf8(bytes).ok()?;
     let mut parser = LineParser {
         terms: Default::default(),
+        recent: Default::default(),
         value: Vec::new(),
         with_graph: format == Format::NQuads,
         blank_prefix: blank_prefix.map_or(&[][..], str::as_bytes),
@@ -103,6 +104,9 @@ enum Kind {
 struct LineParser<'p> {
     /// The encodings of the line's subject, predicate, object and graph name.
     terms: [(Vec<u8>, Kind); 4],
+    /// Terms met recently and their ids, looked at before the chunk's table: the previous
+    /// subject (statements come grouped by subject) and a few predicates by slot.
+    recent: [(Vec<u8>, u32); 1 + PREDICATE_SLOTS],
     /// A literal's decoded value.
     value: Vec<u8>,
     with_graph: bool,
@@ -182,10 +186,19 @@ impl LineParser<'_> {
 
     /// Interns the line's terms and adds the statement; `None` when a term that is new to
     /// the chunk fails validation (then oxttl reports the error).
-    fn intern(&self, count: usize, chunk: &mut Chunk) -> Option<()> {
+    fn intern(&mut self, count: usize, chunk: &mut Chunk) -> Option<()> {
         let mut ids = [DEFAULT_GRAPH; 4];
         let mut missing = false;
-        for (id, (bytes, kind)) in ids.iter_mut().zip(&self.terms[..count]) {
+        let slots = [0, 1 + predicate_slot(&self.terms[1].0)];
+        for (position, (id, (bytes, kind))) in ids.iter_mut().zip(&self.terms[..count]).enumerate()
+        {
+            if let Some(&slot) = slots.get(position) {
+                let (recent, recent_id) = &self.recent[slot];
+                if recent == bytes {
+                    *id = *recent_id;
+                    continue;
+                }
+            }
             match chunk.find(bytes) {
                 Ok(found) => *id = found,
                 Err(_) => {
@@ -204,8 +217,24 @@ impl LineParser<'_> {
             }
         }
         chunk.quads.push(ids);
+        for (position, slot) in slots.into_iter().enumerate() {
+            let (recent, recent_id) = &mut self.recent[slot];
+            if *recent != self.terms[position].0 {
+                recent.clear();
+                recent.extend_from_slice(&self.terms[position].0);
+                *recent_id = ids[position];
+            }
+        }
         Some(())
     }
+}
+
+/// Slots of the recent predicates.
+const PREDICATE_SLOTS: usize = 16;
+
+fn predicate_slot(encoded: &[u8]) -> usize {
+    let last = encoded.last().copied().unwrap_or_default();
+    (encoded.len() ^ usize::from(last).wrapping_mul(7)) % PREDICATE_SLOTS
 }
 
 fn kind_of(encoded: &[u8]) -> Kind {

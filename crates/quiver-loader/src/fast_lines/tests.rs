@@ -272,6 +272,7 @@ fn the_common_shapes_take_the_fast_path() {
     ];
     let mut parser = LineParser {
         terms: Default::default(),
+        recent: Default::default(),
         value: Vec::new(),
         with_graph: false,
         blank_prefix: b"",
