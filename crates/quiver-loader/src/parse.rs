@@ -18,7 +18,9 @@ use oxrdfio::{RdfParseError, RdfParser};
 
 use crate::chunk::Chunk;
 use crate::fast_lines;
+use crate::source::Format;
 use crate::source::Source;
+use crate::turtle_split::{self, MIN_PARALLEL_BYTES};
 use crate::{LoadError, Progress};
 
 /// Target size of one parallel parsing unit of a line-based file.
@@ -29,6 +31,8 @@ pub(crate) struct UnitResult {
     pub source: usize,
     pub sequence: usize,
     pub chunk: Chunk,
+    /// More chunks: the pieces of a Turtle file parsed in parallel.
+    pub pieces: Vec<Chunk>,
     /// Newlines in the unit (to turn unit-relative lines into file lines).
     pub newlines: u64,
     pub statements: u64,
@@ -84,7 +88,7 @@ pub(crate) fn parse_sources(
                 };
                 let source = &sources[unit.source];
                 let prefix = blank_prefixes[unit.source].as_deref();
-                let (result, block) = parse_unit(unit, source, prefix, lenient, stop);
+                let (result, block) = parse_unit(unit, source, prefix, (lenient, threads), stop);
                 pool.put(block);
                 progress.statements(result.statements);
                 if !lenient && (!result.issues.is_empty() || result.io_error.is_some()) {
@@ -197,7 +201,7 @@ fn parse_unit(
     unit: Unit,
     source: &Source,
     blank_prefix: Option<&str>,
-    lenient: bool,
+    (lenient, threads): (bool, usize),
     stop: &AtomicBool,
 ) -> (UnitResult, Option<Vec<u8>>) {
     let mut block = None;
@@ -205,6 +209,7 @@ fn parse_unit(
         source: unit.source,
         sequence: unit.sequence,
         chunk: Chunk::new(),
+        pieces: Vec::new(),
         newlines: 0,
         statements: 0,
         issues: Vec::new(),
@@ -236,6 +241,30 @@ fn parse_unit(
             }
             block = Some(bytes);
         }
+        UnitData::WholeFile
+            if source.format == Format::Turtle && source.bytes >= MIN_PARALLEL_BYTES as u64 =>
+        {
+            match read_whole(source) {
+                Ok(bytes) => match turtle_split::parse(&bytes, threads, blank_prefix) {
+                    Some(pieces) => {
+                        for (chunk, statements) in pieces {
+                            result.statements += statements;
+                            result.pieces.push(chunk);
+                        }
+                    }
+                    // Errors and late declarations: the sequential parser decides.
+                    None => consume(
+                        parser
+                            .for_slice(&bytes)
+                            .map(|q| q.map_err(RdfParseError::from)),
+                        &mut result,
+                        blank_prefix,
+                        lenient,
+                    ),
+                },
+                Err(e) => result.io_error = Some(e),
+            }
+        }
         UnitData::WholeFile => match File::open(&source.path) {
             Ok(file) => {
                 let reader: Box<dyn Read> = if source.gzip {
@@ -255,6 +284,18 @@ fn parse_unit(
     }
     result.chunk.seal();
     (result, block)
+}
+
+/// The whole content of a file (decompressed).
+fn read_whole(source: &Source) -> std::io::Result<Vec<u8>> {
+    let mut file = File::open(&source.path)?;
+    let mut bytes = Vec::new();
+    if source.gzip {
+        MultiGzDecoder::new(BufReader::new(file)).read_to_end(&mut bytes)?;
+    } else {
+        file.read_to_end(&mut bytes)?;
+    }
+    Ok(bytes)
 }
 
 /// Buffers of blocks parsed, handed back to the reader.
