@@ -47,7 +47,12 @@ pub(crate) fn merge(mut chunks: Vec<Chunk>) -> Result<(Dictionary, EncodedGraphs
     // of the sorted runs: sorting all chunks' terms together compared terms through two
     // indirections scattered over every chunk's arena, which was the slowest step of a load.
     let runs: Vec<SortedRun> = chunks.par_iter_mut().map(SortedRun::new).collect();
-    let mut maps: Vec<Vec<Id>> = runs.iter().map(|r| vec![0; r.locals.len()]).collect();
+    // Global ids by rank in each run, written in order; turned into tables by local id in
+    // parallel below (scattering them here would miss the cache on every term).
+    let mut by_rank: Vec<Vec<Id>> = runs
+        .iter()
+        .map(|r| Vec::with_capacity(r.locals.len()))
+        .collect();
     let mut builder = DictionaryBuilder::new();
     let mut heap: BinaryHeap<Head<'_>> = runs
         .iter()
@@ -68,7 +73,7 @@ pub(crate) fn merge(mut chunks: Vec<Chunk>) -> Result<(Dictionary, EncodedGraphs
         }
         let id = Id::try_from(builder.len() - 1).map_err(|_| LoadError::TooManyTerms)?;
         let run = &runs[head.run as usize];
-        maps[head.run as usize][run.locals[head.rank as usize] as usize] = id;
+        by_rank[head.run as usize].push(id);
         head.rank += 1;
         if (head.rank as usize) < run.locals.len() {
             head.term = run.term(head.rank as usize);
@@ -77,13 +82,17 @@ pub(crate) fn merge(mut chunks: Vec<Chunk>) -> Result<(Dictionary, EncodedGraphs
         }
     }
     drop(heap);
-    drop(runs);
+    let locals: Vec<Vec<u32>> = runs.into_iter().map(|run| run.locals).collect();
     let dictionary = builder.finish();
 
     let per_chunk: Vec<EncodedGraphs> = chunks
         .into_par_iter()
-        .zip(maps.into_par_iter())
-        .map(|(chunk, map)| {
+        .zip(locals.into_par_iter().zip(by_rank.into_par_iter()))
+        .map(|(chunk, (locals, by_rank))| {
+            let mut map: Vec<Id> = vec![0; locals.len()];
+            for (&local, id) in locals.iter().zip(by_rank) {
+                map[local as usize] = id;
+            }
             let mut graphs = EncodedGraphs::default();
             let mut named: Vec<[Id; 4]> = Vec::new();
             for q in &chunk.quads {

@@ -219,18 +219,23 @@ fn parse_unit(
     let parser = RdfParser::from_format(source.format.rdf_format());
     match unit.data {
         UnitData::Block(bytes) => {
-            result.newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
             let fast = if stop.load(Ordering::Relaxed) {
                 None
             } else {
                 fast_lines::parse_block(&bytes, source.format, blank_prefix, &mut result.chunk)
             };
-            if let Some(statements) = fast {
-                result.statements = statements;
-            } else if !stop.load(Ordering::Relaxed) {
+            if let Some(parsed) = &fast {
+                result.statements = parsed.statements;
+                result.newlines = parsed.newlines;
+            } else {
+                // A block not parsed (the load stopped) still counts its lines for the
+                // positions of later errors.
+                result.newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
+                result.chunk = Chunk::new();
+            }
+            if fast.is_none() && !stop.load(Ordering::Relaxed) {
                 // The fast path met a line oxttl rejects (or text that is not UTF-8):
                 // oxttl parses the block, giving its errors and recovery.
-                result.chunk = Chunk::new();
                 let quads = parser
                     .for_slice(&bytes)
                     .map(|q| q.map_err(RdfParseError::from));

@@ -31,14 +31,14 @@ const RDF_LANG_STRING: &[u8] = b"http://www.w3.org/1999/02/22-rdf-syntax-ns#lang
 const RDF_DIR_LANG_STRING: &[u8] = b"http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
 
 /// Parses a block of whole lines of `format` (N-Triples or N-Quads) into `chunk`, returning
-/// the number of statements, or `None` when the block must be parsed by oxttl instead (it
+/// the numbers of statements and newlines, or `None` when the block must be parsed by oxttl instead (it
 /// holds a line oxttl rejects, or is not UTF-8); `chunk` is then to be thrown away.
 pub(crate) fn parse_block(
     bytes: &[u8],
     format: Format,
     blank_prefix: Option<&str>,
     chunk: &mut Chunk,
-) -> Option<u64> {
+) -> Option<Parsed> {
     std::str::from_utf8(bytes).ok()?;
     let mut parser = LineParser {
         terms: Default::default(),
@@ -48,9 +48,16 @@ pub(crate) fn parse_block(
         blank_prefix: blank_prefix.map_or(&[][..], str::as_bytes),
     };
     let mut statements = 0u64;
+    let mut newlines = 0u64;
     let mut start = 0;
     while start < bytes.len() {
-        let end = memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        let end = match memchr(b'\n', &bytes[start..]) {
+            Some(i) => {
+                newlines += 1;
+                start + i
+            }
+            None => bytes.len(),
+        };
         let line = &bytes[start..end];
         start = end + 1;
         match parser.parse_line(line) {
@@ -62,7 +69,16 @@ pub(crate) fn parse_block(
             None => statements += parse_line_with_oxttl(line, format, blank_prefix, chunk)?,
         }
     }
-    Some(statements)
+    Some(Parsed {
+        statements,
+        newlines,
+    })
+}
+
+/// What [`parse_block`] read.
+pub(crate) struct Parsed {
+    pub statements: u64,
+    pub newlines: u64,
 }
 
 /// Parses one line with oxttl (as the loader's oxttl path does); `None` on any error.

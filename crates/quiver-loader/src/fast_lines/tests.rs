@@ -20,7 +20,13 @@ fn oxttl_chunk(bytes: &[u8], format: Format, prefix: Option<&str>) -> Option<(Ch
 
 fn check(bytes: &[u8], format: Format, prefix: Option<&str>) -> Result<(), TestCaseError> {
     let mut fast = Chunk::new();
-    let statements = parse_block(bytes, format, prefix, &mut fast);
+    let statements = parse_block(bytes, format, prefix, &mut fast).map(|parsed| {
+        assert_eq!(
+            parsed.newlines as usize,
+            memchr::memchr_iter(b'\n', bytes).count()
+        );
+        parsed.statements
+    });
     match (statements, oxttl_chunk(bytes, format, prefix)) {
         (None, None) => {}
         (Some(statements), Some((reference, expected))) => {
