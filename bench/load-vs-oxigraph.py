@@ -3,7 +3,10 @@
 in the same run, alternating the two, and reports the median of several runs as JSON.
 
 Usage: PYTHON=/path/to/python-with-pyoxigraph \\
-       bench/load-vs-oxigraph.py [--runs 3] [--quiver target/release/quiver] [--json OUT] FILE...
+       bench/load-vs-oxigraph.py [--runs 3] [--oxigraph-runs N] [--json OUT]
+                                 [--quiver [NAME=]BINARY]... FILE...
+
+Several `--quiver NAME=BINARY` compare builds (say, before and after a change) in the same run.
 
 FILE may be N-Triples (.nt), N-Quads (.nq), Turtle (.ttl), each optionally gzipped (.gz).
 For each file and engine: the load's own seconds (Quiver's report, which leaves out saving
@@ -98,24 +101,36 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("files", nargs="+")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--quiver", default="target/release/quiver")
+    parser.add_argument("--quiver", action="append", help="[NAME=]BINARY (repeatable)")
+    parser.add_argument("--oxigraph-runs", type=int, help="Oxigraph's runs (default: --runs)")
     parser.add_argument("--python", default=os.environ.get("PYTHON", sys.executable))
     parser.add_argument("--json", help="also write the report to this file")
     parser.add_argument("--no-oxigraph", action="store_true")
     args = parser.parse_args()
+    binaries = [
+        tuple(spec.split("=", 1)) if "=" in spec else ("quiver", spec)
+        for spec in (args.quiver or ["target/release/quiver"])
+    ]
+    oxigraph_runs = 0 if args.no_oxigraph else (args.oxigraph_runs or args.runs)
     report = {"cores": os.cpu_count(), "files": []}
     for path in args.files:
-        quiver, oxigraph = [], []
-        for _ in range(args.runs):
-            quiver.append(run_quiver(args.quiver, path))
-            if not args.no_oxigraph:
+        quiver = {name: [] for name, _ in binaries}
+        oxigraph = []
+        for run in range(max(args.runs, oxigraph_runs)):
+            if run < args.runs:
+                for name, binary in binaries:
+                    quiver[name].append(run_quiver(binary, path))
+            if run < oxigraph_runs:
                 oxigraph.append(run_oxigraph(args.python, path))
-        entry = {"file": os.path.basename(path), "quiver": summary(quiver)}
+        entry = {"file": os.path.basename(path)}
+        for name, runs in quiver.items():
+            entry[name] = summary(runs)
         if oxigraph:
             entry["oxigraph"] = summary(oxigraph)
-            entry["speedup"] = round(
-                entry["oxigraph"]["seconds"] / entry["quiver"]["seconds"], 2
-            )
+            for name in quiver:
+                entry[f"oxigraph/{name}"] = round(
+                    entry["oxigraph"]["seconds"] / entry[name]["seconds"], 2
+                )
         report["files"].append(entry)
         print(json.dumps(entry), flush=True)
     if args.json:
