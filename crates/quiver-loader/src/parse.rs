@@ -20,7 +20,7 @@ use crate::chunk::Chunk;
 use crate::fast_lines;
 use crate::source::Format;
 use crate::source::Source;
-use crate::turtle_split::{self, MIN_PARALLEL_BYTES};
+use crate::turtle_split;
 use crate::{LoadError, Progress};
 
 /// Target size of one parallel parsing unit of a line-based file.
@@ -247,7 +247,8 @@ fn parse_unit(
             block = Some(bytes);
         }
         UnitData::WholeFile
-            if source.format == Format::Turtle && source.bytes >= MIN_PARALLEL_BYTES as u64 =>
+            if source.format == Format::Turtle
+                && turtle_split::in_pieces(source.bytes, source.gzip) =>
         {
             match read_whole(source) {
                 Ok(bytes) => match turtle_split::parse(&bytes, threads, blank_prefix) {

@@ -23,7 +23,21 @@ use rayon::prelude::*;
 use crate::chunk::Chunk;
 
 /// Below this size a file is parsed sequentially.
-pub const MIN_PARALLEL_BYTES: usize = 4 << 20;
+pub const MIN_PARALLEL_BYTES: u64 = 4 << 20;
+
+/// A file parsed in pieces is first read whole into memory: above this size (on disk;
+/// a tenth of it for gzip) it is streamed to the sequential parser instead.
+pub const MAX_PARALLEL_BYTES: u64 = 4 << 30;
+
+/// Whether a Turtle file of `bytes` on disk is parsed in pieces.
+pub fn in_pieces(bytes: u64, gzip: bool) -> bool {
+    let limit = if gzip {
+        MAX_PARALLEL_BYTES / 10
+    } else {
+        MAX_PARALLEL_BYTES
+    };
+    (MIN_PARALLEL_BYTES..=limit).contains(&bytes)
+}
 
 /// The smallest piece worth a task of its own.
 const MIN_PIECE_BYTES: usize = 1 << 20;
