@@ -98,6 +98,7 @@ proptest! {
         prop_assert_eq!(report.statements, good + from_bad);
         let distinct: std::collections::HashSet<&String> =
             lines.iter().filter(|l| l.as_str() != bad).collect();
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
         let distinct = distinct.len() as u64;
         prop_assert!(
             (distinct..=distinct + from_bad).contains(&store.triples()),
