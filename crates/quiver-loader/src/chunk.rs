@@ -41,15 +41,31 @@ impl Chunk {
 
     /// Interns an encoded term, returning its local id.
     pub fn intern(&mut self, bytes: &[u8]) -> u32 {
+        match self.find(bytes) {
+            Ok(id) => id,
+            Err(hash) => self.insert_new(bytes, hash),
+        }
+    }
+
+    /// The local id of an encoded term, or (when the chunk does not hold it yet) the hash
+    /// to insert it with: the fast N-Triples path validates a term only on its first
+    /// occurrence in the chunk.
+    #[inline]
+    pub fn find(&self, bytes: &[u8]) -> Result<u32, u64> {
         let hash = FxBuildHasher.hash_one(bytes);
         let (arena, spans) = (&self.arena, &self.spans);
         let slice = |id: u32| {
             let (start, length) = spans[id as usize];
             &arena[start as usize..start as usize + length as usize]
         };
-        if let Some(&id) = self.table.find(hash, |&id| slice(id) == bytes) {
-            return id;
+        match self.table.find(hash, |&id| slice(id) == bytes) {
+            Some(&id) => Ok(id),
+            None => Err(hash),
         }
+    }
+
+    /// Adds a term that [`Chunk::find`] did not find, with the hash it returned.
+    pub fn insert_new(&mut self, bytes: &[u8], hash: u64) -> u32 {
         let id = self.spans.len() as u32;
         self.spans
             .push((self.arena.len() as u64, bytes.len() as u32));

@@ -7,10 +7,12 @@
 //! content with the new data and rebuilds the index.
 
 mod chunk;
+mod fast_lines;
 mod lubm;
 mod merge;
 mod parse;
 pub mod source;
+mod turtle_split;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -146,6 +148,7 @@ pub fn load_files(
         statements_per_source[result.source] += result.statements;
         lines_before[result.source] += result.newlines;
         chunks.push(result.chunk);
+        chunks.extend(result.pieces);
     }
     if let Some((source, _)) = sources
         .iter()

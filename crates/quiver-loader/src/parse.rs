@@ -3,7 +3,9 @@
 //! The calling thread reads: line-based files (N-Triples, N-Quads, plain or gzip) are cut
 //! into blocks of about [`BLOCK_BYTES`] at newlines, so one large file is parsed by every
 //! worker; other syntaxes are one unit per file (their statements span lines). Workers parse
-//! units with Oxigraph's parsers (`oxrdfio`) and encode them into [`Chunk`]s. At most
+//! blocks with the fast line parser (`fast_lines`), which falls back to Oxigraph's parsers
+//! (`oxrdfio`) for a block it cannot take, and other units with Oxigraph's parsers; each unit
+//! is encoded into a [`Chunk`]. At most
 //! two units per worker wait in the queue, which bounds the memory of text in flight.
 
 use std::fs::File;
@@ -15,7 +17,10 @@ use flate2::read::MultiGzDecoder;
 use oxrdfio::{RdfParseError, RdfParser};
 
 use crate::chunk::Chunk;
+use crate::fast_lines;
+use crate::source::Format;
 use crate::source::Source;
+use crate::turtle_split;
 use crate::{LoadError, Progress};
 
 /// Target size of one parallel parsing unit of a line-based file.
@@ -26,6 +31,8 @@ pub(crate) struct UnitResult {
     pub source: usize,
     pub sequence: usize,
     pub chunk: Chunk,
+    /// More chunks: the pieces of a Turtle file parsed in parallel.
+    pub pieces: Vec<Chunk>,
     /// Newlines in the unit (to turn unit-relative lines into file lines).
     pub newlines: u64,
     pub statements: u64,
@@ -68,11 +75,12 @@ pub(crate) fn parse_sources(
     let (unit_sender, unit_receiver) = mpsc::sync_channel::<Unit>(threads * 2);
     let unit_receiver = Mutex::new(unit_receiver);
     let (result_sender, result_receiver) = mpsc::channel::<UnitResult>();
+    let pool = BlockPool::new(threads.max(1) * 3 + 1);
 
     let read_result = std::thread::scope(|scope| {
         for _ in 0..threads.max(1) {
             let result_sender = result_sender.clone();
-            let (unit_receiver, stop) = (&unit_receiver, &stop);
+            let (unit_receiver, stop, pool) = (&unit_receiver, &stop, &pool);
             scope.spawn(move || loop {
                 let unit = match unit_receiver.lock().unwrap().recv() {
                     Ok(unit) => unit,
@@ -80,7 +88,8 @@ pub(crate) fn parse_sources(
                 };
                 let source = &sources[unit.source];
                 let prefix = blank_prefixes[unit.source].as_deref();
-                let result = parse_unit(unit, source, prefix, lenient, stop);
+                let (result, block) = parse_unit(unit, source, prefix, (lenient, threads), stop);
+                pool.put(block);
                 progress.statements(result.statements);
                 if !lenient && (!result.issues.is_empty() || result.io_error.is_some()) {
                     stop.store(true, Ordering::Relaxed);
@@ -98,7 +107,8 @@ pub(crate) fn parse_sources(
                     break;
                 }
                 if source.format.is_line_based() {
-                    read_blocks(index, source, &mut sequence, &unit_sender, &stop, progress)?;
+                    let sender = (&unit_sender, &pool);
+                    read_blocks(index, source, &mut sequence, sender, &stop, progress)?;
                 } else {
                     progress.bytes(source.bytes);
                     let unit = Unit {
@@ -128,7 +138,7 @@ fn read_blocks(
     index: usize,
     source: &Source,
     sequence: &mut usize,
-    sender: &mpsc::SyncSender<Unit>,
+    (sender, pool): (&mpsc::SyncSender<Unit>, &BlockPool),
     stop: &AtomicBool,
     progress: &dyn Progress,
 ) -> Result<(), LoadError> {
@@ -147,24 +157,23 @@ fn read_blocks(
     };
     let mut carry = Vec::new();
     loop {
-        let mut block = std::mem::take(&mut carry);
-        let start = block.len();
-        block.resize(start + BLOCK_BYTES, 0);
-        let mut filled = start;
-        while filled < block.len() {
-            match reader.read(&mut block[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(LoadError::io(&source.path, e)),
-            }
-        }
-        block.truncate(filled);
-        let at_end = filled < start + BLOCK_BYTES;
+        let mut block = pool.take();
+        block.extend_from_slice(&carry);
+        carry.clear();
+        // Read into the buffer's spare capacity: a recycled buffer is neither zeroed nor
+        // faulted in again.
+        let read = (&mut reader)
+            .take(BLOCK_BYTES as u64)
+            .read_to_end(&mut block)
+            .map_err(|e| LoadError::io(&source.path, e))?;
+        let at_end = read < BLOCK_BYTES;
         if !at_end {
             // Keep the last partial line for the next block (a block of one huge line grows).
             match memchr::memrchr(b'\n', &block) {
-                Some(newline) => carry = block.split_off(newline + 1),
+                Some(newline) => {
+                    carry.extend_from_slice(&block[newline + 1..]);
+                    block.truncate(newline + 1);
+                }
                 None => {
                     carry = block;
                     continue;
@@ -192,13 +201,15 @@ fn parse_unit(
     unit: Unit,
     source: &Source,
     blank_prefix: Option<&str>,
-    lenient: bool,
+    (lenient, threads): (bool, usize),
     stop: &AtomicBool,
-) -> UnitResult {
+) -> (UnitResult, Option<Vec<u8>>) {
+    let mut block = None;
     let mut result = UnitResult {
         source: unit.source,
         sequence: unit.sequence,
         chunk: Chunk::new(),
+        pieces: Vec::new(),
         newlines: 0,
         statements: 0,
         issues: Vec::new(),
@@ -208,8 +219,23 @@ fn parse_unit(
     let parser = RdfParser::from_format(source.format.rdf_format());
     match unit.data {
         UnitData::Block(bytes) => {
-            result.newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
-            if !stop.load(Ordering::Relaxed) {
+            let fast = if stop.load(Ordering::Relaxed) {
+                None
+            } else {
+                fast_lines::parse_block(&bytes, source.format, blank_prefix, &mut result.chunk)
+            };
+            if let Some(parsed) = &fast {
+                result.statements = parsed.statements;
+                result.newlines = parsed.newlines;
+            } else {
+                // A block not parsed (the load stopped) still counts its lines for the
+                // positions of later errors.
+                result.newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
+                result.chunk = Chunk::new();
+            }
+            if fast.is_none() && !stop.load(Ordering::Relaxed) {
+                // The fast path met a line oxttl rejects (or text that is not UTF-8):
+                // oxttl parses the block, giving its errors and recovery.
                 let quads = parser
                     .for_slice(&bytes)
                     .map(|q| q.map_err(RdfParseError::from));
@@ -217,6 +243,32 @@ fn parse_unit(
                 if lenient && result.malformed > 0 {
                     reparse_lines(&bytes, source, &mut result, blank_prefix);
                 }
+            }
+            block = Some(bytes);
+        }
+        UnitData::WholeFile
+            if source.format == Format::Turtle
+                && turtle_split::in_pieces(source.bytes, source.gzip) =>
+        {
+            match read_whole(source) {
+                Ok(bytes) => match turtle_split::parse(&bytes, threads, blank_prefix) {
+                    Some(pieces) => {
+                        for (chunk, statements) in pieces {
+                            result.statements += statements;
+                            result.pieces.push(chunk);
+                        }
+                    }
+                    // Errors and late declarations: the sequential parser decides.
+                    None => consume(
+                        parser
+                            .for_slice(&bytes)
+                            .map(|q| q.map_err(RdfParseError::from)),
+                        &mut result,
+                        blank_prefix,
+                        lenient,
+                    ),
+                },
+                Err(e) => result.io_error = Some(e),
             }
         }
         UnitData::WholeFile => match File::open(&source.path) {
@@ -237,7 +289,48 @@ fn parse_unit(
         },
     }
     result.chunk.seal();
-    result
+    (result, block)
+}
+
+/// The whole content of a file (decompressed).
+fn read_whole(source: &Source) -> std::io::Result<Vec<u8>> {
+    let mut file = File::open(&source.path)?;
+    let mut bytes = Vec::new();
+    if source.gzip {
+        MultiGzDecoder::new(BufReader::new(file)).read_to_end(&mut bytes)?;
+    } else {
+        file.read_to_end(&mut bytes)?;
+    }
+    Ok(bytes)
+}
+
+/// Buffers of blocks parsed, handed back to the reader.
+struct BlockPool {
+    buffers: Mutex<Vec<Vec<u8>>>,
+    capacity: usize,
+}
+
+impl BlockPool {
+    fn new(capacity: usize) -> Self {
+        Self {
+            buffers: Mutex::new(Vec::new()),
+            capacity,
+        }
+    }
+
+    /// An empty buffer (recycled if one is free).
+    fn take(&self) -> Vec<u8> {
+        let mut buffer = self.buffers.lock().unwrap().pop().unwrap_or_default();
+        buffer.clear();
+        buffer
+    }
+
+    fn put(&self, buffer: Option<Vec<u8>>) {
+        let mut buffers = self.buffers.lock().unwrap();
+        if let Some(buffer) = buffer.filter(|_| buffers.len() < self.capacity) {
+            buffers.push(buffer);
+        }
+    }
 }
 
 /// Parses a block of a line-based file again, one line at a time. After a syntax error the

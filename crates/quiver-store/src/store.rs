@@ -81,6 +81,8 @@ impl Store {
     /// Builds a store from a dictionary and triples of its term ids.
     pub fn build(dictionary: Dictionary, mut input: EncodedGraphs, info: LoadInfo) -> Self {
         // The predicate id space: distinct predicate terms, ascending.
+        // Each worker collects the predicates of its part into a small set (collecting into
+        // one set directly would insert every triple's predicate on one thread).
         let mut predicates: Vec<Id> = input
             .default_graph
             .par_iter()
@@ -91,7 +93,14 @@ impl Store {
                     .par_iter()
                     .flat_map_iter(|(_, ts)| ts.iter().map(|t| t[1])),
             )
-            .collect::<std::collections::HashSet<_>>()
+            .fold(rustc_hash::FxHashSet::default, |mut set, p| {
+                set.insert(p);
+                set
+            })
+            .reduce(rustc_hash::FxHashSet::default, |mut a, b| {
+                a.extend(b);
+                a
+            })
             .into_iter()
             .collect();
         predicates.sort_unstable();
