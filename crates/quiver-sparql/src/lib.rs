@@ -23,6 +23,7 @@ pub mod explain;
 mod fuse;
 pub mod memory;
 pub mod nesting;
+pub mod operands;
 pub mod operator;
 pub mod plan_file;
 pub mod planner;

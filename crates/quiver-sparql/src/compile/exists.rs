@@ -33,6 +33,8 @@ impl Compiler<'_> {
 fn exists_patterns<'e>(expression: &'e Expression, out: &mut Vec<&'e GraphPattern>) {
     match expression {
         Expression::Exists(pattern) => out.push(pattern),
-        _ => super::for_each_operand(expression, &mut |operand| exists_patterns(operand, out)),
+        _ => crate::operands::for_each_operand(expression, &mut |operand| {
+            exists_patterns(operand, out)
+        }),
     }
 }

@@ -363,44 +363,8 @@ fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
     match expression {
         Expression::Variable(v) | Expression::Bound(v) => out.push(v.clone()),
         Expression::Exists(_) => {}
-        _ => for_each_operand(expression, &mut |operand| collect_vars(operand, out)),
-    }
-}
-
-/// Calls `f` on each operand of `expression` (none for constants, variables, `BOUND` and
-/// `EXISTS`, whose pattern is no expression).
-pub(crate) fn for_each_operand<'e>(expression: &'e Expression, f: &mut impl FnMut(&'e Expression)) {
-    match expression {
-        Expression::Or(a, b)
-        | Expression::And(a, b)
-        | Expression::Equal(a, b)
-        | Expression::SameTerm(a, b)
-        | Expression::Greater(a, b)
-        | Expression::GreaterOrEqual(a, b)
-        | Expression::Less(a, b)
-        | Expression::LessOrEqual(a, b)
-        | Expression::Add(a, b)
-        | Expression::Subtract(a, b)
-        | Expression::Multiply(a, b)
-        | Expression::Divide(a, b) => {
-            f(a);
-            f(b);
+        _ => {
+            crate::operands::for_each_operand(expression, &mut |operand| collect_vars(operand, out))
         }
-        Expression::In(a, list) => {
-            f(a);
-            list.iter().for_each(f);
-        }
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => f(a),
-        Expression::If(a, b, c) => {
-            f(a);
-            f(b);
-            f(c);
-        }
-        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => list.iter().for_each(f),
-        Expression::NamedNode(_)
-        | Expression::Literal(_)
-        | Expression::Variable(_)
-        | Expression::Bound(_)
-        | Expression::Exists(_) => {}
     }
 }

@@ -226,42 +226,26 @@ const MAX_SEEDS: u64 = 1 << 22;
 /// Whether `expression` can be decided per id (no EXISTS, nothing random or fresh); adds
 /// the variables it reads to `variables`.
 fn per_id(expression: &Expression, variables: &mut Vec<Variable>) -> bool {
-    let operands: Vec<&Expression> = match expression {
-        Expression::NamedNode(_) | Expression::Literal(_) => Vec::new(),
+    match expression {
         Expression::Variable(v) | Expression::Bound(v) => {
             if !variables.contains(v) {
                 variables.push(v.clone());
             }
-            Vec::new()
+            true
         }
-        Expression::Exists(_) => return false,
-        Expression::Or(a, b)
-        | Expression::And(a, b)
-        | Expression::Equal(a, b)
-        | Expression::SameTerm(a, b)
-        | Expression::Greater(a, b)
-        | Expression::GreaterOrEqual(a, b)
-        | Expression::Less(a, b)
-        | Expression::LessOrEqual(a, b)
-        | Expression::Add(a, b)
-        | Expression::Subtract(a, b)
-        | Expression::Multiply(a, b)
-        | Expression::Divide(a, b) => vec![a, b],
-        Expression::In(a, list) => std::iter::once(&**a).chain(list).collect(),
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => vec![a],
-        Expression::If(a, b, c) => vec![a, b, c],
-        Expression::Coalesce(list) => list.iter().collect(),
-        Expression::FunctionCall(function, list) => {
-            if matches!(
-                function,
-                Function::Rand | Function::Uuid | Function::StrUuid | Function::BNode
-            ) {
-                return false;
-            }
-            list.iter().collect()
+        Expression::Exists(_) => false,
+        Expression::FunctionCall(
+            Function::Rand | Function::Uuid | Function::StrUuid | Function::BNode,
+            _,
+        ) => false,
+        _ => {
+            let mut decidable = true;
+            crate::operands::for_each_operand(expression, &mut |operand| {
+                decidable = decidable && per_id(operand, variables);
+            });
+            decidable
         }
-    };
-    operands.into_iter().all(|e| per_id(e, variables))
+    }
 }
 
 /// The base ids for which `expression` (over `variable` alone) is true, as sorted ranges,
