@@ -15,7 +15,9 @@ fn quiver() -> Command {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("quiver-bench-{}-{name}", std::process::id()));
+    // Under the target directory, one name per test: the next run starts by removing what
+    // this one leaves (the stores shared by a file's tests live as long as the process).
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bench-cli-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
