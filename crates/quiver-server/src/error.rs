@@ -71,7 +71,8 @@ impl ApiError {
     }
 
     /// The status for an engine error: bad queries are the client's (400), time limits 504,
-    /// result caps 422, cancellation (shutdown) 503, the memory budget 507.
+    /// result caps 422, cancellation (shutdown) 503, the memory budget 507, a failed GPU
+    /// 500.
     pub fn from_query(error: &QueryError) -> Self {
         let status = match error {
             QueryError::Syntax(_)
@@ -82,6 +83,7 @@ impl ApiError {
             QueryError::TooManyResults(_) => StatusCode::UNPROCESSABLE_ENTITY,
             QueryError::Cancelled => StatusCode::SERVICE_UNAVAILABLE,
             QueryError::MemoryLimit { .. } => StatusCode::INSUFFICIENT_STORAGE,
+            QueryError::Device(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let mut message = error.to_string();
         if let QueryError::TooManyResults(_) = error {

@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use quiver_store::{GraphIndex, Store};
 
+use crate::device::BgpDevice;
 use crate::error::QueryError;
 use crate::memory::{MemoryBudget, Reservation};
 
@@ -130,6 +131,8 @@ pub struct ExecContext<'a> {
     pub graph: &'a GraphIndex,
     pub threads: usize,
     pub state: &'a QueryState,
+    /// The accelerator that runs heavy exploration steps, if any.
+    pub device: Option<&'a dyn BgpDevice>,
 }
 
 impl<'a> ExecContext<'a> {

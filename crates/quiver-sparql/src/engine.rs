@@ -52,6 +52,8 @@ pub struct ExecOptions {
     /// Called on every check of the query's limits (tests: cancel at a chosen check).
     #[doc(hidden)]
     pub check_hook: Option<CheckHook>,
+    /// The accelerator that runs heavy exploration steps (`--device gpu`); `None`: the CPU.
+    pub device: Option<Arc<dyn crate::device::BgpDevice>>,
 }
 
 impl Default for ExecOptions {
@@ -64,6 +66,7 @@ impl Default for ExecOptions {
             max_memory: None,
             budget: None,
             check_hook: None,
+            device: None,
         }
     }
 }
@@ -298,6 +301,7 @@ impl PreparedQuery {
             &state,
         );
         evaluator.dataset = self.dataset.clone();
+        evaluator.device = options.device.clone();
         if let Some(base) = &self.base_iri {
             evaluator.expressions = quiver_expr::EvalContext::new().with_base_iri(base.clone());
         }

@@ -29,6 +29,9 @@ pub enum QueryError {
     /// `LOAD` that failed.
     #[error("update failed: {0}")]
     Update(String),
+    /// The accelerator a query was sent to failed (out of device memory, a driver error).
+    #[error("device error: {0}")]
+    Device(String),
 }
 
 impl QueryError {

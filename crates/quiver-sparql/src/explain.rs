@@ -41,7 +41,12 @@ pub fn render(profile: &ExecutionProfile) -> String {
             "  {:<4} {:<26} {:>14} {:>12} {:>12}",
             "step", "operation", "estimated", "actual", "time µs"
         );
+        // Steps left in the current run on a device.
+        let mut device_left = 0;
         for (s, step) in bgp.steps.iter().enumerate() {
+            if let Some(run) = &step.transfer {
+                device_left = run.steps;
+            }
             let operation = match step.step.kind {
                 StepKind::Walk(Direction::Out) => {
                     format!("{} >  (walk out)", step.step.pattern + 1)
@@ -74,10 +79,29 @@ pub fn render(profile: &ExecutionProfile) -> String {
                 step.micros,
                 if step.parallel {
                     " (parallel, summed)"
+                } else if device_left > 0 {
+                    " (device)"
                 } else {
                     ""
                 }
             );
+            device_left = device_left.saturating_sub(1);
+        }
+        for (s, step) in bgp.steps.iter().enumerate() {
+            if let Some(run) = &step.transfer {
+                let _ = writeln!(
+                    out,
+                    "  steps {}–{} ran on {}: upload {} bytes in {:.1} µs, download {} bytes in {:.1} µs, {:.1} µs in all",
+                    s + 1,
+                    s + run.steps,
+                    run.device,
+                    run.upload_bytes,
+                    run.upload_micros,
+                    run.download_bytes,
+                    run.download_micros,
+                    run.total_micros
+                );
+            }
         }
     }
     for group in &profile.groups {

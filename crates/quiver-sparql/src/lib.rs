@@ -16,6 +16,7 @@ pub mod compile;
 pub mod context;
 pub mod dataset;
 pub mod describe;
+pub mod device;
 pub mod engine;
 pub mod error;
 pub mod exec;

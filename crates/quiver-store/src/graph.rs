@@ -175,6 +175,18 @@ impl GraphIndex {
         }
     }
 
+    /// One direction's arrays as they lie in memory — vertex `v`'s record at
+    /// `words[offsets[v]..offsets[v + 1]]`, laid out as `adjacency.rs` describes — for
+    /// copying the index to a device; `None` when the adjacency is sparse (a named graph)
+    /// or updates patched it (a device then reads the CPU's index instead).
+    pub fn dense_arrays(&self, direction: Direction) -> Option<(&[u64], &[Id])> {
+        let adjacency = self.adjacency(direction);
+        if adjacency.vertices.is_some() || adjacency.is_patched() {
+            return None;
+        }
+        Some((&adjacency.offsets, &adjacency.words))
+    }
+
     /// Number of distinct triples.
     pub fn triples(&self) -> u64 {
         self.triples

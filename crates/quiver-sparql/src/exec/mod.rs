@@ -73,6 +73,8 @@ const LOCAL_TERM_BYTES: usize = 2 * std::mem::size_of::<Term>() + 16;
 pub struct Evaluator<'a> {
     pub store: &'a Store,
     pub threads: usize,
+    /// The accelerator that runs heavy exploration steps, if any.
+    pub device: Option<std::sync::Arc<dyn crate::device::BgpDevice>>,
     /// Deadline, cancellation, memory budget and recorded errors, shared by all threads.
     pub state: &'a QueryState,
     /// The query's variables, EXISTS patterns' included.
@@ -110,6 +112,7 @@ impl<'a> Evaluator<'a> {
         Self {
             store,
             threads,
+            device: None,
             state,
             vars,
             exists,
@@ -152,6 +155,7 @@ impl<'a> Evaluator<'a> {
             graph: self.dataset.index(self.store, graph),
             threads: self.threads,
             state: self.state,
+            device: self.device.as_deref(),
         }
     }
 

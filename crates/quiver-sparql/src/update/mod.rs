@@ -197,6 +197,7 @@ impl<'o> Request<'o> {
             graph: store.graph(),
             threads: self.options.threads.max(1),
             state: &self.state,
+            device: None,
         }
     }
 
@@ -221,6 +222,7 @@ impl<'o> Request<'o> {
             max_memory: self.options.max_memory,
             budget: Some(self.budget.clone()),
             check_hook: self.options.check_hook.clone(),
+            device: self.options.device.clone(),
         })
     }
 

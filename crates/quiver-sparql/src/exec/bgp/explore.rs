@@ -40,6 +40,23 @@ pub struct StepProfile {
     /// Time spent in the step, summed over threads when it ran in parallel.
     pub micros: f64,
     pub parallel: bool,
+    /// On the first step of a run of steps that went to a device: the device and the
+    /// transfers of the run.
+    pub transfer: Option<TransferProfile>,
+}
+
+/// A run of steps on a device (for EXPLAIN).
+#[derive(Debug, Clone)]
+pub struct TransferProfile {
+    pub device: String,
+    /// Steps in the run.
+    pub steps: usize,
+    pub upload_bytes: usize,
+    pub upload_micros: f64,
+    pub download_bytes: usize,
+    pub download_micros: f64,
+    /// The whole run: transfers, kernels and the host's orchestration.
+    pub total_micros: f64,
 }
 
 /// Runs `steps` of `bgp` starting from `input` (the unit table, or seed rows). With
@@ -82,6 +99,7 @@ pub fn explore(
                 rows: table.rows,
                 micros: started.elapsed().as_secs_f64() * 1e6,
                 parallel: false,
+                transfer: None,
             });
         }
         let table = apply_equalities(ctx, table, &bgp.equalities)?;
@@ -100,23 +118,38 @@ fn explore_all(
     profile: &mut Vec<StepProfile>,
 ) -> Result<Table, QueryError> {
     let mut table = input;
-    for (k, step) in steps.iter().enumerate() {
-        let started = Instant::now();
-        table = apply_step(
-            &bgp.patterns[step.pattern],
-            *step,
-            partner(bgp, step),
-            &table,
-            &mut Bounded::new(ctx, usize::MAX),
-        )?;
-        profile.push(StepProfile {
-            step: *step,
-            rows: table.rows,
-            micros: started.elapsed().as_secs_f64() * 1e6,
-            parallel: false,
-        });
-        let rest = &steps[k + 1..];
-        if ctx.threads > 1 && !rest.is_empty() && table.rows >= PARALLEL_MIN_ROWS {
+    let mut k = 0;
+    while k < steps.len() {
+        let step = &steps[k];
+        if let Some((done, taken)) =
+            super::device::run_on_device(bgp, &steps[k..], &table, ctx, profile)?
+        {
+            table = done;
+            k += taken;
+        } else {
+            let started = Instant::now();
+            table = apply_step(
+                &bgp.patterns[step.pattern],
+                *step,
+                partner(bgp, step),
+                &table,
+                &mut Bounded::new(ctx, usize::MAX),
+            )?;
+            profile.push(StepProfile {
+                step: *step,
+                rows: table.rows,
+                micros: started.elapsed().as_secs_f64() * 1e6,
+                parallel: false,
+                transfer: None,
+            });
+            k += 1;
+        }
+        let rest = &steps[k..];
+        if ctx.threads > 1
+            && !rest.is_empty()
+            && table.rows >= PARALLEL_MIN_ROWS
+            && !super::device::takes_next(bgp, rest, &table, ctx)
+        {
             table = explore_parallel(bgp, rest, table, ctx, profile)?;
             break;
         }
@@ -184,6 +217,7 @@ fn explore_parallel(
             rows,
             micros,
             parallel: true,
+            transfer: None,
         });
     }
     Ok(result.unwrap_or_default())

@@ -10,6 +10,7 @@ use crate::operator::{Operator, PlannedBgp};
 use crate::table::{Table, UNBOUND};
 use explore::{explore, StepProfile};
 
+mod device;
 pub mod explore;
 mod intersect;
 mod step_io;

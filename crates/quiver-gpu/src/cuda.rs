@@ -1,0 +1,309 @@
+//! The CUDA backend, on cudarc with libraries loaded at run time (no CUDA toolkit at build
+//! time). The kernels are compiled by NVRTC for the device's architecture when the backend
+//! starts; launches and copies go in order on one stream of the device's primary context.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::{
+    result, CudaContext, CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::CompileOptions;
+
+use crate::backend::{Backend, Buffer, Kernel, Params};
+use crate::locate;
+use crate::GpuError;
+
+// SAFETY: `Params` is `repr(C)` plain data, passed by value as the kernels' one parameter.
+unsafe impl DeviceRepr for Params {}
+
+/// A GPU seen by the driver.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    pub memory_bytes: usize,
+    pub compute_capability: (i32, i32),
+    pub multiprocessors: i32,
+}
+
+/// Checks that the driver and NVRTC can be loaded (once per process): cudarc panics on a
+/// missing library, so nothing reaches it before this says yes.
+pub fn libraries() -> Result<(), GpuError> {
+    static CHECKED: OnceLock<Result<(), String>> = OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            // SAFETY: probing for a library only loads it.
+            if !unsafe { cudarc::driver::sys::is_culib_present() } {
+                return Err(
+                    "no CUDA driver found (libcuda.so.1): this machine has no NVIDIA GPU driver"
+                        .into(),
+                );
+            }
+            match locate::find_nvrtc() {
+                Some(path) => locate::preload(&path)?,
+                None => {
+                    // SAFETY: as above.
+                    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+                        return Err(format!("NVRTC not found: {}", locate::NVRTC_HINT));
+                    }
+                }
+            }
+            Ok(())
+        })
+        .clone()
+        .map_err(GpuError::Unavailable)
+}
+
+/// The GPUs the driver sees.
+pub fn devices() -> Result<Vec<DeviceInfo>, GpuError> {
+    // SAFETY: as in `libraries`.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(GpuError::Unavailable(
+            "no CUDA driver found (libcuda.so.1): this machine has no NVIDIA GPU driver".into(),
+        ));
+    }
+    let count = CudaContext::device_count().map_err(driver)?;
+    (0..count as usize)
+        .map(|ordinal| {
+            let ctx = CudaContext::new(ordinal).map_err(driver)?;
+            Ok(DeviceInfo {
+                ordinal,
+                name: ctx.name().map_err(driver)?,
+                memory_bytes: ctx.total_mem().map_err(driver)?,
+                compute_capability: ctx.compute_capability().map_err(driver)?,
+                multiprocessors: ctx
+                    .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                    .map_err(driver)?,
+            })
+        })
+        .collect()
+}
+
+fn driver(error: cudarc::driver::DriverError) -> GpuError {
+    GpuError::Device(error.to_string())
+}
+
+/// The CUDA backend.
+pub struct CudaBackend {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    functions: Vec<(Kernel, CudaFunction)>,
+    info: DeviceInfo,
+    max_blocks: u32,
+    /// Launches and copies of several threads must not interleave on the stream.
+    lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for CudaBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CudaBackend({})", self.info.name)
+    }
+}
+
+/// Frees device memory when its [`Buffer`] is dropped.
+struct DeviceMemory {
+    ctx: Arc<CudaContext>,
+    ptr: u64,
+}
+
+impl Drop for DeviceMemory {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: the pointer came from `malloc_sync` and is freed once; every
+            // stream use of it ended (downloads synchronise, and so does `Drop` of users).
+            let _ = unsafe { result::free_sync(self.ptr) };
+        }
+    }
+}
+
+impl CudaBackend {
+    /// Starts the backend on GPU `ordinal`: loads the libraries, compiles the kernels.
+    pub fn new(ordinal: usize) -> Result<Self, GpuError> {
+        libraries()?;
+        let ctx = CudaContext::new(ordinal).map_err(driver)?;
+        let (major, minor) = ctx.compute_capability().map_err(driver)?;
+        let info = DeviceInfo {
+            ordinal,
+            name: ctx.name().map_err(driver)?,
+            memory_bytes: ctx.total_mem().map_err(driver)?,
+            compute_capability: (major, minor),
+            multiprocessors: ctx
+                .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .map_err(driver)?,
+        };
+        let ptx = compile_ptx(major, minor)?;
+        let module = ctx.load_module(ptx).map_err(driver)?;
+        let functions = Kernel::ALL
+            .iter()
+            .map(|&kernel| {
+                Ok((
+                    kernel,
+                    module.load_function(kernel.symbol()).map_err(driver)?,
+                ))
+            })
+            .collect::<Result<Vec<_>, GpuError>>()?;
+        // Ordering is by the one stream and explicit synchronisation.
+        // SAFETY: no cudarc-managed slice crosses streams in this crate.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(driver)?;
+        let max_blocks = (info.multiprocessors.max(1) as u32) * 32;
+        Ok(Self {
+            ctx,
+            stream,
+            functions,
+            info,
+            max_blocks,
+            lock: Mutex::new(()),
+        })
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    pub(crate) fn function(&self, kernel: Kernel) -> &CudaFunction {
+        &self
+            .functions
+            .iter()
+            .find(|(k, _)| *k == kernel)
+            .expect("every kernel is loaded")
+            .1
+    }
+
+    /// The launch shape for `threads` indexes: 256 threads a block, at most 32 blocks per
+    /// multiprocessor (the grid-stride loops cover the rest).
+    pub(crate) fn config(&self, threads: u64) -> LaunchConfig {
+        let blocks = threads.div_ceil(256).clamp(1, self.max_blocks as u64) as u32;
+        LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// Launches `kernel` on `stream`.
+    pub(crate) fn launch_on(
+        &self,
+        stream: &CudaStream,
+        kernel: Kernel,
+        threads: u64,
+        params: &Params,
+    ) -> Result<(), GpuError> {
+        if threads == 0 {
+            return Ok(());
+        }
+        let function = self.function(kernel);
+        let mut launch = stream.launch_builder(function);
+        launch.arg(params);
+        // SAFETY: the kernel takes one `Params`, whose pointers address live buffers of
+        // this context sized as the kernel's comment in `kernels.cu` requires.
+        unsafe { launch.launch(self.config(threads)) }
+            .map(|_| ())
+            .map_err(driver)
+    }
+}
+
+/// The kernels as PTX for compute capability `major.minor`.
+fn compile_ptx(major: i32, minor: i32) -> Result<cudarc::nvrtc::Ptx, GpuError> {
+    let bits = quiver_model::ID_BYTES * 8;
+    let options = CompileOptions {
+        options: vec![
+            format!("--gpu-architecture=compute_{major}{minor}"),
+            format!("-DQV_ID_BITS={bits}"),
+            "-default-device".into(),
+        ],
+        name: Some("kernels.cu".into()),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(crate::backend::KERNELS, options)
+        .map_err(|e| GpuError::Compile(e.to_string()))
+}
+
+/// Compiles the kernels with NVRTC for compute capability `major.minor` without a GPU
+/// (tests: the source compiles for the architectures Quiver targets).
+pub fn compile_only(major: i32, minor: i32) -> Result<usize, GpuError> {
+    libraries_nvrtc_only()?;
+    compile_ptx(major, minor).map(|ptx| ptx.to_src().len())
+}
+
+/// Loads NVRTC alone (no driver needed).
+fn libraries_nvrtc_only() -> Result<(), GpuError> {
+    match locate::find_nvrtc() {
+        Some(path) => locate::preload(&path).map_err(GpuError::Unavailable),
+        // SAFETY: probing for a library only loads it.
+        None if unsafe { cudarc::nvrtc::sys::is_culib_present() } => Ok(()),
+        None => Err(GpuError::Unavailable(format!(
+            "NVRTC not found: {}",
+            locate::NVRTC_HINT
+        ))),
+    }
+}
+
+impl Backend for CudaBackend {
+    fn describe(&self) -> String {
+        let (major, minor) = self.info.compute_capability;
+        format!(
+            "{} (GPU {}, compute capability {major}.{minor}, {} multiprocessors, {:.1} GiB)",
+            self.info.name,
+            self.info.ordinal,
+            self.info.multiprocessors,
+            self.info.memory_bytes as f64 / (1u64 << 30) as f64
+        )
+    }
+
+    fn memory(&self) -> Result<(usize, usize), GpuError> {
+        self.ctx.mem_get_info().map_err(driver)
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<Buffer, GpuError> {
+        self.ctx.bind_to_thread().map_err(driver)?;
+        // SAFETY: a plain allocation; freed by `DeviceMemory`.
+        let ptr = unsafe { result::malloc_sync(bytes.max(8)) }
+            .map_err(|e| GpuError::OutOfMemory(format!("{} bytes of GPU memory: {e}", bytes)))?;
+        Ok(Buffer::new(
+            ptr,
+            bytes,
+            Box::new(DeviceMemory {
+                ctx: self.ctx.clone(),
+                ptr,
+            }),
+        ))
+    }
+
+    fn upload(&self, dst: u64, src: &[u8]) -> Result<(), GpuError> {
+        if src.is_empty() {
+            return Ok(());
+        }
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.ctx.bind_to_thread().map_err(driver)?;
+        // SAFETY: `dst` addresses a live buffer at least `src.len()` long; the copy from
+        // pageable memory is staged before the call returns.
+        unsafe { result::memcpy_htod_async(dst, src, self.stream.cu_stream()) }.map_err(driver)
+    }
+
+    fn download(&self, src: u64, dst: &mut [u8]) -> Result<(), GpuError> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.ctx.bind_to_thread().map_err(driver)?;
+        // SAFETY: `src` addresses a live buffer at least `dst.len()` long; the stream is
+        // synchronised before `dst` is read.
+        unsafe { result::memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }.map_err(driver)?;
+        self.stream.synchronize().map_err(driver)
+    }
+
+    fn launch(&self, kernel: Kernel, threads: u64, params: &Params) -> Result<(), GpuError> {
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.ctx.bind_to_thread().map_err(driver)?;
+        self.launch_on(&self.stream, kernel, threads, params)
+    }
+
+    fn synchronize(&self) -> Result<(), GpuError> {
+        self.stream.synchronize().map_err(driver)
+    }
+}

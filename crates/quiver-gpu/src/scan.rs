@@ -1,0 +1,43 @@
+//! Exclusive prefix sums of `u64` on the device, in place: chunks summed by one thread
+//! each, the chunk sums scanned the same way (recursively), then added back. Written
+//! without barriers or shared memory so that the host backend runs the same kernels; its
+//! cost is a few passes over the array, small beside the steps that use it.
+
+use crate::backend::{Backend, BackendExt, Kernel, Params};
+use crate::GpuError;
+
+/// Elements per thread.
+const CHUNK: u64 = 32;
+
+/// Replaces `values[0..n]` (device, `u64`) with its exclusive prefix sums.
+pub(crate) fn exclusive_scan(backend: &dyn Backend, values: u64, n: u64) -> Result<(), GpuError> {
+    if n == 0 {
+        return Ok(());
+    }
+    let chunks = n.div_ceil(CHUNK);
+    let sums = backend.alloc_of::<u64>(chunks as usize)?;
+    backend.launch(
+        Kernel::ScanChunks,
+        chunks,
+        &Params::new(&[values, n, sums.ptr(), CHUNK]),
+    )?;
+    if chunks > 1 {
+        exclusive_scan(backend, sums.ptr(), chunks)?;
+        backend.launch(
+            Kernel::ScanAdd,
+            n,
+            &Params::new(&[values, n, sums.ptr(), CHUNK]),
+        )?;
+    }
+    // The sums' buffer must outlive the launches that read it.
+    backend.synchronize()?;
+    drop(sums);
+    Ok(())
+}
+
+/// Scans `values[0..=n]` (the last element 0) and returns the total, `values[n]` after.
+pub(crate) fn scan_total(backend: &dyn Backend, values: u64, n: u64) -> Result<u64, GpuError> {
+    exclusive_scan(backend, values, n + 1)?;
+    let total: Vec<u64> = backend.download_vec(values + 8 * n, 1)?;
+    Ok(total[0])
+}

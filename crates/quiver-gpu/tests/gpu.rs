@@ -1,0 +1,53 @@
+//! The device path on a real GPU: `cargo test -p quiver-gpu --features cuda --release --
+//! --ignored` on a machine with an NVIDIA GPU and NVRTC (see README). Without a GPU these
+//! tests fail (they are ignored by default, so CI runs the host backend's instead).
+
+#![cfg(feature = "cuda")]
+
+mod support;
+
+use std::sync::Arc;
+
+use quiver_gpu::{DeviceOptions, GpuDevice};
+
+fn gpu(min_rows: usize) -> Arc<GpuDevice> {
+    Arc::new(
+        GpuDevice::cuda(DeviceOptions {
+            min_rows,
+            ..DeviceOptions::default()
+        })
+        .expect("a GPU"),
+    )
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_random_bgps_give_the_cpu_rows() {
+    support::random_bgps_match(gpu(1), 40, 50);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_lubm_queries_give_the_cpu_rows() {
+    support::lubm_queries_match(gpu(1));
+    support::lubm_queries_match_threshold(gpu(2000));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_batched_lookups_give_the_cpu_digests() {
+    let mut sizes = vec![1, 2, 3, 1000, 1024, 4097];
+    sizes.extend((10..=20).map(|p| 1 << p));
+    support::kv_batches_match(gpu(1), &sizes);
+}
+
+/// NVRTC compiles the kernels for the architectures Quiver targets (no GPU needed: CI
+/// installs NVRTC from its Python wheel and runs this).
+#[test]
+fn kernels_compile_with_nvrtc() {
+    for (major, minor) in [(7, 0), (8, 0), (9, 0)] {
+        let ptx = quiver_gpu::cuda::compile_only(major, minor)
+            .unwrap_or_else(|e| panic!("compute_{major}{minor}: {e}"));
+        assert!(ptx > 1000, "{ptx} bytes of PTX");
+    }
+}

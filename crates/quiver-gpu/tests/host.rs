@@ -1,0 +1,38 @@
+//! The device path on the host backend (the kernels compiled for the CPU): what runs in CI.
+
+mod support;
+
+use std::sync::Arc;
+
+use quiver_gpu::{DeviceOptions, GpuDevice};
+
+fn host_device(min_rows: usize) -> Arc<GpuDevice> {
+    Arc::new(
+        GpuDevice::host(DeviceOptions {
+            min_rows,
+            ..DeviceOptions::default()
+        })
+        .expect("the kernels compile with the system C++ compiler"),
+    )
+}
+
+#[test]
+fn random_bgps_give_the_cpu_rows() {
+    support::random_bgps_match(host_device(1), 12, 30);
+}
+
+#[test]
+fn lubm_queries_give_the_cpu_rows() {
+    support::lubm_queries_match(host_device(1));
+}
+
+#[test]
+fn lubm_queries_give_the_cpu_rows_from_a_threshold() {
+    // Only large tables go to the device: the CPU starts, the device takes over.
+    support::lubm_queries_match_threshold(host_device(2000));
+}
+
+#[test]
+fn batched_lookups_give_the_cpu_digests() {
+    support::kv_batches_match(host_device(1), &[1, 2, 31, 1000, 65_537]);
+}

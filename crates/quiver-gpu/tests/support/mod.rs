@@ -1,0 +1,195 @@
+//! The checks shared by the host-backend tests (run in CI) and the GPU tests (`--features
+//! cuda -- --ignored`, on a machine with a GPU).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use quiver_gpu::kv::{cpu_lookup, lookup_batch};
+use quiver_gpu::GpuDevice;
+use quiver_sparql::device::BgpDevice;
+use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+use quiver_store::{Direction, Store};
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// LUBM-1, generated and loaded in memory.
+pub fn lubm1() -> Store {
+    let config = quiver_lubm::LubmConfig::standard(1);
+    quiver_loader::load_lubm(config, 2, None, &quiver_loader::NoProgress)
+        .expect("LUBM-1 loads")
+        .0
+}
+
+/// Rows of a SELECT, decoded, in order; and whether a step ran on the device.
+pub fn rows(
+    store: &Store,
+    text: &str,
+    device: Option<Arc<dyn BgpDevice>>,
+    threads: usize,
+) -> (Vec<Vec<String>>, bool) {
+    let prepared = prepare(store, text, &PrepareOptions::default()).expect("query prepares");
+    let options = ExecOptions {
+        threads,
+        device,
+        ..ExecOptions::default()
+    };
+    let (results, profile) = prepared
+        .execute_profiled(store, &options)
+        .expect("query runs");
+    let on_device = profile
+        .bgps
+        .iter()
+        .flat_map(|bgp| &bgp.steps)
+        .any(|step| step.transfer.is_some());
+    let QueryResults::Solutions(solutions) = results else {
+        panic!("not a SELECT: {text}");
+    };
+    let rows = (0..solutions.len())
+        .map(|row| {
+            solutions
+                .row(row)
+                .into_iter()
+                .map(|t| t.map_or_else(String::new, |t| t.to_string()))
+                .collect()
+        })
+        .collect();
+    (rows, on_device)
+}
+
+/// Every LUBM query of the repository (q1–q12 and the SPARQL 1.1 set) on LUBM-1 gives the
+/// CPU's rows, in the CPU's order, with the device taking every step it can.
+pub fn lubm_queries_match(device: Arc<GpuDevice>) {
+    lubm_queries_match_with(device, true)
+}
+
+/// As [`lubm_queries_match`], with the device taking only tables above its threshold
+/// (not every query reaches it).
+pub fn lubm_queries_match_threshold(device: Arc<GpuDevice>) {
+    lubm_queries_match_with(device, false)
+}
+
+fn lubm_queries_match_with(device: Arc<GpuDevice>, most_on_device: bool) {
+    let store = lubm1();
+    assert!(device.load(&store).unwrap().resident);
+    let dyn_device: Arc<dyn BgpDevice> = device;
+    let mut on_device = 0;
+    let mut checked = 0;
+    for set in ["lubm-basic", "lubm-sparql11"] {
+        let dir = root().join("queries").join(set);
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "rq"))
+            .collect();
+        files.sort();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for threads in [1, 2] {
+                let (cpu, _) = rows(&store, &text, None, threads);
+                let (gpu, used) = rows(&store, &text, Some(dyn_device.clone()), threads);
+                assert_eq!(
+                    cpu.len(),
+                    gpu.len(),
+                    "{} ({threads} threads)",
+                    file.display()
+                );
+                assert!(
+                    cpu == gpu,
+                    "{}: rows differ ({threads} threads)",
+                    file.display()
+                );
+                on_device += usize::from(used);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 24, "{checked} queries checked");
+    let least = if most_on_device { checked / 2 } else { 2 };
+    assert!(
+        on_device >= least,
+        "only {on_device} of {checked} queries used the device"
+    );
+}
+
+/// Random BGPs on random graphs: the device's rows are the CPU's, in order.
+pub fn random_bgps_match(device: Arc<GpuDevice>, graphs: usize, queries: usize) {
+    for threads in [1, 2] {
+        let report = quiver_gpu::check::check_random_bgps(
+            &device,
+            7 + threads as u64,
+            graphs,
+            queries,
+            300,
+            threads,
+        )
+        .unwrap();
+        assert!(report.mismatches.is_empty(), "{:#?}", report.mismatches);
+        assert_eq!(report.reordered, 0, "rows came in another order");
+        assert_eq!(report.queries, graphs * queries);
+        assert!(report.rows > 1000, "{report:?}");
+        assert!(
+            report.on_device * 2 >= report.queries,
+            "only {} of {} queries used the device",
+            report.on_device,
+            report.queries
+        );
+    }
+}
+
+/// Packed keys of `store`: every fourth a key without a list (a predicate the vertex
+/// lacks, or a vertex past the last).
+pub fn kv_keys(store: &Store, count: usize) -> Vec<u64> {
+    let graph = store.graph();
+    let vertices = store.terms() as u64;
+    let mut state = 0x1234_5678_9ABC_DEF1u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..count)
+        .map(|i| {
+            let vertex = next() % (vertices + 10);
+            let direction = if next() % 2 == 0 {
+                Direction::Out
+            } else {
+                Direction::In
+            };
+            let record = graph.edges(vertex as quiver_model::Id, direction);
+            let predicate = if i % 4 != 0 && !record.is_empty() {
+                record.entry(next() as usize % record.len()).0
+            } else {
+                (next() % 40) as u32
+            };
+            (vertex << 32) | ((predicate as u64) << 1) | u64::from(direction == Direction::In)
+        })
+        .collect()
+}
+
+/// Batched lookups of present and absent keys, batch sizes from 1 up, equal the CPU's.
+pub fn kv_batches_match(device: Arc<GpuDevice>, sizes: &[usize]) {
+    let store = lubm1();
+    assert!(device.load(&store).unwrap().resident);
+    let graph = device.graph().unwrap();
+    for &size in sizes {
+        let keys = kv_keys(&store, size);
+        let (digests, found) = lookup_batch(device.backend(), &graph, &keys).unwrap();
+        let mut cpu_digests = vec![0; size];
+        let mut cpu_found = vec![0; size];
+        cpu_lookup(store.graph(), &keys, &mut cpu_digests, &mut cpu_found);
+        assert_eq!(found, cpu_found, "batch of {size}");
+        assert_eq!(digests, cpu_digests, "batch of {size}");
+        if size >= 100 {
+            let present = found.iter().filter(|&&f| f == 1).count();
+            assert!(
+                present > size / 4 && present < size,
+                "{present} of {size} present"
+            );
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Handing exploration steps to an accelerator (see [`crate::device`]).
+//!
+//! Once a table is large (the device's `min_rows`), or a plan starts from a constant whose
+//! walk is expected to yield that many rows, the longest run of following steps the device
+//! can take — walks and checks over a constant predicate, intersecting walks — goes to it
+//! in one call: the table is uploaded once, stays on the device between the steps, and
+//! only the final columns come back. Other steps (predicate variables, index starts,
+//! scans) stay on the CPU, before or after.
+
+use std::time::Instant;
+
+use super::explore::{StepProfile, TransferProfile};
+use crate::bgp::{Bgp, Node, Pred};
+use crate::context::ExecContext;
+use crate::device::{DeviceInput, DeviceQuery, DeviceStep, DeviceTarget};
+use crate::error::QueryError;
+use crate::step::{Step, StepKind};
+use crate::table::{Table, VarId};
+use quiver_store::Direction;
+
+/// The leading steps of `steps` a device can run from a table with columns `vars`, and
+/// the variable each binding step binds.
+fn translate(bgp: &Bgp, steps: &[Step], vars: &[VarId]) -> (Vec<DeviceStep>, Vec<VarId>) {
+    let mut columns: Vec<VarId> = vars.to_vec();
+    let mut device_steps = Vec::new();
+    let mut bound = Vec::new();
+    for step in steps {
+        let pattern = &bgp.patterns[step.pattern];
+        let StepKind::Walk(direction) = step.kind else {
+            break;
+        };
+        let Pred::Const(predicate) = pattern.predicate else {
+            break;
+        };
+        let (source, target) = match direction {
+            Direction::Out => (pattern.subject, pattern.object),
+            Direction::In => (pattern.object, pattern.subject),
+        };
+        let input = |node: Node| match node {
+            Node::Const(id) => Some(DeviceInput::Const(id)),
+            Node::Var(v) => columns
+                .iter()
+                .position(|&c| c == v)
+                .map(DeviceInput::Column),
+            Node::Absent => None,
+        };
+        let Some(source) = input(source) else {
+            break;
+        };
+        let (target, binds) = match target {
+            Node::Var(v) if !columns.contains(&v) => (DeviceTarget::Bind, Some(v)),
+            other => match input(other) {
+                Some(known) => (DeviceTarget::Check(known), None),
+                None => break,
+            },
+        };
+        let partner = match step.partner {
+            None => None,
+            Some((other, other_direction)) => {
+                let other = &bgp.patterns[other];
+                let Pred::Const(other_predicate) = other.predicate else {
+                    break;
+                };
+                let other_source = match other_direction {
+                    Direction::Out => other.subject,
+                    Direction::In => other.object,
+                };
+                match (input(other_source), binds) {
+                    (Some(other_source), Some(_)) => {
+                        Some((other_source, other_predicate, other_direction))
+                    }
+                    _ => break,
+                }
+            }
+        };
+        device_steps.push(DeviceStep {
+            source,
+            predicate,
+            direction,
+            target,
+            partner,
+        });
+        if let Some(v) = binds {
+            columns.push(v);
+            bound.push(v);
+        }
+    }
+    (device_steps, bound)
+}
+
+/// The device steps the context's device would take from the start of `steps` on
+/// `table`, and the variables they bind; `None` when the CPU keeps them.
+fn device_steps(
+    bgp: &Bgp,
+    steps: &[Step],
+    table: &Table,
+    ctx: &ExecContext<'_>,
+) -> Option<(Vec<DeviceStep>, Vec<VarId>)> {
+    let device = ctx.device?;
+    let first = steps.first()?;
+    let min_rows = device.min_rows();
+    let unit = table.rows == 1 && table.columns.is_empty();
+    let large = table.rows >= min_rows || (unit && first.estimate >= min_rows as f64);
+    if !large || !device.serves(ctx.store, ctx.graph) {
+        return None;
+    }
+    let (device_steps, bound) = translate(bgp, steps, &table.vars);
+    (!device_steps.is_empty()).then_some((device_steps, bound))
+}
+
+/// Whether the context's device takes the next of `steps` on `table`.
+pub(super) fn takes_next(bgp: &Bgp, steps: &[Step], table: &Table, ctx: &ExecContext<'_>) -> bool {
+    device_steps(bgp, steps, table, ctx).is_some()
+}
+
+/// Runs the leading steps of `steps` on the context's device when it takes them: the
+/// table after them and how many steps ran; `None` to go on on the CPU.
+pub(super) fn run_on_device(
+    bgp: &Bgp,
+    steps: &[Step],
+    table: &Table,
+    ctx: &ExecContext<'_>,
+    profile: &mut Vec<StepProfile>,
+) -> Result<Option<(Table, usize)>, QueryError> {
+    let Some(device) = ctx.device else {
+        return Ok(None);
+    };
+    let Some((device_steps, bound)) = device_steps(bgp, steps, table, ctx) else {
+        return Ok(None);
+    };
+    let started = Instant::now();
+    let mut memory = ctx.reservation();
+    let check = || ctx.check();
+    let run = device.run(
+        ctx.store,
+        ctx.graph,
+        table,
+        &device_steps,
+        DeviceQuery {
+            check: &check,
+            memory: &mut memory,
+        },
+    )?;
+    let mut vars = table.vars.clone();
+    vars.extend(bound);
+    let result = Table {
+        vars,
+        columns: run.columns,
+        rows: run.rows,
+    };
+    let taken = device_steps.len();
+    let transfer = TransferProfile {
+        device: device.name(),
+        steps: taken,
+        upload_bytes: run.upload_bytes,
+        upload_micros: run.upload_micros,
+        download_bytes: run.download_bytes,
+        download_micros: run.download_micros,
+        total_micros: started.elapsed().as_secs_f64() * 1e6,
+    };
+    for (i, (step, (rows, micros))) in steps.iter().zip(run.steps).enumerate() {
+        profile.push(StepProfile {
+            step: *step,
+            rows,
+            micros,
+            parallel: false,
+            transfer: (i == 0).then(|| transfer.clone()),
+        });
+    }
+    Ok(Some((result, taken)))
+}
