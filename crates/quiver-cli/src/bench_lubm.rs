@@ -10,6 +10,7 @@
 //! times it over the same span, adds its median and the ratio, and fails when a query's
 //! row count differs between the two engines.
 
+mod device;
 mod oxigraph;
 
 pub(crate) use oxigraph::ntriples_file;
@@ -186,6 +187,10 @@ pub struct LubmBenchArgs {
     /// Write the results as a Markdown table
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+    /// With `--device gpu` (or auto, finding a GPU), every query also runs with the GPU in
+    /// the same run, its rows compared with the CPU's
+    #[command(flatten)]
+    pub device: crate::device::DeviceArgs,
 }
 
 pub(crate) struct Measured {
@@ -204,7 +209,7 @@ pub(crate) struct Measured {
     pub(crate) oxigraph_rows: Option<u64>,
 }
 
-fn median(values: &mut [f64]) -> f64 {
+pub(crate) fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     let n = values.len();
     if n % 2 == 1 {
@@ -307,7 +312,8 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
     load["triples_per_second"] =
         json!(triples as f64 / load["load_seconds"].as_f64().unwrap_or(f64::NAN));
 
-    let mut measured = measure_queries(&store, &queries, args.runs, threads)?;
+    let gpu = args.device.open(&store)?;
+    let mut measured = measure_queries(&store, &queries, args.runs, threads, None)?;
     for (m, (name, text)) in measured.iter_mut().zip(&queries) {
         let (median_us, rows) = measure_query_to_tsv(&store, text, args.runs, threads)
             .with_context(|| format!("query {name}"))?;
@@ -340,7 +346,19 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
         threads,
         args.runs
     );
-    let table = render_table(&measured);
+    let mut table = render_table(&measured);
+    let mut compared = Value::Null;
+    if let Some(gpu) = crate::device::as_bgp_device(&gpu) {
+        let results = device::compare(&store, &queries, args.runs, threads, gpu.clone())?;
+        let _ = write!(
+            table,
+            "\nCPU ({threads} threads) and GPU ({}), rows checked equal, medians of {} runs:\n\n{}",
+            gpu.name(),
+            args.runs,
+            device::render(&results, threads)
+        );
+        compared = device::to_json(&results);
+    }
     println!("{header}\n\n{table}");
     if let Some(path) = &args.markdown {
         std::fs::write(path, format!("{header}\n\n{table}"))?;
@@ -362,6 +380,7 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
                 "oxigraph_median_us": m.oxigraph_median_us, "oxigraph_rows": m.oxigraph_rows,
             })).collect::<Vec<_>>(),
             "oxigraph": oxigraph,
+            "gpu": compared,
         });
         std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")?;
     }
@@ -432,9 +451,11 @@ pub(crate) fn measure_queries(
     queries: &[(String, String)],
     runs: u32,
     threads: usize,
+    device: Option<std::sync::Arc<dyn quiver_sparql::device::BgpDevice>>,
 ) -> Result<Vec<Measured>> {
     let options = ExecOptions {
         threads,
+        device,
         ..ExecOptions::default()
     };
     let mut measured = Vec::new();
@@ -497,7 +518,7 @@ pub(crate) fn default_queries() -> Vec<(String, String)> {
 }
 
 /// Decodes every term of every row (full materialisation); returns the row count.
-fn materialise(results: &QueryResults<'_>) -> usize {
+pub(crate) fn materialise(results: &QueryResults<'_>) -> usize {
     match results {
         QueryResults::Solutions(solutions) => {
             // Every term's text is produced (borrowed, as a serializer consumes it); large

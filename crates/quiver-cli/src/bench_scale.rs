@@ -47,6 +47,9 @@ pub struct ScaleArgs {
     /// Write the figures as JSON
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// With `--device gpu`, every thread count runs with the GPU taking the heavy steps
+    #[command(flatten)]
+    pub device: crate::device::DeviceArgs,
 }
 
 /// One query at one thread count.
@@ -89,6 +92,7 @@ pub fn run(args: ScaleArgs) -> Result<()> {
         args.runs
     );
 
+    let gpu = crate::device::as_bgp_device(&args.device.open(&store)?);
     // by_threads[i][q]: query q at threads[i].
     let mut by_threads: Vec<Vec<Measured>> = Vec::with_capacity(threads.len());
     for &count in &threads {
@@ -96,7 +100,7 @@ pub fn run(args: ScaleArgs) -> Result<()> {
             .num_threads(count)
             .build()
             .with_context(|| format!("starting a pool of {count} threads"))?;
-        let measured = pool.install(|| measure_queries(&store, &queries, args.runs, count))?;
+        let measured = pool.install(|| measure_queries(&store, &queries, args.runs, count, gpu.clone()))?;
         eprintln!("{count} thread(s) done");
         by_threads.push(measured);
     }

@@ -37,6 +37,8 @@ pub struct ConsoleArgs {
     pub limits: crate::limits::LimitArgs,
     #[command(flatten)]
     pub sync: crate::location::SyncArgs,
+    #[command(flatten)]
+    pub device: crate::device::DeviceArgs,
 }
 
 const PROMPT: &str = "quiver> ";
@@ -107,6 +109,10 @@ pub fn run(args: ConsoleArgs) -> Result<()> {
         args.limits.resolve(crate::limits::QueryLimits::default()),
         args.sync.sync,
     )?;
+    session.settings.gpu_min_rows = args.device.gpu_min_rows;
+    if args.device.device != crate::device::DeviceKind::Cpu {
+        session.set_device(args.device.device)?;
+    }
     let interactive = std::io::stdin().is_terminal();
     let history = history_file(&session);
     let mut input = if interactive {

@@ -81,7 +81,7 @@ pub fn run() -> Result<()> {
     }
     let threads = crate::threads(None);
     let queries = crate::bench_lubm::default_queries();
-    let measured = crate::bench_lubm::measure_queries(&store, &queries, 3, threads)?;
+    let measured = crate::bench_lubm::measure_queries(&store, &queries, 3, threads, None)?;
     println!(
         "\nLUBM queries (median of 3 warm runs, {threads} thread(s), every row decoded):\n\n{}",
         crate::bench_lubm::render_table(&measured)

@@ -10,16 +10,28 @@ use serde_json::json;
 #[derive(Args, Debug)]
 pub struct InfoArgs {
     /// Directory of the store
-    #[arg(long)]
-    pub location: PathBuf,
+    #[arg(long, required_unless_present = "devices")]
+    pub location: Option<PathBuf>,
     /// Print a JSON object instead of text
     #[arg(long)]
     pub json: bool,
+    /// List the GPUs this build of Quiver sees (with --location, then describe the store)
+    #[arg(long)]
+    pub devices: bool,
 }
 
 pub fn run(args: InfoArgs) -> Result<()> {
-    let store = crate::location::open_snapshot(&args.location)?;
-    let bytes_on_disk = crate::location::bytes_on_disk(&args.location);
+    if args.devices {
+        for line in crate::device::describe_devices() {
+            println!("{line}");
+        }
+    }
+    let Some(location) = &args.location else {
+        return Ok(());
+    };
+    let location = location.as_path();
+    let store = crate::location::open_snapshot(location)?;
+    let bytes_on_disk = crate::location::bytes_on_disk(location);
     let triples = store.triples();
     let bytes_in_memory = store.data_bytes() as u64;
     let per_triple = |bytes: u64| bytes as f64 / triples.max(1) as f64;
@@ -42,7 +54,7 @@ pub fn run(args: InfoArgs) -> Result<()> {
         .collect();
     let info = store.info();
     let report = json!({
-        "location": args.location.display().to_string(),
+        "location": location.display().to_string(),
         "triples": triples,
         "terms": store.terms(),
         "predicates": store.predicate_count(),
@@ -66,7 +78,7 @@ pub fn run(args: InfoArgs) -> Result<()> {
     if args.json {
         return crate::output::print_stdout(&(serde_json::to_string_pretty(&report)? + "\n"));
     }
-    let _ = writeln!(text, "store        {}", args.location.display());
+    let _ = writeln!(text, "store        {}", location.display());
     let _ = writeln!(text, "triples      {triples}");
     let _ = writeln!(text, "terms        {}", store.terms());
     let _ = writeln!(text, "predicates   {}", store.predicate_count());

@@ -13,6 +13,7 @@ mod bench_update;
 mod checkpoint;
 mod console;
 mod demo;
+mod device;
 mod dump;
 mod gen;
 mod info;

@@ -42,6 +42,8 @@ pub struct QueryArgs {
     /// Base IRI for relative IRIs in the query
     #[arg(long)]
     pub base: Option<String>,
+    #[command(flatten)]
+    pub device: crate::device::DeviceArgs,
 }
 
 fn parse_format(name: &str) -> Result<ResultsFormat, String> {
@@ -80,8 +82,10 @@ pub fn run(args: QueryArgs) -> Result<()> {
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global();
+    let device = args.device.open(&store)?;
     let mut options = ExecOptions {
         threads,
+        device: crate::device::as_bgp_device(&device),
         ..ExecOptions::default()
     };
     args.limits

@@ -67,6 +67,8 @@ pub struct ServeArgs {
     /// Start from an empty store when --location holds none
     #[arg(long, requires = "writable")]
     pub create: bool,
+    #[command(flatten)]
+    pub device: crate::device::DeviceArgs,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -134,6 +136,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             "; read-only"
         }
     );
+    config.device = crate::device::as_bgp_device(&args.device.open(&store)?);
     drop(store);
     let shown = |value: Option<String>| value.unwrap_or_else(|| "none".into());
     eprintln!(

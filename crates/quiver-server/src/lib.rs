@@ -74,6 +74,8 @@ pub struct Config {
     pub update_token: Option<String>,
     /// Whether SPARQL Update's `LOAD` (which reads the server's files) is allowed.
     pub allow_load: bool,
+    /// The accelerator heavy exploration steps go to (`--device gpu`), if any.
+    pub device: Option<std::sync::Arc<dyn quiver_sparql::device::BgpDevice>>,
 }
 
 impl Config {
@@ -100,6 +102,7 @@ impl Config {
             writable: false,
             update_token: None,
             allow_load: false,
+            device: None,
         }
     }
 

@@ -157,6 +157,7 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         max_results: state.config.max_results,
         max_memory: state.config.max_memory,
         cancel: Some(cancel.clone()),
+        device: state.config.device.clone(),
         ..ExecOptions::default()
     };
     let store = state.snapshot();
@@ -300,6 +301,7 @@ async fn run_update(
         max_results: None,
         max_memory: state.config.max_memory,
         cancel: Some(cancel),
+        device: state.config.device.clone(),
         ..ExecOptions::default()
     };
     let db = state.db.clone();

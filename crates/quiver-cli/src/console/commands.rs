@@ -39,10 +39,20 @@ pub struct Settings {
     pub max_memory: Option<usize>,
     /// Rows printed for a query typed directly.
     pub rows: usize,
+    /// Where heavy exploration steps run, and from how many rows on the GPU.
+    pub device: crate::device::DeviceKind,
+    pub gpu_min_rows: usize,
 }
 
 /// The setting names, for `config` and completion.
-pub const SETTINGS: [&str; 5] = ["threads", "timeout", "max-results", "max-memory", "rows"];
+pub const SETTINGS: [&str; 6] = [
+    "threads",
+    "timeout",
+    "max-results",
+    "max-memory",
+    "rows",
+    "device",
+];
 
 /// The commands, for `help` and completion.
 pub const COMMANDS: [&str; 8] = [
@@ -64,6 +74,8 @@ pub struct Session {
     /// Prepared queries of the current version, so a query typed again is not planned
     /// again (an update or load makes a new version, which empties it).
     pub(super) queries: quiver_sparql::QueryCache,
+    /// The GPU holding the current store's graph (`config device gpu`), if any.
+    gpu: Option<Arc<quiver_gpu::GpuDevice>>,
 }
 
 const HELP: &str = "\
@@ -89,7 +101,7 @@ commands:
       triples, terms, predicates, classes, memory
   config [KEY VALUE]
       show the settings, or set one: threads N, timeout SECONDS|off, max-results N|off,
-      max-memory SIZE|off (512M, 4G, 1.5GiB, bytes), rows N
+      max-memory SIZE|off (512M, 4G, 1.5GiB, bytes), rows N, device cpu|gpu|auto
   help
       this text
   quit | exit | Ctrl-D
@@ -122,9 +134,12 @@ impl Session {
                 max_results: limits.max_results,
                 max_memory: limits.max_memory,
                 rows: 10,
+                device: crate::device::DeviceKind::Cpu,
+                gpu_min_rows: quiver_gpu::device::DEFAULT_MIN_ROWS,
             },
             pool: Mutex::new(None),
             queries: quiver_sparql::QueryCache::new(64),
+            gpu: None,
         })
     }
 
@@ -160,9 +175,23 @@ impl Session {
             max_results: self.settings.max_results,
             max_memory: self.settings.max_memory,
             cancel: None,
+            device: crate::device::as_bgp_device(&self.gpu),
             ..ExecOptions::default()
         };
         options
+    }
+
+    /// Sends heavy steps to `kind` from now on: opens the GPU and copies the current
+    /// store's graph to it (a later version of the store runs on the CPU until the device
+    /// is set again).
+    pub(super) fn set_device(&mut self, kind: crate::device::DeviceKind) -> Result<()> {
+        self.gpu = None;
+        if kind != crate::device::DeviceKind::Cpu {
+            let store = self.store()?.clone();
+            self.gpu = crate::device::open(kind, &store, self.settings.gpu_min_rows)?;
+        }
+        self.settings.device = kind;
+        Ok(())
     }
 
     /// Runs `work` where rayon has `threads` workers: on the global pool when it has that
@@ -324,6 +353,11 @@ impl Session {
                 self.settings.max_memory =
                     limits::parse_memory(value).map_err(invalid)?.into_option()
             }
+            "device" => {
+                let kind = <crate::device::DeviceKind as clap::ValueEnum>::from_str(value, true)
+                    .map_err(|_| anyhow::anyhow!("config: device is cpu, gpu or auto, not `{value}`"))?;
+                self.set_device(kind)?
+            }
             other => bail!(
                 "config: unknown setting `{other}` (settings: {})",
                 SETTINGS.join(", ")
@@ -348,6 +382,16 @@ impl Session {
             None => writeln!(out, "max-memory   off")?,
         }
         writeln!(out, "rows         {}", s.rows)?;
+        let device = match (&self.gpu, s.device) {
+            (Some(gpu), _) => format!(
+                "gpu ({}), steps from {} rows",
+                quiver_sparql::device::BgpDevice::name(gpu.as_ref()),
+                s.gpu_min_rows
+            ),
+            (None, crate::device::DeviceKind::Auto) => "auto (no GPU: cpu)".to_owned(),
+            (None, _) => "cpu".to_owned(),
+        };
+        writeln!(out, "device       {device}")?;
         Ok(())
     }
 }
