@@ -12,6 +12,20 @@
 //! prefetch pipelines).
 
 mod chart;
+#[cfg(feature = "cuda")]
+mod gpu;
+
+/// `--engine gpu`'s batch sizes by default: 1 Ki to 16 Mi keys, by fours.
+const DEFAULT_GPU_BATCHES: [usize; 8] = [
+    1 << 10,
+    1 << 12,
+    1 << 14,
+    1 << 16,
+    1 << 18,
+    1 << 20,
+    1 << 22,
+    1 << 24,
+];
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -42,7 +56,9 @@ pub struct KvArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Engines: quiver, quiver-vip, chained, chained-vip, hashbrown, all, or a comma-separated
-    /// list [default: the workload's storageEngine, else all]
+    /// list [default: the workload's storageEngine, else all]; or `gpu`: batched lookups of
+    /// a store's keys (--lubm or --location) on the GPU per batch size (--batch-sizes),
+    /// beside the CPU's on every core
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
     /// Fetches per batched call in the extra batched runs of quiver, quiver-vip and chained
@@ -68,6 +84,12 @@ pub struct KvArgs {
     /// but those the inserts need)
     #[arg(long, value_name = "N")]
     pub keys: Option<u64>,
+    /// With --engine gpu: keys per batch, comma-separated (default 1Ki to 16Mi by fours)
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=(1 << 28)))]
+    pub batch_sizes: Vec<u64>,
+    /// With --engine gpu: CUDA streams the batches are spread over
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub streams: u32,
 }
 
 fn parse_engines(value: &str) -> Result<Vec<EngineKind>> {
@@ -83,6 +105,21 @@ struct Outcome {
 }
 
 pub fn run(args: KvArgs) -> Result<()> {
+    if args
+        .engine
+        .as_deref()
+        .is_some_and(|e| e.trim().eq_ignore_ascii_case("gpu"))
+    {
+        let Some(store) = real_store(&args)? else {
+            bail!("--engine gpu looks up a store's keys: give --lubm N or --location DIR");
+        };
+        let batches: Vec<usize> = if args.batch_sizes.is_empty() {
+            DEFAULT_GPU_BATCHES.to_vec()
+        } else {
+            args.batch_sizes.iter().map(|&b| b as usize).collect()
+        };
+        return run_gpu(&store, &batches, &args);
+    }
     let mut names: Vec<String> = Vec::new();
     if args.all {
         names.extend(BUILTIN.iter().map(|n| n.to_string()));
@@ -140,6 +177,29 @@ pub fn run(args: KvArgs) -> Result<()> {
         eprintln!("plot written to {}", path.display());
     }
     Ok(())
+}
+
+/// `--engine gpu`.
+#[cfg(feature = "cuda")]
+fn run_gpu(store: &Store, batches: &[usize], args: &KvArgs) -> Result<()> {
+    gpu::run(
+        store,
+        batches,
+        args.streams as usize,
+        args.csv.as_deref(),
+        args.plot.as_deref(),
+    )?;
+    if let Some(path) = &args.plot {
+        eprintln!("plot written to {}", path.display());
+    }
+    Ok(())
+}
+
+/// `--engine gpu` in a build without GPU support.
+#[cfg(not(feature = "cuda"))]
+fn run_gpu(store: &Store, batches: &[usize], args: &KvArgs) -> Result<()> {
+    let _ = (store, batches, args);
+    bail!("--engine gpu: this build of Quiver has no GPU support (build it with `--features cuda`)")
 }
 
 fn overridden(workload: &Workload, args: &KvArgs) -> Workload {

@@ -100,7 +100,8 @@ pub fn run(args: ScaleArgs) -> Result<()> {
             .num_threads(count)
             .build()
             .with_context(|| format!("starting a pool of {count} threads"))?;
-        let measured = pool.install(|| measure_queries(&store, &queries, args.runs, count, gpu.clone()))?;
+        let measured =
+            pool.install(|| measure_queries(&store, &queries, args.runs, count, gpu.clone()))?;
         eprintln!("{count} thread(s) done");
         by_threads.push(measured);
     }

@@ -48,7 +48,13 @@ pub fn open(kind: DeviceKind, store: &Store, min_rows: usize) -> Result<Option<A
         min_rows,
         ..DeviceOptions::default()
     };
-    let device = match GpuDevice::cuda(options) {
+    // QUIVER_DEVICE_BACKEND=host runs the device path with the kernels compiled for the CPU:
+    // how the tests drive these commands on machines without a GPU.
+    let opened = match std::env::var("QUIVER_DEVICE_BACKEND").as_deref() {
+        Ok("host") => GpuDevice::host(options),
+        _ => GpuDevice::cuda(options),
+    };
+    let device = match opened {
         Ok(device) => device,
         Err(error) if kind == DeviceKind::Auto => {
             eprintln!("--device auto: {error}; running on the CPU");

@@ -168,6 +168,55 @@ pub fn latency_cdf_png(path: &Path, title: &str, series: &[Series]) -> Result<()
     })
 }
 
+/// Throughput over batch sizes (both axes log scale), one line per engine, as a PNG.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub fn throughput_png(path: &Path, title: &str, series: &[Series]) -> Result<()> {
+    let xs = || series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let ys = || series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let (x_lo, x_hi) = (
+        xs().fold(f64::INFINITY, f64::min).max(1.0) * 0.8,
+        xs().fold(1f64, f64::max) * 1.25,
+    );
+    let (y_lo, y_hi) = (
+        ys().fold(f64::INFINITY, f64::min).max(0.001) * 0.5,
+        ys().fold(1f64, f64::max) * 2.0,
+    );
+    render(path, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, 22))
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())
+            .map_err(drawing)?;
+        chart
+            .configure_mesh()
+            .x_desc("keys per batch (log scale)")
+            .y_desc("million lookups per second (log scale)")
+            .x_label_formatter(&|x| {
+                if *x >= 1048576.0 {
+                    format!("{:.0}M", x / 1048576.0)
+                } else if *x >= 1024.0 {
+                    format!("{:.0}K", x / 1024.0)
+                } else {
+                    format!("{x:.0}")
+                }
+            })
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .label_style((FONT, 14))
+            .draw()
+            .map_err(drawing)?;
+        for (i, s) in series.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            labelled_line(&mut chart, s.points.iter().copied(), color, &s.name, 20)?;
+            chart
+                .draw_series(s.points.iter().map(|&p| Circle::new(p, 4, color.filled())))
+                .map_err(drawing)?;
+        }
+        legend(&mut chart, 14, SeriesLabelPosition::UpperLeft)
+    })
+}
+
 /// Speedup over thread counts, one line per query plus the ideal (linear) line and a mark
 /// at the number of physical cores, as a PNG.
 pub fn speedup_png(

@@ -90,6 +90,8 @@ pub struct CudaBackend {
     functions: Vec<(Kernel, CudaFunction)>,
     info: DeviceInfo,
     max_blocks: u32,
+    /// Whether allocations come from the device's stream-ordered pool.
+    pooled: bool,
     /// Launches and copies of several threads must not interleave on the stream.
     lock: Mutex<()>,
 }
@@ -100,18 +102,27 @@ impl std::fmt::Debug for CudaBackend {
     }
 }
 
-/// Frees device memory when its [`Buffer`] is dropped.
+/// Frees device memory when its [`Buffer`] is dropped: back to the stream-ordered pool
+/// (behind the work queued on the stream), or synchronously where the device has none.
 struct DeviceMemory {
     ctx: Arc<CudaContext>,
+    stream: Option<Arc<CudaStream>>,
     ptr: u64,
 }
 
 impl Drop for DeviceMemory {
     fn drop(&mut self) {
         if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: the pointer came from `malloc_sync` and is freed once; every
-            // stream use of it ended (downloads synchronise, and so does `Drop` of users).
-            let _ = unsafe { result::free_sync(self.ptr) };
+            // SAFETY: the pointer came from `malloc_async` on this stream (or
+            // `malloc_sync` without one) and is freed once; the free is ordered after
+            // every use queued on the stream, and other streams' users synchronise
+            // before their buffers drop.
+            let _ = unsafe {
+                match &self.stream {
+                    Some(stream) => result::free_async(self.ptr, stream.cu_stream()),
+                    None => result::free_sync(self.ptr),
+                }
+            };
         }
     }
 }
@@ -147,12 +158,14 @@ impl CudaBackend {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(driver)?;
         let max_blocks = (info.multiprocessors.max(1) as u32) * 32;
+        let pooled = ctx.has_async_alloc() && keep_pool_memory(&ctx).is_ok();
         Ok(Self {
             ctx,
             stream,
             functions,
             info,
             max_blocks,
+            pooled,
             lock: Mutex::new(()),
         })
     }
@@ -204,6 +217,21 @@ impl CudaBackend {
         unsafe { launch.launch(self.config(threads)) }
             .map(|_| ())
             .map_err(driver)
+    }
+}
+
+/// Keeps memory freed to the device's default pool in the pool (the default gives it back
+/// to the driver at every synchronisation, and a query's steps allocate and free a lot).
+fn keep_pool_memory(ctx: &CudaContext) -> Result<(), cudarc::driver::DriverError> {
+    let mut threshold = u64::MAX;
+    // SAFETY: the device is the context's; the attribute takes a u64.
+    unsafe {
+        let pool = result::device::get_default_mem_pool(ctx.cu_device())?;
+        result::mem_pool::set_attribute(
+            pool,
+            cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            &mut threshold as *mut u64 as *mut std::ffi::c_void,
+        )
     }
 }
 
@@ -261,14 +289,23 @@ impl Backend for CudaBackend {
 
     fn alloc(&self, bytes: usize) -> Result<Buffer, GpuError> {
         self.ctx.bind_to_thread().map_err(driver)?;
-        // SAFETY: a plain allocation; freed by `DeviceMemory`.
-        let ptr = unsafe { result::malloc_sync(bytes.max(8)) }
-            .map_err(|e| GpuError::OutOfMemory(format!("{} bytes of GPU memory: {e}", bytes)))?;
+        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: plain allocations, freed by `DeviceMemory` the same way.
+        let allocated = unsafe {
+            if self.pooled {
+                result::malloc_async(self.stream.cu_stream(), bytes.max(8))
+            } else {
+                result::malloc_sync(bytes.max(8))
+            }
+        };
+        let ptr = allocated
+            .map_err(|e| GpuError::OutOfMemory(format!("{bytes} bytes of GPU memory: {e}")))?;
         Ok(Buffer::new(
             ptr,
             bytes,
             Box::new(DeviceMemory {
                 ctx: self.ctx.clone(),
+                stream: self.pooled.then(|| self.stream.clone()),
                 ptr,
             }),
         ))

@@ -33,6 +33,36 @@ pub fn digest(list: &[Id]) -> u64 {
     (list.len() as u64).rotate_left(40) ^ list.first().map_or(0, |&x| x as u64)
 }
 
+/// `count` packed keys of `graph` (vertex ids below `vertices`), drawn by `seed`: about
+/// three in four name a list the vertex has, the others a predicate it lacks or a vertex
+/// past the last (absent keys, which a lookup must report as such).
+pub fn sample_keys(graph: &GraphIndex, vertices: u64, count: usize, seed: u64) -> Vec<u64> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..count)
+        .map(|i| {
+            let vertex = next() % (vertices + vertices / 100 + 1);
+            let direction = if next() % 2 == 0 {
+                Direction::Out
+            } else {
+                Direction::In
+            };
+            let record = graph.edges(vertex as Id, direction);
+            let predicate = if i % 4 != 0 && !record.is_empty() {
+                record.entry(next() as usize % record.len()).0
+            } else {
+                (next() % 64) as PredId
+            };
+            (vertex << 32) | ((predicate as u64) << 1) | u64::from(direction == Direction::In)
+        })
+        .collect()
+}
+
 /// The CPU's answers for a batch: digest and whether the key has a list, through the
 /// index's prefetching pipeline.
 pub fn cpu_lookup(graph: &GraphIndex, keys: &[u64], digests: &mut [u64], found: &mut [u8]) {
@@ -99,7 +129,7 @@ mod pipelined {
     use cudarc::driver::result;
 
     use super::params;
-    use crate::backend::{BackendExt, Kernel};
+    use crate::backend::{Backend, BackendExt, Kernel};
     use crate::cuda::CudaBackend;
     use crate::resident::DeviceGraph;
     use crate::GpuError;
@@ -151,6 +181,9 @@ mod pipelined {
                 ))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        // The lanes' buffers come from the backend's stream: ready before other streams
+        // use them.
+        cuda.synchronize()?;
         let key_slice = host_keys.as_slice().map_err(driver)?;
         let digest_slice = host_digests.as_mut_slice().map_err(driver)?;
         let found_slice = host_found.as_mut_slice().map_err(driver)?;

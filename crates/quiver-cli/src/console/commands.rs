@@ -355,7 +355,9 @@ impl Session {
             }
             "device" => {
                 let kind = <crate::device::DeviceKind as clap::ValueEnum>::from_str(value, true)
-                    .map_err(|_| anyhow::anyhow!("config: device is cpu, gpu or auto, not `{value}`"))?;
+                    .map_err(|_| {
+                        anyhow::anyhow!("config: device is cpu, gpu or auto, not `{value}`")
+                    })?;
                 self.set_device(kind)?
             }
             other => bail!(

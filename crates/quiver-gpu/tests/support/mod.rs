@@ -10,9 +10,11 @@ use quiver_sparql::device::BgpDevice;
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::{Direction, Store};
 
-/// The repository's root.
+/// The repository's root (`QUIVER_ROOT` when the test binary runs from another copy).
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    std::env::var_os("QUIVER_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
 }
 
 /// LUBM-1, generated and loaded in memory.
