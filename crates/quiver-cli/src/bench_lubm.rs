@@ -191,6 +191,10 @@ pub struct LubmBenchArgs {
     /// the same run, its rows compared with the CPU's
     #[command(flatten)]
     pub device: crate::device::DeviceArgs,
+    /// With the GPU: time every query again with each of these work thresholds
+    /// (comma-separated; see --gpu-min-work), to choose one
+    #[arg(long, value_delimiter = ',', value_name = "ENTRIES")]
+    pub gpu_sweep: Vec<usize>,
 }
 
 pub(crate) struct Measured {
@@ -348,12 +352,12 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
     );
     let mut table = render_table(&measured);
     let mut compared = Value::Null;
-    if let Some(gpu) = crate::device::as_bgp_device(&gpu) {
-        let results = device::compare(&store, &queries, args.runs, threads, gpu.clone())?;
+    if let Some(gpu) = &gpu {
+        let results = device::compare(&store, &queries, args.runs, threads, gpu, &args.gpu_sweep)?;
         let _ = write!(
             table,
             "\nCPU ({threads} threads) and GPU ({}), rows checked equal, medians of {} runs:\n\n{}",
-            gpu.name(),
+            quiver_sparql::device::BgpDevice::name(gpu.as_ref()),
             args.runs,
             device::render(&results, threads)
         );

@@ -109,7 +109,7 @@ pub fn run(args: ConsoleArgs) -> Result<()> {
         args.limits.resolve(crate::limits::QueryLimits::default()),
         args.sync.sync,
     )?;
-    session.settings.gpu_min_rows = args.device.gpu_min_rows;
+    session.settings.gpu_min_work = args.device.gpu_min_work;
     if args.device.device != crate::device::DeviceKind::Cpu {
         session.set_device(args.device.device)?;
     }

@@ -27,25 +27,26 @@ pub struct DeviceArgs {
     /// and an NVIDIA GPU) or auto
     #[arg(long, value_enum, default_value_t = DeviceKind::Cpu)]
     pub device: DeviceKind,
-    /// Rows from which a query's remaining steps go to the GPU
-    #[arg(long, value_name = "ROWS", default_value_t = quiver_gpu::device::DEFAULT_MIN_ROWS)]
-    pub gpu_min_rows: usize,
+    /// The estimated work of a step (the list entries it reads) from which it and the
+    /// query's next steps go to the GPU
+    #[arg(long, value_name = "ENTRIES", default_value_t = quiver_gpu::device::DEFAULT_MIN_WORK)]
+    pub gpu_min_work: usize,
 }
 
 impl DeviceArgs {
     /// The device for `store`, with its default graph copied to it; `None`: the CPU.
     pub fn open(&self, store: &Store) -> Result<Option<Arc<GpuDevice>>> {
-        open(self.device, store, self.gpu_min_rows)
+        open(self.device, store, self.gpu_min_work)
     }
 }
 
 /// Opens the GPU for `kind` and copies the default graph of `store` to it.
-pub fn open(kind: DeviceKind, store: &Store, min_rows: usize) -> Result<Option<Arc<GpuDevice>>> {
+pub fn open(kind: DeviceKind, store: &Store, min_work: usize) -> Result<Option<Arc<GpuDevice>>> {
     if kind == DeviceKind::Cpu {
         return Ok(None);
     }
     let options = DeviceOptions {
-        min_rows,
+        min_work,
         ..DeviceOptions::default()
     };
     // QUIVER_DEVICE_BACKEND=host runs the device path with the kernels compiled for the CPU:
@@ -72,11 +73,11 @@ pub fn open(kind: DeviceKind, store: &Store, min_rows: usize) -> Result<Option<A
         bail!("--device gpu: the graph cannot go to the GPU: {reason}");
     }
     eprintln!(
-        "GPU: {}; graph index resident ({:.1} MiB copied in {:.2} s); steps from {} rows run on it",
+        "GPU: {}; graph index resident ({:.1} MiB copied in {:.2} s); steps of {} list entries or more run on it",
         device.name(),
         residency.bytes as f64 / (1 << 20) as f64,
         residency.upload_micros / 1e6,
-        min_rows
+        min_work
     );
     Ok(Some(Arc::new(device)))
 }
@@ -90,7 +91,7 @@ pub fn as_bgp_device(device: &Option<Arc<GpuDevice>>) -> Option<Arc<dyn BgpDevic
 pub fn describe_devices() -> Vec<String> {
     #[cfg(feature = "cuda")]
     {
-        match quiver_gpu::cuda::devices() {
+        let mut lines = match quiver_gpu::cuda::devices() {
             Ok(devices) if devices.is_empty() => vec!["no GPU found by the CUDA driver".into()],
             Ok(devices) => devices
                 .iter()
@@ -107,7 +108,9 @@ pub fn describe_devices() -> Vec<String> {
                 })
                 .collect(),
             Err(error) => vec![error.to_string()],
-        }
+        };
+        lines.push(quiver_gpu::cuda::nvrtc_source());
+        lines
     }
     #[cfg(not(feature = "cuda"))]
     {

@@ -193,11 +193,12 @@ pub fn throughput_png(path: &Path, title: &str, series: &[Series]) -> Result<()>
             .configure_mesh()
             .x_desc("keys per batch (log scale)")
             .y_desc("million lookups per second (log scale)")
+            // The axis puts its labels at powers of ten.
             .x_label_formatter(&|x| {
-                if *x >= 1048576.0 {
-                    format!("{:.0}M", x / 1048576.0)
-                } else if *x >= 1024.0 {
-                    format!("{:.0}K", x / 1024.0)
+                if *x >= 1e6 {
+                    format!("{:.0}M", x / 1e6)
+                } else if *x >= 1e3 {
+                    format!("{:.0}K", x / 1e3)
                 } else {
                     format!("{x:.0}")
                 }

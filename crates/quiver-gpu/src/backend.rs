@@ -78,7 +78,8 @@ impl Params {
     }
 }
 
-/// A block of device memory, freed when dropped.
+/// A block of device memory, freed when dropped — after the work already queued, which
+/// may still read it.
 pub struct Buffer {
     ptr: u64,
     bytes: usize,

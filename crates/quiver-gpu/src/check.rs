@@ -197,7 +197,7 @@ fn rows(
 }
 
 /// Runs `queries` random queries on each of `graphs` random graphs, on the CPU and on
-/// `device` (whose `min_rows` decides which steps it takes), with `threads` threads.
+/// `device` (whose `min_work` decides which steps it takes), with `threads` threads.
 pub fn check_random_bgps(
     device: &Arc<crate::GpuDevice>,
     seed: u64,

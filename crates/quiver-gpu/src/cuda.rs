@@ -5,7 +5,8 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{
-    result, CudaContext, CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+    result, CudaContext, CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PinnedHostSlice,
+    PushKernelArg,
 };
 use cudarc::nvrtc::CompileOptions;
 
@@ -54,6 +55,18 @@ pub fn libraries() -> Result<(), GpuError> {
         .map_err(GpuError::Unavailable)
 }
 
+/// Where NVRTC is loaded from, in words.
+pub fn nvrtc_source() -> String {
+    match locate::find_nvrtc() {
+        Some(path) => format!("NVRTC: {}", path.display()),
+        // SAFETY: probing for a library only loads it.
+        None if unsafe { cudarc::nvrtc::sys::is_culib_present() } => {
+            "NVRTC: found on the library path".into()
+        }
+        None => format!("NVRTC: not found ({})", locate::NVRTC_HINT),
+    }
+}
+
 /// The GPUs the driver sees.
 pub fn devices() -> Result<Vec<DeviceInfo>, GpuError> {
     // SAFETY: as in `libraries`.
@@ -92,9 +105,15 @@ pub struct CudaBackend {
     max_blocks: u32,
     /// Whether allocations come from the device's stream-ordered pool.
     pooled: bool,
-    /// Launches and copies of several threads must not interleave on the stream.
-    lock: Mutex<()>,
+    /// Launches and copies of several threads must not interleave on the stream; holds the
+    /// pinned buffer large downloads go through, made at the first one.
+    lock: Mutex<Option<PinnedHostSlice<u8>>>,
 }
+
+/// Bytes of each half of the pinned staging buffer: a download larger than one half goes
+/// through the halves in turn, the device filling one while the host copies the other out
+/// (a copy into pageable memory runs at a fraction of the bus's speed).
+const STAGING_HALF: usize = 8 << 20;
 
 impl std::fmt::Debug for CudaBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -166,7 +185,7 @@ impl CudaBackend {
             info,
             max_blocks,
             pooled,
-            lock: Mutex::new(()),
+            lock: Mutex::new(None),
         })
     }
 
@@ -326,11 +345,52 @@ impl Backend for CudaBackend {
         if dst.is_empty() {
             return Ok(());
         }
-        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut staging = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         self.ctx.bind_to_thread().map_err(driver)?;
-        // SAFETY: `src` addresses a live buffer at least `dst.len()` long; the stream is
-        // synchronised before `dst` is read.
-        unsafe { result::memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }.map_err(driver)?;
+        let stream = self.stream.cu_stream();
+        if dst.len() <= STAGING_HALF {
+            // SAFETY: `src` addresses a live buffer at least `dst.len()` long; the stream
+            // is synchronised before `dst` is read.
+            unsafe { result::memcpy_dtoh_async(dst, src, stream) }.map_err(driver)?;
+            return self.stream.synchronize().map_err(driver);
+        }
+        if staging.is_none() {
+            // SAFETY: pinned memory the host reads (so not write-combined), written by the
+            // device before each read.
+            *staging = Some(
+                unsafe { self.ctx.alloc_pinned_with_flags::<u8>(2 * STAGING_HALF, 0) }
+                    .map_err(driver)?,
+            );
+        }
+        let base = staging
+            .as_mut()
+            .expect("made above")
+            .as_mut_ptr()
+            .map_err(driver)?;
+        let half = |i: usize| {
+            // SAFETY: the two halves of the staging buffer, never handed out together
+            // with the same index.
+            unsafe {
+                std::slice::from_raw_parts_mut(base.add((i % 2) * STAGING_HALF), STAGING_HALF)
+            }
+        };
+        let chunks: Vec<&mut [u8]> = dst.chunks_mut(STAGING_HALF).collect();
+        let sizes: Vec<usize> = chunks.iter().map(|c| c.len()).collect();
+        let issue = |i: usize| -> Result<(), GpuError> {
+            let offset = (i * STAGING_HALF) as u64;
+            // SAFETY: the chunk lies inside the source buffer; its half is not being read
+            // (the host finished with it before this chunk is issued).
+            unsafe { result::memcpy_dtoh_async(&mut half(i)[..sizes[i]], src + offset, stream) }
+                .map_err(driver)
+        };
+        issue(0)?;
+        for (i, chunk) in chunks.into_iter().enumerate() {
+            self.stream.synchronize().map_err(driver)?;
+            if i + 1 < sizes.len() {
+                issue(i + 1)?;
+            }
+            chunk.copy_from_slice(&half(i)[..chunk.len()]);
+        }
         self.stream.synchronize().map_err(driver)
     }
 

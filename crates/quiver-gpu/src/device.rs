@@ -4,6 +4,7 @@
 //! Queries on the device run one at a time (a lock around each run), as Wukong+G runs its
 //! heavy queries; light steps and everything but BGP steps stay on the CPU threads.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use quiver_sparql::device::{BgpDevice, DeviceQuery, DeviceRun, DeviceStep};
@@ -16,16 +17,16 @@ use crate::host::HostBackend;
 use crate::resident::{device_bytes, DeviceGraph};
 use crate::GpuError;
 
-/// Rows from which steps go to the GPU unless told otherwise: below it the CPU's
-/// exploration, which never leaves a core's caches for short tables, wins over a launch
-/// and a copy (measured on LUBM; see ARCHITECTURE.md).
-pub const DEFAULT_MIN_ROWS: usize = 16_384;
+/// The work of a step (list entries it reads) from which it goes to the GPU unless told
+/// otherwise: below it the CPU's exploration, which never leaves a core's caches for short
+/// tables, wins over launches and copies (measured on LUBM-2560; see ARCHITECTURE.md).
+pub const DEFAULT_MIN_WORK: usize = 16_384;
 
 /// How a device is set up.
 #[derive(Debug, Clone)]
 pub struct DeviceOptions {
-    /// Rows from which a table's remaining steps go to the device.
-    pub min_rows: usize,
+    /// The work of a step from which it and the steps after it go to the device.
+    pub min_work: usize,
     /// The most device memory the graph may take (default: 90% of what is free).
     pub max_graph_bytes: Option<usize>,
 }
@@ -33,7 +34,7 @@ pub struct DeviceOptions {
 impl Default for DeviceOptions {
     fn default() -> Self {
         Self {
-            min_rows: DEFAULT_MIN_ROWS,
+            min_work: DEFAULT_MIN_WORK,
             max_graph_bytes: None,
         }
     }
@@ -73,6 +74,8 @@ pub struct GpuDevice {
     backend: AnyBackend,
     options: DeviceOptions,
     graph: Mutex<Option<Arc<DeviceGraph>>>,
+    /// `options.min_work`, changeable while queries run (`bench lubm`'s sweep).
+    min_work: AtomicUsize,
     /// One query on the device at a time.
     running: Mutex<()>,
 }
@@ -111,6 +114,7 @@ impl GpuDevice {
     fn with(backend: AnyBackend, options: DeviceOptions) -> Self {
         Self {
             backend,
+            min_work: AtomicUsize::new(options.min_work),
             options,
             graph: Mutex::new(None),
             running: Mutex::new(()),
@@ -180,6 +184,11 @@ impl GpuDevice {
         Ok(residency)
     }
 
+    /// Changes the work from which steps go to the device.
+    pub fn set_min_work(&self, work: usize) {
+        self.min_work.store(work, Ordering::Relaxed);
+    }
+
     /// The graph on the device, if any.
     pub fn graph(&self) -> Option<Arc<DeviceGraph>> {
         self.graph.lock().unwrap_or_else(|e| e.into_inner()).clone()
@@ -196,8 +205,8 @@ impl BgpDevice for GpuDevice {
         self.backend().describe()
     }
 
-    fn min_rows(&self) -> usize {
-        self.options.min_rows
+    fn min_work(&self) -> usize {
+        self.min_work.load(Ordering::Relaxed)
     }
 
     fn serves(&self, _store: &Store, graph: &GraphIndex) -> bool {

@@ -168,9 +168,12 @@ mod pipelined {
         let mut host_keys = unsafe { ctx.alloc_pinned::<u64>(n.max(1)) }.map_err(driver)?;
         host_keys.as_mut_slice().map_err(driver)?[..n].copy_from_slice(keys);
         // SAFETY: as above; the device writes every element before the host reads it.
-        let mut host_digests = unsafe { ctx.alloc_pinned::<u64>(n.max(1)) }.map_err(driver)?;
+        // Not write-combined (flags 0), since the host reads them.
+        let mut host_digests =
+            unsafe { ctx.alloc_pinned_with_flags::<u64>(n.max(1), 0) }.map_err(driver)?;
         // SAFETY: as above.
-        let mut host_found = unsafe { ctx.alloc_pinned::<u8>(n.max(1)) }.map_err(driver)?;
+        let mut host_found =
+            unsafe { ctx.alloc_pinned_with_flags::<u8>(n.max(1), 0) }.map_err(driver)?;
         let lanes = (0..streams)
             .map(|_| -> Result<_, GpuError> {
                 Ok((

@@ -29,8 +29,7 @@ pub(crate) fn exclusive_scan(backend: &dyn Backend, values: u64, n: u64) -> Resu
             &Params::new(&[values, n, sums.ptr(), CHUNK]),
         )?;
     }
-    // The sums' buffer must outlive the launches that read it.
-    backend.synchronize()?;
+    // Freed behind the launches that read it (buffers free in stream order).
     drop(sums);
     Ok(())
 }

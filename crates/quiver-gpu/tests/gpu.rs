@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use quiver_gpu::{DeviceOptions, GpuDevice};
 
-fn gpu(min_rows: usize) -> Arc<GpuDevice> {
+fn gpu(min_work: usize) -> Arc<GpuDevice> {
     Arc::new(
         GpuDevice::cuda(DeviceOptions {
-            min_rows,
+            min_work,
             ..DeviceOptions::default()
         })
         .expect("a GPU"),

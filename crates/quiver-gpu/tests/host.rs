@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use quiver_gpu::{DeviceOptions, GpuDevice};
 
-fn host_device(min_rows: usize) -> Arc<GpuDevice> {
+fn host_device(min_work: usize) -> Arc<GpuDevice> {
     Arc::new(
         GpuDevice::host(DeviceOptions {
-            min_rows,
+            min_work,
             ..DeviceOptions::default()
         })
         .expect("the kernels compile with the system C++ compiler"),

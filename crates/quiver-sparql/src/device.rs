@@ -73,8 +73,9 @@ pub trait BgpDevice: Send + Sync + std::fmt::Debug {
     /// The device, in words (EXPLAIN).
     fn name(&self) -> String;
 
-    /// Rows from which a table's remaining steps go to the device.
-    fn min_rows(&self) -> usize;
+    /// The estimated work of a step (list entries read; see `exec/bgp/device.rs`) from
+    /// which it and the steps after it go to the device.
+    fn min_work(&self) -> usize;
 
     /// Whether the device holds `graph` of `store` (else its steps run on the CPU).
     fn serves(&self, store: &Store, graph: &GraphIndex) -> bool;

@@ -41,7 +41,7 @@ pub struct Settings {
     pub rows: usize,
     /// Where heavy exploration steps run, and from how many rows on the GPU.
     pub device: crate::device::DeviceKind,
-    pub gpu_min_rows: usize,
+    pub gpu_min_work: usize,
 }
 
 /// The setting names, for `config` and completion.
@@ -135,7 +135,7 @@ impl Session {
                 max_memory: limits.max_memory,
                 rows: 10,
                 device: crate::device::DeviceKind::Cpu,
-                gpu_min_rows: quiver_gpu::device::DEFAULT_MIN_ROWS,
+                gpu_min_work: quiver_gpu::device::DEFAULT_MIN_WORK,
             },
             pool: Mutex::new(None),
             queries: quiver_sparql::QueryCache::new(64),
@@ -188,7 +188,7 @@ impl Session {
         self.gpu = None;
         if kind != crate::device::DeviceKind::Cpu {
             let store = self.store()?.clone();
-            self.gpu = crate::device::open(kind, &store, self.settings.gpu_min_rows)?;
+            self.gpu = crate::device::open(kind, &store, self.settings.gpu_min_work)?;
         }
         self.settings.device = kind;
         Ok(())
@@ -386,9 +386,9 @@ impl Session {
         writeln!(out, "rows         {}", s.rows)?;
         let device = match (&self.gpu, s.device) {
             (Some(gpu), _) => format!(
-                "gpu ({}), steps from {} rows",
+                "gpu ({}), steps of {} list entries or more",
                 quiver_sparql::device::BgpDevice::name(gpu.as_ref()),
-                s.gpu_min_rows
+                s.gpu_min_work
             ),
             (None, crate::device::DeviceKind::Auto) => "auto (no GPU: cpu)".to_owned(),
             (None, _) => "cpu".to_owned(),

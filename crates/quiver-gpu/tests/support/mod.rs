@@ -146,7 +146,7 @@ pub fn random_bgps_match(device: Arc<GpuDevice>, graphs: usize, queries: usize) 
 /// lacks, or a vertex past the last).
 pub fn kv_keys(store: &Store, count: usize) -> Vec<u64> {
     let graph = store.graph();
-    let vertices = store.terms() as u64;
+    let vertices = store.terms();
     let mut state = 0x1234_5678_9ABC_DEF1u64;
     let mut next = move || {
         state ^= state << 13;

@@ -1,11 +1,12 @@
 //! Handing exploration steps to an accelerator (see [`crate::device`]).
 //!
-//! Once a table is large (the device's `min_rows`), or a plan starts from a constant whose
-//! walk is expected to yield that many rows, the longest run of following steps the device
-//! can take — walks and checks over a constant predicate, intersecting walks — goes to it
-//! in one call: the table is uploaded once, stays on the device between the steps, and
-//! only the final columns come back. Other steps (predicate variables, index starts,
-//! scans) stay on the CPU, before or after.
+//! Once the next step's work is large — the list entries it reads, estimated from the rows
+//! and the predicate's average list length (a constant's exact one), times the depth of
+//! a binary search for checks and intersections; at least the device's `min_work` — the
+//! longest run of following steps the device can take (walks and checks over a constant
+//! predicate, intersecting walks) goes to it in one call: the table is uploaded once,
+//! stays on the device between the steps, and only the final columns come back. Other
+//! steps (predicate variables, index starts, scans) stay on the CPU, before or after.
 
 use std::time::Instant;
 
@@ -97,15 +98,51 @@ fn device_steps(
     ctx: &ExecContext<'_>,
 ) -> Option<(Vec<DeviceStep>, Vec<VarId>)> {
     let device = ctx.device?;
-    let first = steps.first()?;
-    let min_rows = device.min_rows();
-    let unit = table.rows == 1 && table.columns.is_empty();
-    let large = table.rows >= min_rows || (unit && first.estimate >= min_rows as f64);
-    if !large || !device.serves(ctx.store, ctx.graph) {
+    // Cheap tests first: most steps of light queries stop at the row count.
+    if table.rows == 0 || !device.serves(ctx.store, ctx.graph) {
         return None;
     }
-    let (device_steps, bound) = translate(bgp, steps, &table.vars);
-    (!device_steps.is_empty()).then_some((device_steps, bound))
+    let (device_steps, bound) = translate(bgp, steps.get(..1)?, &table.vars);
+    let first = device_steps.first()?;
+    if work(first, table, ctx) < device.min_work() as f64 {
+        return None;
+    }
+    let (device_steps, bound) = if steps.len() > 1 {
+        translate(bgp, steps, &table.vars)
+    } else {
+        (device_steps, bound)
+    };
+    Some((device_steps, bound))
+}
+
+/// The list entries `step` reads over `table`: rows times the list length per row (a
+/// constant's own, else the predicate's average in that direction), times the depth of a
+/// binary search where the step searches lists (checks, intersections).
+fn work(step: &DeviceStep, table: &Table, ctx: &ExecContext<'_>) -> f64 {
+    let length = |input: DeviceInput, predicate, direction| -> f64 {
+        match input {
+            DeviceInput::Const(vertex) => ctx.graph.degree(vertex, predicate, direction) as f64,
+            DeviceInput::Column(_) => {
+                let stats = ctx.store.predicate_stats(predicate);
+                let ends = match direction {
+                    Direction::Out => stats.subjects,
+                    Direction::In => stats.objects,
+                };
+                stats.triples as f64 / ends.max(1) as f64
+            }
+        }
+    };
+    let depth = |n: f64| (n + 2.0).log2();
+    let rows = table.rows as f64;
+    let list = length(step.source, step.predicate, step.direction);
+    match (step.target, step.partner) {
+        (DeviceTarget::Bind, None) => rows * list,
+        (DeviceTarget::Check(_), _) => rows * depth(list),
+        (DeviceTarget::Bind, Some((source, predicate, direction))) => {
+            let other = length(source, predicate, direction);
+            rows * list.min(other) * depth(list.max(other))
+        }
+    }
 }
 
 /// Whether the context's device takes the next of `steps` on `table`.
