@@ -362,6 +362,13 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
             device::render(&results, threads)
         );
         compared = device::to_json(&results);
+        if let Some((bytes, segments, uploads, evictions)) = gpu.segment_report() {
+            let _ = writeln!(
+                table,
+                "\nGPU index by predicate segments: {segments} resident ({:.1} MiB) after {uploads} copies and {evictions} evictions",
+                bytes as f64 / (1 << 20) as f64
+            );
+        }
     }
     println!("{header}\n\n{table}");
     if let Some(path) = &args.markdown {

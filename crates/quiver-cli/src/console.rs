@@ -110,6 +110,7 @@ pub fn run(args: ConsoleArgs) -> Result<()> {
         args.sync.sync,
     )?;
     session.settings.gpu_min_work = args.device.gpu_min_work;
+    session.settings.gpu_memory = args.device.gpu_memory;
     if args.device.device != crate::device::DeviceKind::Cpu {
         session.set_device(args.device.device)?;
     }

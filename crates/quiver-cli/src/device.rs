@@ -31,23 +31,33 @@ pub struct DeviceArgs {
     /// query's next steps go to the GPU
     #[arg(long, value_name = "ENTRIES", default_value_t = quiver_gpu::device::DEFAULT_MIN_WORK)]
     pub gpu_min_work: usize,
+    /// The most GPU memory the graph index may take (512M, 4G, …; default: 90% of the
+    /// free memory); a larger index goes to the GPU one predicate at a time, as queries
+    /// need it
+    #[arg(long, value_name = "SIZE", value_parser = crate::limits::parse_size)]
+    pub gpu_memory: Option<usize>,
 }
 
 impl DeviceArgs {
     /// The device for `store`, with its default graph copied to it; `None`: the CPU.
     pub fn open(&self, store: &Store) -> Result<Option<Arc<GpuDevice>>> {
-        open(self.device, store, self.gpu_min_work)
+        open(self.device, store, self.gpu_min_work, self.gpu_memory)
     }
 }
 
 /// Opens the GPU for `kind` and copies the default graph of `store` to it.
-pub fn open(kind: DeviceKind, store: &Store, min_work: usize) -> Result<Option<Arc<GpuDevice>>> {
+pub fn open(
+    kind: DeviceKind,
+    store: &Store,
+    min_work: usize,
+    max_index_bytes: Option<usize>,
+) -> Result<Option<Arc<GpuDevice>>> {
     if kind == DeviceKind::Cpu {
         return Ok(None);
     }
     let options = DeviceOptions {
         min_work,
-        ..DeviceOptions::default()
+        max_index_bytes,
     };
     // QUIVER_DEVICE_BACKEND=host runs the device path with the kernels compiled for the CPU:
     // how the tests drive these commands on machines without a GPU.
@@ -65,18 +75,17 @@ pub fn open(kind: DeviceKind, store: &Store, min_work: usize) -> Result<Option<A
     };
     let residency = device.load(store)?;
     if !residency.resident {
-        let reason = residency.reason.unwrap_or_default();
+        let reason = residency.describe();
         if kind == DeviceKind::Auto {
-            eprintln!("--device auto: the graph stays on the CPU ({reason})");
+            eprintln!("--device auto: {reason}; running on the CPU");
             return Ok(None);
         }
-        bail!("--device gpu: the graph cannot go to the GPU: {reason}");
+        bail!("--device gpu: {reason}");
     }
     eprintln!(
-        "GPU: {}; graph index resident ({:.1} MiB copied in {:.2} s); steps of {} list entries or more run on it",
+        "GPU: {}; {}; steps of {} list entries or more run on it",
         device.name(),
-        residency.bytes as f64 / (1 << 20) as f64,
-        residency.upload_micros / 1e6,
+        residency.describe(),
         min_work
     );
     Ok(Some(Arc::new(device)))

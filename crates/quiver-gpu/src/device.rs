@@ -1,5 +1,7 @@
 //! [`GpuDevice`]: the accelerator the query engine sends heavy exploration steps to
-//! (`--device gpu`), holding one store's default graph in device memory.
+//! (`--device gpu`), holding one store's default graph in device memory: the whole index
+//! when it fits (`resident.rs`), else predicate segments copied as queries need them
+//! (`segments.rs`, Wukong+G's predicate-based cache).
 //!
 //! Queries on the device run one at a time (a lock around each run), as Wukong+G runs its
 //! heavy queries; light steps and everything but BGP steps stay on the CPU threads.
@@ -7,14 +9,16 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use quiver_model::PredId;
 use quiver_sparql::device::{BgpDevice, DeviceQuery, DeviceRun, DeviceStep};
 use quiver_sparql::table::Table;
 use quiver_sparql::QueryError;
-use quiver_store::{GraphIndex, Store};
+use quiver_store::{Direction, GraphIndex, Store};
 
 use crate::backend::Backend;
 use crate::host::HostBackend;
 use crate::resident::{device_bytes, DeviceGraph};
+use crate::segments::SegmentCache;
 use crate::GpuError;
 
 /// The work of a step (list entries it reads) from which it goes to the GPU unless told
@@ -27,15 +31,16 @@ pub const DEFAULT_MIN_WORK: usize = 16_384;
 pub struct DeviceOptions {
     /// The work of a step from which it and the steps after it go to the device.
     pub min_work: usize,
-    /// The most device memory the graph may take (default: 90% of what is free).
-    pub max_graph_bytes: Option<usize>,
+    /// The most device memory the index may take (default: 90% of what is free). A whole
+    /// index above it goes by predicate segments within it.
+    pub max_index_bytes: Option<usize>,
 }
 
 impl Default for DeviceOptions {
     fn default() -> Self {
         Self {
             min_work: DEFAULT_MIN_WORK,
-            max_graph_bytes: None,
+            max_index_bytes: None,
         }
     }
 }
@@ -57,27 +62,58 @@ impl AnyBackend {
     }
 }
 
-/// What the device holds.
+/// What the device holds of a store.
 #[derive(Debug, Clone)]
 pub struct Residency {
-    /// Whether the store's default graph is in device memory.
+    /// Whether the device serves the store's default graph (whole or by segments).
     pub resident: bool,
-    /// Bytes of the graph on the device (or that it would take).
+    /// Whether the whole index is on the device (else segments, on demand).
+    pub whole: bool,
+    /// Bytes of the whole index on the device, or the budget of the segments.
     pub bytes: usize,
     pub upload_micros: f64,
-    /// Why it is not resident.
+    /// Why the index is not whole on the device, or not served at all.
     pub reason: Option<String>,
+}
+
+impl Residency {
+    /// In words, for the commands' messages.
+    pub fn describe(&self) -> String {
+        let mib = |bytes: usize| bytes as f64 / (1 << 20) as f64;
+        match (self.resident, self.whole) {
+            (true, true) => format!(
+                "graph index resident ({:.1} MiB copied in {:.2} s)",
+                mib(self.bytes),
+                self.upload_micros / 1e6
+            ),
+            (true, false) => format!(
+                "predicate segments copied as queries need them, within {:.1} MiB ({})",
+                mib(self.bytes),
+                self.reason.as_deref().unwrap_or("")
+            ),
+            (false, _) => format!(
+                "graph not on the device ({})",
+                self.reason.as_deref().unwrap_or("")
+            ),
+        }
+    }
+}
+
+/// What the device holds.
+enum Resident {
+    Nothing,
+    Whole(Arc<DeviceGraph>),
+    Segments(SegmentCache),
 }
 
 /// A GPU (or the host backend) serving exploration steps and key/value lookups.
 pub struct GpuDevice {
     backend: AnyBackend,
     options: DeviceOptions,
-    graph: Mutex<Option<Arc<DeviceGraph>>>,
+    /// Locked for each run: one query on the device at a time.
+    resident: Mutex<Resident>,
     /// `options.min_work`, changeable while queries run (`bench lubm`'s sweep).
     min_work: AtomicUsize,
-    /// One query on the device at a time.
-    running: Mutex<()>,
 }
 
 impl std::fmt::Debug for GpuDevice {
@@ -116,8 +152,7 @@ impl GpuDevice {
             backend,
             min_work: AtomicUsize::new(options.min_work),
             options,
-            graph: Mutex::new(None),
-            running: Mutex::new(()),
+            resident: Mutex::new(Resident::Nothing),
         }
     }
 
@@ -134,53 +169,50 @@ impl GpuDevice {
         }
     }
 
-    /// Copies the default graph of `store` to the device (replacing any graph held), when
-    /// it can be copied and fits.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Resident> {
+        self.resident.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Serves the default graph of `store` from now on (replacing what the device held):
+    /// copies the whole index when it can be copied and fits, else prepares predicate
+    /// segments within the memory allowed.
     pub fn load(&self, store: &Store) -> Result<Residency, GpuError> {
-        let graph = store.graph();
-        *self.graph.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        let Some(bytes) = device_bytes(graph) else {
-            return Ok(Residency {
-                resident: false,
-                bytes: 0,
-                upload_micros: 0.0,
-                reason: Some(
-                    "the default graph was changed by updates since its last checkpoint (run `quiver checkpoint`)"
-                        .into(),
-                ),
-            });
-        };
+        let mut resident = self.lock();
+        *resident = Resident::Nothing;
         let (free, _) = self.backend().memory()?;
         let limit = self
             .options
-            .max_graph_bytes
-            .unwrap_or(free / 10 * 9)
+            .max_index_bytes
+            .unwrap_or(usize::MAX)
             .min(free / 10 * 9);
-        if bytes > limit {
-            return Ok(Residency {
-                resident: false,
-                bytes,
+        let graph = store.graph();
+        let segments = |reason: String| {
+            Ok(Residency {
+                resident: true,
+                whole: false,
+                bytes: limit,
                 upload_micros: 0.0,
-                reason: Some(format!(
-                    "the graph takes {bytes} bytes; the device has room for {limit}"
-                )),
-            });
-        }
-        let Some(copy) = DeviceGraph::upload(self.backend(), graph)? else {
-            return Ok(Residency {
-                resident: false,
-                bytes,
-                upload_micros: 0.0,
-                reason: Some("the graph cannot be copied".into()),
-            });
+                reason: Some(reason),
+            })
         };
+        let Some(bytes) = device_bytes(graph) else {
+            *resident = Resident::Segments(SegmentCache::new(store.version(), limit));
+            return segments("the index was changed by updates since its last checkpoint".into());
+        };
+        if bytes > limit {
+            *resident = Resident::Segments(SegmentCache::new(store.version(), limit));
+            return segments(format!("the whole index takes {bytes} bytes"));
+        }
+        let copy = DeviceGraph::upload(self.backend(), graph)?
+            .expect("device_bytes() said it can be copied");
         let residency = Residency {
             resident: true,
+            whole: true,
             bytes: copy.bytes(),
             upload_micros: copy.upload_micros(),
             reason: None,
         };
-        *self.graph.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(copy));
+        *resident = Resident::Whole(Arc::new(copy));
         Ok(residency)
     }
 
@@ -189,15 +221,37 @@ impl GpuDevice {
         self.min_work.store(work, Ordering::Relaxed);
     }
 
-    /// The graph on the device, if any.
+    /// The whole index on the device, if it is there (batched key/value lookups need it).
     pub fn graph(&self) -> Option<Arc<DeviceGraph>> {
-        self.graph.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        match &*self.lock() {
+            Resident::Whole(copy) => Some(copy.clone()),
+            _ => None,
+        }
     }
 
-    /// The graph on the device if it is a copy of `graph`.
-    fn holding(&self, graph: &GraphIndex) -> Option<Arc<DeviceGraph>> {
-        self.graph().filter(|copy| copy.holds(graph))
+    /// What the segments hold, when the index goes by segments: (bytes, segments,
+    /// uploads, evictions) so far.
+    pub fn segment_report(&self) -> Option<(usize, usize, usize, usize)> {
+        match &*self.lock() {
+            Resident::Segments(cache) => {
+                let (bytes, count) = cache.resident();
+                Some((bytes, count, cache.uploads, cache.evictions))
+            }
+            _ => None,
+        }
     }
+}
+
+/// The (predicate, direction) lists `steps` read.
+fn walked(steps: &[DeviceStep]) -> Vec<(PredId, Direction)> {
+    let mut needed = Vec::new();
+    for step in steps {
+        needed.push((step.predicate, step.direction));
+        if let Some((_, predicate, direction)) = step.partner {
+            needed.push((predicate, direction));
+        }
+    }
+    needed
 }
 
 impl BgpDevice for GpuDevice {
@@ -209,22 +263,45 @@ impl BgpDevice for GpuDevice {
         self.min_work.load(Ordering::Relaxed)
     }
 
-    fn serves(&self, _store: &Store, graph: &GraphIndex) -> bool {
-        self.holding(graph).is_some()
+    fn serves(&self, store: &Store, graph: &GraphIndex) -> bool {
+        match &*self.lock() {
+            Resident::Nothing => false,
+            Resident::Whole(copy) => copy.holds(graph),
+            Resident::Segments(cache) => {
+                cache.version() == store.version() && std::ptr::eq(graph, store.graph())
+            }
+        }
     }
 
     fn run(
         &self,
-        _store: &Store,
+        store: &Store,
         graph: &GraphIndex,
         table: &Table,
         steps: &[DeviceStep],
         query: DeviceQuery<'_, '_>,
-    ) -> Result<DeviceRun, QueryError> {
-        let copy = self
-            .holding(graph)
-            .ok_or_else(|| QueryError::Device("the graph is no longer on the device".into()))?;
-        let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        crate::steps::run_steps(self.backend(), &copy, table, steps, query)
+    ) -> Result<Option<DeviceRun>, QueryError> {
+        let mut resident = self.lock();
+        match &mut *resident {
+            Resident::Whole(copy) if copy.holds(graph) => {
+                crate::steps::run_steps(self.backend(), copy.as_ref(), table, steps, query)
+                    .map(Some)
+            }
+            Resident::Segments(cache)
+                if cache.version() == store.version() && std::ptr::eq(graph, store.graph()) =>
+            {
+                let Some(acquired) = cache.acquire(self.backend(), store, &walked(steps))? else {
+                    return Ok(None);
+                };
+                let mut run =
+                    crate::steps::run_steps(self.backend(), &acquired.set, table, steps, query)?;
+                run.index_bytes = acquired.copied_bytes;
+                run.index_micros = acquired.copied_micros;
+                Ok(Some(run))
+            }
+            _ => Err(QueryError::Device(
+                "the graph is no longer on the device".into(),
+            )),
+        }
     }
 }

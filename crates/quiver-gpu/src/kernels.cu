@@ -42,13 +42,18 @@ struct Params {
 #define PTR(type, name, slot) type *name = (type *)p.a[slot]
 #define VAL(type, name, slot) type name = (type)p.a[slot]
 
-// One direction of the graph index as the kernels see it (see quiver-store's adjacency.rs):
-// vertex v owns words[offsets[v]..offsets[v + 1]] = [k, p_1, end_1, ..., p_k, end_k,
-// neighbours of p_1 ..., neighbours of p_k ...], predicates ascending.
+// Where the kernels find neighbour lists, in one of two layouts (four slots):
+// - a whole direction of the graph index (see quiver-store's adjacency.rs): vertex v owns
+//   words[offsets[v]..offsets[v + 1]] = [k, p_1, end_1, ..., p_k, end_k, neighbours of
+//   p_1 ..., neighbours of p_k ...], predicates ascending; `keys` is null;
+// - one predicate's segment in one direction (Wukong+G's predicate-based cache): the
+//   vertices having such edges in `keys` (sorted, `vertices` of them), key i's neighbours
+//   at words[offsets[i]..offsets[i + 1]].
 struct Adjacency {
   const u64 *offsets;
   u64 vertices;
   const Id *words;
+  const Id *keys;
 };
 
 QV_DEVICE Adjacency adjacency_at(const Params &p, int slot) {
@@ -56,6 +61,7 @@ QV_DEVICE Adjacency adjacency_at(const Params &p, int slot) {
   a.offsets = (const u64 *)p.a[slot];
   a.vertices = p.a[slot + 1];
   a.words = (const Id *)p.a[slot + 2];
+  a.keys = (const Id *)p.a[slot + 3];
   return a;
 }
 
@@ -64,6 +70,23 @@ QV_DEVICE Adjacency adjacency_at(const Params &p, int slot) {
 QV_DEVICE void lookup(Adjacency a, u64 v, u64 predicate, u64 *start, u64 *len) {
   *start = 0;
   *len = 0;
+  if (a.keys) {
+    u64 lo = 0, hi = a.vertices;
+    while (lo < hi) {
+      u64 mid = (lo + hi) / 2;
+      u64 key = a.keys[mid];
+      if (key == v) {
+        *start = a.offsets[mid];
+        *len = a.offsets[mid + 1] - a.offsets[mid];
+        return;
+      }
+      if (key < v)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return;
+  }
   if (v >= a.vertices)
     return;
   u64 s = a.offsets[v], e = a.offsets[v + 1];
@@ -124,16 +147,16 @@ QV_DEVICE u64 end_value(const Id *column, u64 constant, u64 i) {
 }
 
 // Expand, stage one: per row, where its neighbour list starts and how long it is.
-// 0 source column | 1 source constant | 2 rows | 3..5 adjacency | 6 predicate
-// 7 starts (u64, rows) | 8 counts (u64, rows + 1; the last set to 0)
+// 0 source column | 1 source constant | 2 rows | 3..6 adjacency | 7 predicate
+// 8 starts (u64, rows) | 9 counts (u64, rows + 1; the last set to 0)
 QV_KERNEL qv_expand_lookup(Params p) {
   PTR(const Id, source, 0);
   VAL(u64, constant, 1);
   VAL(u64, n, 2);
   Adjacency a = adjacency_at(p, 3);
-  VAL(u64, predicate, 6);
-  PTR(u64, starts, 7);
-  PTR(u64, counts, 8);
+  VAL(u64, predicate, 7);
+  PTR(u64, starts, 8);
+  PTR(u64, counts, 9);
   QV_FOR(i, n + 1) {
     if (i == n) {
       counts[n] = 0;
@@ -166,18 +189,18 @@ QV_KERNEL qv_expand_emit(Params p) {
 }
 
 // Check: per row, 1 when the target is among the source's neighbours.
-// 0 source column | 1 source constant | 2 rows | 3..5 adjacency | 6 predicate
-// 7 target column | 8 target constant | 9 unbound id | 10 flags (u64, rows + 1)
+// 0 source column | 1 source constant | 2 rows | 3..6 adjacency | 7 predicate
+// 8 target column | 9 target constant | 10 unbound id | 11 flags (u64, rows + 1)
 QV_KERNEL qv_check(Params p) {
   PTR(const Id, source, 0);
   VAL(u64, constant, 1);
   VAL(u64, n, 2);
   Adjacency a = adjacency_at(p, 3);
-  VAL(u64, predicate, 6);
-  PTR(const Id, target, 7);
-  VAL(u64, target_constant, 8);
-  VAL(u64, unbound, 9);
-  PTR(u64, flags, 10);
+  VAL(u64, predicate, 7);
+  PTR(const Id, target, 8);
+  VAL(u64, target_constant, 9);
+  VAL(u64, unbound, 10);
+  PTR(u64, flags, 11);
   QV_FOR(i, n + 1) {
     if (i == n) {
       flags[n] = 0;
@@ -216,9 +239,9 @@ QV_KERNEL qv_gather(Params p) {
 // Intersect, stage one: per row, the two lists (the step's and its partner's); the
 // shorter one gives the candidates, each looked up in the longer.
 // 0 source A | 1 constant A | 2 source B | 3 constant B | 4 rows
-// 5..7 adjacency A | 8 predicate A | 9..11 adjacency B | 12 predicate B
-// 13 info (u64, 4 per row: small start, large start, large length, small is A)
-// 14 counts (u64, rows + 1)
+// 5..8 adjacency A | 9 predicate A | 10..13 adjacency B | 14 predicate B
+// 15 info (u64, 4 per row: small start, large start, large length, small is A)
+// 16 counts (u64, rows + 1)
 QV_KERNEL qv_intersect_lookup(Params p) {
   PTR(const Id, source_a, 0);
   VAL(u64, constant_a, 1);
@@ -226,11 +249,11 @@ QV_KERNEL qv_intersect_lookup(Params p) {
   VAL(u64, constant_b, 3);
   VAL(u64, n, 4);
   Adjacency a = adjacency_at(p, 5);
-  VAL(u64, pa, 8);
-  Adjacency b = adjacency_at(p, 9);
-  VAL(u64, pb, 12);
-  PTR(u64, info, 13);
-  PTR(u64, counts, 14);
+  VAL(u64, pa, 9);
+  Adjacency b = adjacency_at(p, 10);
+  VAL(u64, pb, 14);
+  PTR(u64, info, 15);
+  PTR(u64, counts, 16);
   QV_FOR(i, n + 1) {
     if (i == n) {
       counts[n] = 0;
@@ -334,15 +357,15 @@ QV_KERNEL qv_scan_add(Params p) {
 // Batched key/value lookups (Mega-KV's GET): a key packs vertex << 32 | predicate << 1 |
 // direction (1: IN); the value's digest is its length rotated left by 40 bits XOR its
 // first neighbour, as the CPU engines compute it; found[i] is 0 for a key without a list.
-// 0 keys (u64) | 1 count | 2..4 adjacency OUT | 5..7 adjacency IN | 8 digests (u64)
-// 9 found (u8)
+// 0 keys (u64) | 1 count | 2..5 adjacency OUT | 6..9 adjacency IN (whole directions)
+// 10 digests (u64) | 11 found (u8)
 QV_KERNEL qv_kv_lookup(Params p) {
   PTR(const u64, keys, 0);
   VAL(u64, n, 1);
   Adjacency out = adjacency_at(p, 2);
-  Adjacency in = adjacency_at(p, 5);
-  PTR(u64, digests, 8);
-  PTR(u8, found, 9);
+  Adjacency in = adjacency_at(p, 6);
+  PTR(u64, digests, 10);
+  PTR(u8, found, 11);
   QV_FOR(i, n) {
     u64 key = keys[i];
     u64 start, len;

@@ -85,10 +85,10 @@ pub(crate) fn params(
     digests: u64,
     found: u64,
 ) -> Params {
-    let out = graph.adjacency(Direction::Out).slots();
-    let inn = graph.adjacency(Direction::In).slots();
+    let out = graph.direction(Direction::Out).slots();
+    let inn = graph.direction(Direction::In).slots();
     Params::new(&[
-        keys, count, out[0], out[1], out[2], inn[0], inn[1], inn[2], digests, found,
+        keys, count, out[0], out[1], out[2], out[3], inn[0], inn[1], inn[2], inn[3], digests, found,
     ])
 }
 

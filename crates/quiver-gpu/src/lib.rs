@@ -7,7 +7,8 @@
 //! kernels in `kernels.cu` — CUDA through cudarc (`cuda.rs`, the `cuda` feature; the
 //! driver and NVRTC are loaded at run time, found as `locate.rs` says) or the host
 //! (`host.rs`: the same kernel source compiled for the CPU, which is how the tests check
-//! everything above it without a GPU); `resident.rs` copies a graph index to the device;
+//! everything above it without a GPU); `resident.rs` copies a graph index to the device,
+//! whole, or `segments.rs` one predicate at a time when it does not fit;
 //! `scan.rs` computes prefix sums; `steps.rs` runs exploration steps; `kv.rs` batched
 //! lookups; `device.rs` is the [`quiver_sparql::device::BgpDevice`] the query engine
 //! calls; `check.rs` compares the device's rows with the CPU executor's on random graphs.
@@ -22,6 +23,7 @@ pub mod kv;
 pub mod locate;
 pub mod resident;
 mod scan;
+pub mod segments;
 mod steps;
 
 pub use device::{DeviceOptions, GpuDevice, Residency};

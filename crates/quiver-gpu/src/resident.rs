@@ -1,6 +1,7 @@
-//! The graph index in device memory: both directions' offsets and records, copied as they
-//! lie in the store (the vertex-major layout of `quiver-store/src/adjacency.rs`, which the
-//! kernels read directly), once per store.
+//! The graph index in device memory, whole: both directions' offsets and records, copied
+//! as they lie in the store (the vertex-major layout of `quiver-store/src/adjacency.rs`,
+//! which the kernels read directly), once per store. (A store too large for the device
+//! goes by predicate segments instead: `segments.rs`.)
 //!
 //! A device serves only the graph it holds: the copy remembers where the host arrays were
 //! and a sample of their contents, and a graph whose arrays differ (another store, a named
@@ -8,29 +9,38 @@
 
 use std::time::Instant;
 
-use quiver_model::Id;
+use quiver_model::{Id, PredId};
 use quiver_store::{Direction, GraphIndex};
 
 use crate::backend::{Backend, BackendExt, Buffer};
 use crate::GpuError;
 
-/// One direction of the index on the device.
+/// Neighbour lists on the device: a whole direction of the index, or one predicate's
+/// segment (`keys`: the vertices having lists, sorted); see `Adjacency` in `kernels.cu`.
 #[derive(Debug)]
 pub struct DeviceAdjacency {
-    offsets: Buffer,
-    vertices: u64,
-    words: Buffer,
+    pub(crate) offsets: Buffer,
+    /// Vertices (a whole direction) or keys (a segment).
+    pub(crate) vertices: u64,
+    pub(crate) words: Buffer,
+    pub(crate) keys: Option<Buffer>,
 }
 
 impl DeviceAdjacency {
-    /// The kernels' three adjacency slots: offsets, vertices, words.
-    pub fn slots(&self) -> [u64; 3] {
-        [self.offsets.ptr(), self.vertices, self.words.ptr()]
+    /// The kernels' four adjacency slots: offsets, vertices or keys, words, keys.
+    pub fn slots(&self) -> [u64; 4] {
+        [
+            self.offsets.ptr(),
+            self.vertices,
+            self.words.ptr(),
+            self.keys.as_ref().map_or(0, Buffer::ptr),
+        ]
     }
+}
 
-    pub fn words(&self) -> u64 {
-        self.words.ptr()
-    }
+/// Where a device run finds the lists of (predicate, direction).
+pub trait IndexView {
+    fn adjacency(&self, predicate: PredId, direction: Direction) -> &DeviceAdjacency;
 }
 
 /// What identifies the host arrays a copy was made from.
@@ -108,6 +118,7 @@ impl DeviceGraph {
                 offsets: backend.upload_slice(offsets)?,
                 vertices: offsets.len().saturating_sub(1) as u64,
                 words: backend.upload_slice::<Id>(words)?,
+                keys: None,
             })
         };
         let out = copy(Direction::Out)?;
@@ -127,7 +138,8 @@ impl DeviceGraph {
         identity(graph).as_ref() == Some(&self.identity)
     }
 
-    pub fn adjacency(&self, direction: Direction) -> &DeviceAdjacency {
+    /// One whole direction.
+    pub fn direction(&self, direction: Direction) -> &DeviceAdjacency {
         match direction {
             Direction::Out => &self.out,
             Direction::In => &self.inn,
@@ -142,5 +154,11 @@ impl DeviceGraph {
     /// Time the copy took.
     pub fn upload_micros(&self) -> f64 {
         self.upload_micros
+    }
+}
+
+impl IndexView for DeviceGraph {
+    fn adjacency(&self, _predicate: PredId, direction: Direction) -> &DeviceAdjacency {
+        self.direction(direction)
     }
 }

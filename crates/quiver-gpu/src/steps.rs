@@ -20,7 +20,7 @@ use quiver_sparql::table::{Table, UNBOUND};
 use quiver_sparql::QueryError;
 
 use crate::backend::{Backend, BackendExt, Buffer, Kernel, Params};
-use crate::resident::DeviceGraph;
+use crate::resident::IndexView;
 use crate::scan::scan_total;
 
 /// The table on the device.
@@ -46,7 +46,7 @@ fn end_slots(table: &DeviceTable, input: DeviceInput) -> [u64; 2] {
 /// Runs `steps` from `input`.
 pub(crate) fn run_steps(
     backend: &dyn Backend,
-    graph: &DeviceGraph,
+    graph: &dyn IndexView,
     input: &Table,
     steps: &[DeviceStep],
     query: DeviceQuery<'_, '_>,
@@ -90,15 +90,15 @@ pub(crate) fn run_steps(
 /// One step: the new table.
 fn run_step(
     backend: &dyn Backend,
-    graph: &DeviceGraph,
+    graph: &dyn IndexView,
     table: DeviceTable,
     step: &DeviceStep,
     memory: &mut quiver_sparql::memory::Reservation<'_>,
 ) -> Result<DeviceTable, QueryError> {
     let n = table.rows as u64;
-    let adjacency = graph.adjacency(step.direction);
+    let adjacency = graph.adjacency(step.predicate, step.direction);
     let [source, source_const] = end_slots(&table, step.source);
-    let [offsets, vertices, words] = adjacency.slots();
+    let [offsets, vertices, words, keys] = adjacency.slots();
     let predicate = step.predicate as u64;
     let table_bytes = table.bytes();
     let (selection, column) = match (step.target, step.partner) {
@@ -116,6 +116,7 @@ fn run_step(
                     offsets,
                     vertices,
                     words,
+                    keys,
                     predicate,
                     starts.ptr(),
                     pos.ptr(),
@@ -161,6 +162,7 @@ fn run_step(
                     offsets,
                     vertices,
                     words,
+                    keys,
                     predicate,
                     target,
                     target_const,
@@ -188,8 +190,8 @@ fn run_step(
         }
         (DeviceTarget::Bind, Some((other, other_predicate, other_direction))) => {
             let [other_source, other_const] = end_slots(&table, other);
-            let other_adjacency = graph.adjacency(other_direction);
-            let [other_offsets, other_vertices, other_words] = other_adjacency.slots();
+            let other_adjacency = graph.adjacency(other_predicate, other_direction);
+            let [other_offsets, other_vertices, other_words, other_keys] = other_adjacency.slots();
             let info = backend.alloc_of::<u64>(4 * n as usize)?;
             let pos = backend.alloc_of::<u64>(n as usize + 1)?;
             let lookup_bytes = (5 * n as usize + 1) * 8;
@@ -206,10 +208,12 @@ fn run_step(
                     offsets,
                     vertices,
                     words,
+                    keys,
                     predicate,
                     other_offsets,
                     other_vertices,
                     other_words,
+                    other_keys,
                     other_predicate as u64,
                     info.ptr(),
                     pos.ptr(),

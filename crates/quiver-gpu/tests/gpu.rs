@@ -11,10 +11,14 @@ use std::sync::Arc;
 use quiver_gpu::{DeviceOptions, GpuDevice};
 
 fn gpu(min_work: usize) -> Arc<GpuDevice> {
+    gpu_within(min_work, None)
+}
+
+fn gpu_within(min_work: usize, max_index_bytes: Option<usize>) -> Arc<GpuDevice> {
     Arc::new(
         GpuDevice::cuda(DeviceOptions {
             min_work,
-            ..DeviceOptions::default()
+            max_index_bytes,
         })
         .expect("a GPU"),
     )
@@ -31,6 +35,15 @@ fn gpu_random_bgps_give_the_cpu_rows() {
 fn gpu_lubm_queries_give_the_cpu_rows() {
     support::lubm_queries_match(gpu(1));
     support::lubm_queries_match_threshold(gpu(2000));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn gpu_queries_give_the_cpu_rows_by_predicate_segments() {
+    support::lubm_queries_match_by_segments(gpu_within(1, Some(700 << 10)));
+    let device = gpu_within(1, Some(8 << 10));
+    support::random_bgps_match_with(device.clone(), 20, 40, 4);
+    assert!(device.segment_report().is_some());
 }
 
 #[test]

@@ -57,6 +57,10 @@ pub struct DeviceRun {
     pub upload_bytes: usize,
     pub download_micros: f64,
     pub download_bytes: usize,
+    /// Parts of the index the run had to copy to the device first (predicate segments of
+    /// a store larger than the device's memory).
+    pub index_bytes: usize,
+    pub index_micros: f64,
 }
 
 /// What a device run may use of its query: its checks and its memory budget.
@@ -80,7 +84,9 @@ pub trait BgpDevice: Send + Sync + std::fmt::Debug {
     /// Whether the device holds `graph` of `store` (else its steps run on the CPU).
     fn serves(&self, store: &Store, graph: &GraphIndex) -> bool;
 
-    /// Runs `steps` from `table`, whose columns become the device table's first columns.
+    /// Runs `steps` from `table`, whose columns become the device table's first columns;
+    /// `None` when the device declines them (the lists they walk do not fit its memory),
+    /// and the CPU runs them.
     fn run(
         &self,
         store: &Store,
@@ -88,5 +94,5 @@ pub trait BgpDevice: Send + Sync + std::fmt::Debug {
         table: &Table,
         steps: &[DeviceStep],
         query: DeviceQuery<'_, '_>,
-    ) -> Result<DeviceRun, QueryError>;
+    ) -> Result<Option<DeviceRun>, QueryError>;
 }

@@ -101,6 +101,13 @@ pub fn render(profile: &ExecutionProfile) -> String {
                     run.download_micros,
                     run.total_micros
                 );
+                if run.index_bytes > 0 {
+                    let _ = writeln!(
+                        out,
+                        "  predicate segments copied to {} first: {} bytes in {:.1} µs",
+                        run.device, run.index_bytes, run.index_micros
+                    );
+                }
             }
         }
     }

@@ -50,21 +50,15 @@ pub fn run(
     let device = quiver_gpu::GpuDevice::cuda(quiver_gpu::DeviceOptions::default())
         .context("--engine gpu")?;
     let residency = device.load(store)?;
-    if !residency.resident {
-        bail!(
-            "--engine gpu: the index cannot go to the GPU: {}",
-            residency.reason.unwrap_or_default()
-        );
-    }
-    let graph = device.graph().context("the index on the GPU")?;
+    let graph = device.graph().with_context(|| {
+        format!(
+            "--engine gpu looks keys up in the whole index on the GPU: {}",
+            residency.describe()
+        )
+    })?;
     let cuda = device.cuda_backend().context("a CUDA device")?;
     let threads = rayon::current_num_threads();
-    eprintln!(
-        "GPU: {}; index copied ({:.1} MiB in {:.2} s)",
-        device.name(),
-        residency.bytes as f64 / (1 << 20) as f64,
-        residency.upload_micros / 1e6
-    );
+    eprintln!("GPU: {}; {}", device.name(), residency.describe());
     let started = Instant::now();
     let distinct: Vec<u64> = (0..16u64)
         .into_par_iter()

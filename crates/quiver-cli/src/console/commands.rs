@@ -42,6 +42,7 @@ pub struct Settings {
     /// Where heavy exploration steps run, and from how many rows on the GPU.
     pub device: crate::device::DeviceKind,
     pub gpu_min_work: usize,
+    pub gpu_memory: Option<usize>,
 }
 
 /// The setting names, for `config` and completion.
@@ -136,6 +137,7 @@ impl Session {
                 rows: 10,
                 device: crate::device::DeviceKind::Cpu,
                 gpu_min_work: quiver_gpu::device::DEFAULT_MIN_WORK,
+                gpu_memory: None,
             },
             pool: Mutex::new(None),
             queries: quiver_sparql::QueryCache::new(64),
@@ -188,7 +190,12 @@ impl Session {
         self.gpu = None;
         if kind != crate::device::DeviceKind::Cpu {
             let store = self.store()?.clone();
-            self.gpu = crate::device::open(kind, &store, self.settings.gpu_min_work)?;
+            self.gpu = crate::device::open(
+                kind,
+                &store,
+                self.settings.gpu_min_work,
+                self.settings.gpu_memory,
+            )?;
         }
         self.settings.device = kind;
         Ok(())

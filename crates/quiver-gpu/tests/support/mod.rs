@@ -73,6 +73,26 @@ pub fn lubm_queries_match_threshold(device: Arc<GpuDevice>) {
     lubm_queries_match_with(device, false)
 }
 
+/// As [`lubm_queries_match`], with the index going to the device by predicate segments
+/// (the device's memory allowed for it is a fraction of the whole index).
+pub fn lubm_queries_match_by_segments(device: Arc<GpuDevice>) {
+    let store = lubm1();
+    let residency = device.load(&store).unwrap();
+    assert!(residency.resident && !residency.whole, "{residency:?}");
+    drop(store);
+    lubm_queries_match_with(device.clone(), false);
+    let (bytes, segments, uploads, evictions) = device.segment_report().unwrap();
+    assert!(
+        segments > 0 && uploads >= segments,
+        "{segments} segments, {uploads} copies"
+    );
+    assert!(
+        bytes <= residency.bytes + residency.bytes / 4,
+        "{bytes} bytes resident"
+    );
+    assert!(evictions > 0, "the budget never made room");
+}
+
 fn lubm_queries_match_with(device: Arc<GpuDevice>, most_on_device: bool) {
     let store = lubm1();
     assert!(device.load(&store).unwrap().resident);
@@ -119,6 +139,11 @@ fn lubm_queries_match_with(device: Arc<GpuDevice>, most_on_device: bool) {
 
 /// Random BGPs on random graphs: the device's rows are the CPU's, in order.
 pub fn random_bgps_match(device: Arc<GpuDevice>, graphs: usize, queries: usize) {
+    random_bgps_match_with(device, graphs, queries, 2)
+}
+
+/// As [`random_bgps_match`], with at least `1 / share` of the queries on the device.
+pub fn random_bgps_match_with(device: Arc<GpuDevice>, graphs: usize, queries: usize, share: usize) {
     for threads in [1, 2] {
         let report = quiver_gpu::check::check_random_bgps(
             &device,
@@ -134,7 +159,7 @@ pub fn random_bgps_match(device: Arc<GpuDevice>, graphs: usize, queries: usize) 
         assert_eq!(report.queries, graphs * queries);
         assert!(report.rows > 1000, "{report:?}");
         assert!(
-            report.on_device * 2 >= report.queries,
+            report.on_device * share >= report.queries,
             "only {} of {} queries used the device",
             report.on_device,
             report.queries

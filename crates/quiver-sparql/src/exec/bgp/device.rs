@@ -178,6 +178,9 @@ pub(super) fn run_on_device(
             memory: &mut memory,
         },
     )?;
+    let Some(run) = run else {
+        return Ok(None);
+    };
     let mut vars = table.vars.clone();
     vars.extend(bound);
     let result = Table {
@@ -193,6 +196,8 @@ pub(super) fn run_on_device(
         upload_micros: run.upload_micros,
         download_bytes: run.download_bytes,
         download_micros: run.download_micros,
+        index_bytes: run.index_bytes,
+        index_micros: run.index_micros,
         total_micros: started.elapsed().as_secs_f64() * 1e6,
     };
     for (i, (step, (rows, micros))) in steps.iter().zip(run.steps).enumerate() {

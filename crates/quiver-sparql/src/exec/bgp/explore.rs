@@ -55,6 +55,9 @@ pub struct TransferProfile {
     pub upload_micros: f64,
     pub download_bytes: usize,
     pub download_micros: f64,
+    /// Parts of the index copied to the device for the run (predicate segments).
+    pub index_bytes: usize,
+    pub index_micros: f64,
     /// The whole run: transfers, kernels and the host's orchestration.
     pub total_micros: f64,
 }
