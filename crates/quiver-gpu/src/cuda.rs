@@ -9,6 +9,7 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use cudarc::nvrtc::CompileOptions;
+use rayon::prelude::*;
 
 use crate::backend::{Backend, Buffer, Kernel, Params};
 use crate::locate;
@@ -106,8 +107,8 @@ pub struct CudaBackend {
     /// Whether allocations come from the device's stream-ordered pool.
     pooled: bool,
     /// Launches and copies of several threads must not interleave on the stream; holds the
-    /// pinned buffer large downloads go through, made at the first one.
-    lock: Mutex<Option<PinnedHostSlice<u8>>>,
+    /// pinned buffer large downloads go through.
+    lock: Mutex<PinnedHostSlice<u8>>,
 }
 
 /// Bytes of each half of the pinned staging buffer: a download larger than one half goes
@@ -178,6 +179,10 @@ impl CudaBackend {
         let stream = ctx.new_stream().map_err(driver)?;
         let max_blocks = (info.multiprocessors.max(1) as u32) * 32;
         let pooled = ctx.has_async_alloc() && keep_pool_memory(&ctx).is_ok();
+        // SAFETY: pinned memory the host reads (so not write-combined), written by the
+        // device before each read.
+        let staging =
+            unsafe { ctx.alloc_pinned_with_flags::<u8>(2 * STAGING_HALF, 0) }.map_err(driver)?;
         Ok(Self {
             ctx,
             stream,
@@ -185,7 +190,7 @@ impl CudaBackend {
             info,
             max_blocks,
             pooled,
-            lock: Mutex::new(None),
+            lock: Mutex::new(staging),
         })
     }
 
@@ -354,19 +359,7 @@ impl Backend for CudaBackend {
             unsafe { result::memcpy_dtoh_async(dst, src, stream) }.map_err(driver)?;
             return self.stream.synchronize().map_err(driver);
         }
-        if staging.is_none() {
-            // SAFETY: pinned memory the host reads (so not write-combined), written by the
-            // device before each read.
-            *staging = Some(
-                unsafe { self.ctx.alloc_pinned_with_flags::<u8>(2 * STAGING_HALF, 0) }
-                    .map_err(driver)?,
-            );
-        }
-        let base = staging
-            .as_mut()
-            .expect("made above")
-            .as_mut_ptr()
-            .map_err(driver)?;
+        let base = staging.as_mut_ptr().map_err(driver)?;
         let half = |i: usize| {
             // SAFETY: the two halves of the staging buffer, never handed out together
             // with the same index.
@@ -389,7 +382,13 @@ impl Backend for CudaBackend {
             if i + 1 < sizes.len() {
                 issue(i + 1)?;
             }
-            chunk.copy_from_slice(&half(i)[..chunk.len()]);
+            // On several cores: writing fresh pages of `dst` faults them in, which one core
+            // does at a fraction of the bus's speed.
+            let from = &half(i)[..chunk.len()];
+            chunk
+                .par_chunks_mut(1 << 20)
+                .zip(from.par_chunks(1 << 20))
+                .for_each(|(to, from)| to.copy_from_slice(from));
         }
         self.stream.synchronize().map_err(driver)
     }
