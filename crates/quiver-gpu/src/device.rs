@@ -106,12 +106,35 @@ enum Resident {
     Segments(SegmentCache),
 }
 
+/// Which graph the device serves, readable while a run holds [`Resident`].
+#[derive(Clone)]
+enum Serving {
+    Nothing,
+    Whole(Arc<DeviceGraph>),
+    /// Segments of the default graph of this store version.
+    Segments(u64),
+}
+
+impl Serving {
+    fn serves(&self, store: &Store, graph: &GraphIndex) -> bool {
+        match self {
+            Serving::Nothing => false,
+            Serving::Whole(copy) => copy.holds(graph),
+            Serving::Segments(version) => {
+                *version == store.version() && std::ptr::eq(graph, store.graph())
+            }
+        }
+    }
+}
+
 /// A GPU (or the host backend) serving exploration steps and key/value lookups.
 pub struct GpuDevice {
     backend: AnyBackend,
     options: DeviceOptions,
     /// Locked for each run: one query on the device at a time.
     resident: Mutex<Resident>,
+    /// What `serves` answers from, without waiting for a run.
+    serving: Mutex<Serving>,
     /// `options.min_work`, changeable while queries run (`bench lubm`'s sweep).
     min_work: AtomicUsize,
 }
@@ -153,6 +176,7 @@ impl GpuDevice {
             min_work: AtomicUsize::new(options.min_work),
             options,
             resident: Mutex::new(Resident::Nothing),
+            serving: Mutex::new(Serving::Nothing),
         }
     }
 
@@ -173,12 +197,17 @@ impl GpuDevice {
         self.resident.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn serving_lock(&self) -> std::sync::MutexGuard<'_, Serving> {
+        self.serving.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Serves the default graph of `store` from now on (replacing what the device held):
     /// copies the whole index when it can be copied and fits, else prepares predicate
     /// segments within the memory allowed.
     pub fn load(&self, store: &Store) -> Result<Residency, GpuError> {
         let mut resident = self.lock();
         *resident = Resident::Nothing;
+        *self.serving_lock() = Serving::Nothing;
         let (free, _) = self.backend().memory()?;
         let limit = self
             .options
@@ -195,12 +224,16 @@ impl GpuDevice {
                 reason: Some(reason),
             })
         };
-        let Some(bytes) = device_bytes(graph) else {
+        let mut by_segments = || {
             *resident = Resident::Segments(SegmentCache::new(store.version(), limit));
+            *self.serving_lock() = Serving::Segments(store.version());
+        };
+        let Some(bytes) = device_bytes(graph) else {
+            by_segments();
             return segments("the index was changed by updates since its last checkpoint".into());
         };
         if bytes > limit {
-            *resident = Resident::Segments(SegmentCache::new(store.version(), limit));
+            by_segments();
             return segments(format!("the whole index takes {bytes} bytes"));
         }
         let copy = DeviceGraph::upload(self.backend(), graph)?
@@ -212,7 +245,9 @@ impl GpuDevice {
             upload_micros: copy.upload_micros(),
             reason: None,
         };
-        *resident = Resident::Whole(Arc::new(copy));
+        let copy = Arc::new(copy);
+        *resident = Resident::Whole(copy.clone());
+        *self.serving_lock() = Serving::Whole(copy);
         Ok(residency)
     }
 
@@ -223,8 +258,8 @@ impl GpuDevice {
 
     /// The whole index on the device, if it is there (batched key/value lookups need it).
     pub fn graph(&self) -> Option<Arc<DeviceGraph>> {
-        match &*self.lock() {
-            Resident::Whole(copy) => Some(copy.clone()),
+        match &*self.serving_lock() {
+            Serving::Whole(copy) => Some(copy.clone()),
             _ => None,
         }
     }
@@ -264,13 +299,8 @@ impl BgpDevice for GpuDevice {
     }
 
     fn serves(&self, store: &Store, graph: &GraphIndex) -> bool {
-        match &*self.lock() {
-            Resident::Nothing => false,
-            Resident::Whole(copy) => copy.holds(graph),
-            Resident::Segments(cache) => {
-                cache.version() == store.version() && std::ptr::eq(graph, store.graph())
-            }
-        }
+        let serving = self.serving_lock().clone();
+        serving.serves(store, graph)
     }
 
     fn run(

@@ -98,13 +98,13 @@ fn device_steps(
     ctx: &ExecContext<'_>,
 ) -> Option<(Vec<DeviceStep>, Vec<VarId>)> {
     let device = ctx.device?;
-    // Cheap tests first: most steps of light queries stop at the row count.
-    if table.rows == 0 || !device.serves(ctx.store, ctx.graph) {
+    // Cheap tests first: the steps of light queries stop at their work.
+    if table.rows == 0 {
         return None;
     }
     let (device_steps, bound) = translate(bgp, steps.get(..1)?, &table.vars);
     let first = device_steps.first()?;
-    if work(first, table, ctx) < device.min_work() as f64 {
+    if work(first, table, ctx) < device.min_work() as f64 || !device.serves(ctx.store, ctx.graph) {
         return None;
     }
     let (device_steps, bound) = if steps.len() > 1 {
