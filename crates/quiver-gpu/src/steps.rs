@@ -15,6 +15,7 @@
 use std::time::Instant;
 
 use quiver_model::{Id, ID_BYTES};
+use quiver_sparql::context::ensure_addressable;
 use quiver_sparql::device::{DeviceInput, DeviceQuery, DeviceRun, DeviceStep, DeviceTarget};
 use quiver_sparql::table::{Table, UNBOUND};
 use quiver_sparql::QueryError;
@@ -57,7 +58,7 @@ pub(crate) fn run_steps(
         columns: input
             .columns
             .iter()
-            .map(|column| backend.upload_slice::<Id>(column))
+            .map(|column| backend.upload_slice::<Id>(&column[..input.rows]))
             .collect::<Result<_, _>>()?,
         rows: input.rows,
     };
@@ -123,6 +124,7 @@ fn run_step(
                 ]),
             )?;
             let total = scan_total(backend, pos.ptr(), n)?;
+            ensure_addressable(total as usize)?;
             let outputs = output_bytes(total, table.columns.len() + 1);
             memory.try_resize(table_bytes + (2 * n as usize + 1) * 8 + outputs)?;
             let selection = backend.alloc_of::<u32>(total as usize)?;
@@ -220,6 +222,7 @@ fn run_step(
                 ]),
             )?;
             let candidates = scan_total(backend, pos.ptr(), n)?;
+            ensure_addressable(candidates as usize)?;
             let candidate_bytes = candidates as usize * (4 + ID_BYTES + 8) + 8;
             memory.try_resize(table_bytes + lookup_bytes + candidate_bytes)?;
             let candidate_rows = backend.alloc_of::<u32>(candidates as usize)?;
@@ -241,6 +244,7 @@ fn run_step(
                 ]),
             )?;
             let total = scan_total(backend, flags.ptr(), candidates)?;
+            ensure_addressable(total as usize)?;
             memory.try_resize(
                 table_bytes
                     + lookup_bytes
