@@ -159,8 +159,9 @@ fn random_query(rng: &mut Rng, vertices: usize) -> String {
     text
 }
 
-/// Rows of a query as decoded terms, in order.
-fn rows(
+/// Rows of a SELECT as decoded terms (`UNDEF` where unbound), in order, and whether some
+/// step ran on the device.
+pub fn select_rows(
     store: &Store,
     text: &str,
     device: Option<Arc<dyn BgpDevice>>,
@@ -222,8 +223,8 @@ pub fn check_random_bgps(
         let dyn_device: Arc<dyn BgpDevice> = device.clone();
         for _ in 0..queries {
             let text = random_query(&mut rng, vertices);
-            let (cpu, _) = rows(&store, &text, None, threads)?;
-            let (gpu, on_device) = rows(&store, &text, Some(dyn_device.clone()), threads)
+            let (cpu, _) = select_rows(&store, &text, None, threads)?;
+            let (gpu, on_device) = select_rows(&store, &text, Some(dyn_device.clone()), threads)
                 .map_err(|e| format!("{e}\n{text}"))?;
             report.queries += 1;
             report.rows += cpu.len();

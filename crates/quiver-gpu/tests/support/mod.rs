@@ -7,8 +7,7 @@ use std::sync::Arc;
 use quiver_gpu::kv::{cpu_lookup, lookup_batch};
 use quiver_gpu::GpuDevice;
 use quiver_sparql::device::BgpDevice;
-use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
-use quiver_store::{Direction, Store};
+use quiver_store::Store;
 
 /// The repository's root (`QUIVER_ROOT` when the test binary runs from another copy).
 pub fn root() -> PathBuf {
@@ -32,33 +31,8 @@ pub fn rows(
     device: Option<Arc<dyn BgpDevice>>,
     threads: usize,
 ) -> (Vec<Vec<String>>, bool) {
-    let prepared = prepare(store, text, &PrepareOptions::default()).expect("query prepares");
-    let options = ExecOptions {
-        threads,
-        device,
-        ..ExecOptions::default()
-    };
-    let (results, profile) = prepared
-        .execute_profiled(store, &options)
-        .expect("query runs");
-    let on_device = profile
-        .bgps
-        .iter()
-        .flat_map(|bgp| &bgp.steps)
-        .any(|step| step.transfer.is_some());
-    let QueryResults::Solutions(solutions) = results else {
-        panic!("not a SELECT: {text}");
-    };
-    let rows = (0..solutions.len())
-        .map(|row| {
-            solutions
-                .row(row)
-                .into_iter()
-                .map(|t| t.map_or_else(String::new, |t| t.to_string()))
-                .collect()
-        })
-        .collect();
-    (rows, on_device)
+    quiver_gpu::check::select_rows(store, text, device, threads)
+        .unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
 /// Every LUBM query of the repository (q1–q12 and the SPARQL 1.1 set) on LUBM-1 gives the
@@ -167,44 +141,13 @@ pub fn random_bgps_match_with(device: Arc<GpuDevice>, graphs: usize, queries: us
     }
 }
 
-/// Packed keys of `store`: every fourth a key without a list (a predicate the vertex
-/// lacks, or a vertex past the last).
-pub fn kv_keys(store: &Store, count: usize) -> Vec<u64> {
-    let graph = store.graph();
-    let vertices = store.terms();
-    let mut state = 0x1234_5678_9ABC_DEF1u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    (0..count)
-        .map(|i| {
-            let vertex = next() % (vertices + 10);
-            let direction = if next() % 2 == 0 {
-                Direction::Out
-            } else {
-                Direction::In
-            };
-            let record = graph.edges(vertex as quiver_model::Id, direction);
-            let predicate = if i % 4 != 0 && !record.is_empty() {
-                record.entry(next() as usize % record.len()).0
-            } else {
-                (next() % 40) as u32
-            };
-            (vertex << 32) | ((predicate as u64) << 1) | u64::from(direction == Direction::In)
-        })
-        .collect()
-}
-
 /// Batched lookups of present and absent keys, batch sizes from 1 up, equal the CPU's.
 pub fn kv_batches_match(device: Arc<GpuDevice>, sizes: &[usize]) {
     let store = lubm1();
     assert!(device.load(&store).unwrap().resident);
     let graph = device.graph().unwrap();
     for &size in sizes {
-        let keys = kv_keys(&store, size);
+        let keys = quiver_gpu::kv::sample_keys(store.graph(), store.terms(), size, size as u64);
         let (digests, found) = lookup_batch(device.backend(), &graph, &keys).unwrap();
         let mut cpu_digests = vec![0; size];
         let mut cpu_found = vec![0; size];
