@@ -6,7 +6,7 @@
 //! Queries on the device run one at a time (a lock around each run), as Wukong+G runs its
 //! heavy queries; light steps and everything but BGP steps stay on the CPU threads.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use quiver_model::PredId;
@@ -137,6 +137,8 @@ pub struct GpuDevice {
     serving: Mutex<Serving>,
     /// `options.min_work`, changeable while queries run (`bench lubm`'s sweep).
     min_work: AtomicUsize,
+    /// Runs carried out.
+    runs: AtomicU64,
 }
 
 impl std::fmt::Debug for GpuDevice {
@@ -177,6 +179,7 @@ impl GpuDevice {
             options,
             resident: Mutex::new(Resident::Nothing),
             serving: Mutex::new(Serving::Nothing),
+            runs: AtomicU64::new(0),
         }
     }
 
@@ -298,6 +301,10 @@ impl BgpDevice for GpuDevice {
         self.min_work.load(Ordering::Relaxed)
     }
 
+    fn runs(&self) -> u64 {
+        self.runs.load(Ordering::Relaxed)
+    }
+
     fn serves(&self, store: &Store, graph: &GraphIndex) -> bool {
         let serving = self.serving_lock().clone();
         serving.serves(store, graph)
@@ -314,8 +321,10 @@ impl BgpDevice for GpuDevice {
         let mut resident = self.lock();
         match &mut *resident {
             Resident::Whole(copy) if copy.holds(graph) => {
-                crate::steps::run_steps(self.backend(), copy.as_ref(), table, steps, query)
-                    .map(Some)
+                let run =
+                    crate::steps::run_steps(self.backend(), copy.as_ref(), table, steps, query)?;
+                self.runs.fetch_add(1, Ordering::Relaxed);
+                Ok(Some(run))
             }
             Resident::Segments(cache)
                 if cache.version() == store.version() && std::ptr::eq(graph, store.graph()) =>
@@ -327,6 +336,7 @@ impl BgpDevice for GpuDevice {
                     crate::steps::run_steps(self.backend(), &acquired.set, table, steps, query)?;
                 run.index_bytes = acquired.copied_bytes;
                 run.index_micros = acquired.copied_micros;
+                self.runs.fetch_add(1, Ordering::Relaxed);
                 Ok(Some(run))
             }
             _ => Err(QueryError::Device(

@@ -384,6 +384,10 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
             "max_memory_bytes": config.max_memory,
             "max_body_bytes": config.max_body_bytes,
         },
+        "device": config.device.as_ref().map(|device| serde_json::json!({
+            "name": device.name(),
+            "runs": device.runs(),
+        })),
     });
     (
         [

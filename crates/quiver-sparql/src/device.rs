@@ -77,6 +77,9 @@ pub trait BgpDevice: Send + Sync + std::fmt::Debug {
     /// The device, in words (EXPLAIN).
     fn name(&self) -> String;
 
+    /// Runs the device has carried out so far (for a server's status).
+    fn runs(&self) -> u64;
+
     /// The estimated work of a step (list entries read; see `exec/bgp/device.rs`) from
     /// which it and the steps after it go to the device.
     fn min_work(&self) -> usize;

@@ -70,6 +70,13 @@ impl Server {
         Self::spawn(quiver(), store, args)
     }
 
+    /// Like [`Server::start`], with environment variables set for the server.
+    pub fn start_with_env(store: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut command = quiver();
+        command.envs(env.iter().copied());
+        Self::spawn(command, store, args)
+    }
+
     /// Like [`Server::start`], with the process's address space capped at `bytes`
     /// (`ulimit -v`): a server whose memory runs away dies instead of the machine.
     pub fn start_capped(store: &Path, args: &[&str], bytes: u64) -> Server {

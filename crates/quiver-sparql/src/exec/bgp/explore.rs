@@ -10,7 +10,8 @@
 //! Under a LIMIT (or the result cap) exploration is asked for a number of rows: every step
 //! then stops once it has emitted a bounded number, and if the last step ends short of the
 //! rows asked while some step stopped early, the steps run again with a bound four times
-//! larger. Each run's rows are solutions, so any prefix of them answers the LIMIT.
+//! larger. Each run's rows are solutions, so any prefix of them answers the LIMIT. With a
+//! device (`device.rs`), a bound at least its `min_work` runs the steps whole instead.
 
 use std::time::Instant;
 
@@ -81,6 +82,11 @@ pub fn explore(
     let Some(limit) = limit else {
         return explore_all(bgp, steps, input, ctx, profile);
     };
+    // A bound as large as a device's work (a server's result cap) is no reason to stop
+    // early: the device runs the steps whole (the table may hold more rows than asked).
+    if ctx.device.is_some_and(|device| limit >= device.min_work()) {
+        return explore_all(bgp, steps, input, ctx, profile);
+    }
     let mut cap = limit.max(64);
     loop {
         profile.clear();
