@@ -321,7 +321,7 @@ impl PreparedQuery {
                         return Err(QueryError::TooManyResults(cap));
                     }
                 }
-                table = table.reshape(&columns);
+                table = table.into_reshape(&columns);
                 QueryResults::Solutions(Solutions {
                     variables: variables.clone(),
                     columns,

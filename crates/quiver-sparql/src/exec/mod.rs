@@ -290,7 +290,7 @@ impl<'a> Evaluator<'a> {
             Operator::Values { vars, rows } => self.values(vars, rows)?,
             Operator::Project(inner, vars) => {
                 self.pending_limit.set(limit);
-                self.evaluate(inner)?.reshape(vars)
+                self.evaluate(inner)?.into_reshape(vars)
             }
             Operator::Distinct(inner) => {
                 let table = self.evaluate(inner)?;
