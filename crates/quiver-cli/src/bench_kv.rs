@@ -15,18 +15,6 @@ mod chart;
 #[cfg(feature = "cuda")]
 mod gpu;
 
-/// `--engine gpu`'s batch sizes by default: 1 Ki to 16 Mi keys, by fours.
-const DEFAULT_GPU_BATCHES: [usize; 8] = [
-    1 << 10,
-    1 << 12,
-    1 << 14,
-    1 << 16,
-    1 << 18,
-    1 << 20,
-    1 << 22,
-    1 << 24,
-];
-
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -41,6 +29,18 @@ use quiver_kv::workload::{self, Workload, BUILTIN};
 use quiver_kv::{generate, Dataset, EngineKind, RealKeys, Synthetic};
 use quiver_lubm::LubmConfig;
 use quiver_store::Store;
+
+/// `--engine gpu`'s batch sizes by default: 1 Ki to 16 Mi keys, by fours.
+const DEFAULT_GPU_BATCHES: [usize; 8] = [
+    1 << 10,
+    1 << 12,
+    1 << 14,
+    1 << 16,
+    1 << 18,
+    1 << 20,
+    1 << 22,
+    1 << 24,
+];
 
 #[derive(Args, Debug)]
 pub struct KvArgs {

@@ -237,3 +237,25 @@ fn bench_lubm_compares_the_device_with_the_cpu() {
         .len()
         == 2));
 }
+
+#[test]
+fn bench_kv_on_the_gpu_needs_a_store_and_a_gpu() {
+    let no_store = quiver()
+        .args(["bench", "kv", "--engine", "gpu"])
+        .output()
+        .unwrap();
+    assert_eq!(no_store.status.code(), Some(1));
+    assert!(
+        text(&no_store.stderr).contains("give --lubm N or --location DIR"),
+        "{}",
+        text(&no_store.stderr)
+    );
+    let no_gpu = quiver()
+        .args(["bench", "kv", "--engine", "gpu", "--lubm", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(no_gpu.status.code(), Some(1));
+    let message = text(&no_gpu.stderr);
+    assert!(message.contains("error: --engine gpu"), "{message}");
+    assert!(!message.contains("panicked"), "{message}");
+}
