@@ -47,7 +47,7 @@ cache="${QUIVER_STORE_CACHE:-$out/stores}"
 step nvidia-smi -L
 step "$QUIVER_BIN" info --devices
 export QUIVER_ROOT="$PWD"
-step "$QUIVER_GPU_TESTS" --include-ignored --test-threads 1
+step "$QUIVER_GPU_TESTS" --test-threads 1
 step "$QUIVER_BIN" bench lubm -u "$universities" --threads "$threads" --runs 5 --device gpu \
   --gpu-sweep 1024,4096,65536,262144 \
   --cache "$cache" --json "$out/lubm-gpu.json" --markdown "$out/lubm-gpu.md"

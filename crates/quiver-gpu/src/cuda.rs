@@ -106,9 +106,9 @@ pub struct CudaBackend {
     max_blocks: u32,
     /// Whether allocations come from the device's stream-ordered pool.
     pooled: bool,
-    /// Launches and copies of several threads must not interleave on the stream; holds the
-    /// pinned buffer large downloads go through.
-    lock: Mutex<PinnedHostSlice<u8>>,
+    /// The pinned buffer large downloads go through; also held by every launch and copy,
+    /// so that those of several threads do not interleave on the stream.
+    staging: Mutex<PinnedHostSlice<u8>>,
 }
 
 /// Bytes of each half of the pinned staging buffer: a download larger than one half goes
@@ -190,7 +190,7 @@ impl CudaBackend {
             info,
             max_blocks,
             pooled,
-            lock: Mutex::new(staging),
+            staging: Mutex::new(staging),
         })
     }
 
@@ -313,7 +313,7 @@ impl Backend for CudaBackend {
 
     fn alloc(&self, bytes: usize) -> Result<Buffer, GpuError> {
         self.ctx.bind_to_thread().map_err(driver)?;
-        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: plain allocations, freed by `DeviceMemory` the same way.
         let allocated = unsafe {
             if self.pooled {
@@ -339,7 +339,7 @@ impl Backend for CudaBackend {
         if src.is_empty() {
             return Ok(());
         }
-        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         self.ctx.bind_to_thread().map_err(driver)?;
         // SAFETY: `dst` addresses a live buffer at least `src.len()` long; the copy from
         // pageable memory is staged before the call returns.
@@ -350,7 +350,7 @@ impl Backend for CudaBackend {
         if dst.is_empty() {
             return Ok(());
         }
-        let mut staging = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         self.ctx.bind_to_thread().map_err(driver)?;
         let stream = self.stream.cu_stream();
         if dst.len() <= STAGING_HALF {
@@ -394,7 +394,7 @@ impl Backend for CudaBackend {
     }
 
     fn launch(&self, kernel: Kernel, threads: u64, params: &Params) -> Result<(), GpuError> {
-        let _guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         self.ctx.bind_to_thread().map_err(driver)?;
         self.launch_on(&self.stream, kernel, threads, params)
     }

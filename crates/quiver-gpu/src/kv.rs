@@ -2,12 +2,13 @@
 //! in, one digest per key out, from the device copy of the index.
 //!
 //! A key packs `vertex << 32 | predicate << 1 | direction` (1: IN), as
-//! `quiver_kv::KeyMap::pack` does; the digest is the one every `quiver bench kv` engine
-//! computes (`quiver_kv::list_digest`: the list's length rotated left by 40 bits, XOR its
-//! first neighbour), and a key without a list is absent. [`lookup_batch`] serves one batch
+//! `quiver_kv::engine::KeyMap::pack` does; the digest is the one every `quiver bench kv`
+//! engine computes (`quiver_kv::engine::list_digest`: the list's length rotated left by 40
+//! bits, XOR its first neighbour), and a key without a list is absent. [`lookup_batch`] serves one batch
 //! on any backend; `pipelined` (CUDA) streams many batches through several CUDA streams so
 //! that copies in, kernels and copies out of different batches overlap, as Mega-KV does.
 
+use quiver_kv::engine::{list_digest, KeyMap};
 use quiver_model::{Id, PredId};
 use quiver_store::{Direction, GraphIndex, Key};
 
@@ -15,22 +16,9 @@ use crate::backend::{Backend, BackendExt, Kernel, Params};
 use crate::resident::DeviceGraph;
 use crate::GpuError;
 
-/// The graph key of a packed key.
+/// The graph key of a packed key (`quiver_kv`'s packing, which the kernel decodes).
 pub fn unpack(key: u64) -> Key {
-    Key {
-        vertex: (key >> 32) as Id,
-        predicate: ((key >> 1) & 0x7FFF_FFFF) as PredId,
-        direction: if key & 1 == 1 {
-            Direction::In
-        } else {
-            Direction::Out
-        },
-    }
-}
-
-/// The digest of a list as the kernel computes it (`quiver_kv::list_digest`).
-pub fn digest(list: &[Id]) -> u64 {
-    (list.len() as u64).rotate_left(40) ^ list.first().map_or(0, |&x| x as u64)
+    KeyMap::Packed.key(key)
 }
 
 /// `count` packed keys of `graph` (vertex ids below `vertices`), drawn by `seed`: about
@@ -70,7 +58,7 @@ pub fn cpu_lookup(graph: &GraphIndex, keys: &[u64], digests: &mut [u64], found: 
     let mut i = 0;
     graph.pipeline(&unpacked, |key, record| {
         let list = record.get(key.predicate);
-        digests[i] = digest(list);
+        digests[i] = list_digest(list);
         found[i] = u8::from(!list.is_empty());
         i += 1;
     });

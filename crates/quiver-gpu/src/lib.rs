@@ -50,6 +50,3 @@ impl From<GpuError> for quiver_sparql::QueryError {
         quiver_sparql::QueryError::Device(error.to_string())
     }
 }
-
-/// Whether this build has the CUDA backend.
-pub const CUDA_BUILT: bool = cfg!(feature = "cuda");

@@ -123,10 +123,6 @@ impl SegmentCache {
         self.version
     }
 
-    pub fn budget(&self) -> usize {
-        self.budget
-    }
-
     /// Bytes and number of the segments on the device.
     pub fn resident(&self) -> (usize, usize) {
         (self.used, self.segments.len())

@@ -98,20 +98,15 @@ fn device_steps(
     ctx: &ExecContext<'_>,
 ) -> Option<(Vec<DeviceStep>, Vec<VarId>)> {
     let device = ctx.device?;
-    // Cheap tests first: the steps of light queries stop at their work.
     if table.rows == 0 {
         return None;
     }
-    let (device_steps, bound) = translate(bgp, steps.get(..1)?, &table.vars);
+    let (device_steps, bound) = translate(bgp, steps, &table.vars);
     let first = device_steps.first()?;
+    // The work first: the steps of light queries stop there, before `serves`.
     if work(first, table, ctx) < device.min_work() as f64 || !device.serves(ctx.store, ctx.graph) {
         return None;
     }
-    let (device_steps, bound) = if steps.len() > 1 {
-        translate(bgp, steps, &table.vars)
-    } else {
-        (device_steps, bound)
-    };
     Some((device_steps, bound))
 }
 
