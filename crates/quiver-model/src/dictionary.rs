@@ -11,8 +11,9 @@
 //! Terms added by updates after the dictionary was built cannot take their rank among the
 //! sorted terms without renumbering every id in the graph index, so they are appended
 //! ([`Dictionary::append`]): ids `base_len()..len()`, in order of arrival, kept in a
-//! persistent vector and hash map that a new store version shares with the old one. Only
-//! base ids sort like their terms.
+//! persistent vector that a new store version shares with the old one, and found through
+//! one hash index that all versions share ([`crate::appended_index`]). Only base ids sort
+//! like their terms.
 //!
 //! A query's constants are looked up each time it is prepared, and each binary search
 //! touches a score of cache lines spread over the whole dictionary: [`Dictionary::lookup_remembered`]
@@ -21,6 +22,7 @@
 
 use std::sync::Arc;
 
+use crate::appended_index::AppendedIndex;
 use crate::column::Column;
 use crate::id::Id;
 
@@ -50,11 +52,12 @@ struct Remembered(Arc<std::sync::Mutex<std::collections::HashMap<Box<[u8]>, Id>>
 /// Terms [`Dictionary::lookup_remembered`] keeps before starting again.
 const REMEMBERED: usize = 4096;
 
-/// Terms appended after the sorted part: id `len + i` is `terms[i]`.
+/// Terms appended after the sorted part: id `len + i` is `terms[i]`. The reverse index is
+/// shared by every version (see [`AppendedIndex`]).
 #[derive(Debug, Default, Clone)]
 struct Appended {
     terms: imbl::Vector<Arc<[u8]>>,
-    ids: imbl::HashMap<Arc<[u8]>, Id>,
+    ids: Arc<AppendedIndex>,
 }
 
 /// Builds a [`Dictionary`] from terms pushed in strictly increasing byte order.
@@ -175,13 +178,15 @@ impl Dictionary {
         self.append_new(term)
     }
 
-    /// [`Dictionary::append`] of a term known to be absent from the sorted part (the caller
-    /// looked it up in this dictionary); still checked against the appended terms.
-    pub fn append_absent(&mut self, term: &[u8]) -> Id {
-        match self.appended.ids.get(term) {
-            Some(&id) => id,
-            None => self.append_new(term),
-        }
+    /// Appends terms known to be absent (the caller looked each up in this very version,
+    /// and they are distinct), at once; returns the id of the first.
+    pub fn append_absent_batch(&mut self, terms: &[Vec<u8>]) -> Id {
+        let first = Id::try_from(self.len() as usize).expect("term ids exhausted");
+        Id::try_from(self.len() as usize + terms.len()).expect("term ids exhausted");
+        let terms: Vec<Arc<[u8]>> = terms.iter().map(|term| term[..].into()).collect();
+        self.appended.terms.extend(terms.iter().cloned());
+        self.appended.ids.insert_batch(&terms, first);
+        first
     }
 
     fn append_new(&mut self, term: &[u8]) -> Id {
@@ -190,6 +195,16 @@ impl Dictionary {
         self.appended.terms.push_back(Arc::clone(&term));
         self.appended.ids.insert(term, id);
         id
+    }
+
+    /// The id of `term` among this version's appended terms.
+    fn lookup_appended(&self, term: &[u8]) -> Option<Id> {
+        if self.appended.terms.is_empty() {
+            return None;
+        }
+        self.appended
+            .ids
+            .get(term, |id| self.appended_term(id as u64) == Some(term))
     }
 
     /// Terms of the sorted, front-coded part (ids below this sort like their terms).
@@ -334,14 +349,14 @@ impl Dictionary {
                 remembered.insert(term.into(), id);
                 Some(id)
             }
-            None => self.appended.ids.get(term).copied(),
+            None => self.lookup_appended(term),
         }
     }
 
     /// The id of the encoded term `term`, if present.
     pub fn lookup(&self, term: &[u8]) -> Option<Id> {
         self.lookup_sorted(term)
-            .or_else(|| self.appended.ids.get(term).copied())
+            .or_else(|| self.lookup_appended(term))
     }
 
     fn lookup_sorted(&self, term: &[u8]) -> Option<Id> {
@@ -551,6 +566,48 @@ fn read_varint(data: &[u8], position: &mut usize) -> Option<u64> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn forked_versions_keep_their_own_appended_ids() {
+        let base = Dictionary::from_sorted([b"http://x/0".to_vec(), b"http://x/1".to_vec()]);
+        let (a, b, c) = (b"http://x/a", b"http://x/b", b"http://x/c");
+        // Two forks of one base give the same terms other ids.
+        let mut left = base.clone();
+        let mut right = base.clone();
+        assert_eq!(left.append(a), 2);
+        assert_eq!(left.append(b), 3);
+        assert_eq!(right.append(b), 2);
+        assert_eq!(right.append(c), 3);
+        assert_eq!(right.append(a), 4);
+        // A fork of a fork, then a term appended again (a failed transaction's retry).
+        let mut later = left.clone();
+        assert_eq!(later.append(c), 4);
+        assert_eq!(left.append(c), 4);
+        for (dictionary, expected) in [
+            (&base, [None, None, None]),
+            (&left, [Some(2), Some(3), Some(4)]),
+            (&right, [Some(4), Some(2), Some(3)]),
+            (&later, [Some(2), Some(3), Some(4)]),
+        ] {
+            for (term, id) in [&a[..], &b[..], &c[..]].into_iter().zip(expected) {
+                assert_eq!(dictionary.lookup(term), id);
+                assert_eq!(dictionary.lookup_remembered(term), id);
+                let mut next = dictionary.clone();
+                assert_eq!(next.append(term), id.unwrap_or(dictionary.len() as Id));
+            }
+        }
+        // A batch of appended terms is found like single ones.
+        let mut batch = right.clone();
+        let terms: Vec<Vec<u8>> = (0..5000)
+            .map(|i| format!("http://x/n{i}").into_bytes())
+            .collect();
+        let first = batch.append_absent_batch(&terms);
+        assert_eq!(first, 5);
+        for (i, term) in terms.iter().enumerate() {
+            assert_eq!(batch.lookup(term), Some(first + i as Id));
+            assert_eq!(right.lookup(term), None);
+        }
+    }
 
     #[test]
     fn remembered_lookups_agree_with_plain_ones_in_every_version() {

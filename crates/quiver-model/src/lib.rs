@@ -1,6 +1,7 @@
 //! Quiver's data model: term and predicate ids, the byte encoding of RDF terms, the
 //! front-coded dictionary, and the columns (owned or memory-mapped) that hold them.
 
+mod appended_index;
 pub mod column;
 pub mod dictionary;
 pub mod id;

@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 
 use quiver_model::term::decode_term;
 use quiver_model::{DecodedTerm, Id, PredId};
+use rayon::prelude::*;
+use rustc_hash::FxHashSet;
 
 use crate::changes::{ApplyError, ChangeSet};
 use crate::graph::GraphIndex;
@@ -31,16 +33,37 @@ impl Store {
         let mut next = self.clone();
         next.version = next_version();
         let looked_up = changes.looked_up_in(self);
-        for (index, term) in changes.new_terms.iter().enumerate() {
-            let id = if index < looked_up {
-                next.dictionary.append_absent(term)
-            } else {
-                next.dictionary.append(term)
-            };
-            if id as u64 != changes.base_terms + index as u64 || decode_term(term).is_err() {
-                return Err(ApplyError::BadTerm { index });
-            }
+        let malformed = changes
+            .new_terms
+            .par_iter()
+            .with_min_len(1024)
+            .position_first(|term| decode_term(term).is_err());
+        if let Some(index) = malformed {
+            return Err(ApplyError::BadTerm { index });
         }
+        // Terms not interned against this very version (a replayed log, a change set
+        // built elsewhere) must be absent from it and distinct.
+        let unchecked = &changes.new_terms[looked_up..];
+        let present = unchecked
+            .par_iter()
+            .with_min_len(1024)
+            .position_first(|term| self.dictionary.lookup(term).is_some());
+        if let Some(index) = present {
+            return Err(ApplyError::BadTerm {
+                index: looked_up + index,
+            });
+        }
+        let mut distinct = FxHashSet::default();
+        distinct.reserve(unchecked.len());
+        if let Some(index) = unchecked
+            .iter()
+            .position(|term| !distinct.insert(&term[..]))
+        {
+            return Err(ApplyError::BadTerm {
+                index: looked_up + index,
+            });
+        }
+        next.dictionary.append_absent_batch(&changes.new_terms);
         next.check_ids(changes)?;
 
         for graph in &changes.dropped_graphs {

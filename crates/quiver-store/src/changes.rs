@@ -10,11 +10,10 @@
 //! store with `n` terms gives its new terms the ids `n, n + 1, …` in the order they were
 //! interned, and [`Store::apply`] refuses a change set built against another size.
 
-use std::collections::HashMap;
-
 use oxrdf::TermRef;
 use quiver_model::term::encode_term;
 use quiver_model::Id;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::store::Store;
@@ -47,7 +46,7 @@ pub struct ChangeSet {
     pub created_graphs: Vec<Id>,
     /// Ids of `new_terms`, for interning.
     #[serde(skip)]
-    new_term_ids: HashMap<Vec<u8>, Id>,
+    new_term_ids: FxHashMap<Vec<u8>, Id>,
     /// The [`Store::version`] whose dictionary every new term was looked up in (by
     /// [`ChangeSet::intern`]): applying to that version need not look them up again.
     #[serde(skip)]
@@ -113,6 +112,10 @@ impl ChangeSet {
         if let Some(id) = self.lookup_encoded(store, &bytes) {
             return id;
         }
+        self.push_new(store, bytes)
+    }
+
+    fn push_new(&mut self, store: &Store, bytes: Vec<u8>) -> Id {
         if self.interned_against != Some(store.version()) {
             self.interned_against = None;
         }
@@ -124,6 +127,13 @@ impl ChangeSet {
         }
         self.new_terms.push(bytes);
         id
+    }
+
+    /// Appends `bytes` as a new term without looking it up: the caller found it absent
+    /// from `store` and from this change set.
+    pub fn intern_absent(&mut self, store: &Store, bytes: Vec<u8>) -> Id {
+        debug_assert!(self.lookup_encoded(store, &bytes).is_none());
+        self.push_new(store, bytes)
     }
 
     /// Rebuilds the interning map after deserialization.

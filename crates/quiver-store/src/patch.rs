@@ -177,7 +177,16 @@ impl RecordDelta {
 /// The changed records of one adjacency.
 #[derive(Clone)]
 pub(crate) struct AdjacencyPatch {
+    /// Records of base vertices (dense adjacencies) or of every vertex (sparse ones).
     records: RecordMap,
+    /// Dense adjacencies: records of the vertices beyond the base, vertex `dense + i` at
+    /// `i`. Their ids are new terms, dense and growing, so a batch of them lands in a few
+    /// neighbouring leaves of a persistent vector instead of all over a hash trie.
+    beyond: imbl::Vector<Option<PatchedRecord>>,
+    /// Records held in `beyond`.
+    beyond_records: usize,
+    /// Vertices of the base (dense adjacencies; 0 for sparse ones).
+    dense: usize,
     /// One bit per base vertex (dense adjacencies; empty for sparse ones).
     filter: Arc<[AtomicU64]>,
 }
@@ -185,7 +194,7 @@ pub(crate) struct AdjacencyPatch {
 impl std::fmt::Debug for AdjacencyPatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AdjacencyPatch")
-            .field("records", &self.records.len())
+            .field("records", &self.len())
             .finish()
     }
 }
@@ -195,15 +204,30 @@ impl AdjacencyPatch {
     pub(crate) fn new(dense_vertices: usize) -> Self {
         Self {
             records: RecordMap::default(),
+            beyond: imbl::Vector::new(),
+            beyond_records: 0,
+            dense: dense_vertices,
             filter: (0..dense_vertices.div_ceil(64))
                 .map(|_| AtomicU64::new(0))
                 .collect(),
         }
     }
 
+    /// The index of `vertex` in `beyond`, if it belongs there.
+    #[inline(always)]
+    fn beyond_index(&self, vertex: Id) -> Option<usize> {
+        if self.dense == 0 {
+            return None;
+        }
+        (vertex as usize).checked_sub(self.dense)
+    }
+
     /// The patched record of `vertex`, if it has one.
     #[inline(always)]
     pub(crate) fn record(&self, vertex: Id) -> Option<&PatchedRecord> {
+        if let Some(index) = self.beyond_index(vertex) {
+            return self.beyond.get(index).and_then(Option::as_ref);
+        }
         let word = vertex as usize / 64;
         if let Some(bits) = self.filter.get(word) {
             if bits.load(Ordering::Relaxed) & (1 << (vertex % 64)) == 0 {
@@ -217,6 +241,18 @@ impl AdjacencyPatch {
 
     /// Replaces the record of `vertex`.
     pub(crate) fn set(&mut self, vertex: Id, record: PatchedRecord) {
+        if let Some(index) = self.beyond_index(vertex) {
+            if index >= self.beyond.len() {
+                while self.beyond.len() < index {
+                    self.beyond.push_back(None);
+                }
+                self.beyond.push_back(Some(record));
+                self.beyond_records += 1;
+            } else if self.beyond.set(index, Some(record)).is_none() {
+                self.beyond_records += 1;
+            }
+            return;
+        }
         if let Some(bits) = self.filter.get(vertex as usize / 64) {
             bits.fetch_or(1 << (vertex % 64), Ordering::Relaxed);
         }
@@ -225,26 +261,34 @@ impl AdjacencyPatch {
 
     /// Patched vertices, in no particular order.
     pub(crate) fn vertices(&self) -> impl Iterator<Item = Id> + '_ {
-        self.records.keys().copied()
+        let dense = self.dense;
+        self.records.keys().copied().chain(
+            self.beyond
+                .iter()
+                .enumerate()
+                .filter(|(_, record)| record.is_some())
+                .map(move |(index, _)| (dense + index) as Id),
+        )
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.records.len()
+        self.records.len() + self.beyond_records
     }
 
     /// Bytes of the patched records.
     pub(crate) fn data_bytes(&self) -> usize {
-        self.records
-            .values()
-            .map(|record| match record {
+        fn bytes(record: &PatchedRecord) -> usize {
+            match record {
                 PatchedRecord::Words(words) => words.len() * std::mem::size_of::<Id>(),
                 PatchedRecord::Delta(delta) => delta
                     .lists
                     .values()
                     .map(|d| d.entries() * std::mem::size_of::<Id>())
                     .sum(),
-            })
-            .sum::<usize>()
+            }
+        }
+        self.records.values().map(bytes).sum::<usize>()
+            + self.beyond.iter().flatten().map(bytes).sum::<usize>()
             + self.filter.len() * 8
     }
 }
