@@ -292,8 +292,36 @@ impl Database {
         base_iri: Option<&str>,
         options: &ExecOptions,
     ) -> Result<UpdateReport, DbError> {
+        if let Some(data) = quiver_loader::parse_insert_data(sparql) {
+            return self.insert_encoded(&data.chunk, options);
+        }
         let update = quiver_sparql::update::parse_update(sparql, base_iri)?;
         self.update_parsed(&update, options)
+    }
+
+    /// [`Database::update`] of an `INSERT DATA` that the fast reader took
+    /// ([`quiver_loader::parse_insert_data`]).
+    fn insert_encoded(
+        &self,
+        chunk: &quiver_loader::Chunk,
+        options: &ExecOptions,
+    ) -> Result<UpdateReport, DbError> {
+        self.commit_with(|base| {
+            let outcome = quiver_sparql::execute_insert_encoded(
+                base,
+                chunk.spans.len(),
+                |id| chunk.term(id),
+                &chunk.quads,
+                quiver_loader::DEFAULT_GRAPH,
+                options,
+            )?;
+            Ok(Transaction {
+                changes: outcome.changes,
+                store: Some(outcome.store),
+                inserted: outcome.inserted,
+                deleted: outcome.deleted,
+            })
+        })
     }
 
     /// [`Database::update`] of a parsed request.

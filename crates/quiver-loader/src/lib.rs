@@ -8,6 +8,7 @@
 
 mod chunk;
 mod fast_lines;
+mod insert_data;
 mod lubm;
 mod merge;
 mod parse;
@@ -20,6 +21,8 @@ use std::time::Instant;
 use quiver_lubm::LubmConfig;
 use quiver_store::{LoadInfo, Store};
 
+pub use chunk::{Chunk, DEFAULT_GRAPH};
+pub use insert_data::{parse_insert_data, InsertData};
 pub use source::{collect_sources, Format, Source};
 
 /// Errors of a load. Each names the file (and position) concerned.

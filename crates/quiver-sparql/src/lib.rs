@@ -47,4 +47,6 @@ pub use engine::{
 };
 pub use error::QueryError;
 pub use results::{write_results, ResultsFormat};
-pub use update::{execute_update, parse_update, LoadHandler, NoLoad, UpdateOutcome};
+pub use update::{
+    execute_insert_encoded, execute_update, parse_update, LoadHandler, NoLoad, UpdateOutcome,
+};

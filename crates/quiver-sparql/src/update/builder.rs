@@ -86,6 +86,13 @@ impl<'a> Builder<'a> {
         Ok(id)
     }
 
+    /// Appends the encoded term `bytes`, which the caller found absent from the store and
+    /// appends once, to the change set's new terms.
+    pub(crate) fn intern_absent(&mut self, bytes: &[u8]) -> Result<Id, QueryError> {
+        self.memory.try_grow(2 * bytes.len() + 64)?;
+        Ok(self.set.intern_absent(self.store, bytes.to_vec()))
+    }
+
     /// The store's id of `term`, if it has it (what a delete can match).
     pub(crate) fn existing(&self, term: TermRef<'_>) -> Option<Id> {
         self.store.term_id(term)

@@ -8,6 +8,7 @@
 use oxrdf::{NamedOrBlankNode, Term, TermRef};
 use quiver_model::Id;
 use quiver_store::{Quad, Store};
+use rayon::prelude::*;
 use spargebra::term::{GraphName, GroundQuad, GroundTerm, Quad as DataQuad};
 
 use crate::error::QueryError;
@@ -34,6 +35,52 @@ pub(crate) fn insert_data(
             predicate,
             object,
             graph,
+        })?;
+    }
+    builder.finish()
+}
+
+/// The quads of an `INSERT DATA` already encoded (read by a fast reader that does not
+/// build a SPARQL syntax tree): term `i` has the encoding `term(i)`, and graph
+/// `default_graph` is the default graph. The terms hold no blank nodes.
+pub(crate) fn insert_encoded<'t>(
+    request: &Request<'_>,
+    store: &Store,
+    terms: usize,
+    term: impl Fn(u32) -> &'t [u8] + Sync,
+    quads: &[[u32; 4]],
+    default_graph: u32,
+) -> Result<Built, QueryError> {
+    let mut builder = Builder::new(request, store);
+    // The terms are distinct: look them all up at once (in parallel), then append the
+    // absent ones, in order.
+    let found: Vec<Option<Id>> = (0..terms as u32)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|local| store.dictionary().lookup(term(local)))
+        .collect();
+    let mut ids = Vec::with_capacity(terms);
+    for (local, found) in found.into_iter().enumerate() {
+        ids.push(match found {
+            Some(id) => id,
+            None => builder.intern_absent(term(local as u32))?,
+        });
+    }
+    for &[subject, predicate, object, graph] in quads {
+        let id = |local: u32| {
+            ids.get(local as usize)
+                .copied()
+                .ok_or_else(|| QueryError::Update(format!("no term {local} in the data")))
+        };
+        builder.insert(Quad {
+            subject: id(subject)?,
+            predicate: id(predicate)?,
+            object: id(object)?,
+            graph: if graph == default_graph {
+                None
+            } else {
+                Some(id(graph)?)
+            },
         })?;
     }
     builder.finish()

@@ -107,6 +107,40 @@ pub fn execute_update(
     Ok(outcome)
 }
 
+/// [`execute_update`] of one `INSERT DATA` whose quads are already encoded (see
+/// `data::insert_encoded`): `terms` local terms, `term(i)` the encoding of local term
+/// `i`, `quads` as local ids with `default_graph` for the default graph.
+pub fn execute_insert_encoded<'t>(
+    store: &Store,
+    terms: usize,
+    term: impl Fn(u32) -> &'t [u8] + Sync,
+    quads: &[[u32; 4]],
+    default_graph: u32,
+    options: &ExecOptions,
+) -> Result<UpdateOutcome, QueryError> {
+    let request = Request::new(options);
+    request.ctx(store).check()?;
+    let Built {
+        changes,
+        inserted,
+        deleted,
+    } = data::insert_encoded(&request, store, terms, term, quads, default_graph)?;
+    let next = if changes.is_empty() {
+        store.clone()
+    } else {
+        store.apply(&changes).map_err(|error| {
+            QueryError::Update(format!("operation 1 cannot be applied: {error}"))
+        })?
+    };
+    request.ctx(&next).check()?;
+    Ok(UpdateOutcome {
+        store: next,
+        changes: vec![changes],
+        inserted,
+        deleted,
+    })
+}
+
 fn evaluate(
     request: &Request<'_>,
     store: &Store,
