@@ -55,9 +55,9 @@ pub fn db_error(error: DbError) -> PyErr {
     match error {
         DbError::Query(error) => query_error(error),
         DbError::Store(error) => store_error(error),
-        DbError::Io { path, source } => {
-            let message = format!("{}: {source}", path.display());
-            io_error(&path, &source, message)
+        DbError::Io { path, error } => {
+            let message = format!("{}: {error}", path.display());
+            io_error(&path, &error, message)
         }
         DbError::Apply(error) => QueryError::new_err(error.to_string()),
         other => PyOSError::new_err(other.to_string()),

@@ -128,6 +128,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// A store that takes updates. See the crate documentation.
 pub struct Database {
     inner: Arc<Inner>,
+    /// The automatic checkpoint last started in the background: dropping the database
+    /// waits for it, so that the store's lock is free once `drop` returns.
+    background: Mutex<Option<JoinHandle<Result<CheckpointReport, DbError>>>>,
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let background = self
+            .background
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(handle) = background {
+            let _ = handle.join();
+        }
+    }
 }
 
 impl std::fmt::Debug for Database {
@@ -234,7 +250,10 @@ impl Database {
                 })
                 .map_err(|e| DbError::io(dir, e))?;
         }
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            background: Mutex::default(),
+        })
     }
 
     /// A database of `store` in memory only: updates are not written anywhere.
@@ -259,6 +278,7 @@ impl Database {
                 open_report: OpenReport::default(),
                 _write_lock: None,
             }),
+            background: Mutex::default(),
         }
     }
 
@@ -422,8 +442,15 @@ impl Database {
                         .store(false, Ordering::Release);
                     result
                 });
-            if spawned.is_err() {
-                inner.checkpoint_running.store(false, Ordering::Release);
+            match spawned {
+                Ok(handle) => {
+                    let finished = lock(&self.background).replace(handle);
+                    if let Some(finished) = finished {
+                        // It ended before this one began (`checkpoint_running`).
+                        let _ = finished.join();
+                    }
+                }
+                Err(_) => inner.checkpoint_running.store(false, Ordering::Release),
             }
         }
         Ok(report)

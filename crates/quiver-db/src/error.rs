@@ -14,10 +14,12 @@ pub enum DbError {
     Apply(#[from] ApplyError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{path}: {source}")]
+    // The I/O error is part of the message, so it is deliberately not the `source()`
+    // too (a field named `source` would be, and `{:#}` would print it twice).
+    #[error("{}: {error}", path.display())]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The write-ahead log cannot be used: a record that does not continue the snapshot,
     /// a file of another format.
@@ -36,7 +38,7 @@ impl DbError {
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         DbError::Io {
             path: path.to_owned(),
-            source,
+            error: source,
         }
     }
 
@@ -61,10 +63,10 @@ pub(crate) struct SharedFailure {
 impl SharedFailure {
     pub(crate) fn from_error(error: &DbError) -> Self {
         match error {
-            DbError::Io { path, source } => SharedFailure {
+            DbError::Io { path, error } => SharedFailure {
                 path: path.clone(),
-                kind: source.kind(),
-                message: source.to_string(),
+                kind: error.kind(),
+                message: error.to_string(),
                 read_only: false,
             },
             DbError::ReadOnly(message) => SharedFailure {
@@ -88,7 +90,7 @@ impl SharedFailure {
         }
         DbError::Io {
             path: self.path.clone(),
-            source: std::io::Error::new(self.kind, self.message.clone()),
+            error: std::io::Error::new(self.kind, self.message.clone()),
         }
     }
 }

@@ -176,6 +176,29 @@ fn a_large_log_starts_a_checkpoint_by_itself() {
 }
 
 #[test]
+fn a_database_dropped_during_its_automatic_checkpoint_reopens_at_once() {
+    let dir = Scratch::new("auto-drop");
+    let options = DbOptions {
+        sync: SyncMode::None,
+        create: true,
+        checkpoint_bytes: 2000,
+        read_only: false,
+    };
+    let mut expected = 0;
+    for round in 0..10 {
+        // Opening fails while a checkpoint of the last round still holds the store.
+        let db = Database::open(dir.path(), options.clone())
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert_eq!(db.snapshot().triples(), expected);
+        for n in 0..20 {
+            commit_tagged(&db, round * 100 + n, BATCH);
+        }
+        expected += 20 * BATCH as u64;
+        db.sync().unwrap();
+    }
+}
+
+#[test]
 fn a_held_snapshot_never_changes_and_readers_see_whole_commits() {
     let dir = Scratch::new("isolation");
     let db = Arc::new(Database::open(dir.path(), options(SyncMode::None)).unwrap());
