@@ -106,7 +106,7 @@ impl AppendedIndex {
 
     /// Claims `ids[i]` for `terms[i]`, the shards filled in parallel for a large batch.
     pub(crate) fn insert_batch(&self, terms: &[Arc<[u8]>], first: Id) {
-        const PARALLEL: usize = 4096;
+        const PARALLEL: usize = 8192;
         if terms.len() < PARALLEL {
             for (i, term) in terms.iter().enumerate() {
                 self.insert(Arc::clone(term), first + i as Id);

@@ -33,21 +33,14 @@ impl Store {
         let mut next = self.clone();
         next.version = next_version();
         let looked_up = changes.looked_up_in(self);
-        let malformed = changes
-            .new_terms
-            .par_iter()
-            .with_min_len(1024)
-            .position_first(|term| decode_term(term).is_err());
+        let malformed = first_position(&changes.new_terms, |term| decode_term(term).is_err());
         if let Some(index) = malformed {
             return Err(ApplyError::BadTerm { index });
         }
         // Terms not interned against this very version (a replayed log, a change set
         // built elsewhere) must be absent from it and distinct.
         let unchecked = &changes.new_terms[looked_up..];
-        let present = unchecked
-            .par_iter()
-            .with_min_len(1024)
-            .position_first(|term| self.dictionary.lookup(term).is_some());
+        let present = first_position(unchecked, |term| self.dictionary.lookup(term).is_some());
         if let Some(index) = present {
             return Err(ApplyError::BadTerm {
                 index: looked_up + index,
@@ -187,4 +180,19 @@ impl Store {
             }
         }
     }
+}
+
+/// Below this many terms a change set's terms are checked on the writer's thread, leaving
+/// the worker threads to the queries.
+const PARALLEL_TERMS: usize = 8192;
+
+/// The position of the first term that `test` accepts, in parallel for many terms.
+fn first_position(terms: &[Vec<u8>], test: impl Fn(&[u8]) -> bool + Sync) -> Option<usize> {
+    if terms.len() < PARALLEL_TERMS {
+        return terms.iter().position(|term| test(term));
+    }
+    terms
+        .par_iter()
+        .with_min_len(PARALLEL_TERMS / 4)
+        .position_first(|term| test(term))
 }

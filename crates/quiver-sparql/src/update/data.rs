@@ -52,13 +52,19 @@ pub(crate) fn insert_encoded<'t>(
     default_graph: u32,
 ) -> Result<Built, QueryError> {
     let mut builder = Builder::new(request, store);
-    // The terms are distinct: look them all up at once (in parallel), then append the
-    // absent ones, in order.
-    let found: Vec<Option<Id>> = (0..terms as u32)
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|local| store.dictionary().lookup(term(local)))
-        .collect();
+    // The terms are distinct: look them all up at once (in parallel for many, leaving the
+    // worker threads to queries otherwise), then append the absent ones, in order.
+    const PARALLEL_TERMS: u32 = 8192;
+    let lookup = |local: u32| store.dictionary().lookup(term(local));
+    let found: Vec<Option<Id>> = if (terms as u32) < PARALLEL_TERMS {
+        (0..terms as u32).map(lookup).collect()
+    } else {
+        (0..terms as u32)
+            .into_par_iter()
+            .with_min_len(PARALLEL_TERMS as usize / 4)
+            .map(lookup)
+            .collect()
+    };
     let mut ids = Vec::with_capacity(terms);
     for (local, found) in found.into_iter().enumerate() {
         ids.push(match found {
