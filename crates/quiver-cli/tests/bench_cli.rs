@@ -1,7 +1,8 @@
 //! The benchmark commands on LUBM-1 as a user runs them: `bench lubm --json` (its schema
 //! and the published row counts), `bench lubm --compare-oxigraph` (beside pyoxigraph, and
 //! its failure when the row counts differ), `bench scale` (its CSV and PNG), `bench
-//! emulate` (the throughput line, the JSON figures, the mix file, the CDF plot).
+//! emulate` (the throughput line, the JSON figures, the mix file, the CDF plot), `bench
+//! update` (every figure of its JSON).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -403,6 +404,53 @@ fn bench_emulate_reports_throughput_and_percentiles() {
         );
     }
     assert_valid_png(&std::fs::read(&png).unwrap());
+}
+
+#[test]
+fn bench_update_reports_every_figure_and_reopens_with_the_log_asked_for() {
+    let dir = temp_dir("update");
+    let json = dir.join("update.json");
+    run_ok(
+        quiver()
+            .args(["bench", "update", "-u", "1", "--seconds", "0.05"])
+            .args(["--log-mib", "3", "--cache"])
+            .arg(&dir)
+            .arg("--json")
+            .arg(&json),
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let inserts = report["insert_data"].as_array().unwrap();
+    assert_eq!(inserts.len(), 6, "{report}");
+    for figure in inserts {
+        assert!(number(figure, "triples_per_second") > 0.0, "{figure}");
+        assert!(number(figure, "commits") >= 3.0, "{figure}");
+    }
+    assert!(number(&report["group_commit"], "commits_per_second") > 0.0);
+    for phase in ["idle", "under_ingest"] {
+        let queries = if phase == "idle" {
+            &report[phase]
+        } else {
+            &report[phase]["queries"]
+        };
+        for heavy in ["q1", "q7"] {
+            assert!(number(&queries[heavy], "runs") >= 10.0, "{report}");
+            assert!(number(&queries[heavy], "median_us") > 0.0, "{report}");
+        }
+        for light in ["q4", "q5"] {
+            let (p50, p99) = (
+                number(&queries[light], "p50_us"),
+                number(&queries[light], "p99_us"),
+            );
+            assert!(p50 > 0.0 && p50 <= p99, "{report}");
+        }
+    }
+    assert_eq!(number(&report["checkpoint"], "log_bytes_after"), 32.0);
+    // The log grows to the size asked for, past any automatic checkpoint.
+    assert!(
+        number(&report["reopen"], "log_bytes") >= (3 << 20) as f64,
+        "{report}"
+    );
+    assert!(number(&report["reopen"], "triples") > 100_000.0, "{report}");
 }
 
 #[test]

@@ -14,9 +14,13 @@
 //! A persistent hash map (the previous design) copied a path of trie nodes for every new
 //! term and freed the old version's copies after each commit, which dominated the cost of
 //! a batch of new terms. Written by hand because no library offers a map whose entries
-//! are validated per reader this way; the shards are plain `FxHashMap`s behind `RwLock`s,
-//! so a reader looking up a query's constant waits at most for one insert into one
-//! shard.
+//! are validated per reader this way; the shards are `hashbrown` tables behind `RwLock`s,
+//! so a reader looking up a query's constant waits at most for one shard's share of a
+//! batch, and a large batch fills the shards in parallel.
+//!
+//! The index keeps claims that no version confirms any more (failed transactions, dead
+//! forks) until a checkpoint builds a new dictionary; there are at most a few per failed
+//! request.
 
 use std::hash::BuildHasher;
 use std::sync::{Arc, RwLock};
