@@ -8,6 +8,8 @@
 //!   then sliced). Rows tied at the cut may be any of the tied ones.
 //! - String filters (`STRSTARTS`, `REGEX` with a prefix, `=`, `sameTerm`, and filters
 //!   decided once per id): the bags must be equal.
+//! - `OPTIONAL { … } FILTER(!BOUND(?v))`, which the compiler may read as NOT EXISTS: the
+//!   bags must be equal.
 //! - GROUP BY with one to five keys: COUNT, COUNT(DISTINCT), SUM, AVG and GROUP_CONCAT
 //!   must equal Oxigraph's; MIN and MAX, where Oxigraph orders mixed kinds otherwise,
 //!   equal the extremes under `order_terms` of each group of Oxigraph's bag.
@@ -190,6 +192,25 @@ const GROUP_QUERIES: [&str; 6] = [
     "SELECT ?p (SUM(?o) AS ?sum) (AVG(?o) AS ?avg) (COUNT(DISTINCT ?s) AS ?ns) \
      WHERE { ?s ?p ?o FILTER(ISNUMERIC(?o)) } GROUP BY ?p",
     "SELECT (COUNT(*) AS ?n) (SUM(?o) AS ?sum) WHERE { ?s ?p ?o FILTER(ISNUMERIC(?o)) }",
+];
+
+/// `OPTIONAL { … } FILTER(!BOUND(?v))`: the ones the compiler reads as NOT EXISTS (the
+/// first five) and the ones it must leave as they are (the OPTIONAL filters, or the left
+/// side binds `?v`, or the right side is not a basic graph pattern).
+const OPTIONAL_UNBOUND_QUERIES: [&str; 9] = [
+    "SELECT ?s ?o WHERE { ?s <http://ex/p> ?o OPTIONAL { ?s <http://ex/q> ?a } FILTER(!BOUND(?a)) }",
+    "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o OPTIONAL { ?o <http://ex/r> ?a } FILTER(!BOUND(?a)) }",
+    "SELECT * WHERE { ?s ?p ?o OPTIONAL { ?o ?x ?y . ?y <http://ex/p> ?a } FILTER(!BOUND(?a)) }",
+    "SELECT ?s ?b ?a WHERE { ?s <http://ex/p> ?o OPTIONAL { ?s <http://ex/r> ?b } \
+     OPTIONAL { ?b ?a ?c } FILTER(!BOUND(?a)) }",
+    "SELECT ?s (COUNT(*) AS ?n) WHERE { ?s ?p ?o OPTIONAL { ?s <http://ex/q> ?o . ?s ?a ?o } \
+     FILTER(!BOUND(?a)) } GROUP BY ?s",
+    "SELECT ?s ?a WHERE { ?s <http://ex/p> ?a OPTIONAL { ?s <http://ex/q> ?a } FILTER(!BOUND(?a)) }",
+    "SELECT ?s WHERE { ?s <http://ex/p> ?o OPTIONAL { ?s <http://ex/q> ?a FILTER(?a != ?o) } \
+     FILTER(!BOUND(?a)) }",
+    "SELECT ?s WHERE { ?s <http://ex/p> ?o OPTIONAL { { ?s <http://ex/q> ?a } UNION \
+     { ?s <http://ex/r> ?a } } FILTER(!BOUND(?a)) }",
+    "SELECT ?s WHERE { ?s <http://ex/p> ?o OPTIONAL { ?s <http://ex/q> ?a } FILTER(BOUND(?a)) }",
 ];
 
 /// MIN and MAX per group: (query, key variables, argument).
@@ -456,7 +477,11 @@ fn check((base, appended): &Graph) -> Result<(), TestCaseError> {
         for query in ORDER_QUERIES {
             check_order(&pair, query, threads)?;
         }
-        for query in FILTER_QUERIES.iter().chain(&GROUP_QUERIES) {
+        for query in FILTER_QUERIES
+            .iter()
+            .chain(&GROUP_QUERIES)
+            .chain(&OPTIONAL_UNBOUND_QUERIES)
+        {
             check_bag(&pair, &format!("{PREFIXES}{query}"), threads)?;
         }
         for query in EXTREME_QUERIES {

@@ -5,7 +5,8 @@
 //! the plan it runs seeded with the left side's bindings (graph exploration continues
 //! from the rows already found instead of joining two independent results). Counts and
 //! DISTINCT over one pattern that the index answers become an [`IndexAggregate`]
-//! (`index_aggregate.rs`).
+//! (`index_aggregate.rs`), and `OPTIONAL { … } FILTER(!BOUND(?v))` becomes the NOT EXISTS
+//! semi-join it means (`optional_unbound.rs`).
 //!
 //! [`IndexAggregate`]: crate::operator::IndexAggregate
 
@@ -25,6 +26,7 @@ use crate::table::VarId;
 
 mod exists;
 mod index_aggregate;
+mod optional_unbound;
 
 /// Compiles patterns against one store.
 pub struct Compiler<'a> {
@@ -88,6 +90,14 @@ impl<'a> Compiler<'a> {
                 }
             }
             GraphPattern::Filter { expr, inner } => {
+                if let Some((not_exists, left)) = optional_unbound::as_not_exists(expr, inner) {
+                    // The OPTIONAL's variables stay known (unbound in every row).
+                    self.register_expression_vars(expr);
+                    self.register_pattern_vars(inner);
+                    let left = self.compile(left, graph)?;
+                    self.compile_exists(&not_exists, graph)?;
+                    return Ok(Operator::Filter(not_exists, Box::new(left)));
+                }
                 self.register_expression_vars(expr);
                 let inner = self.compile(inner, graph)?;
                 let expr = expr.clone();
@@ -315,6 +325,12 @@ impl<'a> Compiler<'a> {
     }
 
     /// Makes sure every variable an expression mentions has an id.
+    fn register_pattern_vars(&mut self, pattern: &GraphPattern) {
+        pattern.on_in_scope_variable(|variable| {
+            self.vars.var(variable);
+        });
+    }
+
     fn register_expression_vars(&mut self, expression: &Expression) {
         let mut found: Vec<Variable> = Vec::new();
         collect_vars(expression, &mut found);
