@@ -182,6 +182,7 @@ impl Dictionary {
     /// and they are distinct), at once; returns the id of the first.
     pub fn append_absent_batch(&mut self, terms: &[Vec<u8>]) -> Id {
         let first = Id::try_from(self.len() as usize).expect("term ids exhausted");
+        // The whole batch must fit in the id space, not only its first term.
         Id::try_from(self.len() as usize + terms.len()).expect("term ids exhausted");
         let terms: Vec<Arc<[u8]>> = terms.iter().map(|term| term[..].into()).collect();
         self.appended.terms.extend(terms.iter().cloned());

@@ -59,12 +59,19 @@ mod union;
 mod values;
 
 /// Terms computed by expressions that the dictionary does not hold, numbered downward
-/// from `UNBOUND - 1` so they never collide with dictionary ids.
+/// from `UNBOUND - 1` so they never collide with dictionary ids, and the ids of computed
+/// terms that it does hold, remembered.
 #[derive(Default)]
 pub struct LocalTerms {
     terms: Vec<Term>,
     index: FxHashMap<Term, Id>,
+    /// Computed terms found in the store, up to [`FOUND_TERMS`]: a GROUP BY computes one
+    /// count per group, mostly the same few values, each a dictionary search otherwise.
+    found: FxHashMap<Term, Id>,
 }
+
+/// Computed terms found in the store that a query remembers (a bound on its memory).
+const FOUND_TERMS: usize = 1 << 16;
 
 /// Bytes charged per computed term besides its text (the term, its index entry).
 const LOCAL_TERM_BYTES: usize = 2 * std::mem::size_of::<Term>() + 16;
@@ -185,11 +192,14 @@ impl<'a> Evaluator<'a> {
     /// between the dictionary's and UNBOUND, or the memory budget is spent, the query
     /// records the error (the next check returns it) and the term is UNBOUND meanwhile.
     pub fn intern(&self, term: &Term) -> Id {
-        if let Some(id) = self.store.term_id(term.as_ref()) {
+        let mut locals = self.locals.borrow_mut();
+        if let Some(&id) = locals.found.get(term).or_else(|| locals.index.get(term)) {
             return id;
         }
-        let mut locals = self.locals.borrow_mut();
-        if let Some(&id) = locals.index.get(term) {
+        if let Some(id) = self.store.term_id(term.as_ref()) {
+            if locals.found.len() < FOUND_TERMS {
+                locals.found.insert(term.clone(), id);
+            }
             return id;
         }
         let Some(id) = local_id(locals.terms.len(), self.store.terms()) else {
