@@ -3,7 +3,7 @@
 use quiver_model::Id;
 use quiver_store::Direction;
 
-use super::step_io::{end, Bounded};
+use super::step_io::{end, Bounded, End};
 use crate::bgp::{Node, Pattern, Pred};
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
@@ -44,6 +44,16 @@ pub(crate) fn intersect_step(
     let mut scratch = Vec::new();
     // Read once: the loop then keeps them in registers.
     let (graph, cap) = (ctx.graph, bounded.cap);
+    // A constant partner (`?x rdf:type C`) intersects every row with the same list: once
+    // the rows have spent on it a fair share of its length, it becomes a bit set.
+    let mut members = match other_source {
+        End::Const(b) => Members::Pending {
+            list: graph.get(b, q, other_direction),
+            spent: 0,
+        },
+        _ => Members::PerRow,
+    };
+    let mut memory = ctx.reservation();
     for row in 0..table.rows {
         bounded.tick(row, || selection.len() * (4 + ID_BYTES))?;
         if selection.len() >= cap {
@@ -57,8 +67,24 @@ pub(crate) fn intersect_step(
         if left.is_empty() {
             continue;
         }
-        let right = graph.get(b, q, other_direction);
-        intersect_sorted(left, right, &mut scratch);
+        match &mut members {
+            Members::Bits(bits) => {
+                scratch.clear();
+                scratch.extend(left.iter().copied().filter(|&x| bits.contains(x)));
+            }
+            Members::Pending { list, spent } => {
+                intersect_sorted(left, list, &mut scratch);
+                *spent += left.len().min(list.len());
+                if let Some(bits) = BitSet::worth_building(list, *spent) {
+                    memory.try_grow(bits.bytes())?;
+                    members = Members::Bits(bits.fill(list));
+                }
+            }
+            Members::PerRow => {
+                let right = graph.get(b, q, other_direction);
+                intersect_sorted(left, right, &mut scratch);
+            }
+        }
         selection.extend(std::iter::repeat_n(row as u32, scratch.len()));
         column.extend_from_slice(&scratch);
     }
@@ -71,6 +97,64 @@ pub(crate) fn intersect_step(
     result.vars.push(var);
     result.columns.push(column);
     Ok(result)
+}
+
+/// The partner list of an intersection.
+enum Members<'g> {
+    /// Another list per row.
+    PerRow,
+    /// The same list for every row, intersected as a list so far; `spent` counts the
+    /// elements looked up in it.
+    Pending { list: &'g [Id], spent: usize },
+    /// The same list, as a bit set.
+    Bits(BitSet),
+}
+
+/// A set of ids as one bit per id up to the largest.
+struct BitSet {
+    words: Vec<u64>,
+}
+
+impl BitSet {
+    /// Lists shorter than this stay lists.
+    const MIN_LIST: usize = 4096;
+
+    /// Lookups (elements of the rows' lists) after which a set may pay, at least.
+    const MIN_SPENT: usize = 16_384;
+
+    /// An empty set sized for `list` when it is long, dense enough (at most two words per
+    /// element: the set is then at most four times the list's size) and the rows have
+    /// looked up (`spent`) at least a sixteenth as many elements as it holds, and
+    /// [`Self::MIN_SPENT`]. Lookups that cluster cost little, so a set is only built for
+    /// many of them: on LUBM-100, names shared across all universities against the
+    /// undergraduates (a08) build one, a department's professors (q6) or a student's
+    /// courses (opt1) do not.
+    fn worth_building(list: &[Id], spent: usize) -> Option<Self> {
+        let last = *list.last()? as usize;
+        let words = last / 64 + 1;
+        let enough = spent >= (list.len() / 16).max(Self::MIN_SPENT);
+        (list.len() >= Self::MIN_LIST && enough && words <= 2 * list.len()).then(|| Self {
+            words: vec![0; words],
+        })
+    }
+
+    fn bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+
+    fn fill(mut self, list: &[Id]) -> Self {
+        for &x in list {
+            self.words[x as usize / 64] |= 1 << (x % 64);
+        }
+        self
+    }
+
+    #[inline]
+    fn contains(&self, x: Id) -> bool {
+        self.words
+            .get(x as usize / 64)
+            .is_some_and(|word| word & (1 << (x % 64)) != 0)
+    }
 }
 
 /// The intersection of two sorted, duplicate-free lists: a merge when their sizes are
@@ -120,7 +204,34 @@ fn intersect_sorted(a: &[Id], b: &[Id], out: &mut Vec<Id>) {
 
 #[cfg(test)]
 mod tests {
-    use super::intersect_sorted;
+    use super::{intersect_sorted, BitSet};
+
+    #[test]
+    fn a_bit_set_intersects_like_the_lists() {
+        let list: Vec<_> = (0..40_000).filter(|x| x % 7 != 3 && x % 11 != 0).collect();
+        let enough = (list.len() / 16).max(BitSet::MIN_SPENT);
+        assert!(BitSet::worth_building(&list, enough - 1).is_none());
+        assert!(BitSet::worth_building(&list[..4000], 1 << 20).is_none());
+        let sparse: Vec<_> = (0..5000).map(|x| x * 1000).collect();
+        assert!(BitSet::worth_building(&sparse, 1 << 20).is_none());
+        let bits = BitSet::worth_building(&list, enough)
+            .expect("long, dense, paid for")
+            .fill(&list);
+        for small in [
+            vec![],
+            vec![0, 3, 10, 11, 12, 39_999, 40_000, 1 << 30],
+            (0..3000).map(|x| x * 13).collect::<Vec<_>>(),
+        ] {
+            let mut expected = Vec::new();
+            intersect_sorted(&small, &list, &mut expected);
+            let got: Vec<_> = small
+                .iter()
+                .copied()
+                .filter(|&x| bits.contains(x))
+                .collect();
+            assert_eq!(got, expected);
+        }
+    }
 
     #[test]
     fn intersections_match_a_naive_filter() {
