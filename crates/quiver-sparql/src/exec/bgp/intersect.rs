@@ -75,11 +75,15 @@ pub(crate) fn intersect_step(
             Members::Pending { list, spent } => {
                 intersect_sorted(left, list, &mut scratch);
                 *spent += left.len().min(list.len());
-                if let Some(bits) = BitSet::worth_building(list, *spent) {
-                    memory.try_grow(bits.bytes())?;
-                    members = Members::Bits(bits.fill(list));
+                if let Some(words) = BitSet::worth_building(list, *spent) {
+                    // Over the memory budget, the list stays a list.
+                    members = match memory.try_grow(words * 8) {
+                        Ok(()) => Members::Bits(BitSet::of(list, words)),
+                        Err(_) => Members::List(list),
+                    };
                 }
             }
+            Members::List(list) => intersect_sorted(left, list, &mut scratch),
             Members::PerRow => {
                 let right = graph.get(b, q, other_direction);
                 intersect_sorted(left, right, &mut scratch);
@@ -108,6 +112,8 @@ enum Members<'g> {
     Pending { list: &'g [Id], spent: usize },
     /// The same list, as a bit set.
     Bits(BitSet),
+    /// The same list, kept as a list for good.
+    List(&'g [Id]),
 }
 
 /// A set of ids as one bit per id up to the largest.
@@ -122,31 +128,28 @@ impl BitSet {
     /// Lookups (elements of the rows' lists) after which a set may pay, at least.
     const MIN_SPENT: usize = 16_384;
 
-    /// An empty set sized for `list` when it is long, dense enough (at most two words per
+    /// The words of a set of `list` when it is long, dense enough (at most two words per
     /// element: the set is then at most four times the list's size) and the rows have
     /// looked up (`spent`) at least a sixteenth as many elements as it holds, and
     /// [`Self::MIN_SPENT`]. Lookups that cluster cost little, so a set is only built for
     /// many of them: on LUBM-100, names shared across all universities against the
     /// undergraduates (a08) build one, a department's professors (q6) or a student's
     /// courses (opt1) do not.
-    fn worth_building(list: &[Id], spent: usize) -> Option<Self> {
-        let last = *list.last()? as usize;
-        let words = last / 64 + 1;
+    fn worth_building(list: &[Id], spent: usize) -> Option<usize> {
+        let words = *list.last()? as usize / 64 + 1;
         let enough = spent >= (list.len() / 16).max(Self::MIN_SPENT);
-        (list.len() >= Self::MIN_LIST && enough && words <= 2 * list.len()).then(|| Self {
+        (list.len() >= Self::MIN_LIST && enough && words <= 2 * list.len()).then_some(words)
+    }
+
+    /// The set of `list`'s ids, in `words` words (enough for its largest).
+    fn of(list: &[Id], words: usize) -> Self {
+        let mut set = Self {
             words: vec![0; words],
-        })
-    }
-
-    fn bytes(&self) -> usize {
-        self.words.len() * 8
-    }
-
-    fn fill(mut self, list: &[Id]) -> Self {
+        };
         for &x in list {
-            self.words[x as usize / 64] |= 1 << (x % 64);
+            set.words[x as usize / 64] |= 1 << (x % 64);
         }
-        self
+        set
     }
 
     #[inline]
@@ -214,9 +217,8 @@ mod tests {
         assert!(BitSet::worth_building(&list[..4000], 1 << 20).is_none());
         let sparse: Vec<_> = (0..5000).map(|x| x * 1000).collect();
         assert!(BitSet::worth_building(&sparse, 1 << 20).is_none());
-        let bits = BitSet::worth_building(&list, enough)
-            .expect("long, dense, paid for")
-            .fill(&list);
+        let words = BitSet::worth_building(&list, enough).expect("long, dense, paid for");
+        let bits = BitSet::of(&list, words);
         for small in [
             vec![],
             vec![0, 3, 10, 11, 12, 39_999, 40_000, 1 << 30],
