@@ -313,7 +313,7 @@ impl Database {
         options: &ExecOptions,
     ) -> Result<UpdateReport, DbError> {
         if let Some(data) = quiver_loader::parse_insert_data(sparql) {
-            return self.insert_encoded(&data.chunk, options);
+            return self.insert_data(&data, options);
         }
         let update = quiver_sparql::update::parse_update(sparql, base_iri)?;
         self.update_parsed(&update, options)
@@ -321,11 +321,12 @@ impl Database {
 
     /// [`Database::update`] of an `INSERT DATA` that the fast reader took
     /// ([`quiver_loader::parse_insert_data`]).
-    fn insert_encoded(
+    pub fn insert_data(
         &self,
-        chunk: &quiver_loader::Chunk,
+        data: &quiver_loader::InsertData,
         options: &ExecOptions,
     ) -> Result<UpdateReport, DbError> {
+        let chunk = &data.chunk;
         self.commit_with(|base| {
             let outcome = quiver_sparql::execute_insert_encoded(
                 base,

@@ -36,6 +36,7 @@ pub use db::{
 };
 pub use error::DbError;
 pub use load::{local_path, FileLoader};
+pub use quiver_loader::{parse_insert_data, InsertData};
 pub use recover::{LogCut, OpenReport};
 
 /// The names of the write-ahead log files, for tools that list a store's files.

@@ -15,7 +15,7 @@
 //! into the store, where every client can query it.
 
 use axum::http::StatusCode;
-use quiver_db::{Database, UpdateReport};
+use quiver_db::{parse_insert_data, Database, InsertData, UpdateReport};
 use quiver_sparql::update::parse_update;
 use quiver_sparql::ExecOptions;
 use spargebra::algebra::QueryDataset;
@@ -25,12 +25,23 @@ use crate::error::ApiError;
 use crate::protocol::UpdateRequest;
 
 /// An update checked and ready for [`Database::update`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct PreparedUpdate {
     /// The parsed request, its IRIs resolved and the dataset parameters applied.
-    pub update: spargebra::Update,
+    pub update: ParsedUpdate,
     /// Operations in the request.
     pub operations: usize,
+}
+
+/// A request as read.
+#[derive(Debug)]
+pub enum ParsedUpdate {
+    /// By the SPARQL parser.
+    Sparql(spargebra::Update),
+    /// One `INSERT DATA` of N-Triples statements, by the fast reader
+    /// ([`quiver_db::parse_insert_data`]; it holds only absolute IRIs, so the base does
+    /// not matter).
+    Data(InsertData),
 }
 
 /// Parses `request` against `base_iri` and applies its dataset parameters; `LOAD` only when
@@ -40,6 +51,14 @@ pub fn prepare(
     base_iri: &str,
     allow_load: bool,
 ) -> Result<PreparedUpdate, ApiError> {
+    if request.using_graphs.is_empty() && request.using_named_graphs.is_empty() {
+        if let Some(data) = parse_insert_data(&request.update) {
+            return Ok(PreparedUpdate {
+                update: ParsedUpdate::Data(data),
+                operations: 1,
+            });
+        }
+    }
     let mut update = parse_update(&request.update, Some(base_iri))
         .map_err(|error| ApiError::from_query(&error))?;
     let operations = update.operations.len();
@@ -62,7 +81,10 @@ pub fn prepare(
         }
     }
     if request.using_graphs.is_empty() && request.using_named_graphs.is_empty() {
-        return Ok(PreparedUpdate { update, operations });
+        return Ok(PreparedUpdate {
+            update: ParsedUpdate::Sparql(update),
+            operations,
+        });
     }
     let dataset = QueryDataset {
         default: request.using_graphs.clone(),
@@ -79,7 +101,10 @@ pub fn prepare(
             *using = Some(dataset.clone());
         }
     }
-    Ok(PreparedUpdate { update, operations })
+    Ok(PreparedUpdate {
+        update: ParsedUpdate::Sparql(update),
+        operations,
+    })
 }
 
 /// Runs `prepared` as one transaction; call on a blocking thread.
@@ -88,11 +113,14 @@ pub fn run(
     prepared: &PreparedUpdate,
     options: &ExecOptions,
 ) -> Result<UpdateReport, ApiError> {
-    db.update_parsed(&prepared.update, options)
-        .map_err(|error| {
-            tracing::info!(%error, "update not committed");
-            ApiError::from_db(&error)
-        })
+    match &prepared.update {
+        ParsedUpdate::Sparql(update) => db.update_parsed(update, options),
+        ParsedUpdate::Data(data) => db.insert_data(data, options),
+    }
+    .map_err(|error| {
+        tracing::info!(%error, "update not committed");
+        ApiError::from_db(&error)
+    })
 }
 
 /// The body of a successful update: a line of text, or JSON when the client asks for it.
@@ -139,13 +167,33 @@ mod tests {
             false,
         )
         .unwrap();
+        let ParsedUpdate::Sparql(update) = &prepared.update else {
+            panic!("{prepared:?}")
+        };
         assert_eq!(
-            prepared.update.operations,
+            update.operations,
             parse_update("CLEAR ALL ; CLEAR DEFAULT", None)
                 .unwrap()
                 .operations
         );
         assert_eq!(prepared.operations, 2);
+    }
+
+    #[test]
+    fn an_insert_data_of_n_triples_takes_the_fast_reader_unless_using_parameters_come() {
+        let text = "INSERT DATA {\n<http://x/s> <http://x/p> \"o\" .\n}";
+        let prepared = prepare(&request(text, &[], &[]), "http://s/", false).unwrap();
+        let ParsedUpdate::Data(data) = &prepared.update else {
+            panic!("{prepared:?}")
+        };
+        assert_eq!(data.chunk.quads.len(), 1);
+        assert_eq!(prepared.operations, 1);
+        let prepared = prepare(&request(text, &["http://g"], &[]), "http://s/", false).unwrap();
+        assert!(matches!(prepared.update, ParsedUpdate::Sparql(_)));
+        // Relative IRIs need the base: the SPARQL parser's.
+        let relative = "INSERT DATA { <s> <http://x/p> \"o\" . }";
+        let prepared = prepare(&request(relative, &[], &[]), "http://s/", false).unwrap();
+        assert!(matches!(prepared.update, ParsedUpdate::Sparql(_)));
     }
 
     #[test]
@@ -157,9 +205,11 @@ mod tests {
             false,
         )
         .unwrap();
-        let text = prepared.update.to_string();
-        let GraphUpdateOperation::DeleteInsert { using, .. } = &prepared.update.operations[1]
-        else {
+        let ParsedUpdate::Sparql(update) = &prepared.update else {
+            panic!("{prepared:?}")
+        };
+        let text = update.to_string();
+        let GraphUpdateOperation::DeleteInsert { using, .. } = &update.operations[1] else {
             panic!("{text}")
         };
         let using = using.as_ref().expect("USING added");
