@@ -9,7 +9,6 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use oxrdf::{GraphNameRef, QuadRef, TermRef};
 use quiver_model::encode_term;
-use rustc_hash::FxBuildHasher;
 
 /// Local id meaning "the default graph".
 pub const DEFAULT_GRAPH: u32 = u32::MAX;
@@ -24,6 +23,9 @@ pub struct Chunk {
     /// Statements as local term ids `[subject, predicate, object, graph]`.
     pub quads: Vec<[u32; 4]>,
     table: HashTable<u32>,
+    /// Seeded per chunk: the terms may be a client's (an `INSERT DATA` over HTTP), chosen
+    /// to collide under a fixed hash.
+    hasher: foldhash::fast::RandomState,
     scratch: Vec<u8>,
 }
 
@@ -52,7 +54,7 @@ impl Chunk {
     /// occurrence in the chunk.
     #[inline]
     pub fn find(&self, bytes: &[u8]) -> Result<u32, u64> {
-        let hash = FxBuildHasher.hash_one(bytes);
+        let hash = self.hasher.hash_one(bytes);
         let (arena, spans) = (&self.arena, &self.spans);
         let slice = |id: u32| {
             let (start, length) = spans[id as usize];
@@ -70,10 +72,10 @@ impl Chunk {
         self.spans
             .push((self.arena.len() as u64, bytes.len() as u32));
         self.arena.extend_from_slice(bytes);
-        let (arena, spans) = (&self.arena, &self.spans);
+        let (arena, spans, hasher) = (&self.arena, &self.spans, &self.hasher);
         self.table.insert_unique(hash, id, |&id| {
             let (start, length) = spans[id as usize];
-            FxBuildHasher.hash_one(&arena[start as usize..start as usize + length as usize])
+            hasher.hash_one(&arena[start as usize..start as usize + length as usize])
         });
         id
     }

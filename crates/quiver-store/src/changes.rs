@@ -10,10 +10,11 @@
 //! store with `n` terms gives its new terms the ids `n, n + 1, …` in the order they were
 //! interned, and [`Store::apply`] refuses a change set built against another size.
 
+use std::collections::HashMap;
+
 use oxrdf::TermRef;
 use quiver_model::term::encode_term;
 use quiver_model::Id;
-use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::store::Store;
@@ -44,9 +45,10 @@ pub struct ChangeSet {
     pub inserts: Vec<Quad>,
     /// Named graphs that must exist afterwards (empty if new).
     pub created_graphs: Vec<Id>,
-    /// Ids of `new_terms`, for interning.
+    /// Ids of `new_terms`, for interning (hashed with a per-process seed: the terms are
+    /// the clients').
     #[serde(skip)]
-    new_term_ids: FxHashMap<Vec<u8>, Id>,
+    new_term_ids: HashMap<Vec<u8>, Id, foldhash::fast::RandomState>,
     /// The [`Store::version`] whose dictionary every new term was looked up in (by
     /// [`ChangeSet::intern`]): applying to that version need not look them up again.
     #[serde(skip)]
