@@ -136,18 +136,12 @@ fn explore_all(
             table = done;
             k += taken;
         } else {
-            let started = Instant::now();
-            table = apply_step(
-                &bgp.patterns[step.pattern],
-                *step,
-                partner(bgp, step),
-                &table,
-                &mut Bounded::new(ctx, usize::MAX),
-            )?;
+            let micros;
+            (table, micros) = timed_step(bgp, step, &table, ctx)?;
             profile.push(StepProfile {
                 step: *step,
                 rows: table.rows,
-                micros: started.elapsed().as_secs_f64() * 1e6,
+                micros,
                 parallel: false,
                 transfer: None,
             });
@@ -164,6 +158,24 @@ fn explore_all(
         }
     }
     apply_equalities(ctx, table, &bgp.equalities)
+}
+
+/// `step` of `bgp` over `table`, unbounded, and the microseconds it took.
+fn timed_step(
+    bgp: &Bgp,
+    step: &Step,
+    table: &Table,
+    ctx: &ExecContext<'_>,
+) -> Result<(Table, f64), QueryError> {
+    let started = Instant::now();
+    let table = apply_step(
+        &bgp.patterns[step.pattern],
+        *step,
+        partner(bgp, step),
+        table,
+        &mut Bounded::new(ctx, usize::MAX),
+    )?;
+    Ok((table, started.elapsed().as_secs_f64() * 1e6))
 }
 
 fn explore_parallel(
@@ -185,15 +197,9 @@ fn explore_parallel(
             .map(|mut part| {
                 let mut local = Vec::with_capacity(steps.len());
                 for step in steps {
-                    let started = Instant::now();
-                    part = apply_step(
-                        &bgp.patterns[step.pattern],
-                        *step,
-                        partner(bgp, step),
-                        &part,
-                        &mut Bounded::new(ctx, usize::MAX),
-                    )?;
-                    local.push((part.rows, started.elapsed().as_secs_f64() * 1e6));
+                    let micros;
+                    (part, micros) = timed_step(bgp, step, &part, ctx)?;
+                    local.push((part.rows, micros));
                 }
                 Ok((part, local))
             })
