@@ -496,6 +496,7 @@ impl Solutions<'_> {
         let mut spare: Vec<Option<oxrdf::TermRef<'static>>> = Vec::with_capacity(width);
         for row in rows.start..rows.end.min(self.table.rows) {
             for c in 0..width {
+                dictionary.prefetch_ahead(&self.table.columns[c][..self.table.rows], row);
                 let id = self.table.columns[c][row];
                 if last[c] != Some(id)
                     && id != crate::table::UNBOUND
@@ -546,7 +547,9 @@ impl Solutions<'_> {
         let mut cursor = dictionary.cursor();
         let ids = &self.table.columns[column];
         let end = rows.end.min(self.table.rows);
-        for &id in ids.get(rows.start..end).unwrap_or_default() {
+        let ids = ids.get(rows.start..end).unwrap_or_default();
+        for (at, &id) in ids.iter().enumerate() {
+            dictionary.prefetch_ahead(ids, at);
             if id == crate::table::UNBOUND {
                 f(id, None);
             } else if (id as u64) < self.store.terms() {

@@ -16,6 +16,7 @@
 //! The default graph maps vertex ids densely (`offsets[v]`); named graphs, which touch few
 //! vertices, keep a sorted vertex list and binary-search it.
 
+use quiver_model::prefetch::prefetch_read;
 use quiver_model::{Column, Id, PredId};
 
 use crate::patch::{AdjacencyPatch, PatchedRecord};
@@ -283,17 +284,6 @@ impl Adjacency {
             + self.words.data_bytes()
             + self.patch.as_ref().map_or(0, AdjacencyPatch::data_bytes)
     }
-}
-
-#[inline(always)]
-fn prefetch_read(pointer: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(pointer as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = pointer;
 }
 
 /// Builds an [`Adjacency`] from edges sorted by (vertex, predicate, neighbour), distinct.

@@ -219,14 +219,4 @@ pub fn hash(key: u64) -> u64 {
     crate::rng::mix64(key)
 }
 
-/// Hints the CPU to fetch the cache line at `pointer` (never faults).
-#[inline(always)]
-pub(crate) fn prefetch<T>(pointer: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(pointer as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = pointer;
-}
+pub(crate) use quiver_model::prefetch::prefetch_read as prefetch;

@@ -16,6 +16,7 @@ use oxrdf::vocab::xsd;
 use oxrdf::TermRef;
 use quiver_model::term::{TAG_BLANK, TAG_IRI, TAG_LANG, TAG_SIMPLE, TAG_TYPED};
 use quiver_model::Id;
+use rayon::prelude::*;
 
 use crate::engine::Solutions;
 use crate::table::UNBOUND;
@@ -38,8 +39,14 @@ const MIN_CACHED_ROWS: usize = 256;
 /// Lookups after which a column that hit its cache less than one time in eight stops
 /// caching (its ids rarely repeat, e.g. a column of distinct subjects).
 const TRIAL: u32 = 4096;
+/// Results of at least this many rows are written by several threads.
+const PARALLEL_ROWS: usize = 65_536;
+/// Rows of one thread's chunk of a large result.
+const CHUNK_ROWS: usize = 16_384;
 
-/// Writes `solutions` in `syntax` to `writer`, in large writes.
+/// Writes `solutions` in `syntax` to `writer`, in large writes. A large result is cut into
+/// chunks of rows written on the worker pool's threads at once, each into its own buffer,
+/// and the buffers are written in order: the output is the same as one thread's.
 pub fn write_solutions<W: Write>(
     solutions: &Solutions<'_>,
     syntax: Syntax,
@@ -49,22 +56,55 @@ pub fn write_solutions<W: Write>(
     // Sized for the result: a light query's few rows must not pay for a large buffer.
     let estimate = 256 + solutions.len().saturating_mul(48 * variables.len().max(1));
     let mut out = Vec::with_capacity(estimate.min(FLUSH_BYTES + (FLUSH_BYTES >> 2)));
-    // Fewer rows than this are written without caches.
-    let caching = solutions.len() >= MIN_CACHED_ROWS;
     header(syntax, &variables, &mut out);
-    let dictionary = solutions.store().dictionary();
-    let mut columns: Vec<Column<'_>> = (0..variables.len())
-        .map(|c| Column {
-            ids: solutions.column_ids(c),
-            cursor: dictionary.cursor(),
-            slots: Vec::new(),
-            lookups: 0,
-            hits: 0,
-            caching,
-        })
-        .collect();
-    // What opens each column's binding: `"name":` (JSON), `<binding name="name">` (XML).
-    let openings: Vec<Vec<u8>> = variables
+    let openings = openings(syntax, &variables);
+    let rows = solutions.len();
+    let threads = rayon::current_num_threads();
+    if rows >= PARALLEL_ROWS && threads > 1 {
+        writer.write_all(&out)?;
+        out.clear();
+        let batch = threads * 2;
+        let mut start = 0;
+        while start < rows {
+            let ranges: Vec<_> = (0..batch)
+                .map(|k| start + k * CHUNK_ROWS)
+                .take_while(|&from| from < rows)
+                .map(|from| from..(from + CHUNK_ROWS).min(rows))
+                .collect();
+            start = ranges.last().map_or(rows, |range| range.end);
+            let buffers: Vec<Vec<u8>> = ranges
+                .into_par_iter()
+                .map(|range| {
+                    let mut buffer = Vec::with_capacity(CHUNK_ROWS * 32 * variables.len().max(1));
+                    write_rows(solutions, syntax, &openings, range, &mut buffer, &mut |_| Ok(()))
+                        .map(|()| buffer)
+                })
+                .collect::<io::Result<_>>()?;
+            for buffer in buffers {
+                writer.write_all(&buffer)?;
+            }
+        }
+    } else {
+        write_rows(solutions, syntax, &openings, 0..rows, &mut out, &mut |out| {
+            if out.len() >= FLUSH_BYTES {
+                writer.write_all(out)?;
+                out.clear();
+            }
+            Ok(())
+        })?;
+    }
+    match syntax {
+        Syntax::Json => out.extend_from_slice(b"]}}"),
+        Syntax::Xml => out.extend_from_slice(b"</results></sparql>"),
+        Syntax::Tsv | Syntax::Csv => {}
+    }
+    writer.write_all(&out)?;
+    Ok(writer)
+}
+
+/// What opens each column's binding: `"name":` (JSON), `<binding name="name">` (XML).
+fn openings(syntax: Syntax, variables: &[&str]) -> Vec<Vec<u8>> {
+    variables
         .iter()
         .map(|v| {
             let mut opening = Vec::new();
@@ -82,9 +122,41 @@ pub fn write_solutions<W: Write>(
             }
             opening
         })
+        .collect()
+}
+
+/// Writes the rows `rows` into `out`, calling `flush` after each row (which may drain it).
+/// Each column decodes through its own cursor and cache, and prefetches the dictionary
+/// entries of the ids a few rows ahead, so that the cache misses of a column of scattered
+/// ids (distinct subjects) overlap.
+fn write_rows(
+    solutions: &Solutions<'_>,
+    syntax: Syntax,
+    openings: &[Vec<u8>],
+    rows: std::ops::Range<usize>,
+    out: &mut Vec<u8>,
+    flush: &mut dyn FnMut(&mut Vec<u8>) -> io::Result<()>,
+) -> io::Result<()> {
+    let dictionary = solutions.store().dictionary();
+    // Fewer rows than this are written without caches (and without prefetching).
+    let caching = rows.len() >= MIN_CACHED_ROWS;
+    let mut columns: Vec<Column<'_>> = (0..openings.len())
+        .map(|c| Column {
+            ids: solutions.column_ids(c),
+            cursor: dictionary.cursor(),
+            slots: Vec::new(),
+            lookups: 0,
+            hits: 0,
+            caching,
+        })
         .collect();
-    for row in 0..solutions.len() {
-        row_start(syntax, row, &mut out);
+    for row in rows.clone() {
+        if caching {
+            for column in &columns {
+                dictionary.prefetch_ahead(column.ids, row);
+            }
+        }
+        row_start(syntax, row, out);
         let mut first = true;
         for (c, column) in columns.iter_mut().enumerate() {
             let id = column.ids[row];
@@ -101,7 +173,7 @@ pub fn write_solutions<W: Write>(
             }
             out.extend_from_slice(&openings[c]);
             first = false;
-            column.write(solutions, id, syntax, &mut out);
+            column.write(solutions, id, syntax, out);
             if syntax == Syntax::Xml {
                 out.extend_from_slice(b"</binding>");
             }
@@ -112,18 +184,9 @@ pub fn write_solutions<W: Write>(
             Syntax::Tsv => b"\n",
             Syntax::Csv => b"\r\n",
         });
-        if out.len() >= FLUSH_BYTES {
-            writer.write_all(&out)?;
-            out.clear();
-        }
+        flush(out)?;
     }
-    match syntax {
-        Syntax::Json => out.extend_from_slice(b"]}}"),
-        Syntax::Xml => out.extend_from_slice(b"</results></sparql>"),
-        Syntax::Tsv | Syntax::Csv => {}
-    }
-    writer.write_all(&out)?;
-    Ok(writer)
+    Ok(())
 }
 
 fn header(syntax: Syntax, variables: &[&str], out: &mut Vec<u8>) {

@@ -28,10 +28,7 @@ use crate::memory::ID_BYTES;
 use crate::step::{Step, StepKind};
 use crate::table::{Table, VarId};
 
-/// Rows after which the remaining steps run in parallel. Low enough that a cyclic query
-/// whose few thousand rows each intersect long lists (q1, q3) fans out; light queries,
-/// whose tables stay in the tens or hundreds of rows, never pay for it.
-pub const PARALLEL_MIN_ROWS: usize = 1024;
+pub use super::step_io::PARALLEL_MIN_ROWS;
 
 /// Measured rows and time of one step (for EXPLAIN).
 #[derive(Debug, Clone)]
@@ -205,15 +202,7 @@ fn explore_parallel(
             })
             .collect::<Result<Vec<_>, QueryError>>()
     };
-    let parts = if rayon::current_num_threads() == ctx.threads {
-        run()?
-    } else {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(ctx.threads)
-            .build()
-            .map_err(|e| QueryError::Unsupported(format!("cannot start worker threads: {e}")))?;
-        pool.install(run)?
-    };
+    let parts = ctx.install(run)?;
     let mut totals = vec![(0usize, 0f64); steps.len()];
     let mut result: Option<Table> = None;
     for (part, local) in parts {

@@ -3,7 +3,10 @@
 use quiver_model::Id;
 use quiver_store::Direction;
 
-use super::step_io::{end, Bounded, End};
+use rayon::prelude::*;
+
+use super::step_io::{end, Bounded, End, PARALLEL_MIN_ROWS};
+use crate::context::ExecContext;
 use crate::bgp::{Node, Pattern, Pred};
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
@@ -54,6 +57,40 @@ pub(crate) fn intersect_step(
         _ => Members::PerRow,
     };
     let mut memory = ctx.reservation();
+    if cap == usize::MAX && ctx.threads > 1 && (2..PARALLEL_MIN_ROWS).contains(&table.rows) {
+        let rows = Rows {
+            graph,
+            source,
+            other_source,
+            p,
+            q,
+            direction,
+            other_direction,
+        };
+        let work = rows.work(table.rows);
+        if work >= PARALLEL_MIN_WORK {
+            let members = match other_source {
+                End::Const(b) => {
+                    let list = graph.get(b, q, other_direction);
+                    match BitSet::worth_building(list, work) {
+                        Some(words) if memory.try_grow(words * 8).is_ok() => {
+                            Members::Bits(BitSet::of(list, words))
+                        }
+                        _ => Members::List(list),
+                    }
+                }
+                _ => Members::PerRow,
+            };
+            let (selection, column) = rows.on_threads(table.rows, &members, ctx)?;
+            bounded
+                .memory
+                .try_resize(selection.len() * (4 + ID_BYTES))?;
+            let mut result = table.gather(&selection);
+            result.vars.push(var);
+            result.columns.push(column);
+            return Ok(result);
+        }
+    }
     for row in 0..table.rows {
         bounded.tick(row, || selection.len() * (4 + ID_BYTES))?;
         if selection.len() >= cap {
@@ -68,10 +105,6 @@ pub(crate) fn intersect_step(
             continue;
         }
         match &mut members {
-            Members::Bits(bits) => {
-                scratch.clear();
-                scratch.extend(left.iter().copied().filter(|&x| bits.contains(x)));
-            }
             Members::Pending { list, spent } => {
                 intersect_sorted(left, list, &mut scratch);
                 *spent += left.len().min(list.len());
@@ -83,11 +116,7 @@ pub(crate) fn intersect_step(
                     };
                 }
             }
-            Members::List(list) => intersect_sorted(left, list, &mut scratch),
-            Members::PerRow => {
-                let right = graph.get(b, q, other_direction);
-                intersect_sorted(left, right, &mut scratch);
-            }
+            settled => settled.intersect(left, || graph.get(b, q, other_direction), &mut scratch),
         }
         selection.extend(std::iter::repeat_n(row as u32, scratch.len()));
         column.extend_from_slice(&scratch);
@@ -103,6 +132,75 @@ pub(crate) fn intersect_step(
     Ok(result)
 }
 
+/// List elements a step's rows look up from which a few rows (fewer than fan out between
+/// steps) are split across threads: each may walk a long list (a08's 111 names shared by
+/// millions of students).
+const PARALLEL_MIN_WORK: usize = 1 << 16;
+
+/// What the rows of an intersecting walk read: both ends and both lists' keys.
+#[derive(Clone, Copy)]
+struct Rows<'g, 't> {
+    graph: &'g quiver_store::GraphIndex,
+    source: End<'t>,
+    other_source: End<'t>,
+    p: quiver_model::PredId,
+    q: quiver_model::PredId,
+    direction: Direction,
+    other_direction: Direction,
+}
+
+impl<'g> Rows<'g, '_> {
+    /// The elements of the walked lists of the first `rows` rows.
+    fn work(&self, rows: usize) -> usize {
+        (0..rows)
+            .filter_map(|row| self.source.value(row))
+            .map(|a| self.graph.get(a, self.p, self.direction).len())
+            .sum()
+    }
+
+    /// Intersects the rows in chunks on the query's threads, against `members` (settled,
+    /// never pending); returns the selection and the new column, in row order.
+    fn on_threads(
+        &self,
+        rows: usize,
+        members: &Members<'g>,
+        ctx: &ExecContext<'_>,
+    ) -> Result<(Vec<u32>, Vec<Id>), QueryError> {
+        let chunk = rows.div_ceil(ctx.threads * 4);
+        let starts: Vec<usize> = (0..rows).step_by(chunk).collect();
+        let parts = ctx.install(|| {
+            starts
+                .into_par_iter()
+                .map(|start| {
+                    let mut memory = ctx.reservation();
+                    let (mut selection, mut column, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+                    for row in start..(start + chunk).min(rows) {
+                        ctx.check()?;
+                        let (Some(a), Some(b)) = (self.source.value(row), self.other_source.value(row))
+                        else {
+                            continue;
+                        };
+                        let left = self.graph.get(a, self.p, self.direction);
+                        let right = || self.graph.get(b, self.q, self.other_direction);
+                        members.intersect(left, right, &mut scratch);
+                        selection.extend(std::iter::repeat_n(row as u32, scratch.len()));
+                        column.extend_from_slice(&scratch);
+                        memory.try_resize(selection.capacity() * 4 + column.capacity() * ID_BYTES)?;
+                    }
+                    Ok((selection, column))
+                })
+                .collect::<Result<Vec<_>, QueryError>>()
+        })?;
+        let total = parts.iter().map(|(s, _)| s.len()).sum();
+        let (mut selection, mut column) = (Vec::with_capacity(total), Vec::with_capacity(total));
+        for (s, c) in parts {
+            selection.extend_from_slice(&s);
+            column.extend_from_slice(&c);
+        }
+        Ok((selection, column))
+    }
+}
+
 /// The partner list of an intersection.
 enum Members<'g> {
     /// Another list per row.
@@ -114,6 +212,22 @@ enum Members<'g> {
     Bits(BitSet),
     /// The same list, kept as a list for good.
     List(&'g [Id]),
+}
+
+impl Members<'_> {
+    /// `left` ∩ the partner list into `out`, when settled (a pending list counts its
+    /// lookups in [`intersect_step`]'s loop and is intersected as a list here).
+    #[inline]
+    fn intersect<'r>(&self, left: &[Id], right: impl FnOnce() -> &'r [Id], out: &mut Vec<Id>) {
+        match self {
+            Members::Bits(bits) => {
+                out.clear();
+                out.extend(left.iter().copied().filter(|&x| bits.contains(x)));
+            }
+            Members::Pending { list, .. } | Members::List(list) => intersect_sorted(left, list, out),
+            Members::PerRow => intersect_sorted(left, right(), out),
+        }
+    }
 }
 
 /// A set of ids as one bit per id up to the largest.

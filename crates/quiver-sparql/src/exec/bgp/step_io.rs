@@ -9,6 +9,11 @@ use crate::error::QueryError;
 use crate::memory::Reservation;
 use crate::table::{Table, VarId, UNBOUND};
 
+/// Rows after which the remaining steps run in parallel. Low enough that a cyclic query
+/// whose few thousand rows each intersect long lists (q1, q3) fans out; light queries,
+/// whose tables stay in the tens or hundreds of rows, never pay for it.
+pub const PARALLEL_MIN_ROWS: usize = 1024;
+
 /// Where a step reads or writes one end of its pattern.
 #[derive(Clone, Copy)]
 pub(crate) enum End<'t> {
