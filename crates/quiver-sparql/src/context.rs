@@ -160,22 +160,6 @@ impl<'a> ExecContext<'a> {
         self.state.budget.reservation()
     }
 
-    /// Runs `work` on a pool of the query's thread count: the global one when it has that
-    /// many threads, else a pool started for the call.
-    pub fn install<R: Send>(
-        &self,
-        work: impl FnOnce() -> Result<R, QueryError> + Send,
-    ) -> Result<R, QueryError> {
-        if rayon::current_num_threads() == self.threads {
-            return work();
-        }
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(self.threads)
-            .build()
-            .map_err(|e| QueryError::Unsupported(format!("cannot start worker threads: {e}")))?
-            .install(work)
-    }
-
     /// The same context reading another graph.
     pub fn on(&self, graph: &'a GraphIndex) -> ExecContext<'a> {
         ExecContext { graph, ..*self }

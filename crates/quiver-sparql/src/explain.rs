@@ -79,6 +79,8 @@ pub fn render(profile: &ExecutionProfile) -> String {
                 step.micros,
                 if step.parallel {
                     " (parallel, summed)"
+                } else if step.split {
+                    " (rows split over threads)"
                 } else if device_left > 0 {
                     " (device)"
                 } else {

@@ -78,6 +78,40 @@ impl Table {
         self.rows += other.rows;
     }
 
+    /// The rows of `parts` one after the other (all with the same variables in the same
+    /// order), each column allocated once and copied into in parallel (the current rayon
+    /// pool's threads); the empty table for no parts.
+    pub fn concat(mut parts: Vec<Table>) -> Table {
+        use rayon::prelude::*;
+        if parts.len() <= 1 {
+            return parts.pop().unwrap_or_default();
+        }
+        let rows: usize = parts.iter().map(|part| part.rows).sum();
+        let vars = parts[0].vars.clone();
+        let columns = (0..vars.len())
+            .into_par_iter()
+            .map(|c| {
+                let mut column = vec![0; rows];
+                let mut rest = column.as_mut_slice();
+                let mut pieces = Vec::with_capacity(parts.len());
+                for part in &parts {
+                    let (piece, tail) = rest.split_at_mut(part.rows);
+                    pieces.push((piece, &part.columns[c][..part.rows]));
+                    rest = tail;
+                }
+                pieces
+                    .into_par_iter()
+                    .for_each(|(piece, source)| piece.copy_from_slice(source));
+                column
+            })
+            .collect();
+        Table {
+            vars,
+            columns,
+            rows,
+        }
+    }
+
     /// The same rows with columns for exactly `vars` (missing ones UNBOUND).
     pub fn reshape(&self, vars: &[VarId]) -> Table {
         Table {
@@ -168,6 +202,32 @@ mod tests {
                 table.reshape(&vars),
                 "{vars:?}"
             );
+        }
+    }
+
+    #[test]
+    fn concat_gives_what_appending_gives() {
+        let part = |start: u32, rows: usize| Table {
+            vars: vec![2, 5],
+            columns: vec![
+                (start..start + rows as u32).collect(),
+                (start..start + rows as u32).map(|x| x * 7).collect(),
+            ],
+            rows,
+        };
+        for sizes in [vec![], vec![3], vec![0, 4, 0], vec![5, 1, 9, 2]] {
+            let parts: Vec<Table> = sizes
+                .iter()
+                .scan(0, |start, &rows| {
+                    *start += 100;
+                    Some(part(*start, rows))
+                })
+                .collect();
+            let mut appended = parts.first().cloned().unwrap_or_default();
+            for part in parts.iter().skip(1) {
+                appended.append(part.clone());
+            }
+            assert_eq!(Table::concat(parts), appended, "{sizes:?}");
         }
     }
 }

@@ -561,3 +561,53 @@ fn filters_seeding_their_pattern_agree_with_oxigraph() {
         }
     }
 }
+
+/// A filter seeding a few rows that each intersect long lists (names shared by hundreds of
+/// subjects, against a class of thousands or of a few): the step splits its rows over the
+/// threads (EXPLAIN says so), against a bit set of the large class or the small class's
+/// list, and the answers are still Oxigraph's.
+#[test]
+fn few_rows_intersecting_long_lists_split_over_threads_and_agree_with_oxigraph() {
+    // The work from which rows split follows this setting (as the other tests set it).
+    quiver_sparql::exec::parallel::set_min_parallel_rows(4);
+    let mut nquads = String::new();
+    for i in 0..12_000 {
+        let class = match i % 10 {
+            0..=6 => "Large",
+            7 => "Small",
+            _ => "Other",
+        };
+        let _ = writeln!(
+            nquads,
+            "<http://ex/s{i}> <http://ex/name> \"name{}\" .\n<http://ex/s{i}> <http://ex/type> <http://ex/{class}> .",
+            i % 40
+        );
+    }
+    let mut pair = Pair::new(&nquads);
+    pair.update(
+        "INSERT DATA { <http://ex/t1> <http://ex/name> \"name1\" . \
+         <http://ex/t1> <http://ex/type> <http://ex/Large> . \
+         <http://ex/t2> <http://ex/name> \"name10new\" . \
+         <http://ex/t2> <http://ex/type> <http://ex/Small> }",
+    );
+    for class in ["Large", "Small"] {
+        let query = format!(
+            "SELECT ?s ?n WHERE {{ ?s <http://ex/type> <http://ex/{class}> . \
+             ?s <http://ex/name> ?n FILTER STRSTARTS(?n, \"name1\") }}"
+        );
+        let prepared = prepare(&pair.quiver, &query, &PrepareOptions::default()).unwrap();
+        let options = ExecOptions {
+            threads: 2,
+            ..ExecOptions::default()
+        };
+        let (_, profile) = prepared.execute_profiled(&pair.quiver, &options).unwrap();
+        let explained = quiver_sparql::explain::render(&profile);
+        assert!(
+            explained.contains("rows split over threads"),
+            "{query}: rows not split\n{explained}"
+        );
+        for threads in [1, 2, 4] {
+            check_bag(&pair, &query, threads).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}

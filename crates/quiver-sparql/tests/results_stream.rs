@@ -154,15 +154,22 @@ proptest! {
 }
 
 /// A column of more distinct ids than the cache's trial (its caching switches off) beside
-/// columns that repeat.
+/// columns that repeat, in results long enough to be written in chunks on several threads
+/// (on a pool of four, whatever the machine's cores).
 #[test]
 fn long_columns_match_the_reference() {
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let objects: Vec<Term> = (0..200)
         .map(|_| term().new_tree(&mut runner).unwrap().current())
         .collect();
-    let store = support::load(&ntriples(&objects, 20_000));
-    for query in QUERIES {
-        check(&store, query);
-    }
+    let store = support::load(&ntriples(&objects, 90_000));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        for query in QUERIES {
+            check(&store, query);
+        }
+    });
 }

@@ -288,9 +288,21 @@ fn aggregate_column(
         let counts = if aggregate.distinct {
             count_distinct_solutions(evaluator, ctx, table, groups)?
         } else {
+            let parts = per_morsel(
+                ctx,
+                groups,
+                || vec![0u64; groups.count],
+                |counts, range| {
+                    for &group in &groups.of_row[range] {
+                        counts[group as usize] += 1;
+                    }
+                },
+            )?;
             let mut counts = vec![0; groups.count];
-            for &group in &groups.of_row {
-                counts[group as usize] += 1;
+            for part in parts {
+                for (total, count) in counts.iter_mut().zip(part) {
+                    *total += count;
+                }
             }
             counts
         };
@@ -491,18 +503,38 @@ fn extremes(
     let keys = KeyMap::of(evaluator, &mut memory, &[values])?;
     memory.try_grow(groups.count * (std::mem::size_of::<(SortKey, Id)>() + 1))?;
     // Key 0 (unbound) marks a group that failed; `None` one that has no value yet.
-    let mut best: Vec<Option<(SortKey, Id)>> = vec![None; groups.count];
-    for (row, (&group, &id)) in groups.of_row.iter().zip(values).enumerate() {
-        ctx.tick(row)?;
-        let key = keys.key(id);
-        let slot = &mut best[group as usize];
+    let better = |slot: &mut Option<(SortKey, Id)>, candidate: Option<(SortKey, Id)>| {
+        let Some((key, id)) = candidate else {
+            return;
+        };
         *slot = match *slot {
-            Some((0, _)) => continue,
+            Some((0, _)) => return,
             _ if key == 0 => Some((0, UNBOUND)),
             None => Some((key, id)),
             Some((old, _)) if (key < old) == min && key != old => Some((key, id)),
             kept => kept,
         };
+    };
+    let parts = per_morsel(
+        ctx,
+        groups,
+        || vec![None; groups.count],
+        |best, range| {
+            for row in range {
+                let id = values[row];
+                better(
+                    &mut best[groups.of_row[row] as usize],
+                    Some((keys.key(id), id)),
+                );
+            }
+        },
+    )?;
+    // Morsels in row order, so that ties keep the first row's value.
+    let mut best: Vec<Option<(SortKey, Id)>> = vec![None; groups.count];
+    for part in parts {
+        for (slot, candidate) in best.iter_mut().zip(part) {
+            better(slot, candidate);
+        }
     }
     Ok(best
         .into_iter()
@@ -511,6 +543,32 @@ fn extremes(
             _ => UNBOUND,
         })
         .collect())
+}
+
+/// Folds the rows into states of one entry per group, `fold` adding a range of rows to a
+/// state made by `init`: one state per morsel on the query's threads when the groups are
+/// few beside the rows, else one state for all rows (a state per morsel would be as long
+/// as the groups), with the query's checks between ranges.
+fn per_morsel<T: Send>(
+    ctx: &ExecContext<'_>,
+    groups: &Groups,
+    init: impl Fn() -> T + Sync,
+    fold: impl Fn(&mut T, std::ops::Range<usize>) + Sync,
+) -> Result<Vec<T>, QueryError> {
+    let rows = groups.of_row.len();
+    if groups.count.saturating_mul(64) > rows {
+        let mut state = init();
+        for start in (0..rows).step_by(CHECK_STRIDE * 16) {
+            ctx.check()?;
+            fold(&mut state, start..(start + CHECK_STRIDE * 16).min(rows));
+        }
+        return Ok(vec![state]);
+    }
+    map_morsels(ctx, rows, |range| {
+        let mut state = init();
+        fold(&mut state, range);
+        state
+    })
 }
 
 /// The running MIN or MAX of a group.

@@ -35,6 +35,13 @@ fn min_parallel_rows() -> usize {
     MIN_PARALLEL_ROWS.load(Ordering::Relaxed)
 }
 
+/// The work (list elements looked up) from which a step splits its few rows over threads:
+/// twice the rows from which operators go parallel (64 Ki elements), so that the test
+/// setting of [`set_min_parallel_rows`] reaches it on small graphs too.
+pub(crate) fn min_parallel_work() -> usize {
+    2 * min_parallel_rows()
+}
+
 /// Sets the number of rows from which operators cut their input into morsels (at least
 /// 4), so that tests exercise the parallel paths on small graphs. It changes how work is
 /// split, never an answer.

@@ -76,8 +76,15 @@ pub fn write_solutions<W: Write>(
                 .into_par_iter()
                 .map(|range| {
                     let mut buffer = Vec::with_capacity(CHUNK_ROWS * 32 * variables.len().max(1));
-                    write_rows(solutions, syntax, &openings, range, &mut buffer, &mut |_| Ok(()))
-                        .map(|()| buffer)
+                    write_rows(
+                        solutions,
+                        syntax,
+                        &openings,
+                        range,
+                        &mut buffer,
+                        &mut |_| Ok(()),
+                    )
+                    .map(|()| buffer)
                 })
                 .collect::<io::Result<_>>()?;
             for buffer in buffers {
@@ -85,13 +92,20 @@ pub fn write_solutions<W: Write>(
             }
         }
     } else {
-        write_rows(solutions, syntax, &openings, 0..rows, &mut out, &mut |out| {
-            if out.len() >= FLUSH_BYTES {
-                writer.write_all(out)?;
-                out.clear();
-            }
-            Ok(())
-        })?;
+        write_rows(
+            solutions,
+            syntax,
+            &openings,
+            0..rows,
+            &mut out,
+            &mut |out| {
+                if out.len() >= FLUSH_BYTES {
+                    writer.write_all(out)?;
+                    out.clear();
+                }
+                Ok(())
+            },
+        )?;
     }
     match syntax {
         Syntax::Json => out.extend_from_slice(b"]}}"),

@@ -201,6 +201,7 @@ pub(super) fn run_on_device(
             rows,
             micros,
             parallel: false,
+            split: false,
             transfer: (i == 0).then(|| transfer.clone()),
         });
     }

@@ -6,9 +6,10 @@ use quiver_store::Direction;
 use rayon::prelude::*;
 
 use super::step_io::{end, Bounded, End, PARALLEL_MIN_ROWS};
-use crate::context::ExecContext;
 use crate::bgp::{Node, Pattern, Pred};
+use crate::context::ExecContext;
 use crate::error::QueryError;
+use crate::exec::parallel::{min_parallel_work, on_workers};
 use crate::memory::ID_BYTES;
 use crate::step::{Step, StepKind};
 use crate::table::Table;
@@ -68,7 +69,9 @@ pub(crate) fn intersect_step(
             other_direction,
         };
         let work = rows.work(table.rows);
-        if work >= PARALLEL_MIN_WORK {
+        // A few rows that each walk a long list (a08's 111 names shared by millions of
+        // students) split over the threads, which would otherwise run one row each.
+        if work >= min_parallel_work() {
             let members = match other_source {
                 End::Const(b) => {
                     let list = graph.get(b, q, other_direction);
@@ -88,6 +91,7 @@ pub(crate) fn intersect_step(
             let mut result = table.gather(&selection);
             result.vars.push(var);
             result.columns.push(column);
+            bounded.split = true;
             return Ok(result);
         }
     }
@@ -132,11 +136,6 @@ pub(crate) fn intersect_step(
     Ok(result)
 }
 
-/// List elements a step's rows look up from which a few rows (fewer than fan out between
-/// steps) are split across threads: each may walk a long list (a08's 111 names shared by
-/// millions of students).
-const PARALLEL_MIN_WORK: usize = 1 << 16;
-
 /// What the rows of an intersecting walk read: both ends and both lists' keys.
 #[derive(Clone, Copy)]
 struct Rows<'g, 't> {
@@ -168,15 +167,17 @@ impl<'g> Rows<'g, '_> {
     ) -> Result<(Vec<u32>, Vec<Id>), QueryError> {
         let chunk = rows.div_ceil(ctx.threads * 4);
         let starts: Vec<usize> = (0..rows).step_by(chunk).collect();
-        let parts = ctx.install(|| {
+        let parts = on_workers(ctx, || {
             starts
                 .into_par_iter()
                 .map(|start| {
                     let mut memory = ctx.reservation();
-                    let (mut selection, mut column, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+                    let (mut selection, mut column, mut scratch) =
+                        (Vec::new(), Vec::new(), Vec::new());
                     for row in start..(start + chunk).min(rows) {
                         ctx.check()?;
-                        let (Some(a), Some(b)) = (self.source.value(row), self.other_source.value(row))
+                        let (Some(a), Some(b)) =
+                            (self.source.value(row), self.other_source.value(row))
                         else {
                             continue;
                         };
@@ -185,7 +186,8 @@ impl<'g> Rows<'g, '_> {
                         members.intersect(left, right, &mut scratch);
                         selection.extend(std::iter::repeat_n(row as u32, scratch.len()));
                         column.extend_from_slice(&scratch);
-                        memory.try_resize(selection.capacity() * 4 + column.capacity() * ID_BYTES)?;
+                        memory
+                            .try_resize(selection.capacity() * 4 + column.capacity() * ID_BYTES)?;
                     }
                     Ok((selection, column))
                 })
@@ -224,7 +226,9 @@ impl Members<'_> {
                 out.clear();
                 out.extend(left.iter().copied().filter(|&x| bits.contains(x)));
             }
-            Members::Pending { list, .. } | Members::List(list) => intersect_sorted(left, list, out),
+            Members::Pending { list, .. } | Members::List(list) => {
+                intersect_sorted(left, list, out)
+            }
             Members::PerRow => intersect_sorted(left, right(), out),
         }
     }

@@ -49,6 +49,8 @@ pub(crate) struct Bounded<'c, 'a> {
     pub cap: usize,
     pub truncated: bool,
     pub memory: Reservation<'a>,
+    /// Set by a step that split its rows over the query's threads.
+    pub split: bool,
 }
 
 impl<'c, 'a> Bounded<'c, 'a> {
@@ -58,6 +60,7 @@ impl<'c, 'a> Bounded<'c, 'a> {
             cap,
             truncated: false,
             memory: ctx.reservation(),
+            split: false,
         }
     }
 
