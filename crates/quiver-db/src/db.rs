@@ -191,7 +191,11 @@ impl Database {
     /// Opens the store in `dir`: its snapshot plus the log records after it (see
     /// [`Database::open_report`] for what recovery found).
     pub fn open(dir: &Path, options: DbOptions) -> Result<Self, DbError> {
+        refuse_partitions(dir)?;
         let store = match Store::open(dir) {
+            Ok((store, _)) if store.partition_info().is_some() => {
+                return Err(partition_error(dir, store.partition_info()));
+            }
             Ok((store, _)) => store,
             Err(StoreError::Snapshot(SnapshotError::NoStore { .. }))
                 if options.create && !options.read_only =>
@@ -568,4 +572,32 @@ fn checkpoint(inner: &Inner) -> Result<CheckpointReport, DbError> {
         let current = inner.current.read().unwrap_or_else(|e| e.into_inner());
         (Arc::clone(&current.store), current.sequence)
     })
+}
+
+/// A partitioned store, or one of its partitions, answers only as a whole cluster: opened
+/// as one store, it would give a part of every answer.
+fn refuse_partitions(dir: &Path) -> Result<(), DbError> {
+    match quiver_store::partition::read_layout(dir)? {
+        Some(layout) => Err(StoreError::Invalid {
+            dir: dir.display().to_string(),
+            message: format!(
+                "holds a store cut into {} partitions: serve it with `quiver cluster --location {}`",
+                layout.partitions,
+                dir.display()
+            ),
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+fn partition_error(dir: &Path, info: Option<&quiver_store::partition::PartitionInfo>) -> DbError {
+    let (index, count) = info.map_or((0, 0), |info| (info.index, info.count));
+    StoreError::Invalid {
+        dir: dir.display().to_string(),
+        message: format!(
+            "is partition {index} of {count} of a partitioned store: serve the whole store with `quiver cluster` on its parent directory"
+        ),
+    }
+    .into()
 }

@@ -223,6 +223,7 @@ fn finish(
         seconds: 0.0,
         sources,
         log_sequence: 0,
+        partition: None,
     };
     if let Some(existing) = existing {
         chunks.push(merge::store_as_chunk(existing)?);

@@ -34,6 +34,42 @@ pub fn build_graph(
     let (inn, objects) = build_direction(&triples, vertices, predicates, 0, 2, &mut stats, false);
     drop(triples);
 
+    assemble(out, subjects, inn, objects, stats, count)
+}
+
+/// Builds the index of one partition of a graph (`partition.rs`) from its OUT edges as
+/// `[subject, predicate, object]` and its IN edges as `[object, predicate, subject]`,
+/// which need not be the same triples: a partition holds the OUT records of the vertices
+/// it owns and the IN records of the vertices it owns. `triples` counts the OUT edges.
+pub fn build_split_graph(
+    mut out_edges: Vec<[Id; 3]>,
+    mut in_edges: Vec<[Id; 3]>,
+    vertices: Option<u64>,
+    predicates: usize,
+) -> (GraphIndex, Vec<PredicateStats>) {
+    let mut stats = vec![PredicateStats::default(); predicates];
+    out_edges.par_sort_unstable();
+    out_edges.dedup();
+    in_edges.par_sort_unstable();
+    in_edges.dedup();
+    let count = out_edges.len() as u64;
+    let (out, subjects) = build_direction(&out_edges, vertices, predicates, 0, 2, &mut stats, true);
+    drop(out_edges);
+    let (inn, objects) = build_direction(&in_edges, vertices, predicates, 0, 2, &mut stats, false);
+    drop(in_edges);
+    assemble(out, subjects, inn, objects, stats, count)
+}
+
+/// The index from both directions' records and each predicate's key vertices.
+fn assemble(
+    out: crate::adjacency::Adjacency,
+    subjects: Vec<Vec<Id>>,
+    inn: crate::adjacency::Adjacency,
+    objects: Vec<Vec<Id>>,
+    mut stats: Vec<PredicateStats>,
+    count: u64,
+) -> (GraphIndex, Vec<PredicateStats>) {
+    let predicates = stats.len();
     // Interleave per predicate: subjects of p, then objects of p.
     let mut predicate_offsets = Vec::with_capacity(2 * predicates + 1);
     let mut predicate_members = Vec::with_capacity(

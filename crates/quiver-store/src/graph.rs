@@ -259,6 +259,7 @@ impl GraphIndex {
             vertices: (Id::MAX as u64).saturating_add(1),
             predicates: self.predicates() as u64,
             dense_covers_all: false,
+            partition: false,
         };
         crate::validate::graph(self, limits, self.triples)
     }

@@ -19,6 +19,7 @@ pub mod fold;
 pub mod graph;
 mod graph_update;
 pub mod mutable;
+pub mod partition;
 mod patch;
 pub mod persist;
 pub mod stats;

@@ -176,6 +176,7 @@ impl Store {
             vertices: terms,
             predicates: predicate_count,
             dense_covers_all,
+            partition: metadata.info.partition.is_some(),
         };
         let (checked_dictionary, graphs) = rayon::join(
             || validate::dictionary(&dictionary),

@@ -30,6 +30,10 @@ pub struct LoadInfo {
     /// snapshot saved by a checkpoint records it, so recovery replays only later records.
     #[serde(default)]
     pub log_sequence: u64,
+    /// Set on a partition of a partitioned store (`partition.rs`): which one, of which
+    /// layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<crate::partition::PartitionInfo>,
 }
 
 /// An in-memory RDF store: one immutable version of it. Cloning is cheap (its arrays are

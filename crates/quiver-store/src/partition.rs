@@ -1,0 +1,275 @@
+//! A store partitioned over the processes of a cluster, as Wukong lays it out.
+//!
+//! Every vertex belongs to one partition, `owner(v)`: a hash of its id modulo the number
+//! of partitions. Partition `i` holds:
+//! - the OUT record of every vertex it owns (the triples whose subject it owns);
+//! - the IN record of every vertex it owns (the triples whose object it owns), except for
+//!   `rdf:type`, whose IN side is the class index (a class's instances): it is split by
+//!   instance, so partition `i` lists the instances it owns under each class, and a query
+//!   starting from a class starts on every partition from its own share;
+//! - hence a predicate index (subjects and objects of each predicate) and a class catalog
+//!   that list only its own vertices;
+//! - the whole dictionary and the whole predicate id space, replicated, so that an id
+//!   means the same term and a predicate id the same predicate on every process;
+//! - every named graph (partitioned by the same rule), even where it owns none of its
+//!   triples, so that each partition knows the same graph names.
+//!
+//! The union of the partitions' OUT records is the store's triples, each once; so is the
+//! union of their IN records. A partition's vertex records are sparse (a sorted list of
+//! the vertices it holds), not dense over the whole id space, whose offsets would cost
+//! every partition as much as the whole store's.
+//!
+//! On disk, a partitioned store is a directory with a layout file ([`LAYOUT_FILE`]: the
+//! number of partitions and the hash) and one ordinary snapshot per partition
+//! (`partition-<i>/`), each of which records which partition it is. The layout file is
+//! written last, so a directory whose partitioning was interrupted is not a store.
+
+use std::path::{Path, PathBuf};
+
+use quiver_model::Id;
+use serde::{Deserialize, Serialize};
+
+use crate::build::build_split_graph;
+use crate::graph::GraphIndex;
+use crate::persist::StoreError;
+use crate::store::{next_version, Store};
+
+/// The hash of [`owner`], as the layout file and each partition name it.
+pub const PARTITION_HASH: &str = "splitmix64";
+
+/// The file that describes a partitioned store's layout.
+pub const LAYOUT_FILE: &str = "partitions.json";
+
+/// Version of the layout file's meaning.
+const LAYOUT_FORMAT: u32 = 1;
+
+/// The most partitions a store may be cut into.
+pub const MAX_PARTITIONS: u32 = 4096;
+
+/// The partition that owns `vertex` among `count`: SplitMix64's finaliser of the id,
+/// modulo `count` (ids of related vertices are often neighbours, so they are mixed first).
+#[inline]
+pub fn owner(vertex: Id, count: u32) -> u32 {
+    let mut z = u64::from(vertex).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z % u64::from(count.max(1))) as u32
+}
+
+/// Which partition of which layout a store is (recorded in its load information).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionInfo {
+    pub index: u32,
+    pub count: u32,
+    pub hash: String,
+}
+
+/// The layout file of a partitioned store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionLayout {
+    pub format: u32,
+    pub partitions: u32,
+    pub hash: String,
+    /// The whole store's triples and terms, for a cluster to check its partitions.
+    pub triples: u64,
+    pub terms: u64,
+}
+
+impl Store {
+    /// Partition `index` of this store cut into `count` (see the module's documentation).
+    pub fn partition(&self, index: u32, count: u32) -> Store {
+        assert!(index < count, "partition {index} of {count}");
+        if !self.is_compact() {
+            return self.compacted().partition(index, count);
+        }
+        let rdf_type = self.rdf_type();
+        let predicates = self.predicate_count();
+        let split = |graph: &GraphIndex| {
+            let (mut out, mut inn) = (Vec::new(), Vec::new());
+            graph.for_each_triple(|subject, predicate, object| {
+                if owner(subject, count) == index {
+                    out.push([subject, predicate as Id, object]);
+                }
+                let keeper = if Some(predicate) == rdf_type {
+                    subject
+                } else {
+                    object
+                };
+                if owner(keeper, count) == index {
+                    inn.push([object, predicate as Id, subject]);
+                }
+            });
+            build_split_graph(out, inn, None, predicates)
+        };
+        let (default_graph, predicate_stats) = split(&self.default_graph);
+        let named_graphs = self
+            .named_graphs
+            .iter()
+            .map(|(name, graph)| (*name, split(graph).0))
+            .collect();
+        let mut info = self.info.clone();
+        info.partition = Some(PartitionInfo {
+            index,
+            count,
+            hash: PARTITION_HASH.to_owned(),
+        });
+        let mut partition = Store {
+            dictionary: self.dictionary.clone(),
+            predicates: self.predicates.clone(),
+            appended_predicates: self.appended_predicates.clone(),
+            classes: Default::default(),
+            class_instances: Default::default(),
+            class_predicate: Default::default(),
+            stat_classes: Default::default(),
+            stat_predicates: 0,
+            predicate_stats,
+            default_graph,
+            named_graphs,
+            info,
+            version: next_version(),
+        };
+        partition.compute_classes();
+        partition
+    }
+
+    /// Which partition this store is, if it is one.
+    pub fn partition_info(&self) -> Option<&PartitionInfo> {
+        self.info.partition.as_ref()
+    }
+}
+
+/// The directory of partition `index` of the partitioned store in `dir`.
+pub fn partition_dir(dir: &Path, index: u32) -> PathBuf {
+    dir.join(format!("partition-{index}"))
+}
+
+/// Saves `store` cut into `count` partitions in `dir` (which must not hold a store yet),
+/// one partition at a time (`progress` is told each one saved); returns the layout and
+/// the bytes written.
+pub fn save_partitioned(
+    store: &Store,
+    dir: &Path,
+    count: u32,
+    mut progress: impl FnMut(u32),
+) -> Result<(PartitionLayout, u64), StoreError> {
+    let invalid = |message: String| StoreError::Invalid {
+        dir: dir.display().to_string(),
+        message,
+    };
+    if !(1..=MAX_PARTITIONS).contains(&count) {
+        return Err(invalid(format!(
+            "{count} partitions: give 1 to {MAX_PARTITIONS}"
+        )));
+    }
+    if dir.join(LAYOUT_FILE).exists() || dir.join("manifest.json").exists() {
+        return Err(invalid("already holds a store".into()));
+    }
+    let store = if store.is_compact() {
+        store.clone()
+    } else {
+        store.compacted()
+    };
+    let mut bytes = 0;
+    for index in 0..count {
+        bytes += store
+            .partition(index, count)
+            .save(&partition_dir(dir, index))?;
+        progress(index);
+    }
+    let layout = PartitionLayout {
+        format: LAYOUT_FORMAT,
+        partitions: count,
+        hash: PARTITION_HASH.to_owned(),
+        triples: store.triples(),
+        terms: store.terms(),
+    };
+    let text = serde_json::to_vec_pretty(&layout).expect("the layout serializes");
+    let temporary = dir.join(format!("{LAYOUT_FILE}.tmp"));
+    let io = |e: std::io::Error| invalid(format!("writing {LAYOUT_FILE}: {e}"));
+    std::fs::write(&temporary, &text).map_err(io)?;
+    std::fs::File::open(&temporary)
+        .and_then(|file| file.sync_all())
+        .map_err(io)?;
+    std::fs::rename(&temporary, dir.join(LAYOUT_FILE)).map_err(io)?;
+    if let Ok(directory) = std::fs::File::open(dir) {
+        let _ = directory.sync_all();
+    }
+    Ok((layout, bytes + text.len() as u64))
+}
+
+/// The layout of the partitioned store in `dir`, or `None` when `dir` holds none.
+pub fn read_layout(dir: &Path) -> Result<Option<PartitionLayout>, StoreError> {
+    let invalid = |message: String| StoreError::Invalid {
+        dir: dir.display().to_string(),
+        message,
+    };
+    let text = match std::fs::read(dir.join(LAYOUT_FILE)) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(invalid(format!("reading {LAYOUT_FILE}: {e}"))),
+    };
+    let layout: PartitionLayout = serde_json::from_slice(&text)
+        .map_err(|e| invalid(format!("unreadable {LAYOUT_FILE}: {e}")))?;
+    if layout.format != LAYOUT_FORMAT || layout.hash != PARTITION_HASH {
+        return Err(invalid(format!(
+            "partition layout format {} with hash {:?}: this build reads format {LAYOUT_FORMAT} with {PARTITION_HASH:?}",
+            layout.format, layout.hash
+        )));
+    }
+    if !(1..=MAX_PARTITIONS).contains(&layout.partitions) {
+        return Err(invalid(format!("{} partitions", layout.partitions)));
+    }
+    Ok(Some(layout))
+}
+
+/// Opens partition `index` of the store in `dir`, which must be cut into `count`
+/// partitions: a cluster of another size, a partition of another layout or a store that
+/// is not partitioned is an error.
+pub fn open_partition(
+    dir: &Path,
+    index: u32,
+    count: u32,
+) -> Result<(Store, PartitionLayout), StoreError> {
+    let invalid = |message: String| StoreError::Invalid {
+        dir: dir.display().to_string(),
+        message,
+    };
+    let layout = read_layout(dir)?.ok_or_else(|| {
+        invalid(format!(
+            "not a partitioned store (no {LAYOUT_FILE}; cut one with `quiver partition`)"
+        ))
+    })?;
+    if layout.partitions != count {
+        return Err(invalid(format!(
+            "the store is cut into {} partitions, the cluster has {count} processes",
+            layout.partitions
+        )));
+    }
+    if index >= count {
+        return Err(invalid(format!("no partition {index} of {count}")));
+    }
+    let (store, _) = Store::open(&partition_dir(dir, index))?;
+    let expected = PartitionInfo {
+        index,
+        count,
+        hash: layout.hash.clone(),
+    };
+    if store.partition_info() != Some(&expected) {
+        return Err(invalid(format!(
+            "partition-{index} is {}, not partition {index} of {count}",
+            match store.partition_info() {
+                Some(info) => format!("partition {} of {} ({})", info.index, info.count, info.hash),
+                None => "a whole store".to_owned(),
+            }
+        )));
+    }
+    if store.terms() != layout.terms {
+        return Err(invalid(format!(
+            "partition-{index} has {} terms, the layout {}",
+            store.terms(),
+            layout.terms
+        )));
+    }
+    Ok((store, layout))
+}
