@@ -39,6 +39,10 @@ pub struct LoadArgs {
     /// Load LUBM-N straight from the generator instead of files
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with_all = ["files", "more_files", "format", "lenient"])]
     pub lubm: Option<u32>,
+    /// Write the loaded store cut into N partitions, one per process of a cluster (the
+    /// location must then be new or empty)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=quiver_store::partition::MAX_PARTITIONS as i64))]
+    pub partitions: Option<u32>,
     #[command(flatten)]
     pub sync: crate::location::SyncArgs,
 }
@@ -71,6 +75,9 @@ pub fn run(args: LoadArgs) -> Result<()> {
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global();
+    if args.partitions.is_some() {
+        crate::partition::ensure_empty(&args.location)?;
+    }
     // An existing store (with the commits of its log) joins the merge; with a log, the
     // database saves the result and restarts its log after it.
     let database = if has_store(&args.location) && has_log(&args.location) {
@@ -120,6 +127,11 @@ pub fn run(args: LoadArgs) -> Result<()> {
         result?
     };
     drop(existing);
+    if let Some(partitions) = args.partitions {
+        let bytes_on_disk = crate::partition::write(&store, &args.location, partitions)?;
+        summary(&store, &report, bytes_on_disk);
+        return Ok(());
+    }
     let (store, bytes_on_disk) = save_loaded(database.as_ref(), &args.location, store)?;
     summary(&store, &report, bytes_on_disk);
     Ok(())

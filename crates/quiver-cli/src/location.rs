@@ -86,8 +86,10 @@ pub fn has_log(location: &Path) -> bool {
 /// it is).
 pub fn open_snapshot(location: &Path) -> Result<Arc<Store>> {
     if !has_log(location) {
-        let (store, _) = Store::open(location)
-            .with_context(|| format!("cannot open the store at {}", location.display()))?;
+        let context = || format!("cannot open the store at {}", location.display());
+        quiver_db::refuse_partitioned(location, None).with_context(context)?;
+        let (store, _) = Store::open(location).with_context(context)?;
+        quiver_db::refuse_partitioned(location, Some(&store)).with_context(context)?;
         return Ok(Arc::new(store));
     }
     let database = Database::open(

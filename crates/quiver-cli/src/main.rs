@@ -22,6 +22,7 @@ mod load;
 mod location;
 mod memory;
 mod output;
+mod partition;
 mod plot;
 mod prefixes;
 mod query;
@@ -59,6 +60,8 @@ enum Command {
     Dump(dump::DumpArgs),
     /// Fold a store's log of commits into a new snapshot (done automatically past a size)
     Checkpoint(checkpoint::CheckpointArgs),
+    /// Cut a store into the partitions of a cluster (one per process)
+    Partition(partition::PartitionArgs),
     /// Serve a store over HTTP: SPARQL 1.1 Protocol endpoint and a browser query page
     Serve(serve::ServeArgs),
     /// Describe a store: size, memory, statistics
@@ -90,6 +93,7 @@ fn main() -> ExitCode {
         Command::Update(args) => update::run(args),
         Command::Dump(args) => dump::run(args),
         Command::Checkpoint(args) => checkpoint::run(args),
+        Command::Partition(args) => partition::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Info(args) => info::run(args),
         Command::Bench(command) => bench::run(command),

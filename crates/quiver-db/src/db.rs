@@ -191,12 +191,12 @@ impl Database {
     /// Opens the store in `dir`: its snapshot plus the log records after it (see
     /// [`Database::open_report`] for what recovery found).
     pub fn open(dir: &Path, options: DbOptions) -> Result<Self, DbError> {
-        refuse_partitions(dir)?;
+        refuse_partitioned(dir, None)?;
         let store = match Store::open(dir) {
-            Ok((store, _)) if store.partition_info().is_some() => {
-                return Err(partition_error(dir, store.partition_info()));
+            Ok((store, _)) => {
+                refuse_partitioned(dir, Some(&store))?;
+                store
             }
-            Ok((store, _)) => store,
             Err(StoreError::Snapshot(SnapshotError::NoStore { .. }))
                 if options.create && !options.read_only =>
             {
@@ -574,30 +574,28 @@ fn checkpoint(inner: &Inner) -> Result<CheckpointReport, DbError> {
     })
 }
 
-/// A partitioned store, or one of its partitions, answers only as a whole cluster: opened
-/// as one store, it would give a part of every answer.
-fn refuse_partitions(dir: &Path) -> Result<(), DbError> {
-    match quiver_store::partition::read_layout(dir)? {
-        Some(layout) => Err(StoreError::Invalid {
+/// Refuses a partitioned store's directory (its layout file) and, given the store opened
+/// from `dir`, a partition of one: a partitioned store answers only as a whole cluster;
+/// opened as one store, it would give a part of every answer.
+pub fn refuse_partitioned(dir: &Path, store: Option<&Store>) -> Result<(), DbError> {
+    let refuse = |message: String| {
+        Err(StoreError::Invalid {
             dir: dir.display().to_string(),
-            message: format!(
-                "holds a store cut into {} partitions: serve it with `quiver cluster --location {}`",
-                layout.partitions,
-                dir.display()
-            ),
+            message,
         }
-        .into()),
+        .into())
+    };
+    if let Some(layout) = quiver_store::partition::read_layout(dir)? {
+        return refuse(format!(
+            "holds a store cut into {} partitions (`partition-0` …), which only a cluster of processes opens, one partition each; it cannot be opened as one store",
+            layout.partitions
+        ));
+    }
+    match store.and_then(Store::partition_info) {
+        Some(info) => refuse(format!(
+            "is partition {} of {} of a partitioned store, which only a cluster of processes opens; opened alone it would answer with a part of the data",
+            info.index, info.count
+        )),
         None => Ok(()),
     }
-}
-
-fn partition_error(dir: &Path, info: Option<&quiver_store::partition::PartitionInfo>) -> DbError {
-    let (index, count) = info.map_or((0, 0), |info| (info.index, info.count));
-    StoreError::Invalid {
-        dir: dir.display().to_string(),
-        message: format!(
-            "is partition {index} of {count} of a partitioned store: serve the whole store with `quiver cluster` on its parent directory"
-        ),
-    }
-    .into()
 }

@@ -31,8 +31,8 @@ mod wal;
 pub use checkpoint::CheckpointReport;
 pub use commit::{LogStats, SyncMode};
 pub use db::{
-    Database, DbOptions, UpdateReport, BATCH_SYNC_INTERVAL, DEFAULT_CHECKPOINT_BYTES,
-    LOCK_FILE_NAME,
+    refuse_partitioned, Database, DbOptions, UpdateReport, BATCH_SYNC_INTERVAL,
+    DEFAULT_CHECKPOINT_BYTES, LOCK_FILE_NAME,
 };
 pub use error::DbError;
 pub use load::{local_path, FileLoader};

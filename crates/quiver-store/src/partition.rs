@@ -145,13 +145,13 @@ pub fn partition_dir(dir: &Path, index: u32) -> PathBuf {
 }
 
 /// Saves `store` cut into `count` partitions in `dir` (which must not hold a store yet),
-/// one partition at a time (`progress` is told each one saved); returns the layout and
-/// the bytes written.
+/// one partition at a time (`progress` is told each one saved, with its bytes on disk);
+/// returns the layout and the bytes written.
 pub fn save_partitioned(
     store: &Store,
     dir: &Path,
     count: u32,
-    mut progress: impl FnMut(u32),
+    mut progress: impl FnMut(&Store, u64),
 ) -> Result<(PartitionLayout, u64), StoreError> {
     let invalid = |message: String| StoreError::Invalid {
         dir: dir.display().to_string(),
@@ -172,10 +172,10 @@ pub fn save_partitioned(
     };
     let mut bytes = 0;
     for index in 0..count {
-        bytes += store
-            .partition(index, count)
-            .save(&partition_dir(dir, index))?;
-        progress(index);
+        let partition = store.partition(index, count);
+        let written = partition.save(&partition_dir(dir, index))?;
+        progress(&partition, written);
+        bytes += written;
     }
     let layout = PartitionLayout {
         format: LAYOUT_FORMAT,

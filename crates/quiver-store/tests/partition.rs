@@ -278,7 +278,10 @@ fn a_saved_layout_reopens_only_as_itself() {
     let store = build(&specs);
     let dir = scratch();
     let mut saved = Vec::new();
-    let (layout, bytes) = save_partitioned(&store, &dir, 3, |i| saved.push(i)).unwrap();
+    let (layout, bytes) = save_partitioned(&store, &dir, 3, |part, _| {
+        saved.push(part.partition_info().unwrap().index)
+    })
+    .unwrap();
     assert_eq!(saved, [0, 1, 2]);
     assert!(bytes > 0);
     assert_eq!((layout.partitions, layout.triples), (3, store.triples()));
@@ -304,7 +307,7 @@ fn a_saved_layout_reopens_only_as_itself() {
     let error = open_partition(&dir, 0, 3).unwrap_err().to_string();
     assert!(error.contains("partition 1 of 3"), "{error}");
     // Saving over a layout is refused; so is a whole store opened as a partition.
-    assert!(save_partitioned(&store, &dir, 2, |_| {}).is_err());
+    assert!(save_partitioned(&store, &dir, 2, |_, _| {}).is_err());
     let whole = scratch();
     store.save(&whole).unwrap();
     assert!(open_partition(&whole, 0, 1).is_err());
