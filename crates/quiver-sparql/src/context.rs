@@ -95,9 +95,11 @@ impl QueryState {
         self.checks.load(Ordering::Relaxed)
     }
 
+    /// Fails when the query was cancelled, ran out of time or recorded an error (what
+    /// [`ExecContext::check`] asks).
     #[inline]
     #[track_caller]
-    fn check(&self) -> Result<(), QueryError> {
+    pub fn check(&self) -> Result<(), QueryError> {
         if let Some(hook) = &self.hook {
             let n = self.checks.fetch_add(1, Ordering::Relaxed) + 1;
             if (hook.0)(Location::caller(), n) {

@@ -54,6 +54,8 @@ pub struct ExecOptions {
     pub check_hook: Option<CheckHook>,
     /// The accelerator that runs heavy exploration steps (`--device gpu`); `None`: the CPU.
     pub device: Option<Arc<dyn crate::device::BgpDevice>>,
+    /// The executor of basic graph patterns over a partitioned store; `None`: this store.
+    pub partitions: Option<Arc<dyn crate::partitions::BgpPartitions>>,
 }
 
 impl Default for ExecOptions {
@@ -67,6 +69,7 @@ impl Default for ExecOptions {
             budget: None,
             check_hook: None,
             device: None,
+            partitions: None,
         }
     }
 }
@@ -302,6 +305,7 @@ impl PreparedQuery {
         );
         evaluator.dataset = self.dataset.clone();
         evaluator.device = options.device.clone();
+        evaluator.partitions = options.partitions.clone();
         if let Some(base) = &self.base_iri {
             evaluator.expressions = quiver_expr::EvalContext::new().with_base_iri(base.clone());
         }

@@ -26,6 +26,7 @@ pub mod memory;
 pub mod nesting;
 pub mod operands;
 pub mod operator;
+pub mod partitions;
 pub mod plan_file;
 pub mod planner;
 pub mod results;

@@ -82,6 +82,8 @@ pub struct Evaluator<'a> {
     pub threads: usize,
     /// The accelerator that runs heavy exploration steps, if any.
     pub device: Option<std::sync::Arc<dyn crate::device::BgpDevice>>,
+    /// The executor of basic graph patterns over a partitioned store, if any.
+    pub partitions: Option<std::sync::Arc<dyn crate::partitions::BgpPartitions>>,
     /// Deadline, cancellation, memory budget and recorded errors, shared by all threads.
     pub state: &'a QueryState,
     /// The query's variables, EXISTS patterns' included.
@@ -120,6 +122,7 @@ impl<'a> Evaluator<'a> {
             store,
             threads,
             device: None,
+            partitions: None,
             state,
             vars,
             exists,

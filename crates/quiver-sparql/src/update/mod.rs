@@ -257,6 +257,7 @@ impl<'o> Request<'o> {
             budget: Some(self.budget.clone()),
             check_hook: self.options.check_hook.clone(),
             device: self.options.device.clone(),
+            partitions: self.options.partitions.clone(),
         })
     }
 

@@ -173,6 +173,19 @@ fn explore_all(
     apply_equalities(ctx, table, &bgp.equalities)
 }
 
+/// Runs `step` of `bgp` over `table` (unbounded): one step of a plan, for an executor
+/// that moves rows between steps (`crate::partitions`). `ctx` names the store and graph
+/// the step reads.
+pub fn run_step(
+    ctx: &ExecContext<'_>,
+    bgp: &Bgp,
+    step: &Step,
+    table: &Table,
+) -> Result<Table, QueryError> {
+    ensure_addressable(table.rows)?;
+    timed_step(bgp, step, table, ctx).map(|(table, _, _)| table)
+}
+
 /// `step` of `bgp` over `table`, unbounded, the microseconds it took and whether it split
 /// its rows over threads.
 fn timed_step(
@@ -542,7 +555,7 @@ fn scan_step(
 }
 
 /// Keeps the rows where each pair of split variables agrees, then drops the copies.
-fn apply_equalities(
+pub(crate) fn apply_equalities(
     ctx: &ExecContext<'_>,
     table: Table,
     equalities: &[(VarId, VarId)],

@@ -40,14 +40,20 @@ impl Evaluator<'_> {
             _ => &planned.alone,
         };
         let mut profile = Vec::new();
-        let result = explore(
-            &planned.bgp,
-            steps,
-            input,
-            &self.context(planned.graph),
-            &mut profile,
-            limit,
-        )?;
+        let ctx = self.context(planned.graph);
+        let result = match &self.partitions {
+            Some(partitions) => {
+                let rows = partitions.explore(crate::partitions::PartitionedBgp {
+                    bgp: &planned.bgp,
+                    steps,
+                    graph: planned.graph,
+                    input,
+                    state: self.state,
+                })?;
+                explore::apply_equalities(&ctx, rows, &planned.bgp.equalities)?
+            }
+            None => explore(&planned.bgp, steps, input, &ctx, &mut profile, limit)?,
+        };
         self.profiles.borrow_mut().push(BgpProfile {
             patterns: planned
                 .bgp

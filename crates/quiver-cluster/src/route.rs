@@ -1,0 +1,85 @@
+//! Where each step of a plan runs over a partitioned store.
+//!
+//! A partition holds whole the OUT record of each vertex it owns, and its IN record except
+//! for `rdf:type`, whose IN side (a class's instances) every partition holds for the
+//! instances it owns. So:
+//! - a walk out of a vertex, and any check (both ends bound, turned into a walk out of the
+//!   subject), runs at the owner of the subject;
+//! - a walk into a vertex over a constant predicate other than `rdf:type` runs at the
+//!   owner of that vertex;
+//! - a walk into a vertex over `rdf:type` or a variable predicate runs on every partition,
+//!   each over its share of the vertex's IN record (the shares are disjoint);
+//! - a predicate index and a scan run on every partition, each over its own vertices;
+//! - the objects of `rdf:type` (the classes) are listed by every partition that owns one of
+//!   a class's instances, so they are taken once, from the union of the partitions' lists.
+//!
+//! An intersection (a walk fused with a partner pattern) reads the partner's list at the
+//! partner's source, which another partition may own: it runs as the walk, then a check of
+//! the partner pattern.
+
+use quiver_model::PredId;
+use quiver_sparql::bgp::{Bgp, Node, Pred};
+use quiver_sparql::step::{Step, StepKind};
+use quiver_store::Direction;
+
+/// Where a step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// At the owner of this end's value: a constant's owner for every row, else each row's
+    /// own.
+    Owner(Node),
+    /// On every partition, each over its own share, with every row.
+    Everywhere,
+    /// On no partition: the rows take every class of the graph (the union of the
+    /// partitions' objects of `rdf:type`).
+    Classes,
+}
+
+/// The plan with each intersection split into its walk and a check of the partner pattern.
+pub fn split_intersections(steps: &[Step]) -> Vec<Step> {
+    let mut split = Vec::with_capacity(steps.len());
+    for step in steps {
+        split.push(Step {
+            partner: None,
+            ..*step
+        });
+        if let Some((partner, direction)) = step.partner {
+            split.push(Step::new(partner, StepKind::Walk(direction), step.estimate));
+        }
+    }
+    split
+}
+
+/// Where `step` of `bgp` runs, given which of its pattern's nodes are bound before it, and
+/// the step to run there (a check becomes a walk out of the subject).
+pub fn place(
+    bgp: &Bgp,
+    step: &Step,
+    bound: impl Fn(Node) -> bool,
+    rdf_type: Option<PredId>,
+) -> (Placement, Step) {
+    let pattern = &bgp.patterns[step.pattern];
+    let is_type = matches!(pattern.predicate, Pred::Const(p) if Some(p) == rdf_type);
+    match step.kind {
+        StepKind::Scan => (Placement::Everywhere, *step),
+        StepKind::Index(Direction::Out) if is_type => (Placement::Classes, *step),
+        StepKind::Index(_) => (Placement::Everywhere, *step),
+        StepKind::Walk(direction) => {
+            let target = match direction {
+                Direction::Out => pattern.object,
+                Direction::In => pattern.subject,
+            };
+            if bound(target) || direction == Direction::Out {
+                let walk_out = Step {
+                    kind: StepKind::Walk(Direction::Out),
+                    ..*step
+                };
+                return (Placement::Owner(pattern.subject), walk_out);
+            }
+            match pattern.predicate {
+                Pred::Const(_) if !is_type => (Placement::Owner(pattern.object), *step),
+                _ => (Placement::Everywhere, *step),
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! Basic graph patterns over a store cut into partitions (scale-out): the interface
+//! between the evaluator and an executor that runs a BGP's steps where its vertices live.
+//!
+//! The query is planned and its other operators run on one store (the coordinator's,
+//! whose dictionary and predicate ids every partition shares); each basic graph pattern
+//! is handed, with its plan and its input rows, to a [`BgpPartitions`], which runs the
+//! steps on the partitions (`quiver-cluster`) through [`crate::exec::bgp::explore::run_step`]
+//! and returns every row. Rows may come back in any order: a BGP's rows are a bag.
+
+use crate::bgp::Bgp;
+use crate::context::QueryState;
+use crate::dataset::GraphRef;
+use crate::error::QueryError;
+use crate::step::Step;
+use crate::table::Table;
+
+/// One basic graph pattern to run over the partitions.
+pub struct PartitionedBgp<'a> {
+    pub bgp: &'a Bgp,
+    /// The plan (steps may be fused intersections; the executor splits what it must).
+    pub steps: &'a [Step],
+    /// The graph the pattern reads, resolved on each partition.
+    pub graph: GraphRef,
+    /// The rows the exploration starts from (one empty row, or a join's left rows).
+    pub input: Table,
+    /// The query's checks and memory budget, for the steps' contexts.
+    pub state: &'a QueryState,
+}
+
+/// An executor of basic graph patterns over partitions.
+pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
+    /// The number of partitions, in words, for EXPLAIN.
+    fn name(&self) -> String;
+
+    /// Every row of the pattern over the partitions (any order), before the pattern's
+    /// equalities of repeated variables, which the caller applies.
+    fn explore(&self, request: PartitionedBgp<'_>) -> Result<Table, QueryError>;
+}
