@@ -1,20 +1,18 @@
 //! A partitioned store's partitions in one process: each step runs on the partitions
 //! [`crate::route`] names, and its rows move between them in memory.
 
-use quiver_model::{Id, PredId};
-use quiver_sparql::bgp::{Bgp, Node};
+use quiver_sparql::bgp::Node;
 use quiver_sparql::context::ExecContext;
 use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
 use quiver_sparql::partitions::{BgpPartitions, PartitionedBgp};
 use quiver_sparql::step::Step;
-use quiver_sparql::table::{Table, UNBOUND};
-use quiver_store::partition::owner;
-use quiver_store::{Direction, GraphIndex, Store};
+use quiver_sparql::table::Table;
+use quiver_store::{GraphIndex, Store};
 use rayon::prelude::*;
 
-use crate::route::{place, split_intersections, Placement};
+use crate::route::{by_owner, classes, place, split_intersections, with_classes, Placement};
 
 /// The partitions of one store, all in this process.
 #[derive(Debug)]
@@ -81,31 +79,6 @@ impl LocalPartitions {
             .collect::<Result<_, _>>()?;
         Ok(Table::concat(parts))
     }
-
-    /// The rows cut by the owner of `node`'s value in each row.
-    fn by_owner(&self, rows: &Table, node: Node) -> Vec<Table> {
-        let count = self.count();
-        let column = match node {
-            Node::Var(v) => rows.column(v),
-            _ => None,
-        };
-        let mut selections: Vec<Vec<u32>> = vec![Vec::new(); count as usize];
-        for row in 0..rows.rows {
-            let value = match (node, column) {
-                (Node::Const(c), _) => c,
-                (_, Some(column)) => column[row],
-                _ => UNBOUND,
-            };
-            // A row without a value there has no match: any partition drops it.
-            let at = if value == UNBOUND {
-                0
-            } else {
-                owner(value, count)
-            };
-            selections[at as usize].push(row as u32);
-        }
-        selections.iter().map(|s| rows.gather(s)).collect()
-    }
 }
 
 impl BgpPartitions for LocalPartitions {
@@ -145,7 +118,7 @@ impl BgpPartitions for LocalPartitions {
             let (placement, step) = place(bgp, &step, bound, rdf_type);
             rows = match placement {
                 Placement::Owner(node) => {
-                    let cut = self.by_owner(&rows, node);
+                    let cut = by_owner(&rows, node, self.count());
                     self.run_each(&request, &graphs, &step, cut)?
                 }
                 Placement::Everywhere => {
@@ -156,56 +129,5 @@ impl BgpPartitions for LocalPartitions {
             };
         }
         Ok(rows)
-    }
-}
-
-/// The objects of `rdf:type` of a graph: the union of its partitions' lists, sorted.
-fn classes(graphs: &[&GraphIndex], rdf_type: Option<PredId>) -> Vec<Id> {
-    let Some(rdf_type) = rdf_type else {
-        return Vec::new();
-    };
-    let mut classes: Vec<Id> = graphs
-        .iter()
-        .flat_map(|graph| graph.predicate_objects(rdf_type).iter().copied())
-        .collect();
-    classes.sort_unstable();
-    classes.dedup();
-    classes
-}
-
-/// An index step over the objects of `rdf:type` (`classes`): every row takes every class
-/// when the object is free, else keeps the rows whose object is one.
-fn with_classes(bgp: &Bgp, step: &Step, rows: &Table, classes: &[Id]) -> Table {
-    debug_assert!(matches!(
-        step.kind,
-        quiver_sparql::step::StepKind::Index(Direction::Out)
-    ));
-    let object = bgp.patterns[step.pattern].object;
-    let known = |row: usize| match object {
-        Node::Const(c) => Some(c),
-        Node::Var(v) => rows.column(v).map(|column| column[row]),
-        Node::Absent => Some(UNBOUND),
-    };
-    match object {
-        Node::Var(v) if rows.column(v).is_none() => {
-            let selection: Vec<u32> = (0..rows.rows as u32)
-                .flat_map(|row| std::iter::repeat_n(row, classes.len()))
-                .collect();
-            let mut table = rows.gather(&selection);
-            table.vars.push(v);
-            table.columns.push(
-                (0..rows.rows)
-                    .flat_map(|_| classes.iter().copied())
-                    .collect(),
-            );
-            table
-        }
-        _ => {
-            let selection: Vec<u32> = (0..rows.rows)
-                .filter(|&row| known(row).is_some_and(|c| classes.binary_search(&c).is_ok()))
-                .map(|row| row as u32)
-                .collect();
-            rows.gather(&selection)
-        }
     }
 }

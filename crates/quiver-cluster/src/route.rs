@@ -17,10 +17,12 @@
 //! partner's source, which another partition may own: it runs as the walk, then a check of
 //! the partner pattern.
 
-use quiver_model::PredId;
+use quiver_model::{Id, PredId};
 use quiver_sparql::bgp::{Bgp, Node, Pred};
 use quiver_sparql::step::{Step, StepKind};
-use quiver_store::Direction;
+use quiver_sparql::table::{Table, UNBOUND};
+use quiver_store::partition::owner;
+use quiver_store::{Direction, GraphIndex};
 
 /// Where a step runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +82,78 @@ pub fn place(
                 Pred::Const(_) if !is_type => (Placement::Owner(pattern.object), *step),
                 _ => (Placement::Everywhere, *step),
             }
+        }
+    }
+}
+
+/// `rows` cut into `count` tables by the owner of `node`'s value in each row (a row
+/// without a value there has no match: it goes to the first, which drops it).
+pub fn by_owner(rows: &Table, node: Node, count: u32) -> Vec<Table> {
+    let column = match node {
+        Node::Var(v) => rows.column(v),
+        _ => None,
+    };
+    let mut selections: Vec<Vec<u32>> = vec![Vec::new(); count as usize];
+    for row in 0..rows.rows {
+        let value = match (node, column) {
+            (Node::Const(c), _) => c,
+            (_, Some(column)) => column[row],
+            _ => UNBOUND,
+        };
+        let at = if value == UNBOUND {
+            0
+        } else {
+            owner(value, count)
+        };
+        selections[at as usize].push(row as u32);
+    }
+    selections.iter().map(|s| rows.gather(s)).collect()
+}
+
+/// The objects of `rdf:type` of a graph: the union of its partitions' lists, sorted.
+pub fn classes(graphs: &[&GraphIndex], rdf_type: Option<PredId>) -> Vec<Id> {
+    let Some(rdf_type) = rdf_type else {
+        return Vec::new();
+    };
+    let mut classes: Vec<Id> = graphs
+        .iter()
+        .flat_map(|graph| graph.predicate_objects(rdf_type).iter().copied())
+        .collect();
+    classes.sort_unstable();
+    classes.dedup();
+    classes
+}
+
+/// An index step over the objects of `rdf:type` (`classes`, sorted): every row takes
+/// every class when the object is free, else keeps the rows whose object is one.
+pub fn with_classes(bgp: &Bgp, step: &Step, rows: &Table, classes: &[Id]) -> Table {
+    debug_assert_eq!(step.kind, StepKind::Index(Direction::Out));
+    let object = bgp.patterns[step.pattern].object;
+    match object {
+        Node::Var(v) if rows.column(v).is_none() => {
+            let selection: Vec<u32> = (0..rows.rows as u32)
+                .flat_map(|row| std::iter::repeat_n(row, classes.len()))
+                .collect();
+            let mut table = rows.gather(&selection);
+            table.vars.push(v);
+            table.columns.push(
+                (0..rows.rows)
+                    .flat_map(|_| classes.iter().copied())
+                    .collect(),
+            );
+            table
+        }
+        _ => {
+            let known = |row: usize| match object {
+                Node::Const(c) => c,
+                Node::Var(v) => rows.column(v).map_or(UNBOUND, |column| column[row]),
+                Node::Absent => UNBOUND,
+            };
+            let selection: Vec<u32> = (0..rows.rows)
+                .filter(|&row| classes.binary_search(&known(row)).is_ok())
+                .map(|row| row as u32)
+                .collect();
+            rows.gather(&selection)
         }
     }
 }

@@ -16,7 +16,7 @@ use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use crate::table::VarId;
 
 /// Subject or object of a pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Node {
     Var(VarId),
     Const(Id),
@@ -25,7 +25,7 @@ pub enum Node {
 }
 
 /// Predicate of a pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Pred {
     Var(VarId),
     Const(PredId),
@@ -33,7 +33,7 @@ pub enum Pred {
 }
 
 /// One resolved triple pattern.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Pattern {
     pub subject: Node,
     pub predicate: Pred,
@@ -43,7 +43,7 @@ pub struct Pattern {
 }
 
 /// A resolved basic graph pattern.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Bgp {
     pub patterns: Vec<Pattern>,
     /// Pairs of variables that must be equal (from repeated variables).

@@ -14,7 +14,7 @@ use quiver_store::{GraphIndex, Store};
 use spargebra::algebra::QueryDataset;
 
 /// Which graph a pattern reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum GraphRef {
     Default,
     /// A named graph, by the term id of its name.

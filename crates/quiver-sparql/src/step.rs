@@ -4,7 +4,7 @@
 use quiver_store::Direction;
 
 /// How a step uses its pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum StepKind {
     /// Walk the pattern's edges: Out from subject to object, In from object to subject.
     Walk(Direction),
@@ -15,7 +15,7 @@ pub enum StepKind {
 }
 
 /// One step of a plan, with the planner's estimate of the rows after it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Step {
     pub pattern: usize,
     pub kind: StepKind,

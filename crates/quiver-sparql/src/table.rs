@@ -13,7 +13,7 @@ pub const UNBOUND: Id = Id::MAX;
 pub type VarId = usize;
 
 /// A batch of solutions.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Table {
     /// The variables that have a column, in column order.
     pub vars: Vec<VarId>,

@@ -11,7 +11,7 @@ use quiver_model::{Column, Id, PredId};
 use crate::adjacency::{Adjacency, Record};
 
 /// Which way an edge is walked: OUT from subject to object, IN from object to subject.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Direction {
     Out,
     In,
