@@ -8,7 +8,9 @@
 //! runs the partitions in one process, moving rows between them in memory: the reference
 //! that the processes of a cluster, exchanging rows over the network, must agree with.
 
+pub mod dataflow;
 pub mod local;
 pub mod route;
 
+pub use dataflow::TimelyPartitions;
 pub use local::LocalPartitions;

@@ -1,6 +1,7 @@
 //! Queries whose basic graph patterns run over a store cut into 1 to 4 partitions, each
 //! step where [`quiver_cluster::route`] places it and the rows moved between partitions
-//! ([`LocalPartitions`]), give exactly the whole store's rows:
+//! (in memory by [`LocalPartitions`], by timely-dataflow's exchange between worker threads
+//! by [`TimelyPartitions`]), give exactly the whole store's rows:
 //! - LUBM-1 with every query of `queries/` (Wukong's q1–q12, the SPARQL 1.1 and the
 //!   analytics sets, the emulator's templates);
 //! - random graphs with named graphs, blank nodes, literals and classes, under query shapes
@@ -13,7 +14,7 @@ use std::sync::Arc;
 
 use oxrdf::{BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term};
 use proptest::prelude::*;
-use quiver_cluster::LocalPartitions;
+use quiver_cluster::{LocalPartitions, TimelyPartitions};
 use quiver_sparql::partitions::BgpPartitions;
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
@@ -52,15 +53,28 @@ fn sliced(query: &str) -> bool {
     query.to_ascii_uppercase().contains("LIMIT")
 }
 
-fn check(store: &Store, query: &str, counts: &[u32]) -> Result<(), TestCaseError> {
-    let expected = answer(store, query, None);
+/// The executors under test on `store` cut into `count` partitions: in memory, and on
+/// timely-dataflow's workers (one per partition).
+fn executors(store: &Store, count: u32) -> Vec<Arc<dyn BgpPartitions>> {
+    vec![
+        Arc::new(LocalPartitions::of(store, count)),
+        Arc::new(TimelyPartitions::in_process(store, count).unwrap()),
+    ]
+}
+
+fn check_all(store: &Store, queries: &[String], counts: &[u32]) -> Result<(), TestCaseError> {
+    let expected: Vec<Vec<String>> = queries.iter().map(|q| answer(store, q, None)).collect();
     for &count in counts {
-        let partitions: Arc<dyn BgpPartitions> = Arc::new(LocalPartitions::of(store, count));
-        let got = answer(store, query, Some(partitions));
-        if sliced(query) {
-            prop_assert_eq!(got.len(), expected.len(), "{} partitions: {}", count, query);
-        } else {
-            prop_assert_eq!(&got, &expected, "{} partitions: {}", count, query);
+        for executor in executors(store, count) {
+            for (query, expected) in queries.iter().zip(&expected) {
+                let got = answer(store, query, Some(Arc::clone(&executor)));
+                let name = executor.name();
+                if sliced(query) {
+                    prop_assert_eq!(got.len(), expected.len(), "{}: {}", name, query);
+                } else {
+                    prop_assert_eq!(&got, expected, "{}: {}", name, query);
+                }
+            }
         }
     }
     Ok(())
@@ -76,7 +90,7 @@ fn lubm_queries_give_the_whole_stores_rows_on_every_partitioning() {
     )
     .unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../queries");
-    let mut checked = 0;
+    let mut queries = Vec::new();
     for set in [
         "lubm-basic",
         "lubm-sparql11",
@@ -98,12 +112,11 @@ fn lubm_queries_give_the_whole_stores_rows_on_every_partitioning() {
             if text.contains('%') {
                 continue;
             }
-            check(&store, &text, &[1, 2, 3, 4])
-                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-            checked += 1;
+            queries.push(text);
         }
     }
-    assert!(checked >= 30, "only {checked} queries checked");
+    assert!(queries.len() >= 30, "only {} queries", queries.len());
+    check_all(&store, &queries, &[1, 2, 3, 4]).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// (subject, predicate, object, graph) by small numbers: subjects ≥ 20 blank nodes,
@@ -189,9 +202,8 @@ proptest! {
         specs in prop::collection::vec(spec(), 1..120),
     ) {
         let (store, _) = quiver_loader::load_quads(specs.iter().map(quad), None).unwrap();
-        for query in QUERIES {
-            let text = format!("PREFIX ex: <{EX}> {query}");
-            check(&store, &text, &[1, 2, 3, 4])?;
-        }
+        let queries: Vec<String> =
+            QUERIES.iter().map(|q| format!("PREFIX ex: <{EX}> {q}")).collect();
+        check_all(&store, &queries, &[1, 2, 3, 4])?;
     }
 }

@@ -1,0 +1,376 @@
+//! Exploration over partitions on timely-dataflow: one long-lived dataflow per worker,
+//! which receives plans and rows tagged with a query number and routes them step by step.
+//!
+//! Each worker serves one partition. A message carries a query's plan, the step its rows
+//! are at and the worker they go to; timely's exchange (by that worker) moves it there,
+//! the worker runs the step on its partition ([`run_step`]) and sends the rows on, cut
+//! by where the next step runs ([`crate::route`]), through the dataflow's loop: each hop
+//! is one tick later. Rows past the last step go to worker 0, the coordinator, which
+//! collects them. A query enters at one time and the coordinator advances its input past
+//! every hop the plan can make, so once the probe passes that time every row has arrived:
+//! timely's progress tracking is the query's termination detection. One long-lived
+//! dataflow, rather than one per query, keeps a light query at a few messages and no
+//! dataflow construction.
+//!
+//! Worker 0 takes requests from the thread that runs the query ([`TimelyPartitions`]
+//! implements `BgpPartitions`), which waits for the answer while checking the query's
+//! deadline and cancel flag. The workers' steps run without the query's memory budget.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use quiver_model::{Id, PredId};
+use quiver_sparql::bgp::{Bgp, Node};
+use quiver_sparql::context::{ExecContext, QueryState};
+use quiver_sparql::dataset::{graph_index, GraphRef};
+use quiver_sparql::error::QueryError;
+use quiver_sparql::exec::bgp::explore::run_step;
+use quiver_sparql::memory::MemoryBudget;
+use quiver_sparql::partitions::{BgpPartitions, PartitionedBgp};
+use quiver_sparql::step::Step;
+use quiver_sparql::table::Table;
+use quiver_store::{GraphIndex, Store};
+use serde::{Deserialize, Serialize};
+use timely::communication::WorkerGuards;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::operator::Operator;
+use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
+use timely::dataflow::{InputHandleVec, ProbeHandle};
+
+use crate::route::{by_owner, classes, place, split_intersections, with_classes, Placement};
+
+/// What every worker needs of one pattern's run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Plan {
+    bgp: Bgp,
+    /// The plan with intersections split (`route::split_intersections`).
+    steps: Vec<Step>,
+    graph: GraphRef,
+    /// The graph's classes, for a step over the objects of `rdf:type`.
+    classes: Vec<Id>,
+    rdf_type: Option<PredId>,
+}
+
+/// Rows of a query on their way: to worker `to`, to run from step `step` (the plan's
+/// length: finished, for the coordinator), or the error a worker met.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Message {
+    query: u64,
+    step: u32,
+    to: u32,
+    plan: Arc<Plan>,
+    rows: Result<Table, String>,
+}
+
+/// The rows (or errors) that finished each query, on the coordinator.
+type Arrived = HashMap<u64, Vec<Result<Table, String>>>;
+
+/// A pattern's run asked of the coordinator.
+struct Request {
+    plan: Arc<Plan>,
+    input: Table,
+    reply: mpsc::Sender<Result<Table, String>>,
+}
+
+/// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
+/// steps over the classes run here first, and rows past the last step go to worker 0.
+/// Empty rows travel to one worker only, so that the end still learns their columns.
+fn route(
+    plan: &Arc<Plan>,
+    query: u64,
+    mut step: usize,
+    mut rows: Table,
+    workers: u32,
+) -> Vec<Message> {
+    let message = |step: usize, to: u32, rows: Table| Message {
+        query,
+        step: step as u32,
+        to,
+        plan: Arc::clone(plan),
+        rows: Ok(rows),
+    };
+    loop {
+        let Some(planned) = plan.steps.get(step) else {
+            return vec![message(step, 0, rows)];
+        };
+        let bound = |node: Node| match node {
+            Node::Var(v) => rows.column(v).is_some(),
+            Node::Const(_) | Node::Absent => true,
+        };
+        match place(&plan.bgp, planned, bound, plan.rdf_type).0 {
+            Placement::Classes => {
+                rows = with_classes(&plan.bgp, planned, &rows, &plan.classes);
+                step += 1;
+            }
+            Placement::Owner(node) => {
+                let cut = by_owner(&rows, node, workers);
+                let mut messages: Vec<Message> = cut
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, part)| part.rows > 0)
+                    .map(|(to, part)| message(step, to as u32, part))
+                    .collect();
+                if messages.is_empty() {
+                    messages.push(message(step, 0, rows));
+                }
+                return messages;
+            }
+            Placement::Everywhere if rows.rows == 0 => return vec![message(step, 0, rows)],
+            Placement::Everywhere => {
+                return (0..workers)
+                    .map(|to| message(step, to, rows.clone()))
+                    .collect();
+            }
+        }
+    }
+}
+
+/// Runs the step `message` is at on `part` and routes its rows on.
+fn advance(part: &Store, workers: u32, message: Message, state: &QueryState) -> Vec<Message> {
+    let Message {
+        query,
+        step,
+        plan,
+        rows,
+        ..
+    } = message;
+    let rows = rows.and_then(|rows| {
+        let planned = &plan.steps[step as usize];
+        let bound = |node: Node| match node {
+            Node::Var(v) => rows.column(v).is_some(),
+            Node::Const(_) | Node::Absent => true,
+        };
+        let (_, planned) = place(&plan.bgp, planned, bound, plan.rdf_type);
+        let ctx = ExecContext {
+            store: part,
+            graph: graph_index(part, plan.graph),
+            threads: 1,
+            state,
+            device: None,
+        };
+        run_step(&ctx, &plan.bgp, &planned, &rows).map_err(|e| e.to_string())
+    });
+    match rows {
+        Ok(rows) => route(&plan, query, step as usize + 1, rows, workers),
+        Err(error) => vec![Message {
+            query,
+            step: plan.steps.len() as u32,
+            to: 0,
+            plan,
+            rows: Err(error),
+        }],
+    }
+}
+
+/// The partitions of a store served by the workers of timely-dataflow, one partition per
+/// worker.
+pub struct TimelyPartitions {
+    requests: Mutex<Option<mpsc::Sender<Request>>>,
+    guards: Mutex<Option<WorkerGuards<()>>>,
+    /// Every partition's graphs' classes, by graph (known where the partitions were cut).
+    classes: HashMap<GraphRef, Vec<Id>>,
+    rdf_type: Option<PredId>,
+    workers: u32,
+}
+
+impl std::fmt::Debug for TimelyPartitions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimelyPartitions")
+            .field("workers", &self.workers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TimelyPartitions {
+    /// `store` cut into `workers` partitions, each served by a worker thread of this
+    /// process.
+    pub fn in_process(store: &Store, workers: u32) -> Result<Self, String> {
+        let parts: Arc<Vec<Store>> = Arc::new(
+            (0..workers)
+                .map(|index| store.partition(index, workers))
+                .collect(),
+        );
+        let mut graphs_classes = HashMap::new();
+        let rdf_type = store.rdf_type();
+        let names: Vec<GraphRef> = std::iter::once(GraphRef::Default)
+            .chain(store.graph_names().map(GraphRef::Named))
+            .collect();
+        for graph in names {
+            let indexes: Vec<&GraphIndex> = parts.iter().map(|p| graph_index(p, graph)).collect();
+            graphs_classes.insert(graph, classes(&indexes, rdf_type));
+        }
+        let (requests, receiver) = mpsc::channel::<Request>();
+        let receiver = Arc::new(Mutex::new(Some(receiver)));
+        let config = timely::Config::process(workers as usize);
+        let guards = timely::execute(config, move |worker| {
+            let part = parts[worker.index()].clone();
+            serve(worker, part, &receiver);
+        })?;
+        Ok(Self {
+            requests: Mutex::new(Some(requests)),
+            guards: Mutex::new(Some(guards)),
+            classes: graphs_classes,
+            rdf_type,
+            workers,
+        })
+    }
+}
+
+/// One worker: its dataflow, then (worker 0) the requests until they end, or (the others)
+/// steps until the dataflow ends.
+fn serve(
+    worker: &mut timely::worker::Worker,
+    part: Store,
+    receiver: &Mutex<Option<mpsc::Receiver<Request>>>,
+) {
+    let index = worker.index();
+    let workers = worker.peers() as u32;
+    let arrived: Rc<RefCell<Arrived>> = Rc::default();
+    let mut input: InputHandleVec<u64, Message> = InputHandleVec::new();
+    let probe = ProbeHandle::new();
+    let state = QueryState::new(None, None, MemoryBudget::new(None), None);
+    let sink = Rc::clone(&arrived);
+    worker.dataflow::<u64, _, _>(|scope| {
+        let (handle, cycle) = scope.feedback(1);
+        scope
+            .input_from(&mut input)
+            .concat(cycle)
+            .unary(
+                Exchange::new(|m: &Message| u64::from(m.to)),
+                "Explore",
+                move |_, _| {
+                    move |input, output| {
+                        input.for_each_stamp(|time, batches| {
+                            let mut session = output.session(&time);
+                            for batch in batches {
+                                for message in batch.drain(..) {
+                                    if message.step as usize >= message.plan.steps.len() {
+                                        sink.borrow_mut()
+                                            .entry(message.query)
+                                            .or_default()
+                                            .push(message.rows);
+                                        continue;
+                                    }
+                                    let next = advance(&part, workers, message, &state);
+                                    session.give_iterator(next.into_iter());
+                                }
+                            }
+                        });
+                    }
+                },
+            )
+            .probe_with(&probe)
+            .connect_loop(handle);
+    });
+    let requests = if index == 0 {
+        receiver.lock().unwrap_or_else(|e| e.into_inner()).take()
+    } else {
+        None
+    };
+    let Some(requests) = requests else {
+        drop(input);
+        while worker.step_or_park(None) {}
+        return;
+    };
+    let mut time = 0u64;
+    for (query, request) in (0u64..).zip(requests.iter()) {
+        for message in route(&request.plan, query, 0, request.input, workers) {
+            input.send(message);
+        }
+        // Every hop is a tick: past the last step and the hop to the coordinator.
+        time += request.plan.steps.len() as u64 + 2;
+        input.advance_to(time);
+        while probe.less_than(&time) {
+            worker.step();
+        }
+        let parts = arrived.borrow_mut().remove(&query).unwrap_or_default();
+        let answer = parts
+            .into_iter()
+            .collect::<Result<Vec<Table>, String>>()
+            .map(Table::concat);
+        // The asker may have given up (a timeout): its answer is dropped.
+        let _ = request.reply.send(answer);
+    }
+    drop(input);
+    while worker.step_or_park(None) {}
+}
+
+impl BgpPartitions for TimelyPartitions {
+    fn name(&self) -> String {
+        format!("{} timely workers", self.workers)
+    }
+
+    fn explore(&self, request: PartitionedBgp<'_>) -> Result<Table, QueryError> {
+        if request.bgp.is_unsatisfiable() {
+            let mut vars = request.input.vars.clone();
+            for v in request.bgp.vars() {
+                if !vars.contains(&v) {
+                    vars.push(v);
+                }
+            }
+            return Ok(Table::empty(vars));
+        }
+        if request.graph == GraphRef::Merged {
+            return Err(QueryError::Unsupported(
+                "a dataset of several FROM graphs over a partitioned store".into(),
+            ));
+        }
+        let plan = Arc::new(Plan {
+            bgp: request.bgp.clone(),
+            steps: split_intersections(request.steps),
+            graph: request.graph,
+            classes: self
+                .classes
+                .get(&request.graph)
+                .cloned()
+                .unwrap_or_default(),
+            rdf_type: self.rdf_type,
+        });
+        let (reply, answer) = mpsc::channel();
+        let sent = self
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|requests| {
+                requests.send(Request {
+                    plan,
+                    input: request.input,
+                    reply,
+                })
+            });
+        let stopped = || QueryError::Unsupported("the cluster's workers have stopped".into());
+        if !matches!(sent, Some(Ok(()))) {
+            return Err(stopped());
+        }
+        loop {
+            request.state.check()?;
+            match answer.recv_timeout(Duration::from_millis(5)) {
+                Ok(rows) => {
+                    return rows.map_err(|e| QueryError::Unsupported(format!("on a worker: {e}")))
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(stopped()),
+            }
+        }
+    }
+}
+
+impl Drop for TimelyPartitions {
+    fn drop(&mut self) {
+        // Ending the requests ends worker 0's loop, which closes its input: the dataflow
+        // drains and every worker returns.
+        drop(
+            self.requests
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
+        if let Some(guards) = self.guards.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            drop(guards.join());
+        }
+    }
+}
