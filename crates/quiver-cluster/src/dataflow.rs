@@ -174,6 +174,9 @@ pub struct TimelyPartitions {
     classes: HashMap<GraphRef, Vec<Id>>,
     rdf_type: Option<PredId>,
     workers: u32,
+    /// Set when a run did not come back (a worker or process stopped, or the query gave
+    /// up waiting): the workers may never end, so they are not waited for.
+    broken: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for TimelyPartitions {
@@ -184,15 +187,24 @@ impl std::fmt::Debug for TimelyPartitions {
     }
 }
 
+/// Where this process stands in a cluster of processes (timely's own configuration).
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    /// This process's number, from 0 (the coordinator).
+    pub process: usize,
+    /// `host:port` of every process, in process order.
+    pub addresses: Vec<String>,
+    /// Worker threads per process, one partition each.
+    pub workers: usize,
+}
+
 impl TimelyPartitions {
     /// `store` cut into `workers` partitions, each served by a worker thread of this
     /// process.
     pub fn in_process(store: &Store, workers: u32) -> Result<Self, String> {
-        let parts: Arc<Vec<Store>> = Arc::new(
-            (0..workers)
-                .map(|index| store.partition(index, workers))
-                .collect(),
-        );
+        let parts: Vec<Store> = (0..workers)
+            .map(|index| store.partition(index, workers))
+            .collect();
         let mut graphs_classes = HashMap::new();
         let rdf_type = store.rdf_type();
         let names: Vec<GraphRef> = std::iter::once(GraphRef::Default)
@@ -202,20 +214,102 @@ impl TimelyPartitions {
             let indexes: Vec<&GraphIndex> = parts.iter().map(|p| graph_index(p, graph)).collect();
             graphs_classes.insert(graph, classes(&indexes, rdf_type));
         }
+        let config = timely::Config::process(workers as usize);
+        Self::start(parts, 0, config, graphs_classes, rdf_type, workers)
+    }
+
+    /// This process's share of the partitioned store in `dir` (`quiver partition`), in a
+    /// cluster of processes that find each other at `config.addresses` (timely's TCP
+    /// connections; every process must be started). The store must be cut into as many
+    /// partitions as the cluster has workers: a cluster of another size refuses to start.
+    /// Process 0 answers [`BgpPartitions::explore`]; the others serve until it ends
+    /// ([`Self::wait`]).
+    pub fn cluster(dir: &std::path::Path, config: ClusterConfig) -> Result<Self, String> {
+        use quiver_store::partition::{open_partition, read_layout};
+        let processes = config.addresses.len();
+        if config.process >= processes || config.workers == 0 {
+            return Err(format!(
+                "process {} of {processes} with {} workers",
+                config.process, config.workers
+            ));
+        }
+        let total = processes * config.workers;
+        let layout = read_layout(dir)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{}: not a partitioned store", dir.display()))?;
+        if layout.partitions as usize != total {
+            return Err(format!(
+                "{}: the store is cut into {} partitions, a cluster of {processes} processes × {} workers needs {total}",
+                dir.display(),
+                layout.partitions,
+                config.workers
+            ));
+        }
+        let first = config.process * config.workers;
+        let parts = (first..first + config.workers)
+            .map(|index| {
+                open_partition(dir, index as u32, total as u32)
+                    .map(|(part, _)| part)
+                    .map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<Store>, String>>()?;
+        let rdf_type = parts.first().and_then(Store::rdf_type);
+        let graphs_classes = layout
+            .classes
+            .into_iter()
+            .map(|g| {
+                (
+                    g.graph.map_or(GraphRef::Default, GraphRef::Named),
+                    g.classes,
+                )
+            })
+            .collect();
+        let communication = timely::CommunicationConfig::Cluster {
+            threads: config.workers,
+            process: config.process,
+            addresses: config.addresses,
+            report: false,
+            zerocopy: false,
+        };
+        let config = timely::Config {
+            communication,
+            worker: timely::WorkerConfig::default(),
+        };
+        Self::start(parts, first, config, graphs_classes, rdf_type, total as u32)
+    }
+
+    fn start(
+        parts: Vec<Store>,
+        first: usize,
+        config: timely::Config,
+        classes: HashMap<GraphRef, Vec<Id>>,
+        rdf_type: Option<PredId>,
+        workers: u32,
+    ) -> Result<Self, String> {
+        let parts = Arc::new(parts);
         let (requests, receiver) = mpsc::channel::<Request>();
         let receiver = Arc::new(Mutex::new(Some(receiver)));
-        let config = timely::Config::process(workers as usize);
         let guards = timely::execute(config, move |worker| {
-            let part = parts[worker.index()].clone();
+            let part = parts[worker.index() - first].clone();
             serve(worker, part, &receiver);
         })?;
         Ok(Self {
-            requests: Mutex::new(Some(requests)),
+            requests: Mutex::new((first == 0).then_some(requests)),
             guards: Mutex::new(Some(guards)),
-            classes: graphs_classes,
+            classes,
             rdf_type,
             workers,
+            broken: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Waits for this process's workers to end: when the coordinator's requests end (it
+    /// is dropped), or its process is gone.
+    pub fn wait(self) {
+        let guards = self.guards.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(guards) = guards {
+            drop(guards.join());
+        }
     }
 }
 
@@ -342,12 +436,21 @@ impl BgpPartitions for TimelyPartitions {
                     reply,
                 })
             });
-        let stopped = || QueryError::Unsupported("the cluster's workers have stopped".into());
+        let stopped = || {
+            self.broken
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            QueryError::Unsupported("the cluster's workers have stopped".into())
+        };
         if !matches!(sent, Some(Ok(()))) {
             return Err(stopped());
         }
         loop {
-            request.state.check()?;
+            if let Err(error) = request.state.check() {
+                // The run goes on without this query; a stopped peer may keep it going.
+                self.broken
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                return Err(error);
+            }
             match answer.recv_timeout(Duration::from_millis(5)) {
                 Ok(rows) => {
                     return rows.map_err(|e| QueryError::Unsupported(format!("on a worker: {e}")))
@@ -363,14 +466,19 @@ impl Drop for TimelyPartitions {
     fn drop(&mut self) {
         // Ending the requests ends worker 0's loop, which closes its input: the dataflow
         // drains and every worker returns.
-        drop(
-            self.requests
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take(),
-        );
+        let requests = self
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        drop(requests);
         if let Some(guards) = self.guards.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            drop(guards.join());
+            if self.broken.load(std::sync::atomic::Ordering::Relaxed) {
+                // A worker may wait forever on a stopped peer: leave the threads be.
+                std::mem::forget(guards);
+            } else {
+                drop(guards.join());
+            }
         }
     }
 }

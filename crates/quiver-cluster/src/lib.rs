@@ -12,5 +12,5 @@ pub mod dataflow;
 pub mod local;
 pub mod route;
 
-pub use dataflow::TimelyPartitions;
+pub use dataflow::{ClusterConfig, TimelyPartitions};
 pub use local::LocalPartitions;

@@ -74,6 +74,17 @@ pub struct PartitionLayout {
     /// The whole store's triples and terms, for a cluster to check its partitions.
     pub triples: u64,
     pub terms: u64,
+    /// The classes (objects of `rdf:type`) of each graph, which each partition lists only
+    /// where it owns instances: what a step over every class of a graph takes.
+    #[serde(default)]
+    pub classes: Vec<GraphClasses>,
+}
+
+/// The classes of one graph (`graph`: the name's term id, `None` for the default graph).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphClasses {
+    pub graph: Option<Id>,
+    pub classes: Vec<Id>,
 }
 
 impl Store {
@@ -183,6 +194,7 @@ pub fn save_partitioned(
         hash: PARTITION_HASH.to_owned(),
         triples: store.triples(),
         terms: store.terms(),
+        classes: graph_classes(&store),
     };
     let text = serde_json::to_vec_pretty(&layout).expect("the layout serializes");
     let temporary = dir.join(format!("{LAYOUT_FILE}.tmp"));
@@ -196,6 +208,25 @@ pub fn save_partitioned(
         let _ = directory.sync_all();
     }
     Ok((layout, bytes + text.len() as u64))
+}
+
+/// The classes of every graph of `store`.
+fn graph_classes(store: &Store) -> Vec<GraphClasses> {
+    let Some(rdf_type) = store.rdf_type() else {
+        return Vec::new();
+    };
+    std::iter::once((None, store.graph()))
+        .chain(
+            store
+                .named_graphs
+                .iter()
+                .map(|(name, graph)| (Some(*name), graph)),
+        )
+        .map(|(graph, index)| GraphClasses {
+            graph,
+            classes: index.predicate_objects(rdf_type).to_vec(),
+        })
+        .collect()
 }
 
 /// The layout of the partitioned store in `dir`, or `None` when `dir` holds none.

@@ -285,6 +285,18 @@ fn a_saved_layout_reopens_only_as_itself() {
     assert_eq!(saved, [0, 1, 2]);
     assert!(bytes > 0);
     assert_eq!((layout.partitions, layout.triples), (3, store.triples()));
+    let rdf_type = store.rdf_type().unwrap();
+    let classes: Vec<(Option<Id>, Vec<Id>)> = layout
+        .classes
+        .iter()
+        .map(|g| (g.graph, g.classes.clone()))
+        .collect();
+    let expected: Vec<(Option<Id>, Vec<Id>)> = graphs(&store)
+        .into_iter()
+        .map(|(name, graph)| (name, graph.predicate_objects(rdf_type).to_vec()))
+        .collect();
+    assert_eq!(classes, expected);
+    assert!(classes.iter().any(|(_, c)| !c.is_empty()));
     assert_eq!(read_layout(&dir).unwrap(), Some(layout));
     for i in 0..3 {
         let (part, _) = open_partition(&dir, i, 3).unwrap();

@@ -1,0 +1,191 @@
+//! A cluster of real processes on loopback TCP (timely-dataflow's own connections): the
+//! test binary runs itself again as the other processes, each serving its partitions of a
+//! partitioned LUBM-1 store. Every query of Wukong's set gives the whole store's rows on
+//! 1, 2 and 3 processes (and 2 processes × 2 workers); a cluster of the wrong size
+//! refuses to start; and when a process is killed, a query fails within its timeout
+//! instead of hanging.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quiver_cluster::{ClusterConfig, TimelyPartitions};
+use quiver_sparql::partitions::BgpPartitions;
+use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError, QueryResults};
+use quiver_store::partition::save_partitioned;
+use quiver_store::Store;
+
+/// Set in a child process: `DIR|PROCESS|WORKERS|ADDRESS,ADDRESS,…`.
+const CHILD: &str = "QUIVER_CLUSTER_TEST_PROCESS";
+const TEST: &str = "processes_on_loopback_answer_like_the_whole_store";
+
+fn rows(
+    store: &Store,
+    query: &str,
+    partitions: Option<Arc<dyn BgpPartitions>>,
+    timeout: Option<Duration>,
+) -> Result<Vec<String>, QueryError> {
+    let prepared = prepare(store, query, &PrepareOptions::default())?;
+    let options = ExecOptions {
+        partitions,
+        timeout,
+        ..ExecOptions::default()
+    };
+    let mut rows = Vec::new();
+    if let QueryResults::Solutions(solutions) = prepared.execute(store, &options)? {
+        solutions.for_each_row(|row| rows.push(format!("{row:?}")));
+    }
+    rows.sort();
+    Ok(rows)
+}
+
+/// Free loopback addresses (each bound once, then released for the cluster to take).
+fn addresses(count: usize) -> Vec<String> {
+    let listeners: Vec<_> = (0..count)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect()
+}
+
+fn spawn(dir: &Path, process: usize, workers: usize, addresses: &[String]) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", TEST, "--nocapture"])
+        .env(
+            CHILD,
+            format!(
+                "{}|{process}|{workers}|{}",
+                dir.display(),
+                addresses.join(",")
+            ),
+        )
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `child` at most `limit`; kills it past that.
+fn finished(child: &mut Child, limit: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if let Ok(Some(status)) = child.try_wait() {
+            return status.success();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    false
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("quiver-cluster-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn processes_on_loopback_answer_like_the_whole_store() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        // A child: serve this process's partitions until the coordinator ends.
+        let fields: Vec<&str> = spec.split('|').collect();
+        let config = ClusterConfig {
+            process: fields[1].parse().unwrap(),
+            workers: fields[2].parse().unwrap(),
+            addresses: fields[3].split(',').map(str::to_owned).collect(),
+        };
+        TimelyPartitions::cluster(Path::new(fields[0]), config)
+            .unwrap()
+            .wait();
+        return;
+    }
+    let (store, _) = quiver_loader::load_lubm(
+        quiver_lubm::LubmConfig::standard(1),
+        2,
+        None,
+        &quiver_loader::NoProgress,
+    )
+    .unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../queries/lubm-basic");
+    let queries: Vec<String> = (1..=12)
+        .map(|q| std::fs::read_to_string(root.join(format!("q{q}.rq"))).unwrap())
+        .collect();
+    let expected: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| rows(&store, q, None, None).unwrap())
+        .collect();
+    for (processes, workers) in [(1, 1), (2, 1), (3, 1), (2, 2)] {
+        let dir = scratch(&format!("{processes}x{workers}"));
+        save_partitioned(&store, &dir, (processes * workers) as u32, |_, _| {}).unwrap();
+        let addresses = addresses(processes);
+        let mut children: Vec<Child> = (1..processes)
+            .map(|p| spawn(&dir, p, workers, &addresses))
+            .collect();
+        let config = ClusterConfig {
+            process: 0,
+            addresses: addresses.clone(),
+            workers,
+        };
+        let cluster: Arc<dyn BgpPartitions> =
+            Arc::new(TimelyPartitions::cluster(&dir, config).unwrap());
+        for (query, expected) in queries.iter().zip(&expected) {
+            let got = rows(&store, query, Some(Arc::clone(&cluster)), None).unwrap();
+            assert_eq!(&got, expected, "{processes} × {workers}: {query}");
+        }
+        drop(cluster);
+        for child in &mut children {
+            assert!(
+                finished(child, Duration::from_secs(20)),
+                "a process did not end"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    // A cluster of another size than the store's partitions refuses to start.
+    let dir = scratch("size");
+    save_partitioned(&store, &dir, 3, |_, _| {}).unwrap();
+    let config = ClusterConfig {
+        process: 0,
+        addresses: addresses(2),
+        workers: 1,
+    };
+    let error = TimelyPartitions::cluster(&dir, config).unwrap_err();
+    assert!(error.contains("cut into 3 partitions"), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // A process killed: a query fails within its timeout, never hangs.
+    let dir = scratch("killed");
+    save_partitioned(&store, &dir, 2, |_, _| {}).unwrap();
+    let addresses = addresses(2);
+    let mut child = spawn(&dir, 1, 1, &addresses);
+    let config = ClusterConfig {
+        process: 0,
+        addresses,
+        workers: 1,
+    };
+    let cluster: Arc<dyn BgpPartitions> =
+        Arc::new(TimelyPartitions::cluster(&dir, config).unwrap());
+    assert_eq!(
+        rows(&store, &queries[0], Some(Arc::clone(&cluster)), None).unwrap(),
+        expected[0]
+    );
+    child.kill().unwrap();
+    let _ = child.wait();
+    let started = Instant::now();
+    let outcome = rows(
+        &store,
+        &queries[1],
+        Some(Arc::clone(&cluster)),
+        Some(Duration::from_secs(2)),
+    );
+    assert!(outcome.is_err(), "a query answered without a process");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the failure took {:?}",
+        started.elapsed()
+    );
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&dir);
+}
