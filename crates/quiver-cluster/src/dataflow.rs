@@ -441,8 +441,14 @@ impl BgpPartitions for TimelyPartitions {
                 .store(true, std::sync::atomic::Ordering::Relaxed);
             QueryError::Unsupported("the cluster's workers have stopped".into())
         };
-        if !matches!(sent, Some(Ok(()))) {
-            return Err(stopped());
+        match sent {
+            Some(Ok(())) => {}
+            Some(Err(_)) => return Err(stopped()),
+            None => {
+                return Err(QueryError::Unsupported(
+                    "only process 0 of a cluster answers queries".into(),
+                ))
+            }
         }
         loop {
             if let Err(error) = request.state.check() {

@@ -79,8 +79,10 @@ impl Table {
     }
 
     /// The rows of `parts` one after the other (all with the same variables in the same
-    /// order), each column allocated once and copied into in parallel (the current rayon
-    /// pool's threads); the empty table for no parts.
+    /// order); the empty table for no parts. Column by column: each is allocated once and
+    /// copied into from the parts in parallel (the current rayon pool's threads), then the
+    /// parts' copies are freed, so the parts and the result are held together one column
+    /// at a time.
     pub fn concat(mut parts: Vec<Table>) -> Table {
         use rayon::prelude::*;
         if parts.len() <= 1 {
@@ -88,23 +90,21 @@ impl Table {
         }
         let rows: usize = parts.iter().map(|part| part.rows).sum();
         let vars = parts[0].vars.clone();
-        let columns = (0..vars.len())
-            .into_par_iter()
-            .map(|c| {
-                let mut column = vec![0; rows];
-                let mut rest = column.as_mut_slice();
-                let mut pieces = Vec::with_capacity(parts.len());
-                for part in &parts {
-                    let (piece, tail) = rest.split_at_mut(part.rows);
-                    pieces.push((piece, &part.columns[c][..part.rows]));
-                    rest = tail;
-                }
-                pieces
-                    .into_par_iter()
-                    .for_each(|(piece, source)| piece.copy_from_slice(source));
-                column
-            })
-            .collect();
+        let mut columns = Vec::with_capacity(vars.len());
+        for c in 0..vars.len() {
+            let mut column = vec![0; rows];
+            let mut rest = column.as_mut_slice();
+            let mut pieces = Vec::with_capacity(parts.len());
+            for part in &mut parts {
+                let (piece, tail) = rest.split_at_mut(part.rows);
+                pieces.push((piece, std::mem::take(&mut part.columns[c])));
+                rest = tail;
+            }
+            pieces
+                .into_par_iter()
+                .for_each(|(piece, source)| piece.copy_from_slice(&source[..piece.len()]));
+            columns.push(column);
+        }
         Table {
             vars,
             columns,
