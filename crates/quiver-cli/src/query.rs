@@ -74,6 +74,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
             base_iri: args.base.clone(),
             plan,
             dataset: None,
+            partitioned: false,
         },
     )?;
     let threads = crate::threads(args.threads);

@@ -52,6 +52,7 @@ struct Key {
     plan: Option<String>,
     /// The dataset's debug form (it has no `Hash`).
     dataset: Option<String>,
+    partitioned: bool,
 }
 
 impl Key {
@@ -61,11 +62,13 @@ impl Key {
             base_iri: options.base_iri.clone(),
             plan: options.plan.clone(),
             dataset: options.dataset.as_ref().map(|d| format!("{d:?}")),
+            partitioned: options.partitioned,
         }
     }
 
     fn matches(&self, text: &str, options: &PrepareOptions) -> bool {
         self.text == text
+            && self.partitioned == options.partitioned
             && self.base_iri == options.base_iri
             && self.plan == options.plan
             && match (&self.dataset, &options.dataset) {
@@ -123,6 +126,7 @@ impl QueryCache {
         options.base_iri.hash(&mut hasher);
         options.plan.hash(&mut hasher);
         options.dataset.is_some().hash(&mut hasher);
+        options.partitioned.hash(&mut hasher);
         hasher.finish()
     }
 

@@ -30,6 +30,11 @@ pub struct PrepareOptions {
     /// An RDF dataset that replaces the query's own `FROM` / `FROM NAMED` clauses (the
     /// protocol's `default-graph-uri` / `named-graph-uri`).
     pub dataset: Option<QueryDataset>,
+    /// Prepare on one partition of a partitioned store, whose basic graph patterns an
+    /// [`ExecOptions::partitions`] runs: no operator that reads the graph outside a basic
+    /// graph pattern (counts and DISTINCTs read from the index) is compiled, since the
+    /// coordinator's graph holds only a part of the data.
+    pub partitioned: bool,
 }
 
 /// Options for one execution.
@@ -176,6 +181,7 @@ fn prepare_parsed(
         None => None,
     };
     let mut compiler = Compiler::new(store, user_plans);
+    compiler.partitioned = options.partitioned;
     let (Query::Select {
         dataset,
         pattern,
@@ -340,6 +346,9 @@ impl PreparedQuery {
                 template,
                 options.max_results,
             )?),
+            Form::Describe(_) if options.partitions.is_some() => {
+                return Err(crate::exec::partitioned_unsupported("DESCRIBE"));
+            }
             Form::Describe(variables) => {
                 let vars: Vec<VarId> = variables
                     .iter()

@@ -168,6 +168,7 @@ impl Session {
             base_iri: None,
             plan: options.plan.as_deref().map(read).transpose()?,
             dataset: None,
+            partitioned: false,
         };
         let mut plan_times = Vec::new();
         let mut prepared = None;

@@ -38,6 +38,9 @@ pub struct Compiler<'a> {
     pub dataset: DatasetScope,
     /// The operators of the EXISTS patterns in the compiled expressions.
     pub exists: ExistsOperators,
+    /// Compile for a partitioned store: no index aggregates (see
+    /// `PrepareOptions::partitioned`).
+    pub partitioned: bool,
     next_bgp: usize,
 }
 
@@ -49,6 +52,7 @@ impl<'a> Compiler<'a> {
             user_plans,
             dataset: DatasetScope::default(),
             exists: ExistsOperators::default(),
+            partitioned: false,
             next_bgp: 0,
         }
     }
@@ -183,7 +187,10 @@ impl<'a> Compiler<'a> {
             }
             GraphPattern::Distinct { inner } => {
                 let inner = self.compile(inner, graph)?;
-                match index_aggregate::distinct(&self.vars, &inner) {
+                let read = (!self.partitioned)
+                    .then(|| index_aggregate::distinct(&self.vars, &inner))
+                    .flatten();
+                match read {
                     Some(read) => read,
                     None => Operator::Distinct(Box::new(inner)),
                 }
@@ -234,7 +241,10 @@ impl<'a> Compiler<'a> {
                         Ok((self.vars.var(variable), aggregate))
                     })
                     .collect::<Result<Vec<_>, QueryError>>()?;
-                match index_aggregate::group(&self.vars, &inner, &keys, &aggregates) {
+                let read = (!self.partitioned)
+                    .then(|| index_aggregate::group(&self.vars, &inner, &keys, &aggregates))
+                    .flatten();
+                match read {
                     Some(read) => read,
                     None => Operator::Group {
                         inner: Box::new(inner),

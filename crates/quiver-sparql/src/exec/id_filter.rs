@@ -151,7 +151,9 @@ impl Evaluator<'_> {
                 object: Node::Var(o),
                 predicate: Pred::Const(predicate),
                 ..
-            } if *o == var => Some(graph.predicate_objects(*predicate)),
+            } if *o == var && self.partitions.is_none() => {
+                Some(graph.predicate_objects(*predicate))
+            }
             _ => None,
         });
         let objects = objects.filter(|objects| objects.is_sorted());

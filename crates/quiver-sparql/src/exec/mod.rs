@@ -271,6 +271,9 @@ impl<'a> Evaluator<'a> {
                 let limit = self.bgp_limit(operator, limit);
                 self.bgp(planned, Table::unit(), false, limit)?
             }
+            Operator::Path(_) if self.partitions.is_some() => {
+                return Err(partitioned_unsupported("property paths"))
+            }
             Operator::Path(pattern) => self.path(pattern, None)?,
             Operator::Join(left, right) => {
                 let left = self.evaluate(left)?;
@@ -341,6 +344,11 @@ impl<'a> Evaluator<'a> {
                 self.group_profiles.borrow_mut().push(profile);
                 table
             }
+            Operator::IndexAggregate(_) if self.partitions.is_some() => {
+                return Err(partitioned_unsupported(
+                    "a count read from the index (prepare with `partitioned`)",
+                ))
+            }
             Operator::IndexAggregate(aggregate) => self.index_aggregate(aggregate)?,
         })
     }
@@ -382,6 +390,12 @@ impl Scope for Evaluator<'_> {
 fn local_id(n: usize, terms: u64) -> Option<Id> {
     let id = (UNBOUND as u64).checked_sub(1)?.checked_sub(n as u64)?;
     (id >= terms).then(|| Id::try_from(id).ok()).flatten()
+}
+
+/// What a partitioned store does not answer yet: `what` reads the graph outside a basic
+/// graph pattern, and the coordinator's graph holds only a part of the data.
+pub(crate) fn partitioned_unsupported(what: &str) -> QueryError {
+    QueryError::Unsupported(format!("{what} over a partitioned store"))
 }
 
 #[cfg(test)]

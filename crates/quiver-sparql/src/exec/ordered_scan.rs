@@ -33,6 +33,10 @@ impl Evaluator<'_> {
         let Operator::Bgp(planned) = inner else {
             return Ok(None);
         };
+        if self.partitions.is_some() {
+            // The scan reads the predicate index: the coordinator holds only a part.
+            return Ok(None);
+        }
         let ([pattern], []) = (
             planned.bgp.patterns.as_slice(),
             planned.bgp.equalities.as_slice(),
