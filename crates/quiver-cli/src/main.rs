@@ -11,6 +11,7 @@ mod bench_scale;
 mod bench_serialize;
 mod bench_update;
 mod checkpoint;
+mod cluster;
 mod console;
 mod demo;
 mod device;
@@ -64,6 +65,9 @@ enum Command {
     Partition(partition::PartitionArgs),
     /// Serve a store over HTTP: SPARQL 1.1 Protocol endpoint and a browser query page
     Serve(serve::ServeArgs),
+    /// Serve a partitioned store with a cluster of processes on this machine (process 0
+    /// serves HTTP, as `serve` does)
+    Cluster(cluster::ClusterArgs),
     /// Describe a store: size, memory, statistics
     Info(info::InfoArgs),
     /// Benchmarks
@@ -95,6 +99,7 @@ fn main() -> ExitCode {
         Command::Checkpoint(args) => checkpoint::run(args),
         Command::Partition(args) => partition::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Cluster(args) => cluster::run(args),
         Command::Info(args) => info::run(args),
         Command::Bench(command) => bench::run(command),
         Command::Demo => demo::run(),

@@ -9,14 +9,16 @@
 //! picked), which scripts and tests wait for.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use quiver_cluster::{ClusterConfig, TimelyPartitions};
 use quiver_db::{Database, DbOptions, SyncMode};
 use quiver_server::Config;
+use quiver_store::partition::open_partition;
 
 use crate::limits::{self, human_size, LimitArgs, QueryLimits};
 
@@ -69,6 +71,18 @@ pub struct ServeArgs {
     pub create: bool,
     #[command(flatten)]
     pub device: crate::device::DeviceArgs,
+    /// Serve as process --process of the cluster whose processes this file lists (one
+    /// `host:port` per line, process 0 first; timely-dataflow's connections): --location
+    /// is then a partitioned store (`quiver partition`), and the server is read-only
+    #[arg(long, value_name = "HOSTFILE", conflicts_with = "writable")]
+    pub cluster: Option<PathBuf>,
+    /// This process's number in --cluster: 0 serves HTTP, the others their partitions
+    #[arg(long, default_value = "0", requires = "cluster")]
+    pub process: usize,
+    /// Worker threads per process of --cluster, one partition each (the store must be cut
+    /// into processes × workers partitions)
+    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub workers: u32,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -120,22 +134,30 @@ pub fn run(args: ServeArgs) -> Result<()> {
         create: args.create,
         ..DbOptions::default()
     };
-    let db = Database::open(&args.location, options).with_context(context)?;
+    let db = match &args.cluster {
+        Some(hosts) => match join_cluster(&args, hosts, &mut config)? {
+            Some(db) => db,
+            None => return Ok(()),
+        },
+        None => Database::open(&args.location, options).with_context(context)?,
+    };
     let store = db.snapshot();
-    eprintln!(
-        "store {}: {} triples, {} terms{}",
-        args.location.display(),
-        store.triples(),
-        store.terms(),
-        if args.writable {
-            match config.update_token {
-                Some(_) => "; writable, writes need the update token",
-                None => "; writable",
+    if config.partitions.is_none() {
+        eprintln!(
+            "store {}: {} triples, {} terms{}",
+            args.location.display(),
+            store.triples(),
+            store.terms(),
+            if args.writable {
+                match config.update_token {
+                    Some(_) => "; writable, writes need the update token",
+                    None => "; writable",
+                }
+            } else {
+                "; read-only"
             }
-        } else {
-            "; read-only"
-        }
-    );
+        );
+    }
     config.device = crate::device::as_bgp_device(&args.device.open(&store)?);
     drop(store);
     let shown = |value: Option<String>| value.unwrap_or_else(|| "none".into());
@@ -159,4 +181,57 @@ pub fn run(args: ServeArgs) -> Result<()> {
     })?;
     eprintln!("server stopped");
     Ok(())
+}
+
+/// Joins the cluster of `hosts` as process `args.process`, serving its partitions of the
+/// store at `args.location`. Process 0 gets the database of its own first partition and
+/// runs the queries' basic graph patterns on the cluster (`config.partitions`); another
+/// process serves until process 0 ends and returns `None`.
+fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<Option<Database>> {
+    let text = std::fs::read_to_string(hosts)
+        .with_context(|| format!("cannot read the host file {}", hosts.display()))?;
+    let addresses: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_owned)
+        .collect();
+    let processes = addresses.len();
+    if args.process >= processes {
+        bail!(
+            "--process {} is not in {} ({processes} processes)",
+            args.process,
+            hosts.display()
+        );
+    }
+    let workers = args.workers as usize;
+    let cluster = ClusterConfig {
+        process: args.process,
+        addresses,
+        workers,
+    };
+    eprintln!(
+        "process {} of {processes}: serving partitions {}..{} of {}, waiting for the other processes",
+        args.process,
+        args.process * workers,
+        (args.process + 1) * workers,
+        args.location.display()
+    );
+    let partitions = TimelyPartitions::cluster(&args.location, cluster).map_err(|e| anyhow!(e))?;
+    if args.process != 0 {
+        partitions.wait();
+        eprintln!("process {} stopped", args.process);
+        return Ok(None);
+    }
+    let total = (processes * workers) as u32;
+    let (coordinator, layout) = open_partition(&args.location, 0, total)
+        .with_context(|| format!("cannot open the store at {}", args.location.display()))?;
+    eprintln!(
+        "store {}: {} triples, {} terms in {total} partitions over {processes} processes; read-only",
+        args.location.display(),
+        layout.triples,
+        layout.terms
+    );
+    config.partitions = Some(Arc::new(partitions));
+    Ok(Some(Database::in_memory(coordinator)))
 }

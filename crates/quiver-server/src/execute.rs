@@ -63,6 +63,7 @@ pub fn run(
     let store = &*job.store;
     let prepare_options = PrepareOptions {
         dataset: job.dataset.clone(),
+        partitioned: job.options.partitions.is_some(),
         ..PrepareOptions::default()
     };
     let (cached, hit) = match job.cache.prepare(store, &job.query, &prepare_options) {

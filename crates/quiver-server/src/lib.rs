@@ -76,6 +76,10 @@ pub struct Config {
     pub allow_load: bool,
     /// The accelerator heavy exploration steps go to (`--device gpu`), if any.
     pub device: Option<std::sync::Arc<dyn quiver_sparql::device::BgpDevice>>,
+    /// The partitions of a cluster that run the basic graph patterns (`quiver cluster`):
+    /// the database then holds the coordinator's own partition, and queries are prepared
+    /// `partitioned`.
+    pub partitions: Option<std::sync::Arc<dyn quiver_sparql::partitions::BgpPartitions>>,
 }
 
 impl Config {
@@ -103,6 +107,7 @@ impl Config {
             update_token: None,
             allow_load: false,
             device: None,
+            partitions: None,
         }
     }
 

@@ -158,6 +158,7 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         max_memory: state.config.max_memory,
         cancel: Some(cancel.clone()),
         device: state.config.device.clone(),
+        partitions: state.config.partitions.clone(),
         ..ExecOptions::default()
     };
     let store = state.snapshot();
@@ -165,6 +166,7 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
     let looked_up = Instant::now();
     let prepare_options = PrepareOptions {
         dataset: request.dataset.clone(),
+        partitioned: state.config.partitions.is_some(),
         ..PrepareOptions::default()
     };
     if let Some(cached) = state.queries.get(&store, &request.query, &prepare_options) {
@@ -302,6 +304,7 @@ async fn run_update(
         max_memory: state.config.max_memory,
         cancel: Some(cancel),
         device: state.config.device.clone(),
+        partitions: state.config.partitions.clone(),
         ..ExecOptions::default()
     };
     let db = state.db.clone();

@@ -70,6 +70,14 @@ impl Server {
         Self::spawn(quiver(), store, args)
     }
 
+    /// `quiver cluster --processes PROCESSES` on the partitioned store `store`, like
+    /// [`Server::start`] (its process 0 prints the same `listening on` line).
+    pub fn start_cluster(store: &Path, processes: u32, args: &[&str]) -> Server {
+        let mut command = quiver();
+        command.args(["cluster", "--processes", &processes.to_string()]);
+        Self::launch(command, store, args)
+    }
+
     /// Like [`Server::start`], with environment variables set for the server.
     pub fn start_with_env(store: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut command = quiver();
@@ -89,8 +97,12 @@ impl Server {
     }
 
     fn spawn(mut command: Command, store: &Path, args: &[&str]) -> Server {
+        command.arg("serve");
+        Self::launch(command, store, args)
+    }
+
+    fn launch(mut command: Command, store: &Path, args: &[&str]) -> Server {
         let mut child = command
-            .arg("serve")
             .arg("--location")
             .arg(store)
             .args(["--bind", "127.0.0.1:0"])

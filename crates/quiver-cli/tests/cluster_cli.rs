@@ -1,0 +1,101 @@
+//! `quiver cluster` as a user runs it: a LUBM-1 store cut into partitions and served by
+//! 1, 2 and 3 real processes on this machine answers Wukong's q1–q12, a count and an
+//! aggregate over HTTP exactly as `quiver serve` on the whole store does; a property path
+//! gets a clear refusal; a cluster of the wrong size refuses to start; SIGTERM stops every
+//! process.
+
+mod serve_support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serve_support::{lubm_query, quiver, store, Server};
+
+const TSV: &str = "text/tab-separated-values";
+
+/// The reply's lines, sorted (row order is not part of an unordered answer).
+fn rows(server: &Server, query: &str) -> Vec<String> {
+    let reply = server.query(query, TSV);
+    assert_eq!(reply.status, 200, "{query}: {}", reply.text());
+    let mut lines: Vec<String> = reply.text().lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+fn partition(store: &Path, partitions: u32, dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir);
+    let output = quiver()
+        .arg("partition")
+        .arg("--location")
+        .arg(store)
+        .args(["--partitions", &partitions.to_string()])
+        .arg("--output")
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn a_cluster_of_processes_answers_like_the_whole_store() {
+    let whole = store("cluster");
+    let mut queries: Vec<String> = (1..=12).map(|q| lubm_query(&format!("q{q}"))).collect();
+    queries.push("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }".into());
+    queries.push(
+        "SELECT ?c (COUNT(?x) AS ?n) WHERE { ?x a ?c } GROUP BY ?c ORDER BY DESC(?n) ?c".into(),
+    );
+    let reference = Server::start(whole, &[]);
+    let expected: Vec<Vec<String>> = queries.iter().map(|q| rows(&reference, q)).collect();
+    drop(reference);
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    for processes in [1, 2, 3] {
+        let dir = scratch.join(format!("cluster-cli-{processes}"));
+        partition(whole, processes, &dir);
+        let mut cluster = Server::start_cluster(&dir, processes, &[]);
+        for (query, expected) in queries.iter().zip(&expected) {
+            assert_eq!(
+                &rows(&cluster, query),
+                expected,
+                "{processes} processes: {query}"
+            );
+        }
+        let path =
+            std::fs::read_to_string(serve_support::queries_dir().join("lubm-sparql11/path1.rq"))
+                .unwrap();
+        let reply = cluster.query(&path, TSV);
+        assert_eq!(reply.status, 400, "{}", reply.text());
+        assert!(reply
+            .text()
+            .contains("property paths over a partitioned store"));
+        let status = cluster
+            .terminate(Duration::from_secs(20))
+            .expect("the cluster stops");
+        assert!(status.success(), "{status:?}: {}", cluster.log());
+        // The other processes return when process 0's dataflow ends, each saying so.
+        for process in 1..processes {
+            let line = format!("process {process} stopped");
+            assert!(cluster.logged(&line), "{line}: {}", cluster.log());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    // A cluster of another size than the store's partitions refuses to start.
+    let dir = scratch.join("cluster-cli-size");
+    partition(whole, 3, &dir);
+    let output = quiver()
+        .args([
+            "cluster",
+            "--processes",
+            "2",
+            "--bind",
+            "127.0.0.1:0",
+            "--location",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cut into 3 partitions"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
