@@ -40,7 +40,9 @@ use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
-use crate::route::{by_owner, classes, place, split_intersections, with_classes, Placement};
+use crate::route::{
+    by_owner, classes, place, settled, split_intersections, with_classes, Placement,
+};
 
 /// What every worker needs of one pattern's run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -398,19 +400,8 @@ impl BgpPartitions for TimelyPartitions {
     }
 
     fn explore(&self, request: PartitionedBgp<'_>) -> Result<Table, QueryError> {
-        if request.bgp.is_unsatisfiable() {
-            let mut vars = request.input.vars.clone();
-            for v in request.bgp.vars() {
-                if !vars.contains(&v) {
-                    vars.push(v);
-                }
-            }
-            return Ok(Table::empty(vars));
-        }
-        if request.graph == GraphRef::Merged {
-            return Err(QueryError::Unsupported(
-                "a dataset of several FROM graphs over a partitioned store".into(),
-            ));
+        if let Some(answer) = settled(&request) {
+            return answer;
         }
         let plan = Arc::new(Plan {
             bgp: request.bgp.clone(),

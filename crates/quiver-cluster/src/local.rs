@@ -3,7 +3,7 @@
 
 use quiver_sparql::bgp::Node;
 use quiver_sparql::context::ExecContext;
-use quiver_sparql::dataset::{graph_index, GraphRef};
+use quiver_sparql::dataset::graph_index;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
 use quiver_sparql::partitions::{BgpPartitions, PartitionedBgp};
@@ -12,7 +12,9 @@ use quiver_sparql::table::Table;
 use quiver_store::{GraphIndex, Store};
 use rayon::prelude::*;
 
-use crate::route::{by_owner, classes, place, split_intersections, with_classes, Placement};
+use crate::route::{
+    by_owner, classes, place, settled, split_intersections, with_classes, Placement,
+};
 
 /// The partitions of one store, all in this process.
 #[derive(Debug)]
@@ -88,19 +90,8 @@ impl BgpPartitions for LocalPartitions {
 
     fn explore(&self, request: PartitionedBgp<'_>) -> Result<Table, QueryError> {
         let bgp = request.bgp;
-        if bgp.is_unsatisfiable() {
-            let mut vars = request.input.vars.clone();
-            for v in bgp.vars() {
-                if !vars.contains(&v) {
-                    vars.push(v);
-                }
-            }
-            return Ok(Table::empty(vars));
-        }
-        if request.graph == GraphRef::Merged {
-            return Err(QueryError::Unsupported(
-                "a dataset of several FROM graphs over a partitioned store".into(),
-            ));
+        if let Some(answer) = settled(&request) {
+            return answer;
         }
         let graphs: Vec<&GraphIndex> = self
             .parts

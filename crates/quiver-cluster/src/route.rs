@@ -19,6 +19,9 @@
 
 use quiver_model::{Id, PredId};
 use quiver_sparql::bgp::{Bgp, Node, Pred};
+use quiver_sparql::dataset::GraphRef;
+use quiver_sparql::error::QueryError;
+use quiver_sparql::partitions::PartitionedBgp;
 use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::{Table, UNBOUND};
 use quiver_store::partition::owner;
@@ -156,4 +159,24 @@ pub fn with_classes(bgp: &Bgp, step: &Step, rows: &Table, classes: &[Id]) -> Tab
             rows.gather(&selection)
         }
     }
+}
+
+/// What a request answers before any step, if anything: an unsatisfiable pattern's empty
+/// table (its input's columns and the pattern's), or the refusal of a dataset of several
+/// `FROM` graphs, whose merge no partition holds.
+pub fn settled(request: &PartitionedBgp<'_>) -> Option<Result<Table, QueryError>> {
+    if request.bgp.is_unsatisfiable() {
+        let mut vars = request.input.vars.clone();
+        for v in request.bgp.vars() {
+            if !vars.contains(&v) {
+                vars.push(v);
+            }
+        }
+        return Some(Ok(Table::empty(vars)));
+    }
+    (request.graph == GraphRef::Merged).then(|| {
+        Err(QueryError::Unsupported(
+            "a dataset of several FROM graphs over a partitioned store".into(),
+        ))
+    })
 }
