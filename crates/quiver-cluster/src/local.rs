@@ -88,7 +88,7 @@ impl BgpPartitions for LocalPartitions {
         format!("{} partitions in this process", self.parts.len())
     }
 
-    fn explore(&self, request: PartitionedBgp<'_>) -> Result<Table, QueryError> {
+    fn explore(&self, mut request: PartitionedBgp<'_>) -> Result<Table, QueryError> {
         let bgp = request.bgp;
         if let Some(answer) = settled(&request) {
             return answer;
@@ -99,7 +99,7 @@ impl BgpPartitions for LocalPartitions {
             .map(|part| graph_index(part, request.graph))
             .collect();
         let rdf_type = self.parts.first().and_then(Store::rdf_type);
-        let mut rows = request.input.clone();
+        let mut rows = std::mem::take(&mut request.input);
         for step in split_intersections(request.steps) {
             request.state.check()?;
             let bound = |node: Node| match node {

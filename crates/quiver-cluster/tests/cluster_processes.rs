@@ -89,21 +89,31 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The test binary run again as process `PROCESS` of a cluster (`CHILD` set): it serves
+/// its partitions until the coordinator ends; failing to, it panics and exits non-zero,
+/// which the parent checks.
+fn serve_as_process(spec: &str) {
+    let fields: Vec<&str> = spec.split('|').collect();
+    let config = ClusterConfig {
+        process: fields[1].parse().unwrap(),
+        workers: fields[2].parse().unwrap(),
+        addresses: fields[3].split(',').map(str::to_owned).collect(),
+    };
+    TimelyPartitions::cluster(Path::new(fields[0]), config)
+        .unwrap()
+        .wait();
+}
+
 #[test]
 fn processes_on_loopback_answer_like_the_whole_store() {
-    if let Ok(spec) = std::env::var(CHILD) {
-        // A child: serve this process's partitions until the coordinator ends.
-        let fields: Vec<&str> = spec.split('|').collect();
-        let config = ClusterConfig {
-            process: fields[1].parse().unwrap(),
-            workers: fields[2].parse().unwrap(),
-            addresses: fields[3].split(',').map(str::to_owned).collect(),
-        };
-        TimelyPartitions::cluster(Path::new(fields[0]), config)
-            .unwrap()
-            .wait();
-        return;
+    match std::env::var(CHILD) {
+        Ok(spec) => serve_as_process(&spec),
+        Err(_) => coordinate_clusters(),
     }
+}
+
+/// The parent: cuts the store, starts the other processes and checks every cluster.
+fn coordinate_clusters() {
     let (store, _) = quiver_loader::load_lubm(
         quiver_lubm::LubmConfig::standard(1),
         2,

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::build::build_split_graph;
 use crate::graph::GraphIndex;
 use crate::persist::StoreError;
-use crate::store::{next_version, Store};
+use crate::store::Store;
 
 /// The hash of [`owner`], as the layout file and each partition name it.
 pub const PARTITION_HASH: &str = "splitmix64";
@@ -113,7 +113,7 @@ impl Store {
             });
             build_split_graph(out, inn, None, predicates)
         };
-        let (default_graph, predicate_stats) = split(&self.default_graph);
+        let default_graph = split(&self.default_graph);
         let named_graphs = self
             .named_graphs
             .iter()
@@ -125,23 +125,13 @@ impl Store {
             count,
             hash: PARTITION_HASH.to_owned(),
         });
-        let mut partition = Store {
-            dictionary: self.dictionary.clone(),
-            predicates: self.predicates.clone(),
-            appended_predicates: self.appended_predicates.clone(),
-            classes: Default::default(),
-            class_instances: Default::default(),
-            class_predicate: Default::default(),
-            stat_classes: Default::default(),
-            stat_predicates: 0,
-            predicate_stats,
+        Store::assemble(
+            self.dictionary.clone(),
+            (self.predicates.clone(), self.appended_predicates.clone()),
             default_graph,
             named_graphs,
             info,
-            version: next_version(),
-        };
-        partition.compute_classes();
-        partition
+        )
     }
 
     /// Which partition this store is, if it is one.

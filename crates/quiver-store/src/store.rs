@@ -139,10 +139,29 @@ impl Store {
             .map(|(graph, triples)| (graph, build_graph(triples, None, predicates.len()).0))
             .collect();
 
+        Store::assemble(
+            dictionary,
+            (predicates.into(), Vec::new()),
+            (default_graph, predicate_stats),
+            named_graphs,
+            info,
+        )
+    }
+
+    /// A new version of built graph indexes: its class catalog and characteristic
+    /// statistics computed from the default graph (`predicates`: the predicate id space
+    /// and the predicates appended after it).
+    pub(crate) fn assemble(
+        dictionary: Dictionary,
+        predicates: (Column<Id>, Vec<Id>),
+        (default_graph, predicate_stats): (GraphIndex, Vec<PredicateStats>),
+        named_graphs: Vec<(Id, GraphIndex)>,
+        info: LoadInfo,
+    ) -> Self {
         let mut store = Store {
             dictionary,
-            predicates: predicates.into(),
-            appended_predicates: Vec::new(),
+            predicates: predicates.0,
+            appended_predicates: predicates.1,
             classes: Column::default(),
             class_instances: Column::default(),
             class_predicate: Column::default(),
