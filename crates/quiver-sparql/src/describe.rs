@@ -5,6 +5,10 @@
 //! resource as subject, and recursively the same for every blank node reached as an
 //! object (a blank node is only identified by its statements, so they belong to the
 //! description). Literals describe nothing; terms the store lacks have no triples.
+//!
+//! The descriptions are read a frontier at a time (the resources, then the blank nodes
+//! they reach, ...), one request of edges each, so that a partitioned store answers each
+//! frontier in one round.
 
 use oxrdf::{NamedOrBlankNode, Term, Triple};
 use quiver_model::{DecodedTerm, Id};
@@ -12,6 +16,7 @@ use quiver_store::Direction;
 use rustc_hash::FxHashSet;
 
 use crate::error::QueryError;
+use crate::exec::edges::{EdgeSource, GraphEdges, PartitionedEdges};
 use crate::exec::Evaluator;
 use crate::table::UNBOUND;
 
@@ -23,41 +28,70 @@ pub fn describe(
     max_results: Option<usize>,
 ) -> Result<Vec<Triple>, QueryError> {
     let store = evaluator.store;
+    let graph = evaluator.dataset.default;
+    match &evaluator.partitions {
+        Some(partitions) => {
+            let source = PartitionedEdges {
+                partitions: partitions.as_ref(),
+                store,
+                graph,
+                state: evaluator.state,
+            };
+            describe_from(evaluator, &source, resources, max_results)
+        }
+        None => {
+            let source = GraphEdges(evaluator.dataset.index(store, graph));
+            describe_from(evaluator, &source, resources, max_results)
+        }
+    }
+}
+
+fn describe_from(
+    evaluator: &Evaluator<'_>,
+    source: &dyn EdgeSource,
+    resources: impl Iterator<Item = Id>,
+    max_results: Option<usize>,
+) -> Result<Vec<Triple>, QueryError> {
+    let store = evaluator.store;
     let ctx = evaluator.ctx();
     let mut memory = ctx.reservation();
-    let mut visits = 0usize;
-    let index = evaluator.dataset.index(store, evaluator.dataset.default);
     let mut visited: FxHashSet<Id> = FxHashSet::default();
-    let mut pending: Vec<Id> = resources
+    let mut frontier: Vec<Id> = resources
         .filter(|&id| id != UNBOUND && (id as u64) < store.terms())
         .collect();
     let mut triples = Vec::new();
-    memory.try_grow(pending.len() * crate::memory::ID_BYTES)?;
-    while let Some(resource) = pending.pop() {
-        visits += 1;
-        ctx.tick(visits)?;
-        if !visited.insert(resource) {
-            continue;
-        }
-        let Some(subject) = store.term(resource).and_then(subject_of) else {
-            continue;
-        };
-        for (predicate, objects) in index.edges(resource, Direction::Out).iter() {
-            let Some(Term::NamedNode(predicate)) = store.term(store.predicate_term(predicate))
+    memory.try_grow(frontier.len() * crate::memory::ID_BYTES)?;
+    while !frontier.is_empty() {
+        ctx.check()?;
+        frontier.retain(|&id| visited.insert(id));
+        let subjects: Vec<(Id, NamedOrBlankNode)> = frontier
+            .iter()
+            .filter_map(|&id| Some((id, store.term(id).and_then(subject_of)?)))
+            .collect();
+        let starts: Vec<Id> = subjects.iter().map(|&(id, _)| id).collect();
+        let edges = source.edges(&starts, None, Direction::Out)?;
+        let mut next = Vec::new();
+        for i in 0..edges.len() {
+            ctx.tick(i)?;
+            let Some(Term::NamedNode(predicate)) =
+                store.term(store.predicate_term(edges.predicate[i]))
             else {
                 continue;
             };
-            for &object in objects {
-                if is_blank(evaluator, object) {
-                    pending.push(object);
-                }
-                if let Some(object) = store.term(object) {
-                    let triple = Triple::new(subject.clone(), predicate.clone(), object);
-                    count_triple(&mut memory, &triple, triples.len() + 1, max_results)?;
-                    triples.push(triple);
-                }
+            let object = edges.end[i];
+            if is_blank(evaluator, object) && !visited.contains(&object) {
+                next.push(object);
+            }
+            if let Some(object) = store.term(object) {
+                let subject = subjects[edges.start[i] as usize].1.clone();
+                let triple = Triple::new(subject, predicate, object);
+                count_triple(&mut memory, &triple, triples.len() + 1, max_results)?;
+                triples.push(triple);
             }
         }
+        next.sort_unstable();
+        next.dedup();
+        frontier = next;
     }
     Ok(triples)
 }

@@ -346,9 +346,6 @@ impl PreparedQuery {
                 template,
                 options.max_results,
             )?),
-            Form::Describe(_) if options.partitions.is_some() => {
-                return Err(crate::exec::partitioned_unsupported("DESCRIBE"));
-            }
             Form::Describe(variables) => {
                 let vars: Vec<VarId> = variables
                     .iter()

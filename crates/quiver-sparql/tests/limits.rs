@@ -131,7 +131,7 @@ fn exploration_checks_inside_its_steps() {
 fn one_long_path_walk_checks_inside() {
     cancels_inside(
         "SELECT * { <http://x/s0> (<http://x/e>|^<http://x/e>)* ?y }",
-        "exec/path.rs",
+        "exec/path/walker.rs",
     );
 }
 

@@ -38,6 +38,7 @@ pub use path::PathProfile;
 
 pub mod bgp;
 mod distinct;
+pub mod edges;
 mod expression;
 mod extend;
 mod filter;
@@ -270,9 +271,6 @@ impl<'a> Evaluator<'a> {
             Operator::Bgp(planned) => {
                 let limit = self.bgp_limit(operator, limit);
                 self.bgp(planned, Table::unit(), false, limit)?
-            }
-            Operator::Path(_) if self.partitions.is_some() => {
-                return Err(partitioned_unsupported("property paths"))
             }
             Operator::Path(pattern) => self.path(pattern, None)?,
             Operator::Join(left, right) => {

@@ -2,7 +2,7 @@
 //! to predicate ids, ends resolved to variables or terms.
 //!
 //! Zero-length matches follow the spec's case split; [`Path::zero_length_count`] says how
-//! often a vertex with no edges matches itself (`exec/path.rs` walks the rest).
+//! often a vertex with no edges matches itself (`exec/path/` walks the rest).
 
 use quiver_model::PredId;
 use quiver_store::Store;
