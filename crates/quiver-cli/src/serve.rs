@@ -224,8 +224,12 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
         return Ok(None);
     }
     let total = (processes * workers) as u32;
-    let (coordinator, layout) = open_partition(&args.location, 0, total)
+    let (mut coordinator, layout) = open_partition(&args.location, 0, total)
         .with_context(|| format!("cannot open the store at {}", args.location.display()))?;
+    // Plans are made here, for the whole store: with its statistics, not partition 0's.
+    if let Some(statistics) = &layout.statistics {
+        coordinator.use_statistics(statistics);
+    }
     eprintln!(
         "store {}: {} triples, {} terms in {total} partitions over {processes} processes; read-only",
         args.location.display(),

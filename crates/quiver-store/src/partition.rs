@@ -21,8 +21,10 @@
 //!
 //! On disk, a partitioned store is a directory with a layout file ([`LAYOUT_FILE`]: the
 //! number of partitions and the hash) and one ordinary snapshot per partition
-//! (`partition-<i>/`), each of which records which partition it is. The layout file is
-//! written last, so a directory whose partitioning was interrupted is not a store.
+//! (`partition-<i>/`), each of which records which partition it is. The layout file also
+//! carries the planner's statistics of the whole store, merged from the partitions'
+//! (`partition_stats`). It is written last, so a directory whose partitioning was
+//! interrupted is not a store.
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::build::build_split_graph;
 use crate::graph::GraphIndex;
+use crate::partition_stats::{PlannerStatistics, StatisticsMerger};
 use crate::persist::StoreError;
 use crate::store::Store;
 
@@ -78,6 +81,10 @@ pub struct PartitionLayout {
     /// where it owns instances: what a step over every class of a graph takes.
     #[serde(default)]
     pub classes: Vec<GraphClasses>,
+    /// The planner's statistics of the whole store, merged from the partitions'; absent
+    /// from layouts written before they were.
+    #[serde(default)]
+    pub statistics: Option<PlannerStatistics>,
 }
 
 /// The classes of one graph (`graph`: the name's term id, `None` for the default graph).
@@ -172,8 +179,10 @@ pub fn save_partitioned(
         store.compacted()
     };
     let mut bytes = 0;
+    let mut statistics = StatisticsMerger::default();
     for index in 0..count {
         let partition = store.partition(index, count);
+        statistics.add(&partition);
         let written = partition.save(&partition_dir(dir, index))?;
         progress(&partition, written);
         bytes += written;
@@ -185,6 +194,7 @@ pub fn save_partitioned(
         triples: store.triples(),
         terms: store.terms(),
         classes: graph_classes(&store),
+        statistics: Some(statistics.finish(store.rdf_type())),
     };
     let text = serde_json::to_vec_pretty(&layout).expect("the layout serializes");
     let temporary = dir.join(format!("{LAYOUT_FILE}.tmp"));

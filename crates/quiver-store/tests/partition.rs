@@ -15,6 +15,7 @@ use quiver_model::{Id, PredId};
 use quiver_store::partition::{
     open_partition, owner, partition_dir, read_layout, save_partitioned, LAYOUT_FILE,
 };
+use quiver_store::partition_stats::StatisticsMerger;
 use quiver_store::{ChangeSet, Direction, EncodedGraphs, GraphIndex, LoadInfo, Quad, Store};
 
 const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
@@ -219,6 +220,43 @@ fn check_partitions(store: &Store, count: u32) -> Result<(), TestCaseError> {
         })
         .collect();
     prop_assert_eq!(instances, expected);
+    // The planner's statistics merged from the partitions are the whole store's (these
+    // graphs are small enough that the class sampling takes every instance), except how
+    // many of a class's instances are classes themselves, which no partition knows.
+    let mut merger = StatisticsMerger::default();
+    for part in &parts {
+        merger.add(part);
+    }
+    let merged = merger.finish(store.rdf_type());
+    // An updated store's statistics lag until it is compacted, as a cut compacts it.
+    let store = &store.compacted();
+    let whole = store.planner_statistics();
+    prop_assert_eq!(&merged.predicates, &whole.predicates);
+    prop_assert_eq!(&merged.classes, &whole.classes);
+    prop_assert_eq!(&merged.class_instances, &whole.class_instances);
+    let mut coordinator = parts[0].clone();
+    coordinator.use_statistics(&merged);
+    for p in 0..store.predicate_count() as PredId {
+        prop_assert_eq!(coordinator.predicate_stats(p), store.predicate_stats(p));
+    }
+    for (class, stats) in store.class_stats().enumerate() {
+        let class = class as quiver_model::ClassId;
+        let at = coordinator
+            .class_of_term(stats.class)
+            .expect("every class is known");
+        prop_assert_eq!(coordinator.class_size(at), store.class_size(class));
+        for p in 0..store.predicate_count() as PredId {
+            for side in [Direction::Out, Direction::In] {
+                if side == Direction::In && Some(p) == store.rdf_type() {
+                    continue;
+                }
+                prop_assert_eq!(
+                    coordinator.class_predicate_count(at, p, side),
+                    store.class_predicate_count(class, p, side)
+                );
+            }
+        }
+    }
     Ok(())
 }
 
