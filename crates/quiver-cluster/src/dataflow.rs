@@ -29,7 +29,7 @@ use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
 use quiver_sparql::memory::MemoryBudget;
-use quiver_sparql::partitions::{BgpPartitions, PartitionedBgp};
+use quiver_sparql::partitions::{BgpPartitions, Exchanged, PartitionedBgp};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::Table;
 use quiver_store::{GraphIndex, Store};
@@ -65,10 +65,28 @@ struct Message {
     to: u32,
     plan: Arc<Plan>,
     rows: Result<Table, String>,
+    /// What the hops before this message moved between workers and handed to it (each
+    /// hop hands its count to its first message, so the counts reach the coordinator).
+    exchanged: Exchanged,
 }
 
-/// The rows (or errors) that finished each query, on the coordinator.
-type Arrived = HashMap<u64, Vec<Result<Table, String>>>;
+/// The rows (or errors) that finished each query, and what its hops exchanged, on the
+/// coordinator.
+type Arrived = HashMap<u64, (Vec<Result<Table, String>>, Exchanged)>;
+
+/// `messages`, sent by worker `from`, handed what they move to other workers on top of
+/// `earlier` (a message always has at least one successor: empty rows travel on too).
+fn account(messages: &mut [Message], from: u32, earlier: Exchanged) {
+    let mut exchanged = earlier;
+    for message in messages.iter().filter(|m| m.to != from) {
+        exchanged.messages += 1;
+        exchanged.rows += message.rows.as_ref().map_or(0, |rows| rows.rows as u64);
+        exchanged.bytes += bincode::serialized_size(message).unwrap_or(0);
+    }
+    if let Some(first) = messages.first_mut() {
+        first.exchanged = exchanged;
+    }
+}
 
 /// A pattern's run asked of the coordinator.
 struct Request {
@@ -93,6 +111,7 @@ fn route(
         to,
         plan: Arc::clone(plan),
         rows: Ok(rows),
+        exchanged: Exchanged::default(),
     };
     loop {
         let Some(planned) = plan.steps.get(step) else {
@@ -163,6 +182,7 @@ fn advance(part: &Store, workers: u32, message: Message, state: &QueryState) -> 
             to: 0,
             plan,
             rows: Err(error),
+            exchanged: Exchanged::default(),
         }],
     }
 }
@@ -176,6 +196,8 @@ pub struct TimelyPartitions {
     classes: HashMap<GraphRef, Vec<Id>>,
     rdf_type: Option<PredId>,
     workers: u32,
+    /// Everything the runs so far exchanged (counted by the coordinator's worker).
+    exchanged: Arc<Mutex<Exchanged>>,
     /// Set when a run did not come back (a worker or process stopped, or the query gave
     /// up waiting): the workers may never end, so they are not waited for.
     broken: std::sync::atomic::AtomicBool,
@@ -291,9 +313,11 @@ impl TimelyPartitions {
         let parts = Arc::new(parts);
         let (requests, receiver) = mpsc::channel::<Request>();
         let receiver = Arc::new(Mutex::new(Some(receiver)));
+        let exchanged = Arc::new(Mutex::new(Exchanged::default()));
+        let totals = Arc::clone(&exchanged);
         let guards = timely::execute(config, move |worker| {
             let part = parts[worker.index() - first].clone();
-            serve(worker, part, &receiver);
+            serve(worker, part, &receiver, &totals);
         })?;
         Ok(Self {
             requests: Mutex::new((first == 0).then_some(requests)),
@@ -301,6 +325,7 @@ impl TimelyPartitions {
             classes,
             rdf_type,
             workers,
+            exchanged,
             broken: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -321,6 +346,7 @@ fn serve(
     worker: &mut timely::worker::Worker,
     part: Store,
     receiver: &Mutex<Option<mpsc::Receiver<Request>>>,
+    totals: &Mutex<Exchanged>,
 ) {
     let index = worker.index();
     let workers = worker.peers() as u32;
@@ -344,13 +370,15 @@ fn serve(
                             for batch in batches {
                                 for message in batch.drain(..) {
                                     if message.step as usize >= message.plan.steps.len() {
-                                        sink.borrow_mut()
-                                            .entry(message.query)
-                                            .or_default()
-                                            .push(message.rows);
+                                        let mut arrived = sink.borrow_mut();
+                                        let query = arrived.entry(message.query).or_default();
+                                        query.0.push(message.rows);
+                                        query.1 += message.exchanged;
                                         continue;
                                     }
-                                    let next = advance(&part, workers, message, &state);
+                                    let earlier = message.exchanged;
+                                    let mut next = advance(&part, workers, message, &state);
+                                    account(&mut next, index as u32, earlier);
                                     session.give_iterator(next.into_iter());
                                 }
                             }
@@ -373,16 +401,21 @@ fn serve(
     };
     let mut time = 0u64;
     for (query, request) in (0u64..).zip(requests.iter()) {
-        for message in route(&request.plan, query, 0, request.input, workers) {
+        let mut messages = route(&request.plan, query, 0, request.input, workers);
+        account(&mut messages, 0, Exchanged::default());
+        for message in messages {
             input.send(message);
         }
         // Every hop is a tick: past the last step and the hop to the coordinator.
         time += request.plan.steps.len() as u64 + 2;
         input.advance_to(time);
+        // Parked between events rather than spinning: on a machine with fewer cores than
+        // workers, a spinning coordinator would hold a core the other processes need.
         while probe.less_than(&time) {
-            worker.step();
+            worker.step_or_park(Some(Duration::from_millis(1)));
         }
-        let parts = arrived.borrow_mut().remove(&query).unwrap_or_default();
+        let (parts, exchanged) = arrived.borrow_mut().remove(&query).unwrap_or_default();
+        *totals.lock().unwrap_or_else(|e| e.into_inner()) += exchanged;
         let answer = parts
             .into_iter()
             .collect::<Result<Vec<Table>, String>>()
@@ -397,6 +430,10 @@ fn serve(
 impl BgpPartitions for TimelyPartitions {
     fn name(&self) -> String {
         format!("{} timely workers", self.workers)
+    }
+
+    fn exchanged(&self) -> Exchanged {
+        *self.exchanged.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn explore(&self, request: PartitionedBgp<'_>) -> Result<Table, QueryError> {

@@ -244,3 +244,50 @@ proptest! {
         check_all(&store, &queries, &[1, 2, 3, 4])?;
     }
 }
+
+/// What moves between workers is counted exactly: for a pattern that starts from a
+/// predicate index, the coordinator sends the start to every other worker, and each sends
+/// back the rows of its own share.
+#[test]
+fn the_rows_and_bytes_exchanged_are_counted() {
+    let specs: Vec<Spec> = (0..60u32).map(|i| (i % 20, 1, (i * 7) % 20, 0)).collect();
+    let (store, _) = quiver_loader::load_quads(specs.iter().map(quad), None).unwrap();
+    let query = format!("PREFIX ex: <{EX}> SELECT * WHERE {{ ?x ex:p1 ?y }}");
+    let expected = answer(&store, &query, None).unwrap();
+    let alone = Arc::new(TimelyPartitions::in_process(&store, 1).unwrap());
+    answer(&store, &query, Some(alone.clone())).unwrap();
+    assert_eq!(
+        alone.exchanged(),
+        Default::default(),
+        "one worker moves nothing"
+    );
+    let count = 3;
+    let timely = Arc::new(TimelyPartitions::in_process(&store, count).unwrap());
+    let got = answer(&store, &query, Some(timely.clone())).unwrap();
+    assert_eq!(got, expected);
+    let first = store.partition(0, count);
+    let p1 = first.iri_id(&format!("{EX}p1")).unwrap();
+    let predicate = first.predicate_of_term(p1).unwrap();
+    let at_first: u64 = first
+        .graph()
+        .predicate_subjects(predicate)
+        .iter()
+        .map(|&s| {
+            first
+                .graph()
+                .degree(s, predicate, quiver_store::Direction::Out) as u64
+        })
+        .sum();
+    let exchanged = timely.exchanged();
+    let others = expected.len() as u64 - at_first;
+    assert!(
+        others > 0 && at_first > 0,
+        "{others} rows elsewhere, {at_first} here"
+    );
+    assert_eq!(exchanged.messages, 2 * (count as u64 - 1));
+    assert_eq!(exchanged.rows, (count as u64 - 1) + others);
+    assert!(exchanged.bytes > exchanged.rows * 8, "{exchanged:?}");
+    // A second run adds as much again.
+    answer(&store, &query, Some(timely.clone())).unwrap();
+    assert_eq!(timely.exchanged().rows, 2 * exchanged.rows);
+}

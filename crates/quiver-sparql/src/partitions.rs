@@ -27,10 +27,45 @@ pub struct PartitionedBgp<'a> {
     pub state: &'a QueryState,
 }
 
+/// What moved between the partitions' workers: messages, the rows they carried and their
+/// bytes as serialized between processes. Rows that stay with a worker are not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Exchanged {
+    pub messages: u64,
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+impl std::ops::AddAssign for Exchanged {
+    fn add_assign(&mut self, other: Self) {
+        self.messages += other.messages;
+        self.rows += other.rows;
+        self.bytes += other.bytes;
+    }
+}
+
+impl std::ops::Sub for Exchanged {
+    type Output = Self;
+
+    fn sub(self, earlier: Self) -> Self {
+        Self {
+            messages: self.messages - earlier.messages,
+            rows: self.rows - earlier.rows,
+            bytes: self.bytes - earlier.bytes,
+        }
+    }
+}
+
 /// An executor of basic graph patterns over partitions.
 pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
     /// The number of partitions, in words, for EXPLAIN.
     fn name(&self) -> String;
+
+    /// Everything exchanged between workers by the runs so far (zero where nothing moves
+    /// between processes or threads).
+    fn exchanged(&self) -> Exchanged {
+        Exchanged::default()
+    }
 
     /// Every row of the pattern over the partitions (any order), before the pattern's
     /// equalities of repeated variables, which the caller applies.
