@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use quiver_sparql::partitions::BgpPartitions;
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
 use serde_json::{json, Value};
@@ -48,6 +49,22 @@ pub struct EmulateArgs {
     /// Write a latency CDF plot (PNG) to this file
     #[arg(long)]
     pub cdf: Option<PathBuf>,
+    /// Run the queries on a cluster of this many processes on this machine (the store cut
+    /// into processes × --workers partitions, cached under the system temp dir; this
+    /// process is process 0); also reports what moved between workers per query
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub processes: Option<u32>,
+    /// Worker threads per cluster process, one partition each
+    #[arg(long, default_value_t = 1, requires = "processes",
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub workers: u32,
+}
+
+/// Where the clients' queries run: the store, or a cluster's coordinator and partitions.
+struct Target<'a> {
+    store: &'a Store,
+    prepare: PrepareOptions,
+    exec: ExecOptions,
 }
 
 /// What one client measured: per template, the latencies (µs) and the rows returned.
@@ -140,8 +157,50 @@ pub fn run(args: EmulateArgs) -> Result<()> {
         args.duration.as_secs_f64(),
         store.triples()
     );
+    let cluster = match args.processes {
+        Some(processes) => {
+            let total = processes * args.workers;
+            let dir = crate::local_cluster::cache_dir(&args.location, total);
+            let dir = crate::local_cluster::partitioned(&store, &dir, total)?;
+            Some(crate::local_cluster::LocalCluster::start(
+                &dir,
+                processes as usize,
+                args.workers as usize,
+            )?)
+        }
+        None => None,
+    };
+    // Each client is one thread; a query runs on it alone, as light queries do anyway.
+    let target = match &cluster {
+        Some(cluster) => {
+            let partitions: std::sync::Arc<dyn BgpPartitions> = cluster.partitions.clone();
+            Target {
+                store: &cluster.coordinator,
+                prepare: PrepareOptions {
+                    partitioned: true,
+                    ..PrepareOptions::default()
+                },
+                exec: ExecOptions {
+                    partitions: Some(partitions),
+                    ..ExecOptions::default()
+                },
+            }
+        }
+        None => Target {
+            store: &store,
+            prepare: PrepareOptions::default(),
+            exec: ExecOptions::default(),
+        },
+    };
     let duration = args.duration;
-    let (logs, elapsed) = drive(&store, &bound, &chooser, &args, duration)?;
+    let before = target.exec.partitions.as_ref().map(|p| p.exchanged());
+    let (logs, elapsed) = drive(&store, &target, &bound, &chooser, &args, duration)?;
+    let exchanged = target
+        .exec
+        .partitions
+        .as_ref()
+        .zip(before)
+        .map(|(p, before)| p.exchanged() - before);
 
     // Merge the clients' logs.
     let mut latencies: Vec<Vec<f64>> = vec![Vec::new(); bound.len()];
@@ -166,8 +225,19 @@ pub fn run(args: EmulateArgs) -> Result<()> {
     let throughput = all.len() as f64 / elapsed.max(1e-9);
 
     let total_weight: f64 = weights.iter().sum();
+    let per_query = |n: u64| n as f64 / all.len().max(1) as f64;
+    let moved =
+        exchanged.map_or_else(String::new, |e| {
+            format!(
+            "on {}: {:.1} messages, {:.1} rows and {:.2} KiB exchanged between workers per query\n",
+            target.exec.partitions.as_ref().map_or_else(String::new, |p| p.name()),
+            per_query(e.messages),
+            per_query(e.rows),
+            per_query(e.bytes) / 1024.0
+        )
+        });
     crate::output::print_stdout(&format!(
-        "{}throughput: {throughput:.0} queries/s\n",
+        "{}throughput: {throughput:.0} queries/s\n{moved}",
         render(&templates, &per_template, &overall, total_weight)
     ))?;
 
@@ -189,6 +259,13 @@ pub fn run(args: EmulateArgs) -> Result<()> {
                 value
             }).collect::<Vec<_>>(),
             "overall": overall.json(),
+            "cluster": exchanged.map(|e| json!({
+                "processes": args.processes,
+                "workers_per_process": args.workers,
+                "messages_per_query": per_query(e.messages),
+                "rows_exchanged_per_query": per_query(e.rows),
+                "bytes_exchanged_per_query": per_query(e.bytes),
+            })),
         });
         std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -219,6 +296,7 @@ pub fn run(args: EmulateArgs) -> Result<()> {
 /// Runs the clients for `duration`; returns their logs and the elapsed seconds.
 fn drive(
     store: &Store,
+    target: &Target<'_>,
     bound: &[Bound<'_>],
     chooser: &WeightedChooser,
     args: &EmulateArgs,
@@ -235,7 +313,8 @@ fn drive(
                 let (done, stop) = (&done, &stop);
                 let seed = args.seed.wrapping_add(u64::from(client));
                 scope.spawn(move || {
-                    let result = client_loop(store, bound, chooser, seed, deadline, done, stop);
+                    let result =
+                        client_loop(store, target, bound, chooser, seed, deadline, done, stop);
                     if result.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
@@ -271,9 +350,12 @@ fn drive(
     Ok((logs, elapsed))
 }
 
-/// One client: requests until the deadline (or until another client failed).
+/// One client: requests until the deadline (or until another client failed). The
+/// templates are filled from `store`, the whole store, and run on `target`.
+#[allow(clippy::too_many_arguments)]
 fn client_loop(
     store: &Store,
+    target: &Target<'_>,
     bound: &[Bound<'_>],
     chooser: &WeightedChooser,
     seed: u64,
@@ -287,17 +369,15 @@ fn client_loop(
         rows: vec![0; bound.len()],
         finished: Instant::now(),
     };
-    // Each client is one thread; a query runs on it alone, as light queries do anyway.
-    let options = ExecOptions::default();
     let mut text = String::new();
     while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
         let t = chooser.choose(&mut rng);
         bound[t].instantiate(store, &mut rng, &mut text)?;
         let started = Instant::now();
-        let prepared = prepare(store, &text, &PrepareOptions::default())
+        let prepared = prepare(target.store, &text, &target.prepare)
             .with_context(|| format!("template {}", bound[t].template.name))?;
         let results = prepared
-            .execute(store, &options)
+            .execute(target.store, &target.exec)
             .with_context(|| format!("template {}", bound[t].template.name))?;
         let rows = consume(&results);
         log.latencies[t].push(started.elapsed().as_secs_f64() * 1e6);

@@ -10,6 +10,7 @@
 //! times it over the same span, adds its median and the ratio, and fails when a query's
 //! row count differs between the two engines.
 
+pub(crate) mod cluster;
 mod device;
 mod oxigraph;
 
@@ -195,6 +196,16 @@ pub struct LubmBenchArgs {
     /// (comma-separated; see --gpu-min-work), to choose one
     #[arg(long, value_delimiter = ',', value_name = "ENTRIES")]
     pub gpu_sweep: Vec<usize>,
+    /// Also run every query on a cluster of this many processes on this machine (the
+    /// store cut into processes × --workers partitions, cached beside it; this process is
+    /// process 0): latency beside the whole store's, rows checked equal, and the messages,
+    /// rows and bytes exchanged between workers per run
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub processes: Option<u32>,
+    /// Worker threads per cluster process, one partition each
+    #[arg(long, default_value_t = 1, requires = "processes",
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub workers: u32,
 }
 
 pub(crate) struct Measured {
@@ -327,6 +338,27 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
         m.query_tsv_us = Some(median_us);
     }
 
+    let shape = args.processes.map(|processes| cluster::Shape {
+        processes,
+        workers: args.workers,
+    });
+    let on_cluster = match &shape {
+        Some(shape) => Some(cluster::measure(
+            &store,
+            &cache.join(format!(
+                "lubm-{}-partitions-{}",
+                args.universities,
+                shape.processes * shape.workers
+            )),
+            &queries,
+            args.runs,
+            threads,
+            shape,
+            &measured,
+        )?),
+        None => None,
+    };
+
     let mut oxigraph = Value::Null;
     if args.compare_oxigraph {
         let report = oxigraph::run(args.universities, &queries, args.runs, &cache)?;
@@ -370,6 +402,11 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
             );
         }
     }
+    let mut cluster_json = Value::Null;
+    if let (Some(shape), Some(results)) = (&shape, &on_cluster) {
+        let _ = write!(table, "\n{}", cluster::render(shape, &measured, results));
+        cluster_json = cluster::to_json(shape, results);
+    }
     println!("{header}\n\n{table}");
     if let Some(path) = &args.markdown {
         std::fs::write(path, format!("{header}\n\n{table}"))?;
@@ -392,6 +429,7 @@ pub fn run(args: LubmBenchArgs) -> Result<()> {
             })).collect::<Vec<_>>(),
             "oxigraph": oxigraph,
             "gpu": compared,
+            "cluster": cluster_json,
         });
         std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")?;
     }

@@ -9,6 +9,7 @@
 //! and as a speedup-curve PNG.
 
 pub mod cpus;
+mod processes;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -50,6 +51,15 @@ pub struct ScaleArgs {
     /// With `--device gpu`, every thread count runs with the GPU taking the heavy steps
     #[command(flatten)]
     pub device: crate::device::DeviceArgs,
+    /// Scale over clusters of these numbers of processes on this machine instead of over
+    /// threads (comma-separated; the store is cut into processes × --workers partitions,
+    /// cached under the system temp dir), with what moved between workers per run
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["threads", "plot"],
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub processes: Vec<u32>,
+    /// Worker threads per cluster process, one partition each
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub workers: u32,
 }
 
 /// One query at one thread count.
@@ -85,6 +95,9 @@ pub fn run(args: ScaleArgs) -> Result<()> {
             .collect(),
     };
     let store = crate::location::open_snapshot(&args.location)?;
+    if !args.processes.is_empty() {
+        return processes::run(&args, &store, &queries);
+    }
     eprintln!(
         "{} triples; {}; thread counts {threads:?}, median of {} runs",
         store.triples(),

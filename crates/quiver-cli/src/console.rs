@@ -39,6 +39,16 @@ pub struct ConsoleArgs {
     pub sync: crate::location::SyncArgs,
     #[command(flatten)]
     pub device: crate::device::DeviceArgs,
+    /// Coordinate a cluster of this many processes on this machine over the partitioned
+    /// store at --location (`quiver partition`): each basic graph pattern runs where its
+    /// vertices live; the session is read-only
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub processes: Option<u32>,
+    /// Worker threads per cluster process, one partition each (the store must be cut into
+    /// processes × workers partitions)
+    #[arg(long, default_value_t = 1, requires = "processes",
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub workers: u32,
 }
 
 const PROMPT: &str = "quiver> ";
@@ -103,11 +113,22 @@ fn history_file(session: &Session) -> PathBuf {
 }
 
 pub fn run(args: ConsoleArgs) -> Result<()> {
+    let cluster = args
+        .processes
+        .map(|processes| {
+            crate::local_cluster::LocalCluster::start(
+                &args.location,
+                processes as usize,
+                args.workers as usize,
+            )
+        })
+        .transpose()?;
     let mut session = Session::open(
         &args.location,
         crate::threads(args.threads),
         args.limits.resolve(crate::limits::QueryLimits::default()),
         args.sync.sync,
+        cluster,
     )?;
     session.settings.gpu_min_work = args.device.gpu_min_work;
     session.settings.gpu_memory = args.device.gpu_memory;

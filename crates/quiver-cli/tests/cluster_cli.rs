@@ -110,3 +110,63 @@ fn a_cluster_of_processes_answers_like_the_whole_store() {
     assert!(stderr.contains("cut into 3 partitions"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The console's report lines of `script` (`N rows`, `N triples`, `answer: …`) on the
+/// store at `location`, with `extra` arguments.
+fn console_counts(location: &Path, extra: &[&str], script: &str) -> Vec<String> {
+    use std::io::Write as _;
+    let mut child = quiver()
+        .arg("console")
+        .arg("--location")
+        .arg(location)
+        .args(extra)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+        .lines()
+        .filter(|l| l.ends_with(" rows") || l.ends_with(" triples") || l.contains("answer:"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_console_coordinates_a_cluster_like_the_whole_store() {
+    let whole = store("cluster");
+    let basic = serve_support::queries_dir().join("lubm-basic");
+    let mut script = String::new();
+    for q in [2, 4, 7, 8, 9, 12] {
+        script.push_str(&format!(
+            "sparql -f {}\n",
+            basic.join(format!("q{q}.rq")).display()
+        ));
+    }
+    let path = serve_support::queries_dir().join("lubm-sparql11/path1.rq");
+    script.push_str(&format!("sparql -f {}\n", path.display()));
+    script.push_str(
+        "DESCRIBE ?x WHERE { ?x <http://swat.cse.lehigh.edu/onto/univ-bench.owl#name> \"Course0\" }\n\n",
+    );
+    script.push_str("quit\n");
+    let expected = console_counts(whole, &[], &script);
+    assert_eq!(expected.len(), 8, "{expected:?}");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cluster-console");
+    partition(whole, 2, &dir);
+    let got = console_counts(&dir, &["--processes", "2"], &format!("stats\n{script}"));
+    assert_eq!(got, expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -77,6 +77,9 @@ pub struct Session {
     pub(super) queries: quiver_sparql::QueryCache,
     /// The GPU holding the current store's graph (`config device gpu`), if any.
     gpu: Option<Arc<quiver_gpu::GpuDevice>>,
+    /// The cluster of processes this session coordinates (`--processes`), whose partitions
+    /// run the basic graph patterns; `store` is then its partition 0, read-only.
+    pub(super) cluster: Option<crate::local_cluster::LocalCluster>,
 }
 
 const HELP: &str = "\
@@ -116,10 +119,13 @@ impl Session {
         threads: usize,
         limits: QueryLimits,
         sync: SyncMode,
+        cluster: Option<crate::local_cluster::LocalCluster>,
     ) -> Result<Self> {
         // Read-only until the session writes: sessions that only query leave the
         // location's files alone, so several can share a store.
-        let store = if has_store(location) {
+        let store = if let Some(cluster) = &cluster {
+            Some(Arc::new(cluster.coordinator.clone()))
+        } else if has_store(location) {
             Some(open_snapshot(location)?)
         } else {
             None
@@ -142,6 +148,7 @@ impl Session {
             pool: Mutex::new(None),
             queries: quiver_sparql::QueryCache::new(64),
             gpu: None,
+            cluster,
         })
     }
 
@@ -151,9 +158,15 @@ impl Session {
 
     /// A short description of the store for the banner.
     pub fn describe(&self) -> String {
-        match &self.store {
-            Some(store) => format!("{} triples, {} terms", store.triples(), store.terms()),
-            None => "empty: `load FILE...` adds data".into(),
+        match (&self.store, &self.cluster) {
+            (_, Some(cluster)) => format!(
+                "{} triples, {} terms on a cluster of {}; read-only",
+                cluster.triples,
+                cluster.coordinator.terms(),
+                quiver_sparql::partitions::BgpPartitions::name(cluster.partitions.as_ref())
+            ),
+            (Some(store), None) => format!("{} triples, {} terms", store.triples(), store.terms()),
+            (None, None) => "empty: `load FILE...` adds data".into(),
         }
     }
 
@@ -178,6 +191,11 @@ impl Session {
             max_memory: self.settings.max_memory,
             cancel: None,
             device: crate::device::as_bgp_device(&self.gpu),
+            partitions: self.cluster.as_ref().map(|cluster| {
+                let partitions: Arc<dyn quiver_sparql::partitions::BgpPartitions> =
+                    cluster.partitions.clone();
+                partitions
+            }),
             ..ExecOptions::default()
         };
         options
@@ -309,7 +327,22 @@ impl Session {
         let store = self.store()?;
         let bytes = store.data_bytes() as u64;
         writeln!(out, "store        {}", self.location.display())?;
-        writeln!(out, "triples      {}", store.triples())?;
+        match &self.cluster {
+            Some(cluster) => {
+                writeln!(
+                    out,
+                    "cluster      {}",
+                    quiver_sparql::partitions::BgpPartitions::name(cluster.partitions.as_ref())
+                )?;
+                writeln!(out, "triples      {}", cluster.triples)?;
+                writeln!(
+                    out,
+                    "partition 0  {} triples (what the figures below describe)",
+                    store.triples()
+                )?;
+            }
+            None => writeln!(out, "triples      {}", store.triples())?,
+        }
         writeln!(out, "terms        {}", store.terms())?;
         writeln!(out, "predicates   {}", store.predicate_count())?;
         writeln!(out, "classes      {}", store.class_count())?;

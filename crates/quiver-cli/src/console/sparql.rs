@@ -168,7 +168,7 @@ impl Session {
             base_iri: None,
             plan: options.plan.as_deref().map(read).transpose()?,
             dataset: None,
-            partitioned: false,
+            partitioned: self.cluster.is_some(),
         };
         let mut plan_times = Vec::new();
         let mut prepared = None;

@@ -1,0 +1,170 @@
+//! A cluster of processes on this machine: a host file of free loopback ports and
+//! `quiver serve --cluster HOSTFILE --process I` started for processes 1…N−1, this process
+//! being process 0. `quiver cluster` serves HTTP from it; the benchmarks join it as process
+//! 0 and run their queries over it in-process.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use quiver_cluster::{ClusterConfig, TimelyPartitions};
+use quiver_store::partition::{open_partition, partition_dir, read_layout, save_partitioned};
+use quiver_store::Store;
+
+/// Processes 1…N−1 of a cluster, started by this one; dropped, they are given a few
+/// seconds to return (they do once process 0's dataflow has ended), then stopped.
+pub struct Peers {
+    children: Vec<Child>,
+    hosts: PathBuf,
+    pub addresses: Vec<String>,
+    grace: Duration,
+}
+
+impl Peers {
+    /// Starts processes 1…`processes`−1 over the partitioned store at `location`, each with
+    /// `workers` workers (and `threads`, if given).
+    pub fn start(
+        location: &Path,
+        processes: usize,
+        workers: u32,
+        threads: Option<u32>,
+    ) -> Result<Self> {
+        // Free loopback ports: each bound once, then released for a process to take.
+        let listeners = (0..processes)
+            .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+            .collect::<std::io::Result<Vec<_>>>()
+            .context("cannot find free loopback ports")?;
+        let addresses: Vec<String> = listeners
+            .iter()
+            .map(|l| l.local_addr().map(|a| a.to_string()))
+            .collect::<std::io::Result<_>>()?;
+        drop(listeners);
+        let hosts =
+            std::env::temp_dir().join(format!("quiver-cluster-{}.hosts", std::process::id()));
+        std::fs::write(&hosts, addresses.join("\n") + "\n")
+            .with_context(|| format!("cannot write {}", hosts.display()))?;
+        let program = std::env::current_exe().context("cannot find the quiver binary")?;
+        let mut peers = Peers {
+            children: Vec::new(),
+            hosts,
+            addresses,
+            grace: Duration::ZERO,
+        };
+        for process in 1..processes {
+            let mut command = Command::new(&program);
+            command
+                .arg("serve")
+                .arg("--location")
+                .arg(location)
+                .arg("--cluster")
+                .arg(&peers.hosts)
+                .args(["--process", &process.to_string()])
+                .args(["--workers", &workers.to_string()]);
+            if let Some(threads) = threads {
+                command.args(["--threads", &threads.to_string()]);
+            }
+            let child = command.spawn().context("cannot start a cluster process")?;
+            peers.children.push(child);
+        }
+        Ok(peers)
+    }
+
+    /// The host file, for process 0's `serve --cluster`.
+    pub fn hosts(&self) -> &Path {
+        &self.hosts
+    }
+
+    /// How long the processes are waited for when dropped (none by default: a cluster
+    /// that failed to start may never end).
+    pub fn wait_on_drop(&mut self, grace: Duration) {
+        self.grace = grace;
+    }
+}
+
+impl Drop for Peers {
+    fn drop(&mut self) {
+        let deadline = Instant::now() + self.grace;
+        for child in &mut self.children {
+            while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        for child in &mut self.children {
+            if matches!(child.try_wait(), Ok(None)) {
+                let _ = child.kill();
+            }
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_file(&self.hosts);
+    }
+}
+
+/// A cluster this process coordinates: the partitions' executor, the coordinator's store
+/// (partition 0, planning with the whole store's statistics) and the other processes. The
+/// fields drop in that order: the executor's end ends the dataflow, and the processes.
+pub struct LocalCluster {
+    pub partitions: Arc<TimelyPartitions>,
+    pub coordinator: Store,
+    /// The whole store's triples.
+    pub triples: u64,
+    _peers: Peers,
+}
+
+impl LocalCluster {
+    /// Starts a cluster of `processes` × `workers` over the partitioned store at `location`.
+    pub fn start(location: &Path, processes: usize, workers: usize) -> Result<Self> {
+        let mut peers = Peers::start(location, processes, workers as u32, Some(1))?;
+        let config = ClusterConfig {
+            process: 0,
+            addresses: peers.addresses.clone(),
+            workers,
+        };
+        let partitions = TimelyPartitions::cluster(location, config).map_err(|e| anyhow!(e))?;
+        let total = (processes * workers) as u32;
+        let (mut coordinator, layout) = open_partition(location, 0, total)?;
+        if let Some(statistics) = &layout.statistics {
+            coordinator.use_statistics(statistics);
+        }
+        peers.wait_on_drop(Duration::from_secs(10));
+        Ok(Self {
+            partitions: Arc::new(partitions),
+            coordinator,
+            triples: layout.triples,
+            _peers: peers,
+        })
+    }
+}
+
+/// Where the benchmarks keep the store at `location` cut into `count` partitions.
+pub fn cache_dir(location: &Path, count: u32) -> PathBuf {
+    let name = location
+        .file_name()
+        .map_or_else(|| "store".into(), |n| n.to_string_lossy().into_owned());
+    std::env::temp_dir()
+        .join("quiver-bench-cache")
+        .join(format!("{name}-partitions-{count}"))
+}
+
+/// The partitioned store of `store` cut into `count` in `dir`, cut now unless a store of
+/// that layout is already there.
+pub fn partitioned(store: &Store, dir: &Path, count: u32) -> Result<PathBuf> {
+    if let Ok(Some(layout)) = read_layout(dir) {
+        if layout.partitions == count
+            && layout.triples == store.triples()
+            && layout.statistics.is_some()
+            && partition_dir(dir, 0).exists()
+        {
+            return Ok(dir.to_owned());
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    eprintln!(
+        "cutting the store into {count} partitions in {} …",
+        dir.display()
+    );
+    save_partitioned(store, dir, count, |_, _| {})
+        .with_context(|| format!("cannot write the partitioned store in {}", dir.display()))?;
+    Ok(dir.to_owned())
+}
