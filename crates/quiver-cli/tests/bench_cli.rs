@@ -490,3 +490,74 @@ fn bench_emulate_follows_a_mix_file() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("bad.txt:2"), "{}", stderr(&output));
 }
+
+/// `bench lubm --processes 2` runs every query on a cluster of two processes beside the
+/// whole store, with the published rows, and reports what moved between the workers;
+/// `bench emulate --processes 2` sends its clients' queries to such a cluster.
+#[test]
+fn the_benchmarks_run_on_a_cluster_and_report_the_exchange() {
+    let dir = temp_dir("cluster");
+    let json = dir.join("lubm1.json");
+    run_ok(
+        quiver()
+            .args([
+                "bench",
+                "lubm",
+                "-u",
+                "1",
+                "--runs",
+                "1",
+                "--processes",
+                "2",
+            ])
+            .arg("--cache")
+            .arg(dir.join("cache"))
+            .arg("--json")
+            .arg(&json),
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let cluster = &report["cluster"];
+    assert_eq!(cluster["processes"], 2, "{report}");
+    let on_cluster = cluster["queries"]
+        .as_array()
+        .expect("the cluster's queries");
+    let whole = report["queries"].as_array().unwrap();
+    assert_eq!(on_cluster.len(), whole.len());
+    for (c, w) in on_cluster.iter().zip(whole) {
+        assert_eq!(c["query"], w["query"]);
+        assert_eq!(c["rows"], w["rows"]);
+        assert!(number(c, "median_us") > 0.0, "{c}");
+        // Every query crosses workers: at least the start and the rows sent back.
+        assert!(number(c, "messages_per_run") >= 2.0, "{c}");
+    }
+    let q2 = on_cluster.iter().find(|q| q["query"] == "q2").unwrap();
+    // q2 starts on every partition and returns the other partition's share of its rows.
+    assert!(number(q2, "rows_exchanged_per_run") > 100.0, "{q2}");
+    assert!(
+        number(q2, "bytes_exchanged_per_run") > 4.0 * number(q2, "rows_exchanged_per_run"),
+        "{q2}"
+    );
+
+    let json = dir.join("emulate.json");
+    run_ok(
+        quiver()
+            .args(["bench", "emulate", "--location"])
+            .arg(lubm1())
+            .args([
+                "--clients",
+                "2",
+                "--duration",
+                "1",
+                "--processes",
+                "2",
+                "--json",
+            ])
+            .arg(&json),
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(number(&report, "queries") > 0.0, "{report}");
+    assert!(
+        number(&report["cluster"], "messages_per_query") >= 2.0,
+        "{report}"
+    );
+}
