@@ -1,9 +1,13 @@
 //! A cluster of real processes on loopback TCP (timely-dataflow's own connections): the
 //! test binary runs itself again as the other processes, each serving its partitions of a
-//! partitioned LUBM-1 store, process 0 planning on its first partition. Every query of
-//! Wukong's set gives the whole store's rows on 1, 2 and 3 processes (and 2 processes × 2
+//! partitioned store, process 0 planning on its first partition. Every query of `queries/`
+//! (Wukong's q1–q12, the SPARQL 1.1 and the analytics sets) over LUBM-1, and the query
+//! shapes of the differential test over a random graph with named graphs, blank nodes and
+//! literals, give the whole store's answers on 1, 2 and 3 processes (and 2 processes × 2
 //! workers); a cluster of the wrong size refuses to start; and when a process is killed, a
 //! query fails within its timeout instead of hanging.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -37,8 +41,12 @@ fn rows(
         ..ExecOptions::default()
     };
     let mut rows = Vec::new();
-    if let QueryResults::Solutions(solutions) = prepared.execute(store, &options)? {
-        solutions.for_each_row(|row| rows.push(format!("{row:?}")));
+    match prepared.execute(store, &options)? {
+        QueryResults::Solutions(solutions) => {
+            solutions.for_each_row(|row| rows.push(format!("{row:?}")))
+        }
+        QueryResults::Boolean(b) => rows.push(b.to_string()),
+        QueryResults::Graph(triples) => rows.extend(triples.iter().map(|t| t.to_string())),
     }
     rows.sort();
     Ok(rows)
@@ -112,7 +120,74 @@ fn processes_on_loopback_answer_like_the_whole_store() {
     }
 }
 
-/// The parent: cuts the store, starts the other processes and checks every cluster.
+/// Every query of `queries/` over LUBM-1.
+fn lubm_queries() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../queries");
+    let mut queries = Vec::new();
+    for set in ["lubm-basic", "lubm-sparql11", "lubm-analytics"] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(set))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "rq"))
+            .collect();
+        files.sort();
+        for file in files {
+            queries.push(std::fs::read_to_string(&file).unwrap());
+        }
+    }
+    assert!(queries.len() >= 30, "only {} queries", queries.len());
+    queries
+}
+
+/// `store` cut for a cluster of `processes` × `workers`, the other processes started, and
+/// every query answered as the whole store answers it; the processes end with the cluster.
+fn check_cluster(store: &Store, queries: &[String], processes: usize, workers: usize) {
+    let expected: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| rows(store, q, None, None).unwrap_or_else(|e| panic!("{q}: {e}")))
+        .collect();
+    let dir = scratch(&format!("{processes}x{workers}"));
+    save_partitioned(store, &dir, (processes * workers) as u32, |_, _| {}).unwrap();
+    let addresses = addresses(processes);
+    let mut children: Vec<Child> = (1..processes)
+        .map(|p| spawn(&dir, p, workers, &addresses))
+        .collect();
+    let config = ClusterConfig {
+        process: 0,
+        addresses: addresses.clone(),
+        workers,
+    };
+    let cluster: Arc<dyn BgpPartitions> =
+        Arc::new(TimelyPartitions::cluster(&dir, config).unwrap());
+    // The coordinator plans on its own first partition, as the first process has it, with
+    // the whole store's statistics.
+    let total = (processes * workers) as u32;
+    let (mut coordinator, layout) = open_partition(&dir, 0, total).unwrap();
+    coordinator.use_statistics(layout.statistics.as_ref().unwrap());
+    for (query, expected) in queries.iter().zip(&expected) {
+        let got = rows(&coordinator, query, Some(Arc::clone(&cluster)), None)
+            .unwrap_or_else(|e| panic!("{processes} × {workers}: {query}: {e}"));
+        if query.to_ascii_uppercase().contains("LIMIT") && !query.contains("ORDER BY") {
+            assert_eq!(
+                got.len(),
+                expected.len(),
+                "{processes} × {workers}: {query}"
+            );
+        } else {
+            assert_eq!(&got, expected, "{processes} × {workers}: {query}");
+        }
+    }
+    drop(cluster);
+    for child in &mut children {
+        assert!(
+            finished(child, Duration::from_secs(20)),
+            "a process did not end"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The parent: cuts the stores, starts the other processes and checks every cluster.
 fn coordinate_clusters() {
     let (store, _) = quiver_loader::load_lubm(
         quiver_lubm::LubmConfig::standard(1),
@@ -121,44 +196,24 @@ fn coordinate_clusters() {
         &quiver_loader::NoProgress,
     )
     .unwrap();
+    let (random, _) = quiver_loader::load_quads(common::fixed_graph(7, 300), None).unwrap();
+    let shapes: Vec<String> = common::QUERIES
+        .iter()
+        .map(|q| format!("PREFIX ex: <{}> {q}", common::EX))
+        .collect();
+    let lubm = lubm_queries();
+    for (processes, workers) in [(1, 1), (2, 1), (3, 1), (2, 2)] {
+        check_cluster(&store, &lubm, processes, workers);
+        check_cluster(&random, &shapes, processes, workers);
+    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../queries/lubm-basic");
-    let queries: Vec<String> = (1..=12)
+    let queries: Vec<String> = (1..=2)
         .map(|q| std::fs::read_to_string(root.join(format!("q{q}.rq"))).unwrap())
         .collect();
     let expected: Vec<Vec<String>> = queries
         .iter()
         .map(|q| rows(&store, q, None, None).unwrap())
         .collect();
-    for (processes, workers) in [(1, 1), (2, 1), (3, 1), (2, 2)] {
-        let dir = scratch(&format!("{processes}x{workers}"));
-        save_partitioned(&store, &dir, (processes * workers) as u32, |_, _| {}).unwrap();
-        let addresses = addresses(processes);
-        let mut children: Vec<Child> = (1..processes)
-            .map(|p| spawn(&dir, p, workers, &addresses))
-            .collect();
-        let config = ClusterConfig {
-            process: 0,
-            addresses: addresses.clone(),
-            workers,
-        };
-        let cluster: Arc<dyn BgpPartitions> =
-            Arc::new(TimelyPartitions::cluster(&dir, config).unwrap());
-        // The coordinator plans on its own first partition, as the first process has it.
-        let total = (processes * workers) as u32;
-        let (coordinator, _) = open_partition(&dir, 0, total).unwrap();
-        for (query, expected) in queries.iter().zip(&expected) {
-            let got = rows(&coordinator, query, Some(Arc::clone(&cluster)), None).unwrap();
-            assert_eq!(&got, expected, "{processes} × {workers}: {query}");
-        }
-        drop(cluster);
-        for child in &mut children {
-            assert!(
-                finished(child, Duration::from_secs(20)),
-                "a process did not end"
-            );
-        }
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 
     // A cluster of another size than the store's partitions refuses to start.
     let dir = scratch("size");

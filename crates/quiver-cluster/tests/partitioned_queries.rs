@@ -18,13 +18,15 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use oxrdf::{BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term};
 use proptest::prelude::*;
 use quiver_cluster::{LocalPartitions, TimelyPartitions};
 use quiver_sparql::partitions::BgpPartitions;
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError, QueryResults};
 use quiver_store::partition_stats::StatisticsMerger;
 use quiver_store::Store;
+
+mod common;
+use common::{quad, spec, Spec, EX, QUERIES};
 
 /// The answer of `query` on `store` as sorted text rows (solutions), a boolean or sorted
 /// triples; with `partitions`, prepared `partitioned` and its patterns run by them.
@@ -131,105 +133,6 @@ fn lubm_queries_give_the_whole_stores_rows_on_every_partitioning() {
     assert!(queries.len() >= 30, "only {} queries", queries.len());
     check_all(&store, &queries, &[1, 2, 3, 4]).unwrap_or_else(|e| panic!("{e}"));
 }
-
-/// (subject, predicate, object, graph) by small numbers: 20–23 blank nodes, predicate 0
-/// `rdf:type` (then objects 30–33 are classes), objects ≥ 40 literals, graph
-/// 0 the default graph.
-type Spec = (u32, u32, u32, u32);
-
-fn spec() -> impl Strategy<Value = Spec> {
-    (
-        prop_oneof![4 => 0..20u32, 1 => 20..24u32],
-        0..5u32,
-        prop_oneof![3 => 0..20u32, 1 => 20..24u32, 2 => 30..34u32, 1 => 40..46u32],
-        prop_oneof![3 => Just(0u32), 1 => 1..3u32],
-    )
-}
-
-const EX: &str = "http://ex/";
-const TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
-
-fn quad(&(s, p, o, g): &Spec) -> Quad {
-    let subject: NamedOrBlankNode = if s >= 20 {
-        BlankNode::new(format!("b{s}")).unwrap().into()
-    } else {
-        NamedNode::new(format!("{EX}e{s}")).unwrap().into()
-    };
-    let (predicate, object): (NamedNode, Term) = match (p, o) {
-        (0, o) => (
-            NamedNode::new(TYPE).unwrap(),
-            NamedNode::new(format!("{EX}C{}", o % 4)).unwrap().into(),
-        ),
-        (p, 20..24) => (
-            NamedNode::new(format!("{EX}p{p}")).unwrap(),
-            BlankNode::new(format!("b{o}")).unwrap().into(),
-        ),
-        (p, 40..) => (
-            NamedNode::new(format!("{EX}p{p}")).unwrap(),
-            Literal::new_simple_literal(format!("v{}", o % 3)).into(),
-        ),
-        (p, o) => (
-            NamedNode::new(format!("{EX}p{p}")).unwrap(),
-            NamedNode::new(format!("{EX}e{}", o % 20)).unwrap().into(),
-        ),
-    };
-    let graph = match g {
-        0 => GraphName::DefaultGraph,
-        g => NamedNode::new(format!("{EX}g{g}")).unwrap().into(),
-    };
-    Quad::new(subject, predicate, object, graph)
-}
-
-/// Query shapes over the random graphs (`ex:`, `rdf:type` as `a`).
-const QUERIES: &[&str] = &[
-    "SELECT * WHERE { ?x ex:p1 ?y . ?y ex:p2 ?z }",
-    "SELECT * WHERE { ?x a ex:C1 . ?x ex:p1 ?y }",
-    "SELECT * WHERE { ?x a ?c . ?x ex:p2 ?y . ?y a ?d }",
-    "SELECT * WHERE { ?x ex:p1 ?y . ?y ex:p1 ?z . ?z ex:p1 ?x }",
-    "SELECT * WHERE { ?x ex:p1 ?y . ?x ex:p2 ?y }",
-    "SELECT * WHERE { ?x ex:p1 ?y . ?y a ex:C2 . ?x a ex:C1 }",
-    "SELECT * WHERE { ex:e3 ?p ?o }",
-    "SELECT * WHERE { ?s ?p ex:e4 }",
-    "SELECT * WHERE { ?s ?p ex:C0 }",
-    "SELECT * WHERE { ?s ?p ?o }",
-    "SELECT ?c WHERE { ?x a ?c }",
-    "SELECT DISTINCT ?c WHERE { ?x a ?c }",
-    "SELECT * WHERE { ?c ?p ?o . ?x a ?c }",
-    "SELECT * WHERE { ?x ex:p3 \"v1\" . ?x ?p ?y }",
-    "SELECT * WHERE { ?x ?p ?y . ?y ?q ?z }",
-    "SELECT * WHERE { ?x ?p ?x }",
-    "SELECT * WHERE { ex:e1 ex:p1 ?y . ?y ex:p1 ex:e2 }",
-    "SELECT * WHERE { GRAPH ?g { ?x ex:p1 ?y } }",
-    "SELECT * WHERE { GRAPH ex:g1 { ?x a ?c . ?x ?p ?o } }",
-    "SELECT * WHERE { ?x a ex:C0 OPTIONAL { ?x ex:p1 ?y . ?y ex:p2 ?z } }",
-    "SELECT * WHERE { ?x ex:p2 ?y FILTER EXISTS { ?y a ex:C3 } }",
-    "SELECT * WHERE { ?x ex:p2 ?y FILTER NOT EXISTS { ?y ex:p1 ?z } }",
-    "SELECT * WHERE { { ?x ex:p1 ?y } UNION { ?x ex:p4 ?y } ?y ex:p3 ?z }",
-    "SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ?p ?o } GROUP BY ?x",
-    "SELECT * WHERE { ?x ex:p1 ?y } ORDER BY ?y ?x LIMIT 5",
-    "ASK { ?x ex:p4 ?y . ?y a ex:C1 }",
-    "CONSTRUCT { ?y ex:back ?x } WHERE { ?x ex:p2 ?y }",
-    "SELECT * WHERE { ?x ex:p1+ ?y }",
-    "SELECT * WHERE { ?x ex:p1* ?y }",
-    "SELECT * WHERE { ex:e1 (ex:p1|ex:p2)+ ?y }",
-    "SELECT * WHERE { ?x (ex:p1|ex:p2)* ex:e2 }",
-    "SELECT * WHERE { ?x ^ex:p2/ex:p1 ?y }",
-    "SELECT * WHERE { ?x !(ex:p1|a) ?y }",
-    "SELECT * WHERE { ?x !^ex:p2 ex:e3 }",
-    "SELECT * WHERE { ?x ex:p1? ex:e2 }",
-    "SELECT * WHERE { ?x a ex:C1 . ?x ex:p1* ?y }",
-    "SELECT * WHERE { ?y a ex:C2 . ?x (ex:p1/ex:p2)+ ?y }",
-    "SELECT * WHERE { ?x ex:p1/ex:p1 ?x }",
-    "SELECT * WHERE { ?x (ex:p1/ex:p2)* ?x }",
-    "SELECT * WHERE { ?x a/^a ?y }",
-    "SELECT * WHERE { ?c ^a/ex:p1 ?y }",
-    "ASK { ex:e9 ex:p1* ex:e9 }",
-    "ASK { ex:e1 ex:p1+ ex:e1 }",
-    "SELECT * WHERE { ex:nowhere ex:p1* ?y }",
-    "SELECT * WHERE { GRAPH ?g { ?x ex:p1+ ?y } }",
-    "DESCRIBE ?x WHERE { ?x a ex:C1 }",
-    "DESCRIBE ex:e3 ex:e7",
-];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]

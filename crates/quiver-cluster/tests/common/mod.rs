@@ -1,0 +1,130 @@
+//! A random graph's quads and the query shapes run over it, shared by the tests that
+//! compare a partitioned store's answers with the whole store's.
+
+#![allow(dead_code)]
+
+use oxrdf::{BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term};
+use proptest::prelude::*;
+
+/// (subject, predicate, object, graph) by small numbers: 20–23 blank nodes, predicate 0
+/// `rdf:type` (then objects 30–33 are classes), objects ≥ 40 literals, graph
+/// 0 the default graph.
+pub type Spec = (u32, u32, u32, u32);
+
+pub fn spec() -> impl Strategy<Value = Spec> {
+    (
+        prop_oneof![4 => 0..20u32, 1 => 20..24u32],
+        0..5u32,
+        prop_oneof![3 => 0..20u32, 1 => 20..24u32, 2 => 30..34u32, 1 => 40..46u32],
+        prop_oneof![3 => Just(0u32), 1 => 1..3u32],
+    )
+}
+
+pub const EX: &str = "http://ex/";
+pub const TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+
+pub fn quad(&(s, p, o, g): &Spec) -> Quad {
+    let subject: NamedOrBlankNode = if s >= 20 {
+        BlankNode::new(format!("b{s}")).unwrap().into()
+    } else {
+        NamedNode::new(format!("{EX}e{s}")).unwrap().into()
+    };
+    let (predicate, object): (NamedNode, Term) = match (p, o) {
+        (0, o) => (
+            NamedNode::new(TYPE).unwrap(),
+            NamedNode::new(format!("{EX}C{}", o % 4)).unwrap().into(),
+        ),
+        (p, 20..24) => (
+            NamedNode::new(format!("{EX}p{p}")).unwrap(),
+            BlankNode::new(format!("b{o}")).unwrap().into(),
+        ),
+        (p, 40..) => (
+            NamedNode::new(format!("{EX}p{p}")).unwrap(),
+            Literal::new_simple_literal(format!("v{}", o % 3)).into(),
+        ),
+        (p, o) => (
+            NamedNode::new(format!("{EX}p{p}")).unwrap(),
+            NamedNode::new(format!("{EX}e{}", o % 20)).unwrap().into(),
+        ),
+    };
+    let graph = match g {
+        0 => GraphName::DefaultGraph,
+        g => NamedNode::new(format!("{EX}g{g}")).unwrap().into(),
+    };
+    Quad::new(subject, predicate, object, graph)
+}
+
+/// Query shapes over the random graphs (`ex:`, `rdf:type` as `a`).
+pub const QUERIES: &[&str] = &[
+    "SELECT * WHERE { ?x ex:p1 ?y . ?y ex:p2 ?z }",
+    "SELECT * WHERE { ?x a ex:C1 . ?x ex:p1 ?y }",
+    "SELECT * WHERE { ?x a ?c . ?x ex:p2 ?y . ?y a ?d }",
+    "SELECT * WHERE { ?x ex:p1 ?y . ?y ex:p1 ?z . ?z ex:p1 ?x }",
+    "SELECT * WHERE { ?x ex:p1 ?y . ?x ex:p2 ?y }",
+    "SELECT * WHERE { ?x ex:p1 ?y . ?y a ex:C2 . ?x a ex:C1 }",
+    "SELECT * WHERE { ex:e3 ?p ?o }",
+    "SELECT * WHERE { ?s ?p ex:e4 }",
+    "SELECT * WHERE { ?s ?p ex:C0 }",
+    "SELECT * WHERE { ?s ?p ?o }",
+    "SELECT ?c WHERE { ?x a ?c }",
+    "SELECT DISTINCT ?c WHERE { ?x a ?c }",
+    "SELECT * WHERE { ?c ?p ?o . ?x a ?c }",
+    "SELECT * WHERE { ?x ex:p3 \"v1\" . ?x ?p ?y }",
+    "SELECT * WHERE { ?x ?p ?y . ?y ?q ?z }",
+    "SELECT * WHERE { ?x ?p ?x }",
+    "SELECT * WHERE { ex:e1 ex:p1 ?y . ?y ex:p1 ex:e2 }",
+    "SELECT * WHERE { GRAPH ?g { ?x ex:p1 ?y } }",
+    "SELECT * WHERE { GRAPH ex:g1 { ?x a ?c . ?x ?p ?o } }",
+    "SELECT * WHERE { ?x a ex:C0 OPTIONAL { ?x ex:p1 ?y . ?y ex:p2 ?z } }",
+    "SELECT * WHERE { ?x ex:p2 ?y FILTER EXISTS { ?y a ex:C3 } }",
+    "SELECT * WHERE { ?x ex:p2 ?y FILTER NOT EXISTS { ?y ex:p1 ?z } }",
+    "SELECT * WHERE { { ?x ex:p1 ?y } UNION { ?x ex:p4 ?y } ?y ex:p3 ?z }",
+    "SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ?p ?o } GROUP BY ?x",
+    "SELECT * WHERE { ?x ex:p1 ?y } ORDER BY ?y ?x LIMIT 5",
+    "ASK { ?x ex:p4 ?y . ?y a ex:C1 }",
+    "CONSTRUCT { ?y ex:back ?x } WHERE { ?x ex:p2 ?y }",
+    "SELECT * WHERE { ?x ex:p1+ ?y }",
+    "SELECT * WHERE { ?x ex:p1* ?y }",
+    "SELECT * WHERE { ex:e1 (ex:p1|ex:p2)+ ?y }",
+    "SELECT * WHERE { ?x (ex:p1|ex:p2)* ex:e2 }",
+    "SELECT * WHERE { ?x ^ex:p2/ex:p1 ?y }",
+    "SELECT * WHERE { ?x !(ex:p1|a) ?y }",
+    "SELECT * WHERE { ?x !^ex:p2 ex:e3 }",
+    "SELECT * WHERE { ?x ex:p1? ex:e2 }",
+    "SELECT * WHERE { ?x a ex:C1 . ?x ex:p1* ?y }",
+    "SELECT * WHERE { ?y a ex:C2 . ?x (ex:p1/ex:p2)+ ?y }",
+    "SELECT * WHERE { ?x ex:p1/ex:p1 ?x }",
+    "SELECT * WHERE { ?x (ex:p1/ex:p2)* ?x }",
+    "SELECT * WHERE { ?x a/^a ?y }",
+    "SELECT * WHERE { ?c ^a/ex:p1 ?y }",
+    "ASK { ex:e9 ex:p1* ex:e9 }",
+    "ASK { ex:e1 ex:p1+ ex:e1 }",
+    "SELECT * WHERE { ex:nowhere ex:p1* ?y }",
+    "SELECT * WHERE { GRAPH ?g { ?x ex:p1+ ?y } }",
+    "DESCRIBE ?x WHERE { ?x a ex:C1 }",
+    "DESCRIBE ex:e3 ex:e7",
+];
+
+/// A fixed random graph of `count` quads (a linear congruential sequence from `seed`).
+pub fn fixed_graph(seed: u64, count: usize) -> Vec<Quad> {
+    let mut state = seed;
+    let mut next = move |bound: u32| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) % u64::from(bound)) as u32
+    };
+    (0..count)
+        .map(|_| {
+            let subject = if next(5) == 0 { 20 + next(4) } else { next(20) };
+            let object = match next(7) {
+                0..=2 => next(20),
+                3 => 20 + next(4),
+                4 | 5 => 30 + next(4),
+                _ => 40 + next(6),
+            };
+            let graph = if next(4) == 0 { 1 + next(2) } else { 0 };
+            quad(&(subject, next(5), object, graph))
+        })
+        .collect()
+}
