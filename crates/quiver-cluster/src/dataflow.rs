@@ -8,7 +8,8 @@
 //! is one tick later. Rows past the last step go to worker 0, the coordinator, which
 //! collects them. A query enters at one time and the coordinator advances its input past
 //! every hop the plan can make, so once the probe passes that time every row has arrived:
-//! timely's progress tracking is the query's termination detection. One long-lived
+//! timely's progress tracking is the query's termination detection. Queries asked at once
+//! run together, each entering after the last one's hops. One long-lived
 //! dataflow, rather than one per query, keeps a light query at a few messages and no
 //! dataflow construction.
 //!
@@ -198,6 +199,8 @@ pub struct TimelyPartitions {
     workers: u32,
     /// Everything the runs so far exchanged (counted by the coordinator's worker).
     exchanged: Arc<Mutex<Exchanged>>,
+    /// The coordinator's worker thread, woken for each request.
+    coordinator: Arc<Coordinator>,
     /// Set when a run did not come back (a worker or process stopped, or the query gave
     /// up waiting): the workers may never end, so they are not waited for.
     broken: std::sync::atomic::AtomicBool,
@@ -315,9 +318,11 @@ impl TimelyPartitions {
         let receiver = Arc::new(Mutex::new(Some(receiver)));
         let exchanged = Arc::new(Mutex::new(Exchanged::default()));
         let totals = Arc::clone(&exchanged);
+        let coordinator = Arc::new(Coordinator::default());
+        let thread = Arc::clone(&coordinator);
         let guards = timely::execute(config, move |worker| {
             let part = parts[worker.index() - first].clone();
-            serve(worker, part, &receiver, &totals);
+            serve(worker, part, &receiver, &totals, &thread);
         })?;
         Ok(Self {
             requests: Mutex::new((first == 0).then_some(requests)),
@@ -326,6 +331,7 @@ impl TimelyPartitions {
             rdf_type,
             workers,
             exchanged,
+            coordinator,
             broken: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -347,6 +353,7 @@ fn serve(
     part: Store,
     receiver: &Mutex<Option<mpsc::Receiver<Request>>>,
     totals: &Mutex<Exchanged>,
+    coordinator: &Coordinator,
 ) {
     let index = worker.index();
     let workers = worker.peers() as u32;
@@ -399,32 +406,82 @@ fn serve(
         while worker.step_or_park(None) {}
         return;
     };
+    coordinator.set(std::thread::current());
+    // Several queries run at once: each enters at the input's current time and moves the
+    // input past every hop it can make, so the next enters later. A query is finished once
+    // the probe passes its last time; the hops of queries entered later do not hold it
+    // back, and every query's rows move as soon as they arrive.
     let mut time = 0u64;
-    for (query, request) in (0u64..).zip(requests.iter()) {
+    let mut pending: Vec<(u64, u64, mpsc::Sender<Result<Table, String>>)> = Vec::new();
+    let mut queries = 0u64..;
+    let mut open = true;
+    let mut start = |request: Request, time: &mut u64, input: &mut InputHandleVec<u64, Message>| {
+        let query = queries.next().unwrap_or_default();
         let mut messages = route(&request.plan, query, 0, request.input, workers);
         account(&mut messages, 0, Exchanged::default());
         for message in messages {
             input.send(message);
         }
         // Every hop is a tick: past the last step and the hop to the coordinator.
-        time += request.plan.steps.len() as u64 + 2;
-        input.advance_to(time);
+        let end = *time + request.plan.steps.len() as u64 + 2;
+        *time = end;
+        input.advance_to(end);
+        (query, end, request.reply)
+    };
+    while open || !pending.is_empty() {
+        if pending.is_empty() {
+            // Idle: wait for a request (the asker wakes this thread).
+            match requests.recv() {
+                Ok(request) => pending.push(start(request, &mut time, &mut input)),
+                Err(_) => break,
+            }
+        }
+        loop {
+            match requests.try_recv() {
+                Ok(request) => pending.push(start(request, &mut time, &mut input)),
+                Err(mpsc::TryRecvError::Empty) => break,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    open = false;
+                    break;
+                }
+            }
+        }
         // Parked between events rather than spinning: on a machine with fewer cores than
         // workers, a spinning coordinator would hold a core the other processes need.
-        while probe.less_than(&time) {
-            worker.step_or_park(Some(Duration::from_millis(1)));
-        }
-        let (parts, exchanged) = arrived.borrow_mut().remove(&query).unwrap_or_default();
-        *totals.lock().unwrap_or_else(|e| e.into_inner()) += exchanged;
-        let answer = parts
-            .into_iter()
-            .collect::<Result<Vec<Table>, String>>()
-            .map(Table::concat);
-        // The asker may have given up (a timeout): its answer is dropped.
-        let _ = request.reply.send(answer);
+        worker.step_or_park(Some(Duration::from_millis(1)));
+        pending.retain(|(query, end, reply)| {
+            if probe.less_than(end) {
+                return true;
+            }
+            let (parts, exchanged) = arrived.borrow_mut().remove(query).unwrap_or_default();
+            *totals.lock().unwrap_or_else(|e| e.into_inner()) += exchanged;
+            let answer = parts
+                .into_iter()
+                .collect::<Result<Vec<Table>, String>>()
+                .map(Table::concat);
+            // The asker may have given up (a timeout): its answer is dropped.
+            let _ = reply.send(answer);
+            false
+        });
     }
     drop(input);
     while worker.step_or_park(None) {}
+}
+
+/// The thread of the coordinator's worker, woken when a request arrives.
+#[derive(Default)]
+struct Coordinator(Mutex<Option<std::thread::Thread>>);
+
+impl Coordinator {
+    fn set(&self, thread: std::thread::Thread) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+    }
+
+    fn wake(&self) {
+        if let Some(thread) = self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            thread.unpark();
+        }
+    }
 }
 
 impl BgpPartitions for TimelyPartitions {
@@ -470,7 +527,7 @@ impl BgpPartitions for TimelyPartitions {
             QueryError::Unsupported("the cluster's workers have stopped".into())
         };
         match sent {
-            Some(Ok(())) => {}
+            Some(Ok(())) => self.coordinator.wake(),
             Some(Err(_)) => return Err(stopped()),
             None => {
                 return Err(QueryError::Unsupported(

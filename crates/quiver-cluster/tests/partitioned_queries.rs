@@ -194,3 +194,34 @@ fn the_rows_and_bytes_exchanged_are_counted() {
     answer(&store, &query, Some(timely.clone())).unwrap();
     assert_eq!(timely.exchanged().rows, 2 * exchanged.rows);
 }
+
+/// Queries asked from several threads at once run through the dataflow together, each
+/// answered with its own rows.
+#[test]
+fn queries_asked_at_once_each_get_their_own_rows() {
+    let (store, _) = quiver_loader::load_quads(common::fixed_graph(11, 400), None).unwrap();
+    let queries: Vec<String> = QUERIES
+        .iter()
+        .map(|q| format!("PREFIX ex: <{EX}> {q}"))
+        .filter(|q| !sliced(q))
+        .collect();
+    let expected: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| answer(&store, q, None).unwrap())
+        .collect();
+    let timely: Arc<dyn BgpPartitions> = Arc::new(TimelyPartitions::in_process(&store, 3).unwrap());
+    std::thread::scope(|scope| {
+        for client in 0..4 {
+            let (store, queries, expected, timely) = (&store, &queries, &expected, &timely);
+            scope.spawn(move || {
+                for round in 0..3 {
+                    for i in 0..queries.len() {
+                        let at = (i + client * 7 + round) % queries.len();
+                        let got = answer(store, &queries[at], Some(Arc::clone(timely))).unwrap();
+                        assert_eq!(got, expected[at], "client {client}: {}", queries[at]);
+                    }
+                }
+            });
+        }
+    });
+}
