@@ -89,11 +89,14 @@ fn account(messages: &mut [Message], from: u32, earlier: Exchanged) {
     }
 }
 
+/// Where the answer of a pattern's run goes.
+type Reply = mpsc::Sender<Result<Table, String>>;
+
 /// A pattern's run asked of the coordinator.
 struct Request {
     plan: Arc<Plan>,
     input: Table,
-    reply: mpsc::Sender<Result<Table, String>>,
+    reply: Reply,
 }
 
 /// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
@@ -412,7 +415,8 @@ fn serve(
     // the probe passes its last time; the hops of queries entered later do not hold it
     // back, and every query's rows move as soon as they arrive.
     let mut time = 0u64;
-    let mut pending: Vec<(u64, u64, mpsc::Sender<Result<Table, String>>)> = Vec::new();
+    // (query, its last time, where its answer goes)
+    let mut pending: Vec<(u64, u64, Reply)> = Vec::new();
     let mut queries = 0u64..;
     let mut open = true;
     let mut start = |request: Request, time: &mut u64, input: &mut InputHandleVec<u64, Message>| {
