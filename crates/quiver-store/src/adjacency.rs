@@ -14,12 +14,14 @@
 //! same or the next cache line: two to three cache misses per `get`.
 //!
 //! The default graph maps vertex ids densely (`offsets[v]`); named graphs, which touch few
-//! vertices, keep a sorted vertex list and binary-search it.
+//! vertices, and the partitions of a store keep a sorted vertex list, found through a rank
+//! index where the list is dense enough (`crate::rank`) and by binary search otherwise.
 
 use quiver_model::prefetch::prefetch_read;
 use quiver_model::{Column, Id, PredId};
 
 use crate::patch::{AdjacencyPatch, PatchedRecord};
+use crate::rank::RankIndex;
 
 /// One direction's adjacency.
 #[derive(Debug, Default, Clone)]
@@ -31,6 +33,8 @@ pub struct Adjacency {
     pub(crate) words: Column<Id>,
     /// Records replaced by updates since the arrays were built (see [`crate::patch`]).
     pub(crate) patch: Option<AdjacencyPatch>,
+    /// The rank index of a sparse `vertices`, built at its first lookup.
+    pub(crate) rank: std::sync::OnceLock<Option<RankIndex>>,
 }
 
 /// The record of one vertex.
@@ -116,6 +120,7 @@ impl<'a> Record<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct View<'a> {
     vertices: Option<&'a [Id]>,
+    rank: Option<&'a RankIndex>,
     offsets: &'a [u64],
     words: &'a [Id],
     patch: Option<&'a AdjacencyPatch>,
@@ -142,9 +147,13 @@ impl<'a> View<'a> {
     /// The record of `vertex` in the arrays, ignoring any patch.
     #[inline(always)]
     pub(crate) fn base_record(&self, vertex: Id) -> Record<'a> {
-        let slot = match self.vertices {
-            None => vertex as usize,
-            Some(list) => match list.binary_search(&vertex) {
+        let slot = match (self.vertices, self.rank) {
+            (None, _) => vertex as usize,
+            (Some(_), Some(rank)) => match rank.slot(vertex) {
+                Some(i) => i,
+                None => return Record::EMPTY,
+            },
+            (Some(list), None) => match list.binary_search(&vertex) {
                 Ok(i) => i,
                 Err(_) => return Record::EMPTY,
             },
@@ -188,8 +197,11 @@ impl Adjacency {
     /// The columns resolved for a batch of lookups.
     #[inline(always)]
     pub fn view(&self) -> View<'_> {
+        let vertices = self.vertices.as_deref();
         View {
-            vertices: self.vertices.as_deref(),
+            vertices,
+            rank: vertices
+                .and_then(|list| self.rank.get_or_init(|| RankIndex::build(list)).as_ref()),
             offsets: &self.offsets,
             words: &self.words,
             patch: self.patch.as_ref(),
@@ -283,6 +295,11 @@ impl Adjacency {
             + self.offsets.data_bytes()
             + self.words.data_bytes()
             + self.patch.as_ref().map_or(0, AdjacencyPatch::data_bytes)
+            + self
+                .rank
+                .get()
+                .and_then(Option::as_ref)
+                .map_or(0, RankIndex::data_bytes)
     }
 }
 
@@ -363,6 +380,7 @@ impl AdjacencyBuilder {
             offsets: Column::with_huge_pages(self.offsets),
             words: Column::with_huge_pages(self.words),
             patch: None,
+            rank: Default::default(),
         }
     }
 }

@@ -68,6 +68,7 @@ impl GraphIndex {
             offsets: vec![0u64].into(),
             words: Column::default(),
             patch: None,
+            rank: Default::default(),
         };
         GraphIndex {
             out: adjacency(),

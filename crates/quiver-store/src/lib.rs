@@ -23,6 +23,7 @@ pub mod partition;
 pub mod partition_stats;
 mod patch;
 pub mod persist;
+mod rank;
 pub mod stats;
 pub mod store;
 mod validate;

@@ -294,6 +294,7 @@ fn open_graph(
                 .column(file, &format!("{prefix}.words"))
                 .map_err(column_error)?,
             patch: None,
+            rank: Default::default(),
         })
     };
     let graph = GraphIndex {

@@ -155,6 +155,7 @@ fn merge_direction(
         offsets: Column::with_huge_pages(offsets),
         words: Column::with_huge_pages(words),
         patch: None,
+        rank: Default::default(),
     };
     (adjacency, per_predicate, neighbours)
 }
