@@ -32,7 +32,7 @@ use quiver_sparql::exec::bgp::explore::run_step;
 use quiver_sparql::memory::MemoryBudget;
 use quiver_sparql::partitions::{BgpPartitions, Exchanged, PartitionedBgp};
 use quiver_sparql::step::Step;
-use quiver_sparql::table::Table;
+use quiver_sparql::table::{Table, VarId};
 use quiver_store::{GraphIndex, Store};
 use serde::{Deserialize, Serialize};
 use timely::communication::WorkerGuards;
@@ -55,6 +55,9 @@ struct Plan {
     /// The graph's classes, for a step over the objects of `rdf:type`.
     classes: Vec<Id>,
     rdf_type: Option<PredId>,
+    /// The only columns the coordinator reads (`PartitionedBgp::keep`): rows past the last
+    /// step leave their worker with these alone.
+    keep: Option<Vec<VarId>>,
 }
 
 /// Rows of a query on their way: to worker `to`, to run from step `step` (the plan's
@@ -119,6 +122,10 @@ fn route(
     };
     loop {
         let Some(planned) = plan.steps.get(step) else {
+            let rows = match &plan.keep {
+                Some(keep) => rows.into_reshape(keep),
+                None => rows,
+            };
             return vec![message(step, 0, rows)];
         };
         let bound = |node: Node| match node {
@@ -511,6 +518,7 @@ impl BgpPartitions for TimelyPartitions {
                 .cloned()
                 .unwrap_or_default(),
             rdf_type: self.rdf_type,
+            keep: request.keep,
         });
         let (reply, answer) = mpsc::channel();
         let sent = self

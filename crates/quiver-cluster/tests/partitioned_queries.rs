@@ -193,6 +193,17 @@ fn the_rows_and_bytes_exchanged_are_counted() {
     // A second run adds as much again.
     answer(&store, &query, Some(timely.clone())).unwrap();
     assert_eq!(timely.exchanged().rows, 2 * exchanged.rows);
+    // A count moves the same rows back, without their columns.
+    let count = format!("PREFIX ex: <{EX}> SELECT (COUNT(*) AS ?n) WHERE {{ ?x ex:p1 ?y }}");
+    let before = timely.exchanged();
+    let counted = answer(&store, &count, Some(timely.clone())).unwrap();
+    assert_eq!(counted, answer(&store, &count, None).unwrap());
+    let moved = timely.exchanged() - before;
+    assert_eq!(moved.rows, exchanged.rows);
+    assert!(
+        moved.bytes + (others * 8) <= exchanged.bytes,
+        "{moved:?} against {exchanged:?}"
+    );
 }
 
 /// Queries asked from several threads at once run through the dataflow together, each

@@ -25,6 +25,10 @@ pub struct PartitionedBgp<'a> {
     pub input: Table,
     /// The query's checks and memory budget, for the steps' contexts.
     pub state: &'a QueryState,
+    /// The only columns the caller reads (`None`: all): the partitions may drop the others
+    /// before the rows leave the workers, down to none (a count). Only set where the
+    /// pattern has no equalities, which read their columns after the partitions.
+    pub keep: Option<Vec<crate::table::VarId>>,
 }
 
 /// What moved between the partitions' workers: messages, the rows they carried and their

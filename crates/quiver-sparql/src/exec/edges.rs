@@ -162,6 +162,7 @@ impl PartitionedEdges<'_> {
             graph: self.graph,
             input,
             state: self.state,
+            keep: None,
         })
     }
 }

@@ -84,6 +84,27 @@ pub fn group(
     Ok((table, profile))
 }
 
+/// The columns a grouping of `keys` and `aggregates` reads of its input, when each
+/// aggregate reads at most one variable (`COUNT(*)` none); `None` when an aggregate's
+/// argument is an expression.
+pub(crate) fn columns_read(
+    vars: &crate::bgp::Vars,
+    keys: &[VarId],
+    aggregates: &[(VarId, Aggregate)],
+) -> Option<Vec<VarId>> {
+    let mut columns = keys.to_vec();
+    for (_, aggregate) in aggregates {
+        match &aggregate.argument {
+            None => {}
+            Some(Expression::Variable(variable)) => columns.push(vars.get(variable)?),
+            Some(_) => return None,
+        }
+    }
+    columns.sort_unstable();
+    columns.dedup();
+    Some(columns)
+}
+
 /// Bytes of one entry of a group index over `width` key columns.
 fn group_entry_bytes(width: usize) -> usize {
     width * ID_BYTES + 4 + 3 * std::mem::size_of::<usize>() + 8

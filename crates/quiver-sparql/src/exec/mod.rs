@@ -106,6 +106,10 @@ pub struct Evaluator<'a> {
     /// Rows the operator about to run is asked for at most (a LIMIT passed down through
     /// operators that keep every row).
     pending_limit: Cell<Option<usize>>,
+    /// The only columns the operator about to run must return, when it is a basic graph
+    /// pattern over partitions (what a GROUP BY above it reads): the rest stay on the
+    /// workers.
+    pending_columns: RefCell<Option<Vec<VarId>>>,
     /// The result cap and the operators whose row count is at most the result's (every
     /// row they produce is a result row): they fail as soon as they exceed it.
     result_cap: Option<(usize, FxHashSet<usize>)>,
@@ -137,6 +141,7 @@ impl<'a> Evaluator<'a> {
             dataset: DatasetScope::default(),
             held: RefCell::default(),
             pending_limit: Cell::new(None),
+            pending_columns: RefCell::new(None),
             result_cap: None,
         }
     }
@@ -337,7 +342,13 @@ impl<'a> Evaluator<'a> {
                 keys,
                 aggregates,
             } => {
-                let table = self.evaluate(inner)?;
+                if self.partitions.is_some() && matches!(**inner, Operator::Bgp(_)) {
+                    *self.pending_columns.borrow_mut() =
+                        group::columns_read(self.vars, keys, aggregates);
+                }
+                let table = self.evaluate(inner);
+                self.pending_columns.borrow_mut().take();
+                let table = table?;
                 let (table, profile) = group(self, &table, keys, aggregates)?;
                 self.group_profiles.borrow_mut().push(profile);
                 table

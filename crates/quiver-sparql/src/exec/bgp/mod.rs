@@ -49,6 +49,10 @@ impl Evaluator<'_> {
                     graph: planned.graph,
                     input,
                     state: self.state,
+                    keep: self
+                        .pending_columns
+                        .take()
+                        .filter(|_| planned.bgp.equalities.is_empty()),
                 })?;
                 explore::apply_equalities(&ctx, rows, &planned.bgp.equalities)?
             }
