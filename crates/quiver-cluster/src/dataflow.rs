@@ -42,7 +42,8 @@ use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
 use crate::route::{
-    by_owner, classes, place, settled, split_intersections, with_classes, Placement,
+    by_owner, classes, partition_graph, place, settled, split_intersections, with_classes,
+    Placement,
 };
 
 /// What every worker needs of one pattern's run.
@@ -58,6 +59,31 @@ struct Plan {
     /// The only columns the coordinator reads (`PartitionedBgp::keep`): rows past the last
     /// step leave their worker with these alone.
     keep: Option<Vec<VarId>>,
+    /// The `FROM` graphs whose merge `graph` is, if it is one.
+    merged: Vec<Id>,
+}
+
+/// A worker's shares of the merges of `FROM` graphs it was asked for lately, by the
+/// graphs' names (a store being read-only, a share stays valid).
+#[derive(Default)]
+struct Merges(RefCell<Vec<(Vec<Id>, Rc<GraphIndex>)>>);
+
+/// Shares of merges a worker keeps.
+const MERGES_KEPT: usize = 4;
+
+impl Merges {
+    fn share(&self, part: &Store, names: &[Id]) -> Rc<GraphIndex> {
+        let mut kept = self.0.borrow_mut();
+        if let Some((_, share)) = kept.iter().find(|(n, _)| n == names) {
+            return Rc::clone(share);
+        }
+        let share = Rc::new(partition_graph(part, GraphRef::Merged, names).into_owned());
+        if kept.len() == MERGES_KEPT {
+            kept.remove(0);
+        }
+        kept.push((names.to_vec(), Rc::clone(&share)));
+        share
+    }
 }
 
 /// Rows of a query on their way: to worker `to`, to run from step `step` (the plan's
@@ -161,7 +187,13 @@ fn route(
 }
 
 /// Runs the step `message` is at on `part` and routes its rows on.
-fn advance(part: &Store, workers: u32, message: Message, state: &QueryState) -> Vec<Message> {
+fn advance(
+    part: &Store,
+    workers: u32,
+    message: Message,
+    state: &QueryState,
+    merges: &Merges,
+) -> Vec<Message> {
     let Message {
         query,
         step,
@@ -176,9 +208,12 @@ fn advance(part: &Store, workers: u32, message: Message, state: &QueryState) -> 
             Node::Const(_) | Node::Absent => true,
         };
         let (_, planned) = place(&plan.bgp, planned, bound, plan.rdf_type);
+        let share = (plan.graph == GraphRef::Merged).then(|| merges.share(part, &plan.merged));
         let ctx = ExecContext {
             store: part,
-            graph: graph_index(part, plan.graph),
+            graph: share
+                .as_deref()
+                .unwrap_or_else(|| graph_index(part, plan.graph)),
             threads: 1,
             state,
             device: None,
@@ -371,6 +406,7 @@ fn serve(
     let mut input: InputHandleVec<u64, Message> = InputHandleVec::new();
     let probe = ProbeHandle::new();
     let state = QueryState::new(None, None, MemoryBudget::new(None), None);
+    let merges = Merges::default();
     let sink = Rc::clone(&arrived);
     worker.dataflow::<u64, _, _>(|scope| {
         let (handle, cycle) = scope.feedback(1);
@@ -394,7 +430,8 @@ fn serve(
                                         continue;
                                     }
                                     let earlier = message.exchanged;
-                                    let mut next = advance(&part, workers, message, &state);
+                                    let mut next =
+                                        advance(&part, workers, message, &state, &merges);
                                     account(&mut next, index as u32, earlier);
                                     session.give_iterator(next.into_iter());
                                 }
@@ -495,6 +532,24 @@ impl Coordinator {
     }
 }
 
+impl TimelyPartitions {
+    /// The classes of `graph` (of the merge of `merged`: the union of theirs).
+    fn classes_of(&self, graph: GraphRef, merged: &[Id]) -> Vec<Id> {
+        if graph != GraphRef::Merged {
+            return self.classes.get(&graph).cloned().unwrap_or_default();
+        }
+        let mut classes: Vec<Id> = merged
+            .iter()
+            .filter_map(|&name| self.classes.get(&GraphRef::Named(name)))
+            .flatten()
+            .copied()
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        classes
+    }
+}
+
 impl BgpPartitions for TimelyPartitions {
     fn name(&self) -> String {
         format!("{} timely workers", self.workers)
@@ -512,13 +567,10 @@ impl BgpPartitions for TimelyPartitions {
             bgp: request.bgp.clone(),
             steps: split_intersections(request.steps),
             graph: request.graph,
-            classes: self
-                .classes
-                .get(&request.graph)
-                .cloned()
-                .unwrap_or_default(),
+            classes: self.classes_of(request.graph, request.merged),
             rdf_type: self.rdf_type,
             keep: request.keep,
+            merged: request.merged.to_vec(),
         });
         let (reply, answer) = mpsc::channel();
         let sent = self

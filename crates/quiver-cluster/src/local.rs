@@ -3,7 +3,6 @@
 
 use quiver_sparql::bgp::Node;
 use quiver_sparql::context::ExecContext;
-use quiver_sparql::dataset::graph_index;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
 use quiver_sparql::partitions::{BgpPartitions, PartitionedBgp};
@@ -13,7 +12,8 @@ use quiver_store::{GraphIndex, Store};
 use rayon::prelude::*;
 
 use crate::route::{
-    by_owner, classes, place, settled, split_intersections, with_classes, Placement,
+    by_owner, classes, partition_graph, place, settled, split_intersections, with_classes,
+    Placement,
 };
 
 /// The partitions of one store, all in this process.
@@ -93,11 +93,12 @@ impl BgpPartitions for LocalPartitions {
         if let Some(answer) = settled(&request) {
             return answer;
         }
-        let graphs: Vec<&GraphIndex> = self
+        let owned: Vec<std::borrow::Cow<'_, GraphIndex>> = self
             .parts
             .iter()
-            .map(|part| graph_index(part, request.graph))
+            .map(|part| partition_graph(part, request.graph, request.merged))
             .collect();
+        let graphs: Vec<&GraphIndex> = owned.iter().map(|g| g.as_ref()).collect();
         let rdf_type = self.parts.first().and_then(Store::rdf_type);
         let mut rows = std::mem::take(&mut request.input);
         for step in split_intersections(request.steps) {

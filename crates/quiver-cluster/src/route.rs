@@ -19,13 +19,13 @@
 
 use quiver_model::{Id, PredId};
 use quiver_sparql::bgp::{Bgp, Node, Pred};
-use quiver_sparql::dataset::GraphRef;
+use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::partitions::PartitionedBgp;
 use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::{Table, UNBOUND};
 use quiver_store::partition::owner;
-use quiver_store::{Direction, GraphIndex};
+use quiver_store::{Direction, GraphIndex, Store};
 
 /// Where a step runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,21 +162,32 @@ pub fn with_classes(bgp: &Bgp, step: &Step, rows: &Table, classes: &[Id]) -> Tab
 }
 
 /// What a request answers before any step, if anything: an unsatisfiable pattern's empty
-/// table (its input's columns and the pattern's), or the refusal of a dataset of several
-/// `FROM` graphs, whose merge no partition holds.
+/// table (its input's columns and the pattern's).
 pub fn settled(request: &PartitionedBgp<'_>) -> Option<Result<Table, QueryError>> {
-    if request.bgp.is_unsatisfiable() {
-        let mut vars = request.input.vars.clone();
-        for v in request.bgp.vars() {
-            if !vars.contains(&v) {
-                vars.push(v);
-            }
-        }
-        return Some(Ok(Table::empty(vars)));
+    if !request.bgp.is_unsatisfiable() {
+        return None;
     }
-    (request.graph == GraphRef::Merged).then(|| {
-        Err(QueryError::Unsupported(
-            "a dataset of several FROM graphs over a partitioned store".into(),
-        ))
-    })
+    let mut vars = request.input.vars.clone();
+    for v in request.bgp.vars() {
+        if !vars.contains(&v) {
+            vars.push(v);
+        }
+    }
+    Some(Ok(Table::empty(vars)))
+}
+
+/// The graph `graph` of `part`: its own index, or (the merge of `FROM` graphs) its share
+/// of the merge of `merged`, built here.
+pub fn partition_graph<'a>(
+    part: &'a Store,
+    graph: GraphRef,
+    merged: &[Id],
+) -> std::borrow::Cow<'a, GraphIndex> {
+    match graph {
+        GraphRef::Merged => {
+            let names: Vec<Option<Id>> = merged.iter().map(|&name| Some(name)).collect();
+            std::borrow::Cow::Owned(part.merged_share(&names))
+        }
+        _ => std::borrow::Cow::Borrowed(graph_index(part, graph)),
+    }
 }

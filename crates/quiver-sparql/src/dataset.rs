@@ -32,6 +32,9 @@ pub struct DatasetScope {
     pub default: GraphRef,
     /// The merge of several `FROM` graphs, when `default` is [`GraphRef::Merged`].
     pub merged: Option<Arc<GraphIndex>>,
+    /// The names of the graphs merged (term ids, ascending), for executors that merge
+    /// their own shares of them (the partitions of a store).
+    pub merged_names: Vec<Id>,
     /// The named graphs `GRAPH` may visit (term ids of names the store has); `None`: all.
     pub named: Option<Vec<Id>>,
 }
@@ -41,6 +44,7 @@ impl Default for DatasetScope {
         Self {
             default: GraphRef::Default,
             merged: None,
+            merged_names: Vec::new(),
             named: None,
         }
     }
@@ -74,6 +78,11 @@ impl DatasetScope {
         let named = Some(dataset.named.as_deref().map(existing).unwrap_or_default());
         Self {
             default,
+            merged_names: if merged.is_some() {
+                defaults
+            } else {
+                Vec::new()
+            },
             merged,
             named,
         }

@@ -35,6 +35,7 @@ pub fn describe(
                 partitions: partitions.as_ref(),
                 store,
                 graph,
+                merged: &evaluator.dataset.merged_names,
                 state: evaluator.state,
             };
             describe_from(evaluator, &source, resources, max_results)

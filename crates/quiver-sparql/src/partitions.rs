@@ -21,6 +21,9 @@ pub struct PartitionedBgp<'a> {
     pub steps: &'a [Step],
     /// The graph the pattern reads, resolved on each partition.
     pub graph: GraphRef,
+    /// With [`GraphRef::Merged`], the names of the `FROM` graphs merged: each partition
+    /// merges its own shares of them (the share of the merge).
+    pub merged: &'a [quiver_model::Id],
     /// The rows the exploration starts from (one empty row, or a join's left rows).
     pub input: Table,
     /// The query's checks and memory budget, for the steps' contexts.

@@ -36,6 +36,7 @@ use crate::graph::GraphIndex;
 use crate::partition_stats::{PlannerStatistics, StatisticsMerger};
 use crate::persist::StoreError;
 use crate::store::Store;
+use crate::Direction;
 
 /// The hash of [`owner`], as the layout file and each partition name it.
 pub const PARTITION_HASH: &str = "splitmix64";
@@ -139,6 +140,30 @@ impl Store {
             named_graphs,
             info,
         )
+    }
+
+    /// The merge of `graphs` (`None`: the default graph) as this store holds it: the
+    /// records it holds of each, merged. For a partition that is its share of the merge,
+    /// each OUT record at its subject's owner and each IN record where the graphs keep it,
+    /// which merging triples and building both directions again would not keep.
+    pub fn merged_share(&self, graphs: &[Option<Id>]) -> GraphIndex {
+        let (mut out, mut inn) = (Vec::new(), Vec::new());
+        for graph in graphs {
+            let index = match graph {
+                None => Some(&self.default_graph),
+                Some(name) => self.named_graph(*name),
+            };
+            let Some(index) = index else { continue };
+            for (direction, edges) in [(Direction::Out, &mut out), (Direction::In, &mut inn)] {
+                index.for_each_vertex(direction, |vertex, record| {
+                    for i in 0..record.len() {
+                        let (predicate, neighbours) = record.entry(i);
+                        edges.extend(neighbours.iter().map(|&n| [vertex, predicate as Id, n]));
+                    }
+                });
+            }
+        }
+        build_split_graph(out, inn, None, self.predicate_count()).0
     }
 
     /// Which partition this store is, if it is one.

@@ -103,6 +103,12 @@ pub const QUERIES: &[&str] = &[
     "SELECT * WHERE { GRAPH ?g { ?x ex:p1+ ?y } }",
     "DESCRIBE ?x WHERE { ?x a ex:C1 }",
     "DESCRIBE ex:e3 ex:e7",
+    "SELECT * FROM ex:g1 FROM ex:g2 WHERE { ?x ex:p1 ?y }",
+    "SELECT * FROM ex:g1 FROM ex:g2 WHERE { ?x a ?c . ?x ?p ?o }",
+    "SELECT ?c FROM ex:g1 FROM ex:g2 WHERE { ?x a ?c }",
+    "SELECT * FROM ex:g1 FROM ex:g2 WHERE { ?x ex:p1+ ?y }",
+    "SELECT * FROM ex:g1 FROM ex:g2 FROM NAMED ex:g2 WHERE { ?x ex:p1 ?y GRAPH ?g { ?y ?q ?z } }",
+    "SELECT (COUNT(*) AS ?n) FROM ex:g1 FROM ex:g2 WHERE { ?s ?p ?o }",
 ];
 
 /// A fixed random graph of `count` quads (a linear congruential sequence from `seed`).

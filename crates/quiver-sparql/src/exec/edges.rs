@@ -140,6 +140,8 @@ pub struct PartitionedEdges<'a> {
     pub partitions: &'a dyn BgpPartitions,
     pub store: &'a Store,
     pub graph: GraphRef,
+    /// The `FROM` graphs merged, when `graph` is their merge.
+    pub merged: &'a [Id],
     pub state: &'a QueryState,
 }
 
@@ -160,6 +162,7 @@ impl PartitionedEdges<'_> {
             bgp: &bgp,
             steps: &[step],
             graph: self.graph,
+            merged: self.merged,
             input,
             state: self.state,
             keep: None,

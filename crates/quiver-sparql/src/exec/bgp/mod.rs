@@ -47,6 +47,7 @@ impl Evaluator<'_> {
                     bgp: &planned.bgp,
                     steps,
                     graph: planned.graph,
+                    merged: &self.dataset.merged_names,
                     input,
                     state: self.state,
                     keep: self

@@ -299,6 +299,7 @@ impl Evaluator<'_> {
             partitions: partitions.as_ref(),
             store: self.store,
             graph: pattern.graph,
+            merged: &self.dataset.merged_names,
             state: self.state,
         });
         let walks = match &partitioned {
