@@ -29,7 +29,9 @@ use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
+use quiver_sparql::exec::index_aggregate::partition_counts;
 use quiver_sparql::memory::MemoryBudget;
+use quiver_sparql::operator::index_aggregate::{Counts, Graphs, IndexAggregate};
 use quiver_sparql::partitions::{BgpPartitions, Exchanged, PartitionedBgp};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::{Table, VarId};
@@ -61,6 +63,54 @@ struct Plan {
     keep: Option<Vec<VarId>>,
     /// The `FROM` graphs whose merge `graph` is, if it is one.
     merged: Vec<Id>,
+    /// A count read from the index instead of steps: one hop, on every worker, whose rows
+    /// are its counts (`counts_table`).
+    aggregate: Option<IndexAggregate>,
+}
+
+impl Plan {
+    /// The hops the plan's rows make before they are finished.
+    fn hops(&self) -> usize {
+        self.steps.len() + usize::from(self.aggregate.is_some())
+    }
+}
+
+/// A partition's counts as rows: the keys, then each count as two 32-bit halves.
+fn counts_table((keys, counts): Counts, keyed: bool) -> Table {
+    let rows = counts.first().map_or(keys.len(), Vec::len);
+    let mut columns = Vec::new();
+    if keyed {
+        columns.push(keys);
+    }
+    for column in counts {
+        columns.push(column.iter().map(|&n| (n >> 32) as Id).collect());
+        columns.push(column.iter().map(|&n| n as Id).collect());
+    }
+    Table {
+        vars: (0..columns.len()).collect(),
+        columns,
+        rows,
+    }
+}
+
+/// The counts of [`counts_table`]'s rows (of every partition, concatenated).
+fn table_counts(table: &Table, keyed: bool, width: usize) -> Counts {
+    let at = usize::from(keyed);
+    let keys = if keyed {
+        table.columns.first().cloned().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let counts = (0..width)
+        .map(|a| {
+            let (high, low) = (&table.columns[at + 2 * a], &table.columns[at + 2 * a + 1]);
+            high.iter()
+                .zip(low)
+                .map(|(&h, &l)| (u64::from(h) << 32) | u64::from(l))
+                .collect()
+        })
+        .collect();
+    (keys, counts)
 }
 
 /// A worker's shares of the merges of `FROM` graphs it was asked for lately, by the
@@ -146,6 +196,11 @@ fn route(
         rows: Ok(rows),
         exchanged: Exchanged::default(),
     };
+    if plan.aggregate.is_some() && step == 0 {
+        return (0..workers)
+            .map(|to| message(0, to, rows.clone()))
+            .collect();
+    }
     loop {
         let Some(planned) = plan.steps.get(step) else {
             let rows = match &plan.keep {
@@ -202,6 +257,19 @@ fn advance(
         ..
     } = message;
     let rows = rows.and_then(|rows| {
+        if let Some(aggregate) = &plan.aggregate {
+            let share = partition_graph(part, plan.graph, &plan.merged);
+            let ctx = ExecContext {
+                store: part,
+                graph: &share,
+                threads: 1,
+                state,
+                device: None,
+            };
+            return partition_counts(part, &share, aggregate, &ctx)
+                .map(|counts| counts_table(counts, aggregate.key.is_some()))
+                .map_err(|e| e.to_string());
+        }
         let planned = &plan.steps[step as usize];
         let bound = |node: Node| match node {
             Node::Var(v) => rows.column(v).is_some(),
@@ -224,7 +292,7 @@ fn advance(
         Ok(rows) => route(&plan, query, step as usize + 1, rows, workers),
         Err(error) => vec![Message {
             query,
-            step: plan.steps.len() as u32,
+            step: plan.hops() as u32,
             to: 0,
             plan,
             rows: Err(error),
@@ -422,7 +490,7 @@ fn serve(
                             let mut session = output.session(&time);
                             for batch in batches {
                                 for message in batch.drain(..) {
-                                    if message.step as usize >= message.plan.steps.len() {
+                                    if message.step as usize >= message.plan.hops() {
                                         let mut arrived = sink.borrow_mut();
                                         let query = arrived.entry(message.query).or_default();
                                         query.0.push(message.rows);
@@ -471,7 +539,7 @@ fn serve(
             input.send(message);
         }
         // Every hop is a tick: past the last step and the hop to the coordinator.
-        let end = *time + request.plan.steps.len() as u64 + 2;
+        let end = *time + request.plan.hops() as u64 + 2;
         *time = end;
         input.advance_to(end);
         (query, end, request.reply)
@@ -563,7 +631,7 @@ impl BgpPartitions for TimelyPartitions {
         if let Some(answer) = settled(&request) {
             return answer;
         }
-        let plan = Arc::new(Plan {
+        let plan = Plan {
             bgp: request.bgp.clone(),
             steps: split_intersections(request.steps),
             graph: request.graph,
@@ -571,7 +639,48 @@ impl BgpPartitions for TimelyPartitions {
             rdf_type: self.rdf_type,
             keep: request.keep,
             merged: request.merged.to_vec(),
-        });
+            aggregate: None,
+        };
+        self.ask(plan, request.input, request.state)
+    }
+
+    fn aggregate(
+        &self,
+        aggregate: &IndexAggregate,
+        merged: &[Id],
+        state: &QueryState,
+    ) -> Result<Vec<Counts>, QueryError> {
+        let Graphs::One(graph) = aggregate.graphs else {
+            return Err(QueryError::Unsupported(
+                "counts of GRAPH ?g read from the index over partitions".into(),
+            ));
+        };
+        let plan = Plan {
+            bgp: Bgp {
+                patterns: Vec::new(),
+                equalities: Vec::new(),
+            },
+            steps: Vec::new(),
+            graph,
+            classes: Vec::new(),
+            rdf_type: self.rdf_type,
+            keep: None,
+            merged: merged.to_vec(),
+            aggregate: Some(aggregate.clone()),
+        };
+        let table = self.ask(plan, Table::unit(), state)?;
+        Ok(vec![table_counts(
+            &table,
+            aggregate.key.is_some(),
+            aggregate.aggregates.len(),
+        )])
+    }
+}
+
+impl TimelyPartitions {
+    /// Runs `plan` from `input` through the dataflow and waits for its rows, checking the
+    /// query's deadline and cancel flag.
+    fn ask(&self, plan: Plan, input: Table, state: &QueryState) -> Result<Table, QueryError> {
         let (reply, answer) = mpsc::channel();
         let sent = self
             .requests
@@ -580,8 +689,8 @@ impl BgpPartitions for TimelyPartitions {
             .as_ref()
             .map(|requests| {
                 requests.send(Request {
-                    plan,
-                    input: request.input,
+                    plan: Arc::new(plan),
+                    input,
                     reply,
                 })
             });
@@ -600,7 +709,7 @@ impl BgpPartitions for TimelyPartitions {
             }
         }
         loop {
-            if let Err(error) = request.state.check() {
+            if let Err(error) = state.check() {
                 // The run goes on without this query; a stopped peer may keep it going.
                 self.broken
                     .store(true, std::sync::atomic::Ordering::Relaxed);

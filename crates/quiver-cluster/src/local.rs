@@ -1,10 +1,13 @@
 //! A partitioned store's partitions in one process: each step runs on the partitions
 //! [`crate::route`] names, and its rows move between them in memory.
 
+use quiver_model::Id;
 use quiver_sparql::bgp::Node;
-use quiver_sparql::context::ExecContext;
+use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
+use quiver_sparql::exec::index_aggregate::partition_counts;
+use quiver_sparql::operator::index_aggregate::{Counts, Graphs, IndexAggregate};
 use quiver_sparql::partitions::{BgpPartitions, PartitionedBgp};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::Table;
@@ -86,6 +89,33 @@ impl LocalPartitions {
 impl BgpPartitions for LocalPartitions {
     fn name(&self) -> String {
         format!("{} partitions in this process", self.parts.len())
+    }
+
+    fn aggregate(
+        &self,
+        aggregate: &IndexAggregate,
+        merged: &[Id],
+        state: &QueryState,
+    ) -> Result<Vec<Counts>, QueryError> {
+        let Graphs::One(graph) = aggregate.graphs else {
+            return Err(QueryError::Unsupported(
+                "counts of GRAPH ?g read from the index over partitions".into(),
+            ));
+        };
+        self.parts
+            .par_iter()
+            .map(|part| {
+                let share = partition_graph(part, graph, merged);
+                let ctx = ExecContext {
+                    store: part,
+                    graph: &share,
+                    threads: 1,
+                    state,
+                    device: None,
+                };
+                partition_counts(part, &share, aggregate, &ctx)
+            })
+            .collect()
     }
 
     fn explore(&self, mut request: PartitionedBgp<'_>) -> Result<Table, QueryError> {

@@ -193,17 +193,32 @@ fn the_rows_and_bytes_exchanged_are_counted() {
     // A second run adds as much again.
     answer(&store, &query, Some(timely.clone())).unwrap();
     assert_eq!(timely.exchanged().rows, 2 * exchanged.rows);
-    // A count moves the same rows back, without their columns.
-    let count = format!("PREFIX ex: <{EX}> SELECT (COUNT(*) AS ?n) WHERE {{ ?x ex:p1 ?y }}");
+    // A count of the pattern is read from each partition's index: each other worker gets
+    // the request and sends back one row of counts.
+    let counting = format!("PREFIX ex: <{EX}> SELECT (COUNT(*) AS ?n) WHERE {{ ?x ex:p1 ?y }}");
     let before = timely.exchanged();
-    let counted = answer(&store, &count, Some(timely.clone())).unwrap();
-    assert_eq!(counted, answer(&store, &count, None).unwrap());
+    let counted = answer(&store, &counting, Some(timely.clone())).unwrap();
+    assert_eq!(counted, answer(&store, &counting, None).unwrap());
     let moved = timely.exchanged() - before;
-    assert_eq!(moved.rows, exchanged.rows);
-    assert!(
-        moved.bytes + (others * 8) <= exchanged.bytes,
-        "{moved:?} against {exchanged:?}"
-    );
+    assert_eq!(moved.messages, 2 * (u64::from(count) - 1));
+    assert_eq!(moved.rows, 2 * (u64::from(count) - 1));
+    // A GROUP BY over two patterns moves the pattern's rows back without their columns.
+    let grouped =
+        format!("PREFIX ex: <{EX}> SELECT (COUNT(*) AS ?n) WHERE {{ ?x ex:p1 ?y . ?y ex:p1 ?z }}");
+    let before = timely.exchanged();
+    let counted = answer(&store, &grouped, Some(timely.clone())).unwrap();
+    assert_eq!(counted, answer(&store, &grouped, None).unwrap());
+    let moved = timely.exchanged() - before;
+    let rows = answer(
+        &store,
+        &format!("PREFIX ex: <{EX}> SELECT * WHERE {{ ?x ex:p1 ?y . ?y ex:p1 ?z }}"),
+        Some(timely.clone()),
+    )
+    .unwrap()
+    .len();
+    let all = timely.exchanged() - before - moved;
+    assert!(rows > 0 && moved.rows == all.rows, "{moved:?} {all:?}");
+    assert!(moved.bytes < all.bytes, "{moved:?} against {all:?}");
 }
 
 /// Queries asked from several threads at once run through the dataflow together, each

@@ -11,6 +11,7 @@ use crate::bgp::Bgp;
 use crate::context::QueryState;
 use crate::dataset::GraphRef;
 use crate::error::QueryError;
+use crate::operator::index_aggregate::{Counts, IndexAggregate};
 use crate::step::Step;
 use crate::table::Table;
 
@@ -77,4 +78,14 @@ pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
     /// Every row of the pattern over the partitions (any order), before the pattern's
     /// equalities of repeated variables, which the caller applies.
     fn explore(&self, request: PartitionedBgp<'_>) -> Result<Table, QueryError>;
+
+    /// A count read from the index ([`IndexAggregate::adds_up`]), run by every partition
+    /// over its own share of the graph (of the merge of `merged`, for a merged default
+    /// graph): each partition's counts, which the caller adds up.
+    fn aggregate(
+        &self,
+        aggregate: &IndexAggregate,
+        merged: &[quiver_model::Id],
+        state: &QueryState,
+    ) -> Result<Vec<Counts>, QueryError>;
 }

@@ -38,8 +38,8 @@ pub struct Compiler<'a> {
     pub dataset: DatasetScope,
     /// The operators of the EXISTS patterns in the compiled expressions.
     pub exists: ExistsOperators,
-    /// Compile for a partitioned store: no index aggregates (see
-    /// `PrepareOptions::partitioned`).
+    /// Compile for a partitioned store: only the index aggregates whose partitions' counts
+    /// add up (see `PrepareOptions::partitioned`).
     pub partitioned: bool,
     next_bgp: usize,
 }
@@ -187,9 +187,8 @@ impl<'a> Compiler<'a> {
             }
             GraphPattern::Distinct { inner } => {
                 let inner = self.compile(inner, graph)?;
-                let read = (!self.partitioned)
-                    .then(|| index_aggregate::distinct(&self.vars, &inner))
-                    .flatten();
+                let read = index_aggregate::distinct(&self.vars, &inner)
+                    .filter(|read| !self.partitioned || adds_up(read));
                 match read {
                     Some(read) => read,
                     None => Operator::Distinct(Box::new(inner)),
@@ -241,9 +240,8 @@ impl<'a> Compiler<'a> {
                         Ok((self.vars.var(variable), aggregate))
                     })
                     .collect::<Result<Vec<_>, QueryError>>()?;
-                let read = (!self.partitioned)
-                    .then(|| index_aggregate::group(&self.vars, &inner, &keys, &aggregates))
-                    .flatten();
+                let read = index_aggregate::group(&self.vars, &inner, &keys, &aggregates)
+                    .filter(|read| !self.partitioned || adds_up(read));
                 match read {
                     Some(read) => read,
                     None => Operator::Group {
@@ -393,4 +391,10 @@ fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
             crate::operands::for_each_operand(expression, &mut |operand| collect_vars(operand, out))
         }
     }
+}
+
+/// Whether a count read from the index can run over a store's partitions (its counts add
+/// up across them).
+fn adds_up(read: &Operator) -> bool {
+    matches!(read, Operator::IndexAggregate(aggregate) if aggregate.adds_up())
 }

@@ -29,7 +29,7 @@ use crate::context::ExecContext;
 use crate::dataset::GraphRef;
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
-use crate::operator::index_aggregate::{Count, Graphs, IndexAggregate, Position};
+use crate::operator::index_aggregate::{Count, Counts, Graphs, IndexAggregate, Position};
 use crate::table::Table;
 
 /// A pattern's constants (`None`: a variable).
@@ -250,68 +250,143 @@ fn union_values(shape: Shape, sources: &[&Source<'_>], position: Position) -> Ve
     }
 }
 
-impl Evaluator<'_> {
-    /// Runs an [`IndexAggregate`]: one row per group (or one in all without a key), the
-    /// key's term and each count as an `xsd:integer`.
-    pub(crate) fn index_aggregate(&self, op: &IndexAggregate) -> Result<Table, QueryError> {
-        let started = Instant::now();
-        let ctx = self.ctx();
-        let source = |name: Id, graph: GraphRef| Source {
-            name,
-            index: self.dataset.index(self.store, graph),
-            stats: (graph == GraphRef::Default).then_some(self.store),
-        };
-        let sources: Vec<Source<'_>> = match &op.graphs {
-            Graphs::One(graph) => vec![source(0, *graph)],
-            Graphs::Each { graphs, .. } => graphs
-                .iter()
-                .map(|&(name, graph)| source(name, graph))
-                .collect(),
-        };
-        let all: Vec<&Source<'_>> = sources.iter().collect();
-        let aggregates: Vec<Count> = op.aggregates.iter().map(|(_, c)| *c).collect();
-        let mut keys: Vec<Id> = Vec::new();
-        let mut counts_out: Vec<Vec<u64>> = vec![Vec::new(); aggregates.len()];
-        match (Shape::of(&op.pattern), op.key) {
-            // A constant the store lacks: no groups, or one group of zeros.
-            (None, Some(_)) => {}
-            (None, None) => counts_out.iter_mut().for_each(|c| c.push(0)),
-            (Some(shape), None) => counts(shape, &all, None, &aggregates, &mut counts_out),
-            (Some(shape), Some((_, Position::Graph))) => {
-                for (i, source) in sources.iter().enumerate() {
-                    ctx.tick(i)?;
-                    if source.matches(shape) > 0 {
-                        keys.push(source.name);
-                        counts(
-                            shape,
-                            &[source],
-                            Some(Position::Graph),
-                            &aggregates,
-                            &mut counts_out,
-                        );
-                    }
-                }
-            }
-            (Some(shape), Some((_, position))) => {
-                let values = union_values(shape, &all, position);
-                let mut memory = ctx.reservation();
-                memory.try_grow(values.len() * ID_BYTES * (2 + aggregates.len()))?;
-                for (i, &value) in values.iter().enumerate() {
-                    ctx.tick(i)?;
+/// The groups and counts of `op` over `sources`.
+fn raw_counts(
+    store: &Store,
+    sources: &[Source<'_>],
+    op: &IndexAggregate,
+    ctx: &ExecContext<'_>,
+) -> Result<Counts, QueryError> {
+    let all: Vec<&Source<'_>> = sources.iter().collect();
+    let aggregates: Vec<Count> = op.aggregates.iter().map(|(_, c)| *c).collect();
+    let mut keys: Vec<Id> = Vec::new();
+    let mut counts_out: Vec<Vec<u64>> = vec![Vec::new(); aggregates.len()];
+    match (Shape::of(&op.pattern), op.key) {
+        // A constant the store lacks: no groups, or one group of zeros.
+        (None, Some(_)) => {}
+        (None, None) => counts_out.iter_mut().for_each(|c| c.push(0)),
+        (Some(shape), None) => counts(shape, &all, None, &aggregates, &mut counts_out),
+        (Some(shape), Some((_, Position::Graph))) => {
+            for (i, source) in sources.iter().enumerate() {
+                ctx.tick(i)?;
+                if source.matches(shape) > 0 {
+                    keys.push(source.name);
                     counts(
-                        shape.with(position, value),
-                        &all,
-                        Some(position),
+                        shape,
+                        &[source],
+                        Some(Position::Graph),
                         &aggregates,
                         &mut counts_out,
                     );
-                    keys.push(match position {
-                        Position::Predicate => self.store.predicate_term(value as PredId),
-                        _ => value,
-                    });
                 }
             }
         }
+        (Some(shape), Some((_, position))) => {
+            let values = union_values(shape, &all, position);
+            let mut memory = ctx.reservation();
+            memory.try_grow(values.len() * ID_BYTES * (2 + aggregates.len()))?;
+            for (i, &value) in values.iter().enumerate() {
+                ctx.tick(i)?;
+                counts(
+                    shape.with(position, value),
+                    &all,
+                    Some(position),
+                    &aggregates,
+                    &mut counts_out,
+                );
+                keys.push(match position {
+                    Position::Predicate => store.predicate_term(value as PredId),
+                    _ => value,
+                });
+            }
+        }
+    }
+    Ok((keys, counts_out))
+}
+
+/// The counts of `op` (one graph, [`IndexAggregate::adds_up`]) over one partition of a
+/// store, `index` being its share of the graph: what the partitions' executor runs on each.
+pub fn partition_counts(
+    part: &Store,
+    index: &GraphIndex,
+    op: &IndexAggregate,
+    ctx: &ExecContext<'_>,
+) -> Result<Counts, QueryError> {
+    let Graphs::One(graph) = op.graphs else {
+        return Err(QueryError::Unsupported(
+            "counts of GRAPH ?g read from the index over partitions".into(),
+        ));
+    };
+    let source = Source {
+        name: 0,
+        index,
+        stats: (graph == GraphRef::Default).then_some(part),
+    };
+    raw_counts(part, &[source], op, ctx)
+}
+
+/// The store's counts from its partitions': matches added up per key, keys united.
+fn merge(op: &IndexAggregate, parts: Vec<Counts>) -> Counts {
+    let width = op.aggregates.len();
+    if op.key.is_none() {
+        let mut sums = vec![0u64; width];
+        for (_, counts) in &parts {
+            for (sum, column) in sums.iter_mut().zip(counts) {
+                *sum += column.iter().sum::<u64>();
+            }
+        }
+        return (Vec::new(), sums.into_iter().map(|n| vec![n]).collect());
+    }
+    let mut groups: std::collections::BTreeMap<Id, Vec<u64>> = Default::default();
+    for (keys, counts) in &parts {
+        for (row, &key) in keys.iter().enumerate() {
+            let sums = groups.entry(key).or_insert_with(|| vec![0; width]);
+            for (sum, column) in sums.iter_mut().zip(counts) {
+                *sum += column[row];
+            }
+        }
+    }
+    let mut columns = vec![Vec::with_capacity(groups.len()); width];
+    let keys = groups
+        .into_iter()
+        .map(|(key, sums)| {
+            for (column, n) in columns.iter_mut().zip(sums) {
+                column.push(n);
+            }
+            key
+        })
+        .collect();
+    (keys, columns)
+}
+
+impl Evaluator<'_> {
+    /// Runs an [`IndexAggregate`]: one row per group (or one in all without a key), the
+    /// key's term and each count as an `xsd:integer`. Over partitions, each partition
+    /// counts its share and the counts are added up here.
+    pub(crate) fn index_aggregate(&self, op: &IndexAggregate) -> Result<Table, QueryError> {
+        let started = Instant::now();
+        let ctx = self.ctx();
+        let (keys, counts_out) = match &self.partitions {
+            Some(partitions) => merge(
+                op,
+                partitions.aggregate(op, &self.dataset.merged_names, self.state)?,
+            ),
+            None => {
+                let source = |name: Id, graph: GraphRef| Source {
+                    name,
+                    index: self.dataset.index(self.store, graph),
+                    stats: (graph == GraphRef::Default).then_some(self.store),
+                };
+                let sources: Vec<Source<'_>> = match &op.graphs {
+                    Graphs::One(graph) => vec![source(0, *graph)],
+                    Graphs::Each { graphs, .. } => graphs
+                        .iter()
+                        .map(|&(name, graph)| source(name, graph))
+                        .collect(),
+                };
+                raw_counts(self.store, &sources, op, &ctx)?
+            }
+        };
         let table = self.index_aggregate_table(&ctx, op, keys, counts_out)?;
         self.notes.borrow_mut().push(format!(
             "index aggregate: {} read from the index into {} row(s), no rows materialised, {:.1} µs",

@@ -45,7 +45,7 @@ mod filter;
 mod graph_var;
 pub mod group;
 mod id_filter;
-mod index_aggregate;
+pub mod index_aggregate;
 mod join;
 mod left_join;
 mod minus;
@@ -353,9 +353,11 @@ impl<'a> Evaluator<'a> {
                 self.group_profiles.borrow_mut().push(profile);
                 table
             }
-            Operator::IndexAggregate(_) if self.partitions.is_some() => {
+            Operator::IndexAggregate(aggregate)
+                if self.partitions.is_some() && !aggregate.adds_up() =>
+            {
                 return Err(partitioned_unsupported(
-                    "a count read from the index (prepare with `partitioned`)",
+                    "a count read from the index that does not add up over partitions (prepare with `partitioned`)",
                 ))
             }
             Operator::IndexAggregate(aggregate) => self.index_aggregate(aggregate)?,

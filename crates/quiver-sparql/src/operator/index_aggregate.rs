@@ -13,7 +13,7 @@ use crate::dataset::GraphRef;
 use crate::table::VarId;
 
 /// A position of the pattern, or the graph of `GRAPH ?g`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Position {
     Subject,
     Predicate,
@@ -23,7 +23,7 @@ pub enum Position {
 }
 
 /// What one aggregate counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Count {
     /// Matches: `COUNT(*)`, and `COUNT(?v)` of a variable every match binds.
     Matches,
@@ -32,7 +32,7 @@ pub enum Count {
 }
 
 /// The graphs the pattern is matched in.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Graphs {
     /// One graph (the query's default graph, or the graph of `GRAPH <g>`).
     One(GraphRef),
@@ -43,8 +43,12 @@ pub enum Graphs {
     },
 }
 
+/// What an [`IndexAggregate`] found, before its counts become terms: the keys (term ids;
+/// none without a key) and, per aggregate, one count per group.
+pub type Counts = (Vec<Id>, Vec<Vec<u64>>);
+
 /// Counts of one triple pattern grouped by at most one of its positions.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct IndexAggregate {
     pub pattern: Pattern,
     pub graphs: Graphs,
@@ -57,6 +61,15 @@ pub struct IndexAggregate {
 }
 
 impl IndexAggregate {
+    /// Whether its counts over a store's partitions add up to the store's: counts of
+    /// matches in one graph (each triple is counted by one partition), or the distinct
+    /// values of its key alone (their union). Distinct counts do not add up.
+    pub fn adds_up(&self) -> bool {
+        matches!(self.graphs, Graphs::One(_))
+            && self.aggregates.iter().all(|(_, c)| *c == Count::Matches)
+            && (self.key.is_some() || !self.aggregates.is_empty())
+    }
+
     /// The output variables: the key's, then the aggregates'.
     pub fn vars(&self) -> Vec<VarId> {
         self.key
