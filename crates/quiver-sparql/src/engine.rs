@@ -31,9 +31,9 @@ pub struct PrepareOptions {
     /// protocol's `default-graph-uri` / `named-graph-uri`).
     pub dataset: Option<QueryDataset>,
     /// Prepare on one partition of a partitioned store, whose basic graph patterns an
-    /// [`ExecOptions::partitions`] runs: no operator that reads the graph outside a basic
-    /// graph pattern (counts and DISTINCTs read from the index) is compiled, since the
-    /// coordinator's graph holds only a part of the data.
+    /// [`ExecOptions::partitions`] runs: counts and DISTINCTs are read from the index only
+    /// where the partitions' counts add up, since the coordinator's graph holds only a part
+    /// of the data.
     pub partitioned: bool,
 }
 

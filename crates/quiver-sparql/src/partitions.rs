@@ -5,7 +5,9 @@
 //! whose dictionary and predicate ids every partition shares); each basic graph pattern
 //! is handed, with its plan and its input rows, to a [`BgpPartitions`], which runs the
 //! steps on the partitions (`quiver-cluster`) through [`crate::exec::bgp::explore::run_step`]
-//! and returns every row. Rows may come back in any order: a BGP's rows are a bag.
+//! and returns every row. Rows may come back in any order: a BGP's rows are a bag. Property
+//! paths and DESCRIBE ask for edges the same way (`crate::exec::edges`), and counts read
+//! from the index are counted by each partition and added up by the caller.
 
 use crate::bgp::Bgp;
 use crate::context::QueryState;
