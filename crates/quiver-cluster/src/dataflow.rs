@@ -179,8 +179,9 @@ struct Request {
 }
 
 /// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
-/// steps over the classes run here first, and rows past the last step go to worker 0.
-/// Empty rows travel to one worker only, so that the end still learns their columns.
+/// steps over the classes run here first, and rows past the last step go to worker 0 (with
+/// the columns it reads only). Empty rows travel to one worker only, so that the end still
+/// learns their columns. A count read from the index goes to every worker.
 fn route(
     plan: &Arc<Plan>,
     query: u64,
