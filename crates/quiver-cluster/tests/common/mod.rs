@@ -109,6 +109,15 @@ pub const QUERIES: &[&str] = &[
     "SELECT * FROM ex:g1 FROM ex:g2 WHERE { ?x ex:p1+ ?y }",
     "SELECT * FROM ex:g1 FROM ex:g2 FROM NAMED ex:g2 WHERE { ?x ex:p1 ?y GRAPH ?g { ?y ?q ?z } }",
     "SELECT (COUNT(*) AS ?n) FROM ex:g1 FROM ex:g2 WHERE { ?s ?p ?o }",
+    "SELECT (COUNT(DISTINCT ?y) AS ?n) WHERE { ?x ex:p1 ?y }",
+    "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x ex:p2 ?y }",
+    "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x a ?c }",
+    "SELECT (COUNT(DISTINCT ?c) AS ?n) WHERE { ?x a ?c }",
+    "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x ex:p1 ex:e2 }",
+    "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x a ex:C1 }",
+    "SELECT ?y (COUNT(*) AS ?n) WHERE { ?x ex:p1 ?y } GROUP BY ?y",
+    "SELECT ?p (COUNT(*) AS ?n) WHERE { ?x ?p ?y } GROUP BY ?p",
+    "SELECT DISTINCT ?p WHERE { ?x ?p ?y }",
 ];
 
 /// A fixed random graph of `count` quads (a linear congruential sequence from `seed`).

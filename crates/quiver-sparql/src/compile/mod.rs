@@ -188,7 +188,7 @@ impl<'a> Compiler<'a> {
             GraphPattern::Distinct { inner } => {
                 let inner = self.compile(inner, graph)?;
                 let read = index_aggregate::distinct(&self.vars, &inner)
-                    .filter(|read| !self.partitioned || adds_up(read));
+                    .filter(|read| !self.partitioned || adds_up(read, self.store.rdf_type()));
                 match read {
                     Some(read) => read,
                     None => Operator::Distinct(Box::new(inner)),
@@ -241,7 +241,7 @@ impl<'a> Compiler<'a> {
                     })
                     .collect::<Result<Vec<_>, QueryError>>()?;
                 let read = index_aggregate::group(&self.vars, &inner, &keys, &aggregates)
-                    .filter(|read| !self.partitioned || adds_up(read));
+                    .filter(|read| !self.partitioned || adds_up(read, self.store.rdf_type()));
                 match read {
                     Some(read) => read,
                     None => Operator::Group {
@@ -395,6 +395,6 @@ fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
 
 /// Whether a count read from the index can run over a store's partitions (its counts add
 /// up across them).
-fn adds_up(read: &Operator) -> bool {
-    matches!(read, Operator::IndexAggregate(aggregate) if aggregate.adds_up())
+fn adds_up(read: &Operator, rdf_type: Option<quiver_model::PredId>) -> bool {
+    matches!(read, Operator::IndexAggregate(aggregate) if aggregate.adds_up(rdf_type))
 }

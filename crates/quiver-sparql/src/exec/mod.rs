@@ -354,7 +354,7 @@ impl<'a> Evaluator<'a> {
                 table
             }
             Operator::IndexAggregate(aggregate)
-                if self.partitions.is_some() && !aggregate.adds_up() =>
+                if self.partitions.is_some() && !aggregate.adds_up(self.store.rdf_type()) =>
             {
                 return Err(partitioned_unsupported(
                     "a count read from the index that does not add up over partitions (prepare with `partitioned`)",

@@ -6,9 +6,9 @@
 //! The compiler builds one only for a pattern whose variables are distinct and whose
 //! subject is not a literal; the executor needs nothing else of the query.
 
-use quiver_model::Id;
+use quiver_model::{Id, PredId};
 
-use crate::bgp::Pattern;
+use crate::bgp::{Pattern, Pred};
 use crate::dataset::GraphRef;
 use crate::table::VarId;
 
@@ -61,12 +61,30 @@ pub struct IndexAggregate {
 }
 
 impl IndexAggregate {
-    /// Whether its counts over a store's partitions add up to the store's: counts of
-    /// matches in one graph (each triple is counted by one partition), or the distinct
-    /// values of its key alone (their union). Distinct counts do not add up.
-    pub fn adds_up(&self) -> bool {
+    /// Whether its counts over a store's partitions add up to the store's, each partition
+    /// counting over its own records (`rdf_type`: the store's `rdf:type`):
+    /// - counts of matches in one graph, each triple being counted by one partition;
+    /// - without a key, the distinct subjects of a constant predicate, each counted where
+    ///   its OUT record is (or, for an object's IN record, where that record is: one place
+    ///   for a predicate other than `rdf:type`, the instance's owner for `rdf:type`), and the
+    ///   distinct objects of a constant predicate other than `rdf:type`, counted where
+    ///   their IN record is;
+    /// - the distinct values of a key alone (their union).
+    pub fn adds_up(&self, rdf_type: Option<PredId>) -> bool {
+        let predicate = match self.pattern.predicate {
+            Pred::Const(p) => Some(p),
+            _ => None,
+        };
+        let disjoint = |position: Position| match position {
+            Position::Subject => predicate.is_some(),
+            Position::Object => predicate.is_some_and(|p| Some(p) != rdf_type),
+            Position::Predicate | Position::Graph => false,
+        };
         matches!(self.graphs, Graphs::One(_))
-            && self.aggregates.iter().all(|(_, c)| *c == Count::Matches)
+            && self.aggregates.iter().all(|(_, count)| match *count {
+                Count::Matches => true,
+                Count::Distinct(position) => self.key.is_none() && disjoint(position),
+            })
             && (self.key.is_some() || !self.aggregates.is_empty())
     }
 
