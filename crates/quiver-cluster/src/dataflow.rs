@@ -29,9 +29,8 @@ use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
-use quiver_sparql::exec::index_aggregate::partition_counts;
 use quiver_sparql::memory::MemoryBudget;
-use quiver_sparql::operator::index_aggregate::{Counts, Graphs, IndexAggregate};
+use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::{BgpPartitions, Exchanged, PartitionedBgp};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::{Table, VarId};
@@ -44,8 +43,8 @@ use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
 use crate::route::{
-    by_owner, classes, partition_graph, place, settled, split_intersections, with_classes,
-    Placement,
+    aggregate_graph, by_owner, classes, count_on, partition_graph, place, settled,
+    split_intersections, with_classes, Placement,
 };
 
 /// What every worker needs of one pattern's run.
@@ -259,15 +258,7 @@ fn advance(
     } = message;
     let rows = rows.and_then(|rows| {
         if let Some(aggregate) = &plan.aggregate {
-            let share = partition_graph(part, plan.graph, &plan.merged);
-            let ctx = ExecContext {
-                store: part,
-                graph: &share,
-                threads: 1,
-                state,
-                device: None,
-            };
-            return partition_counts(part, &share, aggregate, &ctx)
+            return count_on(part, aggregate, &plan.merged, state)
                 .map(|counts| counts_table(counts, aggregate.key.is_some()))
                 .map_err(|e| e.to_string());
         }
@@ -651,11 +642,7 @@ impl BgpPartitions for TimelyPartitions {
         merged: &[Id],
         state: &QueryState,
     ) -> Result<Vec<Counts>, QueryError> {
-        let Graphs::One(graph) = aggregate.graphs else {
-            return Err(QueryError::Unsupported(
-                "counts of GRAPH ?g read from the index over partitions".into(),
-            ));
-        };
+        let graph = aggregate_graph(aggregate)?;
         let plan = Plan {
             bgp: Bgp {
                 patterns: Vec::new(),

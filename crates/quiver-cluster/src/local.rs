@@ -6,8 +6,7 @@ use quiver_sparql::bgp::Node;
 use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
-use quiver_sparql::exec::index_aggregate::partition_counts;
-use quiver_sparql::operator::index_aggregate::{Counts, Graphs, IndexAggregate};
+use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::{BgpPartitions, PartitionedBgp};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::Table;
@@ -15,8 +14,8 @@ use quiver_store::{GraphIndex, Store};
 use rayon::prelude::*;
 
 use crate::route::{
-    by_owner, classes, partition_graph, place, settled, split_intersections, with_classes,
-    Placement,
+    by_owner, classes, count_on, partition_graph, place, settled, split_intersections,
+    with_classes, Placement,
 };
 
 /// The partitions of one store, all in this process.
@@ -97,24 +96,9 @@ impl BgpPartitions for LocalPartitions {
         merged: &[Id],
         state: &QueryState,
     ) -> Result<Vec<Counts>, QueryError> {
-        let Graphs::One(graph) = aggregate.graphs else {
-            return Err(QueryError::Unsupported(
-                "counts of GRAPH ?g read from the index over partitions".into(),
-            ));
-        };
         self.parts
             .par_iter()
-            .map(|part| {
-                let share = partition_graph(part, graph, merged);
-                let ctx = ExecContext {
-                    store: part,
-                    graph: &share,
-                    threads: 1,
-                    state,
-                    device: None,
-                };
-                partition_counts(part, &share, aggregate, &ctx)
-            })
+            .map(|part| count_on(part, aggregate, merged, state))
             .collect()
     }
 

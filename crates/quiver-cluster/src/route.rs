@@ -16,11 +16,17 @@
 //! An intersection (a walk fused with a partner pattern) reads the partner's list at the
 //! partner's source, which another partition may own: it runs as the walk, then a check of
 //! the partner pattern.
+//!
+//! Both executors also take from here what a partition reads besides its own graphs: its
+//! share of a merge of `FROM` graphs, and its counts of a count read from the index.
 
 use quiver_model::{Id, PredId};
 use quiver_sparql::bgp::{Bgp, Node, Pred};
+use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
+use quiver_sparql::exec::index_aggregate::partition_counts;
+use quiver_sparql::operator::index_aggregate::{Counts, Graphs, IndexAggregate};
 use quiver_sparql::partitions::PartitionedBgp;
 use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::{Table, UNBOUND};
@@ -190,4 +196,33 @@ pub fn partition_graph<'a>(
         }
         _ => std::borrow::Cow::Borrowed(graph_index(part, graph)),
     }
+}
+
+/// The one graph a count read from the index reads (counts of `GRAPH ?g` do not run over
+/// partitions).
+pub fn aggregate_graph(aggregate: &IndexAggregate) -> Result<GraphRef, QueryError> {
+    match aggregate.graphs {
+        Graphs::One(graph) => Ok(graph),
+        Graphs::Each { .. } => Err(QueryError::Unsupported(
+            "counts of GRAPH ?g read from the index over partitions".into(),
+        )),
+    }
+}
+
+/// `aggregate` counted on `part`, over its share of the graph (of the merge of `merged`).
+pub fn count_on(
+    part: &Store,
+    aggregate: &IndexAggregate,
+    merged: &[Id],
+    state: &QueryState,
+) -> Result<Counts, QueryError> {
+    let share = partition_graph(part, aggregate_graph(aggregate)?, merged);
+    let ctx = ExecContext {
+        store: part,
+        graph: &share,
+        threads: 1,
+        state,
+        device: None,
+    };
+    partition_counts(part, &share, aggregate, &ctx)
 }

@@ -120,25 +120,6 @@ fn processes_on_loopback_answer_like_the_whole_store() {
     }
 }
 
-/// Every query of `queries/` over LUBM-1.
-fn lubm_queries() -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../queries");
-    let mut queries = Vec::new();
-    for set in ["lubm-basic", "lubm-sparql11", "lubm-analytics"] {
-        let mut files: Vec<_> = std::fs::read_dir(root.join(set))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "rq"))
-            .collect();
-        files.sort();
-        for file in files {
-            queries.push(std::fs::read_to_string(&file).unwrap());
-        }
-    }
-    assert!(queries.len() >= 30, "only {} queries", queries.len());
-    queries
-}
-
 /// `store` cut for a cluster of `processes` × `workers`, the other processes started, and
 /// every query answered as the whole store answers it; the processes end with the cluster.
 fn check_cluster(store: &Store, queries: &[String], processes: usize, workers: usize) {
@@ -189,19 +170,13 @@ fn check_cluster(store: &Store, queries: &[String], processes: usize, workers: u
 
 /// The parent: cuts the stores, starts the other processes and checks every cluster.
 fn coordinate_clusters() {
-    let (store, _) = quiver_loader::load_lubm(
-        quiver_lubm::LubmConfig::standard(1),
-        2,
-        None,
-        &quiver_loader::NoProgress,
-    )
-    .unwrap();
+    let store = common::lubm1();
     let (random, _) = quiver_loader::load_quads(common::fixed_graph(7, 300), None).unwrap();
     let shapes: Vec<String> = common::QUERIES
         .iter()
         .map(|q| format!("PREFIX ex: <{}> {q}", common::EX))
         .collect();
-    let lubm = lubm_queries();
+    let lubm = common::lubm_queries();
     for (processes, workers) in [(1, 1), (2, 1), (3, 1), (2, 2)] {
         check_cluster(&store, &lubm, processes, workers);
         check_cluster(&random, &shapes, processes, workers);

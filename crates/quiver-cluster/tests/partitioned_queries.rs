@@ -15,7 +15,6 @@
 //!   constants, between variables, seeded, cyclic, negated, over `rdf:type`) and DESCRIBE
 //!   through blank nodes.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use proptest::prelude::*;
@@ -110,28 +109,8 @@ fn check_all(store: &Store, queries: &[String], counts: &[u32]) -> Result<(), Te
 
 #[test]
 fn lubm_queries_give_the_whole_stores_rows_on_every_partitioning() {
-    let (store, _) = quiver_loader::load_lubm(
-        quiver_lubm::LubmConfig::standard(1),
-        2,
-        None,
-        &quiver_loader::NoProgress,
-    )
-    .unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../queries");
-    let mut queries = Vec::new();
-    for set in ["lubm-basic", "lubm-sparql11", "lubm-analytics"] {
-        let mut files: Vec<_> = std::fs::read_dir(root.join(set))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "rq"))
-            .collect();
-        files.sort();
-        for file in files {
-            queries.push(std::fs::read_to_string(&file).unwrap());
-        }
-    }
-    assert!(queries.len() >= 30, "only {} queries", queries.len());
-    check_all(&store, &queries, &[1, 2, 3, 4]).unwrap_or_else(|e| panic!("{e}"));
+    check_all(&common::lubm1(), &common::lubm_queries(), &[1, 2, 3, 4])
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 proptest! {

@@ -143,3 +143,35 @@ pub fn fixed_graph(seed: u64, count: usize) -> Vec<Quad> {
         })
         .collect()
 }
+
+/// A LUBM-1 store, generated.
+pub fn lubm1() -> quiver_store::Store {
+    quiver_loader::load_lubm(
+        quiver_lubm::LubmConfig::standard(1),
+        2,
+        None,
+        &quiver_loader::NoProgress,
+    )
+    .unwrap()
+    .0
+}
+
+/// Every query of `queries/` over LUBM (Wukong's q1–q12, the SPARQL 1.1 and the analytics
+/// sets).
+pub fn lubm_queries() -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../queries");
+    let mut queries = Vec::new();
+    for set in ["lubm-basic", "lubm-sparql11", "lubm-analytics"] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(set))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "rq"))
+            .collect();
+        files.sort();
+        for file in files {
+            queries.push(std::fs::read_to_string(&file).unwrap());
+        }
+    }
+    assert!(queries.len() >= 30, "only {} queries", queries.len());
+    queries
+}
