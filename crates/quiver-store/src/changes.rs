@@ -33,7 +33,7 @@ pub struct Quad {
 /// deleted, quads inserted, graphs created. Inserting into a named graph the store lacks
 /// creates it; deleting a graph's last quad keeps the (empty) graph; creating a graph that
 /// exists changes nothing.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ChangeSet {
     /// `terms()` of the store this change set was built against.
     pub base_terms: u64,
@@ -45,10 +45,14 @@ pub struct ChangeSet {
     pub inserts: Vec<Quad>,
     /// Named graphs that must exist afterwards (empty if new).
     pub created_graphs: Vec<Id>,
-    /// Ids of `new_terms`, for interning (hashed with a per-process seed: the terms are
-    /// the clients').
+    /// Ids of the first `indexed` of `new_terms`, for interning (hashed with a
+    /// per-process seed: the terms are the clients'). Filled when interning needs it, so
+    /// that a batch appended with [`ChangeSet::intern_absent`], or read from the log,
+    /// never pays for it.
     #[serde(skip)]
     new_term_ids: HashMap<Vec<u8>, Id, foldhash::fast::RandomState>,
+    #[serde(skip)]
+    indexed: usize,
     /// The [`Store::version`] whose dictionary every new term was looked up in (by
     /// [`ChangeSet::intern`]): applying to that version need not look them up again.
     #[serde(skip)]
@@ -99,7 +103,23 @@ impl ChangeSet {
         store
             .dictionary()
             .lookup(bytes)
-            .or_else(|| self.new_term_ids.get(bytes).copied())
+            .or_else(|| self.new_term_id(bytes))
+    }
+
+    /// The id of `bytes` among the new terms: the map, then the terms it does not cover
+    /// yet.
+    fn new_term_id(&self, bytes: &[u8]) -> Option<Id> {
+        let indexed = self.indexed.min(self.new_terms.len());
+        self.new_term_ids.get(bytes).copied().or_else(|| {
+            let position = self.new_terms[indexed..]
+                .iter()
+                .position(|term| term[..] == *bytes)?;
+            Some(self.id_of(indexed + position))
+        })
+    }
+
+    fn id_of(&self, position: usize) -> Id {
+        Id::try_from(self.base_terms + position as u64).expect("term ids exhausted")
     }
 
     /// The id of `term`: the store's, or a new one appended to this change set.
@@ -111,19 +131,34 @@ impl ChangeSet {
 
     /// [`ChangeSet::intern`] of an encoded term.
     pub fn intern_encoded(&mut self, store: &Store, bytes: Vec<u8>) -> Id {
+        self.index_new_terms();
         if let Some(id) = self.lookup_encoded(store, &bytes) {
             return id;
         }
-        self.push_new(store, bytes)
+        let id = self.push_new(store, bytes);
+        self.index_new_terms();
+        id
+    }
+
+    /// Extends the interning map over every new term.
+    fn index_new_terms(&mut self) {
+        if self.indexed > self.new_terms.len() {
+            self.new_term_ids.clear();
+            self.indexed = 0;
+        }
+        for position in self.indexed..self.new_terms.len() {
+            let id = self.id_of(position);
+            self.new_term_ids
+                .insert(self.new_terms[position].clone(), id);
+        }
+        self.indexed = self.new_terms.len();
     }
 
     fn push_new(&mut self, store: &Store, bytes: Vec<u8>) -> Id {
         if self.interned_against != Some(store.version()) {
             self.interned_against = None;
         }
-        let id = Id::try_from(self.base_terms + self.new_terms.len() as u64)
-            .expect("term ids exhausted");
-        self.new_term_ids.insert(bytes.clone(), id);
+        let id = self.id_of(self.new_terms.len());
         if self.interned == self.new_terms.len() {
             self.interned += 1;
         }
@@ -138,14 +173,23 @@ impl ChangeSet {
         self.push_new(store, bytes)
     }
 
-    /// Rebuilds the interning map after deserialization.
+    /// Forgets the interning map, after `new_terms` was filled or changed directly (it is
+    /// rebuilt when interning needs it).
     pub fn reindex(&mut self) {
-        self.new_term_ids = self
-            .new_terms
-            .iter()
-            .enumerate()
-            .map(|(i, bytes)| (bytes.clone(), (self.base_terms + i as u64) as Id))
-            .collect();
+        self.new_term_ids.clear();
+        self.indexed = 0;
+    }
+}
+
+/// Two change sets are equal when they make the same changes (the interning state aside).
+impl PartialEq for ChangeSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.base_terms == other.base_terms
+            && self.new_terms == other.new_terms
+            && self.dropped_graphs == other.dropped_graphs
+            && self.deletes == other.deletes
+            && self.inserts == other.inserts
+            && self.created_graphs == other.created_graphs
     }
 }
 
