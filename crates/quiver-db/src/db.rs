@@ -397,6 +397,9 @@ impl Database {
             return Err(DbError::ReadOnly(reason.clone()));
         }
         let base = Arc::clone(&writer.latest);
+        // Writes look up mostly new terms: the dictionary's filter answers them (built
+        // once per sorted part, in the background).
+        base.dictionary().prepare_for_writes();
         let transaction = transaction(&base)?;
         let mut report = UpdateReport {
             inserted: transaction.inserted,

@@ -11,6 +11,11 @@
 //! - two versions forked from one base that give the same term different ids each keep
 //!   their own claim (a term holds every id claimed for it).
 //!
+//! An entry holds the term's hash and the id, not the term: a reader confirms a claim by
+//! comparing its own vector's term at that id, which it must do anyway, so keeping the
+//! term in the index too would only cost an allocation per term and a pointer to chase
+//! when the table grows (the stored hash rehashes it without touching the term).
+//!
 //! A persistent hash map (the previous design) copied a path of trie nodes for every new
 //! term and freed the old version's copies after each commit, which dominated the cost of
 //! a batch of new terms. Written by hand because no library offers a map whose entries
@@ -23,9 +28,8 @@
 //! request.
 
 use std::hash::BuildHasher;
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
 
-use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 use rayon::prelude::*;
 
@@ -36,38 +40,14 @@ const SHARDS: usize = 16;
 
 /// Seeded per process: the keys are terms that clients chose.
 type Seeded = foldhash::fast::RandomState;
-/// Terms with their claims, found by a hash computed once per call.
-type Table = HashTable<(Arc<[u8]>, Claims)>;
-type Shard = RwLock<Table>;
+/// Claims: (the term's hash, the id claimed for it). A term may hold several.
+type Table = HashTable<(u64, Id)>;
 
-/// The ids claimed for one term: almost always one.
-#[derive(Debug, Clone)]
-enum Claims {
-    One(Id),
-    Many(Vec<Id>),
-}
-
-impl Claims {
-    fn iter(&self) -> impl Iterator<Item = Id> + '_ {
-        let (one, many) = match self {
-            Claims::One(id) => (Some(*id), &[][..]),
-            Claims::Many(ids) => (None, &ids[..]),
-        };
-        one.into_iter().chain(many.iter().copied())
-    }
-
-    fn add(&mut self, id: Id) {
-        match self {
-            Claims::One(old) if *old == id => {}
-            Claims::One(old) => *self = Claims::Many(vec![*old, id]),
-            Claims::Many(ids) => {
-                if !ids.contains(&id) {
-                    ids.push(id);
-                }
-            }
-        }
-    }
-}
+/// A shard on a cache line of its own, so that threads working on neighbouring shards do
+/// not share the line their locks live on.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Shard(RwLock<Table>);
 
 /// See the module documentation.
 #[derive(Debug)]
@@ -79,79 +59,95 @@ pub(crate) struct AppendedIndex {
 impl Default for AppendedIndex {
     fn default() -> Self {
         Self {
-            shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             hasher: Seeded::default(),
         }
     }
 }
 
 impl AppendedIndex {
-    /// A term's hash and shard. The shard comes from bits 32–35: a table takes its bucket
-    /// from the low bits and its tag from the top seven, and the shard's bits must be
-    /// neither, or every key of a shard would share them.
-    fn shard(&self, term: &[u8]) -> (u64, &Shard) {
-        let hash = self.hasher.hash_one(term);
-        (hash, &self.shards[Self::shard_of(hash)])
+    /// The hash of `term`, as the index keys it.
+    pub(crate) fn hash(&self, term: &[u8]) -> u64 {
+        self.hasher.hash_one(term)
     }
 
+    /// The shard of a hash, from bits 32–35: a table takes its bucket from the low bits
+    /// and its tag from the top seven, and the shard's bits must be neither, or every key
+    /// of a shard would share them.
     fn shard_of(hash: u64) -> usize {
         (hash >> 32) as usize % SHARDS
+    }
+
+    fn read(&self, shard: usize) -> std::sync::RwLockReadGuard<'_, Table> {
+        self.shards[shard]
+            .0
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self, shard: usize) -> std::sync::RwLockWriteGuard<'_, Table> {
+        self.shards[shard]
+            .0
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// An id claimed for `term` that `holds(id)` confirms (the caller's version holds
     /// `term` at that id).
     pub(crate) fn get(&self, term: &[u8], holds: impl Fn(Id) -> bool) -> Option<Id> {
-        let (hash, shard) = self.shard(term);
-        let shard = shard.read().unwrap_or_else(|e| e.into_inner());
-        let (_, claims) = shard.find(hash, |(key, _)| &key[..] == term)?;
-        let found = claims.iter().find(|&id| holds(id));
-        found
+        let hash = self.hash(term);
+        let shard = self.read(Self::shard_of(hash));
+        let found = shard.find(hash, |&(h, id)| h == hash && holds(id));
+        found.map(|&(_, id)| id)
     }
 
-    /// Claims `ids[i]` for `terms[i]`, the shards filled in parallel for a large batch.
-    pub(crate) fn insert_batch(&self, terms: &[Arc<[u8]>], first: Id) {
-        const PARALLEL: usize = 8192;
-        if terms.len() < PARALLEL {
-            for (i, term) in terms.iter().enumerate() {
-                self.insert(Arc::clone(term), first + i as Id);
+    /// [`AppendedIndex::get`] of many terms, by their hashes (`hashes[i]` of term `i`):
+    /// `found[i]` is set for each term found. Each shard is locked once.
+    pub(crate) fn get_many(
+        &self,
+        hashes: &[u64],
+        holds: impl Fn(usize, Id) -> bool,
+        found: &mut [Option<Id>],
+    ) {
+        let mut guards: [Option<std::sync::RwLockReadGuard<'_, Table>>; SHARDS] =
+            Default::default();
+        for (i, &hash) in hashes.iter().enumerate() {
+            let s = Self::shard_of(hash);
+            let shard = guards[s].get_or_insert_with(|| self.read(s));
+            if let Some(&(_, id)) = shard.find(hash, |&(h, id)| h == hash && holds(i, id)) {
+                found[i] = Some(id);
             }
-            return;
         }
-        let hashes: Vec<u64> = terms
-            .par_iter()
-            .map(|term| self.hasher.hash_one(&term[..]))
-            .collect();
-        (0..SHARDS).into_par_iter().for_each(|s| {
-            let mut shard = self.shards[s].write().unwrap_or_else(|e| e.into_inner());
-            shard.reserve(terms.len() / SHARDS + 16, |(key, _)| {
-                self.hasher.hash_one(&key[..])
-            });
-            for (i, (term, &hash)) in terms.iter().zip(&hashes).enumerate() {
+    }
+
+    /// Claims `first + i` for the term of hash `hashes[i]`, the shards filled in parallel
+    /// for a large batch.
+    pub(crate) fn insert_batch(&self, hashes: &[u64], first: Id) {
+        const PARALLEL: usize = 8192;
+        let fill = |s: usize| {
+            let mut shard = self.write(s);
+            for (i, &hash) in hashes.iter().enumerate() {
                 if Self::shard_of(hash) == s {
-                    self.insert_in(&mut shard, hash, Arc::clone(term), first + i as Id);
+                    Self::insert_in(&mut shard, hash, first + i as Id);
                 }
             }
-        });
+        };
+        if hashes.len() < PARALLEL {
+            (0..SHARDS).for_each(fill);
+        } else {
+            (0..SHARDS).into_par_iter().for_each(fill);
+        }
     }
 
     /// Claims `id` for `term`.
-    pub(crate) fn insert(&self, term: Arc<[u8]>, id: Id) {
-        let (hash, shard) = self.shard(&term);
-        let mut shard = shard.write().unwrap_or_else(|e| e.into_inner());
-        self.insert_in(&mut shard, hash, term, id);
+    pub(crate) fn insert(&self, term: &[u8], id: Id) {
+        let hash = self.hash(term);
+        Self::insert_in(&mut self.write(Self::shard_of(hash)), hash, id);
     }
 
-    fn insert_in(&self, shard: &mut Table, hash: u64, term: Arc<[u8]>, id: Id) {
-        let hasher = &self.hasher;
-        match shard.entry(
-            hash,
-            |(key, _)| key[..] == term[..],
-            |(key, _)| hasher.hash_one(&key[..]),
-        ) {
-            Entry::Occupied(mut entry) => entry.get_mut().1.add(id),
-            Entry::Vacant(entry) => {
-                entry.insert((term, Claims::One(id)));
-            }
+    fn insert_in(shard: &mut Table, hash: u64, id: Id) {
+        if shard.find(hash, |&claim| claim == (hash, id)).is_none() {
+            shard.insert_unique(hash, (hash, id), |&(h, _)| h);
         }
     }
 }
@@ -163,15 +159,20 @@ mod tests {
     #[test]
     fn a_claim_counts_only_where_the_reader_confirms_it() {
         let index = AppendedIndex::default();
-        let term: Arc<[u8]> = b"http://x/a".as_slice().into();
-        index.insert(Arc::clone(&term), 10);
-        assert_eq!(index.get(&term, |id| id == 10), Some(10));
-        assert_eq!(index.get(&term, |_| false), None);
+        let term = b"http://x/a";
+        index.insert(term, 10);
+        assert_eq!(index.get(term, |id| id == 10), Some(10));
+        assert_eq!(index.get(term, |_| false), None);
         // A fork gave the same term another id: both claims stay.
-        index.insert(Arc::clone(&term), 12);
-        index.insert(Arc::clone(&term), 12);
-        assert_eq!(index.get(&term, |id| id == 12), Some(12));
-        assert_eq!(index.get(&term, |id| id == 10), Some(10));
+        index.insert(term, 12);
+        index.insert(term, 12);
+        assert_eq!(index.get(term, |id| id == 12), Some(12));
+        assert_eq!(index.get(term, |id| id == 10), Some(10));
+        // Claims are found by hash: another term's claims are never offered.
         assert_eq!(index.get(b"http://x/b", |_| true), None);
+        let hashes = [index.hash(term), index.hash(b"http://x/b")];
+        let mut found = [None; 2];
+        index.get_many(&hashes, |i, id| i == 0 && id == 12, &mut found);
+        assert_eq!(found, [Some(12), None]);
     }
 }

@@ -7,6 +7,7 @@ pub mod dictionary;
 pub mod id;
 pub mod prefetch;
 pub mod term;
+mod term_filter;
 
 pub use column::Column;
 pub use dictionary::{Dictionary, DictionaryBuilder};

@@ -8,7 +8,6 @@
 use oxrdf::{NamedOrBlankNode, Term, TermRef};
 use quiver_model::Id;
 use quiver_store::{Quad, Store};
-use rayon::prelude::*;
 use spargebra::term::{GraphName, GroundQuad, GroundTerm, Quad as DataQuad};
 
 use crate::error::QueryError;
@@ -54,17 +53,9 @@ pub(crate) fn insert_encoded<'t>(
     let mut builder = Builder::new(request, store);
     // The terms are distinct: look them all up at once (in parallel for many, leaving the
     // worker threads to queries otherwise), then append the absent ones, in order.
-    const PARALLEL_TERMS: u32 = 8192;
-    let lookup = |local: u32| store.dictionary().lookup(term(local));
-    let found: Vec<Option<Id>> = if (terms as u32) < PARALLEL_TERMS {
-        (0..terms as u32).map(lookup).collect()
-    } else {
-        (0..terms as u32)
-            .into_par_iter()
-            .with_min_len(PARALLEL_TERMS as usize / 4)
-            .map(lookup)
-            .collect()
-    };
+    let found = store
+        .dictionary()
+        .lookup_batch(terms, |local| term(local as u32));
     let mut ids = Vec::with_capacity(terms);
     for (local, found) in found.into_iter().enumerate() {
         ids.push(match found {
