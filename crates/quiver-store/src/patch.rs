@@ -57,31 +57,66 @@ pub(crate) enum PatchedRecord {
     Delta(Arc<RecordDelta>),
 }
 
-/// The neighbours added to and removed from a base list: `added` holds no base element,
-/// `removed` only base elements, so the list is `base − removed + added`.
+/// The neighbours added to and removed from a base list: `added` and `tail` hold no base
+/// element and none of each other's, `removed` only base elements, so the list is
+/// `base − removed + added + tail`.
+///
+/// `tail` takes the elements inserted above everything the list holds, in ascending
+/// order: new terms get ever larger ids, so a batch of new vertices joining a list (the
+/// subjects of a predicate, the instances of a class) lands there, each an append to a
+/// persistent vector instead of an insertion into a persistent tree.
 #[derive(Clone, Default, Debug)]
 pub(crate) struct ListDelta {
     added: imbl::OrdSet<Id>,
     removed: imbl::OrdSet<Id>,
+    tail: imbl::Vector<Id>,
 }
 
 impl ListDelta {
     /// The length of the list over `base`.
     pub(crate) fn len(&self, base: &[Id]) -> usize {
-        base.len() + self.added.len() - self.removed.len()
+        base.len() + self.added.len() + self.tail.len() - self.removed.len()
     }
 
     /// Elements held (added plus removed).
     pub(crate) fn entries(&self) -> usize {
-        self.added.len() + self.removed.len()
+        self.added.len() + self.tail.len() + self.removed.len()
+    }
+
+    /// The largest element of the list over `base`, removed ones aside (an upper bound).
+    fn upper(&self, base: &[Id]) -> Option<Id> {
+        let largest = [
+            base.last().copied(),
+            self.added.get_max().copied(),
+            self.tail.last().copied(),
+        ];
+        largest.into_iter().flatten().max()
+    }
+
+    /// The position of `x` in `tail`, if it is there.
+    fn in_tail(&self, x: Id) -> Option<usize> {
+        let (mut low, mut high) = (0, self.tail.len());
+        while low < high {
+            let mid = (low + high) / 2;
+            match self.tail[mid].cmp(&x) {
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
     }
 
     /// Adds `x`; whether the list changed.
     pub(crate) fn insert(&mut self, base: &[Id], x: Id) -> bool {
+        if self.upper(base).is_none_or(|upper| x > upper) {
+            self.tail.push_back(x);
+            return true;
+        }
         if self.removed.remove(&x).is_some() {
             return true;
         }
-        if base.binary_search(&x).is_ok() {
+        if base.binary_search(&x).is_ok() || self.in_tail(x).is_some() {
             return false;
         }
         self.added.insert(x).is_none()
@@ -92,6 +127,10 @@ impl ListDelta {
         if self.added.remove(&x).is_some() {
             return true;
         }
+        if let Some(position) = self.in_tail(x) {
+            self.tail.remove(position);
+            return true;
+        }
         base.binary_search(&x).is_ok() && self.removed.insert(x).is_none()
     }
 
@@ -100,15 +139,29 @@ impl ListDelta {
         let mut out = Vec::with_capacity(self.len(base));
         let mut added = self.added.iter().copied().peekable();
         let mut removed = self.removed.iter().copied().peekable();
-        for &x in base {
-            while let Some(a) = added.next_if(|&a| a < x) {
-                out.push(a);
+        let mut tail = self.tail.iter().copied().peekable();
+        let mut push_below = |out: &mut Vec<Id>, bound: Option<Id>| loop {
+            let next = match (added.peek(), tail.peek()) {
+                (Some(&a), Some(&t)) => a.min(t),
+                (Some(&a), None) => a,
+                (None, Some(&t)) => t,
+                (None, None) => return,
+            };
+            if bound.is_some_and(|bound| next >= bound) {
+                return;
             }
+            out.push(next);
+            if added.next_if_eq(&next).is_none() {
+                tail.next();
+            }
+        };
+        for &x in base {
+            push_below(&mut out, Some(x));
             if removed.next_if_eq(&x).is_none() {
                 out.push(x);
             }
         }
-        out.extend(added);
+        push_below(&mut out, None);
         out
     }
 }
@@ -309,4 +362,41 @@ pub(crate) fn encode_record(lists: &[(PredId, Vec<Id>)]) -> Arc<[Id]> {
         words.extend_from_slice(list);
     }
     words.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// A delta over a base list behaves like the set it stands for, whichever of its
+        /// parts (tree, removed, ascending tail) each change lands in.
+        #[test]
+        fn a_list_delta_is_the_set_it_stands_for(
+            base in proptest::collection::btree_set(0u32..200, 0..40),
+            changes in proptest::collection::vec((any::<bool>(), 0u32..260), 0..120),
+        ) {
+            let base: Vec<Id> = base.into_iter().map(|x| x as Id).collect();
+            let mut model: BTreeSet<Id> = base.iter().copied().collect();
+            let mut delta = ListDelta::default();
+            // Ascending runs above everything (new vertices), then anything.
+            let mut next = 300;
+            for (i, &(insert, x)) in changes.iter().enumerate() {
+                let x = if i % 3 == 0 { next += 1 + x % 3; next } else { x as Id };
+                let changed = if insert {
+                    delta.insert(&base, x)
+                } else {
+                    delta.remove(&base, x)
+                };
+                let model_changed = if insert { model.insert(x) } else { model.remove(&x) };
+                prop_assert_eq!(changed, model_changed);
+                prop_assert_eq!(delta.len(&base), model.len());
+            }
+            prop_assert_eq!(delta.materialize(&base), model.into_iter().collect::<Vec<_>>());
+        }
+    }
 }
