@@ -73,7 +73,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<ChangeSet>, String> {
         set.new_terms.reserve(terms);
         for _ in 0..terms {
             let length = reader.count(1)?;
-            set.new_terms.push(reader.take(length)?.to_vec());
+            set.new_terms.push(reader.take(length)?.into());
         }
         set.dropped_graphs = reader.ids()?;
         set.deletes = reader.quads()?;
@@ -202,7 +202,7 @@ mod tests {
         };
         let mut first = ChangeSet::default();
         first.base_terms = 7;
-        first.new_terms = vec![b"\x01http://a".to_vec(), Vec::new()];
+        first.new_terms = vec![b"\x01http://a".as_slice().into(), Vec::new().into()];
         first.dropped_graphs = vec![3];
         first.deletes = vec![quad(1, 2, 3, None), quad(4, 5, 6, Some(2))];
         first.inserts = vec![quad(7, 8, 9, Some(1))];

@@ -205,7 +205,7 @@ impl Dictionary {
 
     /// Appends terms known to be absent (the caller looked each up in this very version,
     /// and they are distinct), at once; returns the id of the first.
-    pub fn append_absent_batch(&mut self, terms: &[Vec<u8>]) -> Id {
+    pub fn append_absent_batch(&mut self, terms: &[Arc<[u8]>]) -> Id {
         let first = Id::try_from(self.len() as usize).expect("term ids exhausted");
         // The whole batch must fit in the id space, not only its first term.
         Id::try_from(self.len() as usize + terms.len()).expect("term ids exhausted");
@@ -215,9 +215,7 @@ impl Dictionary {
         } else {
             terms.par_iter().map(|term| ids.hash(term)).collect()
         };
-        self.appended
-            .terms
-            .extend(terms.iter().map(|term| Arc::from(&term[..])));
+        self.appended.terms.extend(terms.iter().cloned());
         self.appended.ids.insert_batch(&hashes, first);
         first
     }
@@ -786,8 +784,8 @@ mod tests {
         }
         // A batch of appended terms is found like single ones.
         let mut batch = right.clone();
-        let terms: Vec<Vec<u8>> = (0..5000)
-            .map(|i| format!("http://x/n{i}").into_bytes())
+        let terms: Vec<Arc<[u8]>> = (0..5000)
+            .map(|i| format!("http://x/n{i}").as_bytes().into())
             .collect();
         let first = batch.append_absent_batch(&terms);
         assert_eq!(first, 5);
@@ -872,7 +870,7 @@ mod tests {
             for term in single {
                 dictionary.append(term);
             }
-            dictionary.append_absent_batch(batch);
+            dictionary.append_absent_batch(&batch.iter().map(|t| Arc::from(&t[..])).collect::<Vec<_>>());
             let expected = |term: &[u8]| -> Option<Id> {
                 let sorted = terms.iter().position(|t| t == term);
                 let appended = appended.iter().position(|t| t == term);
@@ -898,9 +896,16 @@ mod tests {
 
     #[test]
     fn a_large_batch_is_looked_up_in_parallel_like_a_small_one() {
-        let terms: Vec<Vec<u8>> = (0..30_000u32).map(|i| format!("t{i:06}").into_bytes()).collect();
+        let terms: Vec<Vec<u8>> = (0..30_000u32)
+            .map(|i| format!("t{i:06}").into_bytes())
+            .collect();
         let mut dictionary = Dictionary::from_sorted(terms.iter().step_by(2));
-        let odd: Vec<Vec<u8>> = terms.iter().skip(1).step_by(4).cloned().collect();
+        let odd: Vec<Arc<[u8]>> = terms
+            .iter()
+            .skip(1)
+            .step_by(4)
+            .map(|t| Arc::from(&t[..]))
+            .collect();
         dictionary.append_absent_batch(&odd);
         dictionary.prepare_for_writes();
         while dictionary.filter_bytes().is_none() {

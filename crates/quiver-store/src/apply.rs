@@ -187,7 +187,10 @@ impl Store {
 const PARALLEL_TERMS: usize = 8192;
 
 /// The position of the first term that `test` accepts, in parallel for many terms.
-fn first_position(terms: &[Vec<u8>], test: impl Fn(&[u8]) -> bool + Sync) -> Option<usize> {
+fn first_position(
+    terms: &[std::sync::Arc<[u8]>],
+    test: impl Fn(&[u8]) -> bool + Sync,
+) -> Option<usize> {
     if terms.len() < PARALLEL_TERMS {
         return terms.iter().position(|term| test(term));
     }

@@ -11,6 +11,7 @@
 //! interned, and [`Store::apply`] refuses a change set built against another size.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use oxrdf::TermRef;
 use quiver_model::term::encode_term;
@@ -33,12 +34,14 @@ pub struct Quad {
 /// deleted, quads inserted, graphs created. Inserting into a named graph the store lacks
 /// creates it; deleting a graph's last quad keeps the (empty) graph; creating a graph that
 /// exists changes nothing.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct ChangeSet {
     /// `terms()` of the store this change set was built against.
     pub base_terms: u64,
     /// Encoded new terms (`quiver_model::term` encoding): term `i` gets id `base_terms + i`.
-    pub new_terms: Vec<Vec<u8>>,
+    /// Shared: the dictionary of the version the set is applied to keeps these very
+    /// allocations.
+    pub new_terms: Vec<Arc<[u8]>>,
     /// Named graphs removed with all their quads.
     pub dropped_graphs: Vec<Id>,
     pub deletes: Vec<Quad>,
@@ -49,16 +52,12 @@ pub struct ChangeSet {
     /// per-process seed: the terms are the clients'). Filled when interning needs it, so
     /// that a batch appended with [`ChangeSet::intern_absent`], or read from the log,
     /// never pays for it.
-    #[serde(skip)]
-    new_term_ids: HashMap<Vec<u8>, Id, foldhash::fast::RandomState>,
-    #[serde(skip)]
+    new_term_ids: HashMap<Arc<[u8]>, Id, foldhash::fast::RandomState>,
     indexed: usize,
     /// The [`Store::version`] whose dictionary every new term was looked up in (by
     /// [`ChangeSet::intern`]): applying to that version need not look them up again.
-    #[serde(skip)]
     interned_against: Option<u64>,
     /// How many of `new_terms`, from the first, were added by interning.
-    #[serde(skip)]
     interned: usize,
 }
 
@@ -113,7 +112,7 @@ impl ChangeSet {
         self.new_term_ids.get(bytes).copied().or_else(|| {
             let position = self.new_terms[indexed..]
                 .iter()
-                .position(|term| term[..] == *bytes)?;
+                .position(|term| **term == *bytes)?;
             Some(self.id_of(indexed + position))
         })
     }
@@ -135,7 +134,7 @@ impl ChangeSet {
         if let Some(id) = self.lookup_encoded(store, &bytes) {
             return id;
         }
-        let id = self.push_new(store, bytes);
+        let id = self.push_new(store, bytes.into());
         self.index_new_terms();
         id
     }
@@ -149,12 +148,12 @@ impl ChangeSet {
         for position in self.indexed..self.new_terms.len() {
             let id = self.id_of(position);
             self.new_term_ids
-                .insert(self.new_terms[position].clone(), id);
+                .insert(Arc::clone(&self.new_terms[position]), id);
         }
         self.indexed = self.new_terms.len();
     }
 
-    fn push_new(&mut self, store: &Store, bytes: Vec<u8>) -> Id {
+    fn push_new(&mut self, store: &Store, bytes: Arc<[u8]>) -> Id {
         if self.interned_against != Some(store.version()) {
             self.interned_against = None;
         }
@@ -168,9 +167,9 @@ impl ChangeSet {
 
     /// Appends `bytes` as a new term without looking it up: the caller found it absent
     /// from `store` and from this change set.
-    pub fn intern_absent(&mut self, store: &Store, bytes: Vec<u8>) -> Id {
-        debug_assert!(self.lookup_encoded(store, &bytes).is_none());
-        self.push_new(store, bytes)
+    pub fn intern_absent(&mut self, store: &Store, bytes: &[u8]) -> Id {
+        debug_assert!(self.lookup_encoded(store, bytes).is_none());
+        self.push_new(store, bytes.into())
     }
 
     /// Forgets the interning map, after `new_terms` was filled or changed directly (it is

@@ -20,7 +20,7 @@ use crate::changes::{ApplyError, ChangeSet, Quad};
 #[derive(Debug)]
 pub struct ChangeFold {
     base_terms: u64,
-    new_terms: Vec<Vec<u8>>,
+    new_terms: Vec<std::sync::Arc<[u8]>>,
     dropped: BTreeSet<quiver_model::Id>,
     created: BTreeSet<quiver_model::Id>,
     /// Each quad's last operation: `true` for an insert.

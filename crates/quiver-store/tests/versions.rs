@@ -432,12 +432,14 @@ fn malformed_change_sets_are_refused() {
     });
     assert!(store.apply(&changes).is_err());
     let mut changes = ChangeSet::new(&store);
-    changes.new_terms.push(vec![0xff, 0x00]);
+    changes.new_terms.push(vec![0xff, 0x00].into());
     assert!(store.apply(&changes).is_err());
     // A term the store has, pushed as new after an interned one: refused, not duplicated.
     let mut changes = ChangeSet::new(&store);
     changes.intern(&store, iri(90).as_ref().into());
-    changes.new_terms.push(store.dictionary().term(0).unwrap());
+    changes
+        .new_terms
+        .push(store.dictionary().term(0).unwrap().into());
     let error = store.apply(&changes).unwrap_err();
     assert!(error.to_string().contains("new term 1"), "{error}");
 }

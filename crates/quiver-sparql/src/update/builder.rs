@@ -90,7 +90,7 @@ impl<'a> Builder<'a> {
     /// appends once, to the change set's new terms.
     pub(crate) fn intern_absent(&mut self, bytes: &[u8]) -> Result<Id, QueryError> {
         self.memory.try_grow(2 * bytes.len() + 64)?;
-        Ok(self.set.intern_absent(self.store, bytes.to_vec()))
+        Ok(self.set.intern_absent(self.store, bytes))
     }
 
     /// The store's id of `term`, if it has it (what a delete can match).
