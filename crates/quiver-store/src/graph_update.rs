@@ -12,9 +12,7 @@ use quiver_model::{Id, PredId};
 
 use crate::adjacency::Adjacency;
 use crate::graph::GraphIndex;
-use crate::patch::{
-    encode_record, patch_as_delta, AdjacencyPatch, LazyList, PatchedRecord, RecordDelta,
-};
+use crate::patch::{patch_as_delta, AdjacencyPatch, LazyList, PatchedRecord, RecordDelta};
 use crate::stats::PredicateStats;
 
 /// Triples as `[subject, predicate id, object]`, with whether each is inserted (deletes
@@ -191,6 +189,7 @@ fn update_direction(
         ..adjacency.clone()
     };
     let view = snapshot.view();
+    let mut scratch = RecordScratch::default();
     let mut report = |q: PredId, vertex: Id, change: ListChange| {
         if change.added > 0 {
             *result.added.entry(q).or_insert(0) += change.added;
@@ -208,6 +207,34 @@ fn update_direction(
     };
     for group in edges.chunk_by(|a, b| a.0 == b.0) {
         let vertex = group[0].0;
+        if patch.is_fresh(vertex) {
+            // A new vertex (a new term, beyond the base and every patched record): its
+            // record is its inserts, grouped by predicate, sorted and distinct already.
+            scratch.clear();
+            for changes in group.chunk_by(|a, b| a.1 == b.1) {
+                let q = changes[0].1;
+                scratch.merged.clear();
+                scratch
+                    .merged
+                    .extend(changes.iter().filter(|c| c.3).map(|c| c.2));
+                let after = scratch.merged.len();
+                report(
+                    q,
+                    vertex,
+                    ListChange {
+                        before: 0,
+                        after,
+                        added: after as u64,
+                        removed: 0,
+                    },
+                );
+                scratch.push_merged(q);
+            }
+            if !scratch.heads.is_empty() {
+                patch.set(vertex, PatchedRecord::Words(scratch.encode()));
+            }
+            continue;
+        }
         let base = view.base_record(vertex);
         let existing = snapshot.patch.as_ref().and_then(|p| p.record(vertex));
         let as_delta = match existing {
@@ -252,47 +279,108 @@ fn update_direction(
             continue;
         }
         let record = view.record(vertex);
-        let mut lists: Vec<(PredId, Vec<Id>)> = Vec::with_capacity(record.len() + 1);
+        scratch.clear();
         let mut old = record.iter().peekable();
         for changes in group.chunk_by(|a, b| a.1 == b.1) {
             let q = changes[0].1;
             while let Some((p, list)) = old.next_if(|(p, _)| *p < q) {
-                lists.push((p, list.to_vec()));
+                scratch.push_list(p, list);
             }
             let existing: &[Id] = old.next_if(|(p, _)| *p == q).map_or(&[], |(_, list)| list);
-            let inserts: Vec<Id> = changes.iter().filter(|c| c.3).map(|c| c.2).collect();
-            let deletes: Vec<Id> = changes.iter().filter(|c| !c.3).map(|c| c.2).collect();
-            let list = merge(existing, &deletes, &inserts);
-            let really_removed = deletes
+            scratch.inserts.clear();
+            scratch.deletes.clear();
+            for &(_, _, n, insert) in changes {
+                if insert {
+                    scratch.inserts.push(n);
+                } else {
+                    scratch.deletes.push(n);
+                }
+            }
+            merge_into(
+                existing,
+                &scratch.deletes,
+                &scratch.inserts,
+                &mut scratch.merged,
+            );
+            let really_removed = scratch
+                .deletes
                 .iter()
                 .filter(|d| existing.binary_search(d).is_ok())
                 .count() as u64;
-            let really_added = (list.len() + really_removed as usize - existing.len()) as u64;
+            let after = scratch.merged.len();
+            let really_added = (after + really_removed as usize - existing.len()) as u64;
             report(
                 q,
                 vertex,
                 ListChange {
                     before: existing.len(),
-                    after: list.len(),
+                    after,
                     added: really_added,
                     removed: really_removed,
                 },
             );
-            if !list.is_empty() {
-                lists.push((q, list));
-            }
+            scratch.push_merged(q);
         }
-        lists.extend(old.map(|(p, list)| (p, list.to_vec())));
-        patch.set(vertex, PatchedRecord::Words(encode_record(&lists)));
+        for (p, list) in old {
+            scratch.push_list(p, list);
+        }
+        patch.set(vertex, PatchedRecord::Words(scratch.encode()));
     }
     drop(snapshot);
     adjacency.patch = Some(patch);
     result
 }
 
-/// `old` minus `removed` plus `added` (all sorted; `added` and `removed` distinct).
-fn merge(old: &[Id], removed: &[Id], added: &[Id]) -> Vec<Id> {
-    let mut out = Vec::with_capacity(old.len() + added.len());
+/// The buffers one record is rebuilt in, reused from vertex to vertex: a batch of new
+/// vertices then costs one allocation per record, the record itself.
+#[derive(Default)]
+struct RecordScratch {
+    /// (predicate, end of its list in `neighbours`), predicates ascending.
+    heads: Vec<(PredId, usize)>,
+    neighbours: Vec<Id>,
+    inserts: Vec<Id>,
+    deletes: Vec<Id>,
+    merged: Vec<Id>,
+    words: Vec<Id>,
+}
+
+impl RecordScratch {
+    fn clear(&mut self) {
+        self.heads.clear();
+        self.neighbours.clear();
+    }
+
+    /// Appends a non-empty list of predicate `p` (above every predicate so far).
+    fn push_list(&mut self, p: PredId, list: &[Id]) {
+        self.neighbours.extend_from_slice(list);
+        self.heads.push((p, self.neighbours.len()));
+    }
+
+    /// Appends `merged` as the list of `p`, unless it is empty.
+    fn push_merged(&mut self, p: PredId) {
+        if !self.merged.is_empty() {
+            self.neighbours.extend_from_slice(&self.merged);
+            self.heads.push((p, self.neighbours.len()));
+        }
+    }
+
+    /// The record of the lists pushed, in the layout of [`encode_record`].
+    fn encode(&mut self) -> Arc<[Id]> {
+        self.words.clear();
+        self.words.push(self.heads.len() as Id);
+        for &(p, end) in &self.heads {
+            self.words.extend([p as Id, end as Id]);
+        }
+        self.words.extend_from_slice(&self.neighbours);
+        Arc::from(&self.words[..])
+    }
+}
+
+/// `old` minus `removed` plus `added` (all sorted; `added` and `removed` distinct), into
+/// `out`.
+fn merge_into(old: &[Id], removed: &[Id], added: &[Id], out: &mut Vec<Id>) {
+    out.clear();
+    out.reserve(old.len() + added.len());
     let (mut a, mut r) = (0, 0);
     for &x in old {
         while a < added.len() && added[a] < x {
@@ -312,17 +400,39 @@ fn merge(old: &[Id], removed: &[Id], added: &[Id]) -> Vec<Id> {
         }
     }
     out.extend_from_slice(&added[a..]);
-    out
 }
 
 #[cfg(test)]
 mod tests {
-    use super::merge;
+    use super::*;
+    use crate::patch::encode_record;
+
+    fn merge(old: &[Id], removed: &[Id], added: &[Id]) -> Vec<Id> {
+        let mut out = vec![99];
+        merge_into(old, removed, added, &mut out);
+        out
+    }
 
     #[test]
     fn merge_removes_then_adds() {
         assert_eq!(merge(&[1, 3, 5], &[3], &[2, 5, 7]), vec![1, 2, 5, 7]);
         assert_eq!(merge(&[], &[1], &[1]), vec![1]);
         assert!(merge(&[4], &[4], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_record_built_in_the_scratch_is_encoded_like_one_built_from_lists() {
+        let lists: Vec<(PredId, Vec<Id>)> = vec![(1, vec![4, 9]), (3, vec![2]), (7, vec![1, 5, 6])];
+        let mut scratch = RecordScratch::default();
+        scratch.push_list(99, &[1]);
+        scratch.clear();
+        for (p, list) in &lists {
+            scratch.merged = list.clone();
+            scratch.push_merged(*p);
+        }
+        scratch.merged.clear();
+        scratch.push_merged(8);
+        assert_eq!(scratch.encode(), encode_record(&lists));
+        assert_eq!(&*RecordScratch::default().encode(), &[0]);
     }
 }

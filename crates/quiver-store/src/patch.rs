@@ -275,6 +275,14 @@ impl AdjacencyPatch {
         (vertex as usize).checked_sub(self.dense)
     }
 
+    /// Whether `vertex` is beyond the base and every record the patch holds: a new
+    /// vertex, with no record anywhere yet.
+    #[inline]
+    pub(crate) fn is_fresh(&self, vertex: Id) -> bool {
+        self.beyond_index(vertex)
+            .is_some_and(|index| index >= self.beyond.len())
+    }
+
     /// The patched record of `vertex`, if it has one.
     #[inline(always)]
     pub(crate) fn record(&self, vertex: Id) -> Option<&PatchedRecord> {
