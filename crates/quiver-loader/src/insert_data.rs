@@ -16,7 +16,9 @@
 use quiver_model::term::{TAG_BLANK, TAG_IRI};
 
 use crate::chunk::{Chunk, DEFAULT_GRAPH};
-use crate::fast_lines::parse_block;
+use rayon::prelude::*;
+
+use crate::fast_lines::parse_lines;
 use crate::source::Format;
 
 /// The quads of an `INSERT DATA` request read by the fast path: local term ids into
@@ -49,8 +51,7 @@ pub fn parse_insert_data(text: &str) -> Option<InsertData> {
         // one is rare enough to leave to the general parser.
         return None;
     }
-    let mut chunk = Chunk::new();
-    parse_block(body.as_bytes(), Format::NTriples, None, &mut chunk)?;
+    let mut chunk = parse_body(body)?;
     let blank = (0..chunk.spans.len() as u32).any(|id| chunk.term(id).first() == Some(&TAG_BLANK));
     if blank {
         return None;
@@ -67,6 +68,63 @@ pub fn parse_insert_data(text: &str) -> Option<InsertData> {
         }
     }
     Some(InsertData { chunk })
+}
+
+/// Bodies at least this long are parsed in pieces on the worker threads (about 2,500
+/// statements); shorter ones on the caller's thread, leaving the workers to queries.
+const PARALLEL_BYTES: usize = 256 << 10;
+
+/// The statements of `body` in one chunk: parsed in pieces of whole lines in parallel when
+/// it is long, the pieces' chunks then merged (their terms interned into the first's).
+fn parse_body(body: &str) -> Option<Chunk> {
+    let pieces = rayon::current_num_threads().min(body.len() / (PARALLEL_BYTES / 2));
+    if body.len() < PARALLEL_BYTES || pieces < 2 {
+        let mut chunk = Chunk::new();
+        parse_lines(body.as_bytes(), Format::NTriples, None, &mut chunk)?;
+        return Some(chunk);
+    }
+    let bytes = body.as_bytes();
+    let mut bounds = vec![0];
+    for piece in 1..pieces {
+        let from = (body.len() * piece / pieces).max(*bounds.last()?);
+        let end = bytes[from..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(body.len(), |i| from + i + 1);
+        bounds.push(end);
+    }
+    bounds.push(body.len());
+    let chunks: Vec<Chunk> = bounds
+        .par_windows(2)
+        .map(|range| {
+            let mut chunk = Chunk::new();
+            parse_lines(
+                &bytes[range[0]..range[1]],
+                Format::NTriples,
+                None,
+                &mut chunk,
+            )?;
+            Some(chunk)
+        })
+        .collect::<Option<_>>()?;
+    let mut chunks = chunks.into_iter();
+    let mut merged = chunks.next()?;
+    for chunk in chunks {
+        let ids: Vec<u32> = (0..chunk.spans.len() as u32)
+            .map(|id| merged.intern(chunk.term(id)))
+            .collect();
+        let id = |local: u32| match local {
+            DEFAULT_GRAPH => DEFAULT_GRAPH,
+            local => ids[local as usize],
+        };
+        merged.quads.extend(
+            chunk
+                .quads
+                .iter()
+                .map(|q| [id(q[0]), id(q[1]), id(q[2]), id(q[3])]),
+        );
+    }
+    Some(merged)
 }
 
 /// `text` after leading whitespace and the keyword `word` (any case) and at least one
@@ -123,6 +181,34 @@ mod tests {
         let quads = terms(&data);
         assert_eq!(quads.len(), 1);
         assert_eq!(quads[0][3][0], TAG_IRI);
+    }
+
+    #[test]
+    fn a_long_body_parsed_in_pieces_reads_like_one_piece() {
+        // Subjects and objects recur across the whole body, so the pieces share terms.
+        let mut body = String::new();
+        for n in 0..16_000 {
+            body.push_str(&format!(
+                "<http://x/s{}> <http://x/p{}> \"v{}\"@en .\n",
+                n % 1_500,
+                n % 7,
+                n % 2_500
+            ));
+        }
+        assert!(body.len() > 2 * PARALLEL_BYTES);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let data = pool
+            .install(|| parse_insert_data(&format!("INSERT DATA {{\n{body}}}")))
+            .expect("fast path");
+        let mut whole = Chunk::new();
+        parse_lines(body.as_bytes(), Format::NTriples, None, &mut whole).unwrap();
+        let whole = InsertData { chunk: whole };
+        assert_eq!(terms(&data), terms(&whole));
+        assert_eq!(data.chunk.spans.len(), whole.chunk.spans.len());
+        assert_eq!(data.chunk.quads.len(), 16_000);
     }
 
     #[test]

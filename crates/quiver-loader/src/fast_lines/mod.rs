@@ -40,6 +40,16 @@ pub(crate) fn parse_block(
     chunk: &mut Chunk,
 ) -> Option<Parsed> {
     std::str::from_utf8(bytes).ok()?;
+    parse_lines(bytes, format, blank_prefix, chunk)
+}
+
+/// [`parse_block`] of text known to be UTF-8.
+pub(crate) fn parse_lines(
+    bytes: &[u8],
+    format: Format,
+    blank_prefix: Option<&str>,
+    chunk: &mut Chunk,
+) -> Option<Parsed> {
     let mut parser = LineParser {
         terms: Default::default(),
         recent: Default::default(),
