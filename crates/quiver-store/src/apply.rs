@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use quiver_model::term::decode_term;
-use quiver_model::{DecodedTerm, Id, PredId};
+use quiver_model::term::{decode_term, TAG_BLANK, TAG_IRI, TAG_LANG, TAG_SIMPLE, TAG_TYPED};
+use quiver_model::{Id, PredId};
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
@@ -58,7 +58,6 @@ impl Store {
         }
         next.dictionary.append_absent_batch(&changes.new_terms);
         next.check_ids(changes)?;
-
         for graph in &changes.dropped_graphs {
             next.named_graphs.retain(|(name, _)| name != graph);
         }
@@ -144,19 +143,47 @@ impl Store {
         let terms = self.terms();
         // One decoding buffer for every id of the change set.
         let mut bytes = Vec::new();
-        let mut resource = |id: Id| -> Result<(), ApplyError> {
-            if id as u64 >= terms || !self.dictionary.term_into(id, &mut bytes) {
-                return Err(ApplyError::UnknownId(id));
-            }
-            match decode_term(&bytes) {
-                Ok(DecodedTerm::Literal { .. }) => Err(ApplyError::NotAResource(id)),
-                Ok(_) => Ok(()),
-                Err(_) => Err(ApplyError::UnknownId(id)),
+        // The kind of a term is its encoding's tag. The change set's new terms were
+        // checked whole already (`decode_term`); those of the sorted part when the store
+        // was opened.
+        let mut tag_of = |id: Id| -> Option<u8> {
+            match (id as u64).checked_sub(changes.base_terms) {
+                Some(new) => changes.new_terms.get(new as usize)?.first().copied(),
+                None => {
+                    if !self.dictionary.term_into(id, &mut bytes) {
+                        return None;
+                    }
+                    bytes.first().copied()
+                }
             }
         };
+        // Quads come sorted by subject and most share their predicate: an id just
+        // checked is not checked again.
+        let mut last_resource = None;
+        let mut resource = |id: Id| -> Result<(), ApplyError> {
+            if last_resource == Some(id) {
+                return Ok(());
+            }
+            if id as u64 >= terms {
+                return Err(ApplyError::UnknownId(id));
+            }
+            match tag_of(id) {
+                Some(TAG_BLANK | TAG_IRI) => {}
+                Some(TAG_SIMPLE | TAG_LANG | TAG_TYPED) => {
+                    return Err(ApplyError::NotAResource(id))
+                }
+                _ => return Err(ApplyError::UnknownId(id)),
+            }
+            last_resource = Some(id);
+            Ok(())
+        };
+        let mut last_predicate = None;
         for quad in changes.inserts.iter().chain(&changes.deletes) {
             resource(quad.subject)?;
-            resource(quad.predicate)?;
+            if last_predicate != Some(quad.predicate) {
+                resource(quad.predicate)?;
+                last_predicate = Some(quad.predicate);
+            }
             if quad.object as u64 >= terms {
                 return Err(ApplyError::UnknownId(quad.object));
             }
