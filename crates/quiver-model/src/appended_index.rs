@@ -121,15 +121,35 @@ impl AppendedIndex {
     }
 
     /// Claims `first + i` for the term of hash `hashes[i]`, the shards filled in parallel
-    /// for a large batch.
+    /// for a large batch. The ids are new, so no claim is checked for a duplicate (a
+    /// failed request retried claims its ids again: one more entry, never a wrong one).
     pub(crate) fn insert_batch(&self, hashes: &[u64], first: Id) {
         const PARALLEL: usize = 8192;
+        // The batch's claims grouped by shard (a counting sort), so that each shard's
+        // filler reads only its own.
+        let mut starts = [0usize; SHARDS + 1];
+        for &hash in hashes {
+            starts[Self::shard_of(hash) + 1] += 1;
+        }
+        for s in 0..SHARDS {
+            starts[s + 1] += starts[s];
+        }
+        let mut claims = vec![(0u64, 0 as Id); hashes.len()];
+        let mut next = starts;
+        for (i, &hash) in hashes.iter().enumerate() {
+            let s = Self::shard_of(hash);
+            claims[next[s]] = (hash, first + i as Id);
+            next[s] += 1;
+        }
         let fill = |s: usize| {
+            let own = &claims[starts[s]..starts[s + 1]];
+            if own.is_empty() {
+                return;
+            }
             let mut shard = self.write(s);
-            for (i, &hash) in hashes.iter().enumerate() {
-                if Self::shard_of(hash) == s {
-                    Self::insert_in(&mut shard, hash, first + i as Id);
-                }
+            shard.reserve(own.len(), |&(h, _)| h);
+            for &claim in own {
+                shard.insert_unique(claim.0, claim, |&(h, _)| h);
             }
         };
         if hashes.len() < PARALLEL {
