@@ -95,7 +95,7 @@ fn apply_slot_changes(
 ) {
     let mut patch = next.predicate_patch.clone().unwrap_or_default();
     patch.predicates = patch.predicates.max(predicates);
-    for (&slot, change) in slots.iter() {
+    for (&slot, change) in slots.iter_mut() {
         let base = next.base_predicate_list(slot);
         let mut delta = patch
             .lists
@@ -105,9 +105,8 @@ fn apply_slot_changes(
         for &v in &change.removed {
             delta.remove(base, v);
         }
-        for &v in &change.added {
-            delta.insert(base, v);
-        }
+        change.added.sort_unstable();
+        delta.insert_sorted(base, &change.added);
         let count = delta.len(base) as u64;
         let entry = &mut stats[slot / 2];
         if slot % 2 == 0 {

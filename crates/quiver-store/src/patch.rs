@@ -122,6 +122,20 @@ impl ListDelta {
         self.added.insert(x).is_none()
     }
 
+    /// [`ListDelta::insert`] of every element of `sorted` (ascending): those above
+    /// everything the list holds are appended without a lookup each.
+    pub(crate) fn insert_sorted(&mut self, base: &[Id], sorted: &[Id]) {
+        let mut upper = self.upper(base);
+        for &x in sorted {
+            if upper.is_none_or(|upper| x > upper) {
+                self.tail.push_back(x);
+                upper = Some(x);
+            } else {
+                self.insert(base, x);
+            }
+        }
+    }
+
     /// Removes `x`; whether the list changed.
     pub(crate) fn remove(&mut self, base: &[Id], x: Id) -> bool {
         if self.added.remove(&x).is_some() {
@@ -404,6 +418,13 @@ mod tests {
                 prop_assert_eq!(changed, model_changed);
                 prop_assert_eq!(delta.len(&base), model.len());
             }
+            prop_assert_eq!(delta.materialize(&base), model.iter().copied().collect::<Vec<_>>());
+            // A sorted batch inserted at once, partly above everything, partly not.
+            let batch: BTreeSet<Id> = changes.iter().map(|&(_, x)| x as Id * 2).collect();
+            let batch: Vec<Id> = batch.into_iter().collect();
+            delta.insert_sorted(&base, &batch);
+            model.extend(batch);
+            prop_assert_eq!(delta.len(&base), model.len());
             prop_assert_eq!(delta.materialize(&base), model.into_iter().collect::<Vec<_>>());
         }
     }
