@@ -86,11 +86,33 @@ impl<'a> Builder<'a> {
         Ok(id)
     }
 
+    /// Charges the memory of `count` new terms of `bytes` encoded bytes in all, which
+    /// [`Builder::intern_absent_charged`] then appends.
+    pub(crate) fn charge_absent(&mut self, count: usize, bytes: usize) -> Result<(), QueryError> {
+        self.memory.try_grow(2 * bytes + 64 * count)
+    }
+
     /// Appends the encoded term `bytes`, which the caller found absent from the store and
-    /// appends once, to the change set's new terms.
-    pub(crate) fn intern_absent(&mut self, bytes: &[u8]) -> Result<Id, QueryError> {
-        self.memory.try_grow(2 * bytes.len() + 64)?;
-        Ok(self.set.intern_absent(self.store, bytes))
+    /// appends once, to the change set's new terms; its memory was charged already
+    /// ([`Builder::charge_absent`]).
+    pub(crate) fn intern_absent_charged(&mut self, bytes: &[u8]) -> Id {
+        self.set.intern_absent(self.store, bytes)
+    }
+
+    /// Charges the memory of `count` quads to come, which
+    /// [`Builder::insert_charged`] then asks to insert.
+    pub(crate) fn charge_inserts(&mut self, count: usize) -> Result<(), QueryError> {
+        self.memory.try_grow(count * QUAD_BYTES)?;
+        self.inserts.reserve(count);
+        Ok(())
+    }
+
+    /// [`Builder::insert`] of a quad charged already ([`Builder::charge_inserts`]).
+    pub(crate) fn insert_charged(&mut self, quad: Quad) -> Result<(), QueryError> {
+        self.ctx.tick(self.added)?;
+        self.added += 1;
+        self.inserts.push(quad);
+        Ok(())
     }
 
     /// The store's id of `term`, if it has it (what a delete can match).

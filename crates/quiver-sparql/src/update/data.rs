@@ -56,20 +56,31 @@ pub(crate) fn insert_encoded<'t>(
     let found = store
         .dictionary()
         .lookup_batch(terms, |local| term(local as u32));
-    let mut ids = Vec::with_capacity(terms);
-    for (local, found) in found.into_iter().enumerate() {
-        ids.push(match found {
-            Some(id) => id,
-            None => builder.intern_absent(term(local as u32))?,
+    // The memory of the new terms and of the quads is charged at once, not per item.
+    let (absent, absent_bytes) = found
+        .iter()
+        .enumerate()
+        .filter(|(_, found)| found.is_none())
+        .fold((0, 0), |(count, bytes), (local, _)| {
+            (count + 1, bytes + term(local as u32).len())
         });
-    }
+    builder.charge_absent(absent, absent_bytes)?;
+    let ids: Vec<Id> = found
+        .into_iter()
+        .enumerate()
+        .map(|(local, found)| match found {
+            Some(id) => id,
+            None => builder.intern_absent_charged(term(local as u32)),
+        })
+        .collect();
+    builder.charge_inserts(quads.len())?;
     for &[subject, predicate, object, graph] in quads {
         let id = |local: u32| {
             ids.get(local as usize)
                 .copied()
                 .ok_or_else(|| QueryError::Update(format!("no term {local} in the data")))
         };
-        builder.insert(Quad {
+        builder.insert_charged(Quad {
             subject: id(subject)?,
             predicate: id(predicate)?,
             object: id(object)?,
