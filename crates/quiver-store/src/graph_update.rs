@@ -143,6 +143,57 @@ struct DirectionResult {
     max_degree: BTreeMap<PredId, u64>,
 }
 
+/// The running totals of the predicate reported last, added to a [`DirectionResult`]'s
+/// maps when another predicate comes: the vertices of a batch mostly change the same
+/// predicate one after the other, and a map update per vertex cost more than rebuilding
+/// the vertex's record.
+#[derive(Default)]
+struct Tally {
+    predicate: Option<PredId>,
+    added: u64,
+    removed: u64,
+    longest: u64,
+}
+
+impl DirectionResult {
+    /// Counts what one vertex's changes did to its list of predicate `q`.
+    fn report(&mut self, tally: &mut Tally, q: PredId, vertex: Id, change: ListChange) {
+        if tally.predicate != Some(q) {
+            self.flush(tally);
+            tally.predicate = Some(q);
+        }
+        tally.added += change.added;
+        tally.removed += change.removed;
+        tally.longest = tally.longest.max(change.after as u64);
+        if change.before == 0 && change.after > 0 {
+            self.keys.push((q, vertex, true));
+        } else if change.before > 0 && change.after == 0 {
+            self.keys.push((q, vertex, false));
+        }
+    }
+
+    /// Adds the tally's totals to the maps and empties it.
+    fn flush(&mut self, tally: &mut Tally) {
+        let Tally {
+            predicate,
+            added,
+            removed,
+            longest,
+        } = std::mem::take(tally);
+        let Some(q) = predicate else {
+            return;
+        };
+        if added > 0 {
+            *self.added.entry(q).or_insert(0) += added;
+        }
+        if removed > 0 {
+            *self.removed.entry(q).or_insert(0) += removed;
+        }
+        let entry = self.max_degree.entry(q).or_insert(0);
+        *entry = (*entry).max(longest);
+    }
+}
+
 /// Updates one direction: `key`/`nbr` are the positions of the record's vertex and of the
 /// neighbour in a triple.
 fn update_direction(
@@ -189,21 +240,9 @@ fn update_direction(
     };
     let view = snapshot.view();
     let mut scratch = RecordScratch::default();
-    let mut report = |q: PredId, vertex: Id, change: ListChange| {
-        if change.added > 0 {
-            *result.added.entry(q).or_insert(0) += change.added;
-        }
-        if change.removed > 0 {
-            *result.removed.entry(q).or_insert(0) += change.removed;
-        }
-        if change.before == 0 && change.after > 0 {
-            result.keys.push((q, vertex, true));
-        } else if change.before > 0 && change.after == 0 {
-            result.keys.push((q, vertex, false));
-        }
-        let longest = result.max_degree.entry(q).or_insert(0);
-        *longest = (*longest).max(change.after as u64);
-    };
+    let mut tally = Tally::default();
+    let mut report =
+        |q: PredId, vertex: Id, change: ListChange| result.report(&mut tally, q, vertex, change);
     for group in edges.chunk_by(|a, b| a.0 == b.0) {
         let vertex = group[0].0;
         if patch.is_fresh(vertex) {
@@ -325,6 +364,7 @@ fn update_direction(
         }
         patch.set(vertex, PatchedRecord::Words(scratch.encode()));
     }
+    result.flush(&mut tally);
     drop(snapshot);
     adjacency.patch = Some(patch);
     result
