@@ -54,7 +54,12 @@ impl Chunk {
     /// occurrence in the chunk.
     #[inline]
     pub fn find(&self, bytes: &[u8]) -> Result<u32, u64> {
-        let hash = self.hasher.hash_one(bytes);
+        self.find_hashed(bytes, self.hasher.hash_one(bytes))
+    }
+
+    /// [`Chunk::find`] of a term whose hash an earlier `find` returned.
+    #[inline]
+    pub fn find_hashed(&self, bytes: &[u8], hash: u64) -> Result<u32, u64> {
         let (arena, spans) = (&self.arena, &self.spans);
         let slice = |id: u32| {
             let (start, length) = spans[id as usize];

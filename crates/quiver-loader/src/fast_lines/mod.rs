@@ -214,9 +214,15 @@ impl LineParser<'_> {
     /// the chunk fails validation (then oxttl reports the error).
     fn intern(&mut self, count: usize, chunk: &mut Chunk) -> Option<()> {
         let mut ids = [DEFAULT_GRAPH; 4];
+        // The hash of each term not found, kept for its insertion.
+        let mut hashes = [None; 4];
         let mut missing = false;
         let slots = [0, 1 + predicate_slot(&self.terms[1].0)];
-        for (position, (id, (bytes, kind))) in ids.iter_mut().zip(&self.terms[..count]).enumerate()
+        for (position, ((id, hash), (bytes, kind))) in ids
+            .iter_mut()
+            .zip(&mut hashes)
+            .zip(&self.terms[..count])
+            .enumerate()
         {
             if let Some(&slot) = slots.get(position) {
                 let (recent, recent_id) = &self.recent[slot];
@@ -227,10 +233,11 @@ impl LineParser<'_> {
             }
             match chunk.find(bytes) {
                 Ok(found) => *id = found,
-                Err(_) => {
+                Err(unknown) => {
                     if !valid(bytes, *kind) {
                         return None;
                     }
+                    *hash = Some(unknown);
                     missing = true;
                 }
             }
@@ -238,8 +245,13 @@ impl LineParser<'_> {
         if missing {
             // Interned only once every term is known valid, so a line that fails adds no
             // term to the chunk (two new terms of a line may also be equal).
-            for (id, (bytes, _)) in ids.iter_mut().zip(&self.terms[..count]) {
-                *id = chunk.intern(bytes);
+            for ((id, hash), (bytes, _)) in ids.iter_mut().zip(hashes).zip(&self.terms[..count]) {
+                if let Some(hash) = hash {
+                    *id = match chunk.find_hashed(bytes, hash) {
+                        Ok(found) => found,
+                        Err(hash) => chunk.insert_new(bytes, hash),
+                    };
+                }
             }
         }
         chunk.quads.push(ids);
