@@ -45,6 +45,18 @@ pub fn encode(sets: &[ChangeSet], out: &mut Vec<u8>) -> Result<(), String> {
     if let Some(error) = too_many("change sets", sets.len()) {
         return Err(error);
     }
+    // The record's size, so that it is written without growing the buffer over and over
+    // (a 10,000-triple commit is about a megabyte); quads over-estimated at their widest.
+    let size: usize = sets
+        .iter()
+        .map(|set| {
+            let terms: usize = set.new_terms.iter().map(|term| 4 + term.len()).sum();
+            let quads = set.deletes.len() + set.inserts.len();
+            let graphs = set.dropped_graphs.len() + set.created_graphs.len();
+            32 + terms + quads * (4 * ID_BYTES + 1) + graphs * ID_BYTES
+        })
+        .sum();
+    out.reserve(4 + size);
     put_u32(out, sets.len());
     for set in sets {
         out.extend_from_slice(&set.base_terms.to_le_bytes());
