@@ -133,6 +133,7 @@ impl<'a> View<'a> {
         if let Some(patch) = self.patch {
             match patch.record(vertex) {
                 Some(PatchedRecord::Words(words)) => return Record { words },
+                Some(PatchedRecord::Edge(words)) => return Record { words },
                 Some(PatchedRecord::Delta(delta)) => {
                     return Record {
                         words: delta.get(self.base_record(vertex)),

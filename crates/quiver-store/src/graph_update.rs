@@ -269,7 +269,7 @@ fn update_direction(
                 scratch.push_merged(q);
             }
             if !scratch.heads.is_empty() {
-                patch.set(vertex, PatchedRecord::Words(scratch.encode()));
+                patch.set(vertex, scratch.encode());
             }
             continue;
         }
@@ -277,7 +277,7 @@ fn update_direction(
         let existing = snapshot.patch.as_ref().and_then(|p| p.record(vertex));
         let as_delta = match existing {
             Some(PatchedRecord::Delta(_)) => true,
-            Some(PatchedRecord::Words(_)) => false,
+            Some(PatchedRecord::Words(_) | PatchedRecord::Edge(_)) => false,
             None => patch_as_delta(base.words().len()),
         };
         if as_delta {
@@ -362,7 +362,7 @@ fn update_direction(
         for (p, list) in old {
             scratch.push_list(p, list);
         }
-        patch.set(vertex, PatchedRecord::Words(scratch.encode()));
+        patch.set(vertex, scratch.encode());
     }
     result.flush(&mut tally);
     drop(snapshot);
@@ -403,15 +403,19 @@ impl RecordScratch {
         }
     }
 
-    /// The record of the lists pushed, in the layout of [`encode_record`].
-    fn encode(&mut self) -> Arc<[Id]> {
+    /// The record of the lists pushed, in the layout of [`encode_record`]: in place for
+    /// one edge.
+    fn encode(&mut self) -> PatchedRecord {
+        if let ([(p, 1)], [n]) = (&self.heads[..], &self.neighbours[..]) {
+            return PatchedRecord::Edge([1, *p as Id, 1, *n]);
+        }
         self.words.clear();
         self.words.push(self.heads.len() as Id);
         for &(p, end) in &self.heads {
             self.words.extend([p as Id, end as Id]);
         }
         self.words.extend_from_slice(&self.neighbours);
-        Arc::from(&self.words[..])
+        PatchedRecord::Words(Arc::from(&self.words[..]))
     }
 }
 
@@ -459,19 +463,39 @@ mod tests {
         assert!(merge(&[4], &[4], &[]).is_empty());
     }
 
+    fn words(record: &PatchedRecord) -> Vec<Id> {
+        match record {
+            PatchedRecord::Words(words) => words.to_vec(),
+            PatchedRecord::Edge(words) => words.to_vec(),
+            PatchedRecord::Delta(_) => panic!("a delta"),
+        }
+    }
+
     #[test]
     fn a_record_built_in_the_scratch_is_encoded_like_one_built_from_lists() {
-        let lists: Vec<(PredId, Vec<Id>)> = vec![(1, vec![4, 9]), (3, vec![2]), (7, vec![1, 5, 6])];
+        let cases: [Vec<(PredId, Vec<Id>)>; 4] = [
+            vec![(1, vec![4, 9]), (3, vec![2]), (7, vec![1, 5, 6])],
+            vec![(5, vec![8])],
+            vec![(5, vec![8, 9])],
+            vec![(2, vec![3]), (5, vec![8])],
+        ];
         let mut scratch = RecordScratch::default();
-        scratch.push_list(99, &[1]);
-        scratch.clear();
-        for (p, list) in &lists {
-            scratch.merged = list.clone();
-            scratch.push_merged(*p);
+        for lists in cases {
+            scratch.push_list(99, &[1]);
+            scratch.clear();
+            for (p, list) in &lists {
+                scratch.merged = list.clone();
+                scratch.push_merged(*p);
+            }
+            scratch.merged.clear();
+            scratch.push_merged(8);
+            let record = scratch.encode();
+            // One edge is held in place, anything else allocated.
+            let one_edge = lists.len() == 1 && lists[0].1.len() == 1;
+            assert_eq!(matches!(record, PatchedRecord::Edge(_)), one_edge);
+            assert_eq!(words(&record), encode_record(&lists).to_vec());
         }
-        scratch.merged.clear();
-        scratch.push_merged(8);
-        assert_eq!(scratch.encode(), encode_record(&lists));
-        assert_eq!(&*RecordScratch::default().encode(), &[0]);
+        assert_eq!(words(&RecordScratch::default().encode()), vec![0]);
     }
+
 }

@@ -53,6 +53,10 @@ pub fn set_delta_record_words(words: usize) {
 pub(crate) enum PatchedRecord {
     /// The whole record (empty: the vertex has no edges).
     Words(Arc<[Id]>),
+    /// The whole record of a vertex with one edge in this direction (`[1, p, 1, n]`),
+    /// held in place: most new vertices of a batch have one (a new literal, a subject
+    /// with one statement), and an allocation each cost more than building the record.
+    Edge([Id; 4]),
     /// Changes to the base record, per predicate.
     Delta(Arc<RecordDelta>),
 }
@@ -355,6 +359,7 @@ impl AdjacencyPatch {
         fn bytes(record: &PatchedRecord) -> usize {
             match record {
                 PatchedRecord::Words(words) => words.len() * std::mem::size_of::<Id>(),
+                PatchedRecord::Edge(words) => std::mem::size_of_val(words),
                 PatchedRecord::Delta(delta) => delta
                     .lists
                     .values()
