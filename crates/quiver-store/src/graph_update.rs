@@ -497,5 +497,4 @@ mod tests {
         }
         assert_eq!(words(&RecordScratch::default().encode()), vec![0]);
     }
-
 }
