@@ -9,21 +9,22 @@
 //! - one `DELETE/INSERT … WHERE` over the ~100 K graduate students' e-mail addresses;
 //! - light (q4, q5: p50/p99) and heavy (q1, q7: median) query latency, query text to TSV,
 //!   on an idle store and while a writer ingests a steady 100 K triples/s (1,000-triple
-//!   commits every 10 ms), Wukong's ingest-while-querying experiment, both after a
-//!   checkpoint;
+//!   commits every 10 ms), Wukong's ingest-while-querying experiment, in alternating
+//!   windows after a checkpoint (see `latency.rs`);
 //! - the log's size, a checkpoint's time and the log after it;
 //! - reopening with a log of `--log-mib` (churn: the same triples inserted and deleted).
 
+mod latency;
 mod oxigraph;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use quiver_db::{Database, DbOptions, SyncMode};
-use quiver_sparql::{prepare, write_results, ExecOptions, PrepareOptions, ResultsFormat};
+use quiver_sparql::ExecOptions;
 use serde_json::{json, Value};
 
 #[derive(Args, Debug)]
@@ -165,103 +166,6 @@ fn group_commit(db: &Database, writers: u64, seconds: f64, base: u64) -> Result<
     )
 }
 
-/// Query text to TSV in memory, on the database's current version: µs.
-fn query_us(db: &Database, text: &str, threads: usize) -> Result<f64> {
-    let started = Instant::now();
-    let store = db.snapshot();
-    let prepared = prepare(&store, text, &PrepareOptions::default())?;
-    let options = ExecOptions {
-        threads,
-        ..ExecOptions::default()
-    };
-    let results = prepared.execute(&store, &options)?;
-    std::hint::black_box(write_results(&results, ResultsFormat::Tsv, Vec::new())?);
-    Ok(started.elapsed().as_secs_f64() * 1e6)
-}
-
-fn percentile(values: &mut [f64], p: f64) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[((values.len() - 1) as f64 * p).round() as usize]
-}
-
-/// Light p50/p99 and heavy medians, for about `seconds` per query.
-fn latencies(db: &Database, threads: usize, seconds: f64) -> Result<Value> {
-    let queries = crate::bench_lubm::default_queries();
-    let text = |name: &str| -> Result<String> {
-        Ok(queries
-            .iter()
-            .find(|(n, _)| n == name)
-            .context("built-in query")?
-            .1
-            .clone())
-    };
-    let mut report = serde_json::Map::new();
-    for name in ["q4", "q5"] {
-        let text = text(name)?;
-        let mut times = Vec::new();
-        let started = Instant::now();
-        while started.elapsed().as_secs_f64() < seconds || times.len() < 100 {
-            times.push(query_us(db, &text, 1)?);
-        }
-        report.insert(
-            name.into(),
-            json!({"p50_us": percentile(&mut times, 0.5), "p99_us": percentile(&mut times, 0.99), "runs": times.len()}),
-        );
-    }
-    for name in ["q1", "q7"] {
-        let text = text(name)?;
-        // One run untimed, so that the first figure does not pay for cold pages.
-        query_us(db, &text, threads)?;
-        let mut times = Vec::new();
-        let started = Instant::now();
-        while started.elapsed().as_secs_f64() < seconds || times.len() < 10 {
-            times.push(query_us(db, &text, threads)?);
-        }
-        report.insert(
-            name.into(),
-            json!({"median_us": percentile(&mut times, 0.5), "runs": times.len()}),
-        );
-    }
-    Ok(Value::Object(report))
-}
-
-/// Latencies while a writer commits 1,000 triples every 10 ms.
-fn latencies_under_ingest(
-    db: &Database,
-    threads: usize,
-    seconds: f64,
-    next: &mut u64,
-) -> Result<Value> {
-    let stop = AtomicBool::new(false);
-    let ingested = AtomicU64::new(0);
-    let first = *next;
-    let (report, elapsed) = std::thread::scope(|scope| -> Result<(Value, f64)> {
-        let writer = scope.spawn(|| -> Result<()> {
-            let mut n = first;
-            let mut due = Instant::now();
-            while !stop.load(Ordering::Relaxed) {
-                update(db, &insert_data(n, 1000))?;
-                n += 1000;
-                ingested.fetch_add(1000, Ordering::Relaxed);
-                due += Duration::from_millis(10);
-                if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                    std::thread::sleep(wait);
-                }
-            }
-            Ok(())
-        });
-        let started = Instant::now();
-        let report = latencies(db, threads, seconds);
-        let elapsed = started.elapsed().as_secs_f64();
-        stop.store(true, Ordering::Relaxed);
-        writer.join().expect("writer thread")?;
-        Ok((report?, elapsed))
-    })?;
-    *next = first + ingested.load(Ordering::Relaxed);
-    let rate = ingested.load(Ordering::Relaxed) as f64 / elapsed;
-    Ok(json!({"queries": report, "ingest_triples_per_second": rate}))
-}
-
 pub fn run(args: UpdateBenchArgs) -> Result<()> {
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     let cache = args
@@ -307,9 +211,8 @@ pub fn run(args: UpdateBenchArgs) -> Result<()> {
     // Idle and ingesting latencies from the same state: an empty log, and no automatic
     // checkpoint due within the measurement.
     db.checkpoint()?;
-    let idle = latencies(&db, threads, args.seconds)?;
+    let (idle, ingest) = latency::idle_and_ingesting(&db, threads, args.seconds, &mut next)?;
     eprintln!("idle: {idle}");
-    let ingest = latencies_under_ingest(&db, threads, args.seconds, &mut next)?;
     eprintln!("under ingest: {ingest}");
     report.insert("idle".into(), idle);
     report.insert("under_ingest".into(), ingest);
