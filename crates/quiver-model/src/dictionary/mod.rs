@@ -470,20 +470,29 @@ impl Dictionary {
 
     /// Every term in id order: `f(id, encoded_term)`.
     pub fn for_each(&self, mut f: impl FnMut(u64, &[u8])) {
+        if !self.for_each_sorted(&mut f) {
+            return;
+        }
+        for (i, term) in self.appended.terms.iter().enumerate() {
+            f(self.len + i as u64, term);
+        }
+    }
+
+    /// Every term of the sorted part in id order: `f(id, encoded_term)`; `false` if a
+    /// bucket did not decode (the walk stops there).
+    fn for_each_sorted(&self, mut f: impl FnMut(u64, &[u8])) -> bool {
         let mut current = Vec::new();
         for (bucket, &offset) in self.buckets.iter().enumerate() {
             let mut reader = BucketReader::new(&self.data, offset);
             let first = bucket as u64 * BUCKET as u64;
             for id in first..(first + BUCKET as u64).min(self.len) {
                 if !reader.next_into(&mut current) {
-                    return;
+                    return false;
                 }
                 f(id, &current);
             }
         }
-        for (i, term) in self.appended.terms.iter().enumerate() {
-            f(self.len + i as u64, term);
-        }
+        true
     }
 
     /// A decoding cursor: fast for ids visited in ascending order (see [`Cursor`]).

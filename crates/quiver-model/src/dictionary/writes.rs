@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
-use super::{BucketReader, Dictionary, BUCKET, PARALLEL_LOOKUPS};
+use super::{Dictionary, PARALLEL_LOOKUPS};
 use crate::id::Id;
 use crate::term_filter::TermFilter;
 
@@ -33,17 +33,7 @@ impl Dictionary {
     /// The filter of the sorted part's terms, hashed as the appended terms' index hashes.
     fn build_filter(&self) -> TermFilter {
         let mut filter = TermFilter::with_capacity(self.len);
-        let mut current = Vec::new();
-        for (bucket, &offset) in self.buckets.iter().enumerate() {
-            let mut reader = BucketReader::new(&self.data, offset);
-            let first = bucket as u64 * BUCKET as u64;
-            for _ in first..(first + BUCKET as u64).min(self.len) {
-                if !reader.next_into(&mut current) {
-                    break;
-                }
-                filter.insert(self.appended.ids.hash(&current));
-            }
-        }
+        self.for_each_sorted(|_, term| filter.insert(self.appended.ids.hash(term)));
         filter
     }
 
