@@ -3,294 +3,70 @@
 //!
 //! Each worker serves one partition. A message carries a query's plan, the step its rows
 //! are at and the worker they go to; timely's exchange (by that worker) moves it there,
-//! the worker runs the step on its partition ([`run_step`]) and sends the rows on, cut
+//! the worker runs the step on its partition ([`crate::worker`]) and sends the rows on, cut
 //! by where the next step runs ([`crate::route`]), through the dataflow's loop: each hop
-//! is one tick later. Rows past the last step go to worker 0, the coordinator, which
-//! collects them. A query enters at one time and the coordinator advances its input past
-//! every hop the plan can make, so once the probe passes that time every row has arrived:
-//! timely's progress tracking is the query's termination detection. Queries asked at once
-//! run together, each entering after the last one's hops. One long-lived
-//! dataflow, rather than one per query, keeps a light query at a few messages and no
-//! dataflow construction.
+//! is one tick later. An intersection whose partner lists live at other workers takes two
+//! more ticks: the fetch of those lists and its answer ([`crate::fetch`]). Rows past the
+//! last step go to worker 0, the coordinator, which collects them. A query enters at one
+//! time and the coordinator advances its input past every tick the plan can take, so once
+//! the probe passes that time every row has arrived: timely's progress tracking is the
+//! query's termination detection. Queries asked at once run together, each entering after
+//! the last one's ticks. One long-lived dataflow, rather than one per query, keeps a light
+//! query at a few messages and no dataflow construction.
 //!
 //! Worker 0 takes requests from the thread that runs the query ([`TimelyPartitions`]
 //! implements `BgpPartitions`), which waits for the answer while checking the query's
-//! deadline and cancel flag. The workers' steps run without the query's memory budget.
+//! deadline and cancel flag, and has the query cancelled on every worker when it gives up.
+//! The plan carries the query's time left, memory budget and LIMIT bound to the workers.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::AtomicU64;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use quiver_model::{Id, PredId};
-use quiver_sparql::bgp::{Bgp, Node};
-use quiver_sparql::context::{ExecContext, QueryState};
+use quiver_sparql::bgp::Bgp;
+use quiver_sparql::context::QueryState;
 use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
-use quiver_sparql::exec::bgp::explore::run_step;
-use quiver_sparql::memory::MemoryBudget;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::{BgpPartitions, Exchanged, PartitionedBgp};
-use quiver_sparql::step::Step;
-use quiver_sparql::table::{Table, VarId};
+use quiver_sparql::table::Table;
 use quiver_store::{GraphIndex, Store};
-use serde::{Deserialize, Serialize};
 use timely::communication::WorkerGuards;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
-use crate::route::{
-    aggregate_graph, by_owner, classes, count_on, partition_graph, place, settled,
-    split_intersections, with_classes, Placement,
+use crate::route::{aggregate_graph, classes, settled, split_foreign_intersections};
+use crate::worker::{
+    account, route, table_counts, time_left, Failure, Message, Payload, Plan, Worker,
 };
 
-/// What every worker needs of one pattern's run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Plan {
-    bgp: Bgp,
-    /// The plan with intersections split (`route::split_intersections`).
-    steps: Vec<Step>,
-    graph: GraphRef,
-    /// The graph's classes, for a step over the objects of `rdf:type`.
-    classes: Vec<Id>,
-    rdf_type: Option<PredId>,
-    /// The only columns the coordinator reads (`PartitionedBgp::keep`): rows past the last
-    /// step leave their worker with these alone.
-    keep: Option<Vec<VarId>>,
-    /// The `FROM` graphs whose merge `graph` is, if it is one.
-    merged: Vec<Id>,
-    /// A count read from the index instead of steps: one hop, on every worker, whose rows
-    /// are its counts (`counts_table`).
-    aggregate: Option<IndexAggregate>,
-}
+/// The rows (or errors) that finished each query, what its hops exchanged and whether a
+/// step stopped at the plan's cap, on the coordinator.
+type Arrived = HashMap<u64, (Vec<Result<Table, Failure>>, Exchanged, bool)>;
 
-impl Plan {
-    /// The hops the plan's rows make before they are finished.
-    fn hops(&self) -> usize {
-        self.steps.len() + usize::from(self.aggregate.is_some())
-    }
-}
-
-/// A partition's counts as rows: the keys, then each count as two 32-bit halves.
-fn counts_table((keys, counts): Counts, keyed: bool) -> Table {
-    let rows = counts.first().map_or(keys.len(), Vec::len);
-    let mut columns = Vec::new();
-    if keyed {
-        columns.push(keys);
-    }
-    for column in counts {
-        columns.push(column.iter().map(|&n| (n >> 32) as Id).collect());
-        columns.push(column.iter().map(|&n| n as Id).collect());
-    }
-    Table {
-        vars: (0..columns.len()).collect(),
-        columns,
-        rows,
-    }
-}
-
-/// The counts of [`counts_table`]'s rows (of every partition, concatenated).
-fn table_counts(table: &Table, keyed: bool, width: usize) -> Counts {
-    let at = usize::from(keyed);
-    let keys = if keyed {
-        table.columns.first().cloned().unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    let counts = (0..width)
-        .map(|a| {
-            let (high, low) = (&table.columns[at + 2 * a], &table.columns[at + 2 * a + 1]);
-            high.iter()
-                .zip(low)
-                .map(|(&h, &l)| (u64::from(h) << 32) | u64::from(l))
-                .collect()
-        })
-        .collect();
-    (keys, counts)
-}
-
-/// A worker's shares of the merges of `FROM` graphs it was asked for lately, by the
-/// graphs' names (a store being read-only, a share stays valid).
-#[derive(Default)]
-struct Merges(RefCell<Vec<(Vec<Id>, Rc<GraphIndex>)>>);
-
-/// Shares of merges a worker keeps.
-const MERGES_KEPT: usize = 4;
-
-impl Merges {
-    fn share(&self, part: &Store, names: &[Id]) -> Rc<GraphIndex> {
-        let mut kept = self.0.borrow_mut();
-        if let Some((_, share)) = kept.iter().find(|(n, _)| n == names) {
-            return Rc::clone(share);
-        }
-        let share = Rc::new(partition_graph(part, GraphRef::Merged, names).into_owned());
-        if kept.len() == MERGES_KEPT {
-            kept.remove(0);
-        }
-        kept.push((names.to_vec(), Rc::clone(&share)));
-        share
-    }
-}
-
-/// Rows of a query on their way: to worker `to`, to run from step `step` (the plan's
-/// length: finished, for the coordinator), or the error a worker met.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Message {
-    query: u64,
-    step: u32,
-    to: u32,
-    plan: Arc<Plan>,
-    rows: Result<Table, String>,
-    /// What the hops before this message moved between workers and handed to it (each
-    /// hop hands its count to its first message, so the counts reach the coordinator).
-    exchanged: Exchanged,
-}
-
-/// The rows (or errors) that finished each query, and what its hops exchanged, on the
-/// coordinator.
-type Arrived = HashMap<u64, (Vec<Result<Table, String>>, Exchanged)>;
-
-/// `messages`, sent by worker `from`, handed what they move to other workers on top of
-/// `earlier` (a message always has at least one successor: empty rows travel on too).
-fn account(messages: &mut [Message], from: u32, earlier: Exchanged) {
-    let mut exchanged = earlier;
-    for message in messages.iter().filter(|m| m.to != from) {
-        exchanged.messages += 1;
-        exchanged.rows += message.rows.as_ref().map_or(0, |rows| rows.rows as u64);
-        exchanged.bytes += bincode::serialized_size(message).unwrap_or(0);
-    }
-    if let Some(first) = messages.first_mut() {
-        first.exchanged = exchanged;
-    }
-}
+/// What a pattern's run answers: its rows, and whether a step stopped at the plan's cap.
+type Answer = Result<(Table, bool), Failure>;
 
 /// Where the answer of a pattern's run goes.
-type Reply = mpsc::Sender<Result<Table, String>>;
+type Reply = mpsc::Sender<Answer>;
 
-/// A pattern's run asked of the coordinator.
-struct Request {
-    plan: Arc<Plan>,
-    input: Table,
-    reply: Reply,
-}
-
-/// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
-/// steps over the classes run here first, and rows past the last step go to worker 0 (with
-/// the columns it reads only). Empty rows travel to one worker only, so that the end still
-/// learns their columns. A count read from the index goes to every worker.
-fn route(
-    plan: &Arc<Plan>,
-    query: u64,
-    mut step: usize,
-    mut rows: Table,
-    workers: u32,
-) -> Vec<Message> {
-    let message = |step: usize, to: u32, rows: Table| Message {
-        query,
-        step: step as u32,
-        to,
-        plan: Arc::clone(plan),
-        rows: Ok(rows),
-        exchanged: Exchanged::default(),
-    };
-    if plan.aggregate.is_some() && step == 0 {
-        return (0..workers)
-            .map(|to| message(0, to, rows.clone()))
-            .collect();
-    }
-    loop {
-        let Some(planned) = plan.steps.get(step) else {
-            let rows = match &plan.keep {
-                Some(keep) => rows.into_reshape(keep),
-                None => rows,
-            };
-            return vec![message(step, 0, rows)];
-        };
-        let bound = |node: Node| match node {
-            Node::Var(v) => rows.column(v).is_some(),
-            Node::Const(_) | Node::Absent => true,
-        };
-        match place(&plan.bgp, planned, bound, plan.rdf_type).0 {
-            Placement::Classes => {
-                rows = with_classes(&plan.bgp, planned, &rows, &plan.classes);
-                step += 1;
-            }
-            Placement::Owner(node) => {
-                let cut = by_owner(&rows, node, workers);
-                let mut messages: Vec<Message> = cut
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(_, part)| part.rows > 0)
-                    .map(|(to, part)| message(step, to as u32, part))
-                    .collect();
-                if messages.is_empty() {
-                    messages.push(message(step, 0, rows));
-                }
-                return messages;
-            }
-            Placement::Everywhere if rows.rows == 0 => return vec![message(step, 0, rows)],
-            Placement::Everywhere => {
-                return (0..workers)
-                    .map(|to| message(step, to, rows.clone()))
-                    .collect();
-            }
-        }
-    }
-}
-
-/// Runs the step `message` is at on `part` and routes its rows on.
-fn advance(
-    part: &Store,
-    workers: u32,
-    message: Message,
-    state: &QueryState,
-    merges: &Merges,
-) -> Vec<Message> {
-    let Message {
-        query,
-        step,
-        plan,
-        rows,
-        ..
-    } = message;
-    let rows = rows.and_then(|rows| {
-        if let Some(aggregate) = &plan.aggregate {
-            return count_on(part, aggregate, &plan.merged, state)
-                .map(|counts| counts_table(counts, aggregate.key.is_some()))
-                .map_err(|e| e.to_string());
-        }
-        let planned = &plan.steps[step as usize];
-        let bound = |node: Node| match node {
-            Node::Var(v) => rows.column(v).is_some(),
-            Node::Const(_) | Node::Absent => true,
-        };
-        let (_, planned) = place(&plan.bgp, planned, bound, plan.rdf_type);
-        let share = (plan.graph == GraphRef::Merged).then(|| merges.share(part, &plan.merged));
-        let ctx = ExecContext {
-            store: part,
-            graph: share
-                .as_deref()
-                .unwrap_or_else(|| graph_index(part, plan.graph)),
-            threads: 1,
-            state,
-            device: None,
-        };
-        run_step(&ctx, &plan.bgp, &planned, &rows).map_err(|e| e.to_string())
-    });
-    match rows {
-        Ok(rows) => route(&plan, query, step as usize + 1, rows, workers),
-        Err(error) => vec![Message {
-            query,
-            step: plan.hops() as u32,
-            to: 0,
-            plan,
-            rows: Err(error),
-            exchanged: Exchanged::default(),
-        }],
-    }
+/// What the coordinator is asked.
+enum Request {
+    /// A pattern's run, under the query number the asker chose.
+    Run {
+        query: u64,
+        plan: Arc<Plan>,
+        input: Table,
+        reply: Reply,
+    },
+    /// The asker gave the query up: every worker drops its messages.
+    Cancel(u64),
 }
 
 /// The partitions of a store served by the workers of timely-dataflow, one partition per
@@ -306,6 +82,8 @@ pub struct TimelyPartitions {
     exchanged: Arc<Mutex<Exchanged>>,
     /// The coordinator's worker thread, woken for each request.
     coordinator: Arc<Coordinator>,
+    /// The number of the next query asked.
+    queries: AtomicU64,
     /// Set when a run did not come back (a worker or process stopped, or the query gave
     /// up waiting): the workers may never end, so they are not waited for.
     broken: std::sync::atomic::AtomicBool,
@@ -437,6 +215,7 @@ impl TimelyPartitions {
             workers,
             exchanged,
             coordinator,
+            queries: AtomicU64::new(0),
             broken: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -465,8 +244,7 @@ fn serve(
     let arrived: Rc<RefCell<Arrived>> = Rc::default();
     let mut input: InputHandleVec<u64, Message> = InputHandleVec::new();
     let probe = ProbeHandle::new();
-    let state = QueryState::new(None, None, MemoryBudget::new(None), None);
-    let merges = Merges::default();
+    let mut state = Worker::new(part, index as u32, workers);
     let sink = Rc::clone(&arrived);
     worker.dataflow::<u64, _, _>(|scope| {
         let (handle, cycle) = scope.feedback(1);
@@ -482,16 +260,20 @@ fn serve(
                             let mut session = output.session(&time);
                             for batch in batches {
                                 for message in batch.drain(..) {
-                                    if message.step as usize >= message.plan.hops() {
+                                    let finished = message.step as usize >= message.plan.finish()
+                                        && matches!(message.payload, Payload::Rows(_));
+                                    if finished {
+                                        let Payload::Rows(rows) = message.payload else {
+                                            continue;
+                                        };
                                         let mut arrived = sink.borrow_mut();
                                         let query = arrived.entry(message.query).or_default();
-                                        query.0.push(message.rows);
+                                        query.0.push(rows);
                                         query.1 += message.exchanged;
+                                        query.2 |= message.truncated;
                                         continue;
                                     }
-                                    let earlier = message.exchanged;
-                                    let mut next =
-                                        advance(&part, workers, message, &state, &merges);
+                                    let (mut next, earlier) = state.handle(message);
                                     account(&mut next, index as u32, earlier);
                                     session.give_iterator(next.into_iter());
                                 }
@@ -521,32 +303,57 @@ fn serve(
     let mut time = 0u64;
     // (query, its last time, where its answer goes)
     let mut pending: Vec<(u64, u64, Reply)> = Vec::new();
-    let mut queries = 0u64..;
     let mut open = true;
-    let mut start = |request: Request, time: &mut u64, input: &mut InputHandleVec<u64, Message>| {
-        let query = queries.next().unwrap_or_default();
-        let mut messages = route(&request.plan, query, 0, request.input, workers);
-        account(&mut messages, 0, Exchanged::default());
-        for message in messages {
-            input.send(message);
+    let take = |request: Request,
+                time: &mut u64,
+                input: &mut InputHandleVec<u64, Message>,
+                pending: &mut Vec<(u64, u64, Reply)>| {
+        match request {
+            Request::Run {
+                query,
+                plan,
+                input: rows,
+                reply,
+            } => {
+                let mut messages = route(&plan, query, 0, rows, workers, false);
+                account(&mut messages, 0, Exchanged::default());
+                for message in messages {
+                    input.send(message);
+                }
+                // Every hop is a tick: past the last step and the hop to the coordinator.
+                let end = *time + plan.ticks() as u64 + 2;
+                *time = end;
+                input.advance_to(end);
+                pending.push((query, end, reply));
+            }
+            Request::Cancel(query) => {
+                let plan = Arc::new(Plan::cancel());
+                for to in 0..workers {
+                    input.send(Message {
+                        query,
+                        step: 0,
+                        to,
+                        plan: Arc::clone(&plan),
+                        run: None,
+                        payload: Payload::Cancel,
+                        exchanged: Exchanged::default(),
+                        truncated: false,
+                    });
+                }
+            }
         }
-        // Every hop is a tick: past the last step and the hop to the coordinator.
-        let end = *time + request.plan.hops() as u64 + 2;
-        *time = end;
-        input.advance_to(end);
-        (query, end, request.reply)
     };
     while open || !pending.is_empty() {
         if pending.is_empty() {
             // Idle: wait for a request (the asker wakes this thread).
             match requests.recv() {
-                Ok(request) => pending.push(start(request, &mut time, &mut input)),
+                Ok(request) => take(request, &mut time, &mut input, &mut pending),
                 Err(_) => break,
             }
         }
         loop {
             match requests.try_recv() {
-                Ok(request) => pending.push(start(request, &mut time, &mut input)),
+                Ok(request) => take(request, &mut time, &mut input, &mut pending),
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
                     open = false;
@@ -561,12 +368,13 @@ fn serve(
             if probe.less_than(end) {
                 return true;
             }
-            let (parts, exchanged) = arrived.borrow_mut().remove(query).unwrap_or_default();
+            let (parts, exchanged, truncated) =
+                arrived.borrow_mut().remove(query).unwrap_or_default();
             *totals.lock().unwrap_or_else(|e| e.into_inner()) += exchanged;
             let answer = parts
                 .into_iter()
-                .collect::<Result<Vec<Table>, String>>()
-                .map(Table::concat);
+                .collect::<Result<Vec<Table>, Failure>>()
+                .map(|parts| (Table::concat(parts), truncated));
             // The asker may have given up (a timeout): its answer is dropped.
             let _ = reply.send(answer);
             false
@@ -623,17 +431,31 @@ impl BgpPartitions for TimelyPartitions {
         if let Some(answer) = settled(&request) {
             return answer;
         }
-        let plan = Plan {
-            bgp: request.bgp.clone(),
-            steps: split_intersections(request.steps),
-            graph: request.graph,
-            classes: self.classes_of(request.graph, request.merged),
-            rdf_type: self.rdf_type,
-            keep: request.keep,
-            merged: request.merged.to_vec(),
-            aggregate: None,
-        };
-        self.ask(plan, request.input, request.state)
+        // Under a LIMIT, each step on each worker stops at a bound of rows; when the rows
+        // found fall short while some step stopped, the run is asked again with a bound
+        // four times larger (as the single store's exploration does).
+        let mut cap = request.limit.map_or(u64::MAX, |limit| limit.max(1) as u64);
+        loop {
+            let plan = Plan {
+                bgp: request.bgp.clone(),
+                steps: split_foreign_intersections(request.bgp, request.steps, self.rdf_type),
+                graph: request.graph,
+                classes: self.classes_of(request.graph, request.merged),
+                rdf_type: self.rdf_type,
+                keep: request.keep.clone(),
+                merged: request.merged.to_vec(),
+                aggregate: None,
+                cap,
+                time_left: time_left(request.state.deadline()),
+                max_memory: request.state.budget().limit(),
+            };
+            let (rows, truncated) = self.ask(plan, request.input.clone(), request.state)?;
+            let enough = request.limit.is_none_or(|limit| rows.rows >= limit);
+            if enough || !truncated || cap == u64::MAX {
+                return Ok(rows);
+            }
+            cap = cap.saturating_mul(4);
+        }
     }
 
     fn aggregate(
@@ -655,8 +477,11 @@ impl BgpPartitions for TimelyPartitions {
             keep: None,
             merged: merged.to_vec(),
             aggregate: Some(aggregate.clone()),
+            cap: u64::MAX,
+            time_left: time_left(state.deadline()),
+            max_memory: state.budget().limit(),
         };
-        let table = self.ask(plan, Table::unit(), state)?;
+        let (table, _) = self.ask(plan, Table::unit(), state)?;
         Ok(vec![table_counts(
             &table,
             aggregate.key.is_some(),
@@ -666,22 +491,28 @@ impl BgpPartitions for TimelyPartitions {
 }
 
 impl TimelyPartitions {
-    /// Runs `plan` from `input` through the dataflow and waits for its rows, checking the
-    /// query's deadline and cancel flag.
-    fn ask(&self, plan: Plan, input: Table, state: &QueryState) -> Result<Table, QueryError> {
+    /// Runs `plan` from `input` through the dataflow and waits for its rows (and whether a
+    /// step stopped at the plan's cap), checking the query's deadline and cancel flag; a
+    /// query given up is cancelled on every worker.
+    fn ask(
+        &self,
+        plan: Plan,
+        input: Table,
+        state: &QueryState,
+    ) -> Result<(Table, bool), QueryError> {
         let (reply, answer) = mpsc::channel();
-        let sent = self
-            .requests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .map(|requests| {
-                requests.send(Request {
-                    plan: Arc::new(plan),
-                    input,
-                    reply,
-                })
-            });
+        let query = self
+            .queries
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+        let sent = requests.as_ref().map(|requests| {
+            requests.send(Request::Run {
+                query,
+                plan: Arc::new(plan),
+                input,
+                reply,
+            })
+        });
         let stopped = || {
             self.broken
                 .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -696,16 +527,29 @@ impl TimelyPartitions {
                 ))
             }
         }
+        let cancel = || {
+            if let Some(requests) = requests.as_ref() {
+                let _ = requests.send(Request::Cancel(query));
+                self.coordinator.wake();
+            }
+        };
         loop {
             if let Err(error) = state.check() {
-                // The run goes on without this query; a stopped peer may keep it going.
+                // Every worker drops the query's messages from now on, and each of its
+                // steps checks the query's own deadline. A stopped peer may still keep
+                // the run from ending: the workers are not waited for on drop.
+                cancel();
                 self.broken
                     .store(true, std::sync::atomic::Ordering::Relaxed);
                 return Err(error);
             }
             match answer.recv_timeout(Duration::from_millis(5)) {
-                Ok(rows) => {
-                    return rows.map_err(|e| QueryError::Unsupported(format!("on a worker: {e}")))
+                Ok(Ok(answer)) => return Ok(answer),
+                Ok(Err(failure)) => {
+                    cancel();
+                    // A worker's deadline is the query's: the query's own error says it.
+                    state.check()?;
+                    return Err(failure.into());
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Err(stopped()),

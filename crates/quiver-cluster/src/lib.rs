@@ -9,8 +9,10 @@
 //! that the processes of a cluster, exchanging rows over the network, must agree with.
 
 pub mod dataflow;
+mod fetch;
 pub mod local;
 pub mod route;
+mod worker;
 
 pub use dataflow::{ClusterConfig, TimelyPartitions};
 pub use local::LocalPartitions;

@@ -13,15 +13,19 @@
 //! - the objects of `rdf:type` (the classes) are listed by every partition that owns one of
 //!   a class's instances, so they are taken once, from the union of the partitions' lists.
 //!
-//! An intersection (a walk fused with a partner pattern) reads the partner's list at the
-//! partner's source, which another partition may own: it runs as the walk, then a check of
-//! the partner pattern.
+//! An intersection (a walk fused with a partner pattern) reads two lists, at two sources
+//! that different partitions may own. Where both lists are held whole by their sources'
+//! owners ([`whole_at_owner`]), the executor over processes keeps it fused: the rows go to
+//! the owners of the side with more distinct values and the other side's lists, fetched
+//! once per distinct value, come to them ([`orient`]); the walk's fan-out never moves.
+//! Otherwise (a class's instances, split over the partitions), and always for the
+//! in-process executor, it runs as the walk, then a check of the partner pattern.
 //!
 //! Both executors also take from here what a partition reads besides its own graphs: its
 //! share of a merge of `FROM` graphs, and its counts of a count read from the index.
 
 use quiver_model::{Id, PredId};
-use quiver_sparql::bgp::{Bgp, Node, Pred};
+use quiver_sparql::bgp::{Bgp, Node, Pattern, Pred};
 use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
@@ -59,6 +63,83 @@ pub fn split_intersections(steps: &[Step]) -> Vec<Step> {
         }
     }
     split
+}
+
+/// Whether the list of `pattern` walked in `direction` from its source is held whole by
+/// the owner of that source: an OUT record, or an IN record over a constant predicate
+/// other than `rdf:type` (whose IN side each partition holds for its own instances).
+pub fn whole_at_owner(pattern: &Pattern, direction: Direction, rdf_type: Option<PredId>) -> bool {
+    match (direction, pattern.predicate) {
+        (Direction::Out, Pred::Const(_)) => true,
+        (Direction::In, Pred::Const(p)) => Some(p) != rdf_type,
+        _ => false,
+    }
+}
+
+/// The plan with each intersection split into its walk and a check of the partner pattern,
+/// except those whose two lists are both held whole at their sources' owners (for an
+/// executor that fetches partner lists, [`orient`]).
+pub fn split_foreign_intersections(
+    bgp: &Bgp,
+    steps: &[Step],
+    rdf_type: Option<PredId>,
+) -> Vec<Step> {
+    let mut split = Vec::with_capacity(steps.len());
+    for step in steps {
+        match (step.kind, step.partner) {
+            (StepKind::Walk(direction), Some((partner, partner_direction)))
+                if whole_at_owner(&bgp.patterns[step.pattern], direction, rdf_type)
+                    && whole_at_owner(&bgp.patterns[partner], partner_direction, rdf_type) =>
+            {
+                split.push(*step)
+            }
+            _ => split.extend(split_intersections(std::slice::from_ref(step))),
+        }
+    }
+    split
+}
+
+/// The node a walk of `pattern` in `direction` starts from.
+pub fn source(pattern: &Pattern, direction: Direction) -> Node {
+    match direction {
+        Direction::Out => pattern.subject,
+        Direction::In => pattern.object,
+    }
+}
+
+/// Distinct bound values of `node` over `rows` (a constant: one).
+pub fn distinct_values(node: Node, rows: &Table) -> Vec<Id> {
+    let mut values: Vec<Id> = match node {
+        Node::Const(c) => vec![c],
+        Node::Var(v) => rows.column(v).map(<[Id]>::to_vec).unwrap_or_default(),
+        Node::Absent => Vec::new(),
+    };
+    values.sort_unstable();
+    values.dedup();
+    values.retain(|&v| v != UNBOUND);
+    values
+}
+
+/// A kept intersection (`split_foreign_intersections`) turned so that its walk is the side
+/// whose source has more distinct values in `rows` (the rows go to those owners) and its
+/// partner the side with fewer (whose lists are fetched, once per value): an intersection
+/// is symmetric, so either side can be walked.
+pub fn orient(bgp: &Bgp, step: &Step, rows: &Table) -> Step {
+    let (StepKind::Walk(direction), Some((partner, partner_direction))) = (step.kind, step.partner)
+    else {
+        return *step;
+    };
+    let walked = distinct_values(source(&bgp.patterns[step.pattern], direction), rows).len();
+    let fetched = distinct_values(source(&bgp.patterns[partner], partner_direction), rows).len();
+    if fetched <= walked {
+        return *step;
+    }
+    Step {
+        pattern: partner,
+        kind: StepKind::Walk(partner_direction),
+        estimate: step.estimate,
+        partner: Some((step.pattern, direction)),
+    }
 }
 
 /// Where `step` of `bgp` runs, given which of its pattern's nodes are bound before it, and

@@ -86,6 +86,11 @@ impl QueryState {
         self.error.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// When the query runs out of time, and its limit in seconds (for the error).
+    pub fn deadline(&self) -> Option<(Instant, f64)> {
+        self.deadline
+    }
+
     pub fn budget(&self) -> &Arc<MemoryBudget> {
         &self.budget
     }

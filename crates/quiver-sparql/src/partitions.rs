@@ -35,6 +35,10 @@ pub struct PartitionedBgp<'a> {
     /// before the rows leave the workers, down to none (a count). Only set where the
     /// pattern has no equalities, which read their columns after the partitions.
     pub keep: Option<Vec<crate::table::VarId>>,
+    /// The rows a LIMIT (or the result cap) asks of the pattern, if any: the partitions
+    /// may stop each step at a bound of rows and return fewer rows than exist, at least
+    /// these many when there are that many (any of them answer the LIMIT).
+    pub limit: Option<usize>,
 }
 
 /// What moved between the partitions' workers: messages, the rows they carried and their

@@ -166,6 +166,7 @@ impl PartitionedEdges<'_> {
             input,
             state: self.state,
             keep: None,
+            limit: None,
         })
     }
 }

@@ -186,6 +186,58 @@ pub fn run_step(
     timed_step(bgp, step, table, ctx).map(|(table, _, _)| table)
 }
 
+/// Runs `step` of `bgp` over `table`, emitting at most `cap` rows: one step of a plan
+/// under a LIMIT, for an executor that moves rows between steps. Returns the rows and
+/// whether the step stopped at the cap (rows may then be missing).
+pub fn run_step_bounded(
+    ctx: &ExecContext<'_>,
+    bgp: &Bgp,
+    step: &Step,
+    table: &Table,
+    cap: usize,
+) -> Result<(Table, bool), QueryError> {
+    ensure_addressable(table.rows)?;
+    let mut bounded = Bounded::new(ctx, cap);
+    let table = apply_step(
+        &bgp.patterns[step.pattern],
+        *step,
+        partner(bgp, step),
+        table,
+        &mut bounded,
+    )?;
+    Ok((table, bounded.truncated))
+}
+
+/// Runs the intersecting walk `step` of `bgp` (a step with a partner) over `table`,
+/// emitting at most `cap` rows: the walk's lists are read from `ctx.graph`, the partner's
+/// from `partner_lists` (by the partner's source value: lists fetched from the partition
+/// that holds them, for an executor over partitions). Returns the rows and whether the
+/// step stopped at the cap.
+pub fn run_intersection<'l>(
+    ctx: &ExecContext<'_>,
+    bgp: &Bgp,
+    step: &Step,
+    table: &Table,
+    cap: usize,
+    partner_lists: &dyn Fn(Id) -> &'l [Id],
+) -> Result<(Table, bool), QueryError> {
+    ensure_addressable(table.rows)?;
+    let Some((other, direction)) = partner(bgp, step) else {
+        return Err(QueryError::Plan("an intersection needs a partner".into()));
+    };
+    let mut bounded = Bounded::new(ctx, cap);
+    let table = super::intersect::intersect_fetched(
+        &bgp.patterns[step.pattern],
+        *step,
+        other,
+        direction,
+        table,
+        &mut bounded,
+        partner_lists,
+    )?;
+    Ok((table, bounded.truncated))
+}
+
 /// `step` of `bgp` over `table`, unbounded, the microseconds it took and whether it split
 /// its rows over threads.
 fn timed_step(

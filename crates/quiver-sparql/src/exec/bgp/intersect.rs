@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::step_io::{end, Bounded, End, PARALLEL_MIN_ROWS};
 use crate::bgp::{Node, Pattern, Pred};
-use crate::context::ExecContext;
+use crate::context::{table_bytes, ExecContext};
 use crate::error::QueryError;
 use crate::exec::parallel::{min_parallel_work, on_workers};
 use crate::memory::ID_BYTES;
@@ -130,6 +130,65 @@ pub(crate) fn intersect_step(
         selection.truncate(bounded.cap);
         column.truncate(bounded.cap);
     }
+    let mut result = table.gather(&selection);
+    result.vars.push(var);
+    result.columns.push(column);
+    Ok(result)
+}
+
+/// A walk fused with a partner pattern whose lists are given (`partner_lists`, by the
+/// partner's source value) rather than read from the graph: for an executor over
+/// partitions, which fetched them from the partition that holds them. One thread: such an
+/// executor runs a step per worker.
+pub(crate) fn intersect_fetched<'l>(
+    pattern: &Pattern,
+    step: Step,
+    other: &Pattern,
+    other_direction: Direction,
+    table: &Table,
+    bounded: &mut Bounded<'_, '_>,
+    partner_lists: &dyn Fn(Id) -> &'l [Id],
+) -> Result<Table, QueryError> {
+    let StepKind::Walk(direction) = step.kind else {
+        return Err(QueryError::Plan("only walks can intersect".into()));
+    };
+    let (source, target) = match direction {
+        Direction::Out => (pattern.subject, pattern.object),
+        Direction::In => (pattern.object, pattern.subject),
+    };
+    let other_source = match other_direction {
+        Direction::Out => other.subject,
+        Direction::In => other.object,
+    };
+    let (Pred::Const(p), Node::Var(var)) = (pattern.predicate, target) else {
+        return Err(QueryError::Plan(format!(
+            "cannot intersect {pattern} with {other}"
+        )));
+    };
+    let (source, other_source) = (end(source, table), end(other_source, table));
+    let (graph, cap) = (bounded.ctx.graph, bounded.cap);
+    let (mut selection, mut column, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+    for row in 0..table.rows {
+        bounded.tick(row, || selection.len() * (4 + ID_BYTES))?;
+        if selection.len() >= cap {
+            bounded.truncated = true;
+            break;
+        }
+        let (Some(a), Some(b)) = (source.value(row), other_source.value(row)) else {
+            continue;
+        };
+        intersect_sorted(graph.get(a, p, direction), partner_lists(b), &mut scratch);
+        selection.extend(std::iter::repeat_n(row as u32, scratch.len()));
+        column.extend_from_slice(&scratch);
+    }
+    if selection.len() > cap {
+        bounded.truncated = true;
+        selection.truncate(cap);
+        column.truncate(cap);
+    }
+    bounded.memory.try_resize(
+        selection.len() * (4 + ID_BYTES) + table_bytes(selection.len(), table.columns.len()),
+    )?;
     let mut result = table.gather(&selection);
     result.vars.push(var);
     result.columns.push(column);

@@ -54,6 +54,8 @@ impl Evaluator<'_> {
                         .pending_columns
                         .take()
                         .filter(|_| planned.bgp.equalities.is_empty()),
+                    // Equalities drop rows after the partitions: no bound may stop them.
+                    limit: limit.filter(|_| planned.bgp.equalities.is_empty()),
                 })?;
                 explore::apply_equalities(&ctx, rows, &planned.bgp.equalities)?
             }

@@ -1,0 +1,703 @@
+//! What one timely worker does with the messages of the exploration dataflow
+//! ([`crate::dataflow`]): run a step on its partition and route the rows on, fetch the
+//! partner lists of an intersection ([`crate::fetch`]), answer other workers' fetches,
+//! and stop a query that was cancelled, ran out of time or out of memory.
+//!
+//! Each query carries its limits in its plan (the time left when it was asked, its memory
+//! budget, the rows a LIMIT asks): a worker builds the query's own state from them on the
+//! query's first message, so every step on every worker checks the query's deadline and
+//! charges its memory, as the steps of a single store do. The coordinator broadcasts a
+//! cancellation when the asker gives up, and a worker drops every later message of that
+//! query.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quiver_model::{Id, PredId};
+use quiver_sparql::bgp::{Bgp, Node, Pred};
+use quiver_sparql::context::{ExecContext, QueryState};
+use quiver_sparql::dataset::{graph_index, GraphRef};
+use quiver_sparql::error::QueryError;
+use quiver_sparql::exec::bgp::explore::{run_intersection, run_step_bounded};
+use quiver_sparql::memory::MemoryBudget;
+use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
+use quiver_sparql::partitions::Exchanged;
+use quiver_sparql::step::Step;
+use quiver_sparql::table::{Table, VarId};
+use quiver_store::partition::owner;
+use quiver_store::{GraphIndex, Store};
+use serde::{Deserialize, Serialize};
+
+use crate::fetch::{ListCache, Stash, Waiting};
+use crate::route::{
+    by_owner, count_on, distinct_values, orient, partition_graph, place, source, with_classes,
+    Placement,
+};
+
+/// What every worker needs of one pattern's run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Plan {
+    pub bgp: Bgp,
+    /// The plan with the intersections it cannot keep split
+    /// (`route::split_foreign_intersections`).
+    pub steps: Vec<Step>,
+    pub graph: GraphRef,
+    /// The graph's classes, for a step over the objects of `rdf:type`.
+    pub classes: Vec<Id>,
+    pub rdf_type: Option<PredId>,
+    /// The only columns the coordinator reads (`PartitionedBgp::keep`): rows past the last
+    /// step leave their worker with these alone.
+    pub keep: Option<Vec<VarId>>,
+    /// The `FROM` graphs whose merge `graph` is, if it is one.
+    pub merged: Vec<Id>,
+    /// A count read from the index instead of steps: one hop, on every worker, whose rows
+    /// are its counts (`counts_table`).
+    pub aggregate: Option<IndexAggregate>,
+    /// The most rows a step emits on a worker for one message (a LIMIT's bound; `u64::MAX`
+    /// without one). A step that stops there marks its rows truncated.
+    pub cap: u64,
+    /// The query's time left when it was asked, and its limit in seconds.
+    pub time_left: Option<(Duration, f64)>,
+    /// The query's memory budget, which each worker applies to its own steps.
+    pub max_memory: Option<usize>,
+}
+
+impl Plan {
+    /// The plan a cancellation travels with: nothing to run.
+    pub fn cancel() -> Self {
+        Self {
+            bgp: Bgp::default(),
+            steps: Vec::new(),
+            graph: GraphRef::Default,
+            classes: Vec::new(),
+            rdf_type: None,
+            keep: None,
+            merged: Vec::new(),
+            aggregate: None,
+            cap: u64::MAX,
+            time_left: None,
+            max_memory: None,
+        }
+    }
+
+    /// The step number of rows that are finished (for the coordinator).
+    pub fn finish(&self) -> usize {
+        self.steps.len() + usize::from(self.aggregate.is_some())
+    }
+
+    /// The ticks the plan's messages may take: one hop per step, and two more (the fetch
+    /// and its answer) per kept intersection.
+    pub fn ticks(&self) -> usize {
+        let fetches = self.steps.iter().filter(|s| s.partner.is_some()).count();
+        self.finish() + 2 * fetches
+    }
+
+    fn cap(&self) -> usize {
+        usize::try_from(self.cap).unwrap_or(usize::MAX)
+    }
+}
+
+/// A worker's error, as it travels to the coordinator.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) enum Failure {
+    Timeout(f64),
+    Cancelled,
+    MemoryLimit(usize),
+    Other(String),
+}
+
+impl From<QueryError> for Failure {
+    fn from(error: QueryError) -> Self {
+        match error {
+            QueryError::Timeout(seconds) => Failure::Timeout(seconds),
+            QueryError::Cancelled => Failure::Cancelled,
+            QueryError::MemoryLimit { limit } => Failure::MemoryLimit(limit),
+            other => Failure::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<Failure> for QueryError {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Timeout(seconds) => QueryError::Timeout(seconds),
+            Failure::Cancelled => QueryError::Cancelled,
+            Failure::MemoryLimit(limit) => QueryError::MemoryLimit { limit },
+            Failure::Other(error) => QueryError::Unsupported(format!("on a worker: {error}")),
+        }
+    }
+}
+
+/// What a message carries.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) enum Payload {
+    /// Rows to run from the message's step, or the error a worker met.
+    Rows(Result<Table, Failure>),
+    /// The partner lists of these source values, asked by worker `from` for its batch
+    /// `batch`.
+    Fetch {
+        batch: u64,
+        from: u32,
+        values: Vec<Id>,
+    },
+    /// The answer to a fetch: each value's list.
+    Lists {
+        batch: u64,
+        lists: Vec<(Id, Vec<Id>)>,
+    },
+    /// The query was given up: drop its messages.
+    Cancel,
+}
+
+impl Payload {
+    /// The rows or ids it moves.
+    fn rows(&self) -> u64 {
+        match self {
+            Payload::Rows(rows) => rows.as_ref().map_or(0, |rows| rows.rows as u64),
+            Payload::Fetch { values, .. } => values.len() as u64,
+            Payload::Lists { lists, .. } => lists.iter().map(|(_, l)| l.len() as u64).sum(),
+            Payload::Cancel => 0,
+        }
+    }
+}
+
+/// A message of a query on its way to worker `to`, at step `step` (the plan's `finish`:
+/// finished, for the coordinator).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Message {
+    pub query: u64,
+    pub step: u32,
+    pub to: u32,
+    pub plan: Arc<Plan>,
+    /// A kept intersection's step as oriented by the router (`route::orient`).
+    pub run: Option<Step>,
+    pub payload: Payload,
+    /// What the hops before this message moved between workers and handed to it (each
+    /// hop hands its count to its first message, so the counts reach the coordinator).
+    pub exchanged: Exchanged,
+    /// Some step before stopped at the plan's cap: rows may be missing.
+    pub truncated: bool,
+}
+
+/// `messages`, sent by worker `from`, handed what they move to other workers on top of
+/// `earlier` (a message of rows always has at least one successor: empty rows travel on
+/// too).
+pub(crate) fn account(messages: &mut [Message], from: u32, earlier: Exchanged) {
+    let mut exchanged = earlier;
+    for message in messages.iter().filter(|m| m.to != from) {
+        exchanged.messages += 1;
+        exchanged.rows += message.payload.rows();
+        exchanged.bytes += bincode::serialized_size(message).unwrap_or(0);
+    }
+    if let Some(first) = messages.first_mut() {
+        first.exchanged = exchanged;
+    }
+}
+
+/// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
+/// steps over the classes run here first, and rows past the last step go to worker 0 (with
+/// the columns it reads only). Empty rows travel to one worker only, so that the end still
+/// learns their columns. A count read from the index goes to every worker.
+pub(crate) fn route(
+    plan: &Arc<Plan>,
+    query: u64,
+    mut step: usize,
+    mut rows: Table,
+    workers: u32,
+    truncated: bool,
+) -> Vec<Message> {
+    let message = |step: usize, to: u32, run: Option<Step>, rows: Table| Message {
+        query,
+        step: step as u32,
+        to,
+        plan: Arc::clone(plan),
+        run,
+        payload: Payload::Rows(Ok(rows)),
+        exchanged: Exchanged::default(),
+        truncated,
+    };
+    if plan.aggregate.is_some() && step == 0 {
+        return (0..workers)
+            .map(|to| message(0, to, None, rows.clone()))
+            .collect();
+    }
+    loop {
+        let Some(planned) = plan.steps.get(step) else {
+            let rows = match &plan.keep {
+                Some(keep) => rows.into_reshape(keep),
+                None => rows,
+            };
+            return vec![message(step, 0, None, rows)];
+        };
+        let run = planned.partner.map(|_| orient(&plan.bgp, planned, &rows));
+        let bound = |node: Node| match node {
+            Node::Var(v) => rows.column(v).is_some(),
+            Node::Const(_) | Node::Absent => true,
+        };
+        match place(
+            &plan.bgp,
+            run.as_ref().unwrap_or(planned),
+            bound,
+            plan.rdf_type,
+        )
+        .0
+        {
+            Placement::Classes => {
+                rows = with_classes(&plan.bgp, planned, &rows, &plan.classes);
+                step += 1;
+            }
+            Placement::Owner(node) => {
+                let cut = by_owner(&rows, node, workers);
+                let mut messages: Vec<Message> = cut
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, part)| part.rows > 0)
+                    .map(|(to, part)| message(step, to as u32, run, part))
+                    .collect();
+                if messages.is_empty() {
+                    messages.push(message(step, 0, run, rows));
+                }
+                return messages;
+            }
+            Placement::Everywhere if rows.rows == 0 => return vec![message(step, 0, run, rows)],
+            Placement::Everywhere => {
+                return (0..workers)
+                    .map(|to| message(step, to, run, rows.clone()))
+                    .collect();
+            }
+        }
+    }
+}
+
+/// A worker's shares of the merges of `FROM` graphs it was asked for lately, by the
+/// graphs' names (a store being read-only, a share stays valid).
+#[derive(Default)]
+struct Merges(Vec<(Vec<Id>, Arc<GraphIndex>)>);
+
+/// Shares of merges a worker keeps.
+const MERGES_KEPT: usize = 4;
+
+impl Merges {
+    fn share(&mut self, part: &Store, names: &[Id]) -> Arc<GraphIndex> {
+        if let Some((_, share)) = self.0.iter().find(|(n, _)| n == names) {
+            return Arc::clone(share);
+        }
+        let share = Arc::new(partition_graph(part, GraphRef::Merged, names).into_owned());
+        if self.0.len() == MERGES_KEPT {
+            self.0.remove(0);
+        }
+        self.0.push((names.to_vec(), Arc::clone(&share)));
+        share
+    }
+}
+
+/// The states of the queries a worker saw last, each built from its plan's limits on its
+/// first message there.
+#[derive(Default)]
+struct States(VecDeque<(u64, Arc<QueryState>)>);
+
+/// Query states a worker keeps (queries in flight at once, with room to spare).
+const STATES_KEPT: usize = 256;
+
+impl States {
+    fn of(&mut self, query: u64, plan: &Plan) -> Arc<QueryState> {
+        if let Some((_, state)) = self.0.iter().find(|(q, _)| *q == query) {
+            return Arc::clone(state);
+        }
+        let deadline = plan
+            .time_left
+            .map(|(left, seconds)| (Instant::now() + left, seconds));
+        let budget = MemoryBudget::new(plan.max_memory);
+        let state = Arc::new(QueryState::new(deadline, None, budget, None));
+        if self.0.len() == STATES_KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back((query, Arc::clone(&state)));
+        state
+    }
+}
+
+/// A worker's partition and what it keeps between messages.
+pub(crate) struct Worker {
+    part: Store,
+    index: u32,
+    workers: u32,
+    merges: Merges,
+    states: States,
+    cache: ListCache,
+    stash: Stash,
+}
+
+/// A partition's counts as rows: the keys, then each count as two 32-bit halves.
+fn counts_table((keys, counts): Counts, keyed: bool) -> Table {
+    let rows = counts.first().map_or(keys.len(), Vec::len);
+    let mut columns = Vec::new();
+    if keyed {
+        columns.push(keys);
+    }
+    for column in counts {
+        columns.push(column.iter().map(|&n| (n >> 32) as Id).collect());
+        columns.push(column.iter().map(|&n| n as Id).collect());
+    }
+    Table {
+        vars: (0..columns.len()).collect(),
+        columns,
+        rows,
+    }
+}
+
+/// The counts of [`counts_table`]'s rows (of every partition, concatenated).
+pub(crate) fn table_counts(table: &Table, keyed: bool, width: usize) -> Counts {
+    let at = usize::from(keyed);
+    let keys = if keyed {
+        table.columns.first().cloned().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let counts = (0..width)
+        .map(|a| {
+            let (high, low) = (&table.columns[at + 2 * a], &table.columns[at + 2 * a + 1]);
+            high.iter()
+                .zip(low)
+                .map(|(&h, &l)| (u64::from(h) << 32) | u64::from(l))
+                .collect()
+        })
+        .collect();
+    (keys, counts)
+}
+
+/// The partner pattern's predicate and direction of a kept intersection, and its source.
+fn partner_of(bgp: &Bgp, run: &Step) -> Option<(PredId, quiver_store::Direction, Node)> {
+    let (partner, direction) = run.partner?;
+    let pattern = &bgp.patterns[partner];
+    match pattern.predicate {
+        Pred::Const(q) => Some((q, direction, source(pattern, direction))),
+        _ => None,
+    }
+}
+
+impl Worker {
+    pub(crate) fn new(part: Store, index: u32, workers: u32) -> Self {
+        Self {
+            part,
+            index,
+            workers,
+            merges: Merges::default(),
+            states: States::default(),
+            cache: ListCache::default(),
+            stash: Stash::default(),
+        }
+    }
+
+    /// The graph `plan` reads on this worker's partition (its share of a merge).
+    fn graph(&mut self, plan: &Plan) -> (Option<Arc<GraphIndex>>, bool) {
+        let share =
+            (plan.graph == GraphRef::Merged).then(|| self.merges.share(&self.part, &plan.merged));
+        (share, plan.graph != GraphRef::Merged)
+    }
+
+    /// Handles one message that is not finished; returns the messages it sends on, and
+    /// what the hops before them exchanged (for [`account`]).
+    pub(crate) fn handle(&mut self, message: Message) -> (Vec<Message>, Exchanged) {
+        let state = self.states.of(message.query, &message.plan);
+        if let Payload::Cancel = message.payload {
+            state.fail(QueryError::Cancelled);
+            return (Vec::new(), Exchanged::default());
+        }
+        if matches!(state.error(), Some(QueryError::Cancelled)) {
+            // Given up by the asker: nothing waits for these rows.
+            return (Vec::new(), Exchanged::default());
+        }
+        if let Payload::Lists { batch, lists } = message.payload {
+            return self.lists_arrived(
+                &message.plan,
+                message.run,
+                batch,
+                lists,
+                message.exchanged,
+                &state,
+            );
+        }
+        let Message {
+            query,
+            step,
+            plan,
+            run,
+            payload,
+            exchanged,
+            truncated,
+            ..
+        } = message;
+        let next = match payload {
+            Payload::Rows(rows) => {
+                let rows =
+                    rows.and_then(|rows| state.check().map(|()| rows).map_err(Failure::from));
+                match (rows, run) {
+                    (Ok(rows), Some(run)) => {
+                        let waiting = Waiting {
+                            query,
+                            step,
+                            run,
+                            plan,
+                            rows,
+                            exchanged: Exchanged::default(),
+                            truncated,
+                            pending: 0,
+                            lists: HashMap::new(),
+                        };
+                        self.fetch(waiting, &state)
+                    }
+                    (Ok(rows), None) => self.advance(query, step, &plan, rows, truncated, &state),
+                    (Err(error), _) => vec![failed(query, &plan, error)],
+                }
+            }
+            Payload::Fetch {
+                batch,
+                from,
+                values,
+            } => self.answer_fetch(query, step, &plan, run, batch, from, values),
+            Payload::Lists { .. } | Payload::Cancel => Vec::new(),
+        };
+        (next, exchanged)
+    }
+
+    /// One owner's answer to a fetch: its lists are kept, and once every owner answered,
+    /// the batch's rows are intersected; what every fetch and answer exchanged goes on
+    /// with them.
+    fn lists_arrived(
+        &mut self,
+        plan: &Plan,
+        run: Option<Step>,
+        batch: u64,
+        lists: Vec<(Id, Vec<Id>)>,
+        exchanged: Exchanged,
+        state: &QueryState,
+    ) -> (Vec<Message>, Exchanged) {
+        let (_, cacheable) = self.graph(plan);
+        if let (true, Some((q, direction, _))) = (
+            cacheable,
+            run.as_ref().and_then(|r| partner_of(&plan.bgp, r)),
+        ) {
+            for (value, list) in &lists {
+                self.cache
+                    .insert((plan.graph, q, direction, *value), list.clone());
+            }
+        }
+        match self.stash.answer(batch, lists, exchanged) {
+            Some(mut waiting) => {
+                let exchanged = std::mem::take(&mut waiting.exchanged);
+                (self.intersect(waiting, state), exchanged)
+            }
+            None => (Vec::new(), Exchanged::default()),
+        }
+    }
+
+    /// Runs the plain step `step` of `plan` over `rows` and routes its rows on.
+    fn advance(
+        &mut self,
+        query: u64,
+        step: u32,
+        plan: &Arc<Plan>,
+        rows: Table,
+        truncated: bool,
+        state: &QueryState,
+    ) -> Vec<Message> {
+        let (share, _) = self.graph(plan);
+        let part = &self.part;
+        let result = if let Some(aggregate) = &plan.aggregate {
+            count_on(part, aggregate, &plan.merged, state)
+                .map(|counts| (counts_table(counts, aggregate.key.is_some()), false))
+        } else {
+            let planned = &plan.steps[step as usize];
+            let bound = |node: Node| match node {
+                Node::Var(v) => rows.column(v).is_some(),
+                Node::Const(_) | Node::Absent => true,
+            };
+            let (_, planned) = place(&plan.bgp, planned, bound, plan.rdf_type);
+            let ctx = ExecContext {
+                store: part,
+                graph: share
+                    .as_deref()
+                    .unwrap_or_else(|| graph_index(part, plan.graph)),
+                threads: 1,
+                state,
+                device: None,
+            };
+            run_step_bounded(&ctx, &plan.bgp, &planned, &rows, plan.cap())
+        };
+        match result {
+            Ok((rows, cut)) => route(
+                plan,
+                query,
+                step as usize + 1,
+                rows,
+                self.workers,
+                truncated || cut,
+            ),
+            Err(error) => vec![failed(query, plan, error.into())],
+        }
+    }
+
+    /// Asks the owners of the partner lists `waiting`'s rows need and that this worker
+    /// neither holds nor keeps; with none to ask, intersects at once.
+    fn fetch(&mut self, mut waiting: Waiting, state: &QueryState) -> Vec<Message> {
+        let Some((q, direction, node)) = partner_of(&waiting.plan.bgp, &waiting.run) else {
+            let error =
+                Failure::Other("an intersection's partner has no constant predicate".into());
+            return vec![failed(waiting.query, &waiting.plan, error)];
+        };
+        let (_, cacheable) = self.graph(&waiting.plan);
+        let graph = waiting.plan.graph;
+        let mut asked: Vec<Vec<Id>> = vec![Vec::new(); self.workers as usize];
+        for value in distinct_values(node, &waiting.rows) {
+            let at = owner(value, self.workers);
+            if at != self.index
+                && !(cacheable && self.cache.contains(&(graph, q, direction, value)))
+            {
+                asked[at as usize].push(value);
+            }
+        }
+        let asks: Vec<(u32, Vec<Id>)> = asked
+            .into_iter()
+            .enumerate()
+            .filter(|(_, values)| !values.is_empty())
+            .map(|(to, values)| (to as u32, values))
+            .collect();
+        if asks.is_empty() {
+            return self.intersect(waiting, state);
+        }
+        waiting.pending = asks.len();
+        let (query, step, run, plan) = (
+            waiting.query,
+            waiting.step,
+            waiting.run,
+            Arc::clone(&waiting.plan),
+        );
+        let batch = self.stash.park(waiting);
+        asks.into_iter()
+            .map(|(to, values)| Message {
+                query,
+                step,
+                to,
+                plan: Arc::clone(&plan),
+                run: Some(run),
+                payload: Payload::Fetch {
+                    batch,
+                    from: self.index,
+                    values,
+                },
+                exchanged: Exchanged::default(),
+                truncated: false,
+            })
+            .collect()
+    }
+
+    /// Answers another worker's fetch with this partition's lists.
+    #[allow(clippy::too_many_arguments)]
+    fn answer_fetch(
+        &mut self,
+        query: u64,
+        step: u32,
+        plan: &Arc<Plan>,
+        run: Option<Step>,
+        batch: u64,
+        from: u32,
+        values: Vec<Id>,
+    ) -> Vec<Message> {
+        let (share, _) = self.graph(plan);
+        let graph = share
+            .as_deref()
+            .unwrap_or_else(|| graph_index(&self.part, plan.graph));
+        let lists = match run.as_ref().and_then(|r| partner_of(&plan.bgp, r)) {
+            Some((q, direction, _)) => values
+                .into_iter()
+                .map(|v| (v, graph.get(v, q, direction).to_vec()))
+                .collect(),
+            None => Vec::new(),
+        };
+        vec![Message {
+            query,
+            step,
+            to: from,
+            plan: Arc::clone(plan),
+            run,
+            payload: Payload::Lists { batch, lists },
+            exchanged: Exchanged::default(),
+            truncated: false,
+        }]
+    }
+
+    /// Runs `waiting`'s intersection, every partner list at hand, and routes its rows on.
+    fn intersect(&mut self, waiting: Waiting, state: &QueryState) -> Vec<Message> {
+        let Waiting {
+            query,
+            step,
+            run,
+            plan,
+            rows,
+            truncated,
+            lists,
+            ..
+        } = waiting;
+        let (share, cacheable) = self.graph(&plan);
+        let Some((q, direction, _)) = partner_of(&plan.bgp, &run) else {
+            return vec![failed(query, &plan, Failure::Other("no partner".into()))];
+        };
+        let part = &self.part;
+        let graph = share
+            .as_deref()
+            .unwrap_or_else(|| graph_index(part, plan.graph));
+        let (index, workers, cache) = (self.index, self.workers, &self.cache);
+        let partner_lists = |value: Id| -> &[Id] {
+            if owner(value, workers) == index {
+                return graph.get(value, q, direction);
+            }
+            if let Some(list) = lists.get(&value) {
+                return list;
+            }
+            match cacheable.then(|| cache.get(&(plan.graph, q, direction, value))) {
+                Some(Some(list)) => list,
+                _ => &[],
+            }
+        };
+        let ctx = ExecContext {
+            store: part,
+            graph,
+            threads: 1,
+            state,
+            device: None,
+        };
+        let result = run_intersection(&ctx, &plan.bgp, &run, &rows, plan.cap(), &partner_lists);
+        match result {
+            Ok((rows, cut)) => route(
+                &plan,
+                query,
+                step as usize + 1,
+                rows,
+                self.workers,
+                truncated || cut,
+            ),
+            Err(error) => vec![failed(query, &plan, error.into())],
+        }
+    }
+}
+
+/// The message that takes a worker's error to the coordinator.
+fn failed(query: u64, plan: &Arc<Plan>, error: Failure) -> Message {
+    Message {
+        query,
+        step: plan.finish() as u32,
+        to: 0,
+        plan: Arc::clone(plan),
+        run: None,
+        payload: Payload::Rows(Err(error)),
+        exchanged: Exchanged::default(),
+        truncated: false,
+    }
+}
+
+/// A time left of `deadline`, from now (zero when past).
+pub(crate) fn time_left(deadline: Option<(Instant, f64)>) -> Option<(Duration, f64)> {
+    deadline.map(|(at, seconds)| (at.saturating_duration_since(Instant::now()), seconds))
+}
