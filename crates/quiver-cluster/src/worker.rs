@@ -23,7 +23,7 @@ use quiver_sparql::exec::bgp::explore::{run_intersection, run_step_bounded};
 use quiver_sparql::memory::MemoryBudget;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::Exchanged;
-use quiver_sparql::step::Step;
+use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::{Table, VarId};
 use quiver_store::partition::owner;
 use quiver_store::{GraphIndex, Store};
@@ -434,7 +434,7 @@ impl Worker {
                 let rows =
                     rows.and_then(|rows| state.check().map(|()| rows).map_err(Failure::from));
                 match (rows, run) {
-                    (Ok(rows), Some(run)) => {
+                    (Ok(rows), Some(run)) if run.partner.is_some() => {
                         let waiting = Waiting {
                             query,
                             step,
@@ -448,7 +448,9 @@ impl Worker {
                         };
                         self.fetch(waiting, &state)
                     }
-                    (Ok(rows), None) => self.advance(query, step, &plan, rows, truncated, &state),
+                    (Ok(rows), run) => {
+                        self.advance(query, step, &plan, run, rows, truncated, &state)
+                    }
                     (Err(error), _) => vec![failed(query, &plan, error)],
                 }
             }
@@ -493,12 +495,15 @@ impl Worker {
         }
     }
 
-    /// Runs the plain step `step` of `plan` over `rows` and routes its rows on.
+    /// Runs the plain step `step` of `plan` (or `run`, the check of an intersection split
+    /// at run time) over `rows` and routes its rows on.
+    #[allow(clippy::too_many_arguments)]
     fn advance(
         &mut self,
         query: u64,
         step: u32,
         plan: &Arc<Plan>,
+        run: Option<Step>,
         rows: Table,
         truncated: bool,
         state: &QueryState,
@@ -509,7 +514,7 @@ impl Worker {
             count_on(part, aggregate, &plan.merged, state)
                 .map(|counts| (counts_table(counts, aggregate.key.is_some()), false))
         } else {
-            let planned = &plan.steps[step as usize];
+            let planned = run.as_ref().unwrap_or(&plan.steps[step as usize]);
             let bound = |node: Node| match node {
                 Node::Var(v) => rows.column(v).is_some(),
                 Node::Const(_) | Node::Absent => true,
@@ -567,6 +572,9 @@ impl Worker {
         if asks.is_empty() {
             return self.intersect(waiting, state);
         }
+        if self.cheaper_split(&waiting, &asks) {
+            return self.split(waiting, state);
+        }
         waiting.pending = asks.len();
         let (query, step, run, plan) = (
             waiting.query,
@@ -590,6 +598,128 @@ impl Worker {
                 exchanged: Exchanged::default(),
                 truncated: false,
             })
+            .collect()
+    }
+
+    /// Whether walking `waiting`'s rows whole and checking the partner where each target
+    /// lives moves fewer rows than fetching the partner lists `asks` names: the walk's
+    /// fan-out is known here, and a remote list is taken to be as long as the partner
+    /// lists this partition holds for the rows' other values, or with none here, as the
+    /// predicate's average degree in this partition's statistics (each partition's share
+    /// of a predicate's edges and of its sources are alike, so their ratio is the whole
+    /// store's).
+    fn cheaper_split(&mut self, waiting: &Waiting, asks: &[(u32, Vec<Id>)]) -> bool {
+        let (Some((q, direction, node)), StepKind::Walk(walk_direction)) = (
+            partner_of(&waiting.plan.bgp, &waiting.run),
+            waiting.run.kind,
+        ) else {
+            return false;
+        };
+        let pattern = &waiting.plan.bgp.patterns[waiting.run.pattern];
+        let Pred::Const(p) = pattern.predicate else {
+            return false;
+        };
+        let (share, _) = self.graph(&waiting.plan);
+        let graph = share
+            .as_deref()
+            .unwrap_or_else(|| graph_index(&self.part, waiting.plan.graph));
+        let (mut held, mut held_entries) = (0usize, 0usize);
+        for value in distinct_values(node, &waiting.rows) {
+            if owner(value, self.workers) == self.index {
+                held += 1;
+                held_entries += graph.get(value, q, direction).len();
+            }
+        }
+        let length = if held > 0 {
+            held_entries as f64 / held as f64
+        } else {
+            let stats = self.part.predicate_stats(q);
+            match direction {
+                quiver_store::Direction::Out => stats.avg_out_degree(),
+                quiver_store::Direction::In => stats.avg_in_degree(),
+            }
+        };
+        let remote: usize = asks.iter().map(|(_, values)| values.len()).sum();
+        let fetched = remote as f64 * length;
+        let walked: usize = match source(pattern, walk_direction) {
+            Node::Var(v) => waiting.rows.column(v).map_or(0, |column| {
+                column
+                    .iter()
+                    .map(|&a| graph.degree(a, p, walk_direction))
+                    .sum()
+            }),
+            Node::Const(a) => waiting.rows.rows * graph.degree(a, p, walk_direction),
+            Node::Absent => 0,
+        };
+        // The walked rows whose target another worker owns move to their check.
+        let moved = walked as f64 * f64::from(self.workers - 1) / f64::from(self.workers);
+        moved < fetched
+    }
+
+    /// Runs `waiting`'s intersection as its walk here, then sends the rows to check the
+    /// partner pattern where each target lives (at the same step, the check as `run`).
+    fn split(&mut self, waiting: Waiting, state: &QueryState) -> Vec<Message> {
+        let Waiting {
+            query,
+            step,
+            run,
+            plan,
+            rows,
+            truncated,
+            ..
+        } = waiting;
+        let Some((partner, partner_direction)) = run.partner else {
+            return vec![failed(query, &plan, Failure::Other("no partner".into()))];
+        };
+        let walk = Step {
+            partner: None,
+            ..run
+        };
+        let (share, _) = self.graph(&plan);
+        let part = &self.part;
+        let ctx = ExecContext {
+            store: part,
+            graph: share
+                .as_deref()
+                .unwrap_or_else(|| graph_index(part, plan.graph)),
+            threads: 1,
+            state,
+            device: None,
+        };
+        let (rows, cut) = match run_step_bounded(&ctx, &plan.bgp, &walk, &rows, plan.cap()) {
+            Ok(walked) => walked,
+            Err(error) => return vec![failed(query, &plan, error.into())],
+        };
+        let check = Step::new(partner, StepKind::Walk(partner_direction), run.estimate);
+        let bound = |node: Node| match node {
+            Node::Var(v) => rows.column(v).is_some(),
+            Node::Const(_) | Node::Absent => true,
+        };
+        let Placement::Owner(node) = place(&plan.bgp, &check, bound, plan.rdf_type).0 else {
+            return vec![failed(
+                query,
+                &plan,
+                Failure::Other("a check runs at an owner".into()),
+            )];
+        };
+        let message = |to: u32, rows: Table| Message {
+            query,
+            step,
+            to,
+            plan: Arc::clone(&plan),
+            run: Some(check),
+            payload: Payload::Rows(Ok(rows)),
+            exchanged: Exchanged::default(),
+            truncated: truncated || cut,
+        };
+        if rows.rows == 0 {
+            return vec![message(0, rows)];
+        }
+        by_owner(&rows, node, self.workers)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, part)| part.rows > 0)
+            .map(|(to, part)| message(to as u32, part))
             .collect()
     }
 

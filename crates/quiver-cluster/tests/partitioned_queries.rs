@@ -67,12 +67,36 @@ fn sliced(query: &str) -> bool {
     query.to_ascii_uppercase().contains("LIMIT")
 }
 
+/// `query` without its LIMIT (the shapes end with it).
+fn unsliced(query: &str) -> &str {
+    query
+        .rfind("LIMIT")
+        .map_or(query, |at| query[..at].trim_end())
+}
+
+/// Whether every row of `some` is a row of `all`, as many times at most.
+fn within(some: &[String], all: &[String]) -> bool {
+    let mut left: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for row in all {
+        *left.entry(row).or_default() += 1;
+    }
+    some.iter().all(|row| {
+        left.get_mut(row.as_str())
+            .is_some_and(|n| std::mem::replace(n, n.saturating_sub(1)) > 0)
+    })
+}
+
 /// Checks every query with every executor, on `store` cut into each of `counts`
 /// partitions, coordinated by the whole store and by partition 0.
 fn check_all(store: &Store, queries: &[String], counts: &[u32]) -> Result<(), TestCaseError> {
     let expected: Vec<Vec<String>> = queries
         .iter()
         .map(|q| answer(store, q, None).unwrap_or_else(|e| panic!("{q}: {e}")))
+        .collect();
+    // Under a LIMIT, the rows must be some of the query's rows without it.
+    let unlimited: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| answer(store, unsliced(q), None).unwrap_or_else(|e| panic!("{q}: {e}")))
         .collect();
     for &count in counts {
         let local = Arc::new(LocalPartitions::of(store, count));
@@ -90,13 +114,14 @@ fn check_all(store: &Store, queries: &[String], counts: &[u32]) -> Result<(), Te
         ];
         for executor in executors {
             for coordinator in [store, &first] {
-                for (query, expected) in queries.iter().zip(&expected) {
+                for ((query, expected), all) in queries.iter().zip(&expected).zip(&unlimited) {
                     let got = answer(coordinator, query, Some(Arc::clone(&executor)));
                     let name = executor.name();
                     match got {
                         Err(error) => prop_assert!(false, "{}: {}: {}", name, query, error),
                         Ok(got) if sliced(query) => {
-                            prop_assert_eq!(got.len(), expected.len(), "{}: {}", name, query)
+                            prop_assert_eq!(got.len(), expected.len(), "{}: {}", name, query);
+                            prop_assert!(within(&got, all), "{}: {}: {:?}", name, query, got);
                         }
                         Ok(got) => prop_assert_eq!(&got, expected, "{}: {}", name, query),
                     }

@@ -1,0 +1,247 @@
+//! What a cluster moves between its workers, held to bounds: the exchange ratchet over
+//! Wukong's q1–q12 on LUBM-1 (`exchange-bounds.tsv`), an intersection that ships its
+//! partner lists rather than its walk's fan-out, and a LIMIT that reaches the workers.
+//!
+//! Timely's workers of one process exchange exactly the messages that the processes of a
+//! cluster with one worker each would (a message is counted when it goes to another
+//! worker), so the counts hold for processes too; `cluster_processes` checks real ones.
+//!
+//! `QUIVER_RECORD_EXCHANGE=1 cargo test -p quiver-cluster --test exchange` writes the
+//! counts measured into the bounds file (for a change that lowers them: the file is the
+//! ratchet, and a bound is only raised on purpose, with the reason in the commit).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use quiver_cluster::TimelyPartitions;
+use quiver_sparql::partitions::{BgpPartitions, Exchanged};
+use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+use quiver_store::Store;
+
+/// The rows of `query` on `store`, its basic graph patterns run by `partitions`.
+fn count_rows(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> usize {
+    let prepare_options = PrepareOptions {
+        partitioned: partitions.is_some(),
+        ..PrepareOptions::default()
+    };
+    let prepared = prepare(store, query, &prepare_options).unwrap();
+    let options = ExecOptions {
+        partitions,
+        ..ExecOptions::default()
+    };
+    match prepared.execute(store, &options).unwrap() {
+        QueryResults::Solutions(solutions) => {
+            let mut rows = 0;
+            solutions.for_each_row(|_| rows += 1);
+            rows
+        }
+        _ => panic!("{query}: not a SELECT"),
+    }
+}
+
+/// Wukong's query `name` (`queries/lubm-basic/`).
+fn lubm_query(name: &str) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../queries/lubm-basic");
+    std::fs::read_to_string(root.join(format!("{name}.rq"))).unwrap()
+}
+
+/// What `query` moves on a fresh cluster of `workers` workers over `store` (fresh, so that
+/// no list fetched by an earlier query is at hand), and its rows.
+fn moved(store: &Store, query: &str, workers: u32) -> (Exchanged, usize) {
+    let cluster = Arc::new(TimelyPartitions::in_process(store, workers).unwrap());
+    let rows = count_rows(store, query, Some(cluster.clone()));
+    (cluster.exchanged(), rows)
+}
+
+fn bounds_file() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/exchange-bounds.tsv")
+}
+
+/// The bounds: (query, workers) → the most rows it may move.
+fn read_bounds() -> BTreeMap<(String, u32), u64> {
+    std::fs::read_to_string(bounds_file())
+        .unwrap()
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|line| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            (
+                (fields[0].to_owned(), fields[1].parse().unwrap()),
+                fields[2].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn rows_moved_per_query_stay_within_the_recorded_bounds() {
+    let store = common::lubm1();
+    let names: Vec<String> = (1..=12).map(|q| format!("q{q}")).collect();
+    let mut measured = BTreeMap::new();
+    for workers in [2, 3] {
+        for name in &names {
+            let query = lubm_query(name);
+            let (exchanged, rows) = moved(&store, &query, workers);
+            assert_eq!(
+                rows,
+                count_rows(&store, &query, None),
+                "{name} on {workers}"
+            );
+            measured.insert((name.clone(), workers), exchanged.rows);
+        }
+    }
+    if std::env::var_os("QUIVER_RECORD_EXCHANGE").is_some() {
+        let mut text = String::from(
+            "# The most rows each query may move between the workers of a cluster over LUBM-1\n\
+             # (tests/exchange.rs): query, workers, rows.\n",
+        );
+        for ((name, workers), rows) in &measured {
+            text.push_str(&format!("{name}\t{workers}\t{rows}\n"));
+        }
+        std::fs::write(bounds_file(), text).unwrap();
+    }
+    let bounds = read_bounds();
+    let mut over = Vec::new();
+    for (key, rows) in &measured {
+        let bound = bounds
+            .get(key)
+            .unwrap_or_else(|| panic!("no bound for {key:?} in the bounds file"));
+        if rows > bound {
+            over.push(format!("{} on {} workers: {rows} > {bound}", key.0, key.1));
+        }
+    }
+    assert!(over.is_empty(), "rows moved past their bounds: {over:?}");
+}
+
+const UB: &str = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
+
+/// A graph of LUBM's shape where q1's intersection matters (LUBM-1 has almost no alumni of
+/// its own university): 4 universities of 8 departments of 200 students (graduates for
+/// q1, undergraduates for q3), 200
+/// more universities without departments, and everyone, with 10,000 more people, holding
+/// a degree from one of the 204 (about 80 alumni each). For each department, the walk of
+/// its university's alumni reads 80 rows; the alumni lists are 4 × 80 entries in all.
+fn campus() -> Store {
+    use oxrdf::{GraphName, NamedNode, Quad};
+    let iri = |s: String| NamedNode::new(s).unwrap();
+    let ub = |name: &str| iri(format!("{UB}{name}"));
+    let university = |u: u32| iri(format!("http://www.University{u}.edu"));
+    let person = |p: u32| iri(format!("http://example.org/person{p}"));
+    let rdf_type = iri("http://www.w3.org/1999/02/22-rdf-syntax-ns#type".into());
+    let mut quads = Vec::new();
+    let mut add = |s: &NamedNode, p: &NamedNode, o: &NamedNode| {
+        quads.push(Quad::new(
+            s.clone(),
+            p.clone(),
+            o.clone(),
+            GraphName::DefaultGraph,
+        ))
+    };
+    let (with_departments, universities) = (4, 204);
+    for u in 0..universities {
+        add(&university(u), &rdf_type, &ub("University"));
+    }
+    let mut people = 0;
+    for u in 0..with_departments {
+        for d in 0..8 {
+            let department = iri(format!("http://www.Department{d}.University{u}.edu"));
+            add(&department, &rdf_type, &ub("Department"));
+            add(&department, &ub("subOrganizationOf"), &university(u));
+            for _ in 0..200 {
+                let class = ["GraduateStudent", "UndergraduateStudent"][people as usize % 2];
+                add(&person(people), &rdf_type, &ub(class));
+                add(&person(people), &ub("memberOf"), &department);
+                people += 1;
+            }
+        }
+    }
+    for p in 0..people + 10_000 {
+        let from = university((p * 7919) % universities);
+        add(&person(p), &ub("undergraduateDegreeFrom"), &from);
+    }
+    quiver_loader::load_quads(quads, None).unwrap().0
+}
+
+/// q1 and q3 close a triangle by intersecting, for each (university, department) row,
+/// the university's alumni with the department's members: the rows go to the departments'
+/// owners and each university's alumni list travels once to each worker that needs it, so
+/// the rows moved stay within twice the result rows plus those lists (and the few hops of
+/// the steps before), never the alumni lists once per row.
+#[test]
+fn an_intersection_moves_its_partner_lists_not_its_fan_out() {
+    let store = campus();
+    let prefix = "PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+        PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>";
+    let departments = "?Z ub:subOrganizationOf ?Y . ?Z rdf:type ub:Department .
+        ?Y rdf:type ub:University";
+    let count = |pattern: String| count_rows(&store, &format!("{prefix} {pattern}"), None) as u64;
+    // The alumni lists of the universities with departments; the rows of the walk the
+    // intersection replaces (each department's university's alumni); the departments.
+    let lists = count(format!(
+        "SELECT ?X WHERE {{ {{ SELECT DISTINCT ?Y WHERE {{ {departments} }} }}
+            ?X ub:undergraduateDegreeFrom ?Y }}"
+    ));
+    let fan_out = count(format!(
+        "SELECT * WHERE {{ {departments} . ?X ub:undergraduateDegreeFrom ?Y }}"
+    ));
+    let rows_before = count(format!("SELECT * WHERE {{ {departments} }}"));
+    assert!(
+        fan_out >= 6 * lists && lists > 100,
+        "{lists} alumni, {fan_out} walked"
+    );
+    for name in ["q1", "q3"] {
+        let query = lubm_query(name);
+        for workers in [2, 3] {
+            let (exchanged, rows) = moved(&store, &query, workers);
+            assert!(rows > 10, "{name}: {rows} rows");
+            // The start reaches every other worker, the departments move to their owners
+            // and again to be intersected; the lists, once per other worker at most; the
+            // results.
+            let lists = lists * u64::from(workers - 1);
+            let bound = 2 * rows as u64 + lists + 2 * rows_before + 2 * u64::from(workers);
+            assert!(
+                exchanged.rows <= bound,
+                "{name} on {workers} workers moved {} rows, more than {bound} \
+                 ({rows} results, {lists} list entries, {rows_before} departments)",
+                exchanged.rows
+            );
+            assert!(exchanged.rows < fan_out / 2, "{name}: {exchanged:?}");
+        }
+    }
+}
+
+/// `SELECT * { ?s ?p ?o } LIMIT 10` stops on every worker at 10 rows: each other worker
+/// gets the start (one row) and sends back at most 10.
+#[test]
+fn a_limit_is_enforced_on_every_worker() {
+    let store = common::lubm1();
+    let query = "SELECT * WHERE { ?s ?p ?o } LIMIT 10";
+    for workers in [2u32, 3, 4] {
+        let (exchanged, rows) = moved(&store, query, workers);
+        assert_eq!(rows, 10);
+        let others = u64::from(workers - 1);
+        assert!(
+            exchanged.rows <= 11 * others,
+            "{workers} workers moved {exchanged:?} for 10 rows"
+        );
+    }
+    // A LIMIT whose first rows do not all survive the later steps: the run is asked again
+    // with a larger bound until enough rows are found.
+    let query = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
+        SELECT * WHERE { ?x ub:takesCourse ?c . ?c ub:name ?n . ?x ub:advisor ?a } LIMIT 40";
+    let all = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
+        SELECT * WHERE { ?x ub:takesCourse ?c . ?c ub:name ?n . ?x ub:advisor ?a }";
+    assert!(count_rows(&store, all, None) > 40);
+    for workers in [2u32, 3] {
+        let (exchanged, rows) = moved(&store, query, workers);
+        assert_eq!(rows, 40, "{workers} workers");
+        let (whole, _) = moved(&store, all, workers);
+        assert!(
+            exchanged.rows < whole.rows,
+            "{exchanged:?} against {whole:?}"
+        );
+    }
+}
