@@ -30,6 +30,17 @@ fn rows(
     partitions: Option<Arc<dyn BgpPartitions>>,
     timeout: Option<Duration>,
 ) -> Result<Vec<String>, QueryError> {
+    rows_within(store, query, partitions, timeout, None)
+}
+
+/// [`rows`] under a memory budget too.
+fn rows_within(
+    store: &Store,
+    query: &str,
+    partitions: Option<Arc<dyn BgpPartitions>>,
+    timeout: Option<Duration>,
+    max_memory: Option<usize>,
+) -> Result<Vec<String>, QueryError> {
     let prepare_options = PrepareOptions {
         partitioned: partitions.is_some(),
         ..PrepareOptions::default()
@@ -38,6 +49,7 @@ fn rows(
     let options = ExecOptions {
         partitions,
         timeout,
+        max_memory,
         ..ExecOptions::default()
     };
     let mut rows = Vec::new();
@@ -202,6 +214,8 @@ fn coordinate_clusters() {
     assert!(error.contains("cut into 3 partitions"), "{error}");
     let _ = std::fs::remove_dir_all(&dir);
 
+    governed_on_every_process(&store);
+
     // A process killed: a query fails within its timeout, never hangs.
     let dir = scratch("killed");
     save_partitioned(&store, &dir, 2, |_, _| {}).unwrap();
@@ -234,5 +248,111 @@ fn coordinate_clusters() {
         started.elapsed()
     );
     drop(cluster);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The resident memory of process `pid`, in bytes.
+fn resident(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// On 3 processes, a cross product that would fill memory is stopped on every worker: by
+/// its memory budget (the error says so, not a timeout), and by its deadline, after which
+/// the processes hold their memory of before and the next query is answered (without the
+/// deadline on the workers, they would go on with the cross product for minutes, and the
+/// next query would wait for it).
+fn governed_on_every_process(store: &Store) {
+    let dir = scratch("governed");
+    save_partitioned(store, &dir, 3, |_, _| {}).unwrap();
+    let addresses = addresses(3);
+    let mut children: Vec<Child> = (1..3).map(|p| spawn(&dir, p, 1, &addresses)).collect();
+    let config = ClusterConfig {
+        process: 0,
+        addresses,
+        workers: 1,
+    };
+    let cluster: Arc<dyn BgpPartitions> =
+        Arc::new(TimelyPartitions::cluster(&dir, config).unwrap());
+    let light = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
+        SELECT ?x WHERE { ?x ub:worksFor <http://www.Department0.University0.edu> }";
+    let expected = rows(store, light, None, None).unwrap();
+    assert_eq!(
+        rows(store, light, Some(Arc::clone(&cluster)), None).unwrap(),
+        expected
+    );
+    let before: Vec<u64> = children.iter().map(|c| resident(c.id())).collect();
+    let cross = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f }";
+
+    // The memory budget: the workers' steps charge it, and the error comes back.
+    let started = Instant::now();
+    let outcome = rows_within(
+        store,
+        cross,
+        Some(Arc::clone(&cluster)),
+        Some(Duration::from_secs(60)),
+        Some(64 << 20),
+    );
+    match outcome {
+        Err(QueryError::MemoryLimit { .. }) => {}
+        other => panic!("a cross product under a 64 MiB budget gave {other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // The deadline: every worker stops within it, and the next query does not wait.
+    let started = Instant::now();
+    let outcome = rows_within(
+        store,
+        cross,
+        Some(Arc::clone(&cluster)),
+        Some(Duration::from_millis(300)),
+        Some(1 << 30),
+    );
+    assert!(
+        matches!(outcome, Err(QueryError::Timeout(_))),
+        "a cross product with 300 ms gave {:?}",
+        outcome.map(|rows| rows.len())
+    );
+    let stopped = started.elapsed();
+    assert!(
+        stopped < Duration::from_secs(2),
+        "stopped after {stopped:?}"
+    );
+    let started = Instant::now();
+    assert_eq!(
+        rows(store, light, Some(Arc::clone(&cluster)), None).unwrap(),
+        expected
+    );
+    let next = started.elapsed();
+    // The workers stop at their next check of the deadline; a step's last copy of its
+    // rows (a gather of hundreds of MB here) runs between two checks, so the next query
+    // can wait for it.
+    assert!(
+        next < Duration::from_secs(1),
+        "the next query took {next:?}"
+    );
+    for (child, before) in children.iter().zip(before) {
+        let after = resident(child.id());
+        assert!(
+            after < before + (256 << 20),
+            "process {} holds {after} bytes, {before} before",
+            child.id()
+        );
+    }
+    drop(cluster);
+    for child in &mut children {
+        assert!(
+            finished(child, Duration::from_secs(20)),
+            "a process did not end"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
