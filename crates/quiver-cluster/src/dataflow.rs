@@ -516,7 +516,11 @@ impl TimelyPartitions {
         let stopped = || {
             self.broken
                 .store(true, std::sync::atomic::Ordering::Relaxed);
-            QueryError::Unsupported("the cluster's workers have stopped".into())
+            QueryError::Unsupported(
+                "the cluster's workers have stopped: a process of the cluster ended or its \
+                 connection closed; restart the cluster"
+                    .into(),
+            )
         };
         match sent {
             Some(Ok(())) => self.coordinator.wake(),
