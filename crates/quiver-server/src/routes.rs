@@ -162,7 +162,9 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         ..ExecOptions::default()
     };
     let store = state.snapshot();
-    // A query prepared before whose last run was cheap runs here, on this task.
+    // A query prepared before whose last run was cheap runs here, on this task; never over
+    // a cluster, whose answers come from other processes (the task would block the
+    // runtime's thread while it waits for them).
     let looked_up = Instant::now();
     let prepare_options = PrepareOptions {
         dataset: request.dataset.clone(),
@@ -170,7 +172,8 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         ..PrepareOptions::default()
     };
     if let Some(cached) = state.queries.get(&store, &request.query, &prepare_options) {
-        if cached.was_cheaper_than(execute::INLINE_MICROS, execute::INLINE_BYTES) {
+        let local = state.config.partitions.is_none();
+        if local && cached.was_cheaper_than(execute::INLINE_MICROS, execute::INLINE_BYTES) {
             let plan_micros = looked_up.elapsed().as_secs_f64() * 1e6;
             let outcome = execute::run_inline(&store, &cached, &negotiated, &options, plan_micros);
             drop((permit, ticket));
