@@ -255,3 +255,66 @@ fn queries_asked_at_once_each_get_their_own_rows() {
         }
     });
 }
+
+/// The coordinator plans on its own partition, which holds no record of a constant another
+/// partition owns: the planner then estimates the constant's fan-out from the whole
+/// store's statistics (a class: its size), not as the zero its missing record would say.
+#[test]
+fn the_coordinator_estimates_constants_it_does_not_own() {
+    let store = common::lubm1();
+    let count = 3;
+    let local = LocalPartitions::of(&store, count);
+    let mut statistics = StatisticsMerger::default();
+    for partition in local.partitions() {
+        statistics.add(partition);
+    }
+    let mut first = local.partitions()[0].clone();
+    first.use_statistics(&statistics.finish(store.rdf_type()));
+    let estimate = |on: &Store, query: &str| -> f64 {
+        let options = PrepareOptions {
+            partitioned: true,
+            ..PrepareOptions::default()
+        };
+        let prepared = prepare(on, query, &options).unwrap();
+        let mut operator = prepared.operator();
+        loop {
+            match operator {
+                quiver_sparql::operator::Operator::Bgp(planned) => {
+                    return planned.alone[0].estimate
+                }
+                quiver_sparql::operator::Operator::Project(inner, _) => operator = inner,
+                other => panic!("{query}: {other:?}"),
+            }
+        }
+    };
+    let ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
+    let mut foreign = 0;
+    for d in 0..15 {
+        let department = format!("http://www.Department{d}.University0.edu");
+        let id = store.iri_id(&department).unwrap();
+        if quiver_store::partition::owner(id, count) == 0 {
+            continue;
+        }
+        foreign += 1;
+        for query in [
+            format!("SELECT ?x WHERE {{ ?x <{ub}worksFor> <{department}> }}"),
+            format!("SELECT ?x WHERE {{ ?x <{ub}memberOf> <{department}> }}"),
+        ] {
+            let exact = estimate(&store, &query);
+            let coordinator = estimate(&first, &query);
+            assert!(exact > 0.0, "{query}");
+            assert!(
+                coordinator >= exact / 10.0 && coordinator <= exact * 10.0,
+                "{query}: {coordinator} on the coordinator, {exact} in the whole store"
+            );
+        }
+    }
+    assert!(foreign > 3, "{foreign} departments owned elsewhere");
+    // A class's instances: the class's size, not the coordinator's share.
+    let query = format!("SELECT ?x WHERE {{ ?x a <{ub}GraduateCourse> }}");
+    let (exact, coordinator) = (estimate(&store, &query), estimate(&first, &query));
+    assert!(
+        (coordinator - exact).abs() <= exact * 0.01,
+        "{coordinator} against {exact}"
+    );
+}

@@ -70,9 +70,13 @@ pub fn fuse_intersections(
                         };
                         if let Some((partner_direction, source)) = partner {
                             let length = match source {
-                                Node::Const(vertex) => {
-                                    graph.get(vertex, q, partner_direction).len() as f64
-                                }
+                                Node::Const(vertex) => crate::planner::constant_degree(
+                                    store,
+                                    graph,
+                                    vertex,
+                                    Pred::Const(q),
+                                    partner_direction,
+                                ),
                                 _ => {
                                     let stats = store.predicate_stats(q);
                                     match partner_direction {
