@@ -504,7 +504,12 @@ impl TimelyPartitions {
         let query = self
             .queries
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+        // A sender of its own: the lock is not held while the query runs.
+        let requests = self
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         let sent = requests.as_ref().map(|requests| {
             requests.send(Request::Run {
                 query,

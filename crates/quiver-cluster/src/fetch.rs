@@ -86,6 +86,11 @@ impl Stash {
         number
     }
 
+    /// Drops the batches of `query` (cancelled).
+    pub(crate) fn forget(&mut self, query: u64) {
+        self.waiting.retain(|_, waiting| waiting.query != query);
+    }
+
     /// Adds one owner's answer to batch `number` (its lists, and what its fetch and it
     /// exchanged); returns the batch once every owner answered (an answer for a batch this
     /// worker does not hold is dropped).

@@ -403,6 +403,8 @@ impl Worker {
         let state = self.states.of(message.query, &message.plan);
         if let Payload::Cancel = message.payload {
             state.fail(QueryError::Cancelled);
+            // Its rows waiting for lists wait no more: the answers are dropped too.
+            self.stash.forget(message.query);
             return (Vec::new(), Exchanged::default());
         }
         if matches!(state.error(), Some(QueryError::Cancelled)) {
