@@ -7,12 +7,16 @@
 //! by where the next step runs ([`crate::route`]), through the dataflow's loop: each hop
 //! is one tick later. An intersection whose partner lists live at other workers takes two
 //! more ticks: the fetch of those lists and its answer ([`crate::fetch`]). Rows past the
-//! last step go to worker 0, the coordinator, which collects them. A query enters at one
-//! time and the coordinator advances its input past every tick the plan can take, so once
-//! the probe passes that time every row has arrived: timely's progress tracking is the
-//! query's termination detection. Queries asked at once run together, each entering after
-//! the last one's ticks. One long-lived dataflow, rather than one per query, keeps a light
-//! query at a few messages and no dataflow construction.
+//! last step go to worker 0, the coordinator, which collects them. A query is finished
+//! when the weights of the messages that reached the coordinator add up to the weight it
+//! started with (`worker::WEIGHT`: each message hands its share on to those it sends), so
+//! a light query is answered as soon as its last message arrives, whatever other queries
+//! hold timely's frontier back. Behind that, a query enters at one time and the
+//! coordinator advances its input past every tick the plan can take, so once the probe
+//! passes that time every row has arrived: timely's progress tracking still ends a query
+//! whose shares became too small to split. Queries asked at once run together, each
+//! entering after the last one's ticks. One long-lived dataflow, rather than one per
+//! query, keeps a light query at a few messages and no dataflow construction.
 //!
 //! Worker 0 takes requests from the thread that runs the query ([`TimelyPartitions`]
 //! implements `BgpPartitions`), which waits for the answer while checking the query's
@@ -43,12 +47,39 @@ use timely::dataflow::{InputHandleVec, ProbeHandle};
 
 use crate::route::{aggregate_graph, classes, settled, split_foreign_intersections};
 use crate::worker::{
-    account, route, table_counts, time_left, Failure, Message, Payload, Plan, Worker,
+    hand_on, route, table_counts, time_left, Carried, Failure, Message, Payload, Plan, Worker,
+    WEIGHT,
 };
 
-/// The rows (or errors) that finished each query, what its hops exchanged and whether a
-/// step stopped at the plan's cap, on the coordinator.
-type Arrived = HashMap<u64, (Vec<Result<Table, Failure>>, Exchanged, bool)>;
+/// What reached the coordinator of one query: the rows (or errors) that finished it, what
+/// its hops exchanged, whether a step stopped at the plan's cap, and the weight they bring.
+#[derive(Default)]
+struct Arrival {
+    parts: Vec<Result<Table, Failure>>,
+    exchanged: Exchanged,
+    truncated: bool,
+    weight: u64,
+    /// A message came with no weight: the query ends when the probe passes its time.
+    unweighed: bool,
+}
+
+impl Arrival {
+    /// Whether every message of the query has arrived, by their weights.
+    fn complete(&self) -> bool {
+        !self.unweighed && self.weight == WEIGHT
+    }
+}
+
+/// What the runs so far exchanged, and how many ended only when the probe passed their
+/// last time, their weights not all back.
+#[derive(Debug, Default)]
+struct Totals {
+    exchanged: Exchanged,
+    by_progress: u64,
+}
+
+/// What reached the coordinator, by query.
+type Arrived = HashMap<u64, Arrival>;
 
 /// What a pattern's run answers: its rows, and whether a step stopped at the plan's cap.
 type Answer = Result<(Table, bool), Failure>;
@@ -78,8 +109,9 @@ pub struct TimelyPartitions {
     classes: HashMap<GraphRef, Vec<Id>>,
     rdf_type: Option<PredId>,
     workers: u32,
-    /// Everything the runs so far exchanged (counted by the coordinator's worker).
-    exchanged: Arc<Mutex<Exchanged>>,
+    /// What the runs so far exchanged and how they ended (counted by the coordinator's
+    /// worker).
+    totals: Arc<Mutex<Totals>>,
     /// The coordinator's worker thread, woken for each request.
     coordinator: Arc<Coordinator>,
     /// The number of the next query asked.
@@ -199,13 +231,13 @@ impl TimelyPartitions {
         let parts = Arc::new(parts);
         let (requests, receiver) = mpsc::channel::<Request>();
         let receiver = Arc::new(Mutex::new(Some(receiver)));
-        let exchanged = Arc::new(Mutex::new(Exchanged::default()));
-        let totals = Arc::clone(&exchanged);
+        let totals = Arc::new(Mutex::new(Totals::default()));
+        let shared = Arc::clone(&totals);
         let coordinator = Arc::new(Coordinator::default());
         let thread = Arc::clone(&coordinator);
         let guards = timely::execute(config, move |worker| {
             let part = parts[worker.index() - first].clone();
-            serve(worker, part, &receiver, &totals, &thread);
+            serve(worker, part, &receiver, &shared, &thread);
         })?;
         Ok(Self {
             requests: Mutex::new((first == 0).then_some(requests)),
@@ -213,11 +245,21 @@ impl TimelyPartitions {
             classes,
             rdf_type,
             workers,
-            exchanged,
+            totals,
             coordinator,
             queries: AtomicU64::new(0),
             broken: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// The runs so far whose end was found by timely's progress rather than by their
+    /// messages' weights (a share too small to split, or a message dropped: a cancelled
+    /// query's).
+    pub fn ended_by_progress(&self) -> u64 {
+        self.totals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .by_progress
     }
 
     /// Waits for this process's workers to end: when the coordinator's requests end (it
@@ -236,7 +278,7 @@ fn serve(
     worker: &mut timely::worker::Worker,
     part: Store,
     receiver: &Mutex<Option<mpsc::Receiver<Request>>>,
-    totals: &Mutex<Exchanged>,
+    totals: &Mutex<Totals>,
     coordinator: &Coordinator,
 ) {
     let index = worker.index();
@@ -268,13 +310,17 @@ fn serve(
                                         };
                                         let mut arrived = sink.borrow_mut();
                                         let query = arrived.entry(message.query).or_default();
-                                        query.0.push(rows);
-                                        query.1 += message.exchanged;
-                                        query.2 |= message.truncated;
+                                        query.parts.push(rows);
+                                        query.exchanged += message.exchanged;
+                                        query.truncated |= message.truncated;
+                                        match message.weight {
+                                            Some(weight) => query.weight += weight,
+                                            None => query.unweighed = true,
+                                        }
                                         continue;
                                     }
-                                    let (mut next, earlier) = state.handle(message);
-                                    account(&mut next, index as u32, earlier);
+                                    let (mut next, carried) = state.handle(message);
+                                    hand_on(&mut next, index as u32, carried);
                                     session.give_iterator(next.into_iter());
                                 }
                             }
@@ -316,7 +362,11 @@ fn serve(
                 reply,
             } => {
                 let mut messages = route(&plan, query, 0, rows, workers, false);
-                account(&mut messages, 0, Exchanged::default());
+                let carried = Carried {
+                    exchanged: Exchanged::default(),
+                    weight: Some(WEIGHT),
+                };
+                hand_on(&mut messages, 0, carried);
                 for message in messages {
                     input.send(message);
                 }
@@ -338,6 +388,7 @@ fn serve(
                         payload: Payload::Cancel,
                         exchanged: Exchanged::default(),
                         truncated: false,
+                        weight: None,
                     });
                 }
             }
@@ -365,12 +416,23 @@ fn serve(
         // workers, a spinning coordinator would hold a core the other processes need.
         worker.step_or_park(Some(Duration::from_millis(1)));
         pending.retain(|(query, end, reply)| {
-            if probe.less_than(end) {
+            // Finished when its messages' weights are all back, or else (a share too small
+            // to split) once the probe passes its last time.
+            let weighed = arrived.borrow().get(query).is_some_and(Arrival::complete);
+            if !weighed && probe.less_than(end) {
                 return true;
             }
-            let (parts, exchanged, truncated) =
-                arrived.borrow_mut().remove(query).unwrap_or_default();
-            *totals.lock().unwrap_or_else(|e| e.into_inner()) += exchanged;
+            let arrival = arrived.borrow_mut().remove(query).unwrap_or_default();
+            let Arrival {
+                parts,
+                exchanged,
+                truncated,
+                ..
+            } = arrival;
+            let mut totals = totals.lock().unwrap_or_else(|e| e.into_inner());
+            totals.exchanged += exchanged;
+            totals.by_progress += u64::from(!weighed);
+            drop(totals);
             let answer = parts
                 .into_iter()
                 .collect::<Result<Vec<Table>, Failure>>()
@@ -424,7 +486,10 @@ impl BgpPartitions for TimelyPartitions {
     }
 
     fn exchanged(&self) -> Exchanged {
-        *self.exchanged.lock().unwrap_or_else(|e| e.into_inner())
+        self.totals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .exchanged
     }
 
     fn explore(&self, request: PartitionedBgp<'_>) -> Result<Table, QueryError> {

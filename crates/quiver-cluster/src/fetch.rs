@@ -12,7 +12,6 @@ use std::collections::HashMap;
 
 use quiver_model::{Id, PredId};
 use quiver_sparql::dataset::GraphRef;
-use quiver_sparql::partitions::Exchanged;
 use quiver_sparql::step::Step;
 use quiver_sparql::table::Table;
 use quiver_store::Direction;
@@ -61,8 +60,8 @@ pub(crate) struct Waiting {
     pub run: Step,
     pub plan: std::sync::Arc<crate::worker::Plan>,
     pub rows: Table,
-    /// What the fetches and their answers exchanged so far.
-    pub exchanged: Exchanged,
+    /// What the fetches and their answers exchanged so far, and their weights.
+    pub carried: crate::worker::Carried,
     pub truncated: bool,
     /// Owners yet to answer.
     pub pending: usize,
@@ -92,17 +91,21 @@ impl Stash {
     }
 
     /// Adds one owner's answer to batch `number` (its lists, and what its fetch and it
-    /// exchanged); returns the batch once every owner answered (an answer for a batch this
+    /// exchanged, with its weight); returns the batch once every owner answered (an answer for a batch this
     /// worker does not hold is dropped).
     pub(crate) fn answer(
         &mut self,
         number: u64,
         lists: Vec<(Id, Vec<Id>)>,
-        exchanged: Exchanged,
+        carried: crate::worker::Carried,
     ) -> Option<Waiting> {
         let waiting = self.waiting.get_mut(&number)?;
         waiting.lists.extend(lists);
-        waiting.exchanged += exchanged;
+        waiting.carried.exchanged += carried.exchanged;
+        waiting.carried.weight = match (waiting.carried.weight, carried.weight) {
+            (Some(a), Some(b)) => a.checked_add(b),
+            _ => None,
+        };
         waiting.pending -= 1;
         if waiting.pending > 0 {
             return None;

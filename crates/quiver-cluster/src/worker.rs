@@ -178,13 +178,53 @@ pub(crate) struct Message {
     pub exchanged: Exchanged,
     /// Some step before stopped at the plan's cap: rows may be missing.
     pub truncated: bool,
+    /// The message's share of its query's weight ([`WEIGHT`]), or none where a share
+    /// became too small to split.
+    pub weight: Option<u64>,
+}
+
+/// The weight a query starts with. Each message holds a share; a worker that handles a
+/// message hands its share on to the messages it sends, split among them (the answers to
+/// a fetch bring theirs back to the waiting rows). Once the shares of the messages that
+/// reached the coordinator add up to it, no message of the query is on its way anywhere:
+/// the query is finished without waiting for timely's progress to pass its last time
+/// (weight-throwing termination detection). A share too small to split leaves its query
+/// to the progress tracking.
+pub(crate) const WEIGHT: u64 = 1 << 63;
+
+/// What a handled message hands on to the messages it sends: what the hops before
+/// exchanged, and its weight.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Carried {
+    pub exchanged: Exchanged,
+    pub weight: Option<u64>,
+}
+
+/// Shares `weight` among `messages` (none where it is unknown or too small for each to
+/// have some).
+fn share(messages: &mut [Message], weight: Option<u64>) {
+    let count = messages.len() as u64;
+    let Some(weight) = weight.filter(|&w| count > 0 && w >= count) else {
+        for message in messages {
+            message.weight = None;
+        }
+        return;
+    };
+    let each = weight / count;
+    for message in messages.iter_mut() {
+        message.weight = Some(each);
+    }
+    if let Some(first) = messages.first_mut() {
+        first.weight = Some(each + weight % count);
+    }
 }
 
 /// `messages`, sent by worker `from`, handed what they move to other workers on top of
-/// `earlier` (a message of rows always has at least one successor: empty rows travel on
-/// too).
-pub(crate) fn account(messages: &mut [Message], from: u32, earlier: Exchanged) {
-    let mut exchanged = earlier;
+/// what `carried` says the hops before exchanged (a message of rows always has at least one
+/// successor: empty rows travel on too), and `carried`'s weight, shared among them.
+pub(crate) fn hand_on(messages: &mut [Message], from: u32, carried: Carried) {
+    share(messages, carried.weight);
+    let mut exchanged = carried.exchanged;
     for message in messages.iter().filter(|m| m.to != from) {
         exchanged.messages += 1;
         exchanged.rows += message.payload.rows();
@@ -215,6 +255,7 @@ pub(crate) fn route(
         run,
         payload: Payload::Rows(Ok(rows)),
         exchanged: Exchanged::default(),
+        weight: None,
         truncated,
     };
     if plan.aggregate.is_some() && step == 0 {
@@ -399,17 +440,17 @@ impl Worker {
 
     /// Handles one message that is not finished; returns the messages it sends on, and
     /// what the hops before them exchanged (for [`account`]).
-    pub(crate) fn handle(&mut self, message: Message) -> (Vec<Message>, Exchanged) {
+    pub(crate) fn handle(&mut self, message: Message) -> (Vec<Message>, Carried) {
         let state = self.states.of(message.query, &message.plan);
         if let Payload::Cancel = message.payload {
             state.fail(QueryError::Cancelled);
             // Its rows waiting for lists wait no more: the answers are dropped too.
             self.stash.forget(message.query);
-            return (Vec::new(), Exchanged::default());
+            return (Vec::new(), Carried::default());
         }
         if matches!(state.error(), Some(QueryError::Cancelled)) {
             // Given up by the asker: nothing waits for these rows.
-            return (Vec::new(), Exchanged::default());
+            return (Vec::new(), Carried::default());
         }
         if let Payload::Lists { batch, lists } = message.payload {
             return self.lists_arrived(
@@ -417,7 +458,10 @@ impl Worker {
                 message.run,
                 batch,
                 lists,
-                message.exchanged,
+                Carried {
+                    exchanged: message.exchanged,
+                    weight: message.weight,
+                },
                 &state,
             );
         }
@@ -429,6 +473,7 @@ impl Worker {
             payload,
             exchanged,
             truncated,
+            weight,
             ..
         } = message;
         let next = match payload {
@@ -443,7 +488,10 @@ impl Worker {
                             run,
                             plan,
                             rows,
-                            exchanged: Exchanged::default(),
+                            carried: Carried {
+                                exchanged: Exchanged::default(),
+                                weight: Some(0),
+                            },
                             truncated,
                             pending: 0,
                             lists: HashMap::new(),
@@ -463,7 +511,7 @@ impl Worker {
             } => self.answer_fetch(query, step, &plan, run, batch, from, values),
             Payload::Lists { .. } | Payload::Cancel => Vec::new(),
         };
-        (next, exchanged)
+        (next, Carried { exchanged, weight })
     }
 
     /// One owner's answer to a fetch: its lists are kept, and once every owner answered,
@@ -475,9 +523,9 @@ impl Worker {
         run: Option<Step>,
         batch: u64,
         lists: Vec<(Id, Vec<Id>)>,
-        exchanged: Exchanged,
+        carried: Carried,
         state: &QueryState,
-    ) -> (Vec<Message>, Exchanged) {
+    ) -> (Vec<Message>, Carried) {
         let (_, cacheable) = self.graph(plan);
         if let (true, Some((q, direction, _))) = (
             cacheable,
@@ -488,12 +536,12 @@ impl Worker {
                     .insert((plan.graph, q, direction, *value), list.clone());
             }
         }
-        match self.stash.answer(batch, lists, exchanged) {
+        match self.stash.answer(batch, lists, carried) {
             Some(mut waiting) => {
-                let exchanged = std::mem::take(&mut waiting.exchanged);
-                (self.intersect(waiting, state), exchanged)
+                let carried = std::mem::take(&mut waiting.carried);
+                (self.intersect(waiting, state), carried)
             }
-            None => (Vec::new(), Exchanged::default()),
+            None => (Vec::new(), Carried::default()),
         }
     }
 
@@ -598,6 +646,7 @@ impl Worker {
                     values,
                 },
                 exchanged: Exchanged::default(),
+                weight: None,
                 truncated: false,
             })
             .collect()
@@ -712,6 +761,7 @@ impl Worker {
             run: Some(check),
             payload: Payload::Rows(Ok(rows)),
             exchanged: Exchanged::default(),
+            weight: None,
             truncated: truncated || cut,
         };
         if rows.rows == 0 {
@@ -756,6 +806,7 @@ impl Worker {
             run,
             payload: Payload::Lists { batch, lists },
             exchanged: Exchanged::default(),
+            weight: None,
             truncated: false,
         }]
     }
@@ -825,6 +876,7 @@ fn failed(query: u64, plan: &Arc<Plan>, error: Failure) -> Message {
         run: None,
         payload: Payload::Rows(Err(error)),
         exchanged: Exchanged::default(),
+        weight: None,
         truncated: false,
     }
 }
@@ -832,4 +884,40 @@ fn failed(query: u64, plan: &Arc<Plan>, error: Failure) -> Message {
 /// A time left of `deadline`, from now (zero when past).
 pub(crate) fn time_left(deadline: Option<(Instant, f64)>) -> Option<(Duration, f64)> {
     deadline.map(|(at, seconds)| (at.saturating_duration_since(Instant::now()), seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message() -> Message {
+        Message {
+            query: 0,
+            step: 0,
+            to: 0,
+            plan: Arc::new(Plan::cancel()),
+            run: None,
+            payload: Payload::Cancel,
+            exchanged: Exchanged::default(),
+            truncated: false,
+            weight: None,
+        }
+    }
+
+    #[test]
+    fn a_weight_is_shared_whole_and_never_as_zero() {
+        for (weight, count) in [(WEIGHT, 1), (WEIGHT, 3), (7, 7), (10, 4), (1 << 20, 1000)] {
+            let mut messages = vec![message(); count];
+            share(&mut messages, Some(weight));
+            let shares: Vec<u64> = messages.iter().map(|m| m.weight.unwrap()).collect();
+            assert_eq!(shares.iter().sum::<u64>(), weight, "{weight} over {count}");
+            assert!(shares.iter().all(|&w| w > 0), "{shares:?}");
+        }
+        // Too small to give each a share, or unknown: none has one.
+        for weight in [Some(3), None] {
+            let mut messages = vec![message(); 4];
+            share(&mut messages, weight);
+            assert!(messages.iter().all(|m| m.weight.is_none()));
+        }
+    }
 }
