@@ -220,7 +220,10 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
     let partitions = TimelyPartitions::cluster(&args.location, cluster).map_err(|e| anyhow!(e))?;
     if args.process != 0 {
         partitions.wait();
-        eprintln!("process {} stopped", args.process);
+        // One write: the processes of a cluster on this machine often share a terminal or
+        // a log, and stop at the same moment (eprintln! writes piece by piece).
+        let line = format!("process {} stopped\n", args.process);
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         return Ok(None);
     }
     let total = (processes * workers) as u32;
