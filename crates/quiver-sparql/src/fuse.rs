@@ -70,7 +70,7 @@ pub fn fuse_intersections(
                         };
                         if let Some((partner_direction, source)) = partner {
                             let length = match source {
-                                Node::Const(vertex) => crate::planner::constant_degree(
+                                Node::Const(vertex) => crate::degree::constant_degree(
                                     store,
                                     graph,
                                     vertex,

@@ -279,9 +279,9 @@ impl Estimator<'_> {
         }
     }
 
-    /// Exact number of neighbours of a constant ([`constant_degree`]).
+    /// Exact number of neighbours of a constant ([`crate::degree::constant_degree`]).
     fn const_fanout(&self, vertex: quiver_model::Id, predicate: Pred, direction: Direction) -> f64 {
-        constant_degree(self.store, self.graph, vertex, predicate, direction)
+        crate::degree::constant_degree(self.store, self.graph, vertex, predicate, direction)
     }
 
     /// Expected neighbours per bound vertex.
@@ -351,59 +351,5 @@ impl Estimator<'_> {
             _ => stats.avg_out_degree() / stats.objects.max(1) as f64,
         };
         fraction.clamp(0.0, 1.0)
-    }
-}
-
-/// Whether `store` holds `vertex`'s record in `direction` over `predicate`: a whole store
-/// does; one partition of a cluster (the coordinator's) only the records of the vertices it
-/// owns, and of a class's instances only its share.
-fn holds_record(
-    store: &Store,
-    vertex: quiver_model::Id,
-    predicate: Pred,
-    direction: Direction,
-) -> bool {
-    let Some(info) = store.partition_info() else {
-        return true;
-    };
-    let class_list = direction == Direction::In
-        && matches!(predicate, Pred::Const(p) if Some(p) == store.rdf_type());
-    !class_list && quiver_store::partition::owner(vertex, info.count) == info.index
-}
-
-/// The number of neighbours of a constant: exact from its record, or on a partition that
-/// does not hold the record, the predicate's average degree in the whole store's statistics
-/// (a class's instances: the class's size), never the zero of a record it does not have.
-pub(crate) fn constant_degree(
-    store: &Store,
-    graph: &GraphIndex,
-    vertex: quiver_model::Id,
-    predicate: Pred,
-    direction: Direction,
-) -> f64 {
-    if !holds_record(store, vertex, predicate, direction) {
-        return match predicate {
-            Pred::Const(p) if direction == Direction::In && Some(p) == store.rdf_type() => {
-                let class = store.class_of_term(vertex);
-                class.map_or(0, |c| store.class_size(c)) as f64
-            }
-            Pred::Const(p) => {
-                let stats = store.predicate_stats(p);
-                match direction {
-                    Direction::Out => stats.avg_out_degree(),
-                    Direction::In => stats.avg_in_degree(),
-                }
-            }
-            _ => 2.0 * graph.triples() as f64 / store.terms().max(1) as f64,
-        };
-    }
-    match predicate {
-        Pred::Const(p) => graph.get(vertex, p, direction).len() as f64,
-        Pred::Var(_) => graph
-            .edges(vertex, direction)
-            .iter()
-            .map(|(_, n)| n.len())
-            .sum::<usize>() as f64,
-        Pred::Absent => 0.0,
     }
 }
