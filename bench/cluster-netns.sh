@@ -75,6 +75,10 @@ EOF
 
 echo -e "setting\tquery\tmedian µs"
 measure "no delay"
-ip netns exec quiver-a tc qdisc add dev quiver-va root netem delay "${delay}us"
-ip netns exec quiver-b tc qdisc add dev quiver-vb root netem delay "${delay}us"
+if ! ip netns exec quiver-a tc qdisc add dev quiver-va root netem delay "${delay}us" ||
+  ! ip netns exec quiver-b tc qdisc add dev quiver-vb root netem delay "${delay}us"; then
+  echo "bench/cluster-netns.sh: this kernel has no netem queueing discipline (sch_netem):" \
+    "only the figures without a delay" >&2
+  exit 1
+fi
 measure "+${delay} µs each way"
