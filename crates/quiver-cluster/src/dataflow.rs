@@ -492,7 +492,7 @@ impl BgpPartitions for TimelyPartitions {
             .exchanged
     }
 
-    fn explore(&self, request: PartitionedBgp<'_>) -> Result<Table, QueryError> {
+    fn explore(&self, mut request: PartitionedBgp<'_>) -> Result<Table, QueryError> {
         if let Some(answer) = settled(&request) {
             return answer;
         }
@@ -514,7 +514,12 @@ impl BgpPartitions for TimelyPartitions {
                 time_left: time_left(request.state.deadline()),
                 max_memory: request.state.budget().limit(),
             };
-            let (rows, truncated) = self.ask(plan, request.input.clone(), request.state)?;
+            // The input is kept for another run only under a LIMIT.
+            let input = match request.limit {
+                Some(_) => request.input.clone(),
+                None => std::mem::take(&mut request.input),
+            };
+            let (rows, truncated) = self.ask(plan, input, request.state)?;
             let enough = request.limit.is_none_or(|limit| rows.rows >= limit);
             if enough || !truncated || cap == u64::MAX {
                 return Ok(rows);
