@@ -9,7 +9,7 @@
 //! more ticks: the fetch of those lists and its answer ([`crate::fetch`]). Rows past the
 //! last step go to worker 0, the coordinator, which collects them. A query is finished
 //! when the weights of the messages that reached the coordinator add up to the weight it
-//! started with (`worker::WEIGHT`: each message hands its share on to those it sends), so
+//! started with (`message::WEIGHT`: each message hands its share on to those it sends), so
 //! a light query is answered as soon as its last message arrives, whatever other queries
 //! hold timely's frontier back. Behind that, a query enters at one time and the
 //! coordinator advances its input past every tick the plan can take, so once the probe
@@ -45,11 +45,11 @@ use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
-use crate::route::{aggregate_graph, classes, settled, split_foreign_intersections};
-use crate::worker::{
-    hand_on, route, table_counts, time_left, Carried, Failure, Message, Payload, Plan, Worker,
-    WEIGHT,
+use crate::message::{
+    hand_on, route, table_counts, time_left, Carried, Failure, Message, Payload, Plan, WEIGHT,
 };
+use crate::route::{aggregate_graph, classes, settled, split_foreign_intersections};
+use crate::worker::Worker;
 
 /// What reached the coordinator of one query: the rows (or errors) that finished it, what
 /// its hops exchanged, whether a step stopped at the plan's cap, and the weight they bring.

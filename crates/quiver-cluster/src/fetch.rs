@@ -58,10 +58,10 @@ pub(crate) struct Waiting {
     pub step: u32,
     /// The step as oriented by the router (a walk with its partner).
     pub run: Step,
-    pub plan: std::sync::Arc<crate::worker::Plan>,
+    pub plan: std::sync::Arc<crate::message::Plan>,
     pub rows: Table,
     /// What the fetches and their answers exchanged so far, and their weights.
-    pub carried: crate::worker::Carried,
+    pub carried: crate::message::Carried,
     pub truncated: bool,
     /// Owners yet to answer.
     pub pending: usize,
@@ -97,7 +97,7 @@ impl Stash {
         &mut self,
         number: u64,
         lists: Vec<(Id, Vec<Id>)>,
-        carried: crate::worker::Carried,
+        carried: crate::message::Carried,
     ) -> Option<Waiting> {
         let waiting = self.waiting.get_mut(&number)?;
         waiting.lists.extend(lists);

@@ -11,6 +11,7 @@
 pub mod dataflow;
 mod fetch;
 pub mod local;
+mod message;
 pub mod route;
 mod worker;
 

@@ -1,5 +1,5 @@
 //! What one timely worker does with the messages of the exploration dataflow
-//! ([`crate::dataflow`]): run a step on its partition and route the rows on, fetch the
+//! ([`crate::message`]): run a step on its partition and route the rows on, fetch the
 //! partner lists of an intersection ([`crate::fetch`]), answer other workers' fetches,
 //! and stop a query that was cancelled, ran out of time or out of memory.
 //!
@@ -12,7 +12,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use quiver_model::{Id, PredId};
 use quiver_sparql::bgp::{Bgp, Node, Pred};
@@ -21,295 +21,17 @@ use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::{run_intersection, run_step_bounded};
 use quiver_sparql::memory::MemoryBudget;
-use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::Exchanged;
 use quiver_sparql::step::{Step, StepKind};
-use quiver_sparql::table::{Table, VarId};
+use quiver_sparql::table::Table;
 use quiver_store::partition::owner;
 use quiver_store::{GraphIndex, Store};
-use serde::{Deserialize, Serialize};
 
 use crate::fetch::{ListCache, Stash, Waiting};
+use crate::message::{counts_table, route, Carried, Failure, Message, Payload, Plan};
 use crate::route::{
-    by_owner, count_on, distinct_values, orient, partition_graph, place, source, with_classes,
-    Placement,
+    by_owner, count_on, distinct_values, partition_graph, place, source, Placement,
 };
-
-/// What every worker needs of one pattern's run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Plan {
-    pub bgp: Bgp,
-    /// The plan with the intersections it cannot keep split
-    /// (`route::split_foreign_intersections`).
-    pub steps: Vec<Step>,
-    pub graph: GraphRef,
-    /// The graph's classes, for a step over the objects of `rdf:type`.
-    pub classes: Vec<Id>,
-    pub rdf_type: Option<PredId>,
-    /// The only columns the coordinator reads (`PartitionedBgp::keep`): rows past the last
-    /// step leave their worker with these alone.
-    pub keep: Option<Vec<VarId>>,
-    /// The `FROM` graphs whose merge `graph` is, if it is one.
-    pub merged: Vec<Id>,
-    /// A count read from the index instead of steps: one hop, on every worker, whose rows
-    /// are its counts (`counts_table`).
-    pub aggregate: Option<IndexAggregate>,
-    /// The most rows a step emits on a worker for one message (a LIMIT's bound; `u64::MAX`
-    /// without one). A step that stops there marks its rows truncated.
-    pub cap: u64,
-    /// The query's time left when it was asked, and its limit in seconds.
-    pub time_left: Option<(Duration, f64)>,
-    /// The query's memory budget, which each worker applies to its own steps.
-    pub max_memory: Option<usize>,
-}
-
-impl Plan {
-    /// The plan a cancellation travels with: nothing to run.
-    pub fn cancel() -> Self {
-        Self {
-            bgp: Bgp::default(),
-            steps: Vec::new(),
-            graph: GraphRef::Default,
-            classes: Vec::new(),
-            rdf_type: None,
-            keep: None,
-            merged: Vec::new(),
-            aggregate: None,
-            cap: u64::MAX,
-            time_left: None,
-            max_memory: None,
-        }
-    }
-
-    /// The step number of rows that are finished (for the coordinator).
-    pub fn finish(&self) -> usize {
-        self.steps.len() + usize::from(self.aggregate.is_some())
-    }
-
-    /// The ticks the plan's messages may take: one hop per step, and two more (the fetch
-    /// and its answer) per kept intersection.
-    pub fn ticks(&self) -> usize {
-        let fetches = self.steps.iter().filter(|s| s.partner.is_some()).count();
-        self.finish() + 2 * fetches
-    }
-
-    fn cap(&self) -> usize {
-        usize::try_from(self.cap).unwrap_or(usize::MAX)
-    }
-}
-
-/// A worker's error, as it travels to the coordinator.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) enum Failure {
-    Timeout(f64),
-    Cancelled,
-    MemoryLimit(usize),
-    Other(String),
-}
-
-impl From<QueryError> for Failure {
-    fn from(error: QueryError) -> Self {
-        match error {
-            QueryError::Timeout(seconds) => Failure::Timeout(seconds),
-            QueryError::Cancelled => Failure::Cancelled,
-            QueryError::MemoryLimit { limit } => Failure::MemoryLimit(limit),
-            other => Failure::Other(other.to_string()),
-        }
-    }
-}
-
-impl From<Failure> for QueryError {
-    fn from(failure: Failure) -> Self {
-        match failure {
-            Failure::Timeout(seconds) => QueryError::Timeout(seconds),
-            Failure::Cancelled => QueryError::Cancelled,
-            Failure::MemoryLimit(limit) => QueryError::MemoryLimit { limit },
-            Failure::Other(error) => QueryError::Unsupported(format!("on a worker: {error}")),
-        }
-    }
-}
-
-/// What a message carries.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) enum Payload {
-    /// Rows to run from the message's step, or the error a worker met.
-    Rows(Result<Table, Failure>),
-    /// The partner lists of these source values, asked by worker `from` for its batch
-    /// `batch`.
-    Fetch {
-        batch: u64,
-        from: u32,
-        values: Vec<Id>,
-    },
-    /// The answer to a fetch: each value's list.
-    Lists {
-        batch: u64,
-        lists: Vec<(Id, Vec<Id>)>,
-    },
-    /// The query was given up: drop its messages.
-    Cancel,
-}
-
-impl Payload {
-    /// The rows or ids it moves.
-    fn rows(&self) -> u64 {
-        match self {
-            Payload::Rows(rows) => rows.as_ref().map_or(0, |rows| rows.rows as u64),
-            Payload::Fetch { values, .. } => values.len() as u64,
-            Payload::Lists { lists, .. } => lists.iter().map(|(_, l)| l.len() as u64).sum(),
-            Payload::Cancel => 0,
-        }
-    }
-}
-
-/// A message of a query on its way to worker `to`, at step `step` (the plan's `finish`:
-/// finished, for the coordinator).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Message {
-    pub query: u64,
-    pub step: u32,
-    pub to: u32,
-    pub plan: Arc<Plan>,
-    /// A kept intersection's step as oriented by the router (`route::orient`).
-    pub run: Option<Step>,
-    pub payload: Payload,
-    /// What the hops before this message moved between workers and handed to it (each
-    /// hop hands its count to its first message, so the counts reach the coordinator).
-    pub exchanged: Exchanged,
-    /// Some step before stopped at the plan's cap: rows may be missing.
-    pub truncated: bool,
-    /// The message's share of its query's weight ([`WEIGHT`]), or none where a share
-    /// became too small to split.
-    pub weight: Option<u64>,
-}
-
-/// The weight a query starts with. Each message holds a share; a worker that handles a
-/// message hands its share on to the messages it sends, split among them (the answers to
-/// a fetch bring theirs back to the waiting rows). Once the shares of the messages that
-/// reached the coordinator add up to it, no message of the query is on its way anywhere:
-/// the query is finished without waiting for timely's progress to pass its last time
-/// (weight-throwing termination detection). A share too small to split leaves its query
-/// to the progress tracking.
-pub(crate) const WEIGHT: u64 = 1 << 63;
-
-/// What a handled message hands on to the messages it sends: what the hops before
-/// exchanged, and its weight.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Carried {
-    pub exchanged: Exchanged,
-    pub weight: Option<u64>,
-}
-
-/// Shares `weight` among `messages` (none where it is unknown or too small for each to
-/// have some).
-fn share(messages: &mut [Message], weight: Option<u64>) {
-    let count = messages.len() as u64;
-    let Some(weight) = weight.filter(|&w| count > 0 && w >= count) else {
-        for message in messages {
-            message.weight = None;
-        }
-        return;
-    };
-    let each = weight / count;
-    for message in messages.iter_mut() {
-        message.weight = Some(each);
-    }
-    if let Some(first) = messages.first_mut() {
-        first.weight = Some(each + weight % count);
-    }
-}
-
-/// `messages`, sent by worker `from`, handed what they move to other workers on top of
-/// what `carried` says the hops before exchanged (a message of rows always has at least one
-/// successor: empty rows travel on too), and `carried`'s weight, shared among them.
-pub(crate) fn hand_on(messages: &mut [Message], from: u32, carried: Carried) {
-    share(messages, carried.weight);
-    let mut exchanged = carried.exchanged;
-    for message in messages.iter().filter(|m| m.to != from) {
-        exchanged.messages += 1;
-        exchanged.rows += message.payload.rows();
-        exchanged.bytes += bincode::serialized_size(message).unwrap_or(0);
-    }
-    if let Some(first) = messages.first_mut() {
-        first.exchanged = exchanged;
-    }
-}
-
-/// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
-/// steps over the classes run here first, and rows past the last step go to worker 0 (with
-/// the columns it reads only). Empty rows travel to one worker only, so that the end still
-/// learns their columns. A count read from the index goes to every worker.
-pub(crate) fn route(
-    plan: &Arc<Plan>,
-    query: u64,
-    mut step: usize,
-    mut rows: Table,
-    workers: u32,
-    truncated: bool,
-) -> Vec<Message> {
-    let message = |step: usize, to: u32, run: Option<Step>, rows: Table| Message {
-        query,
-        step: step as u32,
-        to,
-        plan: Arc::clone(plan),
-        run,
-        payload: Payload::Rows(Ok(rows)),
-        exchanged: Exchanged::default(),
-        weight: None,
-        truncated,
-    };
-    if plan.aggregate.is_some() && step == 0 {
-        return (0..workers)
-            .map(|to| message(0, to, None, rows.clone()))
-            .collect();
-    }
-    loop {
-        let Some(planned) = plan.steps.get(step) else {
-            let rows = match &plan.keep {
-                Some(keep) => rows.into_reshape(keep),
-                None => rows,
-            };
-            return vec![message(step, 0, None, rows)];
-        };
-        let run = planned.partner.map(|_| orient(&plan.bgp, planned, &rows));
-        let bound = |node: Node| match node {
-            Node::Var(v) => rows.column(v).is_some(),
-            Node::Const(_) | Node::Absent => true,
-        };
-        match place(
-            &plan.bgp,
-            run.as_ref().unwrap_or(planned),
-            bound,
-            plan.rdf_type,
-        )
-        .0
-        {
-            Placement::Classes => {
-                rows = with_classes(&plan.bgp, planned, &rows, &plan.classes);
-                step += 1;
-            }
-            Placement::Owner(node) => {
-                let cut = by_owner(&rows, node, workers);
-                let mut messages: Vec<Message> = cut
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(_, part)| part.rows > 0)
-                    .map(|(to, part)| message(step, to as u32, run, part))
-                    .collect();
-                if messages.is_empty() {
-                    messages.push(message(step, 0, run, rows));
-                }
-                return messages;
-            }
-            Placement::Everywhere if rows.rows == 0 => return vec![message(step, 0, run, rows)],
-            Placement::Everywhere => {
-                return (0..workers)
-                    .map(|to| message(step, to, run, rows.clone()))
-                    .collect();
-            }
-        }
-    }
-}
 
 /// A worker's shares of the merges of `FROM` graphs it was asked for lately, by the
 /// graphs' names (a store being read-only, a share stays valid).
@@ -368,44 +90,6 @@ pub(crate) struct Worker {
     states: States,
     cache: ListCache,
     stash: Stash,
-}
-
-/// A partition's counts as rows: the keys, then each count as two 32-bit halves.
-fn counts_table((keys, counts): Counts, keyed: bool) -> Table {
-    let rows = counts.first().map_or(keys.len(), Vec::len);
-    let mut columns = Vec::new();
-    if keyed {
-        columns.push(keys);
-    }
-    for column in counts {
-        columns.push(column.iter().map(|&n| (n >> 32) as Id).collect());
-        columns.push(column.iter().map(|&n| n as Id).collect());
-    }
-    Table {
-        vars: (0..columns.len()).collect(),
-        columns,
-        rows,
-    }
-}
-
-/// The counts of [`counts_table`]'s rows (of every partition, concatenated).
-pub(crate) fn table_counts(table: &Table, keyed: bool, width: usize) -> Counts {
-    let at = usize::from(keyed);
-    let keys = if keyed {
-        table.columns.first().cloned().unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    let counts = (0..width)
-        .map(|a| {
-            let (high, low) = (&table.columns[at + 2 * a], &table.columns[at + 2 * a + 1]);
-            high.iter()
-                .zip(low)
-                .map(|(&h, &l)| (u64::from(h) << 32) | u64::from(l))
-                .collect()
-        })
-        .collect();
-    (keys, counts)
 }
 
 /// The partner pattern's predicate and direction of a kept intersection, and its source.
@@ -878,46 +562,5 @@ fn failed(query: u64, plan: &Arc<Plan>, error: Failure) -> Message {
         exchanged: Exchanged::default(),
         weight: None,
         truncated: false,
-    }
-}
-
-/// A time left of `deadline`, from now (zero when past).
-pub(crate) fn time_left(deadline: Option<(Instant, f64)>) -> Option<(Duration, f64)> {
-    deadline.map(|(at, seconds)| (at.saturating_duration_since(Instant::now()), seconds))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn message() -> Message {
-        Message {
-            query: 0,
-            step: 0,
-            to: 0,
-            plan: Arc::new(Plan::cancel()),
-            run: None,
-            payload: Payload::Cancel,
-            exchanged: Exchanged::default(),
-            truncated: false,
-            weight: None,
-        }
-    }
-
-    #[test]
-    fn a_weight_is_shared_whole_and_never_as_zero() {
-        for (weight, count) in [(WEIGHT, 1), (WEIGHT, 3), (7, 7), (10, 4), (1 << 20, 1000)] {
-            let mut messages = vec![message(); count];
-            share(&mut messages, Some(weight));
-            let shares: Vec<u64> = messages.iter().map(|m| m.weight.unwrap()).collect();
-            assert_eq!(shares.iter().sum::<u64>(), weight, "{weight} over {count}");
-            assert!(shares.iter().all(|&w| w > 0), "{shares:?}");
-        }
-        // Too small to give each a share, or unknown: none has one.
-        for weight in [Some(3), None] {
-            let mut messages = vec![message(); 4];
-            share(&mut messages, weight);
-            assert!(messages.iter().all(|m| m.weight.is_none()));
-        }
     }
 }
