@@ -2,7 +2,6 @@
 //! [`crate::route`] names, and its rows move between them in memory.
 
 use quiver_model::Id;
-use quiver_sparql::bgp::Node;
 use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
@@ -117,11 +116,7 @@ impl BgpPartitions for LocalPartitions {
         let mut rows = std::mem::take(&mut request.input);
         for step in split_intersections(request.steps) {
             request.state.check()?;
-            let bound = |node: Node| match node {
-                Node::Var(v) => rows.column(v).is_some(),
-                Node::Const(_) | Node::Absent => true,
-            };
-            let (placement, step) = place(bgp, &step, bound, rdf_type);
+            let (placement, step) = place(bgp, &step, &rows, rdf_type);
             rows = match placement {
                 Placement::Owner(node) => {
                     let cut = by_owner(&rows, node, self.count());

@@ -77,6 +77,12 @@ impl Plan {
         self.finish() + 2 * fetches
     }
 
+    /// Whether partner lists fetched for this plan may be kept for later ones: those of a
+    /// graph, not of a merge's shares (which differ with the graphs merged).
+    pub fn keeps_lists(&self) -> bool {
+        self.graph != GraphRef::Merged
+    }
+
     /// The plan's cap as a number of rows.
     pub fn cap(&self) -> usize {
         usize::try_from(self.cap).unwrap_or(usize::MAX)
@@ -257,14 +263,10 @@ pub(crate) fn route(
             return vec![message(step, 0, None, rows)];
         };
         let run = planned.partner.map(|_| orient(&plan.bgp, planned, &rows));
-        let bound = |node: Node| match node {
-            Node::Var(v) => rows.column(v).is_some(),
-            Node::Const(_) | Node::Absent => true,
-        };
         match place(
             &plan.bgp,
             run.as_ref().unwrap_or(planned),
-            bound,
+            &rows,
             plan.rdf_type,
         )
         .0
@@ -274,17 +276,7 @@ pub(crate) fn route(
                 step += 1;
             }
             Placement::Owner(node) => {
-                let cut = by_owner(&rows, node, workers);
-                let mut messages: Vec<Message> = cut
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(_, part)| part.rows > 0)
-                    .map(|(to, part)| message(step, to as u32, run, part))
-                    .collect();
-                if messages.is_empty() {
-                    messages.push(message(step, 0, run, rows));
-                }
-                return messages;
+                return to_owners(rows, node, workers, |to, part| message(step, to, run, part))
             }
             Placement::Everywhere if rows.rows == 0 => return vec![message(step, 0, run, rows)],
             Placement::Everywhere => {
@@ -294,6 +286,27 @@ pub(crate) fn route(
             }
         }
     }
+}
+
+/// The messages that carry `rows` to the owners of `node`'s values (`message` makes one,
+/// for a worker and its rows); rows without one go to worker 0, empty, so that the end
+/// still learns their columns.
+pub(crate) fn to_owners(
+    rows: Table,
+    node: Node,
+    workers: u32,
+    message: impl Fn(u32, Table) -> Message,
+) -> Vec<Message> {
+    let mut messages: Vec<Message> = by_owner(&rows, node, workers)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, part)| part.rows > 0)
+        .map(|(to, part)| message(to as u32, part))
+        .collect();
+    if messages.is_empty() {
+        messages.push(message(0, rows));
+    }
+    messages
 }
 
 /// A partition's counts as rows: the keys, then each count as two 32-bit halves.

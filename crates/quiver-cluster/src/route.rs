@@ -142,14 +142,13 @@ pub fn orient(bgp: &Bgp, step: &Step, rows: &Table) -> Step {
     }
 }
 
-/// Where `step` of `bgp` runs, given which of its pattern's nodes are bound before it, and
+/// Where `step` of `bgp` runs over `rows` (which of its pattern's nodes they bind), and
 /// the step to run there (a check becomes a walk out of the subject).
-pub fn place(
-    bgp: &Bgp,
-    step: &Step,
-    bound: impl Fn(Node) -> bool,
-    rdf_type: Option<PredId>,
-) -> (Placement, Step) {
+pub fn place(bgp: &Bgp, step: &Step, rows: &Table, rdf_type: Option<PredId>) -> (Placement, Step) {
+    let bound = |node: Node| match node {
+        Node::Var(v) => rows.column(v).is_some(),
+        Node::Const(_) | Node::Absent => true,
+    };
     let pattern = &bgp.patterns[step.pattern];
     let is_type = matches!(pattern.predicate, Pred::Const(p) if Some(p) == rdf_type);
     match step.kind {

@@ -28,10 +28,8 @@ use quiver_store::partition::owner;
 use quiver_store::{GraphIndex, Store};
 
 use crate::fetch::{ListCache, Stash, Waiting};
-use crate::message::{counts_table, route, Carried, Failure, Message, Payload, Plan};
-use crate::route::{
-    by_owner, count_on, distinct_values, partition_graph, place, source, Placement,
-};
+use crate::message::{counts_table, route, to_owners, Carried, Failure, Message, Payload, Plan};
+use crate::route::{count_on, distinct_values, partition_graph, place, source, Placement};
 
 /// A worker's shares of the merges of `FROM` graphs it was asked for lately, by the
 /// graphs' names (a store being read-only, a share stays valid).
@@ -115,15 +113,37 @@ impl Worker {
         }
     }
 
-    /// The graph `plan` reads on this worker's partition (its share of a merge).
-    fn graph(&mut self, plan: &Plan) -> (Option<Arc<GraphIndex>>, bool) {
-        let share =
-            (plan.graph == GraphRef::Merged).then(|| self.merges.share(&self.part, &plan.merged));
-        (share, plan.graph != GraphRef::Merged)
+    /// This worker's share of the merge of `FROM` graphs `plan` reads, if it reads one
+    /// ([`read`] gives the graph either way).
+    fn share(&mut self, plan: &Plan) -> Option<Arc<GraphIndex>> {
+        (plan.graph == GraphRef::Merged).then(|| self.merges.share(&self.part, &plan.merged))
+    }
+
+    /// The messages that take a step's rows on to the next step (or its error to the
+    /// coordinator).
+    fn forward(
+        &self,
+        query: u64,
+        step: u32,
+        plan: &Arc<Plan>,
+        result: Result<(Table, bool), QueryError>,
+        truncated: bool,
+    ) -> Vec<Message> {
+        match result {
+            Ok((rows, cut)) => route(
+                plan,
+                query,
+                step as usize + 1,
+                rows,
+                self.workers,
+                truncated || cut,
+            ),
+            Err(error) => vec![failed(query, plan, error.into())],
+        }
     }
 
     /// Handles one message that is not finished; returns the messages it sends on, and
-    /// what the hops before them exchanged (for [`account`]).
+    /// what the hops before them exchanged and their weight (for `message::hand_on`).
     pub(crate) fn handle(&mut self, message: Message) -> (Vec<Message>, Carried) {
         let state = self.states.of(message.query, &message.plan);
         if let Payload::Cancel = message.payload {
@@ -210,9 +230,8 @@ impl Worker {
         carried: Carried,
         state: &QueryState,
     ) -> (Vec<Message>, Carried) {
-        let (_, cacheable) = self.graph(plan);
         if let (true, Some((q, direction, _))) = (
-            cacheable,
+            plan.keeps_lists(),
             run.as_ref().and_then(|r| partner_of(&plan.bgp, r)),
         ) {
             for (value, list) in &lists {
@@ -242,40 +261,18 @@ impl Worker {
         truncated: bool,
         state: &QueryState,
     ) -> Vec<Message> {
-        let (share, _) = self.graph(plan);
+        let share = self.share(plan);
         let part = &self.part;
         let result = if let Some(aggregate) = &plan.aggregate {
             count_on(part, aggregate, &plan.merged, state)
                 .map(|counts| (counts_table(counts, aggregate.key.is_some()), false))
         } else {
             let planned = run.as_ref().unwrap_or(&plan.steps[step as usize]);
-            let bound = |node: Node| match node {
-                Node::Var(v) => rows.column(v).is_some(),
-                Node::Const(_) | Node::Absent => true,
-            };
-            let (_, planned) = place(&plan.bgp, planned, bound, plan.rdf_type);
-            let ctx = ExecContext {
-                store: part,
-                graph: share
-                    .as_deref()
-                    .unwrap_or_else(|| graph_index(part, plan.graph)),
-                threads: 1,
-                state,
-                device: None,
-            };
+            let (_, planned) = place(&plan.bgp, planned, &rows, plan.rdf_type);
+            let ctx = context(part, read(part, &share, plan), state);
             run_step_bounded(&ctx, &plan.bgp, &planned, &rows, plan.cap())
         };
-        match result {
-            Ok((rows, cut)) => route(
-                plan,
-                query,
-                step as usize + 1,
-                rows,
-                self.workers,
-                truncated || cut,
-            ),
-            Err(error) => vec![failed(query, plan, error.into())],
-        }
+        self.forward(query, step, plan, result, truncated)
     }
 
     /// Asks the owners of the partner lists `waiting`'s rows need and that this worker
@@ -286,7 +283,7 @@ impl Worker {
                 Failure::Other("an intersection's partner has no constant predicate".into());
             return vec![failed(waiting.query, &waiting.plan, error)];
         };
-        let (_, cacheable) = self.graph(&waiting.plan);
+        let cacheable = waiting.plan.keeps_lists();
         let graph = waiting.plan.graph;
         let mut asked: Vec<Vec<Id>> = vec![Vec::new(); self.workers as usize];
         for value in distinct_values(node, &waiting.rows) {
@@ -354,10 +351,8 @@ impl Worker {
         let Pred::Const(p) = pattern.predicate else {
             return false;
         };
-        let (share, _) = self.graph(&waiting.plan);
-        let graph = share
-            .as_deref()
-            .unwrap_or_else(|| graph_index(&self.part, waiting.plan.graph));
+        let share = self.share(&waiting.plan);
+        let graph = read(&self.part, &share, &waiting.plan);
         let (mut held, mut held_entries) = (0usize, 0usize);
         for value in distinct_values(node, &waiting.rows) {
             if owner(value, self.workers) == self.index {
@@ -368,11 +363,7 @@ impl Worker {
         let length = if held > 0 {
             held_entries as f64 / held as f64
         } else {
-            let stats = self.part.predicate_stats(q);
-            match direction {
-                quiver_store::Direction::Out => stats.avg_out_degree(),
-                quiver_store::Direction::In => stats.avg_in_degree(),
-            }
+            self.part.predicate_stats(q).avg_degree(direction)
         };
         let remote: usize = asks.iter().map(|(_, values)| values.len()).sum();
         let fetched = remote as f64 * length;
@@ -410,27 +401,14 @@ impl Worker {
             partner: None,
             ..run
         };
-        let (share, _) = self.graph(&plan);
-        let part = &self.part;
-        let ctx = ExecContext {
-            store: part,
-            graph: share
-                .as_deref()
-                .unwrap_or_else(|| graph_index(part, plan.graph)),
-            threads: 1,
-            state,
-            device: None,
-        };
+        let share = self.share(&plan);
+        let ctx = context(&self.part, read(&self.part, &share, &plan), state);
         let (rows, cut) = match run_step_bounded(&ctx, &plan.bgp, &walk, &rows, plan.cap()) {
             Ok(walked) => walked,
             Err(error) => return vec![failed(query, &plan, error.into())],
         };
         let check = Step::new(partner, StepKind::Walk(partner_direction), run.estimate);
-        let bound = |node: Node| match node {
-            Node::Var(v) => rows.column(v).is_some(),
-            Node::Const(_) | Node::Absent => true,
-        };
-        let Placement::Owner(node) = place(&plan.bgp, &check, bound, plan.rdf_type).0 else {
+        let Placement::Owner(node) = place(&plan.bgp, &check, &rows, plan.rdf_type).0 else {
             return vec![failed(
                 query,
                 &plan,
@@ -448,15 +426,7 @@ impl Worker {
             weight: None,
             truncated: truncated || cut,
         };
-        if rows.rows == 0 {
-            return vec![message(0, rows)];
-        }
-        by_owner(&rows, node, self.workers)
-            .into_iter()
-            .enumerate()
-            .filter(|(_, part)| part.rows > 0)
-            .map(|(to, part)| message(to as u32, part))
-            .collect()
+        to_owners(rows, node, self.workers, message)
     }
 
     /// Answers another worker's fetch with this partition's lists.
@@ -471,10 +441,8 @@ impl Worker {
         from: u32,
         values: Vec<Id>,
     ) -> Vec<Message> {
-        let (share, _) = self.graph(plan);
-        let graph = share
-            .as_deref()
-            .unwrap_or_else(|| graph_index(&self.part, plan.graph));
+        let share = self.share(plan);
+        let graph = read(&self.part, &share, plan);
         let lists = match run.as_ref().and_then(|r| partner_of(&plan.bgp, r)) {
             Some((q, direction, _)) => values
                 .into_iter()
@@ -507,14 +475,12 @@ impl Worker {
             lists,
             ..
         } = waiting;
-        let (share, cacheable) = self.graph(&plan);
         let Some((q, direction, _)) = partner_of(&plan.bgp, &run) else {
             return vec![failed(query, &plan, Failure::Other("no partner".into()))];
         };
-        let part = &self.part;
-        let graph = share
-            .as_deref()
-            .unwrap_or_else(|| graph_index(part, plan.graph));
+        let share = self.share(&plan);
+        let graph = read(&self.part, &share, &plan);
+        let cacheable = plan.keeps_lists();
         let (index, workers, cache) = (self.index, self.workers, &self.cache);
         let partner_lists = |value: Id| -> &[Id] {
             if owner(value, workers) == index {
@@ -528,25 +494,27 @@ impl Worker {
                 _ => &[],
             }
         };
-        let ctx = ExecContext {
-            store: part,
-            graph,
-            threads: 1,
-            state,
-            device: None,
-        };
+        let ctx = context(&self.part, graph, state);
         let result = run_intersection(&ctx, &plan.bgp, &run, &rows, plan.cap(), &partner_lists);
-        match result {
-            Ok((rows, cut)) => route(
-                &plan,
-                query,
-                step as usize + 1,
-                rows,
-                self.workers,
-                truncated || cut,
-            ),
-            Err(error) => vec![failed(query, &plan, error.into())],
-        }
+        self.forward(query, step, &plan, result, truncated)
+    }
+}
+
+/// The graph `plan` reads on `part`: the partition's own, or `share`, its share of a merge.
+fn read<'a>(part: &'a Store, share: &'a Option<Arc<GraphIndex>>, plan: &Plan) -> &'a GraphIndex {
+    share
+        .as_deref()
+        .unwrap_or_else(|| graph_index(part, plan.graph))
+}
+
+/// A step's context on a worker: its partition, the graph read, one thread, no device.
+fn context<'a>(part: &'a Store, graph: &'a GraphIndex, state: &'a QueryState) -> ExecContext<'a> {
+    ExecContext {
+        store: part,
+        graph,
+        threads: 1,
+        state,
+        device: None,
     }
 }
 

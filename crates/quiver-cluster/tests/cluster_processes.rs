@@ -142,17 +142,7 @@ fn check_cluster(store: &Store, queries: &[String], processes: usize, workers: u
         .collect();
     let dir = scratch(&format!("{processes}x{workers}"));
     save_partitioned(store, &dir, (processes * workers) as u32, |_, _| {}).unwrap();
-    let addresses = addresses(processes);
-    let mut children: Vec<Child> = (1..processes)
-        .map(|p| spawn(&dir, p, workers, &addresses))
-        .collect();
-    let config = ClusterConfig {
-        process: 0,
-        addresses: addresses.clone(),
-        workers,
-    };
-    let cluster: Arc<dyn BgpPartitions> =
-        Arc::new(TimelyPartitions::cluster(&dir, config).unwrap());
+    let (cluster, children) = start(&dir, processes, workers);
     // The coordinator plans on its own first partition, as the first process has it, with
     // the whole store's statistics.
     let total = (processes * workers) as u32;
@@ -171,6 +161,28 @@ fn check_cluster(store: &Store, queries: &[String], processes: usize, workers: u
             assert_eq!(&got, expected, "{processes} × {workers}: {query}");
         }
     }
+    stop(cluster, children);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Process 0 of a cluster of `processes` × `workers` over the partitioned store in `dir`,
+/// the other processes started.
+fn start(dir: &Path, processes: usize, workers: usize) -> (Arc<dyn BgpPartitions>, Vec<Child>) {
+    let addresses = addresses(processes);
+    let children = (1..processes)
+        .map(|p| spawn(dir, p, workers, &addresses))
+        .collect();
+    let config = ClusterConfig {
+        process: 0,
+        addresses,
+        workers,
+    };
+    let cluster = Arc::new(TimelyPartitions::cluster(dir, config).unwrap());
+    (cluster, children)
+}
+
+/// Ends process 0's cluster and checks that the other processes end with it.
+fn stop(cluster: Arc<dyn BgpPartitions>, mut children: Vec<Child>) {
     drop(cluster);
     for child in &mut children {
         assert!(
@@ -178,7 +190,6 @@ fn check_cluster(store: &Store, queries: &[String], processes: usize, workers: u
             "a process did not end"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The parent: cuts the stores, starts the other processes and checks every cluster.
@@ -220,15 +231,8 @@ fn coordinate_clusters() {
     // A process killed: the next query fails within 2 s, never hangs.
     let dir = scratch("killed");
     save_partitioned(&store, &dir, 2, |_, _| {}).unwrap();
-    let addresses = addresses(2);
-    let mut child = spawn(&dir, 1, 1, &addresses);
-    let config = ClusterConfig {
-        process: 0,
-        addresses,
-        workers: 1,
-    };
-    let cluster: Arc<dyn BgpPartitions> =
-        Arc::new(TimelyPartitions::cluster(&dir, config).unwrap());
+    let (cluster, mut children) = start(&dir, 2, 1);
+    let mut child = children.remove(0);
     assert_eq!(
         rows(&store, &queries[0], Some(Arc::clone(&cluster)), None).unwrap(),
         expected[0]
@@ -276,15 +280,7 @@ fn resident(pid: u32) -> u64 {
 fn governed_on_every_process(store: &Store) {
     let dir = scratch("governed");
     save_partitioned(store, &dir, 3, |_, _| {}).unwrap();
-    let addresses = addresses(3);
-    let mut children: Vec<Child> = (1..3).map(|p| spawn(&dir, p, 1, &addresses)).collect();
-    let config = ClusterConfig {
-        process: 0,
-        addresses,
-        workers: 1,
-    };
-    let cluster: Arc<dyn BgpPartitions> =
-        Arc::new(TimelyPartitions::cluster(&dir, config).unwrap());
+    let (cluster, children) = start(&dir, 3, 1);
     let light = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
         SELECT ?x WHERE { ?x ub:worksFor <http://www.Department0.University0.edu> }";
     let expected = rows(store, light, None, None).unwrap();
@@ -358,12 +354,6 @@ fn governed_on_every_process(store: &Store) {
             child.id()
         );
     }
-    drop(cluster);
-    for child in &mut children {
-        assert!(
-            finished(child, Duration::from_secs(20)),
-            "a process did not end"
-        );
-    }
+    stop(cluster, children);
     let _ = std::fs::remove_dir_all(&dir);
 }

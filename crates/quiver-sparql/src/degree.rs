@@ -41,13 +41,7 @@ pub(crate) fn constant_degree(
                 let class = store.class_of_term(vertex);
                 class.map_or(0, |c| store.class_size(c)) as f64
             }
-            Pred::Const(p) => {
-                let stats = store.predicate_stats(p);
-                match direction {
-                    Direction::Out => stats.avg_out_degree(),
-                    Direction::In => stats.avg_in_degree(),
-                }
-            }
+            Pred::Const(p) => store.predicate_stats(p).avg_degree(direction),
             _ => 2.0 * graph.triples() as f64 / store.terms().max(1) as f64,
         };
     }

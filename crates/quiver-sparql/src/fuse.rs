@@ -77,13 +77,7 @@ pub fn fuse_intersections(
                                     Pred::Const(q),
                                     partner_direction,
                                 ),
-                                _ => {
-                                    let stats = store.predicate_stats(q);
-                                    match partner_direction {
-                                        Direction::Out => stats.avg_out_degree(),
-                                        Direction::In => stats.avg_in_degree(),
-                                    }
-                                }
+                                _ => store.predicate_stats(q).avg_degree(partner_direction),
                             };
                             if best.is_none_or(|(_, _, l)| length < l) {
                                 best = Some((j, partner_direction, length));

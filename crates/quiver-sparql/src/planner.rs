@@ -295,11 +295,7 @@ impl Estimator<'_> {
         }
         match pattern.predicate {
             Pred::Const(p) => {
-                let stats = self.store.predicate_stats(p);
-                let average = match direction {
-                    Direction::Out => stats.avg_out_degree(),
-                    Direction::In => stats.avg_in_degree(),
-                };
+                let average = self.store.predicate_stats(p).avg_degree(direction);
                 // Instances of a class: only the fraction that has the predicate expands.
                 if let Some(Domain::Class(class)) = state.domain(source) {
                     if let Some(count) = self.store.class_predicate_count(class, p, direction) {

@@ -29,6 +29,14 @@ impl PredicateStats {
         self.triples as f64 / self.objects.max(1) as f64
     }
 
+    /// Average neighbours per vertex walked in `direction` (out: objects per subject).
+    pub fn avg_degree(&self, direction: crate::Direction) -> f64 {
+        match direction {
+            crate::Direction::Out => self.avg_out_degree(),
+            crate::Direction::In => self.avg_in_degree(),
+        }
+    }
+
     /// Number of u64 words in the stored form.
     pub const WORDS: usize = 5;
 

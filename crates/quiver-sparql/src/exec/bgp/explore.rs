@@ -197,15 +197,7 @@ pub fn run_step_bounded(
     cap: usize,
 ) -> Result<(Table, bool), QueryError> {
     ensure_addressable(table.rows)?;
-    let mut bounded = Bounded::new(ctx, cap);
-    let table = apply_step(
-        &bgp.patterns[step.pattern],
-        *step,
-        partner(bgp, step),
-        table,
-        &mut bounded,
-    )?;
-    Ok((table, bounded.truncated))
+    bounded_step(bgp, step, table, ctx, cap).map(|(table, truncated, _)| (table, truncated))
 }
 
 /// Runs the intersecting walk `step` of `bgp` (a step with a partner) over `table`,
@@ -247,7 +239,20 @@ fn timed_step(
     ctx: &ExecContext<'_>,
 ) -> Result<(Table, f64, bool), QueryError> {
     let started = Instant::now();
-    let mut bounded = Bounded::new(ctx, usize::MAX);
+    let (table, _, split) = bounded_step(bgp, step, table, ctx, usize::MAX)?;
+    Ok((table, started.elapsed().as_secs_f64() * 1e6, split))
+}
+
+/// `step` of `bgp` over `table`, emitting at most `cap` rows; whether it stopped at the
+/// cap and whether it split its rows over threads.
+fn bounded_step(
+    bgp: &Bgp,
+    step: &Step,
+    table: &Table,
+    ctx: &ExecContext<'_>,
+    cap: usize,
+) -> Result<(Table, bool, bool), QueryError> {
+    let mut bounded = Bounded::new(ctx, cap);
     let table = apply_step(
         &bgp.patterns[step.pattern],
         *step,
@@ -255,7 +260,7 @@ fn timed_step(
         table,
         &mut bounded,
     )?;
-    Ok((table, started.elapsed().as_secs_f64() * 1e6, bounded.split))
+    Ok((table, bounded.truncated, bounded.split))
 }
 
 fn explore_parallel(

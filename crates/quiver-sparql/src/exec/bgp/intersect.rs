@@ -1,6 +1,6 @@
 //! Intersecting walks: bind a variable to the intersection of two sorted neighbour lists.
 
-use quiver_model::Id;
+use quiver_model::{Id, PredId};
 use quiver_store::Direction;
 
 use rayon::prelude::*;
@@ -12,7 +12,7 @@ use crate::error::QueryError;
 use crate::exec::parallel::{min_parallel_work, on_workers};
 use crate::memory::ID_BYTES;
 use crate::step::{Step, StepKind};
-use crate::table::Table;
+use crate::table::{Table, VarId};
 
 /// A walk fused with a partner pattern: both neighbour lists are intersected.
 pub(crate) fn intersect_step(
@@ -24,25 +24,16 @@ pub(crate) fn intersect_step(
     bounded: &mut Bounded<'_, '_>,
 ) -> Result<Table, QueryError> {
     let ctx = bounded.ctx;
-    let StepKind::Walk(direction) = step.kind else {
-        return Err(QueryError::Plan("only walks can intersect".into()));
+    let Fused {
+        direction,
+        source,
+        other_source,
+        p,
+        var,
+    } = Fused::of(pattern, step, other, other_direction, table)?;
+    let Pred::Const(q) = other.predicate else {
+        return Err(cannot_intersect(pattern, other));
     };
-    let (source, target) = match direction {
-        Direction::Out => (pattern.subject, pattern.object),
-        Direction::In => (pattern.object, pattern.subject),
-    };
-    let other_source = match other_direction {
-        Direction::Out => other.subject,
-        Direction::In => other.object,
-    };
-    let (Pred::Const(p), Pred::Const(q), Node::Var(var)) =
-        (pattern.predicate, other.predicate, target)
-    else {
-        return Err(QueryError::Plan(format!(
-            "cannot intersect {pattern} with {other}"
-        )));
-    };
-    let (source, other_source) = (end(source, table), end(other_source, table));
     let mut selection = Vec::new();
     let mut column = Vec::new();
     let mut scratch = Vec::new();
@@ -125,15 +116,7 @@ pub(crate) fn intersect_step(
         selection.extend(std::iter::repeat_n(row as u32, scratch.len()));
         column.extend_from_slice(&scratch);
     }
-    if selection.len() > bounded.cap {
-        bounded.truncated = true;
-        selection.truncate(bounded.cap);
-        column.truncate(bounded.cap);
-    }
-    let mut result = table.gather(&selection);
-    result.vars.push(var);
-    result.columns.push(column);
-    Ok(result)
+    Ok(bound_rows(table, selection, column, var, bounded))
 }
 
 /// A walk fused with a partner pattern whose lists are given (`partner_lists`, by the
@@ -149,23 +132,13 @@ pub(crate) fn intersect_fetched<'l>(
     bounded: &mut Bounded<'_, '_>,
     partner_lists: &dyn Fn(Id) -> &'l [Id],
 ) -> Result<Table, QueryError> {
-    let StepKind::Walk(direction) = step.kind else {
-        return Err(QueryError::Plan("only walks can intersect".into()));
-    };
-    let (source, target) = match direction {
-        Direction::Out => (pattern.subject, pattern.object),
-        Direction::In => (pattern.object, pattern.subject),
-    };
-    let other_source = match other_direction {
-        Direction::Out => other.subject,
-        Direction::In => other.object,
-    };
-    let (Pred::Const(p), Node::Var(var)) = (pattern.predicate, target) else {
-        return Err(QueryError::Plan(format!(
-            "cannot intersect {pattern} with {other}"
-        )));
-    };
-    let (source, other_source) = (end(source, table), end(other_source, table));
+    let Fused {
+        direction,
+        source,
+        other_source,
+        p,
+        var,
+    } = Fused::of(pattern, step, other, other_direction, table)?;
     let (graph, cap) = (bounded.ctx.graph, bounded.cap);
     let (mut selection, mut column, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
     for row in 0..table.rows {
@@ -181,18 +154,77 @@ pub(crate) fn intersect_fetched<'l>(
         selection.extend(std::iter::repeat_n(row as u32, scratch.len()));
         column.extend_from_slice(&scratch);
     }
-    if selection.len() > cap {
-        bounded.truncated = true;
-        selection.truncate(cap);
-        column.truncate(cap);
+    let kept = selection.len().min(cap);
+    bounded
+        .memory
+        .try_resize(kept * (4 + ID_BYTES) + table_bytes(kept, table.columns.len()))?;
+    Ok(bound_rows(table, selection, column, var, bounded))
+}
+
+/// What both kinds of intersecting walk read: the walk's direction, its source and the
+/// partner's over the table, the walk's predicate and the variable both lists bind.
+struct Fused<'t> {
+    direction: Direction,
+    source: End<'t>,
+    other_source: End<'t>,
+    p: PredId,
+    var: VarId,
+}
+
+impl<'t> Fused<'t> {
+    fn of(
+        pattern: &Pattern,
+        step: Step,
+        other: &Pattern,
+        other_direction: Direction,
+        table: &'t Table,
+    ) -> Result<Self, QueryError> {
+        let StepKind::Walk(direction) = step.kind else {
+            return Err(QueryError::Plan("only walks can intersect".into()));
+        };
+        let (source, target) = match direction {
+            Direction::Out => (pattern.subject, pattern.object),
+            Direction::In => (pattern.object, pattern.subject),
+        };
+        let other_source = match other_direction {
+            Direction::Out => other.subject,
+            Direction::In => other.object,
+        };
+        let (Pred::Const(p), Node::Var(var)) = (pattern.predicate, target) else {
+            return Err(cannot_intersect(pattern, other));
+        };
+        Ok(Self {
+            direction,
+            source: end(source, table),
+            other_source: end(other_source, table),
+            p,
+            var,
+        })
     }
-    bounded.memory.try_resize(
-        selection.len() * (4 + ID_BYTES) + table_bytes(selection.len(), table.columns.len()),
-    )?;
+}
+
+fn cannot_intersect(pattern: &Pattern, other: &Pattern) -> QueryError {
+    QueryError::Plan(format!("cannot intersect {pattern} with {other}"))
+}
+
+/// `table`'s rows at `selection`, each with its value of `var` in `column`: the first
+/// `bounded.cap` of them (marking the step truncated when there were more).
+fn bound_rows(
+    table: &Table,
+    mut selection: Vec<u32>,
+    mut column: Vec<Id>,
+    var: VarId,
+    bounded: &mut Bounded<'_, '_>,
+) -> Table {
+    if selection.len() > bounded.cap {
+        bounded.truncated = true;
+        selection.truncate(bounded.cap);
+        column.truncate(bounded.cap);
+    }
     let mut result = table.gather(&selection);
     result.vars.push(var);
     result.columns.push(column);
-    Ok(result)
+    result
 }
 
 /// What the rows of an intersecting walk read: both ends and both lists' keys.
