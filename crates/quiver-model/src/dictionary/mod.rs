@@ -54,6 +54,8 @@ pub struct Dictionary {
     appended: Appended,
     remembered: Remembered,
     filter: Arc<FilterSlot>,
+    /// Set when this dictionary is one owner's share of a cluster's ([`share`]).
+    share: Option<Arc<share::Share>>,
 }
 
 /// The filter of the sorted part, once built (shared by clones, like the sorted part).
@@ -66,7 +68,10 @@ struct FilterSlot {
 /// Batches of at least this many terms are looked up in parallel.
 const PARALLEL_LOOKUPS: usize = 8192;
 
+mod share;
 mod writes;
+
+pub use share::{record_misses, term_owner};
 
 /// Terms recently found in the sorted part, with their ids (shared by clones). Only the
 /// sorted part's ids are remembered: they are the same in every version, while a term
@@ -139,6 +144,7 @@ impl DictionaryBuilder {
             appended: Appended::default(),
             remembered: Remembered::default(),
             filter: Arc::default(),
+            share: None,
         }
     }
 }
@@ -193,6 +199,7 @@ impl Dictionary {
             appended: Appended::default(),
             remembered: Remembered::default(),
             filter: Arc::default(),
+            share: None,
         })
     }
 
@@ -319,9 +326,14 @@ impl Dictionary {
         (&self.data, &self.buckets, self.len)
     }
 
-    /// Number of terms, appended ones included.
+    /// Number of terms, appended ones included: the bound below which every id is a
+    /// term's. For a share of a cluster's dictionary, the bound of the cluster's ids
+    /// ([`Dictionary::local_len`] counts the share's own terms).
     pub fn len(&self) -> u64 {
-        self.len + self.appended.terms.len() as u64
+        match &self.share {
+            Some(share) => share.id_bound,
+            None => self.local_len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -339,7 +351,15 @@ impl Dictionary {
     /// term of this dictionary.
     pub fn term_into(&self, id: Id, out: &mut Vec<u8>) -> bool {
         out.clear();
-        let id = id as u64;
+        let Some(id) = self.local(id) else {
+            return match self.foreign_term(id) {
+                Some(term) => {
+                    out.extend_from_slice(&term);
+                    true
+                }
+                None => false,
+            };
+        };
         if id >= self.len {
             return match self.appended_term(id) {
                 Some(term) => {
@@ -381,7 +401,9 @@ impl Dictionary {
                 remembered.insert(term.into(), id);
                 Some(id)
             }
-            None => self.lookup_appended(term),
+            None => self
+                .lookup_appended(term)
+                .or_else(|| self.foreign_id(term)),
         }
     }
 
@@ -389,6 +411,7 @@ impl Dictionary {
     pub fn lookup(&self, term: &[u8]) -> Option<Id> {
         self.lookup_sorted(term)
             .or_else(|| self.lookup_appended(term))
+            .or_else(|| self.foreign_id(term))
     }
 
     fn lookup_sorted(&self, term: &[u8]) -> Option<Id> {
@@ -430,7 +453,7 @@ impl Dictionary {
                 return None;
             }
             match current.as_slice().cmp(term) {
-                std::cmp::Ordering::Equal => return Id::try_from(id).ok(),
+                std::cmp::Ordering::Equal => return self.global(id),
                 std::cmp::Ordering::Greater => return None,
                 std::cmp::Ordering::Less => {}
             }
@@ -468,13 +491,13 @@ impl Dictionary {
         end
     }
 
-    /// Every term in id order: `f(id, encoded_term)`.
+    /// Every term in id order: `f(id, encoded_term)` (a share's own terms).
     pub fn for_each(&self, mut f: impl FnMut(u64, &[u8])) {
         if !self.for_each_sorted(&mut f) {
             return;
         }
         for (i, term) in self.appended.terms.iter().enumerate() {
-            f(self.len + i as u64, term);
+            f(self.global(self.len + i as u64).map_or(u64::MAX, u64::from), term);
         }
     }
 
@@ -489,7 +512,7 @@ impl Dictionary {
                 if !reader.next_into(&mut current) {
                     return false;
                 }
-                f(id, &current);
+                f(self.global(id).map_or(u64::MAX, u64::from), &current);
             }
         }
         true
@@ -523,7 +546,8 @@ impl Dictionary {
     /// spread over the dictionary, a few ids ahead of [`Self::prefetch_bucket`].
     #[inline]
     pub fn prefetch_offset(&self, id: Id) {
-        if (id as u64) < self.len {
+        let Some(id) = self.local(id) else { return };
+        if id < self.len {
             let bucket = id as usize / BUCKET;
             crate::prefetch::prefetch_read(self.buckets.as_ptr().wrapping_add(bucket));
         }
@@ -533,7 +557,8 @@ impl Dictionary {
     /// that stage one brought into cache); the rest of the bucket follows sequentially.
     #[inline]
     pub fn prefetch_bucket(&self, id: Id) {
-        if (id as u64) < self.len {
+        let Some(id) = self.local(id) else { return };
+        if id < self.len {
             let offset = self.buckets[id as usize / BUCKET] as usize;
             let start = self.data.as_ptr().wrapping_add(offset);
             crate::prefetch::prefetch_read(start);
@@ -563,7 +588,13 @@ pub struct Cursor<'a> {
 impl Cursor<'_> {
     /// The encoding of term `id`, or `None` if `id` is not in the dictionary.
     pub fn term(&mut self, id: Id) -> Option<&[u8]> {
-        let id = id as u64;
+        let Some(id) = self.dictionary.local(id) else {
+            let term = self.dictionary.foreign_term(id)?;
+            self.bucket = usize::MAX;
+            self.current.clear();
+            self.current.extend_from_slice(&term);
+            return Some(&self.current);
+        };
         if id >= self.dictionary.len {
             return self.dictionary.appended_term(id);
         }

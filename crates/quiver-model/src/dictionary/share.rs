@@ -1,0 +1,259 @@
+//! A dictionary that is one owner's share of a cluster's partitioned dictionary.
+//!
+//! In a cluster loaded by its processes (no machine ever holding every term), each term
+//! lives at one owner, [`term_owner`] (a hash of its encoding modulo the number of
+//! partitions), and that owner numbers its terms: its `p`-th term (in byte order) gets
+//! the id `p × count + index`. So an id tells its owner without a directory (`id mod
+//! count`), ids are unique across owners without any agreement between them, and the
+//! vertex a term names is owned by the same partition that keeps its records
+//! (`quiver_store::partition::owner` is the same modulo): decoding a row's vertex and
+//! walking its edges happen at one place. Only one owner's ids sort like their terms, so
+//! the shortcuts that compare ids in place of terms (id ranges of a prefix, ORDER BY on
+//! ids) are off for such a dictionary ([`Dictionary::ordered_below`] is 0).
+//!
+//! Where a query is coordinated, the terms other owners hold are learnt in batches
+//! ([`Dictionary::learn_foreign`]): the query's constants before it is prepared (a
+//! prepare under [`record_misses`] lists the terms it looked up and found nowhere), the
+//! ids of the rows the partitions return before anything decodes them. They are kept in
+//! an overlay shared by the dictionary's clones, which a lookup or a decode reads after
+//! its own share.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use super::Dictionary;
+use crate::id::Id;
+
+/// Where a dictionary's ids live in a cluster: `count` owners, this one `index`; ids of
+/// the whole cluster stay below `id_bound`.
+#[derive(Debug)]
+pub(super) struct Share {
+    pub count: u32,
+    pub index: u32,
+    pub id_bound: u64,
+    foreign: RwLock<Foreign>,
+}
+
+/// Terms of other owners learnt by this one (a coordinator).
+#[derive(Debug, Default)]
+struct Foreign {
+    by_id: HashMap<Id, Arc<[u8]>>,
+    by_term: HashMap<Arc<[u8]>, Id>,
+}
+
+/// Foreign terms kept before the overlay starts afresh: a coordinator decoding many
+/// distinct results would otherwise keep them all.
+const FOREIGN_TERMS: usize = 16 << 20;
+
+/// The owner, among `count`, of the term encoded as `term`: FNV-1a over its bytes, mixed
+/// by SplitMix64's finaliser (stable across builds and platforms, unlike std's hasher,
+/// since a cluster's layout depends on it).
+pub fn term_owner(term: &[u8], count: u32) -> u32 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in term {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash = (hash ^ (hash >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    hash = (hash ^ (hash >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    hash ^= hash >> 31;
+    (hash % u64::from(count.max(1))) as u32
+}
+
+thread_local! {
+    /// The terms a recording thread looked up and found nowhere ([`record_misses`]).
+    static MISSES: RefCell<Option<Vec<Vec<u8>>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f`, and returns with its result the terms that lookups on this thread, in
+/// dictionaries that are shares of a cluster's, found neither in their share nor among
+/// the foreign terms learnt (terms of other owners: a query's constants to resolve).
+pub fn record_misses<R>(f: impl FnOnce() -> R) -> (R, Vec<Vec<u8>>) {
+    let outer = MISSES.with(|m| m.borrow_mut().replace(Vec::new()));
+    let result = f();
+    let mut misses = MISSES.with(|m| std::mem::replace(&mut *m.borrow_mut(), outer))
+        .unwrap_or_default();
+    misses.sort_unstable();
+    misses.dedup();
+    (result, misses)
+}
+
+impl Dictionary {
+    /// Makes this dictionary owner `index`'s share of a cluster of `count` owners whose
+    /// ids stay below `id_bound` (see the module's documentation): its `p`-th term is id
+    /// `p × count + index`.
+    pub fn into_share(mut self, index: u32, count: u32, id_bound: u64) -> Self {
+        self.share = Some(Arc::new(Share {
+            count: count.max(1),
+            index,
+            id_bound,
+            foreign: RwLock::default(),
+        }));
+        self
+    }
+
+    /// `(index, count)` when this dictionary is a share of a cluster's.
+    pub fn share(&self) -> Option<(u32, u32)> {
+        self.share.as_ref().map(|s| (s.index, s.count))
+    }
+
+    /// Terms this dictionary holds itself (its share's, for a share).
+    pub fn local_len(&self) -> u64 {
+        self.len + self.appended.terms.len() as u64
+    }
+
+    /// Ids below this sort like their terms (0 for a share: only one owner's would).
+    pub fn ordered_below(&self) -> u64 {
+        if self.share.is_some() {
+            0
+        } else {
+            self.len
+        }
+    }
+
+    /// The id of local position `position`.
+    #[inline]
+    pub(super) fn global(&self, position: u64) -> Option<Id> {
+        let id = match &self.share {
+            None => position,
+            Some(share) => position
+                .checked_mul(u64::from(share.count))?
+                .checked_add(u64::from(share.index))?,
+        };
+        Id::try_from(id).ok()
+    }
+
+    /// The local position of `id`, `None` when another owner holds it.
+    #[inline]
+    pub(super) fn local(&self, id: Id) -> Option<u64> {
+        let id = id as u64;
+        match &self.share {
+            None => Some(id),
+            Some(share) => {
+                let count = u64::from(share.count);
+                (id % count == u64::from(share.index)).then_some(id / count)
+            }
+        }
+    }
+
+    /// The encoding of a foreign id learnt.
+    pub(super) fn foreign_term(&self, id: Id) -> Option<Arc<[u8]>> {
+        let share = self.share.as_ref()?;
+        let foreign = share.foreign.read().unwrap_or_else(|e| e.into_inner());
+        foreign.by_id.get(&id).cloned()
+    }
+
+    /// The id of a foreign term learnt; records the term as a miss when it is neither
+    /// learnt nor this share's to hold.
+    pub(super) fn foreign_id(&self, term: &[u8]) -> Option<Id> {
+        let share = self.share.as_ref()?;
+        let found = {
+            let foreign = share.foreign.read().unwrap_or_else(|e| e.into_inner());
+            foreign.by_term.get(term).copied()
+        };
+        if found.is_none() && term_owner(term, share.count) != share.index {
+            MISSES.with(|m| {
+                if let Some(misses) = m.borrow_mut().as_mut() {
+                    misses.push(term.to_vec());
+                }
+            });
+        }
+        found
+    }
+
+    /// Which of `ids` (below the cluster's id bound) neither this share holds nor it has
+    /// learnt: what must be asked of their owners before they are decoded here. Sorted,
+    /// distinct.
+    pub fn unknown_foreign(&self, ids: impl IntoIterator<Item = Id>) -> Vec<Id> {
+        let Some(share) = &self.share else {
+            return Vec::new();
+        };
+        let foreign = share.foreign.read().unwrap_or_else(|e| e.into_inner());
+        let mut unknown: Vec<Id> = ids
+            .into_iter()
+            .filter(|&id| {
+                (id as u64) < share.id_bound
+                    && self.local(id).is_none()
+                    && !foreign.by_id.contains_key(&id)
+            })
+            .collect();
+        unknown.sort_unstable();
+        unknown.dedup();
+        unknown
+    }
+
+    /// Learns terms other owners hold, as `(id, encoding)`.
+    pub fn learn_foreign(&self, terms: impl IntoIterator<Item = (Id, Vec<u8>)>) {
+        let Some(share) = &self.share else {
+            return;
+        };
+        let mut foreign = share.foreign.write().unwrap_or_else(|e| e.into_inner());
+        if foreign.by_id.len() >= FOREIGN_TERMS {
+            *foreign = Foreign::default();
+        }
+        for (id, term) in terms {
+            let term: Arc<[u8]> = term.into();
+            foreign.by_term.insert(Arc::clone(&term), id);
+            foreign.by_id.insert(id, term);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three owners' shares of one set of terms: each id names its term at its owner,
+    /// owners are disjoint, and a coordinator finds foreign terms once learnt.
+    #[test]
+    fn shares_number_their_terms_apart_and_learn_the_others() {
+        let terms: Vec<Vec<u8>> = (0..200).map(|i| format!("t{i:04}").into_bytes()).collect();
+        let count = 3;
+        let shares: Vec<(Dictionary, Vec<&Vec<u8>>)> = (0..count)
+            .map(|index| {
+                let own: Vec<&Vec<u8>> = terms
+                    .iter()
+                    .filter(|t| term_owner(t, count) == index)
+                    .collect();
+                (Dictionary::from_sorted(&own).into_share(index, count, 1000), own)
+            })
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        for (index, (dictionary, own)) in shares.iter().enumerate() {
+            assert!(!own.is_empty() && own.len() < terms.len());
+            assert_eq!(dictionary.len(), 1000);
+            assert_eq!(dictionary.local_len(), own.len() as u64);
+            assert_eq!(dictionary.ordered_below(), 0);
+            for term in own {
+                let id = dictionary.lookup(term).unwrap();
+                assert_eq!(id % count, index as u32);
+                assert_eq!(dictionary.term(id).as_ref(), Some(*term));
+                assert!(seen.insert(id));
+            }
+        }
+        let (coordinator, _) = &shares[0];
+        let (other, own) = &shares[1];
+        let ((), misses) = record_misses(|| {
+            assert_eq!(coordinator.lookup(own[0]), None);
+            assert_eq!(coordinator.lookup(b"absent"), None);
+        });
+        let expected_misses = if term_owner(b"absent", count) == 0 {
+            vec![own[0].clone()]
+        } else {
+            let mut m = vec![b"absent".to_vec(), own[0].clone()];
+            m.sort();
+            m
+        };
+        assert_eq!(misses, expected_misses);
+        let id = other.lookup(own[0]).unwrap();
+        assert_eq!(coordinator.unknown_foreign([id, id, 0]), vec![id]);
+        coordinator.learn_foreign([(id, own[0].clone())]);
+        assert_eq!(coordinator.unknown_foreign([id]), Vec::<Id>::new());
+        assert_eq!(coordinator.lookup(own[0]), Some(id));
+        assert_eq!(coordinator.term(id).as_ref(), Some(own[0]));
+        assert_eq!(coordinator.cursor().term(id), Some(&own[0][..]));
+        // Clones share what was learnt.
+        assert_eq!(coordinator.clone().term(id).as_ref(), Some(own[0]));
+    }
+}
