@@ -1,7 +1,7 @@
 //! A store partitioned over the processes of a cluster, as Wukong lays it out.
 //!
-//! Every vertex belongs to one partition, `owner(v)`: a hash of its id modulo the number
-//! of partitions. Partition `i` holds:
+//! Every vertex belongs to one partition, `owner(v)`: its id modulo the number of
+//! partitions. Partition `i` holds:
 //! - the OUT record of every vertex it owns (the triples whose subject it owns);
 //! - the IN record of every vertex it owns (the triples whose object it owns), except for
 //!   `rdf:type`, whose IN side is the class index (a class's instances): it is split by
@@ -9,7 +9,10 @@
 //!   starting from a class starts on every partition from its own share;
 //! - hence a predicate index (subjects and objects of each predicate) and a class catalog
 //!   that list only its own vertices;
-//! - the whole dictionary and the whole predicate id space, replicated, so that an id
+//! - the whole dictionary (a store cut from a whole one), or its own share of it (a
+//!   cluster loaded by its processes, `quiver-cluster`'s loader: the terms whose owner by
+//!   hash is `i`, numbered `p × count + i`, so that each vertex's term lives with its
+//!   records; [`PartitionInfo::id_bound`]); and the whole predicate id space, so that an id
 //!   means the same term and a predicate id the same predicate on every process;
 //! - every named graph (partitioned by the same rule), even where it owns none of its
 //!   triples, so that each partition knows the same graph names.
@@ -35,11 +38,11 @@ use crate::build::build_split_graph;
 use crate::graph::GraphIndex;
 use crate::partition_stats::{PlannerStatistics, StatisticsMerger};
 use crate::persist::StoreError;
-use crate::store::Store;
+use crate::store::{LoadInfo, Store};
 use crate::Direction;
 
-/// The hash of [`owner`], as the layout file and each partition name it.
-pub const PARTITION_HASH: &str = "splitmix64";
+/// The placement of [`owner`], as the layout file and each partition name it.
+pub const PARTITION_HASH: &str = "modulo";
 
 /// The file that describes a partitioned store's layout.
 pub const LAYOUT_FILE: &str = "partitions.json";
@@ -50,15 +53,13 @@ const LAYOUT_FORMAT: u32 = 1;
 /// The most partitions a store may be cut into.
 pub const MAX_PARTITIONS: u32 = 4096;
 
-/// The partition that owns `vertex` among `count`: SplitMix64's finaliser of the id,
-/// modulo `count` (ids of related vertices are often neighbours, so they are mixed first).
+/// The partition that owns `vertex` among `count`: its id modulo `count`. A whole store's
+/// ids are dense in term order, so consecutive terms (a department's people, its
+/// courses) go round the partitions; a cluster loaded by its processes numbers each
+/// owner's terms `p × count + owner`, so a vertex's records and its term live together.
 #[inline]
 pub fn owner(vertex: Id, count: u32) -> u32 {
-    let mut z = u64::from(vertex).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z % u64::from(count.max(1))) as u32
+    (u64::from(vertex) % u64::from(count.max(1))) as u32
 }
 
 /// Which partition of which layout a store is (recorded in its load information).
@@ -67,6 +68,43 @@ pub struct PartitionInfo {
     pub index: u32,
     pub count: u32,
     pub hash: String,
+    /// Set when the partition holds only its share of the dictionary (a cluster loaded by
+    /// its processes): the bound of the cluster's ids, which the share's own terms do not
+    /// tell (see `quiver_model::dictionary`'s `share`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_bound: Option<u64>,
+    /// With a share of the dictionary: the IRI of each predicate id, which every partition
+    /// must know (`rdf:type` among them) though another owns their terms.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub predicates: Vec<String>,
+}
+
+impl PartitionInfo {
+    /// `dictionary` made this partition's share of its cluster's, when it holds one
+    /// (`id_bound` set), knowing the terms of `predicates` (the predicate ids' term ids).
+    pub fn share_dictionary(
+        &self,
+        dictionary: quiver_model::Dictionary,
+        predicates: &[Id],
+    ) -> Result<quiver_model::Dictionary, String> {
+        let Some(bound) = self.id_bound else {
+            return Ok(dictionary);
+        };
+        if self.predicates.len() != predicates.len() {
+            return Err(format!(
+                "{} predicate IRIs for {} predicates",
+                self.predicates.len(),
+                predicates.len()
+            ));
+        }
+        let dictionary = dictionary.into_share(self.index, self.count, bound);
+        dictionary.learn_foreign(predicates.iter().zip(&self.predicates).map(|(&id, iri)| {
+            let mut bytes = Vec::with_capacity(iri.len() + 1);
+            quiver_model::term::encode_iri(iri, &mut bytes);
+            (id, bytes)
+        }));
+        Ok(dictionary)
+    }
 }
 
 /// The layout file of a partitioned store.
@@ -78,6 +116,10 @@ pub struct PartitionLayout {
     /// The whole store's triples and terms, for a cluster to check its partitions.
     pub triples: u64,
     pub terms: u64,
+    /// Each partition's own terms, when each holds its share of the dictionary (a
+    /// cluster loaded by its processes); empty when every partition holds all `terms`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partition_terms: Vec<u64>,
     /// The classes (objects of `rdf:type`) of each graph, which each partition lists only
     /// where it owns instances: what a step over every class of a graph takes.
     #[serde(default)]
@@ -132,6 +174,8 @@ impl Store {
             index,
             count,
             hash: PARTITION_HASH.to_owned(),
+            id_bound: None,
+            predicates: Vec::new(),
         });
         Store::assemble(
             self.dictionary.clone(),
@@ -164,6 +208,39 @@ impl Store {
             }
         }
         build_split_graph(out, inn, None, self.predicate_count()).0
+    }
+
+    /// Partition `info.partition` of a cluster loaded by its processes, from its share of
+    /// the dictionary (ids `p × count + index`), the cluster's predicates (term ids,
+    /// ascending, their IRIs in `info`) and, per graph, its OUT edges `[subject,
+    /// predicate id, object]` and IN edges `[object, predicate id, subject]` as `owner`
+    /// places them. Every named graph of the cluster is listed, even where it is empty.
+    pub fn loaded_partition(
+        dictionary: quiver_model::Dictionary,
+        predicates: Vec<Id>,
+        default_graph: (Vec<[Id; 3]>, Vec<[Id; 3]>),
+        named_graphs: Vec<(Id, Vec<[Id; 3]>, Vec<[Id; 3]>)>,
+        info: LoadInfo,
+    ) -> Result<Store, String> {
+        let partition = info
+            .partition
+            .as_ref()
+            .ok_or("a loaded partition needs its partition information")?;
+        let dictionary = partition.share_dictionary(dictionary, &predicates)?;
+        let count = predicates.len();
+        let default_graph = build_split_graph(default_graph.0, default_graph.1, None, count);
+        let mut named: Vec<(Id, GraphIndex)> = named_graphs
+            .into_iter()
+            .map(|(name, out, inn)| (name, build_split_graph(out, inn, None, count).0))
+            .collect();
+        named.sort_by_key(|(name, _)| *name);
+        Ok(Store::assemble(
+            dictionary,
+            (predicates.into(), Vec::new()),
+            default_graph,
+            named,
+            info,
+        ))
     }
 
     /// Which partition this store is, if it is one.
@@ -218,11 +295,40 @@ pub fn save_partitioned(
         hash: PARTITION_HASH.to_owned(),
         triples: store.triples(),
         terms: store.terms(),
+        partition_terms: Vec::new(),
         classes: graph_classes(&store),
         statistics: Some(statistics.finish(store.rdf_type())),
     };
+    let written = write_layout(dir, &layout)?;
+    Ok((layout, bytes + written))
+}
+
+/// A new layout for a store of `count` partitions whose partitions are each cut or loaded
+/// already: `format` and `hash` set, the rest to fill in.
+pub fn new_layout(count: u32) -> PartitionLayout {
+    PartitionLayout {
+        format: LAYOUT_FORMAT,
+        partitions: count,
+        hash: PARTITION_HASH.to_owned(),
+        triples: 0,
+        terms: 0,
+        partition_terms: Vec::new(),
+        classes: Vec::new(),
+        statistics: None,
+    }
+}
+
+/// Writes the layout file of the partitioned store in `dir`, last of all its files (the
+/// partitions must all be saved already): through a temporary file, synced and renamed,
+/// so that a store is either complete or not a store. Returns the bytes written.
+pub fn write_layout(dir: &Path, layout: &PartitionLayout) -> Result<u64, StoreError> {
+    let invalid = |message: String| StoreError::Invalid {
+        dir: dir.display().to_string(),
+        message,
+    };
     let text = serde_json::to_vec_pretty(&layout).expect("the layout serializes");
-    let temporary = dir.join(format!("{LAYOUT_FILE}.tmp"));
+    // Named by process: the processes of a cluster on one machine may share `dir`.
+    let temporary = dir.join(format!("{LAYOUT_FILE}.{}.tmp", std::process::id()));
     let io = |e: std::io::Error| invalid(format!("writing {LAYOUT_FILE}: {e}"));
     std::fs::write(&temporary, &text).map_err(io)?;
     std::fs::File::open(&temporary)
@@ -232,11 +338,11 @@ pub fn save_partitioned(
     if let Ok(directory) = std::fs::File::open(dir) {
         let _ = directory.sync_all();
     }
-    Ok((layout, bytes + text.len() as u64))
+    Ok(text.len() as u64)
 }
 
-/// The classes of every graph of `store`.
-fn graph_classes(store: &Store) -> Vec<GraphClasses> {
+/// The classes of every graph of `store` (a partition's: those it lists instances of).
+pub fn graph_classes(store: &Store) -> Vec<GraphClasses> {
     let Some(rdf_type) = store.rdf_type() else {
         return Vec::new();
     };
@@ -306,12 +412,16 @@ pub fn open_partition(
         return Err(invalid(format!("no partition {index} of {count}")));
     }
     let (store, _) = Store::open(&partition_dir(dir, index))?;
-    let expected = PartitionInfo {
-        index,
-        count,
-        hash: layout.hash.clone(),
-    };
-    if store.partition_info() != Some(&expected) {
+    let share = !layout.partition_terms.is_empty();
+    let info = store.partition_info();
+    if info.is_some_and(|info| share != info.id_bound.is_some()) {
+        return Err(invalid(format!(
+            "partition-{index} and the layout disagree on whether the dictionary is partitioned"
+        )));
+    }
+    if info.is_none_or(|info| {
+        (info.index, info.count, info.hash.as_str()) != (index, count, layout.hash.as_str())
+    }) {
         return Err(invalid(format!(
             "partition-{index} is {}, not partition {index} of {count}",
             match store.partition_info() {
@@ -320,11 +430,17 @@ pub fn open_partition(
             }
         )));
     }
-    if store.terms() != layout.terms {
+    let (own, expected_terms) = match share {
+        true => (
+            store.dictionary().local_len(),
+            layout.partition_terms.get(index as usize).copied(),
+        ),
+        false => (store.terms(), Some(layout.terms)),
+    };
+    if Some(own) != expected_terms {
         return Err(invalid(format!(
-            "partition-{index} has {} terms, the layout {}",
-            store.terms(),
-            layout.terms
+            "partition-{index} has {own} terms, the layout {}",
+            expected_terms.map_or("none".to_owned(), |t| t.to_string())
         )));
     }
     Ok((store, layout))

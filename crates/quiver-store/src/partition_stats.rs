@@ -75,6 +75,41 @@ impl StatisticsMerger {
         }
     }
 
+    /// Adds one partition's catalog as [`Store::planner_statistics`] gave it (on another
+    /// process): the same sums as [`StatisticsMerger::add`]; `rdf_type`'s objects and
+    /// largest in-degree, which [`StatisticsMerger::finish`] recomputes, aside.
+    pub fn add_statistics(&mut self, partition: &PlannerStatistics) {
+        let count = partition.predicates.len();
+        if self.predicates.len() < count {
+            self.predicates.resize(count, PredicateStats::default());
+        }
+        for (merged, own) in self.predicates.iter_mut().zip(&partition.predicates) {
+            merged.triples += own.triples;
+            merged.subjects += own.subjects;
+            merged.objects += own.objects;
+            merged.max_out_degree = merged.max_out_degree.max(own.max_out_degree);
+            merged.max_in_degree = merged.max_in_degree.max(own.max_in_degree);
+        }
+        let width = 2 * count;
+        for (c, (&class, &instances)) in partition
+            .classes
+            .iter()
+            .zip(&partition.class_instances)
+            .enumerate()
+        {
+            let entry = self
+                .classes
+                .entry(class)
+                .or_insert_with(|| (0, vec![0; width]));
+            entry.0 += instances;
+            if let Some(counts) = partition.class_predicate.get(c * width..(c + 1) * width) {
+                for (sum, own) in entry.1.iter_mut().zip(counts) {
+                    *sum += own;
+                }
+            }
+        }
+    }
+
     /// The merged statistics; `rdf_type` corrected as the module says.
     pub fn finish(self, rdf_type: Option<PredId>) -> PlannerStatistics {
         let mut statistics = PlannerStatistics {

@@ -132,7 +132,16 @@ impl Store {
                 if metadata.id_bytes > ID_BYTES { "" } else { "out" }
             )));
         }
-        let terms = metadata.terms.saturating_add(metadata.appended_terms);
+        let share = metadata
+            .info
+            .partition
+            .clone()
+            .filter(|info| info.id_bound.is_some());
+        // A share of a cluster's dictionary: its vertices are the cluster's ids.
+        let terms = match share.as_ref().and_then(|info| info.id_bound) {
+            Some(bound) => bound,
+            None => metadata.terms.saturating_add(metadata.appended_terms),
+        };
         if terms > (Id::MAX as u64).saturating_add(1) {
             return Err(invalid(format!(
                 "{terms} terms do not fit {ID_BYTES}-byte ids"
@@ -153,6 +162,11 @@ impl Store {
         let predicates: Column<Id> = reader.column("catalog", "predicates")?;
         let predicate_count = validate::predicate_count(predicates.len()).map_err(invalid)?;
         validate::ascending_ids(&predicates, terms, "catalog.predicates").map_err(invalid)?;
+        if let Some(info) = &share {
+            dictionary = info
+                .share_dictionary(dictionary, &predicates)
+                .map_err(|e| invalid(format!("partition: {e}")))?;
+        }
         let stats: Column<u64> = reader.column("catalog", "predicate_stats")?;
         if stats.len() != predicates.len() * PredicateStats::WORDS {
             return Err(invalid(

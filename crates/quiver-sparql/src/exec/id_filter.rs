@@ -258,6 +258,11 @@ fn id_ranges(
     expression: &Expression,
     variable: &Variable,
 ) -> Option<Vec<Range<Id>>> {
+    if dictionary.share().is_some() {
+        // A share of a cluster's dictionary: ids do not sort like terms, and a constant
+        // another owner holds may not be known here.
+        return None;
+    }
     let is_var = |e: &Expression| matches!(e, Expression::Variable(v) if v == variable);
     let one = |term: Term| {
         let ranges = match evaluator.store.term_id(term.as_ref()) {

@@ -60,6 +60,10 @@ impl Evaluator<'_> {
             return Ok(None);
         }
         let dictionary = self.store.dictionary();
+        if dictionary.share().is_some() {
+            // A share of a cluster's dictionary: ids do not sort like terms.
+            return Ok(None);
+        }
         let base = dictionary.base_len();
         let ordered_below = dictionary.rank(&[TAG_LANG]).min(base);
         let mut memory = ctx.reservation();

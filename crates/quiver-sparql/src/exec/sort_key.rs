@@ -55,7 +55,7 @@ impl KeyMap {
     ) -> Result<Self, QueryError> {
         let ctx = scope.ctx();
         let dictionary = ctx.store.dictionary();
-        let ordered_below = Id::try_from(dictionary.rank(&[TAG_LANG]).min(dictionary.base_len()))
+        let ordered_below = Id::try_from(dictionary.rank(&[TAG_LANG]).min(dictionary.ordered_below()))
             .unwrap_or(Id::MAX);
         let mut distinct: FxHashSet<Id> = FxHashSet::default();
         for column in columns {
