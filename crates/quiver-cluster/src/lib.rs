@@ -10,6 +10,7 @@
 
 pub mod dataflow;
 mod fetch;
+pub mod load;
 pub mod local;
 mod message;
 pub mod route;

@@ -114,14 +114,31 @@ pub fn load_files(
     let prefixes: Vec<Option<String>> = (0..sources.len())
         .map(|i| scoped.then(|| format!("l{nonce:x}f{i}_")))
         .collect();
+    let (chunks, report) = parse_chunks(&sources, &prefixes, options, progress)?;
+    let names = sources
+        .iter()
+        .map(|s| s.path.display().to_string())
+        .collect();
+    finish(chunks, existing, report, names, started)
+}
+
+/// Parses `sources` into encoded chunks (each its own local dictionary and statements),
+/// as [`load_files`] does before merging them: what a cluster's process parses of its
+/// share before sending each term to its owner. `prefixes[i]` scopes the blank node
+/// labels of source `i`.
+pub fn parse_chunks(
+    sources: &[Source],
+    prefixes: &[Option<String>],
+    options: &LoadOptions,
+    progress: &dyn Progress,
+) -> Result<(Vec<Chunk>, LoadReport), LoadError> {
     let results = parse::parse_sources(
-        &sources,
-        &prefixes,
+        sources,
+        prefixes,
         options.lenient,
         options.threads,
         progress,
     )?;
-
     let mut report = LoadReport::default();
     let mut lines_before = vec![0u64; sources.len()];
     let mut statements_per_source = vec![0u64; sources.len()];
@@ -163,11 +180,13 @@ pub fn load_files(
             message: "no triples in file".into(),
         });
     }
-    let names = sources
-        .iter()
-        .map(|s| s.path.display().to_string())
-        .collect();
-    finish(chunks, existing, report, names, started)
+    Ok((chunks, report))
+}
+
+/// The chunks of LUBM-N as the generator makes them (`config` names the universities):
+/// what a cluster's process generates of its share.
+pub fn lubm_chunks(config: LubmConfig, threads: usize, progress: &dyn Progress) -> Vec<Chunk> {
+    lubm::generate_chunks(config, threads, progress)
 }
 
 /// Loads LUBM-N straight from the generator, on top of `existing` if given.

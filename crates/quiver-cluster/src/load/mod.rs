@@ -1,0 +1,278 @@
+//! Distributed bulk loading: a cluster loaded by its processes, no machine ever holding the
+//! whole graph or dictionary.
+//!
+//! Every worker (one partition each) parses its own share of the input: whole files,
+//! given out by size ([`file_shares`]), or its own universities of LUBM. The terms of
+//! its chunks go to their owners ([`quiver_model::dictionary::term_owner`]), which sort
+//! them, number them `p × count + owner` and send each origin its terms' ids; the origin
+//! then sends each statement's OUT edge to its subject's owner and its IN edge to its
+//! object's (its subject's for `rdf:type`, whose IN side is the class index), the owner
+//! builds and saves its partition, and every worker learns every partition's summary.
+//! The first worker of each process then writes the layout file (the same on every
+//! process), last: an interrupted or failed load leaves no store. The four phases are
+//! the operators of one timely dataflow ([`dataflow`]), each acting once its input is
+//! complete (timely's frontier), so a phase never waits on a message that cannot come.
+//!
+//! What a worker holds at its peak: its share's chunks (terms and statements as local
+//! ids), the terms it owns, and the edges of its partition, never another's.
+
+mod dataflow;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use quiver_loader::{LoadOptions, Progress, Source};
+use quiver_lubm::LubmConfig;
+use quiver_store::partition::{GraphClasses, PartitionLayout};
+use quiver_store::partition_stats::PlannerStatistics;
+use serde::{Deserialize, Serialize};
+
+use crate::ClusterConfig;
+
+/// What a cluster loads.
+#[derive(Debug, Clone)]
+pub enum LoadInput {
+    /// Files or directories (every process must see the same paths).
+    Files {
+        paths: Vec<PathBuf>,
+        options: LoadOptions,
+    },
+    /// LUBM straight from the generator, each worker its own universities.
+    Lubm { config: LubmConfig, threads: usize },
+}
+
+/// Where the load runs: the workers of this process alone, or one process of a cluster.
+#[derive(Debug, Clone)]
+pub enum LoadCluster {
+    InProcess { workers: usize },
+    Processes(ClusterConfig),
+}
+
+impl LoadCluster {
+    /// (this process's first worker, its workers, all workers).
+    fn workers(&self) -> (usize, usize, usize) {
+        match self {
+            LoadCluster::InProcess { workers } => (0, *workers, *workers),
+            LoadCluster::Processes(config) => (
+                config.process * config.workers,
+                config.workers,
+                config.addresses.len() * config.workers,
+            ),
+        }
+    }
+}
+
+/// What one partition's worker did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PartitionSummary {
+    pub index: u32,
+    /// Statements parsed from its share (duplicates included).
+    pub statements: u64,
+    /// Triples of its OUT records (each triple is counted by one partition).
+    pub triples: u64,
+    /// Terms it owns.
+    pub terms: u64,
+    /// Bytes of its snapshot on disk.
+    pub bytes: u64,
+    /// Bytes it sent to other workers (terms, ids, edges).
+    pub sent: u64,
+    /// Its process's peak resident memory when it finished, if known.
+    pub peak_rss: Option<u64>,
+    pub(crate) classes: Vec<GraphClasses>,
+    pub(crate) statistics: PlannerStatistics,
+    pub(crate) rdf_type: Option<u32>,
+}
+
+/// A cluster loaded: every partition's summary and the layout written.
+#[derive(Debug, Clone)]
+pub struct LoadedCluster {
+    pub partitions: Vec<PartitionSummary>,
+    pub layout: PartitionLayout,
+    pub seconds: f64,
+}
+
+/// Errors of a distributed load.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterLoadError {
+    #[error("{0}")]
+    Input(String),
+    #[error("{}: {message}", dir.display())]
+    Store { dir: PathBuf, message: String },
+    #[error("the cluster's workers stopped: {0}")]
+    Workers(String),
+}
+
+/// Loads `input` into a new partitioned store in `dir`, one partition per worker of
+/// `cluster` (see the module's documentation). Every process of a cluster calls it with
+/// the same input; each returns once the layout is written, with every partition's
+/// summary. `dir` must hold no store.
+pub fn load_cluster(
+    dir: &Path,
+    input: LoadInput,
+    cluster: LoadCluster,
+    progress: Arc<dyn Progress + Send + Sync>,
+) -> Result<LoadedCluster, ClusterLoadError> {
+    use quiver_store::partition::LAYOUT_FILE;
+    let started = std::time::Instant::now();
+    if dir.join(LAYOUT_FILE).exists() || dir.join("manifest.json").exists() {
+        return Err(ClusterLoadError::Store {
+            dir: dir.to_owned(),
+            message: "already holds a store".into(),
+        });
+    }
+    std::fs::create_dir_all(dir).map_err(|e| ClusterLoadError::Store {
+        dir: dir.to_owned(),
+        message: e.to_string(),
+    })?;
+    let (first, local, total) = cluster.workers();
+    if total == 0 || total > quiver_store::partition::MAX_PARTITIONS as usize {
+        return Err(ClusterLoadError::Input(format!(
+            "{total} workers: give 1 to {}",
+            quiver_store::partition::MAX_PARTITIONS
+        )));
+    }
+    let shares = Arc::new(Shares::new(&input, total)?);
+    let config = match cluster {
+        LoadCluster::InProcess { workers } => timely::Config::process(workers),
+        LoadCluster::Processes(config) => timely::Config {
+            communication: timely::CommunicationConfig::Cluster {
+                threads: config.workers,
+                process: config.process,
+                addresses: config.addresses,
+                report: false,
+                zerocopy: false,
+            },
+            worker: timely::WorkerConfig::default(),
+        },
+    };
+    let dir = dir.to_owned();
+    let guards = timely::execute(config, move |worker| {
+        dataflow::run(worker, &dir, &shares, first, local, progress.as_ref())
+    })
+    .map_err(ClusterLoadError::Workers)?;
+    let mut loaded = None;
+    for result in guards.join() {
+        match result {
+            Ok(Ok(Some(cluster))) => loaded = Some(cluster),
+            Ok(Ok(None)) => {}
+            Ok(Err(error)) => return Err(error),
+            Err(panic) => return Err(ClusterLoadError::Workers(panic)),
+        }
+    }
+    let mut loaded = loaded.ok_or_else(|| {
+        ClusterLoadError::Workers("no worker of this process wrote the layout".into())
+    })?;
+    loaded.seconds = started.elapsed().as_secs_f64();
+    Ok(loaded)
+}
+
+/// Who parses what: the same on every process.
+#[derive(Debug)]
+pub(crate) enum Shares {
+    Files {
+        sources: Vec<Source>,
+        /// Worker → the sources it parses (indexes into `sources`).
+        owners: Vec<Vec<usize>>,
+        options: LoadOptions,
+        /// Blank node labels are scoped per file when there are several.
+        scoped: bool,
+        nonce: u64,
+    },
+    Lubm { config: LubmConfig, threads: usize },
+}
+
+impl Shares {
+    fn new(input: &LoadInput, workers: usize) -> Result<Self, ClusterLoadError> {
+        Ok(match input {
+            LoadInput::Files { paths, options } => {
+                let sources = quiver_loader::collect_sources(paths, options.format)
+                    .map_err(|e| ClusterLoadError::Input(e.to_string()))?;
+                let sizes: Vec<u64> = sources.iter().map(|s| s.bytes).collect();
+                let nonce = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64)
+                    ^ u64::from(std::process::id());
+                Shares::Files {
+                    owners: file_shares(&sizes, workers),
+                    scoped: sources.len() > 1,
+                    sources,
+                    options: options.clone(),
+                    nonce,
+                }
+            }
+            LoadInput::Lubm { config, threads } => Shares::Lubm {
+                config: *config,
+                threads: *threads,
+            },
+        })
+    }
+}
+
+/// Files given out to `workers` by size: the largest first, each to the worker with the
+/// fewest bytes so far (the lowest number on a tie), so every process computes the same
+/// shares.
+pub fn file_shares(sizes: &[u64], workers: usize) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(sizes[i]), i));
+    let mut shares = vec![Vec::new(); workers.max(1)];
+    let mut loads = vec![0u64; workers.max(1)];
+    for i in order {
+        let (worker, _) = loads
+            .iter()
+            .enumerate()
+            .min_by_key(|&(w, &load)| (load, w))
+            .expect("at least one worker");
+        loads[worker] += sizes[i];
+        shares[worker].push(i);
+    }
+    for share in &mut shares {
+        share.sort_unstable();
+    }
+    shares
+}
+
+/// The universities of worker `index` among `workers`: a contiguous run of `config`'s.
+pub fn lubm_share(config: LubmConfig, index: usize, workers: usize) -> LubmConfig {
+    let n = u64::from(config.universities);
+    let (w, workers) = (index as u64, workers.max(1) as u64);
+    let start = n * w / workers;
+    let end = n * (w + 1) / workers;
+    LubmConfig {
+        universities: (end - start) as u32,
+        start_index: config.start_index + start as u32,
+        seed: config.seed,
+    }
+}
+
+/// This process's peak resident memory (Linux), in bytes.
+pub(crate) fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_and_universities_are_shared_out_whole_and_once() {
+        let sizes = [5, 100, 7, 7, 60, 1];
+        let shares = file_shares(&sizes, 3);
+        let mut all: Vec<usize> = shares.iter().flatten().copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..sizes.len()).collect::<Vec<_>>());
+        assert_eq!(shares[0], vec![1]);
+        assert_eq!(shares[1], vec![4]);
+        let config = LubmConfig::standard(10);
+        let parts: Vec<LubmConfig> = (0..4).map(|w| lubm_share(config, w, 4)).collect();
+        let mut next = 0;
+        for part in &parts {
+            assert_eq!(part.start_index, next);
+            next += part.universities;
+        }
+        assert_eq!(next, 10);
+        assert!(parts.iter().all(|p| p.universities >= 2));
+    }
+}

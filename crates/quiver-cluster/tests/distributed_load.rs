@@ -1,0 +1,267 @@
+//! A cluster loaded by its workers holds exactly the quads of the single store loaded from
+//! the same input, each term at one owner only, and no worker holds the whole dictionary.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use quiver_cluster::load::{load_cluster, LoadCluster, LoadInput};
+use quiver_loader::{LoadOptions, NoProgress};
+use quiver_store::partition::{open_partition, read_layout};
+use quiver_store::Store;
+
+mod common;
+
+/// A fresh directory under the system's temp dir.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "quiver-distributed-load-{name}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Blank node labels without the per-load prefix the loader gives each file's labels
+/// (`l<nonce in hex>f<file number>_`): what two loads of the same files agree on.
+fn unscoped(text: String) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("_:l") {
+        out.push_str(&rest[..at + 2]);
+        let label = &rest[at + 3..];
+        let scope = label.find('_').map(|end| &label[..end]);
+        match scope.and_then(|scope| scope.rfind('f').map(|f| (scope, f))) {
+            Some((scope, f)) => {
+                out.push_str(&scope[f..]);
+                rest = &label[scope.len()..];
+            }
+            None => {
+                out.push('l');
+                rest = label;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The quads of a whole store, as sorted N-Quads lines.
+fn whole_quads(store: &Store) -> Vec<String> {
+    let mut quads = BTreeSet::new();
+    store.for_each_quad(|q| {
+        let term = |id| store.term(id).unwrap().to_string();
+        let graph = q.graph.map_or(String::new(), |g| format!(" {}", term(g)));
+        quads.insert(unscoped(format!(
+            "{} {} {}{graph}",
+            term(q.subject),
+            term(q.predicate),
+            term(q.object)
+        )));
+    });
+    quads.into_iter().collect()
+}
+
+/// The quads of a partitioned store (each partition's OUT records), every id decoded at
+/// its owner; checks each term lives at exactly one owner and none holds them all.
+fn cluster_quads(dir: &Path) -> Vec<String> {
+    let layout = read_layout(dir).unwrap().expect("a layout was written");
+    let count = layout.partitions;
+    let parts: Vec<Store> = (0..count)
+        .map(|i| open_partition(dir, i, count).unwrap().0)
+        .collect();
+    let own: u64 = parts.iter().map(|p| p.dictionary().local_len()).sum();
+    assert_eq!(own, layout.terms, "every term once, at its owner");
+    for (i, part) in parts.iter().enumerate() {
+        assert_eq!(part.dictionary().share(), Some((i as u32, count)));
+        if count > 1 {
+            assert!(
+                part.dictionary().local_len() < layout.terms,
+                "partition {i} holds the whole dictionary"
+            );
+        }
+    }
+    let term = |id: quiver_model::Id| {
+        let owner = parts[(id % count) as usize].dictionary();
+        assert_eq!(owner.share().map(|s| s.0), Some(id % count));
+        let bytes = owner.term(id).unwrap_or_else(|| panic!("id {id} at its owner"));
+        quiver_model::decode_term(&bytes).unwrap().to_term().to_string()
+    };
+    let mut quads = BTreeSet::new();
+    let mut triples = 0;
+    for part in &parts {
+        triples += part.triples();
+        part.for_each_quad(|q| {
+            let graph = q.graph.map_or(String::new(), |g| format!(" {}", term(g)));
+            let line = format!(
+                "{} {} {}{graph}",
+                term(q.subject),
+                term(q.predicate),
+                term(q.object)
+            );
+            assert!(quads.insert(unscoped(line)), "a triple at two owners");
+        });
+    }
+    assert_eq!(triples, layout.triples);
+    quads.into_iter().collect()
+}
+
+fn options() -> LoadOptions {
+    LoadOptions {
+        format: None,
+        lenient: false,
+        threads: 1,
+    }
+}
+
+/// Files with literals of every kind, language tags, blank nodes, named graphs and
+/// duplicates, in three syntaxes.
+fn write_files(dir: &Path) -> Vec<PathBuf> {
+    let mut nquads = String::new();
+    for quad in common::fixed_graph(7, 600) {
+        nquads.push_str(&format!("{quad} .\n"));
+    }
+    nquads.push_str(concat!(
+        "<http://ex/e1> <http://ex/name> \"plain\" .\n",
+        "<http://ex/e1> <http://ex/name> \"plain\" .\n",
+        "<http://ex/e1> <http://ex/name> \"chat\"@fr <http://ex/g1> .\n",
+        "<http://ex/e1> <http://ex/name> \"chat\"@en-GB .\n",
+        "<http://ex/e2> <http://ex/age> \"42\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n",
+        "<http://ex/e2> <http://ex/age> \"4.2e1\"^^<http://www.w3.org/2001/XMLSchema#double> .\n",
+        "<http://ex/e2> <http://ex/when> \"2024-01-01\"^^<http://www.w3.org/2001/XMLSchema#date> .\n",
+        "_:x <http://ex/knows> _:y _:g .\n",
+        "<http://ex/e3> <http://ex/text> \"line\\nbreak \\\"quoted\\\" \\u00e9\" .\n",
+    ));
+    let turtle = concat!(
+        "@prefix ex: <http://ex/> .\n",
+        "ex:e5 a ex:C9 ; ex:p1 ex:e6 , _:inner ; ex:flag true .\n",
+        "_:inner ex:p2 \"inner\" .\n",
+        "_:x ex:p3 ex:e1 .\n",
+        "ex:e6 ex:p1 ex:e5 .\n",
+    );
+    let trig = "@prefix ex: <http://ex/> .\nex:g7 { ex:e7 ex:p4 ex:e8 , \"v\"@de . _:x ex:p4 ex:e7 }\n";
+    let files = [
+        ("data.nq", nquads.as_str()),
+        ("more.ttl", turtle),
+        ("named.trig", trig),
+    ];
+    files
+        .iter()
+        .map(|(name, text)| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        })
+        .collect()
+}
+
+#[test]
+fn a_cluster_loaded_from_files_holds_the_single_stores_quads() {
+    let dir = scratch("files");
+    let files = write_files(&dir);
+    let (whole, _) = quiver_loader::load_files(&files, &options(), None, &NoProgress).unwrap();
+    let expected = whole_quads(&whole);
+    assert!(expected.len() > 500);
+    for workers in 1..=4 {
+        let location = dir.join(format!("cluster-{workers}"));
+        let input = LoadInput::Files {
+            paths: files.clone(),
+            options: options(),
+        };
+        let loaded = load_cluster(
+            &location,
+            input,
+            LoadCluster::InProcess { workers },
+            Arc::new(NoProgress),
+        )
+        .unwrap();
+        assert_eq!(loaded.partitions.len(), workers);
+        assert_eq!(loaded.layout.triples, whole.triples(), "{workers} workers");
+        assert_eq!(loaded.layout.terms, whole.terms(), "{workers} workers");
+        let quads = cluster_quads(&location);
+        let missing: Vec<&String> = expected.iter().filter(|q| !quads.contains(q)).collect();
+        let extra: Vec<&String> = quads.iter().filter(|q| !expected.contains(q)).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{workers} workers: missing {missing:?}, extra {extra:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_cluster_generating_lubm_holds_the_single_stores_quads() {
+    let dir = scratch("lubm");
+    let config = quiver_lubm::LubmConfig::standard(2);
+    let (whole, _) = quiver_loader::load_lubm(config, 2, None, &NoProgress).unwrap();
+    let expected = whole_quads(&whole);
+    for workers in [1, 3] {
+        let location = dir.join(format!("cluster-{workers}"));
+        let input = LoadInput::Lubm { config, threads: 1 };
+        let loaded = load_cluster(
+            &location,
+            input,
+            LoadCluster::InProcess { workers },
+            Arc::new(NoProgress),
+        )
+        .unwrap();
+        assert_eq!(loaded.layout.triples, whole.triples());
+        assert_eq!(cluster_quads(&location), expected, "{workers} workers");
+        // The merged statistics are the whole store's (whose ids differ), sampling aside.
+        let statistics = loaded.layout.statistics.unwrap();
+        let planner = whole.planner_statistics();
+        let sorted = |mut v: Vec<u64>| {
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(
+            sorted(statistics.class_instances.clone()),
+            sorted(planner.class_instances.clone())
+        );
+        let triples = |s: &quiver_store::partition_stats::PlannerStatistics| {
+            sorted(s.predicates.iter().map(|p| p.triples).collect())
+        };
+        assert_eq!(triples(&statistics), triples(&planner));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_malformed_statement_stops_the_load_with_its_place_and_leaves_no_store() {
+    let dir = scratch("malformed");
+    let mut files = write_files(&dir);
+    let bad = dir.join("bad.nt");
+    std::fs::write(&bad, "<http://ex/a> <http://ex/b> <http://ex/c> .\n<http://ex/a> <http://ex/b> \"unterminated .\n").unwrap();
+    files.push(bad);
+    let location = dir.join("cluster");
+    let error = load_cluster(
+        &location,
+        LoadInput::Files {
+            paths: files,
+            options: options(),
+        },
+        LoadCluster::InProcess { workers: 3 },
+        Arc::new(NoProgress),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("bad.nt:2:"), "{error}");
+    assert!(read_layout(&location).unwrap().is_none(), "no layout written");
+    // A store already there is refused, and left as it was.
+    let good = dir.join("good");
+    let paths = vec![dir.join("more.ttl")];
+    let input = LoadInput::Files {
+        paths,
+        options: options(),
+    };
+    let cluster = LoadCluster::InProcess { workers: 2 };
+    load_cluster(&good, input.clone(), cluster.clone(), Arc::new(NoProgress)).unwrap();
+    let before = std::fs::read(good.join(quiver_store::partition::LAYOUT_FILE)).unwrap();
+    let error = load_cluster(&good, input, cluster, Arc::new(NoProgress)).unwrap_err();
+    assert!(error.to_string().contains("already holds a store"), "{error}");
+    let after = std::fs::read(good.join(quiver_store::partition::LAYOUT_FILE)).unwrap();
+    assert_eq!(before, after);
+    let _ = std::fs::remove_dir_all(&dir);
+}
