@@ -86,8 +86,13 @@ fn cluster_quads(dir: &Path) -> Vec<String> {
     let term = |id: quiver_model::Id| {
         let owner = parts[(id % count) as usize].dictionary();
         assert_eq!(owner.share().map(|s| s.0), Some(id % count));
-        let bytes = owner.term(id).unwrap_or_else(|| panic!("id {id} at its owner"));
-        quiver_model::decode_term(&bytes).unwrap().to_term().to_string()
+        let bytes = owner
+            .term(id)
+            .unwrap_or_else(|| panic!("id {id} at its owner"));
+        quiver_model::decode_term(&bytes)
+            .unwrap()
+            .to_term()
+            .to_string()
     };
     let mut quads = BTreeSet::new();
     let mut triples = 0;
@@ -141,7 +146,8 @@ fn write_files(dir: &Path) -> Vec<PathBuf> {
         "_:x ex:p3 ex:e1 .\n",
         "ex:e6 ex:p1 ex:e5 .\n",
     );
-    let trig = "@prefix ex: <http://ex/> .\nex:g7 { ex:e7 ex:p4 ex:e8 , \"v\"@de . _:x ex:p4 ex:e7 }\n";
+    let trig =
+        "@prefix ex: <http://ex/> .\nex:g7 { ex:e7 ex:p4 ex:e8 , \"v\"@de . _:x ex:p4 ex:e7 }\n";
     let files = [
         ("data.nq", nquads.as_str()),
         ("more.ttl", turtle),
@@ -248,7 +254,10 @@ fn a_malformed_statement_stops_the_load_with_its_place_and_leaves_no_store() {
     .unwrap_err()
     .to_string();
     assert!(error.contains("bad.nt:2:"), "{error}");
-    assert!(read_layout(&location).unwrap().is_none(), "no layout written");
+    assert!(
+        read_layout(&location).unwrap().is_none(),
+        "no layout written"
+    );
     // A store already there is refused, and left as it was.
     let good = dir.join("good");
     let paths = vec![dir.join("more.ttl")];
@@ -260,7 +269,10 @@ fn a_malformed_statement_stops_the_load_with_its_place_and_leaves_no_store() {
     load_cluster(&good, input.clone(), cluster.clone(), Arc::new(NoProgress)).unwrap();
     let before = std::fs::read(good.join(quiver_store::partition::LAYOUT_FILE)).unwrap();
     let error = load_cluster(&good, input, cluster, Arc::new(NoProgress)).unwrap_err();
-    assert!(error.to_string().contains("already holds a store"), "{error}");
+    assert!(
+        error.to_string().contains("already holds a store"),
+        "{error}"
+    );
     let after = std::fs::read(good.join(quiver_store::partition::LAYOUT_FILE)).unwrap();
     assert_eq!(before, after);
     let _ = std::fs::remove_dir_all(&dir);

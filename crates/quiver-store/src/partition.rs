@@ -62,6 +62,10 @@ pub fn owner(vertex: Id, count: u32) -> u32 {
     (u64::from(vertex) % u64::from(count.max(1))) as u32
 }
 
+/// A partition's edges of one graph: OUT edges `[subject, predicate id, object]` and IN
+/// edges `[object, predicate id, subject]`.
+pub type SplitEdges = (Vec<[Id; 3]>, Vec<[Id; 3]>);
+
 /// Which partition of which layout a store is (recorded in its load information).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartitionInfo {
@@ -218,8 +222,8 @@ impl Store {
     pub fn loaded_partition(
         dictionary: quiver_model::Dictionary,
         predicates: Vec<Id>,
-        default_graph: (Vec<[Id; 3]>, Vec<[Id; 3]>),
-        named_graphs: Vec<(Id, Vec<[Id; 3]>, Vec<[Id; 3]>)>,
+        default_graph: SplitEdges,
+        named_graphs: Vec<(Id, SplitEdges)>,
         info: LoadInfo,
     ) -> Result<Store, String> {
         let partition = info
@@ -231,7 +235,7 @@ impl Store {
         let default_graph = build_split_graph(default_graph.0, default_graph.1, None, count);
         let mut named: Vec<(Id, GraphIndex)> = named_graphs
             .into_iter()
-            .map(|(name, out, inn)| (name, build_split_graph(out, inn, None, count).0))
+            .map(|(name, (out, inn))| (name, build_split_graph(out, inn, None, count).0))
             .collect();
         named.sort_by_key(|(name, _)| *name);
         Ok(Store::assemble(

@@ -24,7 +24,7 @@ use quiver_model::dictionary::term_owner;
 use quiver_model::{decode_term, DecodedTerm, Dictionary, DictionaryBuilder, Id, ID_BYTES};
 use quiver_store::partition::{
     graph_classes, new_layout, owner, partition_dir, write_layout, GraphClasses, PartitionInfo,
-    PARTITION_HASH,
+    SplitEdges, PARTITION_HASH,
 };
 use quiver_store::partition_stats::StatisticsMerger;
 use quiver_store::store::RDF_TYPE;
@@ -45,6 +45,9 @@ const BATCH: usize = 1 << 16;
 /// is checked to leave this free).
 const DEFAULT: Id = Id::MAX;
 
+/// Edges for one owner, OUT then IN, `[key vertex, predicate term, neighbour, graph]`.
+type QuadEdges = (Vec<[Id; 4]>, Vec<[Id; 4]>);
+
 /// What workers send one another while loading; `to` is the worker it goes to.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 enum LoadMessage {
@@ -60,7 +63,11 @@ enum LoadMessage {
     /// A worker's share could not be read: every worker skips the rest.
     Failed { to: u32, message: String },
     /// The ids of an origin's terms.
-    Ids { to: u32, refs: Vec<u64>, ids: Vec<Id> },
+    Ids {
+        to: u32,
+        refs: Vec<u64>,
+        ids: Vec<Id>,
+    },
     /// How many terms owner `from` holds (to every worker).
     Count { to: u32, from: u32, terms: u64 },
     /// Edges for their owner, `[key vertex, predicate term, neighbour, graph]`.
@@ -135,11 +142,7 @@ pub(super) fn run(
     let writes_layout = (index as usize - first).is_multiple_of(local.max(1));
     let mut input: InputHandleVec<u64, LoadMessage> = InputHandleVec::new();
     worker.dataflow::<u64, _, _>(|scope| {
-        let (owners, origins, builders) = (
-            Rc::clone(&state),
-            Rc::clone(&state),
-            Rc::clone(&state),
-        );
+        let (owners, origins, builders) = (Rc::clone(&state), Rc::clone(&state), Rc::clone(&state));
         let layout = Rc::clone(&state);
         let done = Rc::clone(&result);
         let (dir, layout_dir) = (dir.to_owned(), dir.to_owned());
@@ -239,12 +242,8 @@ pub(super) fn run(
                     });
                     if frontier.frontier().is_empty() && !finished {
                         finished = true;
-                        let outcome = finish_layout(
-                            &dir,
-                            workers,
-                            std::mem::take(&mut saved),
-                            writes_layout,
-                        );
+                        let outcome =
+                            finish_layout(&dir, workers, std::mem::take(&mut saved), writes_layout);
                         match outcome {
                             Ok(cluster) => *done.borrow_mut() = cluster,
                             Err(message) => layout.borrow_mut().failure = Some(message),
@@ -259,7 +258,10 @@ pub(super) fn run(
             let mut own = state.borrow_mut();
             own.statements = statements;
             own.sources = sources;
-            own.ids = chunks.iter().map(|c| vec![Id::MAX; c.spans.len()]).collect();
+            own.ids = chunks
+                .iter()
+                .map(|c| vec![Id::MAX; c.spans.len()])
+                .collect();
             for (number, chunk) in chunks.iter().enumerate() {
                 for &[_, predicate, _, _] in &chunk.quads {
                     let reference = (number as u64) << 32 | u64::from(predicate);
@@ -439,10 +441,7 @@ impl Owned {
         let failed = state.borrow().failure.clone();
         if let Some(message) = failed {
             // Passed on to this worker's later operators.
-            return vec![LoadMessage::Failed {
-                to: index,
-                message,
-            }];
+            return vec![LoadMessage::Failed { to: index, message }];
         }
         let Owned { arena, mut entries } = self;
         let term = |&(start, length, _, _): &(u64, u32, u32, u64)| {
@@ -539,10 +538,7 @@ fn take_ids(message: LoadMessage, state: &Shared, counts: &mut [u64]) {
 fn send_edges(index: u32, workers: u32, counts: &[u64], state: &Shared) -> Vec<LoadMessage> {
     let mut state = state.borrow_mut();
     if let Some(message) = state.failure.clone() {
-        return vec![LoadMessage::Failed {
-            to: index,
-            message,
-        }];
+        return vec![LoadMessage::Failed { to: index, message }];
     }
     let most = counts.iter().copied().max().unwrap_or(0);
     let id_bound = most * u64::from(workers);
@@ -559,10 +555,9 @@ fn send_edges(index: u32, workers: u32, counts: &[u64], state: &Shared) -> Vec<L
         .find(|(_, iri)| iri.as_str() == RDF_TYPE)
         .map(|(&id, _)| id);
     let mut graphs: BTreeSet<Id> = BTreeSet::new();
-    let mut batches: Vec<(Vec<[Id; 4]>, Vec<[Id; 4]>)> =
-        (0..workers).map(|_| Default::default()).collect();
+    let mut batches: Vec<QuadEdges> = (0..workers).map(|_| Default::default()).collect();
     let mut messages = Vec::new();
-    let mut flush = |to: u32, batches: &mut Vec<(Vec<[Id; 4]>, Vec<[Id; 4]>)>, force: bool| {
+    let mut flush = |to: u32, batches: &mut Vec<QuadEdges>, force: bool| {
         let (out, inn) = &batches[to as usize];
         if (force && (!out.is_empty() || !inn.is_empty())) || out.len() + inn.len() >= BATCH {
             let (out, inn) = std::mem::take(&mut batches[to as usize]);
@@ -656,11 +651,13 @@ fn build(
         .dictionary
         .take()
         .ok_or("the partition's dictionary was not numbered")?;
-    let id_bound = edges.id_bound.ok_or("the cluster's id bound did not arrive")?;
+    let id_bound = edges
+        .id_bound
+        .ok_or("the cluster's id bound did not arrive")?;
     let (ids, iris): (Vec<Id>, Vec<String>) = edges.predicates.into_iter().unzip();
     let predicate = |term: Id| ids.binary_search(&term).map(|p| p as Id);
-    let mut default_graph: (Vec<[Id; 3]>, Vec<[Id; 3]>) = Default::default();
-    let mut named: BTreeMap<Id, (Vec<[Id; 3]>, Vec<[Id; 3]>)> = edges
+    let mut default_graph: SplitEdges = Default::default();
+    let mut named: BTreeMap<Id, SplitEdges> = edges
         .graphs
         .iter()
         .map(|&g| (g, Default::default()))
@@ -674,7 +671,11 @@ fn build(
                     .get_mut(&name)
                     .ok_or("an edge's graph is not in the vocabulary")?,
             };
-            let edges = if side == 0 { &mut graph.0 } else { &mut graph.1 };
+            let edges = if side == 0 {
+                &mut graph.0
+            } else {
+                &mut graph.1
+            };
             edges.push([key, p, other]);
         }
     }
@@ -696,7 +697,7 @@ fn build(
             predicates: iris,
         }),
     };
-    let named = named.into_iter().map(|(g, (o, i))| (g, o, i)).collect();
+    let named = named.into_iter().collect();
     let store = Store::loaded_partition(dictionary, ids, default_graph, named, info)?;
     let bytes = store
         .save(&partition_dir(dir, index))

@@ -178,7 +178,10 @@ pub(crate) enum Shares {
         scoped: bool,
         nonce: u64,
     },
-    Lubm { config: LubmConfig, threads: usize },
+    Lubm {
+        config: LubmConfig,
+        threads: usize,
+    },
 }
 
 impl Shares {

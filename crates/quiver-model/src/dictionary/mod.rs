@@ -401,9 +401,7 @@ impl Dictionary {
                 remembered.insert(term.into(), id);
                 Some(id)
             }
-            None => self
-                .lookup_appended(term)
-                .or_else(|| self.foreign_id(term)),
+            None => self.lookup_appended(term).or_else(|| self.foreign_id(term)),
         }
     }
 
@@ -497,7 +495,10 @@ impl Dictionary {
             return;
         }
         for (i, term) in self.appended.terms.iter().enumerate() {
-            f(self.global(self.len + i as u64).map_or(u64::MAX, u64::from), term);
+            f(
+                self.global(self.len + i as u64).map_or(u64::MAX, u64::from),
+                term,
+            );
         }
     }
 

@@ -72,7 +72,8 @@ thread_local! {
 pub fn record_misses<R>(f: impl FnOnce() -> R) -> (R, Vec<Vec<u8>>) {
     let outer = MISSES.with(|m| m.borrow_mut().replace(Vec::new()));
     let result = f();
-    let mut misses = MISSES.with(|m| std::mem::replace(&mut *m.borrow_mut(), outer))
+    let mut misses = MISSES
+        .with(|m| std::mem::replace(&mut *m.borrow_mut(), outer))
         .unwrap_or_default();
     misses.sort_unstable();
     misses.dedup();
@@ -216,7 +217,10 @@ mod tests {
                     .iter()
                     .filter(|t| term_owner(t, count) == index)
                     .collect();
-                (Dictionary::from_sorted(&own).into_share(index, count, 1000), own)
+                (
+                    Dictionary::from_sorted(&own).into_share(index, count, 1000),
+                    own,
+                )
             })
             .collect();
         let mut seen = std::collections::HashSet::new();

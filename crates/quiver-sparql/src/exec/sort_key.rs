@@ -55,8 +55,9 @@ impl KeyMap {
     ) -> Result<Self, QueryError> {
         let ctx = scope.ctx();
         let dictionary = ctx.store.dictionary();
-        let ordered_below = Id::try_from(dictionary.rank(&[TAG_LANG]).min(dictionary.ordered_below()))
-            .unwrap_or(Id::MAX);
+        let ordered_below =
+            Id::try_from(dictionary.rank(&[TAG_LANG]).min(dictionary.ordered_below()))
+                .unwrap_or(Id::MAX);
         let mut distinct: FxHashSet<Id> = FxHashSet::default();
         for column in columns {
             distinct.extend(unordered_ids(&ctx, column, ordered_below)?);
