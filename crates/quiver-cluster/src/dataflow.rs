@@ -45,6 +45,7 @@ use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
+use crate::dictionary::{Ask, ClusterResolver};
 use crate::message::{
     hand_on, route, table_counts, time_left, Carried, Failure, Message, Payload, Plan, WEIGHT,
 };
@@ -88,7 +89,7 @@ type Answer = Result<(Table, bool), Failure>;
 type Reply = mpsc::Sender<Answer>;
 
 /// What the coordinator is asked.
-enum Request {
+pub(crate) enum Request {
     /// A pattern's run, under the query number the asker chose.
     Run {
         query: u64,
@@ -98,12 +99,21 @@ enum Request {
     },
     /// The asker gave the query up: every worker drops its messages.
     Cancel(u64),
+    /// A question to the owners of a partitioned dictionary ([`crate::dictionary`]).
+    Dictionary {
+        ask: Ask,
+        reply: mpsc::Sender<Vec<(Id, Vec<u8>)>>,
+    },
 }
 
 /// The partitions of a store served by the workers of timely-dataflow, one partition per
 /// worker.
 pub struct TimelyPartitions {
-    requests: Mutex<Option<mpsc::Sender<Request>>>,
+    requests: Arc<Mutex<Option<mpsc::Sender<Request>>>>,
+    /// Process 0's first partition, where queries are planned: a clone of the store its
+    /// worker serves, so that what its dictionary learns of other owners' terms (a
+    /// partitioned dictionary) is learnt once for both.
+    coordinator_store: Option<Store>,
     guards: Mutex<Option<WorkerGuards<()>>>,
     /// Every partition's graphs' classes, by graph (known where the partitions were cut).
     classes: HashMap<GraphRef, Vec<Id>>,
@@ -228,19 +238,32 @@ impl TimelyPartitions {
         rdf_type: Option<PredId>,
         workers: u32,
     ) -> Result<Self, String> {
-        let parts = Arc::new(parts);
         let (requests, receiver) = mpsc::channel::<Request>();
+        let requests = Arc::new(Mutex::new((first == 0).then_some(requests)));
+        let coordinator = Arc::new(Coordinator::default());
+        let coordinator_store = parts.first().filter(|_| first == 0).cloned();
+        if let Some(store) = &coordinator_store {
+            if store.dictionary().share().is_some() {
+                store
+                    .dictionary()
+                    .set_resolver(Some(Arc::new(ClusterResolver {
+                        requests: Arc::downgrade(&requests),
+                        coordinator: Arc::clone(&coordinator),
+                    })));
+            }
+        }
+        let parts = Arc::new(parts);
         let receiver = Arc::new(Mutex::new(Some(receiver)));
         let totals = Arc::new(Mutex::new(Totals::default()));
         let shared = Arc::clone(&totals);
-        let coordinator = Arc::new(Coordinator::default());
         let thread = Arc::clone(&coordinator);
         let guards = timely::execute(config, move |worker| {
             let part = parts[worker.index() - first].clone();
             serve(worker, part, &receiver, &shared, &thread);
         })?;
-        Ok(Self {
-            requests: Mutex::new((first == 0).then_some(requests)),
+        let partitions = Self {
+            requests,
+            coordinator_store,
             guards: Mutex::new(Some(guards)),
             classes,
             rdf_type,
@@ -249,6 +272,45 @@ impl TimelyPartitions {
             coordinator,
             queries: AtomicU64::new(0),
             broken: std::sync::atomic::AtomicBool::new(false),
+        };
+        partitions.learn_names()?;
+        Ok(partitions)
+    }
+
+    /// Process 0's first partition, where queries are planned (`None` on the other
+    /// processes). Plan on this store, not on one opened again: with a partitioned
+    /// dictionary, it is the one that learns the other owners' terms.
+    pub fn coordinator_store(&self) -> Option<Store> {
+        self.coordinator_store.clone()
+    }
+
+    /// With a partitioned dictionary, the coordinator learns the terms of the graph names
+    /// and classes it binds without asking the partitions.
+    fn learn_names(&self) -> Result<(), String> {
+        let Some(store) = &self.coordinator_store else {
+            return Ok(());
+        };
+        let classes = self.classes.values().flatten().copied();
+        store
+            .dictionary()
+            .resolve_ids(store.graph_names().chain(classes))
+    }
+
+    /// Learns the terms of the ids in `table` that other owners hold (a partitioned
+    /// dictionary), before anything decodes them.
+    fn learn_terms(&self, table: &Table) -> Result<(), QueryError> {
+        let Some(store) = &self.coordinator_store else {
+            return Ok(());
+        };
+        if !store.dictionary().resolves() {
+            return Ok(());
+        }
+        let ids = table
+            .columns
+            .iter()
+            .flat_map(|column| column[..table.rows.min(column.len())].iter().copied());
+        store.dictionary().resolve_ids(ids).map_err(|e| {
+            QueryError::Unsupported(format!("the cluster's dictionary did not answer: {e}"))
         })
     }
 
@@ -286,6 +348,7 @@ fn serve(
     let arrived: Rc<RefCell<Arrived>> = Rc::default();
     let mut input: InputHandleVec<u64, Message> = InputHandleVec::new();
     let probe = ProbeHandle::new();
+    let (mut questions, answers) = crate::dictionary::build(worker, part.dictionary().clone());
     let mut state = Worker::new(part, index as u32, workers);
     let sink = Rc::clone(&arrived);
     worker.dataflow::<u64, _, _>(|scope| {
@@ -338,6 +401,7 @@ fn serve(
     };
     let Some(requests) = requests else {
         drop(input);
+        drop(questions);
         while worker.step_or_park(None) {}
         return;
     };
@@ -349,62 +413,82 @@ fn serve(
     let mut time = 0u64;
     // (query, its last time, where its answer goes)
     let mut pending: Vec<(u64, u64, Reply)> = Vec::new();
+    // Dictionary questions: (request, owners asked, where the answer goes).
+    let mut asked: Vec<(u64, usize, mpsc::Sender<Vec<(Id, Vec<u8>)>>)> = Vec::new();
+    let mut next_question = 0u64;
     let mut open = true;
-    let take = |request: Request,
-                time: &mut u64,
-                input: &mut InputHandleVec<u64, Message>,
-                pending: &mut Vec<(u64, u64, Reply)>| {
-        match request {
-            Request::Run {
-                query,
-                plan,
-                input: rows,
-                reply,
-            } => {
-                let mut messages = route(&plan, query, 0, rows, workers, false);
-                let carried = Carried {
-                    exchanged: Exchanged::default(),
-                    weight: Some(WEIGHT),
-                };
-                hand_on(&mut messages, 0, carried);
-                for message in messages {
-                    input.send(message);
+    let mut take =
+        |request: Request,
+         time: &mut u64,
+         input: &mut InputHandleVec<u64, Message>,
+         pending: &mut Vec<(u64, u64, Reply)>,
+         asked: &mut Vec<(u64, usize, mpsc::Sender<Vec<(Id, Vec<u8>)>>)>| {
+            match request {
+                Request::Dictionary { ask, reply } => {
+                    next_question += 1;
+                    let sent = crate::dictionary::questions(next_question, workers, ask);
+                    if sent.is_empty() {
+                        let _ = reply.send(Vec::new());
+                        return;
+                    }
+                    asked.push((next_question, sent.len(), reply));
+                    for question in sent {
+                        questions.send(question);
+                    }
+                    // Each question a time of its own: advancing the input sends them on
+                    // (answers are taken as they arrive, not by the frontier).
+                    questions.advance_to(next_question);
                 }
-                // Every hop is a tick: past the last step and the hop to the coordinator.
-                let end = *time + plan.ticks() as u64 + 2;
-                *time = end;
-                input.advance_to(end);
-                pending.push((query, end, reply));
-            }
-            Request::Cancel(query) => {
-                let plan = Arc::new(Plan::cancel());
-                for to in 0..workers {
-                    input.send(Message {
-                        query,
-                        step: 0,
-                        to,
-                        plan: Arc::clone(&plan),
-                        run: None,
-                        payload: Payload::Cancel,
+                Request::Run {
+                    query,
+                    plan,
+                    input: rows,
+                    reply,
+                } => {
+                    let mut messages = route(&plan, query, 0, rows, workers, false);
+                    let carried = Carried {
                         exchanged: Exchanged::default(),
-                        truncated: false,
-                        weight: None,
-                    });
+                        weight: Some(WEIGHT),
+                    };
+                    hand_on(&mut messages, 0, carried);
+                    for message in messages {
+                        input.send(message);
+                    }
+                    // Every hop is a tick: past the last step and the hop to the coordinator.
+                    let end = *time + plan.ticks() as u64 + 2;
+                    *time = end;
+                    input.advance_to(end);
+                    pending.push((query, end, reply));
+                }
+                Request::Cancel(query) => {
+                    let plan = Arc::new(Plan::cancel());
+                    for to in 0..workers {
+                        input.send(Message {
+                            query,
+                            step: 0,
+                            to,
+                            plan: Arc::clone(&plan),
+                            run: None,
+                            payload: Payload::Cancel,
+                            exchanged: Exchanged::default(),
+                            truncated: false,
+                            weight: None,
+                        });
+                    }
                 }
             }
-        }
-    };
-    while open || !pending.is_empty() {
-        if pending.is_empty() {
+        };
+    while open || !pending.is_empty() || !asked.is_empty() {
+        if pending.is_empty() && asked.is_empty() {
             // Idle: wait for a request (the asker wakes this thread).
             match requests.recv() {
-                Ok(request) => take(request, &mut time, &mut input, &mut pending),
+                Ok(request) => take(request, &mut time, &mut input, &mut pending, &mut asked),
                 Err(_) => break,
             }
         }
         loop {
             match requests.try_recv() {
-                Ok(request) => take(request, &mut time, &mut input, &mut pending),
+                Ok(request) => take(request, &mut time, &mut input, &mut pending, &mut asked),
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
                     open = false;
@@ -415,6 +499,18 @@ fn serve(
         // Parked between events rather than spinning: on a machine with fewer cores than
         // workers, a spinning coordinator would hold a core the other processes need.
         worker.step_or_park(Some(Duration::from_millis(1)));
+        asked.retain(|(request, owners, reply)| {
+            let mut answers = answers.borrow_mut();
+            if answers
+                .get(request)
+                .is_none_or(|(answered, _)| answered < owners)
+            {
+                return true;
+            }
+            let (_, found) = answers.remove(request).unwrap_or_default();
+            let _ = reply.send(found);
+            false
+        });
         pending.retain(|(query, end, reply)| {
             // Finished when its messages' weights are all back, or else (a share too small
             // to split) once the probe passes its last time.
@@ -443,19 +539,20 @@ fn serve(
         });
     }
     drop(input);
+    drop(questions);
     while worker.step_or_park(None) {}
 }
 
 /// The thread of the coordinator's worker, woken when a request arrives.
-#[derive(Default)]
-struct Coordinator(Mutex<Option<std::thread::Thread>>);
+#[derive(Default, Debug)]
+pub(crate) struct Coordinator(Mutex<Option<std::thread::Thread>>);
 
 impl Coordinator {
     fn set(&self, thread: std::thread::Thread) {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
     }
 
-    fn wake(&self) {
+    pub(crate) fn wake(&self) {
         if let Some(thread) = self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             thread.unpark();
         }
@@ -520,6 +617,7 @@ impl BgpPartitions for TimelyPartitions {
                 None => std::mem::take(&mut request.input),
             };
             let (rows, truncated) = self.ask(plan, input, request.state)?;
+            self.learn_terms(&rows)?;
             let enough = request.limit.is_none_or(|limit| rows.rows >= limit);
             if enough || !truncated || cap == u64::MAX {
                 return Ok(rows);
@@ -552,6 +650,7 @@ impl BgpPartitions for TimelyPartitions {
             max_memory: state.budget().limit(),
         };
         let (table, _) = self.ask(plan, Table::unit(), state)?;
+        self.learn_terms(&table)?;
         Ok(vec![table_counts(
             &table,
             aggregate.key.is_some(),

@@ -9,6 +9,7 @@
 //! that the processes of a cluster, exchanging rows over the network, must agree with.
 
 pub mod dataflow;
+mod dictionary;
 mod fetch;
 pub mod load;
 pub mod local;

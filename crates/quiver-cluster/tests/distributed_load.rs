@@ -277,3 +277,135 @@ fn a_malformed_statement_stops_the_load_with_its_place_and_leaves_no_store() {
     assert_eq!(before, after);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The sorted rows of `query` on `store` (with `partitions`: prepared `partitioned`, its
+/// patterns run by them), blank node labels unscoped.
+fn rows(
+    store: &Store,
+    query: &str,
+    partitions: Option<Arc<dyn quiver_sparql::partitions::BgpPartitions>>,
+) -> Vec<String> {
+    use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+    let prepare_options = PrepareOptions {
+        partitioned: partitions.is_some(),
+        ..PrepareOptions::default()
+    };
+    let prepared = prepare(store, query, &prepare_options).unwrap();
+    let options = ExecOptions {
+        partitions,
+        ..ExecOptions::default()
+    };
+    let mut rows = Vec::new();
+    match prepared.execute(store, &options).unwrap() {
+        QueryResults::Solutions(solutions) => solutions.for_each_row(|row| {
+            let row: Vec<String> = row
+                .iter()
+                .map(|t| t.map_or("UNDEF".to_owned(), |t| t.to_string()))
+                .collect();
+            rows.push(unscoped(row.join(" ")))
+        }),
+        QueryResults::Boolean(b) => rows.push(b.to_string()),
+        QueryResults::Graph(triples) => {
+            rows.extend(triples.iter().map(|t| unscoped(t.to_string())))
+        }
+    }
+    rows.sort();
+    rows
+}
+
+/// Checks the cluster's rows of `query` against the single store's: equal, or for a LIMIT
+/// without ORDER BY, as many rows, each one of the unlimited query's.
+fn check(
+    whole: &Store,
+    cluster: &Store,
+    partitions: &Arc<quiver_cluster::TimelyPartitions>,
+    query: &str,
+) {
+    let found = rows(cluster, query, Some(partitions.clone()));
+    let expected = rows(whole, query, None);
+    let upper = query.to_uppercase();
+    match upper.rfind("LIMIT") {
+        Some(at) if !upper.contains("ORDER BY") => {
+            assert_eq!(found.len(), expected.len(), "{query}");
+            let all = rows(whole, &query[..at], None);
+            for row in &found {
+                assert!(all.contains(row), "{query}: {row} is not an answer");
+            }
+        }
+        _ => assert_eq!(found, expected, "{query}"),
+    }
+}
+
+/// The loaded cluster in `dir` served by this process's workers, and its coordinator's
+/// store planning with the whole store's statistics.
+fn serve(dir: &Path) -> (Arc<quiver_cluster::TimelyPartitions>, Store) {
+    let layout = read_layout(dir).unwrap().unwrap();
+    let address = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let config = quiver_cluster::ClusterConfig {
+        process: 0,
+        addresses: vec![address],
+        workers: layout.partitions as usize,
+    };
+    let cluster = Arc::new(quiver_cluster::TimelyPartitions::cluster(dir, config).unwrap());
+    let mut coordinator = cluster.coordinator_store().unwrap();
+    coordinator.use_statistics(layout.statistics.as_ref().unwrap());
+    (cluster, coordinator)
+}
+
+#[test]
+fn a_loaded_cluster_answers_every_query_like_the_single_store() {
+    let dir = scratch("queries");
+    // LUBM-1 and every query of `queries/`.
+    let config = quiver_lubm::LubmConfig::standard(1);
+    let (whole, _) = quiver_loader::load_lubm(config, 2, None, &NoProgress).unwrap();
+    let location = dir.join("lubm");
+    let input = LoadInput::Lubm { config, threads: 1 };
+    let cluster = LoadCluster::InProcess { workers: 3 };
+    load_cluster(&location, input, cluster, Arc::new(NoProgress)).unwrap();
+    let (partitions, coordinator) = serve(&location);
+    for query in common::lubm_queries() {
+        check(&whole, &coordinator, &partitions, &query);
+    }
+    drop(partitions);
+    // The random graph's shapes, with blank nodes, literals and named graphs.
+    let files = write_files(&dir);
+    let (whole, _) = quiver_loader::load_files(&files, &options(), None, &NoProgress).unwrap();
+    let location = dir.join("files");
+    let input = LoadInput::Files {
+        paths: files,
+        options: options(),
+    };
+    let cluster = LoadCluster::InProcess { workers: 2 };
+    load_cluster(&location, input, cluster, Arc::new(NoProgress)).unwrap();
+    let (partitions, coordinator) = serve(&location);
+    let prefix = format!("PREFIX ex: <{}> ", common::EX);
+    let extra = [
+        "SELECT ?s ?o WHERE { ?s ex:name ?o FILTER(lang(?o) = 'fr') }",
+        "SELECT ?s WHERE { ?s ex:age 42 }",
+        "SELECT ?g ?s WHERE { GRAPH ?g { ?s ?p ?o } }",
+        "SELECT ?o WHERE { GRAPH ex:g7 { ex:e7 ex:p4 ?o } }",
+        "SELECT ?s ?o WHERE { ?s ex:p1 ?o FILTER(STRSTARTS(STR(?o), 'http://ex/e1')) } ORDER BY ?o ?s",
+        "SELECT ?x WHERE { ?x a ex:C9 }",
+        "SELECT ?x ?y WHERE { ?x ex:knows ?y }",
+        "SELECT * WHERE { _:x ex:p3 ?o }",
+        "ASK { ex:e2 ex:when ?d }",
+        "SELECT ?s WHERE { ?s ex:p1 ex:absent }",
+        "CONSTRUCT { ?s ex:copy ?o } WHERE { ?s ex:p2 ?o }",
+        "DESCRIBE ex:e5",
+        "SELECT ?x ?y WHERE { ?x ex:p1+ ?y } ORDER BY ?x ?y LIMIT 50",
+    ];
+    for shape in common::QUERIES.iter().chain(&extra) {
+        check(
+            &whole,
+            &coordinator,
+            &partitions,
+            &format!("{prefix}{shape}"),
+        );
+    }
+    drop(partitions);
+    let _ = std::fs::remove_dir_all(&dir);
+}

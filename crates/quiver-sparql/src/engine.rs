@@ -176,6 +176,37 @@ fn prepare_parsed(
     started: Instant,
     select_star: bool,
 ) -> Result<PreparedQuery, QueryError> {
+    let dictionary = store.dictionary();
+    if !dictionary.resolves() {
+        return plan_parsed(store, query, options, started, select_star);
+    }
+    // A coordinator holding its share of a cluster's dictionary: the constants other
+    // owners hold are asked of them in one batch, then the query is planned again with
+    // them known (twice more at most: a constant found may lead the planner to others).
+    for _ in 0..3 {
+        let (prepared, misses) = quiver_model::dictionary::record_misses(|| {
+            plan_parsed(store, query, options, started, select_star)
+        });
+        if misses.is_empty() {
+            return prepared;
+        }
+        let learnt = dictionary.resolve_terms(misses).map_err(|e| {
+            QueryError::Unsupported(format!("the cluster's dictionary did not answer: {e}"))
+        })?;
+        if learnt == 0 {
+            return prepared;
+        }
+    }
+    plan_parsed(store, query, options, started, select_star)
+}
+
+fn plan_parsed(
+    store: &Store,
+    query: &Query,
+    options: &PrepareOptions,
+    started: Instant,
+    select_star: bool,
+) -> Result<PreparedQuery, QueryError> {
     let user_plans = match &options.plan {
         Some(plan) => Some(vec![crate::plan_file::parse_plan(plan)?]),
         None => None,

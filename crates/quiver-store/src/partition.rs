@@ -102,7 +102,7 @@ impl PartitionInfo {
             ));
         }
         let dictionary = dictionary.into_share(self.index, self.count, bound);
-        dictionary.learn_foreign(predicates.iter().zip(&self.predicates).map(|(&id, iri)| {
+        dictionary.pin_foreign(predicates.iter().zip(&self.predicates).map(|(&id, iri)| {
             let mut bytes = Vec::with_capacity(iri.len() + 1);
             quiver_model::term::encode_iri(iri, &mut bytes);
             (id, bytes)

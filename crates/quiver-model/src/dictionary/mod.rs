@@ -71,7 +71,7 @@ const PARALLEL_LOOKUPS: usize = 8192;
 mod share;
 mod writes;
 
-pub use share::{record_misses, term_owner};
+pub use share::{record_misses, term_owner, Resolver};
 
 /// Terms recently found in the sorted part, with their ids (shared by clones). Only the
 /// sorted part's ids are remembered: they are the same in every version, while a term

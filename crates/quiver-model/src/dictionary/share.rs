@@ -33,13 +33,26 @@ pub(super) struct Share {
     pub index: u32,
     pub id_bound: u64,
     foreign: RwLock<Foreign>,
+    resolver: RwLock<Option<Arc<dyn Resolver>>>,
 }
 
-/// Terms of other owners learnt by this one (a coordinator).
+/// Terms of other owners learnt by this one (a coordinator), and terms found nowhere in
+/// the cluster (asked for again and again by queries that name them).
 #[derive(Debug, Default)]
 struct Foreign {
     by_id: HashMap<Id, Arc<[u8]>>,
     by_term: HashMap<Arc<[u8]>, Id>,
+    absent: std::collections::HashSet<Vec<u8>>,
+    /// Terms kept when the others start afresh (the predicates every partition knows).
+    pinned: Vec<(Id, Arc<[u8]>)>,
+}
+
+/// How a coordinator's share asks the other owners (the cluster's dataflow implements it).
+pub trait Resolver: Send + Sync + std::fmt::Debug {
+    /// `(id, encoding)` of those of `terms` their owners hold.
+    fn ids(&self, terms: Vec<Vec<u8>>) -> Result<Vec<(Id, Vec<u8>)>, String>;
+    /// `(id, encoding)` of `ids`, each asked of its owner.
+    fn terms(&self, ids: Vec<Id>) -> Result<Vec<(Id, Vec<u8>)>, String>;
 }
 
 /// Foreign terms kept before the overlay starts afresh: a coordinator decoding many
@@ -90,8 +103,72 @@ impl Dictionary {
             index,
             id_bound,
             foreign: RwLock::default(),
+            resolver: RwLock::default(),
         }));
         self
+    }
+
+    /// Lets this share ask the other owners for their terms ([`Self::resolve_terms`],
+    /// [`Self::resolve_ids`]); shared by its clones. No-op on a whole dictionary.
+    pub fn set_resolver(&self, resolver: Option<Arc<dyn Resolver>>) {
+        if let Some(share) = &self.share {
+            *share.resolver.write().unwrap_or_else(|e| e.into_inner()) = resolver;
+        }
+    }
+
+    /// Whether lookups here may need other owners' terms: a share with a resolver.
+    pub fn resolves(&self) -> bool {
+        self.resolver().is_some()
+    }
+
+    fn resolver(&self) -> Option<Arc<dyn Resolver>> {
+        let share = self.share.as_ref()?;
+        share
+            .resolver
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Asks the owners of `terms` (misses of [`record_misses`]) for their ids, in one
+    /// request, and learns them; the terms no owner holds are remembered as absent.
+    /// Returns how many were learnt.
+    pub fn resolve_terms(&self, terms: Vec<Vec<u8>>) -> Result<usize, String> {
+        let (Some(share), Some(resolver)) = (&self.share, self.resolver()) else {
+            return Ok(0);
+        };
+        if terms.is_empty() {
+            return Ok(0);
+        }
+        let found = resolver.ids(terms.clone())?;
+        let learnt = found.len();
+        {
+            let mut foreign = share.foreign.write().unwrap_or_else(|e| e.into_inner());
+            let known: std::collections::HashSet<&[u8]> =
+                found.iter().map(|(_, t)| &t[..]).collect();
+            for term in terms {
+                if !known.contains(&term[..]) && foreign.absent.len() < FOREIGN_TERMS {
+                    foreign.absent.insert(term);
+                }
+            }
+        }
+        self.learn_foreign(found);
+        Ok(learnt)
+    }
+
+    /// Asks the owners of those of `ids` this share neither holds nor has learnt for their
+    /// terms, in one request, and learns them: before rows from the partitions are decoded.
+    pub fn resolve_ids(&self, ids: impl IntoIterator<Item = Id>) -> Result<(), String> {
+        let Some(resolver) = self.resolver() else {
+            return Ok(());
+        };
+        let unknown = self.unknown_foreign(ids);
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let found = resolver.terms(unknown)?;
+        self.learn_foreign(found);
+        Ok(())
     }
 
     /// `(index, count)` when this dictionary is a share of a cluster's.
@@ -149,11 +226,14 @@ impl Dictionary {
     /// learnt nor this share's to hold.
     pub(super) fn foreign_id(&self, term: &[u8]) -> Option<Id> {
         let share = self.share.as_ref()?;
-        let found = {
+        let (found, absent) = {
             let foreign = share.foreign.read().unwrap_or_else(|e| e.into_inner());
-            foreign.by_term.get(term).copied()
+            (
+                foreign.by_term.get(term).copied(),
+                foreign.absent.contains(term),
+            )
         };
-        if found.is_none() && term_owner(term, share.count) != share.index {
+        if found.is_none() && !absent && term_owner(term, share.count) != share.index {
             MISSES.with(|m| {
                 if let Some(misses) = m.borrow_mut().as_mut() {
                     misses.push(term.to_vec());
@@ -186,15 +266,33 @@ impl Dictionary {
 
     /// Learns terms other owners hold, as `(id, encoding)`.
     pub fn learn_foreign(&self, terms: impl IntoIterator<Item = (Id, Vec<u8>)>) {
+        self.learn(terms, false);
+    }
+
+    /// Learns terms other owners hold for good: they stay when the others start afresh.
+    pub fn pin_foreign(&self, terms: impl IntoIterator<Item = (Id, Vec<u8>)>) {
+        self.learn(terms, true);
+    }
+
+    fn learn(&self, terms: impl IntoIterator<Item = (Id, Vec<u8>)>, pin: bool) {
         let Some(share) = &self.share else {
             return;
         };
         let mut foreign = share.foreign.write().unwrap_or_else(|e| e.into_inner());
         if foreign.by_id.len() >= FOREIGN_TERMS {
+            let pinned = std::mem::take(&mut foreign.pinned);
             *foreign = Foreign::default();
+            for (id, term) in &pinned {
+                foreign.by_term.insert(Arc::clone(term), *id);
+                foreign.by_id.insert(*id, Arc::clone(term));
+            }
+            foreign.pinned = pinned;
         }
         for (id, term) in terms {
             let term: Arc<[u8]> = term.into();
+            if pin {
+                foreign.pinned.push((id, Arc::clone(&term)));
+            }
             foreign.by_term.insert(Arc::clone(&term), id);
             foreign.by_id.insert(id, term);
         }
