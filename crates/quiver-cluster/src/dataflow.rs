@@ -100,11 +100,14 @@ pub(crate) enum Request {
     /// The asker gave the query up: every worker drops its messages.
     Cancel(u64),
     /// A question to the owners of a partitioned dictionary ([`crate::dictionary`]).
-    Dictionary {
-        ask: Ask,
-        reply: mpsc::Sender<Vec<(Id, Vec<u8>)>>,
-    },
+    Dictionary { ask: Ask, reply: TermsReply },
 }
+
+/// Where the answer of a dictionary question goes: `(id, encoding)` found.
+pub(crate) type TermsReply = mpsc::Sender<Vec<(Id, Vec<u8>)>>;
+
+/// A dictionary question waiting: its number, the owners asked, where the answer goes.
+type Asked = (u64, usize, TermsReply);
 
 /// The partitions of a store served by the workers of timely-dataflow, one partition per
 /// worker.
@@ -414,70 +417,69 @@ fn serve(
     // (query, its last time, where its answer goes)
     let mut pending: Vec<(u64, u64, Reply)> = Vec::new();
     // Dictionary questions: (request, owners asked, where the answer goes).
-    let mut asked: Vec<(u64, usize, mpsc::Sender<Vec<(Id, Vec<u8>)>>)> = Vec::new();
+    let mut asked: Vec<Asked> = Vec::new();
     let mut next_question = 0u64;
     let mut open = true;
-    let mut take =
-        |request: Request,
-         time: &mut u64,
-         input: &mut InputHandleVec<u64, Message>,
-         pending: &mut Vec<(u64, u64, Reply)>,
-         asked: &mut Vec<(u64, usize, mpsc::Sender<Vec<(Id, Vec<u8>)>>)>| {
-            match request {
-                Request::Dictionary { ask, reply } => {
-                    next_question += 1;
-                    let sent = crate::dictionary::questions(next_question, workers, ask);
-                    if sent.is_empty() {
-                        let _ = reply.send(Vec::new());
-                        return;
-                    }
-                    asked.push((next_question, sent.len(), reply));
-                    for question in sent {
-                        questions.send(question);
-                    }
-                    // Each question a time of its own: advancing the input sends them on
-                    // (answers are taken as they arrive, not by the frontier).
-                    questions.advance_to(next_question);
+    let mut take = |request: Request,
+                    time: &mut u64,
+                    input: &mut InputHandleVec<u64, Message>,
+                    pending: &mut Vec<(u64, u64, Reply)>,
+                    asked: &mut Vec<Asked>| {
+        match request {
+            Request::Dictionary { ask, reply } => {
+                next_question += 1;
+                let sent = crate::dictionary::questions(next_question, workers, ask);
+                if sent.is_empty() {
+                    let _ = reply.send(Vec::new());
+                    return;
                 }
-                Request::Run {
-                    query,
-                    plan,
-                    input: rows,
-                    reply,
-                } => {
-                    let mut messages = route(&plan, query, 0, rows, workers, false);
-                    let carried = Carried {
+                asked.push((next_question, sent.len(), reply));
+                for question in sent {
+                    questions.send(question);
+                }
+                // Each question a time of its own: advancing the input sends them on
+                // (answers are taken as they arrive, not by the frontier).
+                questions.advance_to(next_question);
+            }
+            Request::Run {
+                query,
+                plan,
+                input: rows,
+                reply,
+            } => {
+                let mut messages = route(&plan, query, 0, rows, workers, false);
+                let carried = Carried {
+                    exchanged: Exchanged::default(),
+                    weight: Some(WEIGHT),
+                };
+                hand_on(&mut messages, 0, carried);
+                for message in messages {
+                    input.send(message);
+                }
+                // Every hop is a tick: past the last step and the hop to the coordinator.
+                let end = *time + plan.ticks() as u64 + 2;
+                *time = end;
+                input.advance_to(end);
+                pending.push((query, end, reply));
+            }
+            Request::Cancel(query) => {
+                let plan = Arc::new(Plan::cancel());
+                for to in 0..workers {
+                    input.send(Message {
+                        query,
+                        step: 0,
+                        to,
+                        plan: Arc::clone(&plan),
+                        run: None,
+                        payload: Payload::Cancel,
                         exchanged: Exchanged::default(),
-                        weight: Some(WEIGHT),
-                    };
-                    hand_on(&mut messages, 0, carried);
-                    for message in messages {
-                        input.send(message);
-                    }
-                    // Every hop is a tick: past the last step and the hop to the coordinator.
-                    let end = *time + plan.ticks() as u64 + 2;
-                    *time = end;
-                    input.advance_to(end);
-                    pending.push((query, end, reply));
-                }
-                Request::Cancel(query) => {
-                    let plan = Arc::new(Plan::cancel());
-                    for to in 0..workers {
-                        input.send(Message {
-                            query,
-                            step: 0,
-                            to,
-                            plan: Arc::clone(&plan),
-                            run: None,
-                            payload: Payload::Cancel,
-                            exchanged: Exchanged::default(),
-                            truncated: false,
-                            weight: None,
-                        });
-                    }
+                        truncated: false,
+                        weight: None,
+                    });
                 }
             }
-        };
+        }
+    };
     while open || !pending.is_empty() || !asked.is_empty() {
         if pending.is_empty() && asked.is_empty() {
             // Idle: wait for a request (the asker wakes this thread).
