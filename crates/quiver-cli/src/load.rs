@@ -41,8 +41,26 @@ pub struct LoadArgs {
     pub lubm: Option<u32>,
     /// Write the loaded store cut into N partitions, one per process of a cluster (the
     /// location must then be new or empty)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=quiver_store::partition::MAX_PARTITIONS as i64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=quiver_store::partition::MAX_PARTITIONS as i64), conflicts_with_all = ["processes", "cluster"])]
     pub partitions: Option<u32>,
+    /// Load a cluster with N processes started on this machine, each parsing its share of
+    /// the input (no process holds the whole graph or dictionary; the location must be
+    /// new or empty)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256), conflicts_with = "cluster")]
+    pub processes: Option<u32>,
+    /// Join the load of a cluster as process --process, the processes' addresses
+    /// (`host:port`, one per line, process 0 first) in this file
+    #[arg(long, value_name = "HOSTFILE", requires = "process")]
+    pub cluster: Option<PathBuf>,
+    /// This process's number in --cluster
+    #[arg(long, requires = "cluster")]
+    pub process: Option<usize>,
+    /// Workers per process of a cluster load, one partition each
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub workers: u32,
+    /// No progress bar (the processes `--processes` starts share its terminal)
+    #[arg(long, hide = true)]
+    pub no_progress: bool,
     #[command(flatten)]
     pub sync: crate::location::SyncArgs,
 }
@@ -53,8 +71,8 @@ fn parse_format(name: &str) -> Result<Format, String> {
 }
 
 /// Progress on a terminal: bytes read (files) or universities generated (LUBM).
-struct BarProgress {
-    bar: ProgressBar,
+pub(crate) struct BarProgress {
+    pub(crate) bar: ProgressBar,
     statements: AtomicU64,
 }
 
@@ -75,6 +93,9 @@ pub fn run(args: LoadArgs) -> Result<()> {
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global();
+    if args.processes.is_some() || args.cluster.is_some() {
+        return crate::load_cluster::run(args, threads);
+    }
     if args.partitions.is_some() {
         crate::partition::ensure_empty(&args.location)?;
     }
@@ -137,7 +158,7 @@ pub fn run(args: LoadArgs) -> Result<()> {
     Ok(())
 }
 
-fn progress(length: u64, template: &str) -> BarProgress {
+pub(crate) fn progress(length: u64, template: &str) -> BarProgress {
     let bar = crate::gen::progress_bar(length);
     if !bar.is_hidden() {
         bar.set_style(

@@ -10,8 +10,21 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
 use quiver_cluster::{ClusterConfig, TimelyPartitions};
-use quiver_store::partition::{open_partition, partition_dir, read_layout, save_partitioned};
+use quiver_store::partition::{partition_dir, read_layout, save_partitioned};
 use quiver_store::Store;
+
+/// The addresses of a host file: `host:port` per line, process 0 first (blank lines and
+/// `#` comments skipped).
+pub fn read_hosts(hosts: &Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(hosts)
+        .with_context(|| format!("cannot read the host file {}", hosts.display()))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_owned)
+        .collect())
+}
 
 /// Processes 1…N−1 of a cluster, started by this one; dropped, they are given a few
 /// seconds to return (they do once process 0's dataflow has ended), then stopped.
@@ -31,6 +44,24 @@ impl Peers {
         workers: u32,
         threads: Option<u32>,
     ) -> Result<Self> {
+        Self::spawn(processes, |command, hosts, process| {
+            command
+                .arg("serve")
+                .arg("--location")
+                .arg(location)
+                .arg("--cluster")
+                .arg(hosts)
+                .args(["--process", &process.to_string()])
+                .args(["--workers", &workers.to_string()]);
+            if let Some(threads) = threads {
+                command.args(["--threads", &threads.to_string()]);
+            }
+        })
+    }
+
+    /// Starts processes 1…`processes`−1 of this binary, each with the arguments `args`
+    /// gives it (the host file of free loopback ports written, the process number).
+    pub fn spawn(processes: usize, args: impl Fn(&mut Command, &Path, usize)) -> Result<Self> {
         // Free loopback ports: each bound once, then released for a process to take.
         let listeners = (0..processes)
             .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
@@ -54,21 +85,29 @@ impl Peers {
         };
         for process in 1..processes {
             let mut command = Command::new(&program);
-            command
-                .arg("serve")
-                .arg("--location")
-                .arg(location)
-                .arg("--cluster")
-                .arg(&peers.hosts)
-                .args(["--process", &process.to_string()])
-                .args(["--workers", &workers.to_string()]);
-            if let Some(threads) = threads {
-                command.args(["--threads", &threads.to_string()]);
-            }
+            args(&mut command, &peers.hosts, process);
             let child = command.spawn().context("cannot start a cluster process")?;
             peers.children.push(child);
         }
         Ok(peers)
+    }
+
+    /// Waits for every process to end, at most `limit`; whether each ended successfully
+    /// (`None`: still running when the time was up).
+    pub fn wait_all(&mut self, limit: Duration) -> Vec<Option<bool>> {
+        let deadline = Instant::now() + limit;
+        self.children
+            .iter_mut()
+            .map(|child| loop {
+                match child.try_wait() {
+                    Ok(Some(status)) => break Some(status.success()),
+                    Ok(None) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(20))
+                    }
+                    _ => break None,
+                }
+            })
+            .collect()
     }
 
     /// The host file, for process 0's `serve --cluster`.
@@ -123,7 +162,7 @@ impl LocalCluster {
         };
         let partitions = TimelyPartitions::cluster(location, config).map_err(|e| anyhow!(e))?;
         let total = (processes * workers) as u32;
-        let (mut coordinator, layout) = open_partition(location, 0, total)?;
+        let (mut coordinator, layout) = crate::serve::coordinator(&partitions, location, total)?;
         if let Some(statistics) = &layout.statistics {
             coordinator.use_statistics(statistics);
         }

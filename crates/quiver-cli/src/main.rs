@@ -20,6 +20,7 @@ mod gen;
 mod info;
 mod limits;
 mod load;
+mod load_cluster;
 mod local_cluster;
 mod location;
 mod memory;

@@ -188,14 +188,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
 /// runs the queries' basic graph patterns on the cluster (`config.partitions`); another
 /// process serves until process 0 ends and returns `None`.
 fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<Option<Database>> {
-    let text = std::fs::read_to_string(hosts)
-        .with_context(|| format!("cannot read the host file {}", hosts.display()))?;
-    let addresses: Vec<String> = text
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(str::to_owned)
-        .collect();
+    let addresses = crate::local_cluster::read_hosts(hosts)?;
     let processes = addresses.len();
     if args.process >= processes {
         bail!(
@@ -227,8 +220,7 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
         return Ok(None);
     }
     let total = (processes * workers) as u32;
-    let (mut coordinator, layout) = open_partition(&args.location, 0, total)
-        .with_context(|| format!("cannot open the store at {}", args.location.display()))?;
+    let (mut coordinator, layout) = coordinator(&partitions, &args.location, total)?;
     // Plans are made here, for the whole store: with its statistics, not partition 0's.
     if let Some(statistics) = &layout.statistics {
         coordinator.use_statistics(statistics);
@@ -241,4 +233,24 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
     );
     config.partitions = Some(Arc::new(partitions));
     Ok(Some(Database::in_memory(coordinator)))
+}
+
+/// Process 0's store, where queries are planned, and the layout: the first partition its
+/// worker serves (a partitioned dictionary learns the other owners' terms there).
+pub fn coordinator(
+    partitions: &TimelyPartitions,
+    location: &Path,
+    total: u32,
+) -> Result<(
+    quiver_store::Store,
+    quiver_store::partition::PartitionLayout,
+)> {
+    let cannot = || format!("cannot open the store at {}", location.display());
+    let layout = quiver_store::partition::read_layout(location)
+        .with_context(cannot)?
+        .ok_or_else(|| anyhow!("{}: not a partitioned store", location.display()))?;
+    match partitions.coordinator_store() {
+        Some(store) => Ok((store, layout)),
+        None => Ok(open_partition(location, 0, total).with_context(cannot)?),
+    }
 }
