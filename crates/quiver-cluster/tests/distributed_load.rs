@@ -409,3 +409,142 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
     drop(partitions);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Set when this test binary runs again as one process of a cluster load:
+/// `dir|process|addresses|die`, the input being `write_files(dir)`'s.
+const CHILD: &str = "QUIVER_TEST_LOAD_PROCESS";
+
+/// Dies (exits at once, as if killed) as soon as it has parsed anything.
+struct Dies;
+
+impl quiver_loader::Progress for Dies {
+    fn statements(&self, _: u64) {
+        std::process::exit(9);
+    }
+}
+
+fn load_as_process(
+    dir: &Path,
+    process: usize,
+    addresses: Vec<String>,
+    die: bool,
+) -> Result<(), String> {
+    let files = write_files_list(dir);
+    let config = quiver_cluster::ClusterConfig {
+        process,
+        addresses,
+        workers: 1,
+    };
+    let progress: Arc<dyn quiver_loader::Progress + Send + Sync> = match die {
+        true => Arc::new(Dies),
+        false => Arc::new(NoProgress),
+    };
+    let input = LoadInput::Files {
+        paths: files,
+        options: options(),
+    };
+    load_cluster(
+        &dir.join("cluster"),
+        input,
+        LoadCluster::Processes(config),
+        progress,
+    )
+    .map(|_| ())
+    .map_err(|e| e.to_string())
+}
+
+/// The input files `write_files` wrote in `dir`.
+fn write_files_list(dir: &Path) -> Vec<PathBuf> {
+    ["data.nq", "more.ttl", "named.trig"]
+        .iter()
+        .map(|name| dir.join(name))
+        .collect()
+}
+
+fn free_addresses(count: usize) -> Vec<String> {
+    let listeners: Vec<_> = (0..count)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect()
+}
+
+/// Starts process `process` of a cluster load: this test binary, run again.
+fn spawn(dir: &Path, process: usize, addresses: &[String], die: bool) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "real_processes_load_a_cluster", "--nocapture"])
+        .env(
+            CHILD,
+            format!("{}|{process}|{}|{die}", dir.display(), addresses.join(",")),
+        )
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn real_processes_load_a_cluster() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        let fields: Vec<&str> = spec.split('|').collect();
+        let addresses = fields[2].split(',').map(str::to_owned).collect();
+        let result = load_as_process(
+            Path::new(fields[0]),
+            fields[1].parse().unwrap(),
+            addresses,
+            fields[3] == "true",
+        );
+        // A process that could not finish its load says why and fails.
+        if let Err(error) = result {
+            eprintln!("child load failed: {error}");
+            std::process::exit(3);
+        }
+        return;
+    }
+    let root = scratch("processes");
+    let files = write_files(&root);
+    let (whole, _) = quiver_loader::load_files(&files, &options(), None, &NoProgress).unwrap();
+    let expected = whole_quads(&whole);
+    for processes in [2, 4] {
+        let dir = root.join(format!("{processes}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        write_files(&dir);
+        let addresses = free_addresses(processes);
+        let mut children: Vec<_> = (1..processes)
+            .map(|p| spawn(&dir, p, &addresses, false))
+            .collect();
+        load_as_process(&dir, 0, addresses, false).unwrap();
+        for child in &mut children {
+            assert!(child.wait().unwrap().success());
+        }
+        assert_eq!(
+            cluster_quads(&dir.join("cluster")),
+            expected,
+            "{processes} processes"
+        );
+    }
+    // A process that dies while loading: the others stop with an error within seconds,
+    // and no layout is written.
+    let dir = root.join("killed");
+    std::fs::create_dir_all(&dir).unwrap();
+    write_files(&dir);
+    let addresses = free_addresses(3);
+    let mut children: Vec<_> = (1..3).map(|p| spawn(&dir, p, &addresses, p == 2)).collect();
+    let started = std::time::Instant::now();
+    let error = load_as_process(&dir, 0, addresses, false).unwrap_err();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        error.contains("stopped") || error.contains("process"),
+        "{error}"
+    );
+    for child in &mut children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert!(read_layout(&dir.join("cluster")).unwrap().is_none());
+    let _ = std::fs::remove_dir_all(&root);
+}

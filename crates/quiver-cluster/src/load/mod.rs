@@ -98,7 +98,7 @@ pub enum ClusterLoadError {
     Input(String),
     #[error("{}: {message}", dir.display())]
     Store { dir: PathBuf, message: String },
-    #[error("the cluster's workers stopped: {0}")]
+    #[error("the load stopped: a process of the cluster ended or its connection closed ({0}); no store was written")]
     Workers(String),
 }
 
