@@ -58,6 +58,9 @@ pub struct LoadArgs {
     /// Workers per process of a cluster load, one partition each
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub workers: u32,
+    /// Write a cluster load's figures (per partition and in all) to this JSON file
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// No progress bar (the processes `--processes` starts share its terminal)
     #[arg(long, hide = true)]
     pub no_progress: bool,

@@ -119,6 +119,27 @@ pub fn run(args: LoadArgs, threads: usize) -> Result<()> {
         (None, None) => unreachable!("called for a cluster load only"),
     };
     report(&loaded, workers);
+    if let Some(path) = &args.json {
+        let json = serde_json::json!({
+            "processes": loaded.partitions.len() / workers.max(1),
+            "workers": workers,
+            "seconds": loaded.seconds,
+            "statements": loaded.partitions.iter().map(|p| p.statements).sum::<u64>(),
+            "triples": loaded.layout.triples,
+            "terms": loaded.layout.terms,
+            "partitions": loaded.partitions.iter().map(|p| serde_json::json!({
+                "index": p.index,
+                "statements": p.statements,
+                "triples": p.triples,
+                "terms": p.terms,
+                "bytes_on_disk": p.bytes,
+                "bytes_sent": p.sent,
+                "peak_rss": p.peak_rss,
+            })).collect::<Vec<_>>(),
+        });
+        std::fs::write(path, serde_json::to_vec_pretty(&json)?)
+            .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    }
     Ok(())
 }
 

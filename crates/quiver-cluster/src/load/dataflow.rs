@@ -146,6 +146,8 @@ pub(super) fn run(
         let layout = Rc::clone(&state);
         let done = Rc::clone(&result);
         let (dir, layout_dir) = (dir.to_owned(), dir.to_owned());
+        let activators = scope.clone();
+        let activator = move |address| activators.activator_for(address);
         scope
             .input_from(&mut input)
             .unary_frontier(
@@ -176,23 +178,34 @@ pub(super) fn run(
             .unary_frontier(
                 Exchange::new(LoadMessage::to),
                 "Origins",
-                move |capability, _| {
+                move |capability, info| {
                     let mut capability = Some(capability);
                     let mut counts = vec![0u64; workers as usize];
+                    let mut sender = EdgeSender::default();
+                    let activator = activator(info.address);
                     move |(input, frontier), output| {
                         input.for_each(|_, batch| {
                             for message in batch.drain(..) {
                                 take_ids(message, &origins, &mut counts);
                             }
                         });
-                        if frontier.frontier().is_empty() {
-                            if let Some(capability) = capability.take() {
-                                let mut session = output.session(&capability);
-                                for message in send_edges(index, workers, &counts, &origins) {
-                                    count_sent(&origins, index, &message);
-                                    session.give(message);
-                                }
-                            }
+                        if !frontier.frontier().is_empty() {
+                            return;
+                        }
+                        let Some(held) = capability.as_ref() else {
+                            return;
+                        };
+                        let (messages, last) = sender.step(index, workers, &counts, &origins);
+                        let mut session = output.session(held);
+                        for message in messages {
+                            count_sent(&origins, index, &message);
+                            session.give(message);
+                        }
+                        drop(session);
+                        if last {
+                            capability = None;
+                        } else {
+                            activator.activate();
                         }
                     }
                 },
@@ -254,32 +267,45 @@ pub(super) fn run(
     });
     // This worker's share, parsed while the dataflow waits; its terms to their owners.
     match parse_share(shares, index as usize, workers as usize, progress) {
-        Ok((chunks, statements, sources)) => {
-            let mut own = state.borrow_mut();
-            own.statements = statements;
-            own.sources = sources;
-            own.ids = chunks
-                .iter()
-                .map(|c| vec![Id::MAX; c.spans.len()])
-                .collect();
-            for (number, chunk) in chunks.iter().enumerate() {
-                for &[_, predicate, _, _] in &chunk.quads {
-                    let reference = (number as u64) << 32 | u64::from(predicate);
-                    own.predicates.entry(reference).or_insert_with(|| {
-                        match decode_term(chunk.term(predicate)) {
-                            Ok(DecodedTerm::Iri(iri)) => iri.to_owned(),
-                            _ => String::new(),
-                        }
-                    });
+        Ok((mut chunks, statements, sources)) => {
+            {
+                let mut own = state.borrow_mut();
+                own.statements = statements;
+                own.sources = sources;
+                own.ids = chunks
+                    .iter()
+                    .map(|c| vec![Id::MAX; c.spans.len()])
+                    .collect();
+                for (number, chunk) in chunks.iter().enumerate() {
+                    for &[_, predicate, _, _] in &chunk.quads {
+                        let reference = (number as u64) << 32 | u64::from(predicate);
+                        own.predicates.entry(reference).or_insert_with(|| {
+                            match decode_term(chunk.term(predicate)) {
+                                Ok(DecodedTerm::Iri(iri)) => iri.to_owned(),
+                                _ => String::new(),
+                            }
+                        });
+                    }
                 }
+            }
+            for (number, chunk) in chunks.iter_mut().enumerate() {
+                let mut sent = 0;
                 for message in term_messages(index, workers, number as u32, chunk) {
                     if message.to() != u64::from(index) {
-                        own.sent += message_bytes(&message);
+                        sent += message_bytes(&message);
                     }
                     input.send(message);
                 }
+                state.borrow_mut().sent += sent;
+                // The chunk's terms go to their owners: only its statements stay here.
+                chunk.arena = Vec::new();
+                chunk.spans = Vec::new();
+                // Sent on now (a time per chunk), and taken in by the owners before the
+                // next chunk's terms pile up beside them.
+                input.advance_to(number as u64 + 1);
+                worker.step();
             }
-            own.chunks = chunks;
+            state.borrow_mut().chunks = chunks;
         }
         Err(message) => {
             for to in 0..workers {
@@ -534,76 +560,111 @@ fn take_ids(message: LoadMessage, state: &Shared, counts: &mut [u64]) {
     }
 }
 
-/// An origin's statements as edges for their owners, with its vocabulary to every worker.
-fn send_edges(index: u32, workers: u32, counts: &[u64], state: &Shared) -> Vec<LoadMessage> {
-    let mut state = state.borrow_mut();
-    if let Some(message) = state.failure.clone() {
-        return vec![LoadMessage::Failed { to: index, message }];
-    }
-    let most = counts.iter().copied().max().unwrap_or(0);
-    let id_bound = most * u64::from(workers);
-    let chunks = std::mem::take(&mut state.chunks);
-    let ids = std::mem::take(&mut state.ids);
-    let predicate_iris = std::mem::take(&mut state.predicates);
-    let mut vocabulary: BTreeMap<Id, String> = BTreeMap::new();
-    for (&reference, iri) in &predicate_iris {
-        let (chunk, local) = ((reference >> 32) as usize, reference as u32 as usize);
-        vocabulary.insert(ids[chunk][local], iri.clone());
-    }
-    let rdf_type = vocabulary
-        .iter()
-        .find(|(_, iri)| iri.as_str() == RDF_TYPE)
-        .map(|(&id, _)| id);
-    let mut graphs: BTreeSet<Id> = BTreeSet::new();
-    let mut batches: Vec<QuadEdges> = (0..workers).map(|_| Default::default()).collect();
-    let mut messages = Vec::new();
-    let mut flush = |to: u32, batches: &mut Vec<QuadEdges>, force: bool| {
-        let (out, inn) = &batches[to as usize];
-        if (force && (!out.is_empty() || !inn.is_empty())) || out.len() + inn.len() >= BATCH {
-            let (out, inn) = std::mem::take(&mut batches[to as usize]);
-            messages.push(LoadMessage::Edges { to, out, inn });
+/// An origin's statements as edges for their owners, one chunk per activation (so the
+/// builders take in each chunk's edges before the next is made), then its vocabulary to
+/// every worker.
+#[derive(Default)]
+struct EdgeSender {
+    started: bool,
+    next: usize,
+    chunks: Vec<Chunk>,
+    ids: Vec<Vec<Id>>,
+    vocabulary: BTreeMap<Id, String>,
+    rdf_type: Option<Id>,
+    graphs: BTreeSet<Id>,
+    id_bound: u64,
+}
+
+impl EdgeSender {
+    /// The next messages, and whether they are the last.
+    fn step(
+        &mut self,
+        index: u32,
+        workers: u32,
+        counts: &[u64],
+        state: &Shared,
+    ) -> (Vec<LoadMessage>, bool) {
+        if !self.started {
+            self.started = true;
+            let mut state = state.borrow_mut();
+            if let Some(message) = state.failure.clone() {
+                return (vec![LoadMessage::Failed { to: index, message }], true);
+            }
+            let most = counts.iter().copied().max().unwrap_or(0);
+            self.id_bound = most * u64::from(workers);
+            self.chunks = std::mem::take(&mut state.chunks);
+            self.ids = std::mem::take(&mut state.ids);
+            for (&reference, iri) in &std::mem::take(&mut state.predicates) {
+                let (chunk, local) = ((reference >> 32) as usize, reference as u32 as usize);
+                self.vocabulary.insert(self.ids[chunk][local], iri.clone());
+            }
+            self.rdf_type = self
+                .vocabulary
+                .iter()
+                .find(|(_, iri)| iri.as_str() == RDF_TYPE)
+                .map(|(&id, _)| id);
         }
-    };
-    for (chunk, ids) in chunks.into_iter().zip(&ids) {
-        for [s, p, o, g] in chunk.quads {
+        if let Some(chunk) = self.chunks.get_mut(self.next) {
+            let quads = std::mem::take(&mut chunk.quads);
+            let ids = std::mem::take(&mut self.ids[self.next]);
+            self.next += 1;
+            return (self.edges(&quads, &ids, workers), false);
+        }
+        let predicates: Vec<(Id, String)> =
+            std::mem::take(&mut self.vocabulary).into_iter().collect();
+        let graphs: Vec<Id> = std::mem::take(&mut self.graphs).into_iter().collect();
+        let messages = (0..workers)
+            .map(|to| LoadMessage::Vocabulary {
+                to,
+                predicates: predicates.clone(),
+                graphs: graphs.clone(),
+                id_bound: (to == index).then_some(self.id_bound),
+            })
+            .collect();
+        (messages, true)
+    }
+
+    /// One chunk's statements as OUT and IN edges, batched by owner.
+    fn edges(&mut self, quads: &[[u32; 4]], ids: &[Id], workers: u32) -> Vec<LoadMessage> {
+        let mut batches: Vec<QuadEdges> = (0..workers).map(|_| Default::default()).collect();
+        let mut messages = Vec::new();
+        let flush = |to: u32, batches: &mut [QuadEdges], messages: &mut Vec<LoadMessage>, all| {
+            let (out, inn) = &batches[to as usize];
+            let size = out.len() + inn.len();
+            if (all && size > 0) || size >= BATCH {
+                let (out, inn) = std::mem::take(&mut batches[to as usize]);
+                messages.push(LoadMessage::Edges { to, out, inn });
+            }
+        };
+        for &[s, p, o, g] in quads {
             let (s, p, o) = (ids[s as usize], ids[p as usize], ids[o as usize]);
             let g = if g == DEFAULT_GRAPH {
                 DEFAULT
             } else {
                 let g = ids[g as usize];
-                graphs.insert(g);
+                self.graphs.insert(g);
                 g
             };
             let at = owner(s, workers);
             batches[at as usize].0.push([s, p, o, g]);
-            flush(at, &mut batches, false);
-            let keeper = if Some(p) == rdf_type { s } else { o };
+            flush(at, &mut batches, &mut messages, false);
+            let keeper = if Some(p) == self.rdf_type { s } else { o };
             let at = owner(keeper, workers);
             batches[at as usize].1.push([o, p, s, g]);
-            flush(at, &mut batches, false);
+            flush(at, &mut batches, &mut messages, false);
         }
+        for to in 0..workers {
+            flush(to, &mut batches, &mut messages, true);
+        }
+        messages
     }
-    for to in 0..workers {
-        flush(to, &mut batches, true);
-    }
-    let predicates: Vec<(Id, String)> = vocabulary.into_iter().collect();
-    let graphs: Vec<Id> = graphs.into_iter().collect();
-    for to in 0..workers {
-        messages.push(LoadMessage::Vocabulary {
-            to,
-            predicates: predicates.clone(),
-            graphs: graphs.clone(),
-            id_bound: (to == index).then_some(id_bound),
-        });
-    }
-    messages
 }
 
-/// A builder's edges, vocabulary and id bound.
+/// A builder's edges by graph (`DEFAULT` for the default graph; predicate term ids until
+/// the vocabulary is complete), vocabulary and id bound.
 #[derive(Default)]
 struct Edges {
-    out: Vec<[Id; 4]>,
-    inn: Vec<[Id; 4]>,
+    graphs_edges: BTreeMap<Id, SplitEdges>,
     predicates: BTreeMap<Id, String>,
     graphs: BTreeSet<Id>,
     id_bound: Option<u64>,
@@ -614,8 +675,17 @@ impl Edges {
     fn take(&mut self, message: LoadMessage) {
         match message {
             LoadMessage::Edges { out, inn, .. } => {
-                self.out.extend(out);
-                self.inn.extend(inn);
+                for (side, edges) in [(0, out), (1, inn)] {
+                    for [key, p, other, g] in edges {
+                        let graph = self.graphs_edges.entry(g).or_default();
+                        let list = if side == 0 {
+                            &mut graph.0
+                        } else {
+                            &mut graph.1
+                        };
+                        list.push([key, p, other]);
+                    }
+                }
             }
             LoadMessage::Vocabulary {
                 predicates,
@@ -655,29 +725,26 @@ fn build(
         .id_bound
         .ok_or("the cluster's id bound did not arrive")?;
     let (ids, iris): (Vec<Id>, Vec<String>) = edges.predicates.into_iter().unzip();
-    let predicate = |term: Id| ids.binary_search(&term).map(|p| p as Id);
-    let mut default_graph: SplitEdges = Default::default();
-    let mut named: BTreeMap<Id, SplitEdges> = edges
-        .graphs
-        .iter()
-        .map(|&g| (g, Default::default()))
-        .collect();
-    for (side, list) in [(0, edges.out), (1, edges.inn)] {
-        for [key, p, other, g] in list {
-            let p = predicate(p).map_err(|_| "an edge's predicate is not in the vocabulary")?;
-            let graph = match g {
-                DEFAULT => &mut default_graph,
-                name => named
-                    .get_mut(&name)
-                    .ok_or("an edge's graph is not in the vocabulary")?,
-            };
-            let edges = if side == 0 {
-                &mut graph.0
-            } else {
-                &mut graph.1
-            };
-            edges.push([key, p, other]);
-        }
+    let mut graphs = edges.graphs_edges;
+    // Predicate term ids to predicate ids, in place.
+    let missing = std::sync::atomic::AtomicBool::new(false);
+    for (out, inn) in graphs.values_mut() {
+        out.par_iter_mut()
+            .chain(inn.par_iter_mut())
+            .for_each(|edge| match ids.binary_search(&edge[1]) {
+                Ok(p) => edge[1] = p as Id,
+                Err(_) => missing.store(true, std::sync::atomic::Ordering::Relaxed),
+            });
+    }
+    if missing.into_inner() {
+        return Err("an edge's predicate is not in the vocabulary".into());
+    }
+    let default_graph = graphs.remove(&DEFAULT).unwrap_or_default();
+    for name in &edges.graphs {
+        graphs.entry(*name).or_default();
+    }
+    if graphs.keys().any(|name| !edges.graphs.contains(name)) {
+        return Err("an edge's graph is not in the vocabulary".into());
     }
     let (statements, sources) = {
         let state = state.borrow();
@@ -697,7 +764,7 @@ fn build(
             predicates: iris,
         }),
     };
-    let named = named.into_iter().collect();
+    let named = graphs.into_iter().collect();
     let store = Store::loaded_partition(dictionary, ids, default_graph, named, info)?;
     let bytes = store
         .save(&partition_dir(dir, index))
