@@ -146,7 +146,7 @@ pub(super) fn run(
         let layout = Rc::clone(&state);
         let done = Rc::clone(&result);
         let (dir, layout_dir) = (dir.to_owned(), dir.to_owned());
-        let activators = scope.clone();
+        let activators = scope;
         let activator = move |address| activators.activator_for(address);
         scope
             .input_from(&mut input)
