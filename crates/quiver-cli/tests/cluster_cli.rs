@@ -1,7 +1,8 @@
 //! `quiver cluster` as a user runs it: a LUBM-1 store cut into partitions and served by
 //! 1, 2 and 3 real processes on this machine answers Wukong's q1–q12, a count, an
 //! aggregate, a property path and a DESCRIBE over HTTP exactly as `quiver serve` on the
-//! whole store does; a cluster of the wrong size refuses to start; SIGTERM stops every
+//! whole store does, and so does a cluster loaded by 2 and 3 processes (`load
+//! --processes`); a cluster of the wrong size refuses to start; SIGTERM stops every
 //! process.
 
 mod serve_support;
@@ -87,6 +88,38 @@ fn a_cluster_of_processes_answers_like_the_whole_store() {
             let line = format!("process {process} stopped");
             assert!(cluster.logged(&line), "{line}: {}", cluster.log());
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    // A cluster loaded by its processes (`load --processes`: each parses its universities,
+    // every partition holds only its own terms) answers the same over HTTP.
+    for processes in [2, 3] {
+        let dir = scratch.join(format!("cluster-cli-loaded-{processes}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let output = quiver()
+            .args(["load", "--lubm", "1", "--processes", &processes.to_string()])
+            .arg("--location")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        assert!(
+            stderr.contains(&format!("into {processes} partitions")),
+            "{stderr}"
+        );
+        let mut cluster = Server::start_cluster(&dir, processes, &[]);
+        for (query, expected) in queries.iter().zip(&expected) {
+            assert_eq!(
+                &rows(&cluster, query),
+                expected,
+                "loaded by {processes} processes: {query}"
+            );
+        }
+        let status = cluster
+            .terminate(Duration::from_secs(20))
+            .expect("the cluster stops");
+        assert!(status.success(), "{status:?}: {}", cluster.log());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -258,23 +258,104 @@ fn a_malformed_statement_stops_the_load_with_its_place_and_leaves_no_store() {
         read_layout(&location).unwrap().is_none(),
         "no layout written"
     );
-    // A store already there is refused, and left as it was.
+    // A malformed file added to a loaded cluster stops the load and leaves the cluster as
+    // it was; a whole store is refused.
     let good = dir.join("good");
-    let paths = vec![dir.join("more.ttl")];
-    let input = LoadInput::Files {
+    let input = |paths: Vec<PathBuf>| LoadInput::Files {
         paths,
         options: options(),
     };
     let cluster = LoadCluster::InProcess { workers: 2 };
-    load_cluster(&good, input.clone(), cluster.clone(), Arc::new(NoProgress)).unwrap();
+    load_cluster(
+        &good,
+        input(vec![dir.join("more.ttl")]),
+        cluster.clone(),
+        Arc::new(NoProgress),
+    )
+    .unwrap();
     let before = std::fs::read(good.join(quiver_store::partition::LAYOUT_FILE)).unwrap();
-    let error = load_cluster(&good, input, cluster, Arc::new(NoProgress)).unwrap_err();
+    let quads = cluster_quads(&good);
+    let error = load_cluster(
+        &good,
+        input(vec![dir.join("bad.nt")]),
+        cluster.clone(),
+        Arc::new(NoProgress),
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("bad.nt:2:"), "{error}");
+    let after = std::fs::read(good.join(quiver_store::partition::LAYOUT_FILE)).unwrap();
+    assert_eq!(before, after);
+    assert_eq!(cluster_quads(&good), quads);
+    let error = load_cluster(
+        &good,
+        input(vec![dir.join("more.ttl")]),
+        LoadCluster::InProcess { workers: 3 },
+        Arc::new(NoProgress),
+    )
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("cluster of 2 partitions"),
+        "{error}"
+    );
+    let (whole, _) =
+        quiver_loader::load_files(&[dir.join("more.ttl")], &options(), None, &NoProgress).unwrap();
+    let store_dir = dir.join("whole");
+    whole.save(&store_dir).unwrap();
+    let error = load_cluster(
+        &store_dir,
+        input(vec![dir.join("more.ttl")]),
+        cluster,
+        Arc::new(NoProgress),
+    )
+    .unwrap_err();
     assert!(
         error.to_string().contains("already holds a store"),
         "{error}"
     );
-    let after = std::fs::read(good.join(quiver_store::partition::LAYOUT_FILE)).unwrap();
-    assert_eq!(before, after);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn adding_to_a_loaded_cluster_equals_loading_all_at_once() {
+    let dir = scratch("grow");
+    // Two runs of universities, then a third: LUBM-3 in three loads.
+    let whole = |n| {
+        quiver_loader::load_lubm(quiver_lubm::LubmConfig::standard(n), 2, None, &NoProgress)
+            .unwrap()
+            .0
+    };
+    let part = |start, universities| LoadInput::Lubm {
+        config: quiver_lubm::LubmConfig {
+            universities,
+            start_index: start,
+            seed: 0,
+        },
+        threads: 1,
+    };
+    let location = dir.join("cluster");
+    let cluster = LoadCluster::InProcess { workers: 3 };
+    load_cluster(&location, part(0, 1), cluster.clone(), Arc::new(NoProgress)).unwrap();
+    let first = read_layout(&location).unwrap().unwrap();
+    assert_eq!(cluster_quads(&location), whole_quads(&whole(1)));
+    let loaded = load_cluster(&location, part(1, 2), cluster, Arc::new(NoProgress)).unwrap();
+    let everything = whole(3);
+    assert_eq!(loaded.layout.triples, everything.triples());
+    assert_eq!(loaded.layout.terms, everything.terms());
+    assert!(loaded.layout.terms > first.terms);
+    assert_eq!(cluster_quads(&location), whole_quads(&everything));
+    // No partition is left beside the ones in use.
+    let names: Vec<String> = std::fs::read_dir(&location)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("partition-"))
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    // And it answers like the single store.
+    let (partitions, coordinator) = serve(&location);
+    for query in common::lubm_queries() {
+        check(&everything, &coordinator, &partitions, &query);
+    }
+    drop(partitions);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

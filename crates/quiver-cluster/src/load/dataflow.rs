@@ -23,12 +23,12 @@ use quiver_loader::{Chunk, Progress, DEFAULT_GRAPH};
 use quiver_model::dictionary::term_owner;
 use quiver_model::{decode_term, DecodedTerm, Dictionary, DictionaryBuilder, Id, ID_BYTES};
 use quiver_store::partition::{
-    graph_classes, new_layout, owner, partition_dir, write_layout, GraphClasses, PartitionInfo,
-    SplitEdges, PARTITION_HASH,
+    graph_classes, new_layout, owner, partition_dir, GraphClasses, PartitionInfo, SplitEdges,
+    PARTITION_HASH,
 };
 use quiver_store::partition_stats::StatisticsMerger;
 use quiver_store::store::RDF_TYPE;
-use quiver_store::{LoadInfo, Store};
+use quiver_store::{Direction, LoadInfo, Store};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use timely::dataflow::channels::pact::Exchange;
@@ -122,6 +122,8 @@ struct WorkerState {
     sent: u64,
     /// The rdf:type predicate id, once the predicates are known.
     rdf_type: Option<u32>,
+    /// The partition this load adds to (a cluster grown), opened before parsing.
+    existing: Option<Store>,
 }
 
 type Shared = Rc<RefCell<WorkerState>>;
@@ -133,10 +135,13 @@ pub(super) fn run(
     shares: &Shares,
     first: usize,
     local: usize,
+    grow: bool,
     progress: &(dyn Progress + Send + Sync),
 ) -> Result<Option<LoadedCluster>, ClusterLoadError> {
     let index = worker.index() as u32;
     let workers = worker.peers() as u32;
+    // Leftovers of a grown load that did not finish.
+    let _ = std::fs::remove_dir_all(next_dir(dir, index));
     let state: Shared = Rc::default();
     let result: Rc<RefCell<Option<LoadedCluster>>> = Rc::default();
     let writes_layout = (index as usize - first).is_multiple_of(local.max(1));
@@ -225,8 +230,7 @@ pub(super) fn run(
                         if frontier.frontier().is_empty() {
                             if let Some(capability) = capability.take() {
                                 let edges = std::mem::take(&mut edges);
-                                let summary = build(index, workers, &dir, edges, &builders)
-                                    .map_err(|e| e.to_string());
+                                let summary = build(index, workers, &dir, edges, &builders);
                                 let mut session = output.session(&capability);
                                 for to in 0..workers {
                                     session.give(LoadMessage::Saved {
@@ -255,8 +259,14 @@ pub(super) fn run(
                     });
                     if frontier.frontier().is_empty() && !finished {
                         finished = true;
-                        let outcome =
-                            finish_layout(&dir, workers, std::mem::take(&mut saved), writes_layout);
+                        let outcome = finish_layout(workers, std::mem::take(&mut saved)).and_then(
+                            |cluster| {
+                                if grow {
+                                    replace_partition(&dir, index)?;
+                                }
+                                Ok(writes_layout.then_some(cluster))
+                            },
+                        );
                         match outcome {
                             Ok(cluster) => *done.borrow_mut() = cluster,
                             Err(message) => layout.borrow_mut().failure = Some(message),
@@ -265,8 +275,19 @@ pub(super) fn run(
                 }
             });
     });
-    // This worker's share, parsed while the dataflow waits; its terms to their owners.
-    match parse_share(shares, index as usize, workers as usize, progress) {
+    // The partition this load adds to, then this worker's share, parsed while the dataflow
+    // waits; its terms to their owners.
+    let existing = match grow {
+        true => quiver_store::partition::open_partition(dir, index, workers)
+            .map(|(store, _)| Some(store))
+            .map_err(|e| e.to_string()),
+        false => Ok(None),
+    };
+    let parsed = existing.and_then(|existing| {
+        state.borrow_mut().existing = existing;
+        parse_share(shares, index as usize, workers as usize, progress)
+    });
+    match parsed {
         Ok((mut chunks, statements, sources)) => {
             {
                 let mut own = state.borrow_mut();
@@ -474,6 +495,14 @@ impl Owned {
             &arena[start as usize..start as usize + length as usize]
         };
         entries.par_sort_unstable_by(|a, b| term(a).cmp(term(b)));
+        let existing = state
+            .borrow()
+            .existing
+            .as_ref()
+            .map(|store| store.dictionary().clone());
+        if let Some(dictionary) = existing {
+            return Self::number_more(&arena, entries, dictionary, index, workers, state);
+        }
         let mut builder = DictionaryBuilder::new();
         let mut answers: Vec<(Vec<u64>, Vec<Id>)> =
             (0..workers).map(|_| Default::default()).collect();
@@ -484,20 +513,61 @@ impl Owned {
             let bytes = term(entry);
             if previous != Some(bytes) {
                 let position = builder.push(bytes);
-                id = match position
-                    .checked_mul(u64::from(workers))
-                    .and_then(|p| p.checked_add(u64::from(index)))
-                    .and_then(|p| Id::try_from(p).ok())
-                    .filter(|&id| id < DEFAULT)
-                {
+                id = match cluster_id(position, index, workers) {
+                    Some(id) => id,
+                    None => return too_many(index),
+                };
+                previous = Some(bytes);
+            }
+            let (refs, ids) = &mut answers[entry.2 as usize];
+            refs.push(entry.3);
+            ids.push(id);
+            if refs.len() >= BATCH {
+                let (refs, ids) = std::mem::take(&mut answers[entry.2 as usize]);
+                messages.push(LoadMessage::Ids {
+                    to: entry.2,
+                    refs,
+                    ids,
+                });
+            }
+        }
+        finish_numbering(answers, messages, builder.finish(), index, workers, state)
+    }
+}
+
+impl Owned {
+    /// [`Owned::number`] into an existing share of the dictionary (a cluster grown): its
+    /// terms keep their ids, the new ones take the next positions, appended.
+    fn number_more(
+        arena: &[u8],
+        entries: Vec<(u64, u32, u32, u64)>,
+        mut dictionary: Dictionary,
+        index: u32,
+        workers: u32,
+        state: &Shared,
+    ) -> Vec<LoadMessage> {
+        let term = |&(start, length, _, _): &(u64, u32, u32, u64)| {
+            &arena[start as usize..start as usize + length as usize]
+        };
+        let base = dictionary.local_len();
+        let mut new_terms: Vec<std::sync::Arc<[u8]>> = Vec::new();
+        let mut answers: Vec<(Vec<u64>, Vec<Id>)> =
+            (0..workers).map(|_| Default::default()).collect();
+        let mut messages = Vec::new();
+        let mut previous: Option<&[u8]> = None;
+        let mut id: Id = 0;
+        for entry in &entries {
+            let bytes = term(entry);
+            if previous != Some(bytes) {
+                id = match dictionary.lookup(bytes) {
                     Some(id) => id,
                     None => {
-                        return vec![LoadMessage::Failed {
-                            to: index,
-                            message: "more distinct terms than the cluster's ids can number; \
-                                      use a build with the wide-ids feature"
-                                .into(),
-                        }]
+                        let position = base + new_terms.len() as u64;
+                        new_terms.push(bytes.into());
+                        match cluster_id(position, index, workers) {
+                            Some(id) => id,
+                            None => return too_many(index),
+                        }
                     }
                 };
                 previous = Some(bytes);
@@ -514,26 +584,75 @@ impl Owned {
                 });
             }
         }
-        for (to, (refs, ids)) in answers.into_iter().enumerate() {
-            if !refs.is_empty() {
-                messages.push(LoadMessage::Ids {
-                    to: to as u32,
-                    refs,
-                    ids,
-                });
-            }
+        if !new_terms.is_empty() {
+            dictionary.append_absent_batch(&new_terms);
         }
-        let terms = builder.len();
-        state.borrow_mut().dictionary = Some(builder.finish());
-        for to in 0..workers {
-            messages.push(LoadMessage::Count {
-                to,
-                from: index,
-                terms,
+        finish_numbering(answers, messages, dictionary, index, workers, state)
+    }
+}
+
+/// The id of an owner's term at `position`, if the ids can number it.
+fn cluster_id(position: u64, index: u32, workers: u32) -> Option<Id> {
+    position
+        .checked_mul(u64::from(workers))
+        .and_then(|p| p.checked_add(u64::from(index)))
+        .and_then(|p| Id::try_from(p).ok())
+        .filter(|&id| id < DEFAULT)
+}
+
+fn too_many(index: u32) -> Vec<LoadMessage> {
+    vec![LoadMessage::Failed {
+        to: index,
+        message: "more distinct terms than the cluster's ids can number; \
+                  use a build with the wide-ids feature"
+            .into(),
+    }]
+}
+
+/// The answers left to send, the owner's dictionary kept, its count to every worker.
+fn finish_numbering(
+    answers: Vec<(Vec<u64>, Vec<Id>)>,
+    mut messages: Vec<LoadMessage>,
+    dictionary: Dictionary,
+    index: u32,
+    workers: u32,
+    state: &Shared,
+) -> Vec<LoadMessage> {
+    for (to, (refs, ids)) in answers.into_iter().enumerate() {
+        if !refs.is_empty() {
+            messages.push(LoadMessage::Ids {
+                to: to as u32,
+                refs,
+                ids,
             });
         }
-        messages
     }
+    let terms = dictionary.local_len();
+    state.borrow_mut().dictionary = Some(dictionary);
+    for to in 0..workers {
+        messages.push(LoadMessage::Count {
+            to,
+            from: index,
+            terms,
+        });
+    }
+    messages
+}
+
+/// Where a grown load saves partition `index` before it replaces the old one.
+fn next_dir(dir: &Path, index: u32) -> std::path::PathBuf {
+    dir.join(format!("partition-{index}.next"))
+}
+
+/// Puts a grown partition in place of the old one (kept as `.old` until the layout is
+/// written).
+fn replace_partition(dir: &Path, index: u32) -> Result<(), String> {
+    let current = partition_dir(dir, index);
+    let old = dir.join(format!("partition-{index}.old"));
+    let _ = std::fs::remove_dir_all(&old);
+    std::fs::rename(&current, &old)
+        .and_then(|()| std::fs::rename(next_dir(dir, index), &current))
+        .map_err(|e| format!("{}: {e}", current.display()))
 }
 
 /// An origin takes its terms' ids and the owners' counts.
@@ -672,6 +791,42 @@ struct Edges {
 }
 
 impl Edges {
+    /// Adds an existing partition's edges, predicates and graph names (a cluster grown),
+    /// with predicates as term ids like the new edges.
+    fn add_partition(&mut self, store: &Store) -> Result<(), String> {
+        let iris = store
+            .partition_info()
+            .map(|info| info.predicates.clone())
+            .unwrap_or_default();
+        let count = store.predicate_count();
+        if iris.len() != count {
+            return Err("the partition does not name its predicates".into());
+        }
+        let terms: Vec<Id> = (0..count).map(|p| store.predicate_term(p as u32)).collect();
+        self.predicates.extend(terms.iter().copied().zip(iris));
+        let graphs = std::iter::once((DEFAULT, store.graph())).chain(
+            store
+                .graph_names()
+                .filter_map(|name| Some((name, store.named_graph(name)?))),
+        );
+        for (name, index) in graphs {
+            if name != DEFAULT {
+                self.graphs.insert(name);
+            }
+            let (out, inn) = self.graphs_edges.entry(name).or_default();
+            for (direction, list) in [(Direction::Out, out), (Direction::In, inn)] {
+                index.for_each_vertex(direction, |vertex, record| {
+                    for i in 0..record.len() {
+                        let (predicate, neighbours) = record.entry(i);
+                        let term = terms[predicate as usize];
+                        list.extend(neighbours.iter().map(|&n| [vertex, term, n]));
+                    }
+                });
+            }
+        }
+        Ok(())
+    }
+
     fn take(&mut self, message: LoadMessage) {
         match message {
             LoadMessage::Edges { out, inn, .. } => {
@@ -710,11 +865,19 @@ fn build(
     index: u32,
     workers: u32,
     dir: &Path,
-    edges: Edges,
+    mut edges: Edges,
     state: &Shared,
 ) -> Result<PartitionSummary, String> {
-    if let Some(failure) = edges.failure.or_else(|| state.borrow().failure.clone()) {
+    if let Some(failure) = edges
+        .failure
+        .take()
+        .or_else(|| state.borrow().failure.clone())
+    {
         return Err(failure);
+    }
+    let existing = state.borrow_mut().existing.take();
+    if let Some(existing) = &existing {
+        edges.add_partition(existing)?;
     }
     let dictionary = state
         .borrow_mut()
@@ -746,10 +909,14 @@ fn build(
     if graphs.keys().any(|name| !edges.graphs.contains(name)) {
         return Err("an edge's graph is not in the vocabulary".into());
     }
-    let (statements, sources) = {
+    let (mut statements, mut sources) = {
         let state = state.borrow();
         (state.statements, state.sources.clone())
     };
+    if let Some(existing) = &existing {
+        statements += existing.info().statements;
+        sources.splice(0..0, existing.info().sources.iter().cloned());
+    }
     let info = LoadInfo {
         statements,
         skipped: 0,
@@ -766,9 +933,13 @@ fn build(
     };
     let named = graphs.into_iter().collect();
     let store = Store::loaded_partition(dictionary, ids, default_graph, named, info)?;
-    let bytes = store
-        .save(&partition_dir(dir, index))
-        .map_err(|e| e.to_string())?;
+    // A grown partition is saved beside the old one, which it replaces once every
+    // partition is saved.
+    let target = match existing {
+        Some(_) => next_dir(dir, index),
+        None => partition_dir(dir, index),
+    };
+    let bytes = store.save(&target).map_err(|e| e.to_string())?;
     let sent = state.borrow().sent;
     state.borrow_mut().rdf_type = store.rdf_type();
     Ok(PartitionSummary {
@@ -785,13 +956,11 @@ fn build(
     })
 }
 
-/// With every partition's summary: the layout (written when `write` is set).
+/// With every partition's summary: the cluster and its layout, to write.
 fn finish_layout(
-    dir: &Path,
     workers: u32,
     saved: BTreeMap<u32, Result<PartitionSummary, String>>,
-    write: bool,
-) -> Result<Option<LoadedCluster>, String> {
+) -> Result<LoadedCluster, String> {
     let mut partitions = Vec::new();
     for (_, summary) in saved {
         partitions.push(summary?);
@@ -826,13 +995,9 @@ fn finish_layout(
             classes: classes.into_iter().collect(),
         })
         .collect();
-    if !write {
-        return Ok(None);
-    }
-    write_layout(dir, &layout).map_err(|e| e.to_string())?;
-    Ok(Some(LoadedCluster {
+    Ok(LoadedCluster {
         partitions,
         layout,
         seconds: 0.0,
-    }))
+    })
 }

@@ -103,22 +103,28 @@ pub enum ClusterLoadError {
 }
 
 /// Loads `input` into a new partitioned store in `dir`, one partition per worker of
-/// `cluster` (see the module's documentation). Every process of a cluster calls it with
-/// the same input; each returns once the layout is written, with every partition's
-/// summary. `dir` must hold no store.
+/// `cluster` (see the module's documentation), or adds it to the cluster loaded there
+/// before (by as many workers): its terms keep their ids, new terms take the next ones,
+/// and each partition is saved anew beside the old, which it replaces once every
+/// partition is saved. Every process of a cluster calls it with the same input; each
+/// returns once its layout file is written, with every partition's summary.
 pub fn load_cluster(
     dir: &Path,
     input: LoadInput,
     cluster: LoadCluster,
     progress: Arc<dyn Progress + Send + Sync>,
 ) -> Result<LoadedCluster, ClusterLoadError> {
-    use quiver_store::partition::LAYOUT_FILE;
+    use quiver_store::partition::{partition_dir, read_layout, write_layout};
     let started = std::time::Instant::now();
-    if dir.join(LAYOUT_FILE).exists() || dir.join("manifest.json").exists() {
-        return Err(ClusterLoadError::Store {
-            dir: dir.to_owned(),
-            message: "already holds a store".into(),
-        });
+    let refuse = |message: String| ClusterLoadError::Store {
+        dir: dir.to_owned(),
+        message,
+    };
+    let existing = read_layout(dir).map_err(|e| refuse(e.to_string()))?;
+    if existing.is_none() && dir.join("manifest.json").exists() {
+        return Err(refuse(
+            "already holds a store, not a cluster loaded by its processes".into(),
+        ));
     }
     std::fs::create_dir_all(dir).map_err(|e| ClusterLoadError::Store {
         dir: dir.to_owned(),
@@ -131,6 +137,21 @@ pub fn load_cluster(
             quiver_store::partition::MAX_PARTITIONS
         )));
     }
+    if let Some(layout) = &existing {
+        if layout.partition_terms.is_empty() {
+            return Err(refuse(
+                "holds a store cut from a whole one: load into the whole store and cut it again"
+                    .into(),
+            ));
+        }
+        if layout.partitions as usize != total {
+            return Err(refuse(format!(
+                "holds a cluster of {} partitions; this load has {total} workers",
+                layout.partitions
+            )));
+        }
+    }
+    let grow = existing.is_some();
     let shares = Arc::new(Shares::new(&input, total)?);
     let config = match cluster {
         LoadCluster::InProcess { workers } => timely::Config::process(workers),
@@ -145,23 +166,50 @@ pub fn load_cluster(
             worker: timely::WorkerConfig::default(),
         },
     };
-    let dir = dir.to_owned();
-    let guards = timely::execute(config, move |worker| {
-        dataflow::run(worker, &dir, &shares, first, local, progress.as_ref())
-    })
-    .map_err(ClusterLoadError::Workers)?;
-    let mut loaded = None;
-    for result in guards.join() {
-        match result {
-            Ok(Ok(Some(cluster))) => loaded = Some(cluster),
-            Ok(Ok(None)) => {}
-            Ok(Err(error)) => return Err(error),
-            Err(panic) => return Err(ClusterLoadError::Workers(panic)),
+    let target = dir.to_owned();
+    // A peer process that dies makes timely's communication threads panic, and their
+    // guards panic again when dropped: caught here, the load fails with an error.
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let guards = timely::execute(config, move |worker| {
+            dataflow::run(
+                worker,
+                &target,
+                &shares,
+                first,
+                local,
+                grow,
+                progress.as_ref(),
+            )
+        })
+        .map_err(ClusterLoadError::Workers)?;
+        let mut loaded = None;
+        for result in guards.join() {
+            match result {
+                Ok(Ok(Some(cluster))) => loaded = Some(cluster),
+                Ok(Ok(None)) => {}
+                Ok(Err(error)) => return Err(error),
+                Err(panic) => return Err(ClusterLoadError::Workers(panic)),
+            }
         }
-    }
+        Ok(loaded)
+    }));
+    let loaded = match run {
+        Ok(loaded) => loaded?,
+        Err(_) => {
+            return Err(ClusterLoadError::Workers(
+                "its connections to the other processes broke".into(),
+            ))
+        }
+    };
     let mut loaded = loaded.ok_or_else(|| {
-        ClusterLoadError::Workers("no worker of this process wrote the layout".into())
+        ClusterLoadError::Workers("no worker of this process returned the layout".into())
     })?;
+    // Every partition of this process saved: the layout, last.
+    write_layout(dir, &loaded.layout).map_err(|e| refuse(e.to_string()))?;
+    for index in first..first + local {
+        let old = partition_dir(dir, index as u32).with_extension("old");
+        let _ = std::fs::remove_dir_all(old);
+    }
     loaded.seconds = started.elapsed().as_secs_f64();
     Ok(loaded)
 }

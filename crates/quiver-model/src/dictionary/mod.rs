@@ -215,9 +215,13 @@ impl Dictionary {
     /// Appends terms known to be absent (the caller looked each up in this very version,
     /// and they are distinct), at once; returns the id of the first.
     pub fn append_absent_batch(&mut self, terms: &[Arc<[u8]>]) -> Id {
-        let first = Id::try_from(self.len() as usize).expect("term ids exhausted");
+        // Positions among this dictionary's own terms; the index keeps positions, which
+        // are the ids but in a share of a cluster's dictionary.
+        let first = Id::try_from(self.local_len() as usize).expect("term ids exhausted");
         // The whole batch must fit in the id space, not only its first term.
-        Id::try_from(self.len() as usize + terms.len()).expect("term ids exhausted");
+        let last = self.local_len() + terms.len() as u64;
+        Id::try_from(last as usize).expect("term ids exhausted");
+        self.global(last).expect("term ids exhausted");
         let ids = &self.appended.ids;
         let hashes: Vec<u64> = if terms.len() < PARALLEL_LOOKUPS {
             terms.iter().map(|term| ids.hash(term)).collect()
@@ -226,13 +230,15 @@ impl Dictionary {
         };
         self.appended.terms.extend(terms.iter().cloned());
         self.appended.ids.insert_batch(&hashes, first);
-        first
+        self.global(u64::from(first)).expect("checked above")
     }
 
     fn append_new(&mut self, term: &[u8]) -> Id {
-        let id = Id::try_from(self.len() as usize).expect("term ids exhausted");
+        let position = self.local_len();
+        let id = self.global(position).expect("term ids exhausted");
+        let position = Id::try_from(position).expect("term ids exhausted");
         self.appended.terms.push_back(term.into());
-        self.appended.ids.insert(term, id);
+        self.appended.ids.insert(term, position);
         id
     }
 
@@ -241,9 +247,10 @@ impl Dictionary {
         if self.appended.terms.is_empty() {
             return None;
         }
-        self.appended
-            .ids
-            .get(term, |id| self.appended_term(id as u64) == Some(term))
+        let position = self.appended.ids.get(term, |position| {
+            self.appended_term(position as u64) == Some(term)
+        })?;
+        self.global(position as u64)
     }
 
     /// Terms of the sorted, front-coded part (ids below this sort like their terms).

@@ -97,8 +97,8 @@ impl Dictionary {
                 .enumerate()
                 .for_each(|(n, (hashes, out))| look(n * piece, hashes, out));
         }
-        for (&i, id) in missing.iter().zip(appended) {
-            result[i] = id;
+        for (&i, position) in missing.iter().zip(appended) {
+            result[i] = position.and_then(|p| self.global(p as u64));
         }
         result
     }
