@@ -44,8 +44,8 @@ pub struct LoadArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=quiver_store::partition::MAX_PARTITIONS as i64), conflicts_with_all = ["processes", "cluster"])]
     pub partitions: Option<u32>,
     /// Load a cluster with N processes started on this machine, each parsing its share of
-    /// the input (no process holds the whole graph or dictionary; the location must be
-    /// new or empty)
+    /// the input (no process holds the whole graph or dictionary); into a new or empty
+    /// location, or adding to a cluster loaded there before by as many processes
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256), conflicts_with = "cluster")]
     pub processes: Option<u32>,
     /// Join the load of a cluster as process --process, the processes' addresses

@@ -41,7 +41,14 @@ pub fn run(args: LoadArgs, threads: usize) -> Result<()> {
     let progress = progress(&args, &input)?;
     let loaded = match (args.processes, &args.cluster) {
         (Some(processes), _) => {
-            crate::partition::ensure_empty(&args.location)?;
+            // A cluster loaded before grows; anything else must be new or empty.
+            let grows = matches!(
+                quiver_store::partition::read_layout(&args.location),
+                Ok(Some(layout)) if !layout.partition_terms.is_empty()
+            );
+            if !grows {
+                crate::partition::ensure_empty(&args.location)?;
+            }
             let mut peers = Peers::spawn(processes as usize, |command, hosts, process| {
                 command
                     .arg("load")

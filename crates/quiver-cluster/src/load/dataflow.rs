@@ -909,16 +909,18 @@ fn build(
     if graphs.keys().any(|name| !edges.graphs.contains(name)) {
         return Err("an edge's graph is not in the vocabulary".into());
     }
-    let (mut statements, mut sources) = {
+    let (statements, mut sources) = {
         let state = state.borrow();
         (state.statements, state.sources.clone())
     };
+    // The partition's load information counts every load; its summary, this one.
+    let mut all_statements = statements;
     if let Some(existing) = &existing {
-        statements += existing.info().statements;
+        all_statements += existing.info().statements;
         sources.splice(0..0, existing.info().sources.iter().cloned());
     }
     let info = LoadInfo {
-        statements,
+        statements: all_statements,
         skipped: 0,
         seconds: 0.0,
         sources,

@@ -66,7 +66,7 @@ impl LoadCluster {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PartitionSummary {
     pub index: u32,
-    /// Statements parsed from its share (duplicates included).
+    /// Statements parsed from its share by this load (duplicates included).
     pub statements: u64,
     /// Triples of its OUT records (each triple is counted by one partition).
     pub triples: u64,
