@@ -276,8 +276,38 @@ impl TimelyPartitions {
             queries: AtomicU64::new(0),
             broken: std::sync::atomic::AtomicBool::new(false),
         };
+        partitions.check_loads()?;
         partitions.learn_names()?;
         Ok(partitions)
+    }
+
+    /// Refuses a cluster whose processes serve partitions of different loads (each process
+    /// reads its own layout and partitions, which may be another load's on another
+    /// machine): every worker's partition must come from the coordinator's load.
+    fn check_loads(&self) -> Result<(), String> {
+        let Some(store) = &self.coordinator_store else {
+            return Ok(());
+        };
+        let own = store
+            .partition_info()
+            .and_then(|info| info.load.clone())
+            .unwrap_or_default();
+        let resolver = ClusterResolver {
+            requests: Arc::downgrade(&self.requests),
+            coordinator: Arc::clone(&self.coordinator),
+        };
+        let mut loads = resolver.ask(Ask::Loads)?;
+        loads.sort();
+        for (worker, load) in loads {
+            if load != own.as_bytes() {
+                return Err(format!(
+                    "partition {worker} is from another load than partition 0 ({} and {own:?}): \
+                     the processes of this cluster serve different stores",
+                    String::from_utf8_lossy(&load)
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Process 0's first partition, where queries are planned (`None` on the other
@@ -351,7 +381,9 @@ fn serve(
     let arrived: Rc<RefCell<Arrived>> = Rc::default();
     let mut input: InputHandleVec<u64, Message> = InputHandleVec::new();
     let probe = ProbeHandle::new();
-    let (mut questions, answers) = crate::dictionary::build(worker, part.dictionary().clone());
+    let load = part.partition_info().and_then(|info| info.load.clone());
+    let (mut questions, answers) =
+        crate::dictionary::build(worker, part.dictionary().clone(), load);
     let mut state = Worker::new(part, index as u32, workers);
     let sink = Rc::clone(&arrived);
     worker.dataflow::<u64, _, _>(|scope| {

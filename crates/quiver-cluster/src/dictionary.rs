@@ -37,6 +37,9 @@ pub(crate) enum Body {
     Terms(Vec<Id>),
     /// `(id, encoding)` found.
     Found(Vec<(Id, Vec<u8>)>),
+    /// Which load wrote the owner's partition (answered as `Found` of one pair: the
+    /// worker's number and the load's name, empty for none).
+    Load,
 }
 
 /// What the coordinator's worker has received, by request: answers, and their pairs.
@@ -47,7 +50,9 @@ pub(crate) type Answers = Rc<RefCell<HashMap<u64, (usize, Vec<(Id, Vec<u8>)>)>>>
 pub(crate) fn build(
     worker: &mut timely::worker::Worker,
     dictionary: Dictionary,
+    load: Option<String>,
 ) -> (InputHandleVec<u64, Question>, Answers) {
+    let index = worker.index() as Id;
     let mut input: InputHandleVec<u64, Question> = InputHandleVec::new();
     let answers: Answers = Rc::default();
     let sink = Rc::clone(&answers);
@@ -63,7 +68,18 @@ pub(crate) fn build(
                             let mut session = output.session(&time);
                             for batch in batches {
                                 for question in batch.drain(..) {
-                                    session.give(answer(&dictionary, question));
+                                    let answer = match question.body {
+                                        Body::Load => Question {
+                                            request: question.request,
+                                            to: 0,
+                                            body: Body::Found(vec![(
+                                                index,
+                                                load.clone().unwrap_or_default().into_bytes(),
+                                            )]),
+                                        },
+                                        _ => answer(&dictionary, question),
+                                    };
+                                    session.give(answer);
                                 }
                             }
                         });
@@ -102,6 +118,7 @@ fn answer(dictionary: &Dictionary, question: Question) -> Question {
             .filter_map(|id| dictionary.term(id).map(|term| (id, term)))
             .collect(),
         Body::Found(found) => found,
+        Body::Load => Vec::new(),
     };
     Question {
         request: question.request,
@@ -114,6 +131,11 @@ fn answer(dictionary: &Dictionary, question: Question) -> Question {
 pub(crate) fn questions(request: u64, workers: u32, ask: Ask) -> Vec<Question> {
     let mut bodies: HashMap<u32, Body> = HashMap::new();
     match ask {
+        Ask::Loads => {
+            for to in 0..workers {
+                bodies.insert(to, Body::Load);
+            }
+        }
         Ask::Ids(terms) => {
             for term in terms {
                 let to = term_owner(&term, workers);
@@ -144,6 +166,8 @@ pub(crate) fn questions(request: u64, workers: u32, ask: Ask) -> Vec<Question> {
 pub(crate) enum Ask {
     Ids(Vec<Vec<u8>>),
     Terms(Vec<Id>),
+    /// Every worker's partition's load.
+    Loads,
 }
 
 /// The coordinator's share asks the owners through the running cluster. It holds the
@@ -159,7 +183,7 @@ pub(crate) struct ClusterResolver {
 const PATIENCE: Duration = Duration::from_secs(30);
 
 impl ClusterResolver {
-    fn ask(&self, ask: Ask) -> Result<Vec<(Id, Vec<u8>)>, String> {
+    pub(crate) fn ask(&self, ask: Ask) -> Result<Vec<(Id, Vec<u8>)>, String> {
         let requests = self
             .requests
             .upgrade()

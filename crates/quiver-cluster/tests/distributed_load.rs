@@ -629,3 +629,80 @@ fn real_processes_load_a_cluster() {
     assert!(read_layout(&dir.join("cluster")).unwrap().is_none());
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Set when this test binary runs again as a serving process of a cluster:
+/// `dir|process|addresses`.
+const SERVING: &str = "QUIVER_TEST_SERVE_PROCESS";
+
+#[test]
+fn processes_serving_two_loads_refuse_to_start() {
+    if let Ok(spec) = std::env::var(SERVING) {
+        let fields: Vec<&str> = spec.split('|').collect();
+        let config = quiver_cluster::ClusterConfig {
+            process: fields[1].parse().unwrap(),
+            addresses: fields[2].split(',').map(str::to_owned).collect(),
+            workers: 1,
+        };
+        if let Ok(cluster) = quiver_cluster::TimelyPartitions::cluster(Path::new(fields[0]), config)
+        {
+            cluster.wait();
+        }
+        return;
+    }
+    let dir = scratch("two-loads");
+    let files = write_files(&dir);
+    let load = |name: &str| {
+        let location = dir.join(name);
+        let input = LoadInput::Files {
+            paths: files.clone(),
+            options: options(),
+        };
+        load_cluster(
+            &location,
+            input,
+            LoadCluster::InProcess { workers: 2 },
+            Arc::new(NoProgress),
+        )
+        .unwrap();
+        location
+    };
+    let (a, b) = (load("a"), load("b"));
+    // One directory with a partition of another load in it.
+    let mixed = load("mixed");
+    std::fs::remove_dir_all(mixed.join("partition-1")).unwrap();
+    std::fs::rename(b.join("partition-1"), mixed.join("partition-1")).unwrap();
+    let error = open_partition(&mixed, 1, 2).unwrap_err().to_string();
+    assert!(error.contains("another load"), "{error}");
+    // Two processes, each with its own (complete) store, of two loads.
+    let b = load("b2");
+    let addresses = free_addresses(2);
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "processes_serving_two_loads_refuse_to_start",
+            "--nocapture",
+        ])
+        .env(
+            SERVING,
+            format!("{}|1|{}", b.display(), addresses.join(",")),
+        )
+        .spawn()
+        .unwrap();
+    let config = quiver_cluster::ClusterConfig {
+        process: 0,
+        addresses,
+        workers: 1,
+    };
+    let error = quiver_cluster::TimelyPartitions::cluster(&a, config).unwrap_err();
+    assert!(error.contains("another load"), "{error}");
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(10) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -81,6 +81,10 @@ pub struct PartitionInfo {
     /// must know (`rdf:type` among them) though another owns their terms.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub predicates: Vec<String>,
+    /// The load that wrote the partition (a cluster loaded by its processes): the same in
+    /// every partition and in the layout, so that partitions of two loads are not mixed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<String>,
 }
 
 impl PartitionInfo {
@@ -124,6 +128,9 @@ pub struct PartitionLayout {
     /// cluster loaded by its processes); empty when every partition holds all `terms`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partition_terms: Vec<u64>,
+    /// The load that wrote the partitions (see [`PartitionInfo::load`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<String>,
     /// The classes (objects of `rdf:type`) of each graph, which each partition lists only
     /// where it owns instances: what a step over every class of a graph takes.
     #[serde(default)]
@@ -180,6 +187,7 @@ impl Store {
             hash: PARTITION_HASH.to_owned(),
             id_bound: None,
             predicates: Vec::new(),
+            load: None,
         });
         Store::assemble(
             self.dictionary.clone(),
@@ -300,6 +308,7 @@ pub fn save_partitioned(
         triples: store.triples(),
         terms: store.terms(),
         partition_terms: Vec::new(),
+        load: None,
         classes: graph_classes(&store),
         statistics: Some(statistics.finish(store.rdf_type())),
     };
@@ -317,6 +326,7 @@ pub fn new_layout(count: u32) -> PartitionLayout {
         triples: 0,
         terms: 0,
         partition_terms: Vec::new(),
+        load: None,
         classes: Vec::new(),
         statistics: None,
     }
@@ -432,6 +442,13 @@ pub fn open_partition(
                 Some(info) => format!("partition {} of {} ({})", info.index, info.count, info.hash),
                 None => "a whole store".to_owned(),
             }
+        )));
+    }
+    if layout.load.is_some()
+        && store.partition_info().and_then(|i| i.load.as_ref()) != layout.load.as_ref()
+    {
+        return Err(invalid(format!(
+            "partition-{index} was written by another load than the layout"
         )));
     }
     let (own, expected_terms) = match share {

@@ -69,7 +69,13 @@ enum LoadMessage {
         ids: Vec<Id>,
     },
     /// How many terms owner `from` holds (to every worker).
-    Count { to: u32, from: u32, terms: u64 },
+    Count {
+        to: u32,
+        from: u32,
+        terms: u64,
+        /// A number for this load (worker 0's is the load's).
+        load: u64,
+    },
     /// Edges for their owner, `[key vertex, predicate term, neighbour, graph]`.
     Edges {
         to: u32,
@@ -124,6 +130,8 @@ struct WorkerState {
     rdf_type: Option<u32>,
     /// The partition this load adds to (a cluster grown), opened before parsing.
     existing: Option<Store>,
+    /// The load's number (worker 0's).
+    load: u64,
 }
 
 type Shared = Rc<RefCell<WorkerState>>;
@@ -629,11 +637,18 @@ fn finish_numbering(
     }
     let terms = dictionary.local_len();
     state.borrow_mut().dictionary = Some(dictionary);
+    let load = {
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(index);
+        hasher.finish()
+    };
     for to in 0..workers {
         messages.push(LoadMessage::Count {
             to,
             from: index,
             terms,
+            load,
         });
     }
     messages
@@ -667,9 +682,14 @@ fn take_ids(message: LoadMessage, state: &Shared, counts: &mut [u64]) {
                 }
             }
         }
-        LoadMessage::Count { from, terms, .. } => {
+        LoadMessage::Count {
+            from, terms, load, ..
+        } => {
             if let Some(count) = counts.get_mut(from as usize) {
                 *count = terms;
+            }
+            if from == 0 {
+                state.load = load;
             }
         }
         LoadMessage::Failed { message, .. } => {
@@ -931,6 +951,7 @@ fn build(
             hash: PARTITION_HASH.to_owned(),
             id_bound: Some(id_bound),
             predicates: iris,
+            load: Some(format!("{:016x}", state.borrow().load)),
         }),
     };
     let named = graphs.into_iter().collect();
@@ -955,6 +976,7 @@ fn build(
         classes: graph_classes(&store),
         statistics: store.planner_statistics(),
         rdf_type: store.rdf_type(),
+        load: store.partition_info().and_then(|i| i.load.clone()),
     })
 }
 
@@ -989,6 +1011,10 @@ fn finish_layout(
         }
     }
     let rdf_type = partitions.first().and_then(|p| p.rdf_type);
+    layout.load = partitions.first().and_then(|p| p.load.clone());
+    if partitions.iter().any(|p| p.load != layout.load) {
+        return Err("the partitions disagree on which load they are".into());
+    }
     layout.statistics = Some(statistics.finish(rdf_type));
     layout.classes = classes
         .into_iter()

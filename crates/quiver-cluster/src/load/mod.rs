@@ -81,6 +81,7 @@ pub struct PartitionSummary {
     pub(crate) classes: Vec<GraphClasses>,
     pub(crate) statistics: PlannerStatistics,
     pub(crate) rdf_type: Option<u32>,
+    pub(crate) load: Option<String>,
 }
 
 /// A cluster loaded: every partition's summary and the layout written.
