@@ -50,7 +50,7 @@ fn check_layout(dir: &Path, count: u64, triples: u64) {
     let layout = json(&dir.join("partitions.json"));
     assert_eq!(layout["partitions"], count);
     assert_eq!(layout["triples"], triples);
-    assert_eq!(layout["hash"], "splitmix64");
+    assert_eq!(layout["hash"], "modulo");
     let mut sum = 0;
     for i in 0..count {
         let (part, info) = snapshot(&dir.join(format!("partition-{i}")));
