@@ -29,6 +29,7 @@ pub fn run(args: LoadArgs, threads: usize) -> Result<()> {
             bail!("nothing to load: give files or directories (or --lubm N)")
         }
         None => LoadInput::Files {
+            piece_bytes: None,
             paths: paths.clone(),
             options: LoadOptions {
                 format: args.format,
@@ -173,7 +174,7 @@ fn progress(args: &LoadArgs, input: &LoadInput) -> Result<Shown> {
             u64::from(config.universities),
             "{bar:40} {pos}/{len} universities (all processes), {msg} here",
         ),
-        LoadInput::Files { paths, options } => {
+        LoadInput::Files { paths, options, .. } => {
             let total: u64 = collect_sources(paths, options.format)?
                 .iter()
                 .map(|s| s.bytes)

@@ -170,9 +170,20 @@ fn a_cluster_loaded_from_files_holds_the_single_stores_quads() {
     let (whole, _) = quiver_loader::load_files(&files, &options(), None, &NoProgress).unwrap();
     let expected = whole_quads(&whole);
     assert!(expected.len() > 500);
-    for workers in 1..=4 {
-        let location = dir.join(format!("cluster-{workers}"));
+    // Whole files as shares, then the N-Quads file cut into byte ranges of whole lines
+    // (its blank nodes scoped alike in every piece).
+    let runs = [
+        (1, None),
+        (2, None),
+        (3, None),
+        (4, None),
+        (3, Some(2048)),
+        (4, Some(700)),
+    ];
+    for (workers, piece_bytes) in runs {
+        let location = dir.join(format!("cluster-{workers}-{piece_bytes:?}"));
         let input = LoadInput::Files {
+            piece_bytes,
             paths: files.clone(),
             options: options(),
         };
@@ -237,6 +248,27 @@ fn a_cluster_generating_lubm_holds_the_single_stores_quads() {
 #[test]
 fn a_malformed_statement_stops_the_load_with_its_place_and_leaves_no_store() {
     let dir = scratch("malformed");
+    // A malformed line in a large file cut into byte ranges: its place in the whole file.
+    let mut big = String::new();
+    for i in 0..500 {
+        big.push_str(&format!("<http://ex/s{i}> <http://ex/p> \"value {i}\" .\n"));
+    }
+    big.push_str("<http://ex/s> <http://ex/p> <unterminated .\n");
+    let big_file = dir.join("big-bad.nt");
+    std::fs::write(&big_file, big).unwrap();
+    let error = load_cluster(
+        &dir.join("pieces"),
+        LoadInput::Files {
+            piece_bytes: Some(1000),
+            paths: vec![big_file],
+            options: options(),
+        },
+        LoadCluster::InProcess { workers: 3 },
+        Arc::new(NoProgress),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("big-bad.nt:501:"), "{error}");
     let mut files = write_files(&dir);
     let bad = dir.join("bad.nt");
     std::fs::write(&bad, "<http://ex/a> <http://ex/b> <http://ex/c> .\n<http://ex/a> <http://ex/b> \"unterminated .\n").unwrap();
@@ -245,6 +277,7 @@ fn a_malformed_statement_stops_the_load_with_its_place_and_leaves_no_store() {
     let error = load_cluster(
         &location,
         LoadInput::Files {
+            piece_bytes: None,
             paths: files,
             options: options(),
         },
@@ -262,6 +295,7 @@ fn a_malformed_statement_stops_the_load_with_its_place_and_leaves_no_store() {
     // it was; a whole store is refused.
     let good = dir.join("good");
     let input = |paths: Vec<PathBuf>| LoadInput::Files {
+        piece_bytes: None,
         paths,
         options: options(),
     };
@@ -457,6 +491,7 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
     let (whole, _) = quiver_loader::load_files(&files, &options(), None, &NoProgress).unwrap();
     let location = dir.join("files");
     let input = LoadInput::Files {
+        piece_bytes: None,
         paths: files,
         options: options(),
     };
@@ -521,6 +556,7 @@ fn load_as_process(
         false => Arc::new(NoProgress),
     };
     let input = LoadInput::Files {
+        piece_bytes: None,
         paths: files,
         options: options(),
     };
@@ -654,6 +690,7 @@ fn processes_serving_two_loads_refuse_to_start() {
     let load = |name: &str| {
         let location = dir.join(name);
         let input = LoadInput::Files {
+            piece_bytes: None,
             paths: files.clone(),
             options: options(),
         };

@@ -149,7 +149,20 @@ pub fn parse_chunks(
             return Err(LoadError::io(&source.path, error));
         }
         for issue in &result.issues {
-            let line = lines_before[result.source] + issue.line + 1;
+            // A range of a file numbers its lines from its start: the lines before it are
+            // counted only when one of its statements is reported.
+            let offset = match source.range {
+                Some(range) => {
+                    let mut file = std::fs::File::open(&source.path)
+                        .map_err(|e| LoadError::io(&source.path, e))?;
+                    let (start, _) = parse::line_bounds(&mut file, range)
+                        .map_err(|e| LoadError::io(&source.path, e))?;
+                    parse::lines_before(&source.path, start)
+                        .map_err(|e| LoadError::io(&source.path, e))?
+                }
+                None => 0,
+            };
+            let line = offset + lines_before[result.source] + issue.line + 1;
             let error = LoadError::Syntax {
                 path: source.path.clone(),
                 line,
@@ -173,7 +186,7 @@ pub fn parse_chunks(
     if let Some((source, _)) = sources
         .iter()
         .zip(&statements_per_source)
-        .find(|(s, &n)| n == 0 && !options.lenient && s.bytes > 0)
+        .find(|(s, &n)| n == 0 && !options.lenient && s.bytes > 0 && s.range.is_none())
     {
         return Err(LoadError::Input {
             path: source.path.clone(),

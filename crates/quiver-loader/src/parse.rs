@@ -9,7 +9,7 @@
 //! two units per worker wait in the queue, which bounds the memory of text in flight.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
 
@@ -142,9 +142,19 @@ fn read_blocks(
     stop: &AtomicBool,
     progress: &dyn Progress,
 ) -> Result<(), LoadError> {
-    let file = File::open(&source.path).map_err(|e| LoadError::io(&source.path, e))?;
+    let mut file = File::open(&source.path).map_err(|e| LoadError::io(&source.path, e))?;
+    let length = match source.range {
+        Some(range) => {
+            let (start, end) =
+                line_bounds(&mut file, range).map_err(|e| LoadError::io(&source.path, e))?;
+            file.seek(SeekFrom::Start(start))
+                .map_err(|e| LoadError::io(&source.path, e))?;
+            end - start
+        }
+        None => u64::MAX,
+    };
     let counting = CountingReader {
-        inner: file,
+        inner: file.take(length),
         progress,
     };
     let mut reader: Box<dyn Read> = if source.gzip {
@@ -410,8 +420,55 @@ fn consume(
 
 /// Reports bytes read from the underlying file (compressed bytes for gzip).
 struct CountingReader<'p> {
-    inner: File,
+    inner: std::io::Take<File>,
     progress: &'p dyn Progress,
+}
+
+/// The bytes `[start, end)` of the lines that start in `range` (see `Source::range`): from
+/// the first line start at or after `range.0` to the end of the line holding byte
+/// `range.1 - 1` (or the file's end).
+pub(crate) fn line_bounds(
+    file: &mut File,
+    (start, end): (u64, u64),
+) -> std::io::Result<(u64, u64)> {
+    let length = file.metadata()?.len();
+    let next_line = |file: &mut File, at: u64| -> std::io::Result<u64> {
+        // The first line start after byte `at - 1`: `at` itself if a line ends just
+        // before it.
+        if at == 0 {
+            return Ok(0);
+        }
+        file.seek(SeekFrom::Start(at - 1))?;
+        let mut position = at - 1;
+        let mut buffer = [0u8; 8192];
+        loop {
+            let read = file.read(&mut buffer)?;
+            if read == 0 {
+                return Ok(length);
+            }
+            if let Some(newline) = memchr::memchr(b'\n', &buffer[..read]) {
+                return Ok(position + newline as u64 + 1);
+            }
+            position += read as u64;
+        }
+    };
+    let first = next_line(file, start.min(length))?;
+    let last = next_line(file, end.min(length))?;
+    Ok((first, last.max(first)))
+}
+
+/// Lines before byte `offset` of the file at `path` (to number a ranged source's lines).
+pub(crate) fn lines_before(path: &std::path::Path, offset: u64) -> std::io::Result<u64> {
+    let mut reader = File::open(path)?.take(offset);
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut lines = 0u64;
+    loop {
+        let read = reader.read(&mut buffer)?;
+        if read == 0 {
+            return Ok(lines);
+        }
+        lines += memchr::memchr_iter(b'\n', &buffer[..read]).count() as u64;
+    }
 }
 
 impl Read for CountingReader<'_> {

@@ -65,6 +65,34 @@ pub struct Source {
     pub gzip: bool,
     /// Size on disk (compressed size for gzip), for progress.
     pub bytes: u64,
+    /// Only the lines that start in this byte range (`quiver-cluster`'s shares of one large
+    /// file): the first line starting at or after `start`, up to the end of the line in
+    /// which `end - 1` lies.
+    pub range: Option<(u64, u64)>,
+}
+
+impl Source {
+    /// Whether the source can be cut into byte ranges parsed apart: an uncompressed
+    /// line-based file.
+    pub fn splittable(&self) -> bool {
+        self.format.is_line_based() && !self.gzip
+    }
+
+    /// The source cut into byte ranges of about `piece` bytes, each of whole lines (see
+    /// [`Source::range`]); the source itself when it is not splittable or not larger.
+    pub fn pieces(&self, piece: u64) -> Vec<Source> {
+        let piece = piece.max(1);
+        if !self.splittable() || self.range.is_some() || self.bytes <= piece {
+            return vec![self.clone()];
+        }
+        let count = self.bytes.div_ceil(piece);
+        (0..count)
+            .map(|i| Source {
+                range: Some((self.bytes * i / count, self.bytes * (i + 1) / count)),
+                ..self.clone()
+            })
+            .collect()
+    }
 }
 
 /// Resolves the user's paths into sources: directories are expanded (sorted, not
@@ -147,5 +175,6 @@ fn source(path: &Path, format: Option<Format>) -> Result<Source, LoadError> {
         format,
         gzip,
         bytes: metadata.len(),
+        range: None,
     })
 }

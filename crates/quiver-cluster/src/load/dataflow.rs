@@ -364,6 +364,7 @@ fn parse_share(
     match shares {
         Shares::Files {
             sources,
+            files,
             owners,
             options,
             scoped,
@@ -373,7 +374,7 @@ fn parse_share(
                 owners[index].iter().map(|&i| sources[i].clone()).collect();
             let prefixes: Vec<Option<String>> = owners[index]
                 .iter()
-                .map(|&i| scoped.then(|| format!("l{nonce:x}f{i}_")))
+                .map(|&i| scoped.then(|| format!("l{nonce:x}f{}_", files[i])))
                 .collect();
             let names = mine.iter().map(|s| s.path.display().to_string()).collect();
             let (chunks, report) = quiver_loader::parse_chunks(&mine, &prefixes, options, progress)

@@ -32,10 +32,14 @@ use crate::ClusterConfig;
 /// What a cluster loads.
 #[derive(Debug, Clone)]
 pub enum LoadInput {
-    /// Files or directories (every process must see the same paths).
+    /// Files or directories (every process must see the same paths). An uncompressed
+    /// N-Triples or N-Quads file larger than `piece_bytes` (default: the input's size ÷
+    /// the workers, at least [`MIN_PIECE_BYTES`]) is cut into byte ranges of whole lines,
+    /// shared out like files.
     Files {
         paths: Vec<PathBuf>,
         options: LoadOptions,
+        piece_bytes: Option<u64>,
     },
     /// LUBM straight from the generator, each worker its own universities.
     Lubm { config: LubmConfig, threads: usize },
@@ -153,7 +157,10 @@ pub fn load_cluster(
         }
     }
     let grow = existing.is_some();
-    let shares = Arc::new(Shares::new(&input, total)?);
+    let grown = existing
+        .as_ref()
+        .map(|layout| layout.load.clone().unwrap_or_default());
+    let shares = Arc::new(Shares::new(&input, total, grown.as_deref())?);
     let config = match cluster {
         LoadCluster::InProcess { workers } => timely::Config::process(workers),
         LoadCluster::Processes(config) => timely::Config {
@@ -215,16 +222,25 @@ pub fn load_cluster(
     Ok(loaded)
 }
 
+/// The smallest byte range a large line-based file is cut into by default.
+pub const MIN_PIECE_BYTES: u64 = 64 << 20;
+
 /// Who parses what: the same on every process.
 #[derive(Debug)]
 pub(crate) enum Shares {
     Files {
+        /// Whole files and byte ranges of large line-based ones.
         sources: Vec<Source>,
+        /// Each source's file (its number among the input's files).
+        files: Vec<usize>,
         /// Worker → the sources it parses (indexes into `sources`).
         owners: Vec<Vec<usize>>,
         options: LoadOptions,
-        /// Blank node labels are scoped per file when there are several.
+        /// Blank node labels are scoped per file when there are several (or one in
+        /// pieces, or a cluster grown).
         scoped: bool,
+        /// The same on every process: a file's pieces, parsed apart, scope its blank
+        /// nodes alike.
         nonce: u64,
     },
     Lubm {
@@ -234,20 +250,55 @@ pub(crate) enum Shares {
 }
 
 impl Shares {
-    fn new(input: &LoadInput, workers: usize) -> Result<Self, ClusterLoadError> {
+    fn new(
+        input: &LoadInput,
+        workers: usize,
+        existing: Option<&str>,
+    ) -> Result<Self, ClusterLoadError> {
         Ok(match input {
-            LoadInput::Files { paths, options } => {
-                let sources = quiver_loader::collect_sources(paths, options.format)
+            LoadInput::Files {
+                paths,
+                options,
+                piece_bytes,
+            } => {
+                let whole = quiver_loader::collect_sources(paths, options.format)
                     .map_err(|e| ClusterLoadError::Input(e.to_string()))?;
-                let sizes: Vec<u64> = sources.iter().map(|s| s.bytes).collect();
-                let nonce = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos() as u64)
-                    ^ u64::from(std::process::id());
+                let total: u64 = whole.iter().map(|s| s.bytes).sum();
+                let piece = piece_bytes
+                    .unwrap_or_else(|| (total / workers.max(1) as u64).max(MIN_PIECE_BYTES));
+                let (mut sources, mut files) = (Vec::new(), Vec::new());
+                for (file, source) in whole.iter().enumerate() {
+                    for part in source.pieces(piece) {
+                        sources.push(part);
+                        files.push(file);
+                    }
+                }
+                let sizes: Vec<u64> = sources
+                    .iter()
+                    .map(|s| s.range.map_or(s.bytes, |(start, end)| end - start))
+                    .collect();
+                // From what every process sees alike: the files' names and sizes, and the
+                // load grown (whose files may have the same names).
+                let nonce = {
+                    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+                    let mut mix = |bytes: &[u8]| {
+                        for &byte in bytes {
+                            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+                        }
+                    };
+                    for source in &whole {
+                        let name = source.path.file_name().unwrap_or_default();
+                        mix(name.as_encoded_bytes());
+                        mix(&source.bytes.to_le_bytes());
+                    }
+                    mix(existing.unwrap_or_default().as_bytes());
+                    hash
+                };
                 Shares::Files {
                     owners: file_shares(&sizes, workers),
-                    scoped: sources.len() > 1,
+                    scoped: whole.len() > 1 || sources.len() > whole.len() || existing.is_some(),
                     sources,
+                    files,
                     options: options.clone(),
                     nonce,
                 }
