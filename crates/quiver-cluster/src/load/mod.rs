@@ -33,9 +33,10 @@ use crate::ClusterConfig;
 #[derive(Debug, Clone)]
 pub enum LoadInput {
     /// Files or directories (every process must see the same paths). An uncompressed
-    /// N-Triples or N-Quads file larger than `piece_bytes` (default: the input's size ÷
-    /// the workers, at least [`MIN_PIECE_BYTES`]) is cut into byte ranges of whole lines,
-    /// shared out like files.
+    /// N-Triples or N-Quads file larger than `piece_bytes` (default: a quarter of the
+    /// input's size ÷ the workers, at least [`MIN_PIECE_BYTES`], so that a few large files
+    /// still share out evenly) is cut into byte ranges of whole lines, shared out like
+    /// files.
     Files {
         paths: Vec<PathBuf>,
         options: LoadOptions,
@@ -265,7 +266,7 @@ impl Shares {
                     .map_err(|e| ClusterLoadError::Input(e.to_string()))?;
                 let total: u64 = whole.iter().map(|s| s.bytes).sum();
                 let piece = piece_bytes
-                    .unwrap_or_else(|| (total / workers.max(1) as u64).max(MIN_PIECE_BYTES));
+                    .unwrap_or_else(|| (total / (4 * workers.max(1) as u64)).max(MIN_PIECE_BYTES));
                 let (mut sources, mut files) = (Vec::new(), Vec::new());
                 for (file, source) in whole.iter().enumerate() {
                     for part in source.pieces(piece) {
