@@ -8,8 +8,9 @@
 //!    predicates and graph names they use to every worker.
 //! 3. **Builders** build their partition from its edges, its share of the dictionary and
 //!    the predicates of all, save it, and send its summary to every worker.
-//! 4. **Layout**: the first worker of each process, with every summary, writes the layout
-//!    file, last.
+//! 4. **Layout**: every worker, with every summary, makes the layout (and, growing a
+//!    cluster, puts its new partition in place of the old); the first of each process
+//!    returns it, and its process writes it once all its workers have ended.
 //!
 //! A worker whose share could not be read tells every worker; they all skip the work
 //! after it and no layout is written.

@@ -8,8 +8,9 @@
 //! then sends each statement's OUT edge to its subject's owner and its IN edge to its
 //! object's (its subject's for `rdf:type`, whose IN side is the class index), the owner
 //! builds and saves its partition, and every worker learns every partition's summary.
-//! The first worker of each process then writes the layout file (the same on every
-//! process), last: an interrupted or failed load leaves no store. The four phases are
+//! Once its workers have ended, each process writes the layout file (the same on every
+//! process), last: an interrupted or failed load leaves no store. A load into a cluster
+//! loaded before adds to it (see [`load_cluster`]). The four phases are
 //! the operators of one timely dataflow ([`dataflow`]), each acting once its input is
 //! complete (timely's frontier), so a phase never waits on a message that cannot come.
 //!
