@@ -510,95 +510,77 @@ impl Owned {
             .existing
             .as_ref()
             .map(|store| store.dictionary().clone());
-        if let Some(dictionary) = existing {
-            return Self::number_more(&arena, entries, dictionary, index, workers, state);
-        }
-        let mut builder = DictionaryBuilder::new();
-        let mut answers: Vec<(Vec<u64>, Vec<Id>)> =
-            (0..workers).map(|_| Default::default()).collect();
-        let mut messages = Vec::new();
-        let mut previous: Option<&[u8]> = None;
-        let mut id: Id = 0;
-        for entry in &entries {
-            let bytes = term(entry);
-            if previous != Some(bytes) {
-                let position = builder.push(bytes);
-                id = match cluster_id(position, index, workers) {
-                    Some(id) => id,
-                    None => return too_many(index),
-                };
-                previous = Some(bytes);
+        // Each distinct term's id: the next position of a new dictionary, or (a cluster
+        // grown) its id in the existing share, else the next position after its terms.
+        let numbered = match existing {
+            None => {
+                let mut builder = DictionaryBuilder::new();
+                answer_origins(&entries, term, workers, |bytes| {
+                    cluster_id(builder.push(bytes), index, workers)
+                })
+                .map(|answers| (answers, builder.finish()))
             }
-            let (refs, ids) = &mut answers[entry.2 as usize];
-            refs.push(entry.3);
-            ids.push(id);
-            if refs.len() >= BATCH {
-                let (refs, ids) = std::mem::take(&mut answers[entry.2 as usize]);
-                messages.push(LoadMessage::Ids {
-                    to: entry.2,
-                    refs,
-                    ids,
-                });
+            Some(mut dictionary) => {
+                let base = dictionary.local_len();
+                let mut new_terms: Vec<std::sync::Arc<[u8]>> = Vec::new();
+                answer_origins(&entries, term, workers, |bytes| {
+                    dictionary.lookup(bytes).or_else(|| {
+                        new_terms.push(bytes.into());
+                        cluster_id(base + new_terms.len() as u64 - 1, index, workers)
+                    })
+                })
+                .map(|answers| {
+                    if !new_terms.is_empty() {
+                        dictionary.append_absent_batch(&new_terms);
+                    }
+                    (answers, dictionary)
+                })
             }
+        };
+        match numbered {
+            Some(((answers, messages), dictionary)) => {
+                finish_numbering(answers, messages, dictionary, index, workers, state)
+            }
+            None => too_many(index),
         }
-        finish_numbering(answers, messages, builder.finish(), index, workers, state)
     }
 }
 
-impl Owned {
-    /// [`Owned::number`] into an existing share of the dictionary (a cluster grown): its
-    /// terms keep their ids, the new ones take the next positions, appended.
-    fn number_more(
-        arena: &[u8],
-        entries: Vec<(u64, u32, u32, u64)>,
-        mut dictionary: Dictionary,
-        index: u32,
-        workers: u32,
-        state: &Shared,
-    ) -> Vec<LoadMessage> {
-        let term = |&(start, length, _, _): &(u64, u32, u32, u64)| {
-            &arena[start as usize..start as usize + length as usize]
-        };
-        let base = dictionary.local_len();
-        let mut new_terms: Vec<std::sync::Arc<[u8]>> = Vec::new();
-        let mut answers: Vec<(Vec<u64>, Vec<Id>)> =
-            (0..workers).map(|_| Default::default()).collect();
-        let mut messages = Vec::new();
-        let mut previous: Option<&[u8]> = None;
-        let mut id: Id = 0;
-        for entry in &entries {
-            let bytes = term(entry);
-            if previous != Some(bytes) {
-                id = match dictionary.lookup(bytes) {
-                    Some(id) => id,
-                    None => {
-                        let position = base + new_terms.len() as u64;
-                        new_terms.push(bytes.into());
-                        match cluster_id(position, index, workers) {
-                            Some(id) => id,
-                            None => return too_many(index),
-                        }
-                    }
-                };
-                previous = Some(bytes);
-            }
-            let (refs, ids) = &mut answers[entry.2 as usize];
-            refs.push(entry.3);
-            ids.push(id);
-            if refs.len() >= BATCH {
-                let (refs, ids) = std::mem::take(&mut answers[entry.2 as usize]);
-                messages.push(LoadMessage::Ids {
-                    to: entry.2,
-                    refs,
-                    ids,
-                });
-            }
+/// The refs of an origin's terms and their ids, not yet sent.
+type Answer = (Vec<u64>, Vec<Id>);
+
+/// Each origin's ids for its terms, `entries` sorted by term, `id_of` giving each distinct
+/// term's id (`None`: the ids cannot number it): the answers left to send and the full
+/// batches sent already.
+fn answer_origins<'a>(
+    entries: &[(u64, u32, u32, u64)],
+    term: impl Fn(&(u64, u32, u32, u64)) -> &'a [u8],
+    workers: u32,
+    mut id_of: impl FnMut(&'a [u8]) -> Option<Id>,
+) -> Option<(Vec<Answer>, Vec<LoadMessage>)> {
+    let mut answers: Vec<Answer> = (0..workers).map(|_| Default::default()).collect();
+    let mut messages = Vec::new();
+    let mut previous: Option<&[u8]> = None;
+    let mut id: Id = 0;
+    for entry in entries {
+        let bytes = term(entry);
+        if previous != Some(bytes) {
+            id = id_of(bytes)?;
+            previous = Some(bytes);
         }
-        if !new_terms.is_empty() {
-            dictionary.append_absent_batch(&new_terms);
+        let (refs, ids) = &mut answers[entry.2 as usize];
+        refs.push(entry.3);
+        ids.push(id);
+        if refs.len() >= BATCH {
+            let (refs, ids) = std::mem::take(&mut answers[entry.2 as usize]);
+            messages.push(LoadMessage::Ids {
+                to: entry.2,
+                refs,
+                ids,
+            });
         }
-        finish_numbering(answers, messages, dictionary, index, workers, state)
     }
+    Some((answers, messages))
 }
 
 /// The id of an owner's term at `position`, if the ids can number it.
@@ -621,7 +603,7 @@ fn too_many(index: u32) -> Vec<LoadMessage> {
 
 /// The answers left to send, the owner's dictionary kept, its count to every worker.
 fn finish_numbering(
-    answers: Vec<(Vec<u64>, Vec<Id>)>,
+    answers: Vec<Answer>,
     mut messages: Vec<LoadMessage>,
     dictionary: Dictionary,
     index: u32,
