@@ -81,16 +81,10 @@ pub fn run(args: LoadArgs, threads: usize) -> Result<()> {
                 addresses: peers.addresses.clone(),
                 workers,
             };
-            let loaded = load_cluster(
-                &args.location,
-                input,
-                LoadCluster::Processes(config),
-                Arc::clone(&progress.0),
-            );
-            progress.finish();
+            let loaded = progress.load(&args.location, input, config);
             // The others end with process 0 (a failed load ends them all).
             let statuses = peers.wait_all(Duration::from_secs(30));
-            let loaded = loaded.map_err(|e| anyhow!(e))?;
+            let loaded = loaded?;
             if let Some(process) = statuses.iter().position(|s| *s != Some(true)) {
                 bail!("process {} of the load did not end cleanly", process + 1);
             }
@@ -111,14 +105,7 @@ pub fn run(args: LoadArgs, threads: usize) -> Result<()> {
                 addresses,
                 workers,
             };
-            let loaded = load_cluster(
-                &args.location,
-                input,
-                LoadCluster::Processes(config),
-                Arc::clone(&progress.0),
-            );
-            progress.finish();
-            let loaded = loaded.map_err(|e| anyhow!(e))?;
+            let loaded = progress.load(&args.location, input, config)?;
             if process != 0 {
                 return Ok(());
             }
@@ -158,10 +145,23 @@ struct Shown(
 );
 
 impl Shown {
-    fn finish(&self) {
+    /// This process's part of the load into `location`, showing its progress.
+    fn load(
+        &self,
+        location: &std::path::Path,
+        input: LoadInput,
+        config: ClusterConfig,
+    ) -> Result<LoadedCluster> {
+        let loaded = load_cluster(
+            location,
+            input,
+            LoadCluster::Processes(config),
+            Arc::clone(&self.0),
+        );
         if let Some(bar) = &self.1 {
             bar.finish_and_clear();
         }
+        loaded.map_err(|e| anyhow!(e))
     }
 }
 
