@@ -17,7 +17,11 @@
 //! What a worker holds at its peak: its share's chunks (terms and statements as local
 //! ids), the terms it owns, and the edges of its partition, never another's.
 
+mod build;
 mod dataflow;
+mod message;
+mod origin;
+mod owner;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
