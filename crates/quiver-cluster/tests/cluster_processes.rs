@@ -65,17 +65,6 @@ fn rows_within(
     Ok(rows)
 }
 
-/// Free loopback addresses (each bound once, then released for the cluster to take).
-fn addresses(count: usize) -> Vec<String> {
-    let listeners: Vec<_> = (0..count)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().to_string())
-        .collect()
-}
-
 fn spawn(dir: &Path, process: usize, workers: usize, addresses: &[String]) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["--exact", TEST, "--nocapture"])
@@ -168,7 +157,7 @@ fn check_cluster(store: &Store, queries: &[String], processes: usize, workers: u
 /// Process 0 of a cluster of `processes` × `workers` over the partitioned store in `dir`,
 /// the other processes started.
 fn start(dir: &Path, processes: usize, workers: usize) -> (Arc<dyn BgpPartitions>, Vec<Child>) {
-    let addresses = addresses(processes);
+    let addresses = common::free_addresses(processes);
     let children = (1..processes)
         .map(|p| spawn(dir, p, workers, &addresses))
         .collect();
@@ -219,7 +208,7 @@ fn coordinate_clusters() {
     save_partitioned(&store, &dir, 3, |_, _| {}).unwrap();
     let config = ClusterConfig {
         process: 0,
-        addresses: addresses(2),
+        addresses: common::free_addresses(2),
         workers: 1,
     };
     let error = TimelyPartitions::cluster(&dir, config).unwrap_err();

@@ -113,6 +113,23 @@ fn cluster_quads(dir: &Path) -> Vec<String> {
     quads.into_iter().collect()
 }
 
+/// `paths` loaded into `location` by `workers` workers of this process (`piece_bytes`:
+/// the byte ranges large line-based files are cut into, as the load takes it).
+fn load_paths(
+    location: &Path,
+    paths: Vec<PathBuf>,
+    piece_bytes: Option<u64>,
+    workers: usize,
+) -> Result<quiver_cluster::load::LoadedCluster, quiver_cluster::load::ClusterLoadError> {
+    let input = LoadInput::Files {
+        piece_bytes,
+        paths,
+        options: options(),
+    };
+    let cluster = LoadCluster::InProcess { workers };
+    load_cluster(location, input, cluster, Arc::new(NoProgress))
+}
+
 fn options() -> LoadOptions {
     LoadOptions {
         format: None,
@@ -182,18 +199,7 @@ fn a_cluster_loaded_from_files_holds_the_single_stores_quads() {
     ];
     for (workers, piece_bytes) in runs {
         let location = dir.join(format!("cluster-{workers}-{piece_bytes:?}"));
-        let input = LoadInput::Files {
-            piece_bytes,
-            paths: files.clone(),
-            options: options(),
-        };
-        let loaded = load_cluster(
-            &location,
-            input,
-            LoadCluster::InProcess { workers },
-            Arc::new(NoProgress),
-        )
-        .unwrap();
+        let loaded = load_paths(&location, files.clone(), piece_bytes, workers).unwrap();
         assert_eq!(loaded.partitions.len(), workers);
         assert_eq!(loaded.layout.triples, whole.triples(), "{workers} workers");
         assert_eq!(loaded.layout.terms, whole.terms(), "{workers} workers");
@@ -256,36 +262,18 @@ fn a_malformed_statement_stops_the_load_with_its_place_and_leaves_no_store() {
     big.push_str("<http://ex/s> <http://ex/p> <unterminated .\n");
     let big_file = dir.join("big-bad.nt");
     std::fs::write(&big_file, big).unwrap();
-    let error = load_cluster(
-        &dir.join("pieces"),
-        LoadInput::Files {
-            piece_bytes: Some(1000),
-            paths: vec![big_file],
-            options: options(),
-        },
-        LoadCluster::InProcess { workers: 3 },
-        Arc::new(NoProgress),
-    )
-    .unwrap_err()
-    .to_string();
+    let error = load_paths(&dir.join("pieces"), vec![big_file], Some(1000), 3)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("big-bad.nt:501:"), "{error}");
     let mut files = write_files(&dir);
     let bad = dir.join("bad.nt");
     std::fs::write(&bad, "<http://ex/a> <http://ex/b> <http://ex/c> .\n<http://ex/a> <http://ex/b> \"unterminated .\n").unwrap();
     files.push(bad);
     let location = dir.join("cluster");
-    let error = load_cluster(
-        &location,
-        LoadInput::Files {
-            piece_bytes: None,
-            paths: files,
-            options: options(),
-        },
-        LoadCluster::InProcess { workers: 3 },
-        Arc::new(NoProgress),
-    )
-    .unwrap_err()
-    .to_string();
+    let error = load_paths(&location, files, None, 3)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("bad.nt:2:"), "{error}");
     assert!(
         read_layout(&location).unwrap().is_none(),
@@ -294,39 +282,16 @@ fn a_malformed_statement_stops_the_load_with_its_place_and_leaves_no_store() {
     // A malformed file added to a loaded cluster stops the load and leaves the cluster as
     // it was; a whole store is refused.
     let good = dir.join("good");
-    let input = |paths: Vec<PathBuf>| LoadInput::Files {
-        piece_bytes: None,
-        paths,
-        options: options(),
-    };
-    let cluster = LoadCluster::InProcess { workers: 2 };
-    load_cluster(
-        &good,
-        input(vec![dir.join("more.ttl")]),
-        cluster.clone(),
-        Arc::new(NoProgress),
-    )
-    .unwrap();
+    let more = || vec![dir.join("more.ttl")];
+    load_paths(&good, more(), None, 2).unwrap();
     let before = std::fs::read(good.join(quiver_store::partition::LAYOUT_FILE)).unwrap();
     let quads = cluster_quads(&good);
-    let error = load_cluster(
-        &good,
-        input(vec![dir.join("bad.nt")]),
-        cluster.clone(),
-        Arc::new(NoProgress),
-    )
-    .unwrap_err();
+    let error = load_paths(&good, vec![dir.join("bad.nt")], None, 2).unwrap_err();
     assert!(error.to_string().contains("bad.nt:2:"), "{error}");
     let after = std::fs::read(good.join(quiver_store::partition::LAYOUT_FILE)).unwrap();
     assert_eq!(before, after);
     assert_eq!(cluster_quads(&good), quads);
-    let error = load_cluster(
-        &good,
-        input(vec![dir.join("more.ttl")]),
-        LoadCluster::InProcess { workers: 3 },
-        Arc::new(NoProgress),
-    )
-    .unwrap_err();
+    let error = load_paths(&good, more(), None, 3).unwrap_err();
     assert!(
         error.to_string().contains("cluster of 2 partitions"),
         "{error}"
@@ -335,13 +300,7 @@ fn a_malformed_statement_stops_the_load_with_its_place_and_leaves_no_store() {
         quiver_loader::load_files(&[dir.join("more.ttl")], &options(), None, &NoProgress).unwrap();
     let store_dir = dir.join("whole");
     whole.save(&store_dir).unwrap();
-    let error = load_cluster(
-        &store_dir,
-        input(vec![dir.join("more.ttl")]),
-        cluster,
-        Arc::new(NoProgress),
-    )
-    .unwrap_err();
+    let error = load_paths(&store_dir, more(), None, 2).unwrap_err();
     assert!(
         error.to_string().contains("already holds a store"),
         "{error}"
@@ -455,14 +414,9 @@ fn check(
 /// store planning with the whole store's statistics.
 fn serve(dir: &Path) -> (Arc<quiver_cluster::TimelyPartitions>, Store) {
     let layout = read_layout(dir).unwrap().unwrap();
-    let address = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string();
     let config = quiver_cluster::ClusterConfig {
         process: 0,
-        addresses: vec![address],
+        addresses: common::free_addresses(1),
         workers: layout.partitions as usize,
     };
     let cluster = Arc::new(quiver_cluster::TimelyPartitions::cluster(dir, config).unwrap());
@@ -490,13 +444,7 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
     let files = write_files(&dir);
     let (whole, _) = quiver_loader::load_files(&files, &options(), None, &NoProgress).unwrap();
     let location = dir.join("files");
-    let input = LoadInput::Files {
-        piece_bytes: None,
-        paths: files,
-        options: options(),
-    };
-    let cluster = LoadCluster::InProcess { workers: 2 };
-    load_cluster(&location, input, cluster, Arc::new(NoProgress)).unwrap();
+    load_paths(&location, files, None, 2).unwrap();
     let (partitions, coordinator) = serve(&location);
     let prefix = format!("PREFIX ex: <{}> ", common::EX);
     let extra = [
@@ -578,16 +526,6 @@ fn write_files_list(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn free_addresses(count: usize) -> Vec<String> {
-    let listeners: Vec<_> = (0..count)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().to_string())
-        .collect()
-}
-
 /// Starts process `process` of a cluster load: this test binary, run again.
 fn spawn(dir: &Path, process: usize, addresses: &[String], die: bool) -> std::process::Child {
     std::process::Command::new(std::env::current_exe().unwrap())
@@ -626,7 +564,7 @@ fn real_processes_load_a_cluster() {
         let dir = root.join(format!("{processes}"));
         std::fs::create_dir_all(&dir).unwrap();
         write_files(&dir);
-        let addresses = free_addresses(processes);
+        let addresses = common::free_addresses(processes);
         let mut children: Vec<_> = (1..processes)
             .map(|p| spawn(&dir, p, &addresses, false))
             .collect();
@@ -645,7 +583,7 @@ fn real_processes_load_a_cluster() {
     let dir = root.join("killed");
     std::fs::create_dir_all(&dir).unwrap();
     write_files(&dir);
-    let addresses = free_addresses(3);
+    let addresses = common::free_addresses(3);
     let mut children: Vec<_> = (1..3).map(|p| spawn(&dir, p, &addresses, p == 2)).collect();
     let started = std::time::Instant::now();
     let error = load_as_process(&dir, 0, addresses, false).unwrap_err();
@@ -689,18 +627,7 @@ fn processes_serving_two_loads_refuse_to_start() {
     let files = write_files(&dir);
     let load = |name: &str| {
         let location = dir.join(name);
-        let input = LoadInput::Files {
-            piece_bytes: None,
-            paths: files.clone(),
-            options: options(),
-        };
-        load_cluster(
-            &location,
-            input,
-            LoadCluster::InProcess { workers: 2 },
-            Arc::new(NoProgress),
-        )
-        .unwrap();
+        load_paths(&location, files.clone(), None, 2).unwrap();
         location
     };
     let (a, b) = (load("a"), load("b"));
@@ -712,7 +639,7 @@ fn processes_serving_two_loads_refuse_to_start() {
     assert!(error.contains("another load"), "{error}");
     // Two processes, each with its own (complete) store, of two loads.
     let b = load("b2");
-    let addresses = free_addresses(2);
+    let addresses = common::free_addresses(2);
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",

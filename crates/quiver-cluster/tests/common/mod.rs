@@ -180,3 +180,15 @@ pub fn lubm_queries() -> Vec<String> {
     assert!(queries.len() >= 30, "only {} queries", queries.len());
     queries
 }
+
+/// Free loopback addresses for the processes of a cluster (each bound once, then released
+/// for a process to take).
+pub fn free_addresses(count: usize) -> Vec<String> {
+    let listeners: Vec<_> = (0..count)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect()
+}
