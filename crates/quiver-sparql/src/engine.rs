@@ -135,6 +135,9 @@ pub struct ExecutionProfile {
     pub notes: Vec<String>,
     /// The most bytes the query's operators held at once.
     pub peak_memory: usize,
+    /// Rows built in all: every operator's output and every exploration step's, rounds
+    /// repeated under a LIMIT included (the work a plan did, whatever the result's size).
+    pub rows_built: usize,
 }
 
 /// Parses, resolves and plans `text` against `store`.
@@ -401,6 +404,7 @@ impl PreparedQuery {
             paths: evaluator.path_profiles.take(),
             notes: evaluator.notes.take(),
             peak_memory: budget.peak(),
+            rows_built: evaluator.rows_built.get(),
         };
         Ok((results, profile))
     }

@@ -123,6 +123,11 @@ pub fn render(profile: &ExecutionProfile) -> String {
     for note in &profile.notes {
         let _ = writeln!(out, "\n{note}");
     }
+    let _ = writeln!(
+        out,
+        "\nrows built by operators and steps: {}",
+        profile.rows_built
+    );
     if profile.peak_memory > 0 {
         let _ = writeln!(
             out,

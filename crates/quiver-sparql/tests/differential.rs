@@ -268,6 +268,9 @@ enum Element {
     /// A nested group `{ block }`: a join with a group of its own.
     Group(Block),
     Minus(Block),
+    /// `VALUES ?v { … }`: terms of the data, terms it lacks and UNDEF, wherever it falls in
+    /// the group (it must seed the patterns written before it as well as after).
+    Values(usize, Vec<Option<Operand>>),
 }
 
 /// A group inside the WHERE clause: triples, maybe an OPTIONAL, maybe a FILTER.
@@ -476,6 +479,20 @@ fn element_strategy() -> impl Strategy<Value = Element> {
         4 => expr_strategy().prop_map(Element::Filter),
         2 => block_strategy().prop_map(Element::Group),
         1 => block_strategy().prop_map(Element::Minus),
+        2 => (
+            0..4usize,
+            prop::collection::vec(
+                prop::option::weighted(
+                    0.85,
+                    prop_oneof![
+                        3 => (0..IRIS.len()).prop_map(Operand::Iri),
+                        1 => (0..LITERALS.len()).prop_map(Operand::Literal),
+                    ]
+                ),
+                0..=3
+            )
+        )
+            .prop_map(|(var, rows)| Element::Values(var, rows)),
     ]
 }
 
@@ -633,6 +650,7 @@ impl QueryGen {
                     b.patterns_mut(&mut fix);
                 }
                 Element::Filter(e) => e.patterns_mut(&mut fix),
+                Element::Values(..) => {}
             }
         }
     }
@@ -640,6 +658,7 @@ impl QueryGen {
     /// The variables of the WHERE clause that `SELECT *` projects, in a fixed order.
     fn in_scope(&self) -> Vec<usize> {
         let mut all: Vec<&PatternGen> = self.first.iter().collect();
+        let mut values = Vec::new();
         for element in &self.rest {
             match element {
                 Element::Triples(p) => all.extend(p),
@@ -650,9 +669,10 @@ impl QueryGen {
                 }
                 // MINUS binds nothing outside.
                 Element::Filter(_) | Element::Minus(_) => {}
+                Element::Values(v, _) => values.push(*v),
             }
         }
-        let mut vars = Vec::new();
+        let mut vars = values;
         if self.cross {
             vars.extend([0, 4, 1, 2, 5, 3]);
         }
@@ -744,6 +764,18 @@ impl QueryGen {
                     out.push_str("  MINUS {\n");
                     b.render(&scope, &mut out);
                     out.push_str("  }\n");
+                }
+                Element::Values(v, rows) => {
+                    let _ = write!(out, "  VALUES ?{} {{", VARS[*v]);
+                    for row in rows {
+                        match row {
+                            Some(term) => {
+                                let _ = write!(out, " {}", render_operand(term));
+                            }
+                            None => out.push_str(" UNDEF"),
+                        }
+                    }
+                    out.push_str(" }\n");
                 }
             }
         }

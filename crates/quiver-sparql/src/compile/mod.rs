@@ -26,6 +26,7 @@ use crate::table::VarId;
 
 mod exists;
 mod index_aggregate;
+mod join_order;
 mod optional_unbound;
 
 /// Compiles patterns against one store.
@@ -64,6 +65,9 @@ impl<'a> Compiler<'a> {
     ) -> Result<Operator, QueryError> {
         Ok(match pattern {
             GraphPattern::Bgp { patterns } => Operator::Bgp(self.bgp(patterns, graph, None)?),
+            GraphPattern::Join { .. } if self.user_plans.is_none() => {
+                self.compile_with(pattern, graph, Vec::new())?.0
+            }
             GraphPattern::Join { left, right } if path_first_but_bound_by(left, right) => {
                 // The right side binds an end of the path: run it first so the path's
                 // walks start only from the vertices it binds.
@@ -82,16 +86,7 @@ impl<'a> Compiler<'a> {
                 expression,
             } => {
                 let left = self.compile(left, graph)?;
-                let right = self.compile_seeded(right, graph, &left)?;
-                let filter = expression.clone();
-                if let Some(filter) = &filter {
-                    self.compile_exists(filter, graph)?;
-                }
-                Operator::LeftJoin {
-                    left: Box::new(left),
-                    right: Box::new(right),
-                    filter,
-                }
+                self.left_join(left, right, expression, graph)?
             }
             GraphPattern::Filter { expr, inner } => {
                 if let Some((not_exists, left)) = optional_unbound::as_not_exists(expr, inner) {
@@ -103,8 +98,22 @@ impl<'a> Compiler<'a> {
                     return Ok(Operator::Filter(not_exists, Box::new(left)));
                 }
                 self.register_expression_vars(expr);
-                let inner = self.compile(inner, graph)?;
-                let expr = expr.clone();
+                let (equalities, mut rest) = join_order::split_conjuncts(expr);
+                let (inner, unused) = if self.user_plans.is_none() && !equalities.is_empty() {
+                    self.compile_with(inner, graph, equalities)?
+                } else {
+                    (self.compile(inner, graph)?, equalities)
+                };
+                if unused.is_empty() && rest.is_empty() {
+                    return Ok(inner);
+                }
+                // The conjuncts left, in their order as written when none was used.
+                let expr = if unused.len() + rest.len() == conjunct_count(expr) {
+                    expr.clone()
+                } else {
+                    rest.splice(0..0, unused.into_iter().map(|e| e.expression));
+                    join_order::conjunction(rest).expect("a conjunct is left")
+                };
                 self.compile_exists(&expr, graph)?;
                 Operator::Filter(expr, Box::new(inner))
             }
@@ -277,6 +286,26 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// OPTIONAL with `left` compiled: the right side gets a plan seeded by the left's rows.
+    fn left_join(
+        &mut self,
+        left: Operator,
+        right: &GraphPattern,
+        expression: &Option<Expression>,
+        graph: GraphRef,
+    ) -> Result<Operator, QueryError> {
+        let right = self.compile_seeded(right, graph, &left)?;
+        let filter = expression.clone();
+        if let Some(filter) = &filter {
+            self.compile_exists(filter, graph)?;
+        }
+        Ok(Operator::LeftJoin {
+            left: Box::new(left),
+            right: Box::new(right),
+            filter,
+        })
+    }
+
     fn bgp(
         &mut self,
         patterns: &[spargebra::term::TriplePattern],
@@ -298,19 +327,31 @@ impl<'a> Compiler<'a> {
             }
             None => plan(&bgp, self.store, index, &[], 1.0),
         };
-        let seeded = seeds
-            .filter(|seeds| bgp.vars().iter().any(|v| seeds.contains(v)))
-            .map(|seeds| {
-                let steps = plan(&bgp, self.store, index, &seeds, 1000.0);
-                (seeds, steps)
-            });
-        Ok(PlannedBgp {
+        let mut planned = PlannedBgp {
             bgp,
             graph,
             alone,
-            seeded,
-            plan_micros: started.elapsed().as_secs_f64() * 1e6,
-        })
+            seeded: None,
+            plan_micros: 0.0,
+        };
+        if let Some(seeds) = seeds {
+            self.seed(&mut planned, seeds);
+        }
+        planned.plan_micros += started.elapsed().as_secs_f64() * 1e6;
+        Ok(planned)
+    }
+
+    /// Gives `planned` a plan for running seeded with rows binding `seeds`, when it shares
+    /// one of them.
+    fn seed(&self, planned: &mut PlannedBgp, seeds: Vec<VarId>) {
+        if !planned.bgp.vars().iter().any(|v| seeds.contains(v)) {
+            return;
+        }
+        let started = std::time::Instant::now();
+        let index = self.graph_index(planned.graph);
+        let steps = plan(&planned.bgp, self.store, index, &seeds, 1000.0);
+        planned.seeded = Some((seeds, steps));
+        planned.plan_micros += started.elapsed().as_secs_f64() * 1e6;
     }
 
     fn path_term(&mut self, term: &TermPattern) -> Result<PathTerm, QueryError> {
@@ -381,6 +422,14 @@ fn path_first_but_bound_by(left: &GraphPattern, right: &GraphPattern) -> bool {
                 || matches!(&p.predicate, NamedNodePattern::Variable(v)
                     if [subject, object].iter().any(|e| matches!(e, TermPattern::Variable(w) if w == v)))
         })
+}
+
+/// The `&&` conjuncts of `expression`.
+fn conjunct_count(expression: &Expression) -> usize {
+    match expression {
+        Expression::And(a, b) => conjunct_count(a) + conjunct_count(b),
+        _ => 1,
+    }
 }
 
 fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {

@@ -19,17 +19,32 @@ use crate::table::{Table, VarId, UNBOUND};
 impl Evaluator<'_> {
     /// FILTER over the rows of `inner`: (NOT) EXISTS over a basic graph pattern at once,
     /// anything else row by row.
+    /// Under a LIMIT, the inner rows are asked for a round at a time
+    /// ([`Evaluator::grow_until`]).
     pub(crate) fn filter_operator(
         &self,
         expression: &Expression,
         inner: &Operator,
+        limit: Option<usize>,
     ) -> Result<Table, QueryError> {
         if let Operator::Bgp(planned) = inner {
             if let Some(table) = self.filter_seeding_bgp(planned, expression)? {
                 return Ok(table);
             }
         }
-        let table = self.evaluate(inner)?;
+        match limit {
+            Some(limit) => {
+                self.grow_until(inner, limit, |table| self.filter_rows(table, expression))
+            }
+            None => {
+                let table = self.evaluate(inner)?;
+                self.filter_rows(table, expression)
+            }
+        }
+    }
+
+    /// The rows of `table` passing `expression`.
+    fn filter_rows(&self, table: Table, expression: &Expression) -> Result<Table, QueryError> {
         let batched = match expression {
             Expression::Exists(pattern) => self.filter_exists(&table, pattern, false)?,
             Expression::Not(inner) => match &**inner {

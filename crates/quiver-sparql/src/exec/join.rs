@@ -5,6 +5,15 @@
 //!
 //! The hash join checks the query's limits every few thousand rows or row pairs, and
 //! charges its hash index and output to its memory budget as they grow.
+//!
+//! An empty left side ends the join before the right side runs. Under a LIMIT a join
+//! builds no more than it needs: a cross product asks each side for the limit's rows
+//! (each row of one side pairs with every row of the other) and stops at the limit; a join
+//! on shared variables asks its left side for the limit's rows, and for four times more
+//! each time the rows found do not reach the limit while the left side had more
+//! ([`Evaluator::grow_until`]).
+
+use std::cell::RefCell;
 
 use quiver_model::Id;
 use rustc_hash::FxHashMap;
@@ -12,7 +21,8 @@ use rustc_hash::FxHashMap;
 use super::Evaluator;
 use crate::context::{ensure_addressable, table_bytes, ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;
-use crate::memory::ID_BYTES;
+use crate::memory::{Reservation, ID_BYTES};
+use crate::operator::estimate::{may_share, possible_vars};
 use crate::operator::Operator;
 use crate::table::{Table, VarId, UNBOUND};
 
@@ -32,6 +42,17 @@ pub(crate) fn hash_join(
     left: &Table,
     right: &Table,
     track_rows: bool,
+) -> Result<Table, QueryError> {
+    hash_join_up_to(ctx, left, right, track_rows, usize::MAX)
+}
+
+/// [`hash_join`] stopping once it has `limit` rows.
+pub(crate) fn hash_join_up_to(
+    ctx: &ExecContext<'_>,
+    left: &Table,
+    right: &Table,
+    track_rows: bool,
+    limit: usize,
 ) -> Result<Table, QueryError> {
     ensure_addressable(left.rows)?;
     ensure_addressable(right.rows)?;
@@ -90,6 +111,9 @@ pub(crate) fn hash_join(
         })
     };
     for l in 0..left.rows {
+        if result.rows >= limit {
+            break;
+        }
         ctx.tick(l)?;
         let key: Vec<Id> = common.iter().map(|&v| left.value(l, v)).collect();
         if key.contains(&UNBOUND) {
@@ -120,13 +144,91 @@ pub(crate) fn hash_join(
     Ok(result)
 }
 
-impl Evaluator<'_> {
-    pub(crate) fn join(&self, left: Table, right: &Operator) -> Result<Table, QueryError> {
-        if let Some(planned) = self.seedable(&left, right) {
-            return self.bgp(planned, left, true, None);
+/// The result of a join whose left side is empty: no rows, over the variables of both.
+pub(crate) fn empty_join(left: Table, right: &Operator) -> Table {
+    let mut vars = left.vars;
+    crate::bgp::add_vars(&mut vars, possible_vars(right));
+    Table::empty(vars)
+}
+
+impl<'a> Evaluator<'a> {
+    /// `left ⋈ right`, asked for `limit` rows at most.
+    pub(crate) fn join_operator(
+        &self,
+        left: &Operator,
+        right: &Operator,
+        limit: Option<usize>,
+    ) -> Result<Table, QueryError> {
+        let right_alone = RefCell::new(None);
+        let Some(limit) = limit else {
+            let left = self.evaluate(left)?;
+            return self.join(left, right, None, &right_alone);
+        };
+        if !may_share(left, right) {
+            // A cross product: `limit` rows of each side are enough.
+            self.pending_limit.set(Some(limit));
+            let left = self.evaluate(left)?;
+            if left.rows == 0 {
+                return Ok(empty_join(left, right));
+            }
+            self.pending_limit.set(Some(limit));
+            let right = self.evaluate(right)?;
+            let joined = hash_join_up_to(&self.ctx(), &left, &right, false, limit)?;
+            self.note_cut(joined.rows, Some(limit));
+            return Ok(joined);
         }
-        let right = self.evaluate_right(&left, right)?;
-        hash_join(&self.ctx(), &left, &right, false)
+        self.grow_until(left, limit, |left| {
+            self.join(left, right, Some(limit), &right_alone)
+        })
+    }
+
+    /// The join of `left`'s rows with `right`, up to `limit` rows; `right_alone` keeps
+    /// `right`'s rows when it runs on its own, for the next call.
+    fn join(
+        &self,
+        left: Table,
+        right: &Operator,
+        limit: Option<usize>,
+        right_alone: &RefCell<Option<(Table, Reservation<'a>)>>,
+    ) -> Result<Table, QueryError> {
+        if left.rows == 0 {
+            return Ok(empty_join(left, right));
+        }
+        if let Some(planned) = self.seedable(&left, right) {
+            return self.bgp(planned, left, true, limit);
+        }
+        let joined = match right {
+            Operator::Path(_) => {
+                let right = self.evaluate_right(&left, right)?;
+                hash_join_up_to(
+                    &self.ctx(),
+                    &left,
+                    &right,
+                    false,
+                    limit.unwrap_or(usize::MAX),
+                )?
+            }
+            other => {
+                let mut cached = right_alone.borrow_mut();
+                if cached.is_none() {
+                    let right = self.evaluate(other)?;
+                    // Charged for as long as it is kept, across rounds.
+                    let mut held = self.state.budget().reservation();
+                    held.try_grow(table_bytes(right.rows, right.columns.len()))?;
+                    *cached = Some((right, held));
+                }
+                let (right, _) = cached.as_ref().expect("evaluated above");
+                hash_join_up_to(
+                    &self.ctx(),
+                    &left,
+                    right,
+                    false,
+                    limit.unwrap_or(usize::MAX),
+                )?
+            }
+        };
+        self.note_cut(joined.rows, limit);
+        Ok(joined)
     }
 
     /// The right side of a join: a path between variables walks only from the values the

@@ -74,6 +74,9 @@ pub struct LocalTerms {
 /// Computed terms found in the store that a query remembers (a bound on its memory).
 const FOUND_TERMS: usize = 1 << 16;
 
+/// The fewest rows [`Evaluator::grow_until`] asks for at first.
+const FIRST_ASK: usize = 64;
+
 /// Bytes charged per computed term besides its text (the term, its index entry).
 const LOCAL_TERM_BYTES: usize = 2 * std::mem::size_of::<Term>() + 16;
 
@@ -106,6 +109,12 @@ pub struct Evaluator<'a> {
     /// Rows the operator about to run is asked for at most (a LIMIT passed down through
     /// operators that keep every row).
     pending_limit: Cell<Option<usize>>,
+    /// Whether an operator asked for at most some rows stopped before its end since this
+    /// was last cleared: its rows may not be all there are ([`Evaluator::grow_until`]).
+    cut: Cell<bool>,
+    /// Rows built so far: operators' outputs and exploration steps' (for EXPLAIN, and
+    /// for tests that bound the work a plan does).
+    pub rows_built: Cell<usize>,
     /// The only columns the operator about to run must return, when it is a basic graph
     /// pattern over partitions (what a GROUP BY above it reads): the rest stay on the
     /// workers.
@@ -141,6 +150,8 @@ impl<'a> Evaluator<'a> {
             dataset: DatasetScope::default(),
             held: RefCell::default(),
             pending_limit: Cell::new(None),
+            cut: Cell::new(false),
+            rows_built: Cell::new(0),
             pending_columns: RefCell::new(None),
             result_cap: None,
         }
@@ -239,6 +250,7 @@ impl<'a> Evaluator<'a> {
         let table = self.operate(operator, limit);
         self.held.borrow_mut().truncate(mark);
         let table = table?;
+        self.built(table.rows);
         ctx.check()?;
         ensure_addressable(table.rows)?;
         let mut reservation = self.state.budget().reservation();
@@ -261,6 +273,57 @@ impl<'a> Evaluator<'a> {
         result
     }
 
+    /// Streaming under a LIMIT without a pipeline: evaluates `inner` asked for `limit`
+    /// rows, then for four times more each round, until `finish` of its rows gives
+    /// `limit` rows or `inner` was not cut short (it had no more). `finish` must keep
+    /// rows in, never add more than the rows it is given could give: a filter, a join, a
+    /// DISTINCT. The rounds repeat the work of the ones before, at most a third more than
+    /// the last round's; each round's tables are released before the next.
+    pub(crate) fn grow_until(
+        &self,
+        inner: &Operator,
+        limit: usize,
+        finish: impl Fn(Table) -> Result<Table, QueryError>,
+    ) -> Result<Table, QueryError> {
+        let outer = self.cut.get();
+        let mut asked = limit.max(FIRST_ASK);
+        let mut rounds = 0;
+        loop {
+            rounds += 1;
+            self.cut.set(false);
+            let (table, inner_cut) = self.scoped(|| {
+                self.pending_limit.set(Some(asked));
+                let table = self.evaluate(inner)?;
+                let inner_cut = self.cut.get();
+                Ok::<_, QueryError>((finish(table)?, inner_cut))
+            })?;
+            if !inner_cut || table.rows >= limit || asked == usize::MAX {
+                if rounds > 1 {
+                    self.notes.borrow_mut().push(format!(
+                        "LIMIT {limit}: the input was asked for {asked} rows after {} rounds",
+                        rounds - 1
+                    ));
+                }
+                self.cut.set(outer || self.cut.get());
+                return Ok(table);
+            }
+            asked = asked.saturating_mul(4);
+        }
+    }
+
+    /// Counts `rows` built.
+    pub(crate) fn built(&self, rows: usize) {
+        self.rows_built
+            .set(self.rows_built.get().saturating_add(rows));
+    }
+
+    /// Records that an operator asked for `limit` rows may have stopped before its end.
+    pub(crate) fn note_cut(&self, rows: usize, limit: Option<usize>) {
+        if limit.is_some_and(|limit| rows >= limit) {
+            self.cut.set(true);
+        }
+    }
+
     /// The rows a BGP under the current operator must find at most.
     fn bgp_limit(&self, operator: &Operator, limit: Option<usize>) -> Option<usize> {
         limit.or_else(|| {
@@ -278,22 +341,36 @@ impl<'a> Evaluator<'a> {
                 self.bgp(planned, Table::unit(), false, limit)?
             }
             Operator::Path(pattern) => self.path(pattern, None)?,
-            Operator::Join(left, right) => {
-                let left = self.evaluate(left)?;
-                self.join(left, right)?
-            }
+            Operator::Join(left, right) => self.join_operator(left, right, limit)?,
             Operator::LeftJoin {
                 left,
                 right,
                 filter,
             } => {
+                // Every left row gives at least one row: the limit's rows of it are enough.
+                self.pending_limit.set(limit);
                 let left = self.evaluate(left)?;
+                if left.rows == 0 {
+                    return Ok(join::empty_join(left, right));
+                }
                 self.left_join(left, right, filter.as_ref())?
             }
-            Operator::Filter(expression, inner) => self.filter_operator(expression, inner)?,
+            Operator::Filter(expression, inner) => {
+                self.filter_operator(expression, inner, limit)?
+            }
             Operator::Union(a, b) => {
+                self.pending_limit.set(limit);
                 let a = self.evaluate(a)?;
-                let b = self.evaluate(b)?;
+                let b = match limit {
+                    Some(limit) if a.rows >= limit => {
+                        self.cut.set(true);
+                        Table::empty(crate::operator::estimate::possible_vars(b))
+                    }
+                    _ => {
+                        self.pending_limit.set(limit.map(|limit| limit - a.rows));
+                        self.evaluate(b)?
+                    }
+                };
                 union(&self.ctx(), a, b)?
             }
             Operator::Extend { .. } => {
@@ -302,6 +379,9 @@ impl<'a> Evaluator<'a> {
             }
             Operator::Minus(left, right) => {
                 let left = self.evaluate(left)?;
+                if left.rows == 0 {
+                    return Ok(left);
+                }
                 let right = self.evaluate(right)?;
                 minus(&self.ctx(), left, &right)?
             }
@@ -311,10 +391,13 @@ impl<'a> Evaluator<'a> {
                 self.pending_limit.set(limit);
                 self.evaluate(inner)?.into_reshape(vars)
             }
-            Operator::Distinct(inner) => {
-                let table = self.evaluate(inner)?;
-                distinct(&self.ctx(), &table)?
-            }
+            Operator::Distinct(inner) => match limit {
+                Some(limit) => self.grow_until(inner, limit, |table| distinct(&self.ctx(), &table))?,
+                None => {
+                    let table = self.evaluate(inner)?;
+                    distinct(&self.ctx(), &table)?
+                }
+            },
             Operator::OrderBy(inner, keys) => {
                 let table = self.evaluate(inner)?;
                 self.order_by(table, keys)?
@@ -333,7 +416,10 @@ impl<'a> Evaluator<'a> {
             } => {
                 self.pending_limit
                     .set(length.map(|length| start.saturating_add(length)));
+                // What the slice keeps is its whole result, however its input was cut.
+                let cut = self.cut.get();
                 let table = self.evaluate(inner)?;
+                self.cut.set(cut);
                 let end = length.map_or(table.rows, |l| start.saturating_add(l));
                 table.slice(*start, end)
             }

@@ -9,6 +9,7 @@ use spargebra::term::GroundTerm;
 use crate::table::VarId;
 
 pub mod bgp;
+pub mod estimate;
 pub mod exists;
 pub mod group;
 pub mod index_aggregate;

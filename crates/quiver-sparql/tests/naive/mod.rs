@@ -398,6 +398,27 @@ pub fn evaluate(triples: &Triples<'_>, pattern: &GraphPattern) -> Vec<Row> {
                 .collect()
         }
         GraphPattern::Reduced { inner } => evaluate(triples, inner),
+        GraphPattern::Values {
+            variables,
+            bindings,
+        } => bindings
+            .iter()
+            .map(|values| {
+                variables
+                    .iter()
+                    .zip(values)
+                    .filter_map(|(variable, value)| {
+                        let term: Term = match value.as_ref()? {
+                            spargebra::term::GroundTerm::NamedNode(n) => n.clone().into(),
+                            spargebra::term::GroundTerm::Literal(l) => l.clone().into(),
+                            #[allow(unreachable_patterns)]
+                            other => panic!("the naive evaluator does not support {other}"),
+                        };
+                        Some((variable.as_str().to_owned(), term))
+                    })
+                    .collect()
+            })
+            .collect(),
         other => panic!("the naive evaluator does not support {other}"),
     }
 }

@@ -61,6 +61,10 @@ impl Evaluator<'_> {
             }
             None => explore(&planned.bgp, steps, input, &ctx, &mut profile, limit)?,
         };
+        self.note_cut(result.rows, limit);
+        // The last step's rows are the output, which `evaluate` counts.
+        let steps: usize = profile.iter().rev().skip(1).map(|step| step.rows).sum();
+        self.built(steps);
         self.profiles.borrow_mut().push(BgpProfile {
             patterns: planned
                 .bgp

@@ -1,0 +1,407 @@
+//! The joins of a group in the order that builds the least, whatever order they were
+//! written in.
+//!
+//! SPARQL's join is commutative and associative, so a group `{ A . B . VALUES … }` (a tree
+//! of `Join`s in the algebra) is a set of operands that may run in any order. The
+//! compiler flattens the tree, merges the basic graph patterns that share a variable into
+//! one (the exploration planner orders their triples), and orders the operands greedily
+//! by their estimated rows (`operator/estimate.rs`): the smallest first, then always the
+//! smallest operand that shares a variable with what is already joined (or has one row),
+//! a cross product only when nothing connected is left. So a pattern that cannot match (a constant the
+//! store lacks), a VALUES block or a selective pattern runs first wherever it was
+//! written, and every basic graph pattern after it explores seeded with its rows; an empty
+//! side stops the join before the other is evaluated (`exec/join.rs`).
+//!
+//! An OPTIONAL in a group takes the group's other operands into its required side when
+//! that changes no answer: `{ A OPTIONAL { B } C }` is `{ { A C } OPTIONAL { B } }` when
+//! every variable `C` shares with `B` (or with the OPTIONAL's filter) is one `A` always
+//! binds. Then `C` cuts `A`'s rows before the OPTIONAL extends them, instead of joining
+//! with the OPTIONAL's whole result.
+//!
+//! A FILTER of the group that compares a certainly bound variable to an IRI or a simple
+//! literal with `=` (or to any term with `sameTerm`) holds exactly for rows binding that
+//! term: it becomes a one-row VALUES operand, so it seeds the patterns too. Over an
+//! OPTIONAL, such a filter on a variable its required side binds moves into that side.
+
+use oxrdf::Variable;
+use spargebra::algebra::{Expression, GraphPattern};
+use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
+
+use super::Compiler;
+use crate::dataset::GraphRef;
+use crate::error::QueryError;
+use crate::operator::estimate::{estimated_rows, may_share};
+use crate::operator::{certain_vars, Operator};
+use crate::table::VarId;
+
+/// A FILTER conjunct that holds for exactly one term of one variable.
+#[derive(Debug, Clone)]
+pub(super) struct Equality {
+    pub expression: Expression,
+    pub variable: oxrdf::Variable,
+    pub term: GroundTerm,
+}
+
+impl Equality {
+    /// `?v = <iri>`, `?v = "simple literal"` or `sameTerm(?v, term)` (either way round).
+    fn of(expression: &Expression) -> Option<Self> {
+        let (a, b, same_term) = match expression {
+            Expression::Equal(a, b) => (a, b, false),
+            Expression::SameTerm(a, b) => (a, b, true),
+            _ => return None,
+        };
+        let (variable, constant) = match (&**a, &**b) {
+            (Expression::Variable(v), c) | (c, Expression::Variable(v)) => (v, c),
+            _ => return None,
+        };
+        let term = match constant {
+            Expression::NamedNode(n) => GroundTerm::NamedNode(n.clone()),
+            // `=` on literals compares values ("01"^^xsd:int = "1"^^xsd:int): only a simple
+            // literal equals exactly itself.
+            Expression::Literal(l)
+                if same_term
+                    || (l.language().is_none() && l.datatype() == oxrdf::vocab::xsd::STRING) =>
+            {
+                GroundTerm::Literal(l.clone())
+            }
+            _ => return None,
+        };
+        Some(Self {
+            expression: expression.clone(),
+            variable: variable.clone(),
+            term,
+        })
+    }
+}
+
+/// Splits `expression` into its `&&` conjuncts: the equalities, and the rest.
+pub(super) fn split_conjuncts(expression: &Expression) -> (Vec<Equality>, Vec<Expression>) {
+    let mut conjuncts = Vec::new();
+    let mut pending = vec![expression];
+    while let Some(e) = pending.pop() {
+        match e {
+            Expression::And(a, b) => pending.extend([&**b, &**a]),
+            other => conjuncts.push(other.clone()),
+        }
+    }
+    let mut equalities = Vec::new();
+    let mut rest = Vec::new();
+    for conjunct in conjuncts {
+        match Equality::of(&conjunct) {
+            Some(equality) => equalities.push(equality),
+            None => rest.push(conjunct),
+        }
+    }
+    (equalities, rest)
+}
+
+/// The conjunction of `expressions` (`None` when there are none).
+pub(super) fn conjunction(expressions: Vec<Expression>) -> Option<Expression> {
+    expressions
+        .into_iter()
+        .reduce(|a, b| Expression::And(Box::new(a), Box::new(b)))
+}
+
+impl Compiler<'_> {
+    /// Compiles `pattern` with `equalities` (FILTER conjuncts above it) turned into
+    /// operands where they can seed it; returns the equalities it could not use.
+    pub(super) fn compile_with(
+        &mut self,
+        pattern: &GraphPattern,
+        graph: GraphRef,
+        equalities: Vec<Equality>,
+    ) -> Result<(Operator, Vec<Equality>), QueryError> {
+        match pattern {
+            GraphPattern::Join { .. } | GraphPattern::Bgp { .. } => {
+                let mut operands = Vec::new();
+                flatten(pattern, &mut operands);
+                if let Some(absorbed) = into_optional(&operands) {
+                    return self.compile_with(&absorbed, graph, equalities);
+                }
+                self.join_group(&operands, graph, equalities)
+            }
+            GraphPattern::LeftJoin {
+                left,
+                right,
+                expression,
+            } if !equalities.is_empty() => {
+                let (left, unused) = self.compile_with(left, graph, equalities)?;
+                let operator = self.left_join(left, right, expression, graph)?;
+                Ok((operator, unused))
+            }
+            other => Ok((self.compile(other, graph)?, equalities)),
+        }
+    }
+
+    /// A group's operands joined in the order of their estimated sizes.
+    fn join_group(
+        &mut self,
+        operands: &[&GraphPattern],
+        graph: GraphRef,
+        equalities: Vec<Equality>,
+    ) -> Result<(Operator, Vec<Equality>), QueryError> {
+        let mut operators = Vec::new();
+        for operand in merge_bgps(operands) {
+            operators.push(match operand {
+                Operand::Bgp(patterns) => Operator::Bgp(self.bgp(&patterns, graph, None)?),
+                Operand::Other(pattern) => self.compile(pattern, graph)?,
+            });
+        }
+        let certain: Vec<VarId> = operators.iter().flat_map(certain_vars).collect();
+        let mut unused = Vec::new();
+        for equality in equalities {
+            let var = self.vars.var(&equality.variable);
+            if certain.contains(&var) {
+                operators.push(Operator::Values {
+                    vars: vec![var],
+                    rows: vec![vec![Some(equality.term)]],
+                });
+            } else {
+                unused.push(equality);
+            }
+        }
+        let mut order = greedy_order(&operators).into_iter();
+        let mut operators: Vec<Option<Operator>> = operators.into_iter().map(Some).collect();
+        let first = order.next().expect("a group has an operand");
+        let mut joined = operators[first].take().expect("each operand once");
+        for next in order {
+            let mut operator = operators[next].take().expect("each operand once");
+            if let Operator::Bgp(planned) = &mut operator {
+                self.seed(planned, certain_vars(&joined));
+            }
+            joined = Operator::Join(Box::new(joined), Box::new(operator));
+        }
+        Ok((joined, unused))
+    }
+}
+
+/// The order to join `operators` in: the smallest estimate first, then the smallest that
+/// shares a variable with those before it or has at most one row (a cross product with one
+/// row multiplies nothing), the smallest of all when there is none.
+fn greedy_order(operators: &[Operator]) -> Vec<usize> {
+    let estimates: Vec<f64> = operators.iter().map(estimated_rows).collect();
+    let mut left: Vec<usize> = (0..operators.len()).collect();
+    let mut order: Vec<usize> = Vec::with_capacity(operators.len());
+    let smallest = |candidates: &mut dyn Iterator<Item = usize>| {
+        candidates.min_by(|&a, &b| estimates[a].total_cmp(&estimates[b]).then(a.cmp(&b)))
+    };
+    while !left.is_empty() {
+        let connected = smallest(&mut left.iter().copied().filter(|&c| {
+            estimates[c] <= 1.0
+                || order
+                    .iter()
+                    .any(|&o| may_share(&operators[o], &operators[c]))
+        }));
+        let pick = connected
+            .or_else(|| smallest(&mut left.iter().copied()))
+            .expect("candidates left");
+        left.retain(|&c| c != pick);
+        order.push(pick);
+    }
+    order
+}
+
+/// The group as one OPTIONAL whose required side holds the group's other operands, when
+/// they may all move there (see the module docs); `None` otherwise.
+fn into_optional(operands: &[&GraphPattern]) -> Option<GraphPattern> {
+    let (at, (left, right, expression)) =
+        operands
+            .iter()
+            .enumerate()
+            .find_map(|(i, operand)| match operand {
+                GraphPattern::LeftJoin {
+                    left,
+                    right,
+                    expression,
+                } => Some((i, (left, right, expression))),
+                _ => None,
+            })?;
+    if operands.len() < 2 || expression.as_ref().is_some_and(has_exists) {
+        return None;
+    }
+    let certain = certain_pattern_vars(left);
+    let mut optional_vars = in_scope_vars(right);
+    if let Some(expression) = expression {
+        collect_expression_vars(expression, &mut optional_vars);
+    }
+    let movable = operands.iter().enumerate().all(|(i, operand)| {
+        i == at
+            || in_scope_vars(operand)
+                .iter()
+                .all(|v| !optional_vars.contains(v) || certain.contains(v))
+    });
+    if !movable {
+        return None;
+    }
+    let required = operands.iter().enumerate().filter(|(i, _)| *i != at).fold(
+        (**left).clone(),
+        |joined, (_, operand)| GraphPattern::Join {
+            left: Box::new(joined),
+            right: Box::new((*operand).clone()),
+        },
+    );
+    Some(GraphPattern::LeftJoin {
+        left: Box::new(required),
+        right: right.clone(),
+        expression: expression.clone(),
+    })
+}
+
+/// The variables a pattern's solutions may bind.
+fn in_scope_vars(pattern: &GraphPattern) -> Vec<Variable> {
+    let mut vars = Vec::new();
+    pattern.on_in_scope_variable(|v| {
+        if !vars.contains(v) {
+            vars.push(v.clone());
+        }
+    });
+    vars
+}
+
+/// The variables every solution of `pattern` binds (some of them, where that is simpler
+/// to tell: fewer only keeps an operand out of an OPTIONAL).
+fn certain_pattern_vars(pattern: &GraphPattern) -> Vec<Variable> {
+    match pattern {
+        GraphPattern::Bgp { patterns } => {
+            let mut vars = Vec::new();
+            for p in patterns {
+                for term in [&p.subject, &p.object] {
+                    if let TermPattern::Variable(v) = term {
+                        vars.push(v.clone());
+                    }
+                }
+                if let NamedNodePattern::Variable(v) = &p.predicate {
+                    vars.push(v.clone());
+                }
+            }
+            vars
+        }
+        GraphPattern::Path {
+            subject, object, ..
+        } => [subject, object]
+            .into_iter()
+            .filter_map(|t| match t {
+                TermPattern::Variable(v) => Some(v.clone()),
+                _ => None,
+            })
+            .collect(),
+        GraphPattern::Join { left, right } => {
+            let mut vars = certain_pattern_vars(left);
+            vars.extend(certain_pattern_vars(right));
+            vars
+        }
+        GraphPattern::LeftJoin { left, .. }
+        | GraphPattern::Minus { left, .. }
+        | GraphPattern::Filter { inner: left, .. }
+        | GraphPattern::Extend { inner: left, .. } => certain_pattern_vars(left),
+        _ => Vec::new(),
+    }
+}
+
+fn has_exists(expression: &Expression) -> bool {
+    match expression {
+        Expression::Exists(_) => true,
+        other => {
+            let mut found = false;
+            crate::operands::for_each_operand(other, &mut |operand| found |= has_exists(operand));
+            found
+        }
+    }
+}
+
+fn collect_expression_vars(expression: &Expression, out: &mut Vec<Variable>) {
+    match expression {
+        Expression::Variable(v) | Expression::Bound(v) => out.push(v.clone()),
+        other => crate::operands::for_each_operand(other, &mut |operand| {
+            collect_expression_vars(operand, out)
+        }),
+    }
+}
+
+/// The operands of a tree of joins, in the order written.
+fn flatten<'p>(pattern: &'p GraphPattern, out: &mut Vec<&'p GraphPattern>) {
+    match pattern {
+        GraphPattern::Join { left, right } => {
+            flatten(left, out);
+            flatten(right, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// An operand of a group once its basic graph patterns are merged.
+enum Operand<'p> {
+    Bgp(Vec<TriplePattern>),
+    Other(&'p GraphPattern),
+}
+
+/// The operands with the basic graph patterns that share a variable (directly or through
+/// another basic graph pattern) merged into one, at the place of the first; patterns that
+/// share none stay apart, so that no exploration builds a cross product a later operand
+/// would cut.
+fn merge_bgps<'p>(operands: &[&'p GraphPattern]) -> Vec<Operand<'p>> {
+    let names: Vec<Option<Vec<String>>> = operands
+        .iter()
+        .map(|operand| match operand {
+            GraphPattern::Bgp { patterns } => {
+                Some(patterns.iter().flat_map(pattern_names).collect())
+            }
+            _ => None,
+        })
+        .collect();
+    // Union-find over the basic graph patterns; each set is named by its first member.
+    let mut first: Vec<usize> = (0..operands.len()).collect();
+    fn root(first: &mut [usize], mut i: usize) -> usize {
+        while first[i] != i {
+            first[i] = first[first[i]];
+            i = first[i];
+        }
+        i
+    }
+    for i in 0..operands.len() {
+        for j in 0..i {
+            let (Some(a), Some(b)) = (&names[i], &names[j]) else {
+                continue;
+            };
+            if a.iter().any(|name| b.contains(name)) {
+                let (ri, rj) = (root(&mut first, i), root(&mut first, j));
+                first[ri.max(rj)] = ri.min(rj);
+            }
+        }
+    }
+    let mut merged = Vec::new();
+    for (i, operand) in operands.iter().enumerate() {
+        match operand {
+            GraphPattern::Bgp { .. } if root(&mut first, i) == i => {
+                let mut patterns = Vec::new();
+                for (j, member) in operands.iter().enumerate().skip(i) {
+                    if let GraphPattern::Bgp { patterns: more } = member {
+                        if root(&mut first, j) == i {
+                            patterns.extend(more.iter().cloned());
+                        }
+                    }
+                }
+                merged.push(Operand::Bgp(patterns));
+            }
+            GraphPattern::Bgp { .. } => {}
+            other => merged.push(Operand::Other(other)),
+        }
+    }
+    merged
+}
+
+/// The variables and blank nodes of a triple pattern, prefixed to keep them apart.
+fn pattern_names(pattern: &TriplePattern) -> Vec<String> {
+    let mut names = Vec::new();
+    for term in [&pattern.subject, &pattern.object] {
+        match term {
+            TermPattern::Variable(v) => names.push(format!("?{}", v.as_str())),
+            TermPattern::BlankNode(b) => names.push(format!("_:{}", b.as_str())),
+            _ => {}
+        }
+    }
+    if let NamedNodePattern::Variable(v) = &pattern.predicate {
+        names.push(format!("?{}", v.as_str()));
+    }
+    names
+}
