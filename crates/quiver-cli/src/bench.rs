@@ -28,6 +28,10 @@ pub enum BenchCommand {
     /// Nanoseconds per row to write a query's solutions in each tabular format, by the
     /// streaming writers beside the sparesults path they replaced
     Serialize(crate::bench_serialize::SerializeArgs),
+    /// A query log (one query per line, a JSON list or a directory of .rq), each query
+    /// under a time and memory limit, optionally beside Oxigraph: statuses, latency
+    /// distribution, errors by message, the queries much slower than Oxigraph
+    Log(crate::bench_log::LogBenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -61,6 +65,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Scale(args) => crate::bench_scale::run(args),
         BenchCommand::Update(args) => crate::bench_update::run(args),
         BenchCommand::Serialize(args) => crate::bench_serialize::run(args),
+        BenchCommand::Log(args) => crate::bench_log::run(args),
     }
 }
 

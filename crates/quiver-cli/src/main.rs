@@ -6,6 +6,7 @@
 mod bench;
 mod bench_emulate;
 mod bench_kv;
+mod bench_log;
 mod bench_lubm;
 mod bench_scale;
 mod bench_serialize;

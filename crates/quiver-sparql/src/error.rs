@@ -41,21 +41,29 @@ impl QueryError {
     /// breaks of their own). An undeclared prefix only shows as one more entry of that list
     /// ("Prefix not found"), or not at all when the name is a predicate, so when the text
     /// uses a prefix it does not declare, the error names that instead.
+    ///
+    /// Otherwise the message is said in SPARQL's terms (`syntax_error.rs`): what was found
+    /// where, what was expected, and the likely mistake.
     pub fn syntax(text: &str, error: &impl std::fmt::Display) -> Self {
-        if let Some((line, column, prefix)) = undeclared_prefix(text) {
+        if let Some((line, column, prefix, declared)) = undeclared_prefix(text) {
+            let declared = if declared.is_empty() {
+                "the query declares none".to_owned()
+            } else {
+                format!("the query declares {}", declared.join(" "))
+            };
             return QueryError::Syntax(format!(
-                "error at {line}:{column}: undeclared prefix '{prefix}:' (declare it with PREFIX)"
+                "error at {line}:{column}: undeclared prefix '{prefix}:' (declare it with PREFIX {prefix}: <…>; {declared})"
             ));
         }
-        let message = error.to_string();
-        QueryError::Syntax(message.split_whitespace().collect::<Vec<_>>().join(" "))
+        QueryError::Syntax(crate::syntax_error::explain(text, &error.to_string()))
     }
 }
 
 /// The first prefixed name of `text` whose prefix no `PREFIX` declares: its line, column
-/// (1-based, in characters) and prefix. A rough lexer, only for error messages: it skips
-/// comments, strings, IRIs, variables and language tags, and reads the other words.
-fn undeclared_prefix(text: &str) -> Option<(usize, usize, String)> {
+/// (1-based, in characters) and prefix, and the prefixes declared (`ub:` …). A rough
+/// lexer, only for error messages: it skips comments, strings, IRIs, variables and
+/// language tags, and reads the other words.
+fn undeclared_prefix(text: &str) -> Option<(usize, usize, String, Vec<String>)> {
     let chars: Vec<char> = text.chars().collect();
     let (mut line, mut column) = (1, 1);
     let mut declared: Vec<String> = Vec::new();
@@ -134,6 +142,9 @@ fn undeclared_prefix(text: &str) -> Option<(usize, usize, String)> {
             advance(&mut i, &mut line, &mut column);
         }
     }
-    used.into_iter()
-        .find(|(_, _, prefix)| !declared.contains(prefix))
+    let (line, column, prefix) = used
+        .into_iter()
+        .find(|(_, _, prefix)| !declared.contains(prefix))?;
+    let declared = declared.iter().map(|p| format!("{p}:")).collect();
+    Some((line, column, prefix, declared))
 }

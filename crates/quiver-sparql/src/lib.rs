@@ -33,6 +33,7 @@ pub mod planner;
 pub mod results;
 pub mod select_star;
 pub mod step;
+mod syntax_error;
 pub mod table;
 pub mod update;
 

@@ -147,6 +147,9 @@ fn zero_or_more_and_zero_or_one() {
     expect(&g, "SELECT ?x { ?x :q* ?x }", &selves);
 }
 
+/// SPARQL 1.1 §18.5 (ALP over a term): a zero-length path from a term matches that term,
+/// in the graph or not. Oxigraph 0.5.13 answers nothing for `:zzz :p* ?y` and `:zzz :p?
+/// ?y` when the graph lacks `:zzz`; Quiver keeps the specification.
 #[test]
 fn zero_length_at_a_term_the_graph_lacks() {
     let g = graph();
@@ -170,6 +173,9 @@ fn zero_length_at_a_term_the_graph_lacks() {
     expect(&g, "SELECT ?y { GRAPH :nope { :zzz :p* ?y } }", &[]);
 }
 
+/// SPARQL 1.1 §18.4: an alternative is a UNION and a sequence a join, so both keep
+/// duplicates. Oxigraph 0.5.13 returns `:b` once for `:a (:p|:q) ?y` when both edges
+/// exist; Quiver keeps the multiset.
 #[test]
 fn sequence_and_alternative_are_bags() {
     let g = graph();

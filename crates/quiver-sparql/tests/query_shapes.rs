@@ -220,6 +220,12 @@ fn values_after_the_pattern_seed_it() {
         "{PREFIX}SELECT * WHERE {{ ?x ?p ?y . ?z ?p ?y . VALUES ?x {{ :student7 :student8 }} }}"
     );
     assert!(check(&fixture, &query, None, 1000) > 0);
+    // A BIND of a constant between the patterns seeds them as a VALUES does: the 50
+    // students sharing student 7's advisor, without listing all 3,000 advisors first.
+    let query = format!(
+        "{PREFIX}SELECT ?s WHERE {{ ?s :advisor ?a . BIND(:student7 AS ?x) ?x :advisor ?a }}"
+    );
+    assert_eq!(check(&fixture, &query, None, 300), 50);
 }
 
 #[test]

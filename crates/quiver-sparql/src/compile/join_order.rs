@@ -12,6 +12,9 @@
 //! written, and every basic graph pattern after it explores seeded with its rows; an empty
 //! side stops the join before the other is evaluated (`exec/join.rs`).
 //!
+//! A BIND of a constant is a one-row VALUES too (its variable is new where it is bound), so
+//! it seeds the patterns that read its variable.
+//!
 //! An OPTIONAL in a group takes the group's other operands into its required side when
 //! that changes no answer: `{ A OPTIONAL { B } C }` is `{ { A C } OPTIONAL { B } }` when
 //! every variable `C` shares with `B` (or with the OPTIONAL's filter) is one `A` always
@@ -114,7 +117,9 @@ impl Compiler<'_> {
         match pattern {
             GraphPattern::Join { .. } | GraphPattern::Bgp { .. } => {
                 let mut operands = Vec::new();
-                flatten(pattern, &mut operands);
+                let mut binds = Vec::new();
+                flatten(pattern, &mut operands, &mut binds);
+                operands.extend(binds.iter());
                 if let Some(absorbed) = into_optional(&operands) {
                     return self.compile_with(&absorbed, graph, equalities);
                 }
@@ -318,14 +323,40 @@ fn collect_expression_vars(expression: &Expression, out: &mut Vec<Variable>) {
     }
 }
 
-/// The operands of a tree of joins, in the order written.
-fn flatten<'p>(pattern: &'p GraphPattern, out: &mut Vec<&'p GraphPattern>) {
+/// The operands of a tree of joins, in the order written; a `BIND` of a constant comes
+/// out as a one-row VALUES in `binds` (the variable is new to the pattern it extends, so
+/// extending is joining).
+fn flatten<'p>(
+    pattern: &'p GraphPattern,
+    out: &mut Vec<&'p GraphPattern>,
+    binds: &mut Vec<GraphPattern>,
+) {
     match pattern {
         GraphPattern::Join { left, right } => {
-            flatten(left, out);
-            flatten(right, out);
+            flatten(left, out, binds);
+            flatten(right, out, binds);
+        }
+        GraphPattern::Extend {
+            inner,
+            variable,
+            expression,
+        } if constant(expression).is_some() => {
+            flatten(inner, out, binds);
+            binds.push(GraphPattern::Values {
+                variables: vec![variable.clone()],
+                bindings: vec![vec![constant(expression)]],
+            });
         }
         other => out.push(other),
+    }
+}
+
+/// The term of a constant expression.
+fn constant(expression: &Expression) -> Option<GroundTerm> {
+    match expression {
+        Expression::NamedNode(n) => Some(GroundTerm::NamedNode(n.clone())),
+        Expression::Literal(l) => Some(GroundTerm::Literal(l.clone())),
+        _ => None,
     }
 }
 
