@@ -2,7 +2,8 @@
 //! and the published row counts), `bench lubm --compare-oxigraph` (beside pyoxigraph, and
 //! its failure when the row counts differ), `bench scale` (its CSV and PNG), `bench
 //! emulate` (the throughput line, the JSON figures, the mix file, the CDF plot), `bench
-//! update` (every figure of its JSON).
+//! update` (every figure of its JSON), `bench log` (statuses, errors and row counts beside
+//! pyoxigraph's).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -560,4 +561,62 @@ fn the_benchmarks_run_on_a_cluster_and_report_the_exchange() {
         number(&report["cluster"], "messages_per_query") >= 2.0,
         "{report}"
     );
+}
+
+#[test]
+fn bench_log_reports_statuses_errors_and_oxigraph_side_by_side() {
+    require_pyoxigraph();
+    let dir = temp_dir("log");
+    let data = dir.join("data.nt");
+    let mut nt = String::new();
+    for i in 0..200 {
+        nt += &format!("<http://ex/s{i}> <http://ex/p> <http://ex/o{}> .\n", i % 7);
+        nt += &format!("<http://ex/s{i}> <http://ex/name> \"name {i}\" .\n");
+    }
+    std::fs::write(&data, nt).unwrap();
+    let log = dir.join("log.json");
+    let queries = [
+        "SELECT * WHERE { ?s <http://ex/p> ?o }",
+        "SELECT * WHERE { ?s <http://ex/p> ?o . ?t <http://ex/p> ?o . VALUES ?s { <http://ex/s3> } }",
+        "SELECT * WHERE { { ?a <http://ex/p> ?b } { ?c <http://ex/name> ?d } } LIMIT 7",
+        "SELECT * WHERE { ?s <http://ex/p> ?o } ORDR BY ?s",
+        "ASK { ?s <http://ex/name> \"name 5\" }",
+    ];
+    std::fs::write(&log, serde_json::to_string(&queries).unwrap()).unwrap();
+    let json = dir.join("log-report.json");
+    let csv = dir.join("log.csv");
+    let output = run_ok(
+        quiver()
+            .args(["bench", "log"])
+            .arg(&log)
+            .arg("--data")
+            .arg(&data)
+            .args(["--compare-oxigraph", "--runs", "2", "--timeout", "5s"])
+            .arg("--json")
+            .arg(&json)
+            .arg("--csv")
+            .arg(&csv),
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("Quiver: 4 ok, 1 syntax"), "{text}");
+    assert!(text.contains("Oxigraph: 4 ok, 1 syntax"), "{text}");
+    assert!(text.contains("did you mean ORDER?"), "{text}");
+    assert!(text.contains("row counts that differ: 0"), "{text}");
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let entries = report["queries"].as_array().unwrap();
+    assert_eq!(entries.len(), queries.len());
+    // Each engine's rows, computed independently, agree; the LIMIT's count is exact.
+    let rows: Vec<u64> = entries
+        .iter()
+        .map(|q| q["quiver"]["rows"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rows, [200, 29, 7, 0, 1], "{report}");
+    for q in entries {
+        assert_eq!(q["quiver"]["rows"], q["oxigraph"]["rows"], "{q}");
+        assert_eq!(q["quiver"]["status"], q["oxigraph"]["status"], "{q}");
+    }
+    assert!(number(&report["quiver"], "median_us") > 0.0, "{report}");
+    let lines = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(lines.lines().count(), queries.len() + 1, "{lines}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
