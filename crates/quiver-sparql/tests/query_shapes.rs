@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use std::str::FromStr;
 
 use oxrdf::Term;
+use proptest::prelude::*;
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
 
@@ -241,6 +242,24 @@ fn filters_on_one_variable_seed_the_patterns_around_them() {
 }
 
 #[test]
+fn a_filter_on_one_operand_cuts_it_before_the_cross_product() {
+    let fixture = fixture();
+    // Students named "student 7…" (111 of them, 333 courses) beside every professor:
+    // 20,000 rows, where filtering after the cross product builds 540,000 first.
+    let query = format!(
+        "{PREFIX}SELECT * WHERE {{ ?x :name ?n . ?x :takesCourse ?c . {{ ?y a :FullProfessor }} \
+         FILTER (STRSTARTS(?n, \"student 7\")) }}"
+    );
+    let rows = check(&fixture, &query, None, usize::MAX);
+    assert!(rows > 0);
+    let (_, _, (built, explained)) = ours(&fixture.quiver, &query);
+    assert!(
+        built <= 3 * rows + 2000,
+        "built {built} rows for {rows}\n{explained}"
+    );
+}
+
+#[test]
 fn an_optional_under_limit_reads_only_the_rows_it_returns() {
     let fixture = fixture();
     let body = "?x :takesCourse ?c . ?y a :FullProfessor . OPTIONAL { ?y :headOf ?d }";
@@ -335,4 +354,117 @@ fn filters_and_joins_under_limit_ask_their_input_for_rounds_of_rows() {
     let query = format!("{PREFIX}SELECT DISTINCT ?c WHERE {{ {body} }} LIMIT 7");
     let unsliced = format!("{PREFIX}SELECT DISTINCT ?c WHERE {{ {body} }}");
     assert_eq!(check(&fixture, &query, Some(&unsliced), 4000), 7);
+}
+
+/// One fixture for every case of the property below.
+fn shared_fixture() -> &'static Fixture {
+    static FIXTURE: std::sync::OnceLock<Fixture> = std::sync::OnceLock::new();
+    FIXTURE.get_or_init(fixture)
+}
+
+/// A selective constraint of the random groups below.
+#[derive(Debug, Clone)]
+enum Constraint {
+    /// `VALUES ?x { :studentK }`
+    Values(usize),
+    /// `FILTER (?x = :studentK)`
+    Equals(usize),
+    /// `?x :advisor :professorJ`: 50 students
+    Advised(usize),
+    /// `?y :headOf :department55`: a term the store lacks
+    Absent,
+    /// `FILTER (sameTerm(?y, :professorJ))`
+    SameProfessor(usize),
+}
+
+impl Constraint {
+    fn text(&self) -> String {
+        match self {
+            Constraint::Values(k) => format!("VALUES ?x {{ :student{k} }}"),
+            Constraint::Equals(k) => format!("FILTER (?x = :student{k})"),
+            Constraint::Advised(j) => format!("?x :advisor :professor{j} ."),
+            Constraint::Absent => "?y :headOf :department55 .".to_owned(),
+            Constraint::SameProfessor(j) => format!("FILTER (sameTerm(?y, :professor{j}))"),
+        }
+    }
+}
+
+fn constraint_strategy() -> impl Strategy<Value = Constraint> {
+    prop_oneof![
+        (0..3000usize).prop_map(Constraint::Values),
+        (0..3000usize).prop_map(Constraint::Equals),
+        (0..60usize).prop_map(Constraint::Advised),
+        Just(Constraint::Absent),
+        (0..60usize).prop_map(Constraint::SameProfessor),
+    ]
+}
+
+/// Rows the selective side of any constraint above holds at most (a student's 3 courses,
+/// 50 students' 150).
+const SELECTIVE_ROWS: usize = 150;
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(48),
+        ..ProptestConfig::default()
+    })]
+
+    /// Two large patterns that share no variable (a 540,000-row cross product) and a
+    /// selective constraint, in any order, each maybe in a group of its own, maybe with
+    /// an OPTIONAL after the first, maybe under a LIMIT: the rows are Oxigraph's, and the
+    /// rows built stay within a multiple of the result and the selective side, so that a
+    /// plan building the cross product first fails.
+    #[test]
+    fn a_constraint_anywhere_bounds_the_work(
+        constraint in constraint_strategy(),
+        order in Just(vec![0usize, 1, 2]).prop_shuffle(),
+        grouped in prop::collection::vec(any::<bool>(), 3),
+        optional in prop::option::of(0..3usize),
+        limit in prop::option::weighted(0.4, 1..50usize),
+    ) {
+        let fixture = shared_fixture();
+        let elements = [
+            "?x :takesCourse ?c .".to_owned(),
+            "?y a :FullProfessor .".to_owned(),
+            constraint.text(),
+        ];
+        let mut body = String::new();
+        let mut seen_courses = false;
+        for (position, &element) in order.iter().enumerate() {
+            let text = &elements[element];
+            // FILTER and VALUES apply to their group: keep them in the outer one.
+            if grouped[position] && element != 2 {
+                body += &format!("{{ {text} }} ");
+            } else {
+                body += &format!("{text} ");
+            }
+            seen_courses |= element == 0;
+            // The OPTIONAL reads ?x, which the pattern before it always binds.
+            if optional == Some(position) && seen_courses {
+                body += "OPTIONAL { ?x :name ?n } ";
+            }
+        }
+        let unsliced = format!("{PREFIX}SELECT * WHERE {{ {body}}}");
+        let query = match limit {
+            Some(limit) => format!("{unsliced} LIMIT {limit}"),
+            None => unsliced.clone(),
+        };
+        let (vars, rows, (built, explained)) = ours(&fixture.quiver, &query);
+        let bound = 20 * (rows.len() + SELECTIVE_ROWS) + 2000;
+        prop_assert!(
+            built <= bound,
+            "{}\nbuilt {} rows, more than {}\n{}", query, built, bound, explained
+        );
+        let all = theirs(&fixture.oxigraph, &unsliced, &vars);
+        match limit {
+            None => prop_assert_eq!(bag(&rows), bag(&all), "{}", query),
+            Some(limit) => {
+                prop_assert_eq!(rows.len(), limit.min(all.len()), "{}", query);
+                let all = bag(&all);
+                for (row, n) in bag(&rows) {
+                    prop_assert!(all.get(row).is_some_and(|m| *m >= n), "{}: {:?}", query, row);
+                }
+            }
+        }
+    }
 }

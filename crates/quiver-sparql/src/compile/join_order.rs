@@ -23,8 +23,12 @@
 //!
 //! A FILTER of the group that compares a certainly bound variable to an IRI or a simple
 //! literal with `=` (or to any term with `sameTerm`) holds exactly for rows binding that
-//! term: it becomes a one-row VALUES operand, so it seeds the patterns too. Over an
-//! OPTIONAL, such a filter on a variable its required side binds moves into that side.
+//! term: it becomes a one-row VALUES operand, so it seeds the patterns too. Any other
+//! conjunct of the FILTER (without EXISTS, which reads the whole row) whose variables one
+//! operand always binds filters that operand's rows instead of the group's: its value is
+//! the same on the joined row. A basic graph pattern under such filters still runs seeded
+//! by the operands before it. Over an OPTIONAL, these conjuncts move into its required
+//! side when it binds their variables.
 
 use oxrdf::Variable;
 use spargebra::algebra::{Expression, GraphPattern};
@@ -37,65 +41,61 @@ use crate::operator::estimate::{estimated_rows, may_share};
 use crate::operator::{certain_vars, Operator};
 use crate::table::VarId;
 
-/// A FILTER conjunct that holds for exactly one term of one variable.
+/// A conjunct of a group's FILTER.
 #[derive(Debug, Clone)]
-pub(super) struct Equality {
+pub(super) struct Conjunct {
     pub expression: Expression,
-    pub variable: oxrdf::Variable,
-    pub term: GroundTerm,
+    /// The variable and term when the conjunct holds for exactly that term.
+    equality: Option<(Variable, GroundTerm)>,
 }
 
-impl Equality {
-    /// `?v = <iri>`, `?v = "simple literal"` or `sameTerm(?v, term)` (either way round).
-    fn of(expression: &Expression) -> Option<Self> {
-        let (a, b, same_term) = match expression {
-            Expression::Equal(a, b) => (a, b, false),
-            Expression::SameTerm(a, b) => (a, b, true),
-            _ => return None,
-        };
-        let (variable, constant) = match (&**a, &**b) {
-            (Expression::Variable(v), c) | (c, Expression::Variable(v)) => (v, c),
-            _ => return None,
-        };
-        let term = match constant {
-            Expression::NamedNode(n) => GroundTerm::NamedNode(n.clone()),
-            // `=` on literals compares values ("01"^^xsd:int = "1"^^xsd:int): only a simple
-            // literal equals exactly itself.
-            Expression::Literal(l)
-                if same_term
-                    || (l.language().is_none() && l.datatype() == oxrdf::vocab::xsd::STRING) =>
-            {
-                GroundTerm::Literal(l.clone())
-            }
-            _ => return None,
-        };
-        Some(Self {
-            expression: expression.clone(),
-            variable: variable.clone(),
-            term,
-        })
+impl Conjunct {
+    fn new(expression: Expression) -> Self {
+        Self {
+            equality: equality(&expression),
+            expression,
+        }
     }
 }
 
-/// Splits `expression` into its `&&` conjuncts: the equalities, and the rest.
-pub(super) fn split_conjuncts(expression: &Expression) -> (Vec<Equality>, Vec<Expression>) {
+/// `?v = <iri>`, `?v = "simple literal"` or `sameTerm(?v, term)` (either way round): the
+/// variable and the one term it holds for.
+fn equality(expression: &Expression) -> Option<(Variable, GroundTerm)> {
+    let (a, b, same_term) = match expression {
+        Expression::Equal(a, b) => (a, b, false),
+        Expression::SameTerm(a, b) => (a, b, true),
+        _ => return None,
+    };
+    let (variable, constant) = match (&**a, &**b) {
+        (Expression::Variable(v), c) | (c, Expression::Variable(v)) => (v, c),
+        _ => return None,
+    };
+    let term = match constant {
+        Expression::NamedNode(n) => GroundTerm::NamedNode(n.clone()),
+        // `=` on literals compares values ("01"^^xsd:int = "1"^^xsd:int): only a simple
+        // literal equals exactly itself.
+        Expression::Literal(l)
+            if same_term
+                || (l.language().is_none() && l.datatype() == oxrdf::vocab::xsd::STRING) =>
+        {
+            GroundTerm::Literal(l.clone())
+        }
+        _ => return None,
+    };
+    Some((variable.clone(), term))
+}
+
+/// The `&&` conjuncts of `expression`, in the order written.
+pub(super) fn split_conjuncts(expression: &Expression) -> Vec<Conjunct> {
     let mut conjuncts = Vec::new();
     let mut pending = vec![expression];
     while let Some(e) = pending.pop() {
         match e {
             Expression::And(a, b) => pending.extend([&**b, &**a]),
-            other => conjuncts.push(other.clone()),
+            other => conjuncts.push(Conjunct::new(other.clone())),
         }
     }
-    let mut equalities = Vec::new();
-    let mut rest = Vec::new();
-    for conjunct in conjuncts {
-        match Equality::of(&conjunct) {
-            Some(equality) => equalities.push(equality),
-            None => rest.push(conjunct),
-        }
-    }
-    (equalities, rest)
+    conjuncts
 }
 
 /// The conjunction of `expressions` (`None` when there are none).
@@ -106,14 +106,14 @@ pub(super) fn conjunction(expressions: Vec<Expression>) -> Option<Expression> {
 }
 
 impl Compiler<'_> {
-    /// Compiles `pattern` with `equalities` (FILTER conjuncts above it) turned into
-    /// operands where they can seed it; returns the equalities it could not use.
+    /// Compiles `pattern` with `conjuncts` (of a FILTER above it) turned into operands or
+    /// pushed onto operands where they can; returns the conjuncts it could not use.
     pub(super) fn compile_with(
         &mut self,
         pattern: &GraphPattern,
         graph: GraphRef,
-        equalities: Vec<Equality>,
-    ) -> Result<(Operator, Vec<Equality>), QueryError> {
+        conjuncts: Vec<Conjunct>,
+    ) -> Result<(Operator, Vec<Conjunct>), QueryError> {
         match pattern {
             GraphPattern::Join { .. } | GraphPattern::Bgp { .. } => {
                 let mut operands = Vec::new();
@@ -121,20 +121,20 @@ impl Compiler<'_> {
                 flatten(pattern, &mut operands, &mut binds);
                 operands.extend(binds.iter());
                 if let Some(absorbed) = into_optional(&operands) {
-                    return self.compile_with(&absorbed, graph, equalities);
+                    return self.compile_with(&absorbed, graph, conjuncts);
                 }
-                self.join_group(&operands, graph, equalities)
+                self.join_group(&operands, graph, conjuncts)
             }
             GraphPattern::LeftJoin {
                 left,
                 right,
                 expression,
-            } if !equalities.is_empty() => {
-                let (left, unused) = self.compile_with(left, graph, equalities)?;
+            } if !conjuncts.is_empty() => {
+                let (left, unused) = self.compile_with(left, graph, conjuncts)?;
                 let operator = self.left_join(left, right, expression, graph)?;
                 Ok((operator, unused))
             }
-            other => Ok((self.compile(other, graph)?, equalities)),
+            other => Ok((self.compile(other, graph)?, conjuncts)),
         }
     }
 
@@ -143,8 +143,8 @@ impl Compiler<'_> {
         &mut self,
         operands: &[&GraphPattern],
         graph: GraphRef,
-        equalities: Vec<Equality>,
-    ) -> Result<(Operator, Vec<Equality>), QueryError> {
+        conjuncts: Vec<Conjunct>,
+    ) -> Result<(Operator, Vec<Conjunct>), QueryError> {
         let mut operators = Vec::new();
         for operand in merge_bgps(operands) {
             operators.push(match operand {
@@ -152,18 +152,44 @@ impl Compiler<'_> {
                 Operand::Other(pattern) => self.compile(pattern, graph)?,
             });
         }
-        let certain: Vec<VarId> = operators.iter().flat_map(certain_vars).collect();
+        let certain: Vec<Vec<VarId>> = operators.iter().map(certain_vars).collect();
         let mut unused = Vec::new();
-        for equality in equalities {
-            let var = self.vars.var(&equality.variable);
-            if certain.contains(&var) {
-                operators.push(Operator::Values {
-                    vars: vec![var],
-                    rows: vec![vec![Some(equality.term)]],
-                });
-            } else {
-                unused.push(equality);
+        let mut pushed: Vec<(usize, Expression)> = Vec::new();
+        for conjunct in conjuncts {
+            if let Some((variable, term)) = &conjunct.equality {
+                let var = self.vars.var(variable);
+                if certain.iter().any(|vars| vars.contains(&var)) {
+                    operators.push(Operator::Values {
+                        vars: vec![var],
+                        rows: vec![vec![Some(term.clone())]],
+                    });
+                    continue;
+                }
             }
+            let mut read = Vec::new();
+            collect_expression_vars(&conjunct.expression, &mut read);
+            let read: Vec<VarId> = read.iter().map(|v| self.vars.var(v)).collect();
+            let onto = (certain.len() > 1 && !read.is_empty() && !has_exists(&conjunct.expression))
+                .then(|| {
+                    certain
+                        .iter()
+                        .position(|vars| read.iter().all(|v| vars.contains(v)))
+                })
+                .flatten();
+            match onto {
+                Some(k) => pushed.push((k, conjunct.expression)),
+                None => unused.push(conjunct),
+            }
+        }
+        for (k, expression) in pushed {
+            let operator = std::mem::replace(
+                &mut operators[k],
+                Operator::Values {
+                    vars: Vec::new(),
+                    rows: Vec::new(),
+                },
+            );
+            operators[k] = Operator::Filter(expression, Box::new(operator));
         }
         let mut order = greedy_order(&operators).into_iter();
         let mut operators: Vec<Option<Operator>> = operators.into_iter().map(Some).collect();
@@ -171,7 +197,12 @@ impl Compiler<'_> {
         let mut joined = operators[first].take().expect("each operand once");
         for next in order {
             let mut operator = operators[next].take().expect("each operand once");
-            if let Operator::Bgp(planned) = &mut operator {
+            // Under the filters pushed onto it, a basic graph pattern still runs seeded.
+            let mut under = &mut operator;
+            while let Operator::Filter(_, inner) = under {
+                under = inner;
+            }
+            if let Operator::Bgp(planned) = under {
                 self.seed(planned, certain_vars(&joined));
             }
             joined = Operator::Join(Box::new(joined), Box::new(operator));

@@ -98,21 +98,19 @@ impl<'a> Compiler<'a> {
                     return Ok(Operator::Filter(not_exists, Box::new(left)));
                 }
                 self.register_expression_vars(expr);
-                let (equalities, mut rest) = join_order::split_conjuncts(expr);
-                let (inner, unused) = if self.user_plans.is_none() && !equalities.is_empty() {
-                    self.compile_with(inner, graph, equalities)?
+                let (inner, unused) = if self.user_plans.is_none() {
+                    self.compile_with(inner, graph, join_order::split_conjuncts(expr))?
                 } else {
-                    (self.compile(inner, graph)?, equalities)
+                    (self.compile(inner, graph)?, Vec::new())
                 };
-                if unused.is_empty() && rest.is_empty() {
-                    return Ok(inner);
-                }
-                // The conjuncts left, in their order as written when none was used.
-                let expr = if unused.len() + rest.len() == conjunct_count(expr) {
+                // The conjuncts left (all of them, as written, when none was used).
+                let expr = if self.user_plans.is_some() || unused.len() == conjunct_count(expr) {
                     expr.clone()
+                } else if unused.is_empty() {
+                    return Ok(inner);
                 } else {
-                    rest.splice(0..0, unused.into_iter().map(|e| e.expression));
-                    join_order::conjunction(rest).expect("a conjunct is left")
+                    join_order::conjunction(unused.into_iter().map(|c| c.expression).collect())
+                        .expect("a conjunct is left")
                 };
                 self.compile_exists(&expr, graph)?;
                 Operator::Filter(expr, Box::new(inner))

@@ -44,7 +44,11 @@ impl Evaluator<'_> {
     }
 
     /// The rows of `table` passing `expression`.
-    fn filter_rows(&self, table: Table, expression: &Expression) -> Result<Table, QueryError> {
+    pub(crate) fn filter_rows(
+        &self,
+        table: Table,
+        expression: &Expression,
+    ) -> Result<Table, QueryError> {
         let batched = match expression {
             Expression::Exists(pattern) => self.filter_exists(&table, pattern, false)?,
             Expression::Not(inner) => match &**inner {

@@ -197,6 +197,23 @@ impl<'a> Evaluator<'a> {
         if let Some(planned) = self.seedable(&left, right) {
             return self.bgp(planned, left, true, limit);
         }
+        // A basic graph pattern under filters the group pushed onto it: seeded, then
+        // filtered (innermost first), with no limit, since the filters drop rows.
+        let mut filters = Vec::new();
+        let mut under = right;
+        while let Operator::Filter(expression, inner) = under {
+            filters.push(expression);
+            under = inner;
+        }
+        if !filters.is_empty() {
+            if let Some(planned) = self.seedable(&left, under) {
+                let mut table = self.bgp(planned, left, true, None)?;
+                for expression in filters.into_iter().rev() {
+                    table = self.filter_rows(table, expression)?;
+                }
+                return Ok(table);
+            }
+        }
         let joined = match right {
             Operator::Path(_) => {
                 let right = self.evaluate_right(&left, right)?;
