@@ -11,8 +11,9 @@
 //! Queries: a basic graph pattern of 1–4 triple patterns (variables, constants the graph
 //! has and ones it lacks, variable predicates, a variable repeated in a pattern, blank
 //! nodes), then up to two of: more triples, OPTIONAL (with a FILTER inside, or a nested
-//! OPTIONAL), UNION, a nested group, MINUS, FILTER (`=`, `!=`, `<`, bound, isIRI,
-//! isBlank, isLiteral, regex, EXISTS, NOT EXISTS, `!`, `&&`, `||`); SELECT * or a
+//! OPTIONAL), UNION, a nested group, MINUS, VALUES (wherever it falls), an empty group
+//! `{}`, FILTER (`=`, `!=`, `<`, bound, isIRI, isBlank, isLiteral, regex, EXISTS, NOT
+//! EXISTS, `!`, `&&`, `||`); SELECT * or a
 //! projection, DISTINCT, ORDER BY, LIMIT/OFFSET. Most triple patterns copy a triple of the
 //! graph with some positions made variables, so that about 30% of the queries have rows.
 //!
@@ -271,6 +272,8 @@ enum Element {
     /// `VALUES ?v { … }`: terms of the data, terms it lacks and UNDEF, wherever it falls in
     /// the group (it must seed the patterns written before it as well as after).
     Values(usize, Vec<Option<Operand>>),
+    /// `{}`: an empty group (one solution binding nothing).
+    Empty,
 }
 
 /// A group inside the WHERE clause: triples, maybe an OPTIONAL, maybe a FILTER.
@@ -493,6 +496,7 @@ fn element_strategy() -> impl Strategy<Value = Element> {
             )
         )
             .prop_map(|(var, rows)| Element::Values(var, rows)),
+        1 => Just(Element::Empty),
     ]
 }
 
@@ -650,7 +654,7 @@ impl QueryGen {
                     b.patterns_mut(&mut fix);
                 }
                 Element::Filter(e) => e.patterns_mut(&mut fix),
-                Element::Values(..) => {}
+                Element::Values(..) | Element::Empty => {}
             }
         }
     }
@@ -668,7 +672,7 @@ impl QueryGen {
                     all.extend(b.all_patterns());
                 }
                 // MINUS binds nothing outside.
-                Element::Filter(_) | Element::Minus(_) => {}
+                Element::Filter(_) | Element::Minus(_) | Element::Empty => {}
                 Element::Values(v, _) => values.push(*v),
             }
         }
@@ -777,6 +781,7 @@ impl QueryGen {
                     }
                     out.push_str(" }\n");
                 }
+                Element::Empty => out.push_str("  {}\n"),
             }
         }
         out.push('}');
@@ -1541,6 +1546,26 @@ fn fixed_queries_agree() {
             ex("p")
         ),
         format!("SELECT * WHERE {{ ?s ?p ?o MINUS {{ ?s {} ?x }} }}", ex("q")),
+        // Found by the random tests: a FILTER inside a nested group reads ?b, which only the
+        // patterns outside bind; run seeded by them, it must still see ?b unbound.
+        format!(
+            "SELECT * WHERE {{ ?a {p} ?b . {{ ?a ?d ?a FILTER (isIRI(?b) || ?a = ?b) }} }}",
+            p = ex("p")
+        ),
+        // VALUES after the patterns, a BIND of a constant, an empty group, an equality
+        // FILTER over a join: the reordered group gives the same rows.
+        format!(
+            "SELECT * WHERE {{ ?s {p} ?o . ?o ?p2 ?z . VALUES ?s {{ {} {} }} }}",
+            ex("a"),
+            ex("b"),
+            p = ex("p")
+        ),
+        format!(
+            "SELECT * WHERE {{ ?s {p} ?o . BIND({} AS ?t) {{}} ?t ?p2 ?z FILTER (?o = {}) }}",
+            ex("b"),
+            ex("c"),
+            p = ex("p")
+        ),
     ] {
         assert_agrees(&fixture, &text);
     }

@@ -144,6 +144,26 @@ pub(crate) fn hash_join_up_to(
     Ok(result)
 }
 
+/// Whether every variable `expression` reads passes `allowed`, with no EXISTS (whose
+/// pattern sees every binding of the row).
+fn reads_only(
+    expression: &spargebra::algebra::Expression,
+    allowed: &mut impl FnMut(&oxrdf::Variable) -> bool,
+) -> bool {
+    use spargebra::algebra::Expression;
+    match expression {
+        Expression::Variable(v) | Expression::Bound(v) => allowed(v),
+        Expression::Exists(_) => false,
+        other => {
+            let mut all = true;
+            crate::operands::for_each_operand(other, &mut |operand| {
+                all = all && reads_only(operand, allowed)
+            });
+            all
+        }
+    }
+}
+
 /// The result of a join whose left side is empty: no rows, over the variables of both.
 pub(crate) fn empty_join(left: Table, right: &Operator) -> Table {
     let mut vars = left.vars;
@@ -197,16 +217,30 @@ impl<'a> Evaluator<'a> {
         if let Some(planned) = self.seedable(&left, right) {
             return self.bgp(planned, left, true, limit);
         }
-        // A basic graph pattern under filters the group pushed onto it: seeded, then
-        // filtered (innermost first), with no limit, since the filters drop rows.
+        // A basic graph pattern under filters that read only its own variables (those the
+        // group pushed onto it): seeded, then filtered (innermost first), with no limit,
+        // since the filters drop rows. A filter reading another variable must not see the
+        // left rows' value of it (it is unbound in the pattern's own group).
         let mut filters = Vec::new();
         let mut under = right;
         while let Operator::Filter(expression, inner) = under {
             filters.push(expression);
             under = inner;
         }
-        if !filters.is_empty() {
-            if let Some(planned) = self.seedable(&left, under) {
+        let own = |bgp_vars: &[VarId]| {
+            filters.iter().all(|expression| {
+                reads_only(expression, &mut |variable| {
+                    self.vars
+                        .get(variable)
+                        .is_some_and(|v| bgp_vars.contains(&v))
+                })
+            })
+        };
+        if let (false, Operator::Bgp(planned)) = (filters.is_empty(), under) {
+            if let Some(planned) = own(&planned.bgp.vars())
+                .then(|| self.seedable(&left, under))
+                .flatten()
+            {
                 let mut table = self.bgp(planned, left, true, None)?;
                 for expression in filters.into_iter().rev() {
                     table = self.filter_rows(table, expression)?;

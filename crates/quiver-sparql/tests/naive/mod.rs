@@ -398,6 +398,20 @@ pub fn evaluate(triples: &Triples<'_>, pattern: &GraphPattern) -> Vec<Row> {
                 .collect()
         }
         GraphPattern::Reduced { inner } => evaluate(triples, inner),
+        // BIND: the expression's value, or the row unchanged when it is an error.
+        GraphPattern::Extend {
+            inner,
+            variable,
+            expression,
+        } => evaluate(triples, inner)
+            .into_iter()
+            .map(|mut row| {
+                if let Some(value) = expression_value(triples, expression, &row) {
+                    row.insert(variable.as_str().to_owned(), value);
+                }
+                row
+            })
+            .collect(),
         GraphPattern::Values {
             variables,
             bindings,
