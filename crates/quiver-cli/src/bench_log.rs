@@ -8,7 +8,8 @@
 //! syntax, unsupported, error), the distribution of the answered queries' times (median,
 //! p90, p99, max), the errors grouped by message, the queries whose row counts differ
 //! between the engines, and those more than 10× slower than Oxigraph; `--csv` writes one
-//! line per query, `--json` the summary and every query.
+//! line per query, `--json` the summary and every query. With `--endpoint` the queries go
+//! to a SPARQL endpoint over HTTP instead (`endpoint.rs`), Quiver's or another engine's.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -20,6 +21,7 @@ use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError, QueryResul
 use quiver_store::Store;
 use serde_json::{json, Value};
 
+mod endpoint;
 mod oxigraph;
 
 #[derive(Args, Debug)]
@@ -28,8 +30,12 @@ pub struct LogBenchArgs {
     /// objects with `query` and optionally `name`), or a directory of `.rq` files
     pub queries: PathBuf,
     /// The store to run them on
-    #[arg(long, required_unless_present = "data")]
+    #[arg(long, required_unless_present_any = ["data", "endpoint"])]
     pub location: Option<PathBuf>,
+    /// A SPARQL endpoint to send them to instead (`http://host:port/query`), over one
+    /// keep-alive connection, each timed from the request to the last byte of its TSV
+    #[arg(long, conflicts_with = "location")]
+    pub endpoint: Option<String>,
     /// RDF files to load into memory and run them on (and into Oxigraph with
     /// --compare-oxigraph)
     #[arg(long, num_args = 1..)]
@@ -70,26 +76,35 @@ pub(crate) struct Outcome {
 
 pub fn run(args: LogBenchArgs) -> Result<()> {
     let queries = read_queries(&args.queries)?;
-    let store = open_store(&args)?;
-    let threads = args
-        .threads
-        .map_or_else(rayon::current_num_threads, |t| t as usize);
-    let options = ExecOptions {
-        threads,
-        timeout: Some(args.timeout),
-        max_memory: Some(args.max_memory),
-        ..ExecOptions::default()
-    };
-    eprintln!(
-        "running {} queries on {} triples …",
-        queries.len(),
-        store.triples()
-    );
     let progress = progress_bar(queries.len() as u64);
     let mut ours = Vec::with_capacity(queries.len());
-    for (_, text) in &queries {
-        ours.push(measure(&store, text, &options, args.runs));
-        progress.inc(1);
+    if let Some(url) = &args.endpoint {
+        let mut endpoint = endpoint::Endpoint::new(url)?;
+        eprintln!("sending {} queries to {url} …", queries.len());
+        for (_, text) in &queries {
+            ours.push(endpoint.measure(text, args.runs, args.timeout));
+            progress.inc(1);
+        }
+    } else {
+        let store = open_store(&args)?;
+        let threads = args
+            .threads
+            .map_or_else(rayon::current_num_threads, |t| t as usize);
+        let options = ExecOptions {
+            threads,
+            timeout: Some(args.timeout),
+            max_memory: Some(args.max_memory),
+            ..ExecOptions::default()
+        };
+        eprintln!(
+            "running {} queries on {} triples …",
+            queries.len(),
+            store.triples()
+        );
+        for (_, text) in &queries {
+            ours.push(measure(&store, text, &options, args.runs));
+            progress.inc(1);
+        }
     }
     progress.finish_and_clear();
     let theirs = if args.compare_oxigraph {

@@ -620,3 +620,74 @@ fn bench_log_reports_statuses_errors_and_oxigraph_side_by_side() {
     assert_eq!(lines.lines().count(), queries.len() + 1, "{lines}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bench_log_sends_a_log_to_an_endpoint() {
+    let dir = temp_dir("log-endpoint");
+    let data = dir.join("data.nt");
+    let mut nt = String::new();
+    for i in 0..50 {
+        nt += &format!("<http://ex/s{i}> <http://ex/p> <http://ex/o{}> .\n", i % 5);
+    }
+    std::fs::write(&data, nt).unwrap();
+    let store = dir.join("store");
+    run_ok(
+        quiver()
+            .arg("load")
+            .arg(&data)
+            .arg("--location")
+            .arg(&store),
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = quiver()
+        .args([
+            "serve",
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+            "--location",
+        ])
+        .arg(&store)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed().as_secs() < 30, "the server did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let log = dir.join("log.txt");
+    std::fs::write(
+        &log,
+        "SELECT * WHERE { ?s <http://ex/p> <http://ex/o1> }\n\
+         ASK { ?s <http://ex/p> ?o }\n\
+         SELECT * WHERE { ?s ?p ?o } ORDR BY ?s\n",
+    )
+    .unwrap();
+    let json = dir.join("report.json");
+    let output = quiver()
+        .args(["bench", "log"])
+        .arg(&log)
+        .args(["--endpoint", &format!("http://127.0.0.1:{port}/query")])
+        .args(["--runs", "2", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("Quiver: 2 ok, 1 syntax"), "{text}");
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rows: Vec<u64> = report["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["quiver"]["rows"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rows, [10, 1, 0], "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -352,6 +352,10 @@ impl PreparedQuery {
         if let (Form::Select(_), Some(cap)) = (&self.form, options.max_results) {
             evaluator.cap_results(&self.operator, cap);
         }
+        if let Form::Ask = &self.form {
+            // One solution answers ASK: the operators stop at it where they can.
+            evaluator.ask_for(1);
+        }
         let mut table = evaluator.evaluate(&self.operator)?;
         let results = match &self.form {
             Form::Ask => QueryResults::Boolean(table.rows > 0),

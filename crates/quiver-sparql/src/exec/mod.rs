@@ -311,6 +311,11 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// Asks the next operator evaluated for at most `rows` rows (ASK needs one).
+    pub fn ask_for(&self, rows: usize) {
+        self.pending_limit.set(Some(rows));
+    }
+
     /// Counts `rows` built.
     pub(crate) fn built(&self, rows: usize) {
         self.rows_built

@@ -1,0 +1,213 @@
+//! `bench log --endpoint URL`: each query sent to a SPARQL 1.1 Protocol endpoint (Quiver's,
+//! or any other) as a POST `application/sparql-query` on one keep-alive HTTP/1.1
+//! connection (hyper's client), timed from the request to the last byte of its result
+//! (TSV for solutions, N-Triples for graphs). A query past the time limit is abandoned
+//! with its connection, and the next query opens a new one.
+//!
+//! The status comes from the HTTP status: 200 answered, 400 a syntax error (or
+//! "unsupported" when the message says so), 504 or the client's own time limit a
+//! timeout, 507 the memory budget, 422 the result cap, anything else an error.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper::{Request, Uri};
+use hyper_util::rt::TokioIo;
+
+use super::Outcome;
+
+/// A SPARQL endpoint and the connection to it, if one is open.
+pub(super) struct Endpoint {
+    runtime: tokio::runtime::Runtime,
+    uri: Uri,
+    address: String,
+    connection: Option<SendRequest<Full<Bytes>>>,
+}
+
+/// What one request gave: rows, or a status and its message.
+type Answer = std::result::Result<usize, (&'static str, String)>;
+
+impl Endpoint {
+    pub(super) fn new(url: &str) -> Result<Self> {
+        let uri: Uri = url
+            .parse()
+            .with_context(|| format!("--endpoint {url}: not a URL"))?;
+        if uri.scheme_str() != Some("http") {
+            bail!("--endpoint {url}: only http:// endpoints are supported");
+        }
+        let host = uri.host().context("--endpoint: no host")?;
+        let address = format!("{host}:{}", uri.port_u16().unwrap_or(80));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(Self {
+            runtime,
+            uri,
+            address,
+            connection: None,
+        })
+    }
+
+    /// Runs `text` once after a warm-up and `runs` times more (once if it fails).
+    pub(super) fn measure(&mut self, text: &str, runs: u32, timeout: Duration) -> Outcome {
+        let mut times = Vec::new();
+        let mut rows = 0;
+        for run in 0..=runs {
+            let started = Instant::now();
+            match self.request(text, timeout) {
+                Ok(n) => rows = n,
+                Err((status, message)) => {
+                    return Outcome {
+                        status: status.to_owned(),
+                        rows: 0,
+                        micros: started.elapsed().as_secs_f64() * 1e6,
+                        error: Some(message),
+                    }
+                }
+            }
+            if run > 0 {
+                times.push(started.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        Outcome {
+            status: "ok".to_owned(),
+            rows,
+            micros: crate::bench_lubm::median(&mut times),
+            error: None,
+        }
+    }
+
+    fn request(&mut self, text: &str, timeout: Duration) -> Answer {
+        let connection = self.connection.take();
+        let (uri, address) = (self.uri.clone(), self.address.clone());
+        let body = Bytes::from(text.to_owned());
+        let (answer, connection) = self.runtime.block_on(async move {
+            let work = async move {
+                let mut sender = match connection {
+                    Some(sender) if !sender.is_closed() => sender,
+                    _ => connect(&address).await?,
+                };
+                let request = Request::post(uri.path_and_query().map_or("/", |p| p.as_str()))
+                    .header(hyper::header::HOST, address.as_str())
+                    .header(hyper::header::CONTENT_TYPE, "application/sparql-query")
+                    .header(
+                        hyper::header::ACCEPT,
+                        "text/tab-separated-values, application/n-triples;q=0.9, */*;q=0.1",
+                    )
+                    .body(Full::new(body))
+                    .map_err(|e| ("error", e.to_string()))?;
+                let response = sender
+                    .send_request(request)
+                    .await
+                    .map_err(|e| ("error", format!("the endpoint: {e}")))?;
+                let status = response.status();
+                let json = response
+                    .headers()
+                    .get(hyper::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|v| v.contains("json"));
+                let tsv = response
+                    .headers()
+                    .get(hyper::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|v| v.contains("tab-separated"));
+                let bytes = response
+                    .into_body()
+                    .collect()
+                    .await
+                    .map_err(|e| ("error", format!("reading the result: {e}")))?
+                    .to_bytes();
+                Ok::<_, (&'static str, String)>((status, json, tsv, bytes, sender))
+            };
+            match tokio::time::timeout(timeout, work).await {
+                Ok(Ok((status, json, tsv, bytes, sender))) => {
+                    (answer(status.as_u16(), json, tsv, &bytes), Some(sender))
+                }
+                Ok(Err(error)) => (Err(error), None),
+                Err(_) => (
+                    Err(("timeout", format!("no whole answer after {timeout:?}"))),
+                    None,
+                ),
+            }
+        });
+        self.connection = connection;
+        answer
+    }
+}
+
+async fn connect(
+    address: &str,
+) -> std::result::Result<SendRequest<Full<Bytes>>, (&'static str, String)> {
+    let stream = tokio::net::TcpStream::connect(address)
+        .await
+        .map_err(|e| ("error", format!("cannot connect to {address}: {e}")))?;
+    let _ = stream.set_nodelay(true);
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| ("error", format!("HTTP handshake with {address}: {e}")))?;
+    tokio::spawn(connection);
+    Ok(sender)
+}
+
+/// Rows of a 200 answer, or the status of an error answer.
+fn answer(status: u16, json: bool, tsv: bool, body: &[u8]) -> Answer {
+    let message = || String::from_utf8_lossy(body).trim().to_owned();
+    match status {
+        200 => Ok(rows(json, tsv, body)),
+        400 if message().contains("unsupported") => Err(("unsupported", message())),
+        400 => Err(("syntax", message())),
+        504 => Err(("timeout", message())),
+        507 => Err(("memory", message())),
+        422 => Err(("too-many-results", message())),
+        other => Err(("error", format!("HTTP {other}: {}", message()))),
+    }
+}
+
+/// Rows of a result: TSV lines after the header, N-Triples lines, 0 or 1 for a boolean.
+fn rows(json: bool, tsv: bool, body: &[u8]) -> usize {
+    let text = String::from_utf8_lossy(body);
+    if json {
+        // A boolean (ASK); solutions are asked for as TSV.
+        return usize::from(text.contains("true"));
+    }
+    let lines = text.lines().filter(|l| !l.is_empty()).count();
+    if tsv {
+        match text.trim() {
+            "true" => 1,
+            "false" => 0,
+            _ => lines.saturating_sub(1),
+        }
+    } else {
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_map_to_statuses_and_rows() {
+        assert_eq!(answer(200, false, true, b"?s\n<a>\n<b>\n"), Ok(2));
+        assert_eq!(answer(200, false, false, b"<a> <p> <b> .\n"), Ok(1));
+        assert_eq!(answer(200, true, false, b"{\"boolean\":true}"), Ok(1));
+        assert_eq!(
+            answer(400, false, false, b"invalid query: x")
+                .unwrap_err()
+                .0,
+            "syntax"
+        );
+        assert_eq!(
+            answer(400, false, false, b"unsupported: SERVICE")
+                .unwrap_err()
+                .0,
+            "unsupported"
+        );
+        assert_eq!(answer(504, false, false, b"late").unwrap_err().0, "timeout");
+        assert_eq!(answer(507, false, false, b"big").unwrap_err().0, "memory");
+        assert_eq!(answer(503, false, false, b"busy").unwrap_err().0, "error");
+    }
+}
