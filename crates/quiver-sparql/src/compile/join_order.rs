@@ -7,10 +7,10 @@
 //! one (the exploration planner orders their triples), and orders the operands greedily
 //! by their estimated rows (`operator/estimate.rs`): the smallest first, then always the
 //! smallest operand that shares a variable with what is already joined (or has one row),
-//! a cross product only when nothing connected is left. So a pattern that cannot match (a constant the
-//! store lacks), a VALUES block or a selective pattern runs first wherever it was
-//! written, and every basic graph pattern after it explores seeded with its rows; an empty
-//! side stops the join before the other is evaluated (`exec/join.rs`).
+//! a cross product only when nothing connected is left. So a pattern that cannot match
+//! (a constant the store lacks), a VALUES block or a selective pattern runs first wherever
+//! it was written, and every basic graph pattern after it explores seeded with its rows;
+//! an empty side stops the join before the other is evaluated (`exec/join.rs`).
 //!
 //! A BIND of a constant is a one-row VALUES too (its variable is new where it is bound), so
 //! it seeds the patterns that read its variable.
