@@ -82,7 +82,7 @@ pub fn run(args: LogBenchArgs) -> Result<()> {
         let mut endpoint = endpoint::Endpoint::new(url)?;
         eprintln!("sending {} queries to {url} …", queries.len());
         for (_, text) in &queries {
-            ours.push(endpoint.measure(text, args.runs, args.timeout));
+            ours.push(measure(args.runs, || endpoint.request(text, args.timeout)));
             progress.inc(1);
         }
     } else {
@@ -102,7 +102,9 @@ pub fn run(args: LogBenchArgs) -> Result<()> {
             store.triples()
         );
         for (_, text) in &queries {
-            ours.push(measure(&store, text, &options, args.runs));
+            ours.push(measure(args.runs, || {
+                run_once(&store, text, &options).map_err(|e| (status_of(&e), e.to_string()))
+            }));
             progress.inc(1);
         }
     }
@@ -165,25 +167,8 @@ fn progress_bar(length: u64) -> indicatif::ProgressBar {
 /// The queries of a log: (name, text).
 pub(crate) fn read_queries(path: &Path) -> Result<Vec<(String, String)>> {
     let queries: Vec<(String, String)> = if path.is_dir() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-            .with_context(|| format!("cannot read {}", path.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "rq"))
-            .collect();
-        files.sort();
-        files
-            .into_iter()
-            .map(|p| {
-                let name = p
-                    .file_stem()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned();
-                let text = std::fs::read_to_string(&p)
-                    .with_context(|| format!("cannot read {}", p.display()))?;
-                Ok((name, text))
-            })
-            .collect::<Result<_>>()?
+        // As `bench lubm --queries` reads them: q2 before q10.
+        crate::bench_lubm::load_queries(Some(path))?
     } else {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
@@ -223,20 +208,24 @@ pub(crate) fn read_queries(path: &Path) -> Result<Vec<(String, String)>> {
     Ok(queries)
 }
 
-/// Runs one query: a warm-up, then `runs` measured runs (one only if it fails).
-fn measure(store: &Store, text: &str, options: &ExecOptions, runs: u32) -> Outcome {
+/// Runs one query by `once` (its rows, or its status and message): a warm-up, then
+/// `runs` measured runs; a failed query runs once.
+pub(crate) fn measure(
+    runs: u32,
+    mut once: impl FnMut() -> Result<usize, (&'static str, String)>,
+) -> Outcome {
     let mut times = Vec::new();
     let mut rows = 0;
     for run in 0..=runs {
         let started = Instant::now();
-        match run_once(store, text, options) {
+        match once() {
             Ok(n) => rows = n,
-            Err(error) => {
+            Err((status, message)) => {
                 return Outcome {
-                    status: status_of(&error).to_owned(),
+                    status: status.to_owned(),
                     rows: 0,
                     micros: started.elapsed().as_secs_f64() * 1e6,
-                    error: Some(error.to_string()),
+                    error: Some(message),
                 }
             }
         }

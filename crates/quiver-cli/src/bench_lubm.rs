@@ -12,7 +12,7 @@
 
 pub(crate) mod cluster;
 mod device;
-mod oxigraph;
+pub(crate) mod oxigraph;
 
 pub(crate) use oxigraph::ntriples_file;
 

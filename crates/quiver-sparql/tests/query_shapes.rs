@@ -13,9 +13,7 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::str::FromStr;
 
-use oxrdf::Term;
 use proptest::prelude::*;
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
@@ -106,7 +104,7 @@ fn fixture() -> Fixture {
     }
 }
 
-type Row = Vec<Option<String>>;
+use support::Row;
 
 /// Our rows (as text, in the query's variable order) and the rows the plan built, with
 /// the EXPLAIN of the run.
@@ -124,46 +122,9 @@ fn ours(store: &Store, query: &str) -> (Vec<String>, Vec<Row>, (usize, String)) 
     let QueryResults::Solutions(solutions) = results else {
         panic!("not solutions")
     };
-    let vars: Vec<String> = solutions
-        .variables
-        .iter()
-        .map(|v| v.as_str().to_owned())
-        .collect();
-    let rows = (0..solutions.len())
-        .map(|r| {
-            solutions
-                .row(r)
-                .into_iter()
-                .map(|t| t.map(|t| t.to_string()))
-                .collect()
-        })
-        .collect();
+    let (vars, rows) = support::solution_rows(&solutions);
     let explained = quiver_sparql::explain::render(&profile);
     (vars, rows, (profile.rows_built, explained))
-}
-
-fn theirs(store: &oxigraph::store::Store, query: &str, vars: &[String]) -> Vec<Row> {
-    let results = oxigraph::sparql::SparqlEvaluator::new()
-        .parse_query(query)
-        .unwrap_or_else(|e| panic!("Oxigraph cannot parse\n{query}\n{e}"))
-        .on_store(store)
-        .execute()
-        .unwrap_or_else(|e| panic!("Oxigraph fails on\n{query}\n{e}"));
-    let oxigraph::sparql::QueryResults::Solutions(solutions) = results else {
-        panic!("not solutions")
-    };
-    solutions
-        .map(|solution| {
-            let solution = solution.unwrap();
-            vars.iter()
-                .map(|v| {
-                    solution
-                        .get(v.as_str())
-                        .map(|t| Term::from_str(&t.to_string()).expect("a term").to_string())
-                })
-                .collect()
-        })
-        .collect()
 }
 
 fn bag(rows: &[Row]) -> BTreeMap<&Row, usize> {
@@ -184,11 +145,11 @@ fn check(fixture: &Fixture, query: &str, unsliced: Option<&str>, bound: usize) -
     );
     match unsliced {
         None => {
-            let expected = theirs(&fixture.oxigraph, query, &vars);
+            let expected = support::oxigraph_rows(&fixture.oxigraph, query, &vars);
             assert_eq!(bag(&rows), bag(&expected), "{query}");
         }
         Some(unsliced) => {
-            let all = theirs(&fixture.oxigraph, unsliced, &vars);
+            let all = support::oxigraph_rows(&fixture.oxigraph, unsliced, &vars);
             let limit: usize = query
                 .rsplit("LIMIT")
                 .next()
@@ -270,7 +231,7 @@ fn an_optional_under_limit_reads_only_the_rows_it_returns() {
     let (vars, rows, (built, explained)) = ours(&fixture.quiver, &query);
     assert_eq!(rows.len(), 1000);
     assert!(built <= 10_000, "built {built} rows\n{explained}");
-    let courses = theirs(&fixture.oxigraph, &unsliced, &vars[..2]);
+    let courses = support::oxigraph_rows(&fixture.oxigraph, &unsliced, &vars[..2]);
     let courses = bag(&courses);
     for row in &rows {
         assert!(courses.contains_key(&row[..2].to_vec()), "{row:?}");
@@ -455,7 +416,7 @@ proptest! {
             built <= bound,
             "{}\nbuilt {} rows, more than {}\n{}", query, built, bound, explained
         );
-        let all = theirs(&fixture.oxigraph, &unsliced, &vars);
+        let all = support::oxigraph_rows(&fixture.oxigraph, &unsliced, &vars);
         match limit {
             None => prop_assert_eq!(bag(&rows), bag(&all), "{}", query),
             Some(limit) => {

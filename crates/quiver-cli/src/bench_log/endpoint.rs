@@ -8,7 +8,7 @@
 //! "unsupported" when the message says so), 504 or the client's own time limit a
 //! timeout, 507 the memory budget, 422 the result cap, anything else an error.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use bytes::Bytes;
@@ -16,8 +16,6 @@ use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper::{Request, Uri};
 use hyper_util::rt::TokioIo;
-
-use super::Outcome;
 
 /// A SPARQL endpoint and the connection to it, if one is open.
 pub(super) struct Endpoint {
@@ -51,36 +49,8 @@ impl Endpoint {
         })
     }
 
-    /// Runs `text` once after a warm-up and `runs` times more (once if it fails).
-    pub(super) fn measure(&mut self, text: &str, runs: u32, timeout: Duration) -> Outcome {
-        let mut times = Vec::new();
-        let mut rows = 0;
-        for run in 0..=runs {
-            let started = Instant::now();
-            match self.request(text, timeout) {
-                Ok(n) => rows = n,
-                Err((status, message)) => {
-                    return Outcome {
-                        status: status.to_owned(),
-                        rows: 0,
-                        micros: started.elapsed().as_secs_f64() * 1e6,
-                        error: Some(message),
-                    }
-                }
-            }
-            if run > 0 {
-                times.push(started.elapsed().as_secs_f64() * 1e6);
-            }
-        }
-        Outcome {
-            status: "ok".to_owned(),
-            rows,
-            micros: crate::bench_lubm::median(&mut times),
-            error: None,
-        }
-    }
-
-    fn request(&mut self, text: &str, timeout: Duration) -> Answer {
+    /// Sends `text` and reads its whole answer: its rows, or its status and message.
+    pub(super) fn request(&mut self, text: &str, timeout: Duration) -> Answer {
         let connection = self.connection.take();
         let (uri, address) = (self.uri.clone(), self.address.clone());
         let body = Bytes::from(text.to_owned());

@@ -21,13 +21,7 @@ pub(super) fn run(
     runs: u32,
     timeout: Duration,
 ) -> Result<Vec<Outcome>> {
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = Command::new(&python)
-        .args(["-c", "import pyoxigraph"])
-        .output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        bail!("--compare-oxigraph needs pyoxigraph for {python}: pip install pyoxigraph");
-    }
+    let python = crate::bench_lubm::oxigraph::python_with_pyoxigraph()?;
     let data: Vec<String> = data
         .iter()
         .map(|p| {

@@ -20,13 +20,7 @@ pub(super) fn run(
     runs: u32,
     cache: &Path,
 ) -> Result<Value> {
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = Command::new(&python)
-        .args(["-c", "import pyoxigraph"])
-        .output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        bail!("--compare-oxigraph needs pyoxigraph for {python}: pip install pyoxigraph");
-    }
+    let python = python_with_pyoxigraph()?;
     let data = ntriples_file(universities, cache)?;
     // One file per process: two benchmarks sharing a cache must not read each other's.
     let query_file = cache.join(format!("queries-{}.json", std::process::id()));
@@ -48,6 +42,19 @@ pub(super) fn run(
         );
     }
     serde_json::from_slice(&output.stdout).context("reading pyoxigraph's report")
+}
+
+/// The Python that runs the Oxigraph side of a benchmark (PYTHON, else `python3`),
+/// checked to have pyoxigraph.
+pub(crate) fn python_with_pyoxigraph() -> Result<String> {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&python)
+        .args(["-c", "import pyoxigraph"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        bail!("--compare-oxigraph needs pyoxigraph for {python}: pip install pyoxigraph");
+    }
+    Ok(python)
 }
 
 /// The N-Triples of LUBM-N in `cache` (written the first time).

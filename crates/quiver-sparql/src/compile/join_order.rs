@@ -34,7 +34,7 @@ use oxrdf::Variable;
 use spargebra::algebra::{Expression, GraphPattern};
 use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 
-use super::Compiler;
+use super::{collect_vars, Compiler};
 use crate::dataset::GraphRef;
 use crate::error::QueryError;
 use crate::operator::estimate::{estimated_rows, may_share};
@@ -167,7 +167,7 @@ impl Compiler<'_> {
                 }
             }
             let mut read = Vec::new();
-            collect_expression_vars(&conjunct.expression, &mut read);
+            collect_vars(&conjunct.expression, &mut read);
             let read: Vec<VarId> = read.iter().map(|v| self.vars.var(v)).collect();
             let onto = (certain.len() > 1 && !read.is_empty() && !has_exists(&conjunct.expression))
                 .then(|| {
@@ -258,7 +258,7 @@ fn into_optional(operands: &[&GraphPattern]) -> Option<GraphPattern> {
     let certain = certain_pattern_vars(left);
     let mut optional_vars = in_scope_vars(right);
     if let Some(expression) = expression {
-        collect_expression_vars(expression, &mut optional_vars);
+        collect_vars(expression, &mut optional_vars);
     }
     let movable = operands.iter().enumerate().all(|(i, operand)| {
         i == at
@@ -342,15 +342,6 @@ fn has_exists(expression: &Expression) -> bool {
             crate::operands::for_each_operand(other, &mut |operand| found |= has_exists(operand));
             found
         }
-    }
-}
-
-fn collect_expression_vars(expression: &Expression, out: &mut Vec<Variable>) {
-    match expression {
-        Expression::Variable(v) | Expression::Bound(v) => out.push(v.clone()),
-        other => crate::operands::for_each_operand(other, &mut |operand| {
-            collect_expression_vars(operand, out)
-        }),
     }
 }
 

@@ -55,6 +55,11 @@ pub fn select(store: &Store, query: &str) -> Result<(Vec<String>, Vec<Row>), Str
     let QueryResults::Solutions(solutions) = results else {
         return Err("not solutions".into());
     };
+    Ok(solution_rows(&solutions))
+}
+
+/// The variables and rows of solutions, in the engine's order.
+pub fn solution_rows(solutions: &quiver_sparql::Solutions<'_>) -> (Vec<String>, Vec<Row>) {
     let vars = solutions
         .variables
         .iter()
@@ -69,5 +74,26 @@ pub fn select(store: &Store, query: &str) -> Result<(Vec<String>, Vec<Row>), Str
                 .collect()
         })
         .collect();
-    Ok((vars, rows))
+    (vars, rows)
+}
+
+/// Oxigraph's rows of a SELECT query over `vars`, terms in N-Triples syntax.
+pub fn oxigraph_rows(store: &oxigraph::store::Store, query: &str, vars: &[String]) -> Vec<Row> {
+    let results = oxigraph::sparql::SparqlEvaluator::new()
+        .parse_query(query)
+        .unwrap_or_else(|e| panic!("Oxigraph cannot parse\n{query}\n{e}"))
+        .on_store(store)
+        .execute()
+        .unwrap_or_else(|e| panic!("Oxigraph fails on\n{query}\n{e}"));
+    let oxigraph::sparql::QueryResults::Solutions(solutions) = results else {
+        panic!("not solutions")
+    };
+    solutions
+        .map(|solution| {
+            let solution = solution.unwrap();
+            vars.iter()
+                .map(|v| solution.get(v.as_str()).map(|t| t.to_string()))
+                .collect()
+        })
+        .collect()
 }
