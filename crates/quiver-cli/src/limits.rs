@@ -202,9 +202,10 @@ pub struct LimitArgs {
     /// [default: 10000000 for serve, none otherwise]
     #[arg(long, value_name = "ROWS", value_parser = parse_rows, allow_hyphen_values = true)]
     pub max_results: Option<Cap<usize>>,
-    /// Stop a query whose operators hold more memory than this (`512M`, `4G`, `1.5GiB`,
-    /// bytes); `0` or `none` for no limit [default: a quarter of physical memory for serve,
-    /// none otherwise]
+    /// The memory the operators of the queries in flight may hold together (`512M`, `4G`,
+    /// `1.5GiB`, bytes; one pool, from which the query that takes the most is refused);
+    /// `0` or `none` for no limit [default: a quarter of physical memory for serve, none
+    /// otherwise]
     #[arg(long, value_name = "SIZE", value_parser = parse_memory, allow_hyphen_values = true)]
     pub max_memory: Option<Cap<usize>>,
 }

@@ -162,7 +162,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     drop(store);
     let shown = |value: Option<String>| value.unwrap_or_else(|| "none".into());
     eprintln!(
-        "limits: timeout {}, max-results {}, max-memory {} per query; {} running, {} queued for up to {:?}",
+        "limits: timeout {}, max-results {}, max-memory {} shared by the queries in flight; {} running, {} queued for up to {:?}",
         shown(config.timeout.map(|t| format!("{t:?}"))),
         shown(config.max_results.map(|n| n.to_string())),
         shown(config.max_memory.map(human_size)),

@@ -35,6 +35,7 @@ use quiver_sparql::bgp::Bgp;
 use quiver_sparql::context::QueryState;
 use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
+use quiver_sparql::memory::MemoryPool;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::{BgpPartitions, Exchanged, PartitionedBgp};
 use quiver_sparql::table::Table;
@@ -260,9 +261,12 @@ impl TimelyPartitions {
         let totals = Arc::new(Mutex::new(Totals::default()));
         let shared = Arc::clone(&totals);
         let thread = Arc::clone(&coordinator);
+        // One memory pool for the workers of this process, sized by the limit the
+        // coordinator's plans carry.
+        let pool = MemoryPool::new(None);
         let guards = timely::execute(config, move |worker| {
             let part = parts[worker.index() - first].clone();
-            serve(worker, part, &receiver, &shared, &thread);
+            serve(worker, part, &receiver, &shared, &thread, Arc::clone(&pool));
         })?;
         let partitions = Self {
             requests,
@@ -375,6 +379,7 @@ fn serve(
     receiver: &Mutex<Option<mpsc::Receiver<Request>>>,
     totals: &Mutex<Totals>,
     coordinator: &Coordinator,
+    pool: Arc<MemoryPool>,
 ) {
     let index = worker.index();
     let workers = worker.peers() as u32;
@@ -384,7 +389,7 @@ fn serve(
     let load = part.partition_info().and_then(|info| info.load.clone());
     let (mut questions, answers) =
         crate::dictionary::build(worker, part.dictionary().clone(), load);
-    let mut state = Worker::new(part, index as u32, workers);
+    let mut state = Worker::new(part, index as u32, workers, pool);
     let sink = Rc::clone(&arrived);
     worker.dataflow::<u64, _, _>(|scope| {
         let (handle, cycle) = scope.feedback(1);

@@ -20,7 +20,7 @@ use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::{run_intersection, run_step_bounded};
-use quiver_sparql::memory::MemoryBudget;
+use quiver_sparql::memory::MemoryPool;
 use quiver_sparql::partitions::Exchanged;
 use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::Table;
@@ -54,27 +54,31 @@ impl Merges {
 }
 
 /// The states of the queries a worker saw last, each built from its plan's limits on its
-/// first message there.
-#[derive(Default)]
-struct States(VecDeque<(u64, Arc<QueryState>)>);
+/// first message there, their budgets drawn from the process's memory pool.
+struct States {
+    kept: VecDeque<(u64, Arc<QueryState>)>,
+    pool: Arc<MemoryPool>,
+}
 
 /// Query states a worker keeps (queries in flight at once, with room to spare).
 const STATES_KEPT: usize = 256;
 
 impl States {
     fn of(&mut self, query: u64, plan: &Plan) -> Arc<QueryState> {
-        if let Some((_, state)) = self.0.iter().find(|(q, _)| *q == query) {
+        if let Some((_, state)) = self.kept.iter().find(|(q, _)| *q == query) {
             return Arc::clone(state);
         }
         let deadline = plan
             .time_left
             .map(|(left, seconds)| (Instant::now() + left, seconds));
-        let budget = MemoryBudget::new(plan.max_memory);
+        // Every plan carries the coordinator's limit, the same for all.
+        self.pool.set_limit(plan.max_memory);
+        let budget = self.pool.budget();
         let state = Arc::new(QueryState::new(deadline, None, budget, None));
-        if self.0.len() == STATES_KEPT {
-            self.0.pop_front();
+        if self.kept.len() == STATES_KEPT {
+            self.kept.pop_front();
         }
-        self.0.push_back((query, Arc::clone(&state)));
+        self.kept.push_back((query, Arc::clone(&state)));
         state
     }
 }
@@ -101,13 +105,16 @@ fn partner_of(bgp: &Bgp, run: &Step) -> Option<(PredId, quiver_store::Direction,
 }
 
 impl Worker {
-    pub(crate) fn new(part: Store, index: u32, workers: u32) -> Self {
+    pub(crate) fn new(part: Store, index: u32, workers: u32, pool: Arc<MemoryPool>) -> Self {
         Self {
             part,
             index,
             workers,
             merges: Merges::default(),
-            states: States::default(),
+            states: States {
+                kept: VecDeque::new(),
+                pool,
+            },
             cache: ListCache::default(),
             stash: Stash::default(),
         }

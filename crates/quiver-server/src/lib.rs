@@ -57,7 +57,8 @@ pub struct Config {
     pub timeout: Option<Duration>,
     /// Largest result, in rows (SELECT) or triples (CONSTRUCT/DESCRIBE); more gives 422.
     pub max_results: Option<usize>,
-    /// The most bytes one query's operators may hold (507 beyond).
+    /// The most bytes the operators of all queries and updates in flight may hold
+    /// together, one memory pool (507 for the query refused).
     pub max_memory: Option<usize>,
     /// Largest request body in bytes (413 beyond).
     pub max_body_bytes: usize,

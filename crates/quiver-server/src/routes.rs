@@ -144,10 +144,6 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         Ok(ticket) => ticket,
         Err(error) => return error.into_response(),
     };
-    let permit = match state.limits.acquire().await {
-        Ok(permit) => permit,
-        Err(error) => return error.into_response(),
-    };
     let cancel = ticket.cancel_flag();
     // Options the engine adds later keep their defaults.
     #[allow(clippy::needless_update)]
@@ -156,14 +152,16 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         timeout: state.config.timeout,
         max_results: state.config.max_results,
         max_memory: state.config.max_memory,
+        pool: Some(state.memory.clone()),
         cancel: Some(cancel.clone()),
         device: state.config.device.clone(),
         partitions: state.config.partitions.clone(),
         ..ExecOptions::default()
     };
     let store = state.snapshot();
-    // A query prepared before whose last run was cheap runs here, on this task; never over
-    // a cluster, whose answers come from other processes (the task would block the
+    // A query prepared before whose last run was cheap runs here, on this task, without
+    // waiting for a worker (heavy queries holding every worker do not delay it); never
+    // over a cluster, whose answers come from other processes (the task would block the
     // runtime's thread while it waits for them).
     let looked_up = Instant::now();
     let prepare_options = PrepareOptions {
@@ -176,7 +174,7 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         if local && cached.was_cheaper_than(execute::INLINE_MICROS, execute::INLINE_BYTES) {
             let plan_micros = looked_up.elapsed().as_secs_f64() * 1e6;
             let outcome = execute::run_inline(&store, &cached, &negotiated, &options, plan_micros);
-            drop((permit, ticket));
+            drop(ticket);
             return match outcome {
                 Ok((head, bytes)) => {
                     state.limits.served.fetch_add(1, Ordering::Relaxed);
@@ -186,6 +184,10 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
             };
         }
     }
+    let permit = match state.limits.acquire().await {
+        Ok(permit) => permit,
+        Err(error) => return error.into_response(),
+    };
     // From here the body owns the guard: dropping this future or the body cancels the query.
     let (sender, body) = stream::channel(CancelOnDrop(cancel));
     let (head_tx, head_rx) = oneshot::channel();
@@ -305,6 +307,7 @@ async fn run_update(
         timeout: state.config.timeout,
         max_results: None,
         max_memory: state.config.max_memory,
+        pool: Some(state.memory.clone()),
         cancel: Some(cancel),
         device: state.config.device.clone(),
         partitions: state.config.partitions.clone(),
@@ -381,6 +384,13 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         "in_flight": limits.in_flight(),
         "running": limits.running(),
         "queued": limits.queued(),
+        "memory": {
+            "limit_bytes": state.memory.limit(),
+            "used_bytes": state.memory.used(),
+            "peak_bytes": state.memory.peak(),
+            "queries": state.memory.queries(),
+            "refused": state.memory.refused(),
+        },
         "limits": {
             "threads": config.threads,
             "queue": config.queue,

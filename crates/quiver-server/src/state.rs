@@ -14,6 +14,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::{header, HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use quiver_db::Database;
+use quiver_sparql::memory::MemoryPool;
 use quiver_sparql::QueryCache;
 use quiver_store::Store;
 use tokio::sync::OwnedSemaphorePermit;
@@ -32,6 +33,8 @@ pub struct AppState {
     pub started: Instant,
     /// Prepared queries of the latest version, by text and dataset.
     pub queries: Arc<QueryCache>,
+    /// The memory every query and update in flight holds together (`--max-memory`).
+    pub memory: Arc<MemoryPool>,
 }
 
 /// Prepared queries the server keeps.
@@ -48,6 +51,7 @@ impl AppState {
             writable: config.writable,
             token: config.update_token.clone(),
         };
+        let memory = MemoryPool::new(config.max_memory);
         Self {
             db,
             config,
@@ -55,6 +59,7 @@ impl AppState {
             access,
             started: Instant::now(),
             queries: Arc::new(QueryCache::new(QUERY_CACHE_ENTRIES)),
+            memory,
         }
     }
 

@@ -20,12 +20,14 @@ use quiver_store::Store;
 use crate::engine::{prepare, PrepareOptions, PreparedQuery};
 use crate::error::QueryError;
 
-/// A prepared query in the cache, with the cost of its last execution.
+/// A prepared query in the cache, with the cost of its executions.
 #[derive(Debug)]
 pub struct CachedQuery {
     pub query: PreparedQuery,
-    /// Microseconds of the last execution and serialization (`u64::MAX`: not run yet).
-    last_micros: AtomicU64,
+    /// Microseconds of the fastest execution with its serialization (`u64::MAX`: not run
+    /// yet). The fastest, not the last: the same query on the same version does the same
+    /// work, and a run slowed by a busy machine would make a light query look heavy.
+    best_micros: AtomicU64,
     /// Bytes of the last result (`u64::MAX`: not run yet).
     last_bytes: AtomicU64,
 }
@@ -33,13 +35,14 @@ pub struct CachedQuery {
 impl CachedQuery {
     /// Records what one execution (with its serialization) cost.
     pub fn record_cost(&self, micros: f64, bytes: usize) {
-        self.last_micros.store(micros as u64, Ordering::Relaxed);
+        self.best_micros.fetch_min(micros as u64, Ordering::Relaxed);
         self.last_bytes.store(bytes as u64, Ordering::Relaxed);
     }
 
-    /// Whether the last execution took at most `micros` µs and wrote at most `bytes` bytes.
+    /// Whether an execution took at most `micros` µs and the last wrote at most `bytes`
+    /// bytes.
     pub fn was_cheaper_than(&self, micros: u64, bytes: u64) -> bool {
-        self.last_micros.load(Ordering::Relaxed) <= micros
+        self.best_micros.load(Ordering::Relaxed) <= micros
             && self.last_bytes.load(Ordering::Relaxed) <= bytes
     }
 }
@@ -176,7 +179,7 @@ impl QueryCache {
         }
         let query = Arc::new(CachedQuery {
             query: prepare(store, text, options)?,
-            last_micros: AtomicU64::new(u64::MAX),
+            best_micros: AtomicU64::new(u64::MAX),
             last_bytes: AtomicU64::new(u64::MAX),
         });
         if self.capacity == 0 {

@@ -17,7 +17,7 @@ use crate::dataset::DatasetScope;
 use crate::describe::count_triple;
 use crate::error::QueryError;
 use crate::exec::{BgpProfile, Evaluator, GroupProfile, PathProfile};
-use crate::memory::MemoryBudget;
+use crate::memory::{MemoryBudget, MemoryPool};
 use crate::operator::{ExistsOperators, Operator};
 use crate::table::{Table, VarId};
 
@@ -50,8 +50,11 @@ pub struct ExecOptions {
     /// buffers, group states); going over it stops the query with
     /// [`QueryError::MemoryLimit`].
     pub max_memory: Option<usize>,
-    /// The budget to charge instead of a fresh one of `max_memory` bytes (several queries
-    /// can share one; a test can read it after the query).
+    /// The pool the query's memory comes from, shared with the other queries in flight
+    /// (a server's); `None`: a pool of `max_memory` bytes of the query's own.
+    pub pool: Option<Arc<MemoryPool>>,
+    /// The budget to charge instead of a fresh one from the pool (several queries can
+    /// share one; a test can read it after the query).
     #[doc(hidden)]
     pub budget: Option<Arc<MemoryBudget>>,
     /// Called on every check of the query's limits (tests: cancel at a chosen check).
@@ -71,10 +74,23 @@ impl Default for ExecOptions {
             max_results: None,
             cancel: None,
             max_memory: None,
+            pool: None,
             budget: None,
             check_hook: None,
             device: None,
             partitions: None,
+        }
+    }
+}
+
+impl ExecOptions {
+    /// The memory budget of one run: the one given, or a fresh one from the pool (a pool
+    /// of `max_memory` bytes of its own when none is given).
+    pub fn query_budget(&self) -> Arc<MemoryBudget> {
+        match (&self.budget, &self.pool) {
+            (Some(budget), _) => Arc::clone(budget),
+            (None, Some(pool)) => pool.budget(),
+            (None, None) => MemoryBudget::new(self.max_memory),
         }
     }
 }
@@ -326,10 +342,7 @@ impl PreparedQuery {
         }
         let started = Instant::now();
         let deadline = options.timeout.map(|t| (started + t, t.as_secs_f64()));
-        let budget = options
-            .budget
-            .clone()
-            .unwrap_or_else(|| MemoryBudget::new(options.max_memory));
+        let budget = options.query_budget();
         let state = QueryState::new(
             deadline,
             options.cancel.clone(),

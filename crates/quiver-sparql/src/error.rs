@@ -21,8 +21,9 @@ pub enum QueryError {
     /// The result would exceed the configured cap.
     #[error("result exceeds the limit of {0} rows")]
     TooManyResults(usize),
-    /// The query's operators would hold more memory than its budget allows.
-    #[error("query exceeds its memory limit of {limit} bytes (raise it with --max-memory)")]
+    /// The query's operators would hold more memory than its budget allows: the memory
+    /// pool it shares with the queries beside it is full, or it holds more than its share.
+    #[error("query exceeds the memory limit of {limit} bytes, shared by the queries in flight (raise it with --max-memory)")]
     MemoryLimit { limit: usize },
     /// An update operation that cannot be carried out: a graph that must exist and does
     /// not (`CLEAR`/`DROP` without `SILENT`), one that must not and does (`CREATE`), a

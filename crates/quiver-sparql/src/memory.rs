@@ -1,12 +1,24 @@
-//! The memory budget of one query: what its operators may hold at once.
+//! Query memory: one pool per process, one budget per query, one reservation per
+//! operator.
 //!
 //! Only what grows with rows is counted (tables, selection vectors, hash tables, sort keys,
-//! group states, visited sets), as bytes, in one atomic counter that every worker thread of
-//! the query shares. A [`Reservation`] is an operator's share of it: it grows and shrinks
-//! as the operator's buffers do and gives its bytes back when dropped, so the counter
-//! returns to zero when a query ends, whether it succeeded or failed.
+//! group states, visited sets), as bytes. A [`MemoryPool`] is the memory every query of a
+//! process may hold together (a server's `--max-memory`); a [`MemoryBudget`] is one
+//! query's part of it, shared by the query's worker threads; a [`Reservation`] is an
+//! operator's part of that: it grows and shrinks as the operator's buffers do and gives
+//! its bytes back when dropped, so a query's counter returns to zero when it ends, whether
+//! it succeeded or failed, and the pool's to what the other queries hold.
+//!
+//! The model is DataFusion's `MemoryPool` / `MemoryReservation`; Quiver's operators never
+//! spill, so a refusal ends the query with [`QueryError::MemoryLimit`].
+//!
+//! **Fairness.** A query alone may use the whole pool. With `n` queries in flight, a query
+//! holding more than its share (the limit divided by `n`) may grow only while the pool is
+//! less than three quarters full: the last quarter is kept for the queries within their
+//! share, so a light query beside heavy ones still gets its memory, and the query refused
+//! is the one that takes the most. No query waits for memory; a refusal is immediate.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::error::QueryError;
@@ -14,21 +26,117 @@ use crate::error::QueryError;
 /// Bytes of one term id in a table or a vector of ids.
 pub const ID_BYTES: usize = std::mem::size_of::<quiver_model::Id>();
 
-/// The bytes a query's operators hold, against an optional limit.
-#[derive(Debug, Default)]
+/// No limit, in [`MemoryPool::limit`]'s atomic.
+const UNLIMITED: usize = usize::MAX;
+
+/// The memory every query of a process holds together, against an optional limit.
+#[derive(Debug)]
+pub struct MemoryPool {
+    limit: AtomicUsize,
+    used: AtomicUsize,
+    peak: AtomicUsize,
+    /// Queries holding a budget of this pool now.
+    queries: AtomicUsize,
+    /// Growths refused so far.
+    refused: AtomicU64,
+}
+
+impl MemoryPool {
+    pub fn new(limit: Option<usize>) -> Arc<Self> {
+        Arc::new(Self {
+            limit: AtomicUsize::new(limit.unwrap_or(UNLIMITED)),
+            used: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            queries: AtomicUsize::new(0),
+            refused: AtomicU64::new(0),
+        })
+    }
+
+    /// The budget of one more query in this pool; the query counts as in flight until
+    /// the budget is dropped.
+    pub fn budget(self: &Arc<Self>) -> Arc<MemoryBudget> {
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        Arc::new(MemoryBudget {
+            pool: Arc::clone(self),
+            used: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+        })
+    }
+
+    pub fn limit(&self) -> Option<usize> {
+        match self.limit.load(Ordering::Relaxed) {
+            UNLIMITED => None,
+            limit => Some(limit),
+        }
+    }
+
+    /// Sets the limit (a cluster worker's pool takes the one its coordinator's plans
+    /// carry).
+    pub fn set_limit(&self, limit: Option<usize>) {
+        self.limit
+            .store(limit.unwrap_or(UNLIMITED), Ordering::Relaxed);
+    }
+
+    /// Bytes the queries hold now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes held at once so far.
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// Queries holding a budget now.
+    pub fn queries(&self) -> usize {
+        self.queries.load(Ordering::Relaxed)
+    }
+
+    /// Growths refused so far (each ended a query).
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    /// Takes `bytes` for a query that would then hold `query_after`, under the fairness
+    /// rule of the module docs.
+    fn try_take(&self, bytes: usize, query_after: usize) -> Result<(), QueryError> {
+        let previous = self.used.fetch_add(bytes, Ordering::Relaxed);
+        let now = previous.saturating_add(bytes);
+        if let Some(limit) = self.limit() {
+            let share = limit / self.queries().max(1);
+            let ceiling = if query_after <= share {
+                limit
+            } else {
+                limit - limit / 4
+            };
+            if now > ceiling {
+                self.used.fetch_sub(bytes, Ordering::Relaxed);
+                self.refused.fetch_add(1, Ordering::Relaxed);
+                return Err(QueryError::MemoryLimit { limit });
+            }
+        }
+        self.peak.fetch_max(now, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn give_back(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// The bytes one query's operators hold, part of a [`MemoryPool`].
+#[derive(Debug)]
 pub struct MemoryBudget {
-    limit: Option<usize>,
+    pool: Arc<MemoryPool>,
     used: AtomicUsize,
     peak: AtomicUsize,
 }
 
 impl MemoryBudget {
+    /// The budget of a query alone in a pool of `limit` bytes (one query at a time: a
+    /// command-line query, a test).
     pub fn new(limit: Option<usize>) -> Arc<Self> {
-        Arc::new(Self {
-            limit,
-            used: AtomicUsize::new(0),
-            peak: AtomicUsize::new(0),
-        })
+        MemoryPool::new(limit).budget()
     }
 
     /// Bytes reserved now.
@@ -41,8 +149,13 @@ impl MemoryBudget {
         self.peak.load(Ordering::Relaxed)
     }
 
+    /// The pool's limit.
     pub fn limit(&self) -> Option<usize> {
-        self.limit
+        self.pool.limit()
+    }
+
+    pub fn pool(&self) -> &Arc<MemoryPool> {
+        &self.pool
     }
 
     /// An empty reservation against this budget.
@@ -56,11 +169,9 @@ impl MemoryBudget {
     fn try_take(&self, bytes: usize) -> Result<(), QueryError> {
         let previous = self.used.fetch_add(bytes, Ordering::Relaxed);
         let now = previous.saturating_add(bytes);
-        if let Some(limit) = self.limit {
-            if now > limit {
-                self.used.fetch_sub(bytes, Ordering::Relaxed);
-                return Err(QueryError::MemoryLimit { limit });
-            }
+        if let Err(error) = self.pool.try_take(bytes, now) {
+            self.used.fetch_sub(bytes, Ordering::Relaxed);
+            return Err(error);
         }
         self.peak.fetch_max(now, Ordering::Relaxed);
         Ok(())
@@ -68,6 +179,14 @@ impl MemoryBudget {
 
     fn give_back(&self, bytes: usize) {
         self.used.fetch_sub(bytes, Ordering::Relaxed);
+        self.pool.give_back(bytes);
+    }
+}
+
+impl Drop for MemoryBudget {
+    fn drop(&mut self) {
+        // Reservations borrow the budget, so none is left; what they held is back.
+        self.pool.queries.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -148,5 +267,39 @@ mod tests {
         drop(b);
         assert_eq!(budget.used(), 0);
         assert_eq!(budget.peak(), 100);
+    }
+
+    #[test]
+    fn queries_share_one_pool() {
+        let pool = MemoryPool::new(Some(1000));
+        let heavy = pool.budget();
+        let mut big = heavy.reservation();
+        // Alone, a query may take the whole pool.
+        big.try_grow(900).unwrap();
+        let light = pool.budget();
+        assert_eq!(pool.queries(), 2);
+        assert_eq!(pool.used(), 900);
+        // Past its share (500) while the pool is over three quarters: refused.
+        assert!(matches!(
+            big.try_grow(10),
+            Err(QueryError::MemoryLimit { limit: 1000 })
+        ));
+        // Within its share, the light query takes the last quarter.
+        let mut small = light.reservation();
+        small.try_grow(100).unwrap();
+        assert_eq!(pool.used(), 1000);
+        assert!(small.try_grow(1).is_err());
+        assert_eq!(pool.refused(), 2);
+        big.shrink(800);
+        // Past its share again, but the pool is under three quarters.
+        big.try_grow(500).unwrap();
+        assert_eq!((heavy.used(), light.used(), pool.used()), (600, 100, 700));
+        drop(big);
+        drop(small);
+        assert_eq!(pool.used(), 0);
+        assert_eq!(pool.peak(), 1000);
+        drop(heavy);
+        drop(light);
+        assert_eq!(pool.queries(), 0);
     }
 }

@@ -42,6 +42,14 @@ impl Table {
         }
     }
 
+    /// Bytes its columns hold (their capacities), for the memory budget.
+    pub fn heap_bytes(&self) -> usize {
+        self.columns
+            .iter()
+            .map(|column| column.capacity() * std::mem::size_of::<Id>())
+            .sum()
+    }
+
     pub fn column_of(&self, var: VarId) -> Option<usize> {
         self.vars.iter().position(|&v| v == var)
     }

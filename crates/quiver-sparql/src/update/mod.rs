@@ -205,10 +205,7 @@ impl<'o> Request<'o> {
         let deadline = options
             .timeout
             .map(|t| (Instant::now() + t, t.as_secs_f64()));
-        let budget = options
-            .budget
-            .clone()
-            .unwrap_or_else(|| MemoryBudget::new(options.max_memory));
+        let budget = options.query_budget();
         let state = QueryState::new(
             deadline,
             options.cancel.clone(),
@@ -254,6 +251,7 @@ impl<'o> Request<'o> {
             max_results: None,
             cancel: self.options.cancel.clone(),
             max_memory: self.options.max_memory,
+            pool: self.options.pool.clone(),
             budget: Some(self.budget.clone()),
             check_hook: self.options.check_hook.clone(),
             device: self.options.device.clone(),

@@ -103,6 +103,8 @@ pub fn explore(
         profile.clear();
         let mut table = input.clone();
         let mut truncated = false;
+        // The table between steps, charged while the next step reads it.
+        let mut held = ctx.reservation();
         for step in steps {
             let started = Instant::now();
             let mut bounded = Bounded::new(ctx, cap);
@@ -114,12 +116,15 @@ pub fn explore(
                 &mut bounded,
             )?;
             truncated |= bounded.truncated;
+            let split = bounded.split;
+            drop(bounded);
+            held.try_resize(table.heap_bytes())?;
             profile.push(StepProfile {
                 step: *step,
                 rows: table.rows,
                 micros: started.elapsed().as_secs_f64() * 1e6,
                 parallel: false,
-                split: bounded.split,
+                split,
                 transfer: None,
             });
         }
@@ -139,6 +144,8 @@ fn explore_all(
     profile: &mut Vec<StepProfile>,
 ) -> Result<Table, QueryError> {
     let mut table = input;
+    // The table between steps, charged while the next step reads it.
+    let mut held = ctx.reservation();
     let mut k = 0;
     while k < steps.len() {
         let step = &steps[k];
@@ -160,6 +167,7 @@ fn explore_all(
             });
             k += 1;
         }
+        held.try_resize(table.heap_bytes())?;
         let rest = &steps[k..];
         if ctx.threads > 1
             && !rest.is_empty()
@@ -290,6 +298,10 @@ fn explore_parallel(
     };
     let parts = on_workers(ctx, run)?;
     drop(table);
+    // The parts, then the table they are copied into, charged before it is built.
+    let mut held = ctx.reservation();
+    let part_bytes: usize = parts.iter().map(|(part, _)| part.heap_bytes()).sum();
+    held.try_resize(part_bytes.saturating_mul(2))?;
     let mut totals = vec![(0usize, 0f64); steps.len()];
     let mut tables = Vec::with_capacity(parts.len());
     for (part, local) in parts {

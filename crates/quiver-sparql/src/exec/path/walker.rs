@@ -129,6 +129,9 @@ impl Walker<'_> {
     }
 }
 
+/// Bytes a walk's pairs may outgrow their charge by before it is charged again.
+const CHARGE_STEP: usize = 1 << 20;
+
 /// Starts per parallel task; fewer than two tasks' worth stay on the calling thread.
 const MORSEL: usize = 2048;
 
@@ -186,9 +189,12 @@ fn walk_from(
     let mut memory = ctx.reservation();
     let mut ends = Vec::new();
     for (i, &start) in starts.iter().enumerate() {
-        if i % 1024 == 1023 {
+        // Checked every 1,024 starts, and charged as soon as the pairs outgrow what is
+        // held by a step: one start may reach the whole graph.
+        let held = (from.capacity() + to.capacity()) * ID_BYTES;
+        if i % 1024 == 1023 || held > memory.size() + CHARGE_STEP {
             ctx.check()?;
-            memory.try_resize((from.len() + to.len()) * ID_BYTES)?;
+            memory.try_resize(held)?;
         }
         if !walker.in_graph(start) {
             continue;
@@ -203,6 +209,6 @@ fn walk_from(
             to.extend_from_slice(&ends);
         }
     }
-    memory.try_resize((from.len() + to.len()) * ID_BYTES)?;
+    memory.try_resize((from.capacity() + to.capacity()) * ID_BYTES)?;
     Ok((from, to))
 }
