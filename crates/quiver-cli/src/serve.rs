@@ -86,6 +86,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
+    crate::memory::return_freed_memory_promptly();
     let threads = crate::threads(args.threads);
     let mut config = Config::new(threads);
     if let Some(queue) = args.queue {

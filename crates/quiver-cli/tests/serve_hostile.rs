@@ -414,3 +414,90 @@ fn a_body_over_the_limit_is_refused_before_it_is_read() {
     assert_eq!(status["queries_failed"], 1, "{status}");
     assert_memory_bounded(&server);
 }
+
+/// Queries that each want far more than the pool: cross products, with DISTINCT, ORDER
+/// BY, GROUP BY and COUNT over them, and closures over both directions of every
+/// predicate (each start reaches most of LUBM-1).
+const HEAVY: [&str; 8] = [
+    "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f }",
+    "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }",
+    "SELECT DISTINCT ?a ?d WHERE { ?a ?b ?c . ?d ?e ?f }",
+    "SELECT ?a ?d WHERE { ?a ?b ?c . ?d ?e ?f } ORDER BY ?f ?c",
+    "SELECT ?a (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f } GROUP BY ?a ?d",
+    "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }",
+    "SELECT ?x ?y WHERE { ?x (!<http://x>|^!<http://x>)+ ?y }",
+    "SELECT ?x ?y WHERE { ?x (!<http://x>|^!<http://x>)* ?y }",
+];
+
+/// The pool the concurrent test's server shares among its eight workers.
+const POOL: u64 = 1 << 30;
+
+#[test]
+fn eight_hostile_queries_at_once_share_one_memory_pool() {
+    let _one = one_at_a_time();
+    let pool = POOL.to_string();
+    let server = Server::start_capped(
+        lubm(),
+        &["--threads", "8", "--timeout", "60", "--max-memory", &pool],
+        3 * ADDRESS_SPACE,
+    );
+    let light = Light::lubm();
+    light.check(&server);
+    let senders: Vec<_> = HEAVY
+        .iter()
+        .map(|query| {
+            let address = server.address.clone();
+            let body = query.as_bytes().to_vec();
+            std::thread::spawn(move || {
+                request(
+                    &address,
+                    "POST",
+                    "/query",
+                    &[
+                        ("Content-Type", "application/sparql-query"),
+                        ("Accept", "text/csv"),
+                    ],
+                    &body,
+                )
+            })
+        })
+        .collect();
+    // The ninth client: the light query, again and again, while the heavy ones run.
+    let mut answered = 0;
+    let mut worst = Duration::ZERO;
+    while senders.iter().any(|sender| !sender.is_finished()) {
+        let started = Instant::now();
+        light.check(&server);
+        worst = worst.max(started.elapsed());
+        answered += 1;
+    }
+    for (query, sender) in HEAVY.iter().zip(senders) {
+        let reply = sender.join().expect("a heavy client");
+        let text = reply.text();
+        assert!(
+            (reply.status == 507 && text.contains("memory limit"))
+                || (reply.status == 422 && text.contains("exceeds the limit")),
+            "{query}: {} {text}",
+            reply.status
+        );
+    }
+    light.check(&server);
+    assert!(answered > 8, "only {answered} light answers");
+    let peak = server.peak_rss().expect("the server's /proc status");
+    assert!(
+        peak < POOL + MEMORY_MARGIN,
+        "peak RSS {} MiB over the {} MiB pool plus {} MiB",
+        peak >> 20,
+        POOL >> 20,
+        MEMORY_MARGIN >> 20
+    );
+    let memory = &server.status()["memory"];
+    assert_eq!(memory["used_bytes"], 0, "{memory}");
+    assert_eq!(memory["queries"], 0, "{memory}");
+    assert!(memory["peak_bytes"].as_u64().unwrap() <= POOL, "{memory}");
+    assert!(memory["refused"].as_u64().unwrap() > 0, "{memory}");
+    eprintln!(
+        "{answered} light answers, the slowest in {worst:?}; peak RSS {} MiB",
+        peak >> 20
+    );
+}

@@ -286,25 +286,29 @@ fn explore_parallel(
             .into_par_iter()
             .map(|start| {
                 let mut part = table.slice(start, start + morsel);
+                // Each part stays charged until it is copied into the result.
+                let mut memory = ctx.reservation();
                 let mut local = Vec::with_capacity(steps.len());
                 for step in steps {
                     let micros;
                     (part, micros, _) = timed_step(bgp, step, &part, ctx)?;
+                    memory.try_resize(part.heap_bytes())?;
                     local.push((part.rows, micros));
                 }
-                Ok((part, local))
+                Ok((part, local, memory))
             })
             .collect::<Result<Vec<_>, QueryError>>()
     };
     let parts = on_workers(ctx, run)?;
     drop(table);
-    // The parts, then the table they are copied into, charged before it is built.
+    // The table the parts are copied into, charged before it is built.
     let mut held = ctx.reservation();
-    let part_bytes: usize = parts.iter().map(|(part, _)| part.heap_bytes()).sum();
-    held.try_resize(part_bytes.saturating_mul(2))?;
+    held.try_resize(parts.iter().map(|(part, _, _)| part.heap_bytes()).sum())?;
     let mut totals = vec![(0usize, 0f64); steps.len()];
     let mut tables = Vec::with_capacity(parts.len());
-    for (part, local) in parts {
+    let mut charges = Vec::with_capacity(parts.len());
+    for (part, local, charge) in parts {
+        charges.push(charge);
         for (total, (rows, micros)) in totals.iter_mut().zip(local) {
             total.0 += rows;
             total.1 += micros;
@@ -312,6 +316,7 @@ fn explore_parallel(
         tables.push(part);
     }
     let result = on_workers(ctx, || Ok(Table::concat(tables)))?;
+    drop(charges);
     for (step, (rows, micros)) in steps.iter().zip(totals) {
         profile.push(StepProfile {
             step: *step,
@@ -570,6 +575,8 @@ fn scan_step(
     };
     // Bind the subject from the predicate index of each predicate, then walk Out.
     let mut result: Option<Table> = None;
+    // The rows of the predicates scanned so far, charged as they grow.
+    let mut held = ctx.reservation();
     let mut found = 0usize;
     for p in predicates {
         ctx.check()?;
@@ -596,8 +603,14 @@ fn scan_step(
         };
         let mut inner = Bounded::new(ctx, bounded.cap - found);
         let subjects = index_step(&fixed, Direction::In, input, &mut inner)?;
+        // The subjects stay charged while the walk from them builds its rows.
+        let mut subjects_memory = ctx.reservation();
+        subjects_memory.try_resize(subjects.heap_bytes())?;
+        inner.memory.free();
         let walk = Step::new(0, StepKind::Walk(Direction::Out), 0.0);
         let mut walked = apply_step(&fixed, walk, None, &subjects, &mut inner)?;
+        drop(subjects);
+        drop(subjects_memory);
         bounded.truncated |= inner.truncated;
         found += walked.rows;
         if let Pred::Var(v) = pattern.predicate {
@@ -615,6 +628,7 @@ fn scan_step(
                 table.append(walked);
             }
         }
+        held.try_resize(result.as_ref().map_or(0, Table::heap_bytes))?;
     }
     Ok(result.unwrap_or_else(|| {
         let mut vars = table.vars.clone();
