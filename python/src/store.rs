@@ -24,6 +24,8 @@ use quiver_lubm::LubmConfig;
 use quiver_sparql::{
     CachedQuery, ExecOptions, PrepareOptions, QueryCache, QueryError, QueryResults,
 };
+
+use quiver_model::IdsExhausted;
 use quiver_store::{ChangeSet, Quad as EncodedQuad};
 
 use crate::errors::{db_error, io_error, load_error, query_error, store_error};
@@ -185,13 +187,13 @@ impl Store {
     fn commit(
         &self,
         py: Python<'_>,
-        build: impl FnOnce(&quiver_store::Store) -> ChangeSet + Send,
+        build: impl FnOnce(&quiver_store::Store) -> Result<ChangeSet, IdsExhausted> + Send,
     ) -> PyResult<()> {
         let _writing = self.lock_writes(py);
         let database = self.database();
         py.allow_threads(|| {
             database.commit_changes(|store| {
-                let changes = build(store);
+                let changes = build(store).map_err(QueryError::from)?;
                 Ok(if changes.is_empty() {
                     Vec::new()
                 } else {
@@ -512,17 +514,20 @@ impl Store {
         let quad = quad_from_python(quad)?;
         self.commit(py, move |store| {
             let mut changes = ChangeSet::new(store);
-            let subject = changes.intern(store, quad.subject.as_ref().into());
-            let predicate = changes.intern(store, quad.predicate.as_ref().into());
-            let object = changes.intern(store, quad.object.as_ref());
-            let graph = graph_term(&quad.graph_name).map(|g| changes.intern(store, g));
+            let subject = changes.intern(store, quad.subject.as_ref().into())?;
+            let predicate = changes.intern(store, quad.predicate.as_ref().into())?;
+            let object = changes.intern(store, quad.object.as_ref())?;
+            let graph = match graph_term(&quad.graph_name) {
+                Some(g) => Some(changes.intern(store, g)?),
+                None => None,
+            };
             changes.inserts.push(EncodedQuad {
                 subject,
                 predicate,
                 object,
                 graph,
             });
-            changes
+            Ok(changes)
         })
     }
 
@@ -549,7 +554,7 @@ impl Store {
                     graph,
                 });
             }
-            changes
+            Ok(changes)
         })
     }
 

@@ -71,7 +71,7 @@ pub(crate) fn merge(mut chunks: Vec<Chunk>) -> Result<(Dictionary, EncodedGraphs
             builder.push(term);
             previous = Some(term);
         }
-        let id = Id::try_from(builder.len() - 1).map_err(|_| LoadError::TooManyTerms)?;
+        let id = quiver_model::term_id(builder.len() - 1).map_err(|_| LoadError::TooManyTerms)?;
         let run = &runs[head.run as usize];
         by_rank[head.run as usize].push(id);
         head.rank += 1;

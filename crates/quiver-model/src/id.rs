@@ -25,7 +25,37 @@ pub type PredId = u32;
 /// A class id (an object of `rdf:type`), dense in `0..classes`.
 pub type ClassId = u32;
 
-/// Converts a `u64` count or position to an [`Id`], failing when it does not fit.
-pub fn id_from_u64(value: u64) -> Option<Id> {
-    Id::try_from(value).ok()
+/// The number of ids a dictionary can assign: `0..MAX_TERMS`. The largest [`Id`] is never
+/// assigned, since it stands for "no term" (a query's unbound value, the loader's default
+/// graph): a term given it would read as that.
+pub const MAX_TERMS: u64 = Id::MAX as u64;
+
+/// No id is left for a new term.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "term ids exhausted: a store holds at most {MAX_TERMS} terms (the wide-ids build holds more)"
+)]
+pub struct IdsExhausted;
+
+/// The id of the term at `position` (a count or position among terms), failing when it
+/// would reach the reserved largest id.
+pub fn term_id(position: u64) -> Result<Id, IdsExhausted> {
+    if position < MAX_TERMS {
+        Id::try_from(position).map_err(|_| IdsExhausted)
+    } else {
+        Err(IdsExhausted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_id_is_never_assigned() {
+        assert_eq!(term_id(0), Ok(0));
+        assert_eq!(term_id(MAX_TERMS - 1), Ok(Id::MAX - 1));
+        assert_eq!(term_id(MAX_TERMS), Err(IdsExhausted));
+        assert_eq!(term_id(u64::MAX), Err(IdsExhausted));
+    }
 }

@@ -11,5 +11,5 @@ mod term_filter;
 
 pub use column::Column;
 pub use dictionary::{Dictionary, DictionaryBuilder};
-pub use id::{ClassId, Id, PredId, ID_BYTES};
+pub use id::{term_id, ClassId, Id, IdsExhausted, PredId, ID_BYTES, MAX_TERMS};
 pub use term::{decode_term, encode_term, DecodedTerm};

@@ -82,7 +82,9 @@ impl ApiError {
             QueryError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             QueryError::TooManyResults(_) => StatusCode::UNPROCESSABLE_ENTITY,
             QueryError::Cancelled => StatusCode::SERVICE_UNAVAILABLE,
-            QueryError::MemoryLimit { .. } => StatusCode::INSUFFICIENT_STORAGE,
+            QueryError::MemoryLimit { .. } | QueryError::IdsExhausted(_) => {
+                StatusCode::INSUFFICIENT_STORAGE
+            }
             QueryError::Device(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let mut message = error.to_string();
@@ -104,6 +106,10 @@ impl ApiError {
             DbError::TooLarge(message) => Self::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!("the update is too large for one transaction: {message}"),
+            ),
+            DbError::Apply(quiver_store::ApplyError::IdsExhausted) => Self::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                format!("the update was not committed: {error}"),
             ),
             other => Self::new(
                 StatusCode::INTERNAL_SERVER_ERROR,

@@ -38,6 +38,7 @@ use oxrdfio::{RdfFormat, RdfSerializer};
 use quiver_db::{Database, DbError, UpdateReport};
 use quiver_model::term::{decode_term, encode_term};
 use quiver_model::Id;
+use quiver_sparql::QueryError;
 use quiver_store::{ChangeSet, Quad, Store};
 
 use crate::error::ApiError;
@@ -347,7 +348,10 @@ pub fn write(
                 if kind == WriteKind::Drop && !existed {
                     return Ok(Vec::new());
                 }
-                Some(set.intern(store, name.as_ref().into()))
+                Some(
+                    set.intern(store, name.as_ref().into())
+                        .map_err(QueryError::from)?,
+                )
             }
         };
         if kind != WriteKind::Merge && existed {
@@ -365,9 +369,10 @@ pub fn write(
         }
         if kind != WriteKind::Drop {
             for triple in triples {
-                let subject = set.intern(store, triple.subject.as_ref().into());
-                let predicate = set.intern(store, triple.predicate.as_ref().into());
-                let object = set.intern(store, triple.object.as_ref());
+                let mut intern = |term| set.intern(store, term).map_err(QueryError::from);
+                let subject = intern(triple.subject.as_ref().into())?;
+                let predicate = intern(triple.predicate.as_ref().into())?;
+                let object = intern(triple.object.as_ref())?;
                 set.inserts.push(Quad {
                     subject,
                     predicate,

@@ -25,6 +25,9 @@ pub enum QueryError {
     /// pool it shares with the queries beside it is full, or it holds more than its share.
     #[error("query exceeds the memory limit of {limit} bytes, shared by the queries in flight (raise it with --max-memory)")]
     MemoryLimit { limit: usize },
+    /// An update needs a new term id and none is left.
+    #[error(transparent)]
+    IdsExhausted(#[from] quiver_model::IdsExhausted),
     /// An update operation that cannot be carried out: a graph that must exist and does
     /// not (`CLEAR`/`DROP` without `SILENT`), one that must not and does (`CREATE`), a
     /// `LOAD` that failed.

@@ -56,7 +56,11 @@ impl Store {
                 index: looked_up + index,
             });
         }
-        next.dictionary.append_absent_batch(&changes.new_terms);
+        if !changes.new_terms.is_empty() {
+            next.dictionary
+                .append_absent_batch(&changes.new_terms)
+                .map_err(|_| ApplyError::IdsExhausted)?;
+        }
         next.check_ids(changes)?;
         for graph in &changes.dropped_graphs {
             next.named_graphs.retain(|(name, _)| name != graph);

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use oxrdf::TermRef;
 use quiver_model::term::encode_term;
-use quiver_model::Id;
+use quiver_model::{term_id, Id, IdsExhausted};
 use serde::{Deserialize, Serialize};
 
 use crate::store::Store;
@@ -113,30 +113,32 @@ impl ChangeSet {
             let position = self.new_terms[indexed..]
                 .iter()
                 .position(|term| **term == *bytes)?;
-            Some(self.id_of(indexed + position))
+            self.id_of(indexed + position).ok()
         })
     }
 
-    fn id_of(&self, position: usize) -> Id {
-        Id::try_from(self.base_terms + position as u64).expect("term ids exhausted")
+    /// The id of new term `position`, failing past the ids a store may assign.
+    fn id_of(&self, position: usize) -> Result<Id, IdsExhausted> {
+        term_id(self.base_terms + position as u64)
     }
 
-    /// The id of `term`: the store's, or a new one appended to this change set.
-    pub fn intern(&mut self, store: &Store, term: TermRef<'_>) -> Id {
+    /// The id of `term`: the store's, or a new one appended to this change set (failing
+    /// when no id is left).
+    pub fn intern(&mut self, store: &Store, term: TermRef<'_>) -> Result<Id, IdsExhausted> {
         let mut bytes = Vec::new();
         encode_term(term, &mut bytes);
         self.intern_encoded(store, bytes)
     }
 
     /// [`ChangeSet::intern`] of an encoded term.
-    pub fn intern_encoded(&mut self, store: &Store, bytes: Vec<u8>) -> Id {
+    pub fn intern_encoded(&mut self, store: &Store, bytes: Vec<u8>) -> Result<Id, IdsExhausted> {
         self.index_new_terms();
         if let Some(id) = self.lookup_encoded(store, &bytes) {
-            return id;
+            return Ok(id);
         }
-        let id = self.push_new(store, bytes.into());
+        let id = self.push_new(store, bytes.into())?;
         self.index_new_terms();
-        id
+        Ok(id)
     }
 
     /// Extends the interning map over every new term.
@@ -146,28 +148,32 @@ impl ChangeSet {
             self.indexed = 0;
         }
         for position in self.indexed..self.new_terms.len() {
-            let id = self.id_of(position);
+            // Terms past the ids left (put in `new_terms` directly) get none; applying
+            // the change set refuses them.
+            let Ok(id) = self.id_of(position) else {
+                break;
+            };
             self.new_term_ids
                 .insert(Arc::clone(&self.new_terms[position]), id);
+            self.indexed = position + 1;
         }
-        self.indexed = self.new_terms.len();
     }
 
-    fn push_new(&mut self, store: &Store, bytes: Arc<[u8]>) -> Id {
+    fn push_new(&mut self, store: &Store, bytes: Arc<[u8]>) -> Result<Id, IdsExhausted> {
         if self.interned_against != Some(store.version()) {
             self.interned_against = None;
         }
-        let id = self.id_of(self.new_terms.len());
+        let id = self.id_of(self.new_terms.len())?;
         if self.interned == self.new_terms.len() {
             self.interned += 1;
         }
         self.new_terms.push(bytes);
-        id
+        Ok(id)
     }
 
     /// Appends `bytes` as a new term without looking it up: the caller found it absent
     /// from `store` and from this change set.
-    pub fn intern_absent(&mut self, store: &Store, bytes: &[u8]) -> Id {
+    pub fn intern_absent(&mut self, store: &Store, bytes: &[u8]) -> Result<Id, IdsExhausted> {
         debug_assert!(self.lookup_encoded(store, bytes).is_none());
         self.push_new(store, bytes.into())
     }
@@ -203,4 +209,6 @@ pub enum ApplyError {
     UnknownId(Id),
     #[error("term {0} is a literal and cannot be a subject, predicate or graph name")]
     NotAResource(Id),
+    #[error("{}", IdsExhausted)]
+    IdsExhausted,
 }

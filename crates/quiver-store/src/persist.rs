@@ -257,7 +257,10 @@ fn append_terms(
             .ok_or_else(|| format!("term {i}: bytes out of range"))?;
         quiver_model::term::decode_term(term).map_err(|e| format!("term {i}: {e}"))?;
         let expected = dictionary.len();
-        if dictionary.append(term) as u64 != expected {
+        let id = dictionary
+            .append(term)
+            .map_err(|e| format!("term {i}: {e}"))?;
+        if id as u64 != expected {
             return Err(format!("term {i} is already in the dictionary"));
         }
     }

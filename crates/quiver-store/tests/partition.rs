@@ -284,10 +284,10 @@ proptest! {
         for &(s, p, o, g) in &added {
             let (s, p, o) = (subject(s + 50), predicate(p + 3), object(o));
             let quad = Quad {
-                subject: changes.intern(&store, s.as_ref()),
-                predicate: changes.intern(&store, p.as_ref()),
-                object: changes.intern(&store, o.as_ref()),
-                graph: graph(g).map(|g| changes.intern(&store, g.as_ref())),
+                subject: changes.intern(&store, s.as_ref()).unwrap(),
+                predicate: changes.intern(&store, p.as_ref()).unwrap(),
+                object: changes.intern(&store, o.as_ref()).unwrap(),
+                graph: graph(g).map(|g| changes.intern(&store, g.as_ref()).unwrap()),
             };
             changes.inserts.push(quad);
         }

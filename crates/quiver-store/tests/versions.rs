@@ -241,10 +241,10 @@ fn op() -> impl Strategy<Value = Op> {
 fn change_set(store: &Store, op: &Op) -> ChangeSet {
     let mut changes = ChangeSet::new(store);
     let quad = |changes: &mut ChangeSet, (s, p, o, g): Spec| Quad {
-        subject: changes.intern(store, iri(s).as_ref().into()),
-        predicate: changes.intern(store, predicate(p).as_ref().into()),
-        object: changes.intern(store, object_term(o).as_ref()),
-        graph: graph_term(g).map(|g| changes.intern(store, g.as_ref().into())),
+        subject: changes.intern(store, iri(s).as_ref().into()).unwrap(),
+        predicate: changes.intern(store, predicate(p).as_ref().into()).unwrap(),
+        object: changes.intern(store, object_term(o).as_ref()).unwrap(),
+        graph: graph_term(g).map(|g| changes.intern(store, g.as_ref().into()).unwrap()),
     };
     match op {
         Op::Insert(specs) => {
@@ -258,7 +258,7 @@ fn change_set(store: &Store, op: &Op) -> ChangeSet {
             changes.inserts = i.iter().map(|&s| quad(&mut changes, s)).collect();
         }
         Op::Drop(g) | Op::Create(g) => {
-            let name = changes.intern(store, iri(20 + g).as_ref().into());
+            let name = changes.intern(store, iri(20 + g).as_ref().into()).unwrap();
             if matches!(op, Op::Drop(_)) {
                 changes.dropped_graphs.push(name);
             } else {
@@ -414,7 +414,9 @@ fn malformed_change_sets_are_refused() {
     changes.base_terms += 1;
     assert!(store.apply(&changes).is_err());
     let mut changes = ChangeSet::new(&store);
-    let literal = changes.intern(&store, Literal::new_simple_literal("x").as_ref().into());
+    let literal = changes
+        .intern(&store, Literal::new_simple_literal("x").as_ref().into())
+        .unwrap();
     changes.inserts.push(Quad {
         subject: literal,
         predicate: literal,
@@ -436,7 +438,7 @@ fn malformed_change_sets_are_refused() {
     assert!(store.apply(&changes).is_err());
     // A term the store has, pushed as new after an interned one: refused, not duplicated.
     let mut changes = ChangeSet::new(&store);
-    changes.intern(&store, iri(90).as_ref().into());
+    changes.intern(&store, iri(90).as_ref().into()).unwrap();
     changes
         .new_terms
         .push(store.dictionary().term(0).unwrap().into());
@@ -451,9 +453,13 @@ fn new_terms_keep_existing_ids_and_decode() {
         .map(|id| (id, store.term(id).unwrap().to_string()))
         .collect();
     let mut changes = ChangeSet::new(&store);
-    let s = changes.intern(&store, iri(77).as_ref().into());
-    let p = changes.intern(&store, predicate(4).as_ref().into());
-    let o = changes.intern(&store, Literal::new_simple_literal("new").as_ref().into());
+    let s = changes.intern(&store, iri(77).as_ref().into()).unwrap();
+    let p = changes
+        .intern(&store, predicate(4).as_ref().into())
+        .unwrap();
+    let o = changes
+        .intern(&store, Literal::new_simple_literal("new").as_ref().into())
+        .unwrap();
     changes.inserts.push(Quad {
         subject: s,
         predicate: p,
@@ -473,4 +479,27 @@ fn new_terms_keep_existing_ids_and_decode() {
         next.dictionary().term(o)
     );
     assert_ne!(next.version(), store.version());
+}
+
+#[test]
+fn interning_stops_before_the_reserved_largest_id() {
+    let store = base_store(&[(0, 1, 2, 0)]);
+    let known = store.term_id(TermRef::NamedNode(iri(0).as_ref())).unwrap();
+    let mut changes = ChangeSet::new(&store);
+    // As if the store held every id but one: the next new term takes the last.
+    changes.base_terms = quiver_model::MAX_TERMS - 1;
+    let new = iri(100);
+    let last = changes.intern(&store, TermRef::NamedNode(new.as_ref()));
+    assert_eq!(last, Ok(Id::MAX - 1));
+    assert_eq!(
+        changes.intern(&store, TermRef::NamedNode(new.as_ref())),
+        last
+    );
+    let refused = changes.intern(&store, TermRef::NamedNode(iri(101).as_ref()));
+    assert_eq!(refused, Err(quiver_model::IdsExhausted));
+    assert_eq!(changes.new_terms.len(), 1);
+    assert_eq!(
+        changes.intern(&store, TermRef::NamedNode(iri(0).as_ref())),
+        Ok(known)
+    );
 }

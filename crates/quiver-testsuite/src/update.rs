@@ -82,7 +82,9 @@ fn store_of(dataset: &UpdateDataset) -> Result<Store, String> {
     let mut changes = ChangeSet::new(&store);
     for (name, _) in &dataset.graphs {
         let name = NamedNode::new(name.as_str()).map_err(|e| format!("graph {name}: {e}"))?;
-        let id = changes.intern(&store, name.as_ref().into());
+        let id = changes
+            .intern(&store, name.as_ref().into())
+            .map_err(|e| e.to_string())?;
         changes.created_graphs.push(id);
     }
     store.apply(&changes).map_err(|e| e.to_string())

@@ -75,11 +75,11 @@ impl Owned {
                         cluster_id(base + new_terms.len() as u64 - 1, index, workers)
                     })
                 })
-                .map(|answers| {
+                .and_then(|answers| {
                     if !new_terms.is_empty() {
-                        dictionary.append_absent_batch(&new_terms);
+                        dictionary.append_absent_batch(&new_terms).ok()?;
                     }
-                    (answers, dictionary)
+                    Some((answers, dictionary))
                 })
             }
         };

@@ -56,16 +56,18 @@ pub fn subject(n: u64, i: usize) -> NamedNode {
 pub fn tagged(store: &Store, n: u64, batch: usize, graph: Option<&str>) -> ChangeSet {
     let mut set = ChangeSet::new(store);
     let tag = NamedNode::new(TAG).unwrap();
-    let predicate = set.intern(store, TermRef::NamedNode(tag.as_ref()));
+    let predicate = set.intern(store, TermRef::NamedNode(tag.as_ref())).unwrap();
     let literal = Literal::new_simple_literal(n.to_string());
-    let object = set.intern(store, TermRef::Literal(literal.as_ref()));
+    let object = set
+        .intern(store, TermRef::Literal(literal.as_ref()))
+        .unwrap();
     let graph = graph.map(|g| {
         let g = NamedNode::new(g).unwrap();
-        set.intern(store, TermRef::NamedNode(g.as_ref()))
+        set.intern(store, TermRef::NamedNode(g.as_ref())).unwrap()
     });
     for i in 0..batch {
         let s = subject(n, i);
-        let subject = set.intern(store, TermRef::NamedNode(s.as_ref()));
+        let subject = set.intern(store, TermRef::NamedNode(s.as_ref())).unwrap();
         set.inserts.push(Quad {
             subject,
             predicate,

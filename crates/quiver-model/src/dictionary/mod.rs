@@ -31,7 +31,7 @@ use rayon::prelude::*;
 
 use crate::appended_index::AppendedIndex;
 use crate::column::Column;
-use crate::id::Id;
+use crate::id::{term_id, Id, IdsExhausted};
 use crate::term_filter::TermFilter;
 
 /// Strings per front-coding bucket.
@@ -204,24 +204,28 @@ impl Dictionary {
     }
 
     /// Appends a term that the dictionary lacks (checked: an existing term keeps its id);
-    /// returns its id, the next after every existing one.
-    pub fn append(&mut self, term: &[u8]) -> Id {
+    /// returns its id, the next after every existing one, or fails when no id is left.
+    pub fn append(&mut self, term: &[u8]) -> Result<Id, IdsExhausted> {
         if let Some(id) = self.lookup(term) {
-            return id;
+            return Ok(id);
         }
         self.append_new(term)
     }
 
     /// Appends terms known to be absent (the caller looked each up in this very version,
-    /// and they are distinct), at once; returns the id of the first.
-    pub fn append_absent_batch(&mut self, terms: &[Arc<[u8]>]) -> Id {
+    /// and they are distinct), at once; returns the id of the first, or fails (appending
+    /// nothing) when the ids left are too few for all of them.
+    pub fn append_absent_batch(&mut self, terms: &[Arc<[u8]>]) -> Result<Id, IdsExhausted> {
+        if terms.is_empty() {
+            return self.global(self.local_len()).ok_or(IdsExhausted);
+        }
         // Positions among this dictionary's own terms; the index keeps positions, which
         // are the ids but in a share of a cluster's dictionary.
-        let first = Id::try_from(self.local_len() as usize).expect("term ids exhausted");
+        let first = term_id(self.local_len())?;
         // The whole batch must fit in the id space, not only its first term.
-        let last = self.local_len() + terms.len() as u64;
-        Id::try_from(last as usize).expect("term ids exhausted");
-        self.global(last).expect("term ids exhausted");
+        let last = self.local_len() + terms.len() as u64 - 1;
+        term_id(last)?;
+        self.global(last).ok_or(IdsExhausted)?;
         let ids = &self.appended.ids;
         let hashes: Vec<u64> = if terms.len() < PARALLEL_LOOKUPS {
             terms.iter().map(|term| ids.hash(term)).collect()
@@ -230,16 +234,17 @@ impl Dictionary {
         };
         self.appended.terms.extend(terms.iter().cloned());
         self.appended.ids.insert_batch(&hashes, first);
-        self.global(u64::from(first)).expect("checked above")
+        // The first's id is below the last's, which was checked.
+        self.global(u64::from(first)).ok_or(IdsExhausted)
     }
 
-    fn append_new(&mut self, term: &[u8]) -> Id {
+    fn append_new(&mut self, term: &[u8]) -> Result<Id, IdsExhausted> {
         let position = self.local_len();
-        let id = self.global(position).expect("term ids exhausted");
-        let position = Id::try_from(position).expect("term ids exhausted");
+        let id = self.global(position).ok_or(IdsExhausted)?;
+        let position = term_id(position)?;
         self.appended.terms.push_back(term.into());
         self.appended.ids.insert(term, position);
-        id
+        Ok(id)
     }
 
     /// The id of `term` among this version's appended terms.
@@ -708,15 +713,15 @@ mod tests {
         // Two forks of one base give the same terms other ids.
         let mut left = base.clone();
         let mut right = base.clone();
-        assert_eq!(left.append(a), 2);
-        assert_eq!(left.append(b), 3);
-        assert_eq!(right.append(b), 2);
-        assert_eq!(right.append(c), 3);
-        assert_eq!(right.append(a), 4);
+        assert_eq!(left.append(a).unwrap(), 2);
+        assert_eq!(left.append(b).unwrap(), 3);
+        assert_eq!(right.append(b).unwrap(), 2);
+        assert_eq!(right.append(c).unwrap(), 3);
+        assert_eq!(right.append(a).unwrap(), 4);
         // A fork of a fork, then a term appended again (a failed transaction's retry).
         let mut later = left.clone();
-        assert_eq!(later.append(c), 4);
-        assert_eq!(left.append(c), 4);
+        assert_eq!(later.append(c).unwrap(), 4);
+        assert_eq!(left.append(c).unwrap(), 4);
         for (dictionary, expected) in [
             (&base, [None, None, None]),
             (&left, [Some(2), Some(3), Some(4)]),
@@ -727,7 +732,10 @@ mod tests {
                 assert_eq!(dictionary.lookup(term), id);
                 assert_eq!(dictionary.lookup_remembered(term), id);
                 let mut next = dictionary.clone();
-                assert_eq!(next.append(term), id.unwrap_or(dictionary.len() as Id));
+                assert_eq!(
+                    next.append(term).unwrap(),
+                    id.unwrap_or(dictionary.len() as Id)
+                );
             }
         }
         // A batch of appended terms is found like single ones.
@@ -735,12 +743,39 @@ mod tests {
         let terms: Vec<Arc<[u8]>> = (0..5000)
             .map(|i| format!("http://x/n{i}").as_bytes().into())
             .collect();
-        let first = batch.append_absent_batch(&terms);
+        let first = batch.append_absent_batch(&terms).unwrap();
         assert_eq!(first, 5);
         for (i, term) in terms.iter().enumerate() {
             assert_eq!(batch.lookup(term), Some(first + i as Id));
             assert_eq!(right.lookup(term), None);
         }
+    }
+
+    /// A share numbers its `p`-th term `p × count + index`: with index 2^31 - 1 of 2^31,
+    /// its second term would be `u32::MAX`, the id reserved for "no term".
+    #[test]
+    #[cfg(not(feature = "wide-ids"))]
+    fn appends_stop_before_the_reserved_largest_id() {
+        let high = || {
+            Dictionary::from_sorted(Vec::<Vec<u8>>::new()).into_share(
+                (1 << 31) - 1,
+                1 << 31,
+                crate::MAX_TERMS,
+            )
+        };
+        let mut one_by_one = high();
+        assert_eq!(one_by_one.append(b"a"), Ok((1 << 31) - 1));
+        assert_eq!(one_by_one.append(b"a"), Ok((1 << 31) - 1));
+        assert_eq!(one_by_one.append(b"b"), Err(IdsExhausted));
+        assert_eq!(one_by_one.lookup(b"b"), None);
+        assert_eq!(one_by_one.local_len(), 1);
+        // A batch that does not fit whole appends nothing.
+        let mut batch = high();
+        let terms: Vec<Arc<[u8]>> = vec![b"a".as_slice().into(), b"b".as_slice().into()];
+        assert_eq!(batch.append_absent_batch(&terms), Err(IdsExhausted));
+        assert_eq!(batch.local_len(), 0);
+        assert_eq!(batch.lookup(b"a"), None);
+        assert_eq!(batch.append_absent_batch(&terms[..1]), Ok((1 << 31) - 1));
     }
 
     #[test]
@@ -751,7 +786,7 @@ mod tests {
         let old = Dictionary::from_sorted(&terms);
         let mut new = old.clone();
         let added = b"http://x/added".to_vec();
-        let added_id = new.append(&added);
+        let added_id = new.append(&added).unwrap();
         let absent = b"http://x/absent".to_vec();
         // Twice over more terms than are remembered, so the memory fills and restarts.
         for round in 0..2 {

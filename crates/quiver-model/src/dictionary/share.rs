@@ -190,7 +190,7 @@ impl Dictionary {
         }
     }
 
-    /// The id of local position `position`.
+    /// The id of local position `position` (`None` past the ids a dictionary may assign).
     #[inline]
     pub(super) fn global(&self, position: u64) -> Option<Id> {
         let id = match &self.share {
@@ -199,7 +199,7 @@ impl Dictionary {
                 .checked_mul(u64::from(share.count))?
                 .checked_add(u64::from(share.index))?,
         };
-        Id::try_from(id).ok()
+        crate::id::term_id(id).ok()
     }
 
     /// The local position of `id`, `None` when another owner holds it.

@@ -125,9 +125,9 @@ mod tests {
             let appended: Vec<Vec<u8>> = appended.into_iter().collect();
             let (single, batch) = appended.split_at(appended.len() / 2);
             for term in single {
-                dictionary.append(term);
+                dictionary.append(term).unwrap();
             }
-            dictionary.append_absent_batch(&batch.iter().map(|t| Arc::from(&t[..])).collect::<Vec<_>>());
+            dictionary.append_absent_batch(&batch.iter().map(|t| Arc::from(&t[..])).collect::<Vec<_>>()).unwrap();
             let expected = |term: &[u8]| -> Option<Id> {
                 let sorted = terms.iter().position(|t| t == term);
                 let appended = appended.iter().position(|t| t == term);
@@ -163,7 +163,7 @@ mod tests {
             .step_by(4)
             .map(|t| Arc::from(&t[..]))
             .collect();
-        dictionary.append_absent_batch(&odd);
+        dictionary.append_absent_batch(&odd).unwrap();
         dictionary.prepare_for_writes();
         while dictionary.filter_bytes().is_none() {
             std::thread::yield_now();

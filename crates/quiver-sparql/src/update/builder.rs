@@ -77,7 +77,7 @@ impl<'a> Builder<'a> {
     /// The id of `term`, appended to the change set's new terms when the store lacks it.
     pub(crate) fn intern(&mut self, term: TermRef<'_>) -> Result<Id, QueryError> {
         let before = self.set.new_terms.len();
-        let id = self.set.intern(self.store, term);
+        let id = self.set.intern(self.store, term)?;
         if let Some(bytes) = self.set.new_terms.get(before) {
             // The encoded term, its copy as the interning map's key and the map's entry.
             let size = 2 * bytes.len() + 64;
@@ -95,8 +95,8 @@ impl<'a> Builder<'a> {
     /// Appends the encoded term `bytes`, which the caller found absent from the store and
     /// appends once, to the change set's new terms; its memory was charged already
     /// ([`Builder::charge_absent`]).
-    pub(crate) fn intern_absent_charged(&mut self, bytes: &[u8]) -> Id {
-        self.set.intern_absent(self.store, bytes)
+    pub(crate) fn intern_absent_charged(&mut self, bytes: &[u8]) -> Result<Id, QueryError> {
+        Ok(self.set.intern_absent(self.store, bytes)?)
     }
 
     /// Charges the memory of `count` quads to come, which

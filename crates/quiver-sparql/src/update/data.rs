@@ -69,10 +69,10 @@ pub(crate) fn insert_encoded<'t>(
         .into_iter()
         .enumerate()
         .map(|(local, found)| match found {
-            Some(id) => id,
+            Some(id) => Ok(id),
             None => builder.intern_absent_charged(term(local as u32)),
         })
-        .collect();
+        .collect::<Result<_, QueryError>>()?;
     builder.charge_inserts(quads.len())?;
     for &[subject, predicate, object, graph] in quads {
         let id = |local: u32| {
