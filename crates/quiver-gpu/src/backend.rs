@@ -83,6 +83,8 @@ impl Params {
 pub struct Buffer {
     ptr: u64,
     bytes: usize,
+    /// The [`Backend::id`] of the backend that allocated it.
+    backend: u64,
     /// Whatever owns the memory (frees it on drop).
     _owner: Box<dyn Any + Send + Sync>,
 }
@@ -94,10 +96,16 @@ impl std::fmt::Debug for Buffer {
 }
 
 impl Buffer {
-    pub(crate) fn new(ptr: u64, bytes: usize, owner: Box<dyn Any + Send + Sync>) -> Self {
+    pub(crate) fn new(
+        ptr: u64,
+        bytes: usize,
+        backend: u64,
+        owner: Box<dyn Any + Send + Sync>,
+    ) -> Self {
         Self {
             ptr,
             bytes,
+            backend,
             _owner: owner,
         }
     }
@@ -117,10 +125,23 @@ impl Buffer {
     }
 }
 
+/// A number no other backend of this process has, for [`Backend::id`].
+pub(crate) fn new_backend_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A device: memory, copies (synchronous) and kernel launches (in order on one stream).
+///
+/// Copies and launches take device addresses, which nothing here can check: they are
+/// `unsafe`, with their contracts below. Safe code copies through [`BackendExt`], which
+/// addresses a [`Buffer`] of the backend and checks the bounds.
 pub trait Backend: Send + Sync {
     /// The device, in words.
     fn describe(&self) -> String;
+
+    /// A number no other backend of this process has; the buffers it allocates carry it.
+    fn id(&self) -> u64;
 
     /// Device memory free and in all, in bytes.
     fn memory(&self) -> Result<(usize, usize), GpuError>;
@@ -129,37 +150,73 @@ pub trait Backend: Send + Sync {
     fn alloc(&self, bytes: usize) -> Result<Buffer, GpuError>;
 
     /// Copies `src` to the device at `dst`.
-    fn upload(&self, dst: u64, src: &[u8]) -> Result<(), GpuError>;
+    ///
+    /// # Safety
+    /// `dst..dst + src.len()` lies inside one live [`Buffer`] allocated by this backend.
+    unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<(), GpuError>;
 
     /// Copies device memory at `src` into `dst`, once every launch before it has finished.
-    fn download(&self, src: u64, dst: &mut [u8]) -> Result<(), GpuError>;
+    ///
+    /// # Safety
+    /// `src..src + dst.len()` lies inside one live [`Buffer`] allocated by this backend.
+    unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<(), GpuError>;
 
     /// Runs `kernel` over `threads` indexes (its grid-stride loop covers them all).
-    fn launch(&self, kernel: Kernel, threads: u64, params: &Params) -> Result<(), GpuError>;
+    ///
+    /// # Safety
+    /// Every address in `params` is inside a live [`Buffer`] of this backend, and each
+    /// buffer holds every element that `kernel` reads or writes for `threads` indexes and
+    /// the counts in `params` (the contracts of `kernels.cu`); buffers the kernel writes
+    /// are not read by the host until it has finished ([`Backend::synchronize`], or a
+    /// download, which waits).
+    unsafe fn launch(&self, kernel: Kernel, threads: u64, params: &Params) -> Result<(), GpuError>;
 
     /// Waits for every launch and copy.
     fn synchronize(&self) -> Result<(), GpuError>;
 }
 
-/// Typed copies on top of a [`Backend`].
+/// Bounds-checked, typed copies on top of a [`Backend`].
 pub trait BackendExt: Backend {
     /// A new buffer holding `values`.
     fn upload_slice<T: bytemuck::Pod>(&self, values: &[T]) -> Result<Buffer, GpuError> {
         let buffer = self.alloc(std::mem::size_of_val(values))?;
-        self.upload(buffer.ptr(), bytemuck::cast_slice(values))?;
+        // SAFETY: the buffer was just allocated by this backend, `values`' size long.
+        unsafe { self.upload(buffer.ptr(), bytemuck::cast_slice(values))? };
         Ok(buffer)
     }
 
-    /// `count` values of `T` read at `src`.
+    /// `count` values of `T` of `buffer`, from element `first` on; fails when they are
+    /// not all inside it.
     fn download_vec<T: bytemuck::Pod + Default>(
         &self,
-        src: u64,
+        buffer: &Buffer,
+        first: usize,
         count: usize,
     ) -> Result<Vec<T>, GpuError> {
+        let size = std::mem::size_of::<T>();
+        if buffer.backend != self.id() {
+            return Err(GpuError::Unavailable(
+                "a buffer of another device was given".into(),
+            ));
+        }
+        let end = first
+            .checked_add(count)
+            .and_then(|end| end.checked_mul(size))
+            .filter(|&end| end <= buffer.bytes())
+            .ok_or_else(|| {
+                GpuError::Unavailable(format!(
+                    "elements {first}..+{count} of {size} bytes are outside a buffer of {} bytes",
+                    buffer.bytes()
+                ))
+            })?;
         let mut values = vec![T::default(); count];
         if count > 0 {
-            self.download(src, bytemuck::cast_slice_mut(&mut values))?;
+            // SAFETY: `buffer.at::<T>(first)..` plus the bytes of `values` ends at `end`,
+            // inside the buffer, which this backend allocated (both checked above) and
+            // which is alive (borrowed).
+            unsafe { self.download(buffer.at::<T>(first), bytemuck::cast_slice_mut(&mut values))? };
         }
+        debug_assert!(end >= size * count);
         Ok(values)
     }
 

@@ -109,6 +109,8 @@ pub struct CudaBackend {
     /// The pinned buffer large downloads go through; also held by every launch and copy,
     /// so that those of several threads do not interleave on the stream.
     staging: Mutex<PinnedHostSlice<u8>>,
+    /// [`Backend::id`].
+    id: u64,
 }
 
 /// Bytes of each half of the pinned staging buffer: a download larger than one half goes
@@ -191,6 +193,7 @@ impl CudaBackend {
             max_blocks,
             pooled,
             staging: Mutex::new(staging),
+            id: crate::backend::new_backend_id(),
         })
     }
 
@@ -223,7 +226,11 @@ impl CudaBackend {
     }
 
     /// Launches `kernel` on `stream`.
-    pub(crate) fn launch_on(
+    ///
+    /// # Safety
+    /// As [`Backend::launch`]: the addresses in `params` are inside live buffers of this
+    /// backend, large enough for the kernel.
+    pub(crate) unsafe fn launch_on(
         &self,
         stream: &CudaStream,
         kernel: Kernel,
@@ -296,6 +303,10 @@ fn libraries_nvrtc_only() -> Result<(), GpuError> {
 }
 
 impl Backend for CudaBackend {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
     fn describe(&self) -> String {
         let (major, minor) = self.info.compute_capability;
         format!(
@@ -327,6 +338,7 @@ impl Backend for CudaBackend {
         Ok(Buffer::new(
             ptr,
             bytes,
+            self.id,
             Box::new(DeviceMemory {
                 ctx: self.ctx.clone(),
                 stream: self.pooled.then(|| self.stream.clone()),
@@ -335,7 +347,7 @@ impl Backend for CudaBackend {
         ))
     }
 
-    fn upload(&self, dst: u64, src: &[u8]) -> Result<(), GpuError> {
+    unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<(), GpuError> {
         if src.is_empty() {
             return Ok(());
         }
@@ -346,7 +358,7 @@ impl Backend for CudaBackend {
         unsafe { result::memcpy_htod_async(dst, src, self.stream.cu_stream()) }.map_err(driver)
     }
 
-    fn download(&self, src: u64, dst: &mut [u8]) -> Result<(), GpuError> {
+    unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<(), GpuError> {
         if dst.is_empty() {
             return Ok(());
         }
@@ -393,10 +405,11 @@ impl Backend for CudaBackend {
         self.stream.synchronize().map_err(driver)
     }
 
-    fn launch(&self, kernel: Kernel, threads: u64, params: &Params) -> Result<(), GpuError> {
+    unsafe fn launch(&self, kernel: Kernel, threads: u64, params: &Params) -> Result<(), GpuError> {
         let _guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         self.ctx.bind_to_thread().map_err(driver)?;
-        self.launch_on(&self.stream, kernel, threads, params)
+        // SAFETY: the caller's contract is `launch_on`'s.
+        unsafe { self.launch_on(&self.stream, kernel, threads, params) }
     }
 
     fn synchronize(&self) -> Result<(), GpuError> {

@@ -16,8 +16,9 @@ use crate::GpuError;
 type KernelFn = unsafe extern "C" fn(Params);
 
 /// The host backend.
-pub struct HostBackend {
+pub(crate) struct HostBackend {
     library: Arc<libloading::Library>,
+    id: u64,
 }
 
 impl std::fmt::Debug for HostBackend {
@@ -68,9 +69,10 @@ fn compile() -> Result<Arc<libloading::Library>, GpuError> {
 
 impl HostBackend {
     /// Compiles the kernels (once per process) and loads them.
-    pub fn new() -> Result<Self, GpuError> {
+    pub(crate) fn new() -> Result<Self, GpuError> {
         Ok(Self {
             library: compile()?,
+            id: crate::backend::new_backend_id(),
         })
     }
 }
@@ -78,6 +80,10 @@ impl HostBackend {
 impl Backend for HostBackend {
     fn describe(&self) -> String {
         "host (the kernels compiled for the CPU)".into()
+    }
+
+    fn id(&self) -> u64 {
+        self.id
     }
 
     fn memory(&self) -> Result<(usize, usize), GpuError> {
@@ -88,23 +94,23 @@ impl Backend for HostBackend {
         let words = bytes.div_ceil(8).max(1);
         let memory: Box<[u64]> = vec![0u64; words].into_boxed_slice();
         let ptr = memory.as_ptr() as u64;
-        Ok(Buffer::new(ptr, bytes, Box::new(memory)))
+        Ok(Buffer::new(ptr, bytes, self.id, Box::new(memory)))
     }
 
-    fn upload(&self, dst: u64, src: &[u8]) -> Result<(), GpuError> {
-        // SAFETY: `dst` points into a buffer of this backend at least `src.len()` long
-        // (callers address their own buffers).
+    unsafe fn upload(&self, dst: u64, src: &[u8]) -> Result<(), GpuError> {
+        // SAFETY: `dst..dst + src.len()` is inside a live buffer of this backend, host
+        // memory (the caller's contract).
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
         Ok(())
     }
 
-    fn download(&self, src: u64, dst: &mut [u8]) -> Result<(), GpuError> {
+    unsafe fn download(&self, src: u64, dst: &mut [u8]) -> Result<(), GpuError> {
         // SAFETY: as for `upload`.
         unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
         Ok(())
     }
 
-    fn launch(&self, kernel: Kernel, threads: u64, params: &Params) -> Result<(), GpuError> {
+    unsafe fn launch(&self, kernel: Kernel, threads: u64, params: &Params) -> Result<(), GpuError> {
         if threads == 0 {
             return Ok(());
         }
@@ -112,12 +118,35 @@ impl Backend for HostBackend {
         let function: libloading::Symbol<'_, KernelFn> =
             unsafe { self.library.get(kernel.symbol().as_bytes()) }
                 .map_err(|e| GpuError::Unavailable(format!("{}: {e}", kernel.symbol())))?;
-        // SAFETY: the parameters address buffers of this backend, as the kernel expects.
+        // SAFETY: the parameters address live buffers of this backend large enough for
+        // the kernel (the caller's contract).
         unsafe { function(*params) };
         Ok(())
     }
 
     fn synchronize(&self) -> Result<(), GpuError> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::BackendExt;
+
+    #[test]
+    fn downloads_stay_inside_a_buffer_of_their_own_backend() {
+        let backend = HostBackend::new().unwrap();
+        let buffer = backend.upload_slice(&[1u64, 2, 3]).unwrap();
+        assert_eq!(
+            backend.download_vec::<u64>(&buffer, 1, 2).unwrap(),
+            vec![2, 3]
+        );
+        assert!(backend.download_vec::<u64>(&buffer, 2, 2).is_err());
+        assert!(backend.download_vec::<u64>(&buffer, usize::MAX, 2).is_err());
+        assert!(backend.download_vec::<u32>(&buffer, 0, 7).is_err());
+        assert_eq!(backend.download_vec::<u32>(&buffer, 0, 6).unwrap().len(), 6);
+        let other = HostBackend::new().unwrap();
+        assert!(other.download_vec::<u64>(&buffer, 0, 1).is_err());
     }
 }

@@ -90,20 +90,23 @@ pub fn lookup_batch(
     let device_keys = backend.upload_slice(keys)?;
     let digests = backend.alloc_of::<u64>(n)?;
     let found = backend.alloc_of::<u8>(n)?;
-    backend.launch(
-        Kernel::KvLookup,
-        n as u64,
-        &params(
-            graph,
-            device_keys.ptr(),
+    // SAFETY: the keys, digests and found flags hold `n` elements each; the graph's arrays are alive.
+    unsafe {
+        backend.launch(
+            Kernel::KvLookup,
             n as u64,
-            digests.ptr(),
-            found.ptr(),
-        ),
-    )?;
+            &params(
+                graph,
+                device_keys.ptr(),
+                n as u64,
+                digests.ptr(),
+                found.ptr(),
+            ),
+        )
+    }?;
     Ok((
-        backend.download_vec(digests.ptr(), n)?,
-        backend.download_vec(found.ptr(), n)?,
+        backend.download_vec(&digests, 0, n)?,
+        backend.download_vec(&found, 0, n)?,
     ))
 }
 
@@ -191,18 +194,16 @@ mod pipelined {
                 result::memcpy_htod_async(device_keys.ptr(), &key_slice[start..end], raw)
                     .map_err(driver)?;
             }
-            cuda.launch_on(
-                stream,
-                Kernel::KvLookup,
+            let lookup = params(
+                graph,
+                device_keys.ptr(),
                 count as u64,
-                &params(
-                    graph,
-                    device_keys.ptr(),
-                    count as u64,
-                    device_digests.ptr(),
-                    device_found.ptr(),
-                ),
-            )?;
+                device_digests.ptr(),
+                device_found.ptr(),
+            );
+            // SAFETY: the lane's buffers hold `batch` ≥ `count` elements each, allocated by
+            // this backend; the graph's arrays are alive.
+            unsafe { cuda.launch_on(stream, Kernel::KvLookup, count as u64, &lookup) }?;
             // SAFETY: as above.
             unsafe {
                 result::memcpy_dtoh_async(&mut digest_slice[start..end], device_digests.ptr(), raw)

@@ -18,7 +18,7 @@ pub mod check;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod device;
-pub mod host;
+mod host;
 pub mod kv;
 pub mod locate;
 pub mod resident;

@@ -80,7 +80,7 @@ pub(crate) fn run_steps(
     run.columns = table
         .columns
         .iter()
-        .map(|column| backend.download_vec::<Id>(column.ptr(), table.rows))
+        .map(|column| backend.download_vec::<Id>(column, 0, table.rows))
         .collect::<Result<_, _>>()?;
     run.rows = table.rows;
     run.download_bytes = table.columns.len() * table.rows * ID_BYTES;
@@ -107,41 +107,47 @@ fn run_step(
             let starts = backend.alloc_of::<u64>(n as usize)?;
             let pos = backend.alloc_of::<u64>(n as usize + 1)?;
             memory.try_resize(table_bytes + (2 * n as usize + 1) * 8)?;
-            backend.launch(
-                Kernel::ExpandLookup,
-                n + 1,
-                &Params::new(&[
-                    source,
-                    source_const,
-                    n,
-                    offsets,
-                    vertices,
-                    words,
-                    keys,
-                    predicate,
-                    starts.ptr(),
-                    pos.ptr(),
-                ]),
-            )?;
-            let total = scan_total(backend, pos.ptr(), n)?;
+            // SAFETY: the table's columns, the graph's arrays and the buffers allocated above are alive and hold every element the kernel indexes (`kernels.cu`): n + 1 positions, `total` outputs.
+            unsafe {
+                backend.launch(
+                    Kernel::ExpandLookup,
+                    n + 1,
+                    &Params::new(&[
+                        source,
+                        source_const,
+                        n,
+                        offsets,
+                        vertices,
+                        words,
+                        keys,
+                        predicate,
+                        starts.ptr(),
+                        pos.ptr(),
+                    ]),
+                )
+            }?;
+            let total = scan_total(backend, &pos, n)?;
             ensure_addressable(total as usize)?;
             let outputs = output_bytes(total, table.columns.len() + 1);
             memory.try_resize(table_bytes + (2 * n as usize + 1) * 8 + outputs)?;
             let selection = backend.alloc_of::<u32>(total as usize)?;
             let column = backend.alloc_of::<Id>(total as usize)?;
-            backend.launch(
-                Kernel::ExpandEmit,
-                total,
-                &Params::new(&[
-                    pos.ptr(),
-                    n,
-                    starts.ptr(),
-                    words,
+            // SAFETY: the table's columns, the graph's arrays and the buffers allocated above are alive and hold every element the kernel indexes (`kernels.cu`): n + 1 positions, `total` outputs.
+            unsafe {
+                backend.launch(
+                    Kernel::ExpandEmit,
                     total,
-                    selection.ptr(),
-                    column.ptr(),
-                ]),
-            )?;
+                    &Params::new(&[
+                        pos.ptr(),
+                        n,
+                        starts.ptr(),
+                        words,
+                        total,
+                        selection.ptr(),
+                        column.ptr(),
+                    ]),
+                )
+            }?;
             (
                 Selection {
                     buffer: selection,
@@ -154,34 +160,40 @@ fn run_step(
             let [target, target_const] = end_slots(&table, target);
             let pos = backend.alloc_of::<u64>(n as usize + 1)?;
             memory.try_resize(table_bytes + (n as usize + 1) * 8)?;
-            backend.launch(
-                Kernel::Check,
-                n + 1,
-                &Params::new(&[
-                    source,
-                    source_const,
-                    n,
-                    offsets,
-                    vertices,
-                    words,
-                    keys,
-                    predicate,
-                    target,
-                    target_const,
-                    UNBOUND as u64,
-                    pos.ptr(),
-                ]),
-            )?;
-            let total = scan_total(backend, pos.ptr(), n)?;
+            // SAFETY: the table's columns, the graph's arrays and the buffers allocated above are alive and hold every element the kernel indexes (`kernels.cu`): n + 1 positions, `total` outputs.
+            unsafe {
+                backend.launch(
+                    Kernel::Check,
+                    n + 1,
+                    &Params::new(&[
+                        source,
+                        source_const,
+                        n,
+                        offsets,
+                        vertices,
+                        words,
+                        keys,
+                        predicate,
+                        target,
+                        target_const,
+                        UNBOUND as u64,
+                        pos.ptr(),
+                    ]),
+                )
+            }?;
+            let total = scan_total(backend, &pos, n)?;
             memory.try_resize(
                 table_bytes + (n as usize + 1) * 8 + output_bytes(total, table.columns.len()),
             )?;
             let selection = backend.alloc_of::<u32>(total as usize)?;
-            backend.launch(
-                Kernel::Compact,
-                n,
-                &Params::new(&[pos.ptr(), n, selection.ptr()]),
-            )?;
+            // SAFETY: the table's columns, the graph's arrays and the buffers allocated above are alive and hold every element the kernel indexes (`kernels.cu`): n + 1 positions, `total` outputs.
+            unsafe {
+                backend.launch(
+                    Kernel::Compact,
+                    n,
+                    &Params::new(&[pos.ptr(), n, selection.ptr()]),
+                )
+            }?;
             (
                 Selection {
                     buffer: selection,
@@ -198,52 +210,58 @@ fn run_step(
             let pos = backend.alloc_of::<u64>(n as usize + 1)?;
             let lookup_bytes = (5 * n as usize + 1) * 8;
             memory.try_resize(table_bytes + lookup_bytes)?;
-            backend.launch(
-                Kernel::IntersectLookup,
-                n + 1,
-                &Params::new(&[
-                    source,
-                    source_const,
-                    other_source,
-                    other_const,
-                    n,
-                    offsets,
-                    vertices,
-                    words,
-                    keys,
-                    predicate,
-                    other_offsets,
-                    other_vertices,
-                    other_words,
-                    other_keys,
-                    other_predicate as u64,
-                    info.ptr(),
-                    pos.ptr(),
-                ]),
-            )?;
-            let candidates = scan_total(backend, pos.ptr(), n)?;
+            // SAFETY: the table's columns, the graph's arrays and the buffers allocated above are alive and hold every element the kernel indexes (`kernels.cu`): n + 1 positions, `total` outputs.
+            unsafe {
+                backend.launch(
+                    Kernel::IntersectLookup,
+                    n + 1,
+                    &Params::new(&[
+                        source,
+                        source_const,
+                        other_source,
+                        other_const,
+                        n,
+                        offsets,
+                        vertices,
+                        words,
+                        keys,
+                        predicate,
+                        other_offsets,
+                        other_vertices,
+                        other_words,
+                        other_keys,
+                        other_predicate as u64,
+                        info.ptr(),
+                        pos.ptr(),
+                    ]),
+                )
+            }?;
+            let candidates = scan_total(backend, &pos, n)?;
             ensure_addressable(candidates as usize)?;
             let candidate_bytes = candidates as usize * (4 + ID_BYTES + 8) + 8;
             memory.try_resize(table_bytes + lookup_bytes + candidate_bytes)?;
             let candidate_rows = backend.alloc_of::<u32>(candidates as usize)?;
             let candidate_values = backend.alloc_of::<Id>(candidates as usize)?;
             let flags = backend.alloc_of::<u64>(candidates as usize + 1)?;
-            backend.launch(
-                Kernel::IntersectCandidates,
-                candidates + 1,
-                &Params::new(&[
-                    pos.ptr(),
-                    n,
-                    info.ptr(),
-                    words,
-                    other_words,
-                    candidates,
-                    candidate_rows.ptr(),
-                    candidate_values.ptr(),
-                    flags.ptr(),
-                ]),
-            )?;
-            let total = scan_total(backend, flags.ptr(), candidates)?;
+            // SAFETY: the table's columns, the graph's arrays and the buffers allocated above are alive and hold every element the kernel indexes (`kernels.cu`): n + 1 positions, `total` outputs.
+            unsafe {
+                backend.launch(
+                    Kernel::IntersectCandidates,
+                    candidates + 1,
+                    &Params::new(&[
+                        pos.ptr(),
+                        n,
+                        info.ptr(),
+                        words,
+                        other_words,
+                        candidates,
+                        candidate_rows.ptr(),
+                        candidate_values.ptr(),
+                        flags.ptr(),
+                    ]),
+                )
+            }?;
+            let total = scan_total(backend, &flags, candidates)?;
             ensure_addressable(total as usize)?;
             memory.try_resize(
                 table_bytes
@@ -253,18 +271,21 @@ fn run_step(
             )?;
             let selection = backend.alloc_of::<u32>(total as usize)?;
             let column = backend.alloc_of::<Id>(total as usize)?;
-            backend.launch(
-                Kernel::CompactPairs,
-                candidates,
-                &Params::new(&[
-                    flags.ptr(),
+            // SAFETY: the table's columns, the graph's arrays and the buffers allocated above are alive and hold every element the kernel indexes (`kernels.cu`): n + 1 positions, `total` outputs.
+            unsafe {
+                backend.launch(
+                    Kernel::CompactPairs,
                     candidates,
-                    candidate_rows.ptr(),
-                    candidate_values.ptr(),
-                    selection.ptr(),
-                    column.ptr(),
-                ]),
-            )?;
+                    &Params::new(&[
+                        flags.ptr(),
+                        candidates,
+                        candidate_rows.ptr(),
+                        candidate_values.ptr(),
+                        selection.ptr(),
+                        column.ptr(),
+                    ]),
+                )
+            }?;
             (
                 Selection {
                     buffer: selection,
@@ -309,15 +330,18 @@ fn gather(
     selection: &Selection,
 ) -> Result<Buffer, QueryError> {
     let out = backend.alloc_of::<Id>(selection.rows as usize)?;
-    backend.launch(
-        Kernel::Gather,
-        selection.rows,
-        &Params::new(&[
-            column.ptr(),
-            selection.buffer.ptr(),
+    // SAFETY: the table's columns, the graph's arrays and the buffers allocated above are alive and hold every element the kernel indexes (`kernels.cu`): n + 1 positions, `total` outputs.
+    unsafe {
+        backend.launch(
+            Kernel::Gather,
             selection.rows,
-            out.ptr(),
-        ]),
-    )?;
+            &Params::new(&[
+                column.ptr(),
+                selection.buffer.ptr(),
+                selection.rows,
+                out.ptr(),
+            ]),
+        )
+    }?;
     Ok(out)
 }
