@@ -14,29 +14,17 @@ use pyo3::exceptions::{PyAttributeError, PyIndexError, PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyInt, PyList, PyString};
 use quiver_sparql::Solutions;
-use quiver_store::Store;
 
 use crate::terms::{term_to_python, Triple, Variable};
 
-/// Solutions together with the store they borrow from.
+/// Solutions that hold the store they read from (an `Arc`), so Python can keep them.
 pub struct OwnedSolutions {
-    // Declared before `_store`, so it is dropped first.
     solutions: Solutions<'static>,
-    _store: Arc<Store>,
 }
 
 impl OwnedSolutions {
-    /// Runs `execute` on the store and keeps the store alive beside its solutions.
-    pub fn new(store: Arc<Store>, solutions: Solutions<'_>) -> Self {
-        // SAFETY: `solutions` borrows the store behind `store`, an `Arc` whose pointee
-        // never moves; the `Arc` is kept in the same struct and dropped after the
-        // solutions, so the borrow outlives every use.
-        let solutions =
-            unsafe { std::mem::transmute::<Solutions<'_>, Solutions<'static>>(solutions) };
-        Self {
-            solutions,
-            _store: store,
-        }
+    pub fn new(solutions: Solutions<'static>) -> Self {
+        Self { solutions }
     }
 }
 

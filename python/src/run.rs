@@ -21,23 +21,20 @@ const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
 /// Runs `work` with the GIL released; on the main thread, a pending signal whose handler
 /// raises sets `cancel` and returns that exception once `work` has stopped.
-pub fn interruptible<T: Send>(
+pub fn interruptible<T: Send + 'static>(
     py: Python<'_>,
     cancel: &Arc<AtomicBool>,
-    work: impl FnOnce() -> T + Send,
+    work: impl FnOnce() -> T + Send + 'static,
 ) -> PyResult<T> {
     if !on_main_thread(py)? {
         return Ok(py.allow_threads(work));
     }
     let (sender, receiver) = mpsc::sync_channel(1);
-    let job: Box<dyn FnOnce() + Send + '_> = Box::new(move || {
+    // The work owns what it reads ('static): the worker thread may outlive this call.
+    let job: Job = Box::new(move || {
         let _ = sender.send(panic::catch_unwind(AssertUnwindSafe(work)));
     });
-    // SAFETY: the job may borrow from this frame, so this function returns only once the
-    // job has ended: `wait` returns `Done` after its answer, `Lost` after its sender is
-    // dropped (the job consumed), and after an interruption the receiver is drained to
-    // the same point. A job no worker takes comes back from `submit` and runs in place.
-    let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + '_>, Job>(job) };
+    // A job no worker takes comes back from `submit` and runs in place.
     if let Err(job) = submit(job) {
         job.0();
     }

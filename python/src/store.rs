@@ -45,7 +45,7 @@ pub struct Store {
     writing: Mutex<()>,
     /// Queries prepared on the latest version, by text: a repeated light query is neither
     /// parsed nor planned again.
-    queries: QueryCache,
+    queries: Arc<QueryCache>,
 }
 
 /// Prepared queries kept per store.
@@ -290,7 +290,7 @@ impl Store {
             database: Arc::new(database),
             path,
             writing: Mutex::new(()),
-            queries: QueryCache::new(CACHED_QUERIES),
+            queries: Arc::new(QueryCache::new(CACHED_QUERIES)),
         })
     }
 
@@ -422,31 +422,33 @@ impl Store {
             base_iri,
             ..PrepareOptions::default()
         };
-        let cache = &self.queries;
-        let run = |cached: Option<Arc<CachedQuery>>| -> Result<Answer, QueryError> {
+        let cache = Arc::clone(&self.queries);
+        let cached = cache.get(&store, query, &prepare_options);
+        let text = query.to_owned();
+        // Owns what it reads: it may run on the worker thread of `interruptible`.
+        let run = move |cached: Option<Arc<CachedQuery>>| -> Result<Answer, QueryError> {
             let cached = match cached {
                 Some(cached) => cached,
-                None => cache.prepare(&store, query, &prepare_options)?.0,
+                None => cache.prepare(&store, &text, &prepare_options)?.0,
             };
             let started = Instant::now();
             let results = cached.query.execute(&store, &options)?;
             cached.record_cost(started.elapsed().as_secs_f64() * 1e6, 0);
             Ok(match results {
                 QueryResults::Solutions(solutions) => {
-                    Answer::Solutions(OwnedSolutions::new(Arc::clone(&store), solutions))
+                    Answer::Solutions(OwnedSolutions::new(solutions.with_shared_store(&store)?))
                 }
                 QueryResults::Boolean(value) => Answer::Boolean(value),
                 QueryResults::Graph(triples) => Answer::Graph(triples),
             })
         };
-        let cached = cache.get(&store, query, &prepare_options);
         let answer = if cached
             .as_ref()
             .is_some_and(|c| c.was_cheaper_than(INLINE_MICROS, u64::MAX))
         {
-            py.allow_threads(|| run(cached))
+            py.allow_threads(move || run(cached))
         } else {
-            interruptible(py, &cancel, || run(cached))?
+            interruptible(py, &cancel, move || run(cached))?
         }
         .map_err(query_error)?;
         Ok(match answer {
@@ -500,8 +502,9 @@ impl Store {
             cancel: Some(Arc::clone(&cancel)),
             ..ExecOptions::default()
         };
-        interruptible(py, &cancel, || {
-            database.update(update, base_iri.as_deref(), &options)
+        let update = update.to_owned();
+        interruptible(py, &cancel, move || {
+            database.update(&update, base_iri.as_deref(), &options)
         })?
         .map_err(db_error)?;
         Ok(())

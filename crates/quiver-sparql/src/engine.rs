@@ -134,9 +134,27 @@ pub struct Solutions<'a> {
     pub variables: Vec<Variable>,
     columns: Vec<VarId>,
     table: Table,
-    store: &'a Store,
+    store: StoreRef<'a>,
     /// Terms computed by the query (see `eval::LocalTerms`).
     locals: Vec<Term>,
+}
+
+/// The store solutions decode their ids with: borrowed, or shared (solutions that outlive
+/// the caller's borrow: the Python package's).
+enum StoreRef<'a> {
+    Borrowed(&'a Store),
+    Shared(Arc<Store>),
+}
+
+impl std::ops::Deref for StoreRef<'_> {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        match self {
+            StoreRef::Borrowed(store) => store,
+            StoreRef::Shared(store) => store,
+        }
+    }
 }
 
 /// What happened during an execution, for EXPLAIN.
@@ -387,7 +405,7 @@ impl PreparedQuery {
                     variables: variables.clone(),
                     columns,
                     table,
-                    store,
+                    store: StoreRef::Borrowed(store),
                     locals: evaluator.local_terms(),
                 })
             }
@@ -496,6 +514,23 @@ fn construct(
 }
 
 impl Solutions<'_> {
+    /// These solutions holding `store`, the store they were computed on, instead of
+    /// borrowing it: they may then outlive the borrow. Fails for another store.
+    pub fn with_shared_store(self, store: &Arc<Store>) -> Result<Solutions<'static>, QueryError> {
+        if !std::ptr::eq(&*self.store, &**store) {
+            return Err(QueryError::Plan(
+                "the solutions were computed on another store".into(),
+            ));
+        }
+        Ok(Solutions {
+            variables: self.variables,
+            columns: self.columns,
+            table: self.table,
+            store: StoreRef::Shared(Arc::clone(store)),
+            locals: self.locals,
+        })
+    }
+
     pub fn len(&self) -> usize {
         self.table.rows
     }
@@ -634,7 +669,7 @@ impl Solutions<'_> {
 
     /// The store the solutions' ids belong to.
     pub fn store(&self) -> &Store {
-        self.store
+        &self.store
     }
 
     /// The raw ids of row `row` (for comparisons without decoding).
