@@ -3,7 +3,9 @@ quads, a directory store keeps its updates across reopening, and `quiver query` 
 """
 
 import collections
+import os
 import subprocess
+import sys
 
 import pytest
 
@@ -211,3 +213,25 @@ def test_a_repeated_query_sees_every_write():
     assert ask() == (1, [f"{E}carol"])
     store.load(f"<{E}alice> <{E}knows> <{E}dan> .".encode(), "nt")
     assert ask() == (2, [f"{E}carol", f"{E}dan"])
+
+
+def test_the_package_ignores_the_tests_full_disk_variable(tmp_path):
+    # The simulated full disk of the Rust tests (QUIVER_FAULT_WRITE_LIMIT) exists only in
+    # builds with their feature; a wheel ignores it: with a budget of 0 bytes, every log
+    # append and snapshot write would otherwise fail.
+    path = tmp_path / "store"
+    data = tmp_path / "data.nt"
+    data.write_text("<http://e/s> <http://e/p> <http://e/o> .\n")
+    script = (
+        "import sys, quiver\n"
+        "store = quiver.Store(sys.argv[1])\n"
+        "store.load(path=sys.argv[2])\n"
+        "store.update('INSERT DATA { <http://e/s> <http://e/p> <http://e/o2> }')\n"
+    )
+    env = dict(os.environ, QUIVER_FAULT_WRITE_LIMIT="0")
+    child = subprocess.run(
+        [sys.executable, "-c", script, str(path), str(data)],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert child.returncode == 0, child.stderr
+    assert len(quiver.Store(path)) == 2

@@ -1,4 +1,5 @@
-//! A test hook that simulates a full disk under the snapshot writer.
+//! A test hook that simulates a full disk under the snapshot writer (read only with the
+//! `fault-injection` feature, which only the tests turn on).
 //!
 //! When the environment variable `QUIVER_FAULT_WRITE_LIMIT` holds a number of bytes `N`,
 //! the snapshot writers of the process share a budget of `N` bytes: the write that would
@@ -28,6 +29,8 @@ enum Hook {
 fn hook() -> &'static Hook {
     static HOOK: OnceLock<Hook> = OnceLock::new();
     HOOK.get_or_init(|| match std::env::var(WRITE_LIMIT_VAR) {
+        // Built without the tests' feature (every release binary): the variable is ignored.
+        _ if !cfg!(feature = "fault-injection") => Hook::Off,
         Err(_) => Hook::Off,
         Ok(value) => match value.trim().parse::<u64>() {
             Ok(limit) => Hook::Limit(AtomicU64::new(limit)),
