@@ -89,8 +89,13 @@ pub(crate) struct Inner {
     checkpoint_running: AtomicBool,
     open_report: OpenReport,
     /// The lock that makes this the store's only writer, held while the database is open
-    /// (`None`: read-only or in memory).
-    _write_lock: Option<std::fs::File>,
+    /// (`None`: read-only, in memory, or closed). Released by [`Database`]'s `drop`
+    /// explicitly, not by closing the file: a child process forked meanwhile (by any
+    /// thread, before its `exec`) holds a copy of the descriptor, and with it the lock.
+    write_lock: Mutex<Option<std::fs::File>>,
+    /// Set when the [`Database`] is dropped: a checkpoint asked for on another thread
+    /// after that does nothing (the lock is free; another process may write the store).
+    closed: AtomicBool,
 }
 
 /// The file whose lock marks the one process writing a store.
@@ -142,6 +147,14 @@ impl Drop for Database {
             .take();
         if let Some(handle) = background {
             let _ = handle.join();
+        }
+        // Wait for a checkpoint that another thread runs, then let none start.
+        let inner = &self.inner;
+        let _checkpoint = lock(&inner.checkpoint);
+        inner.closed.store(true, Ordering::Release);
+        if let Some(file) = lock(&inner.write_lock).take() {
+            // Unlocking releases the lock for every copy of the descriptor.
+            let _ = file.unlock();
         }
     }
 }
@@ -239,7 +252,8 @@ impl Database {
             checkpoint_running: AtomicBool::new(false),
             open_report: recovered.report,
             options,
-            _write_lock: write_lock,
+            write_lock: Mutex::new(write_lock),
+            closed: AtomicBool::new(false),
         });
         if inner.options.sync == SyncMode::Batch && inner.log.is_some() {
             let weak = Arc::downgrade(&inner);
@@ -248,6 +262,9 @@ impl Database {
                 .spawn(move || loop {
                     std::thread::sleep(BATCH_SYNC_INTERVAL);
                     let Some(inner) = weak.upgrade() else { return };
+                    if inner.closed.load(Ordering::Acquire) {
+                        return;
+                    }
                     if let Some(log) = &inner.log {
                         let _ = log.sync(false);
                     }
@@ -280,7 +297,8 @@ impl Database {
                 checkpoint: Mutex::new(()),
                 checkpoint_running: AtomicBool::new(false),
                 open_report: OpenReport::default(),
-                _write_lock: None,
+                write_lock: Mutex::new(None),
+                closed: AtomicBool::new(false),
             }),
             background: Mutex::default(),
         }
@@ -568,6 +586,11 @@ struct Transaction {
 fn checkpoint(inner: &Inner) -> Result<CheckpointReport, DbError> {
     inner.check_writable()?;
     let _checkpoint = lock(&inner.checkpoint);
+    if inner.closed.load(Ordering::Acquire) {
+        return Err(DbError::ReadOnly(
+            "the database was closed before the checkpoint began".into(),
+        ));
+    }
     let (Some(dir), Some(log)) = (&inner.dir, &inner.log) else {
         return Ok(CheckpointReport::default());
     };
