@@ -1411,7 +1411,13 @@ fn large_random_queries_agree_on_two_threads() {
     let (queries, parallel) = (stats.queries.get(), stats.parallel.get());
     let skipped = stats.skipped.get();
     eprintln!("{queries} large queries, {parallel} explored in parallel, {skipped} too large");
-    assert!(skipped <= queries, "too many queries skipped: {skipped}");
+    // Most queries ran (a query over the engine's row cap is skipped), and the parallel
+    // path ran (about half the queries take it).
+    assert!(
+        skipped * 4 <= queries,
+        "{skipped} of {queries} queries skipped as too large"
+    );
+    assert!(parallel > 0, "no query of {queries} explored in parallel");
 }
 
 /// A fixed case of parallel exploration: the 6,084 rows of a cross product seed an
