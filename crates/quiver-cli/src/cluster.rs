@@ -36,6 +36,7 @@ pub fn run(mut args: ClusterArgs) -> Result<()> {
     )?;
     args.serve.cluster = Some(peers.hosts().to_owned());
     args.serve.process = 0;
+    args.serve.listener = peers.listener.clone();
     let served = crate::serve::run(args.serve);
     // The others return once process 0's dataflow has ended; if serving failed early they
     // may wait for it forever, so they are stopped at once.

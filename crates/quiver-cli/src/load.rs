@@ -58,6 +58,10 @@ pub struct LoadArgs {
     /// Workers per process of a cluster load, one partition each
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub workers: u32,
+    /// This process's listening socket in --cluster, inherited as this descriptor from the
+    /// process that started it (`--processes`): no port to bind, none to race for
+    #[arg(long, value_name = "FD", requires = "cluster", hide = true)]
+    pub listen_fd: Option<i32>,
     /// Write a cluster load's figures (per partition and in all) to this JSON file
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -80,6 +80,7 @@ pub fn run(args: LoadArgs, threads: usize) -> Result<()> {
                 process: 0,
                 addresses: peers.addresses.clone(),
                 workers,
+                listener: peers.listener.clone(),
             };
             let loaded = progress.load(&args.location, input, config);
             // The others end with process 0 (a failed load ends them all).
@@ -104,6 +105,7 @@ pub fn run(args: LoadArgs, threads: usize) -> Result<()> {
                 process,
                 addresses,
                 workers,
+                listener: crate::local_cluster::inherited(args.listen_fd)?,
             };
             let loaded = progress.load(&args.location, input, config)?;
             if process != 0 {

@@ -26,12 +26,28 @@ pub fn read_hosts(hosts: &Path) -> Result<Vec<String>> {
         .collect())
 }
 
+/// The listening socket a process of a local cluster was started with (`--listen-fd`),
+/// for its [`ClusterConfig`].
+pub fn inherited(fd: Option<i32>) -> Result<Option<Arc<std::net::TcpListener>>> {
+    let Some(fd) = fd else {
+        return Ok(None);
+    };
+    // SAFETY: `--listen-fd` names the descriptor this process inherited from the one that
+    // started it (`Peers::spawn`), which nothing else here owns; it is read once, at
+    // start-up.
+    let listener = unsafe { quiver_cluster::connect::inherited_listener(fd) }
+        .with_context(|| format!("--listen-fd {fd}: not the listening socket of a cluster"))?;
+    Ok(Some(listener))
+}
+
 /// Processes 1…N−1 of a cluster, started by this one; dropped, they are given a few
 /// seconds to return (they do once process 0's dataflow has ended), then stopped.
 pub struct Peers {
     children: Vec<Child>,
     hosts: PathBuf,
     pub addresses: Vec<String>,
+    /// Process 0's listening socket, bound before the others started.
+    pub listener: Option<Arc<std::net::TcpListener>>,
     grace: Duration,
 }
 
@@ -60,18 +76,13 @@ impl Peers {
     }
 
     /// Starts processes 1…`processes`−1 of this binary, each with the arguments `args`
-    /// gives it (the host file of free loopback ports written, the process number).
+    /// gives it (the host file of loopback ports written, the process number) and
+    /// `--listen-fd`: every process's socket is bound here, on a port the system picks,
+    /// and handed to its process, so no other program can take a port in between.
     pub fn spawn(processes: usize, args: impl Fn(&mut Command, &Path, usize)) -> Result<Self> {
-        // Free loopback ports: each bound once, then released for a process to take.
-        let listeners = (0..processes)
-            .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-            .collect::<std::io::Result<Vec<_>>>()
-            .context("cannot find free loopback ports")?;
-        let addresses: Vec<String> = listeners
-            .iter()
-            .map(|l| l.local_addr().map(|a| a.to_string()))
-            .collect::<std::io::Result<_>>()?;
-        drop(listeners);
+        let mut ports =
+            quiver_cluster::LoopbackPorts::bind(processes).context("cannot bind loopback ports")?;
+        let addresses = ports.addresses().to_vec();
         let hosts =
             std::env::temp_dir().join(format!("quiver-cluster-{}.hosts", std::process::id()));
         std::fs::write(&hosts, addresses.join("\n") + "\n")
@@ -81,14 +92,20 @@ impl Peers {
             children: Vec::new(),
             hosts,
             addresses,
+            listener: ports.take(0),
             grace: Duration::ZERO,
         };
         for process in 1..processes {
             let mut command = Command::new(&program);
             args(&mut command, &peers.hosts, process);
+            if let Some(fd) = ports.hand_over(process, &mut command) {
+                command.args(["--listen-fd", &fd.to_string()]);
+            }
             let child = command.spawn().context("cannot start a cluster process")?;
             peers.children.push(child);
         }
+        // The processes hold their sockets now.
+        drop(ports);
         Ok(peers)
     }
 
@@ -159,6 +176,7 @@ impl LocalCluster {
             process: 0,
             addresses: peers.addresses.clone(),
             workers,
+            listener: peers.listener.clone(),
         };
         let partitions = TimelyPartitions::cluster(location, config).map_err(|e| anyhow!(e))?;
         let total = (processes * workers) as u32;

@@ -83,6 +83,13 @@ pub struct ServeArgs {
     /// into processes × workers partitions)
     #[arg(long, default_value = "1", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub workers: u32,
+    /// This process's listening socket in --cluster, inherited as this descriptor from the
+    /// process that started it (`quiver cluster`): no port to bind, none to race for
+    #[arg(long, value_name = "FD", requires = "cluster", hide = true)]
+    pub listen_fd: Option<i32>,
+    /// This process's listening socket in --cluster when `quiver cluster` bound it here.
+    #[arg(skip)]
+    pub listener: Option<Arc<std::net::TcpListener>>,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -203,6 +210,10 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
         process: args.process,
         addresses,
         workers,
+        listener: match &args.listener {
+            Some(listener) => Some(Arc::clone(listener)),
+            None => crate::local_cluster::inherited(args.listen_fd)?,
+        },
     };
     eprintln!(
         "process {} of {processes}: serving partitions {}..{} of {}, waiting for the other processes",

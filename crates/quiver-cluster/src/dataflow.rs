@@ -152,6 +152,9 @@ pub struct ClusterConfig {
     pub addresses: Vec<String>,
     /// Worker threads per process, one partition each.
     pub workers: usize,
+    /// This process's listening socket, bound at its address by whoever started the
+    /// cluster (`None`: the process binds its address itself); see `connect`.
+    pub listener: Option<Arc<std::net::TcpListener>>,
 }
 
 impl TimelyPartitions {
@@ -170,8 +173,8 @@ impl TimelyPartitions {
             let indexes: Vec<&GraphIndex> = parts.iter().map(|p| graph_index(p, graph)).collect();
             graphs_classes.insert(graph, classes(&indexes, rdf_type));
         }
-        let config = timely::Config::process(workers as usize);
-        Self::start(parts, 0, config, graphs_classes, rdf_type, workers)
+        let communication = crate::connect::in_process(workers as usize)?;
+        Self::start(parts, 0, communication, graphs_classes, rdf_type, workers)
     }
 
     /// This process's share of the partitioned store in `dir` (`quiver partition`), in a
@@ -220,24 +223,21 @@ impl TimelyPartitions {
                 )
             })
             .collect();
-        let communication = timely::CommunicationConfig::Cluster {
-            threads: config.workers,
-            process: config.process,
-            addresses: config.addresses,
-            report: false,
-            zerocopy: false,
-        };
-        let config = timely::Config {
+        let communication = crate::connect::cluster(config)?;
+        Self::start(
+            parts,
+            first,
             communication,
-            worker: timely::WorkerConfig::default(),
-        };
-        Self::start(parts, first, config, graphs_classes, rdf_type, total as u32)
+            graphs_classes,
+            rdf_type,
+            total as u32,
+        )
     }
 
     fn start(
         parts: Vec<Store>,
         first: usize,
-        config: timely::Config,
+        (builders, others): crate::connect::Communication,
         classes: HashMap<GraphRef, Vec<Id>>,
         rdf_type: Option<PredId>,
         workers: u32,
@@ -264,10 +264,15 @@ impl TimelyPartitions {
         // One memory pool for the workers of this process, sized by the limit the
         // coordinator's plans carry.
         let pool = MemoryPool::new(None);
-        let guards = timely::execute(config, move |worker| {
-            let part = parts[worker.index() - first].clone();
-            serve(worker, part, &receiver, &shared, &thread, Arc::clone(&pool));
-        })?;
+        let guards = timely::execute::execute_from(
+            builders,
+            others,
+            timely::WorkerConfig::default(),
+            move |worker| {
+                let part = parts[worker.index() - first].clone();
+                serve(worker, part, &receiver, &shared, &thread, Arc::clone(&pool));
+            },
+        )?;
         let partitions = Self {
             requests,
             coordinator_store,

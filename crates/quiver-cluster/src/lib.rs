@@ -8,6 +8,7 @@
 //! runs the partitions in one process, moving rows between them in memory: the reference
 //! that the processes of a cluster, exchanging rows over the network, must agree with.
 
+pub mod connect;
 pub mod dataflow;
 mod dictionary;
 mod fetch;
@@ -17,5 +18,6 @@ mod message;
 pub mod route;
 mod worker;
 
+pub use connect::LoopbackPorts;
 pub use dataflow::{ClusterConfig, TimelyPartitions};
 pub use local::LocalPartitions;

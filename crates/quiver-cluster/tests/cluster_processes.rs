@@ -15,7 +15,7 @@ use std::process::{Child, Command};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quiver_cluster::{ClusterConfig, TimelyPartitions};
+use quiver_cluster::{ClusterConfig, LoopbackPorts, TimelyPartitions};
 use quiver_sparql::partitions::BgpPartitions;
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError, QueryResults};
 use quiver_store::partition::{open_partition, save_partitioned};
@@ -65,15 +65,17 @@ fn rows_within(
     Ok(rows)
 }
 
-fn spawn(dir: &Path, process: usize, workers: usize, addresses: &[String]) -> Child {
-    Command::new(std::env::current_exe().unwrap())
+fn spawn(dir: &Path, process: usize, workers: usize, ports: &LoopbackPorts) -> Child {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    let fd = ports.hand_over(process, &mut command).unwrap();
+    command
         .args(["--exact", TEST, "--nocapture"])
         .env(
             CHILD,
             format!(
-                "{}|{process}|{workers}|{}",
+                "{}|{process}|{workers}|{}|{fd}",
                 dir.display(),
-                addresses.join(",")
+                ports.addresses().join(",")
             ),
         )
         .spawn()
@@ -108,6 +110,7 @@ fn serve_as_process(spec: &str) {
         process: fields[1].parse().unwrap(),
         workers: fields[2].parse().unwrap(),
         addresses: fields[3].split(',').map(str::to_owned).collect(),
+        listener: common::inherited(fields[4]),
     };
     TimelyPartitions::cluster(Path::new(fields[0]), config)
         .unwrap()
@@ -157,14 +160,15 @@ fn check_cluster(store: &Store, queries: &[String], processes: usize, workers: u
 /// Process 0 of a cluster of `processes` × `workers` over the partitioned store in `dir`,
 /// the other processes started.
 fn start(dir: &Path, processes: usize, workers: usize) -> (Arc<dyn BgpPartitions>, Vec<Child>) {
-    let addresses = common::free_addresses(processes);
+    let mut ports = common::loopback_ports(processes);
     let children = (1..processes)
-        .map(|p| spawn(dir, p, workers, &addresses))
+        .map(|p| spawn(dir, p, workers, &ports))
         .collect();
     let config = ClusterConfig {
         process: 0,
-        addresses,
+        addresses: ports.addresses().to_vec(),
         workers,
+        listener: ports.take(0),
     };
     let cluster = Arc::new(TimelyPartitions::cluster(dir, config).unwrap());
     (cluster, children)
@@ -208,8 +212,9 @@ fn coordinate_clusters() {
     save_partitioned(&store, &dir, 3, |_, _| {}).unwrap();
     let config = ClusterConfig {
         process: 0,
-        addresses: common::free_addresses(2),
+        addresses: common::loopback_ports(2).addresses().to_vec(),
         workers: 1,
+        listener: None,
     };
     let error = TimelyPartitions::cluster(&dir, config).unwrap_err();
     assert!(error.contains("cut into 3 partitions"), "{error}");

@@ -414,10 +414,12 @@ fn check(
 /// store planning with the whole store's statistics.
 fn serve(dir: &Path) -> (Arc<quiver_cluster::TimelyPartitions>, Store) {
     let layout = read_layout(dir).unwrap().unwrap();
+    let mut ports = common::loopback_ports(1);
     let config = quiver_cluster::ClusterConfig {
         process: 0,
-        addresses: common::free_addresses(1),
+        addresses: ports.addresses().to_vec(),
         workers: layout.partitions as usize,
+        listener: ports.take(0),
     };
     let cluster = Arc::new(quiver_cluster::TimelyPartitions::cluster(dir, config).unwrap());
     let mut coordinator = cluster.coordinator_store().unwrap();
@@ -475,7 +477,7 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
 }
 
 /// Set when this test binary runs again as one process of a cluster load:
-/// `dir|process|addresses|die`, the input being `write_files(dir)`'s.
+/// `dir|process|addresses|die|listening descriptor`, the input being `write_files(dir)`'s.
 const CHILD: &str = "QUIVER_TEST_LOAD_PROCESS";
 
 /// Dies (exits at once, as if killed) as soon as it has parsed anything.
@@ -491,6 +493,7 @@ fn load_as_process(
     dir: &Path,
     process: usize,
     addresses: Vec<String>,
+    listener: Option<Arc<std::net::TcpListener>>,
     die: bool,
 ) -> Result<(), String> {
     let files = write_files_list(dir);
@@ -498,6 +501,7 @@ fn load_as_process(
         process,
         addresses,
         workers: 1,
+        listener,
     };
     let progress: Arc<dyn quiver_loader::Progress + Send + Sync> = match die {
         true => Arc::new(Dies),
@@ -527,12 +531,20 @@ fn write_files_list(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Starts process `process` of a cluster load: this test binary, run again.
-fn spawn(dir: &Path, process: usize, addresses: &[String], die: bool) -> std::process::Child {
-    std::process::Command::new(std::env::current_exe().unwrap())
+fn spawn(
+    dir: &Path,
+    process: usize,
+    ports: &quiver_cluster::LoopbackPorts,
+    die: bool,
+) -> std::process::Child {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    let fd = ports.hand_over(process, &mut command).unwrap();
+    let addresses = ports.addresses().join(",");
+    command
         .args(["--exact", "real_processes_load_a_cluster", "--nocapture"])
         .env(
             CHILD,
-            format!("{}|{process}|{}|{die}", dir.display(), addresses.join(",")),
+            format!("{}|{process}|{addresses}|{die}|{fd}", dir.display()),
         )
         .spawn()
         .unwrap()
@@ -547,6 +559,7 @@ fn real_processes_load_a_cluster() {
             Path::new(fields[0]),
             fields[1].parse().unwrap(),
             addresses,
+            common::inherited(fields[4]),
             fields[3] == "true",
         );
         // A process that could not finish its load says why and fails.
@@ -564,11 +577,12 @@ fn real_processes_load_a_cluster() {
         let dir = root.join(format!("{processes}"));
         std::fs::create_dir_all(&dir).unwrap();
         write_files(&dir);
-        let addresses = common::free_addresses(processes);
+        let mut ports = common::loopback_ports(processes);
         let mut children: Vec<_> = (1..processes)
-            .map(|p| spawn(&dir, p, &addresses, false))
+            .map(|p| spawn(&dir, p, &ports, false))
             .collect();
-        load_as_process(&dir, 0, addresses, false).unwrap();
+        let addresses = ports.addresses().to_vec();
+        load_as_process(&dir, 0, addresses, ports.take(0), false).unwrap();
         for child in &mut children {
             assert!(child.wait().unwrap().success());
         }
@@ -583,10 +597,11 @@ fn real_processes_load_a_cluster() {
     let dir = root.join("killed");
     std::fs::create_dir_all(&dir).unwrap();
     write_files(&dir);
-    let addresses = common::free_addresses(3);
-    let mut children: Vec<_> = (1..3).map(|p| spawn(&dir, p, &addresses, p == 2)).collect();
+    let mut ports = common::loopback_ports(3);
+    let mut children: Vec<_> = (1..3).map(|p| spawn(&dir, p, &ports, p == 2)).collect();
     let started = std::time::Instant::now();
-    let error = load_as_process(&dir, 0, addresses, false).unwrap_err();
+    let addresses = ports.addresses().to_vec();
+    let error = load_as_process(&dir, 0, addresses, ports.take(0), false).unwrap_err();
     assert!(
         started.elapsed() < std::time::Duration::from_secs(20),
         "{:?}",
@@ -605,7 +620,7 @@ fn real_processes_load_a_cluster() {
 }
 
 /// Set when this test binary runs again as a serving process of a cluster:
-/// `dir|process|addresses`.
+/// `dir|process|addresses|listening descriptor`.
 const SERVING: &str = "QUIVER_TEST_SERVE_PROCESS";
 
 #[test]
@@ -616,6 +631,7 @@ fn processes_serving_two_loads_refuse_to_start() {
             process: fields[1].parse().unwrap(),
             addresses: fields[2].split(',').map(str::to_owned).collect(),
             workers: 1,
+            listener: common::inherited(fields[3]),
         };
         if let Ok(cluster) = quiver_cluster::TimelyPartitions::cluster(Path::new(fields[0]), config)
         {
@@ -639,8 +655,11 @@ fn processes_serving_two_loads_refuse_to_start() {
     assert!(error.contains("another load"), "{error}");
     // Two processes, each with its own (complete) store, of two loads.
     let b = load("b2");
-    let addresses = common::free_addresses(2);
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+    let mut ports = common::loopback_ports(2);
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    let fd = ports.hand_over(1, &mut command).unwrap();
+    let addresses = ports.addresses().to_vec();
+    let mut child = command
         .args([
             "--exact",
             "processes_serving_two_loads_refuse_to_start",
@@ -648,7 +667,7 @@ fn processes_serving_two_loads_refuse_to_start() {
         ])
         .env(
             SERVING,
-            format!("{}|1|{}", b.display(), addresses.join(",")),
+            format!("{}|1|{}|{fd}", b.display(), addresses.join(",")),
         )
         .spawn()
         .unwrap();
@@ -656,6 +675,7 @@ fn processes_serving_two_loads_refuse_to_start() {
         process: 0,
         addresses,
         workers: 1,
+        listener: ports.take(0),
     };
     let error = quiver_cluster::TimelyPartitions::cluster(&a, config).unwrap_err();
     assert!(error.contains("another load"), "{error}");

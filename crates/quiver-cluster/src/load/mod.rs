@@ -167,34 +167,31 @@ pub fn load_cluster(
         .as_ref()
         .map(|layout| layout.load.clone().unwrap_or_default());
     let shares = Arc::new(Shares::new(&input, total, grown.as_deref())?);
-    let config = match cluster {
-        LoadCluster::InProcess { workers } => timely::Config::process(workers),
-        LoadCluster::Processes(config) => timely::Config {
-            communication: timely::CommunicationConfig::Cluster {
-                threads: config.workers,
-                process: config.process,
-                addresses: config.addresses,
-                report: false,
-                zerocopy: false,
-            },
-            worker: timely::WorkerConfig::default(),
-        },
-    };
+    let (builders, others) = match cluster {
+        LoadCluster::InProcess { workers } => crate::connect::in_process(workers),
+        LoadCluster::Processes(config) => crate::connect::cluster(config),
+    }
+    .map_err(ClusterLoadError::Workers)?;
     let target = dir.to_owned();
     // A peer process that dies makes timely's communication threads panic, and their
     // guards panic again when dropped: caught here, the load fails with an error.
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-        let guards = timely::execute(config, move |worker| {
-            dataflow::run(
-                worker,
-                &target,
-                &shares,
-                first,
-                local,
-                grow,
-                progress.as_ref(),
-            )
-        })
+        let guards = timely::execute::execute_from(
+            builders,
+            others,
+            timely::WorkerConfig::default(),
+            move |worker| {
+                dataflow::run(
+                    worker,
+                    &target,
+                    &shares,
+                    first,
+                    local,
+                    grow,
+                    progress.as_ref(),
+                )
+            },
+        )
         .map_err(ClusterLoadError::Workers)?;
         let mut loaded = None;
         for result in guards.join() {

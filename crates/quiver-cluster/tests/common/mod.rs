@@ -181,14 +181,17 @@ pub fn lubm_queries() -> Vec<String> {
     queries
 }
 
-/// Free loopback addresses for the processes of a cluster (each bound once, then released
-/// for a process to take).
-pub fn free_addresses(count: usize) -> Vec<String> {
-    let listeners: Vec<_> = (0..count)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().to_string())
-        .collect()
+/// Loopback sockets for the processes of a cluster, bound now: process 0 takes its own,
+/// the children inherit theirs (`hand_over`), so no port is raced for.
+pub fn loopback_ports(count: usize) -> quiver_cluster::LoopbackPorts {
+    quiver_cluster::LoopbackPorts::bind(count).unwrap()
+}
+
+/// The listening socket a child process inherited, from the descriptor number its
+/// parent put in its spec.
+pub fn inherited(fd: &str) -> Option<std::sync::Arc<std::net::TcpListener>> {
+    let fd: i32 = fd.parse().unwrap();
+    // SAFETY: the parent handed this descriptor to this process (`LoopbackPorts::
+    // hand_over`) and named it in the spec; nothing else here owns it; read once.
+    Some(unsafe { quiver_cluster::connect::inherited_listener(fd) }.unwrap())
 }

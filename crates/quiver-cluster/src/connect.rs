@@ -1,0 +1,204 @@
+//! How the processes of a cluster meet: a [`ClusterConfig`] made into timely's allocators.
+//!
+//! Given only the addresses, timely's own start-up runs: each process binds its address
+//! and connects to the processes before it. A cluster started on one machine
+//! (`quiver cluster`, `quiver load --processes`, the tests) cannot know a free port for
+//! each process without a race: a port found free, released, and bound again by the
+//! process may be taken in between by any other program. There the launcher binds every
+//! process's listening socket itself, on port 0, and hands each process its own
+//! ([`ClusterConfig::listener`]); the process then connects exactly as timely's start-up
+//! does (timely's `start_connections` to the processes before it, which send their
+//! number first; accepting from the ones after it on the socket given), and gives the
+//! connections to timely's `initialize_networking_from_sockets`. The wire protocol stays
+//! timely's.
+
+use std::any::Any;
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+
+use timely_communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+use timely_communication::allocator::ProcessBuilder;
+use timely_communication::networking::start_connections;
+use timely_communication::{AllocatorBuilder, Hooks};
+
+use crate::ClusterConfig;
+
+/// Timely's allocators for the workers of this process, and what must live as long as
+/// they do (the network threads' guard).
+pub(crate) type Communication = (Vec<AllocatorBuilder>, Box<dyn Any + Send>);
+
+/// The workers of one process exchanging in memory.
+pub(crate) fn in_process(workers: usize) -> Result<Communication, String> {
+    timely::CommunicationConfig::Process(workers).try_build()
+}
+
+/// The allocators of process `config.process` of a cluster.
+pub(crate) fn cluster(config: ClusterConfig) -> Result<Communication, String> {
+    let Some(listener) = config.listener.clone() else {
+        return timely::CommunicationConfig::Cluster {
+            threads: config.workers,
+            process: config.process,
+            addresses: config.addresses,
+            report: false,
+            zerocopy: false,
+        }
+        .try_build();
+    };
+    let sockets = connect(&config, &listener)
+        .map_err(|e| format!("cannot connect to the other processes: {e}"))?;
+    let hooks = Hooks::default();
+    let allocators =
+        ProcessBuilder::new_typed_vector(config.workers, hooks.refill.clone(), hooks.spill.clone());
+    let (builders, guard) = initialize_networking_from_sockets(
+        allocators,
+        sockets,
+        config.process,
+        config.workers,
+        hooks,
+    )
+    .map_err(|e| format!("failed to initialize networking: {e}"))?;
+    Ok((
+        builders.into_iter().map(AllocatorBuilder::Tcp).collect(),
+        Box::new(guard),
+    ))
+}
+
+/// One connection per other process, in process order (`None` for this one): to the
+/// processes before it, from the ones after it.
+fn connect(
+    config: &ClusterConfig,
+    listener: &TcpListener,
+) -> std::io::Result<Vec<Option<TcpStream>>> {
+    let me = config.process;
+    let processes = config.addresses.len();
+    let addresses = Arc::new(config.addresses.clone());
+    let mut sockets = start_connections(addresses, me, false)?;
+    sockets.push(None);
+    let mut later: Vec<Option<TcpStream>> = (me + 1..processes).map(|_| None).collect();
+    listener.set_nonblocking(false)?;
+    while later.iter().any(Option::is_none) {
+        let (mut stream, _) = listener.accept()?;
+        stream.set_nodelay(true)?;
+        let mut number = [0u8; 8];
+        stream.read_exact(&mut number)?;
+        // Timely sends the number big-endian.
+        let number = u64::from_be_bytes(number) as usize;
+        let slot = number
+            .checked_sub(me + 1)
+            .and_then(|slot| later.get_mut(slot))
+            .filter(|slot| slot.is_none())
+            .ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("a connection said it is process {number}, not one after {me} of {processes}"),
+                )
+            })?;
+        *slot = Some(stream);
+    }
+    sockets.extend(later);
+    Ok(sockets)
+}
+
+/// Listening sockets for the processes of a cluster started on this machine, bound on
+/// free loopback ports when made and held until the processes have them: process 0 takes
+/// its own ([`LoopbackPorts::take`]), the others inherit theirs
+/// ([`LoopbackPorts::hand_over`]).
+#[derive(Debug)]
+pub struct LoopbackPorts {
+    listeners: Vec<Option<TcpListener>>,
+    addresses: Vec<String>,
+}
+
+impl LoopbackPorts {
+    /// One socket per process, each bound on a port the system picks.
+    pub fn bind(processes: usize) -> std::io::Result<Self> {
+        let listeners = (0..processes)
+            .map(|_| TcpListener::bind("127.0.0.1:0"))
+            .collect::<std::io::Result<Vec<_>>>()?;
+        let addresses = listeners
+            .iter()
+            .map(|l| l.local_addr().map(|a| a.to_string()))
+            .collect::<std::io::Result<_>>()?;
+        Ok(Self {
+            listeners: listeners.into_iter().map(Some).collect(),
+            addresses,
+        })
+    }
+
+    /// `host:port` of every process, in process order.
+    pub fn addresses(&self) -> &[String] {
+        &self.addresses
+    }
+
+    /// Process `process`'s socket, for this process's [`ClusterConfig::listener`].
+    pub fn take(&mut self, process: usize) -> Option<Arc<TcpListener>> {
+        self.listeners.get_mut(process)?.take().map(Arc::new)
+    }
+
+    /// Lets the child that `command` starts inherit process `process`'s socket, and
+    /// returns its descriptor number there (the same as here), which the child gives to
+    /// [`inherited_listener`]. Only that child inherits it: the descriptor stays
+    /// close-on-exec everywhere else. The socket is held here until `self` is dropped, so
+    /// drop it after the children have started.
+    #[cfg(unix)]
+    pub fn hand_over(&self, process: usize, command: &mut std::process::Command) -> Option<i32> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let fd = self.listeners.get(process)?.as_ref()?.as_raw_fd();
+        // SAFETY: the closure runs in the child between `fork` and `exec`; it calls only
+        // `fcntl`, which is async-signal-safe, on a descriptor that is open (held by
+        // `self`, which the caller keeps until the child has started), and touches no
+        // other state.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Some(fd)
+    }
+}
+
+/// The listening socket inherited as descriptor `fd` ([`LoopbackPorts::hand_over`]),
+/// checked to be a listening TCP socket.
+///
+/// # Safety
+/// `fd` was inherited from the process that started this one, which named it (on the
+/// command line), and nothing else in this process owns or closes it; call it once.
+#[cfg(unix)]
+pub unsafe fn inherited_listener(fd: i32) -> std::io::Result<Arc<TcpListener>> {
+    use std::os::fd::FromRawFd;
+    let mut listening: libc::c_int = 0;
+    let mut size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `getsockopt` writes at most `size` bytes into `listening`; on a descriptor
+    // that is no socket it fails, touching nothing.
+    let status = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ACCEPTCONN,
+            (&mut listening as *mut libc::c_int).cast(),
+            &mut size,
+        )
+    };
+    if status != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if listening == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("descriptor {fd} is a socket that does not listen"),
+        ));
+    }
+    // SAFETY: a listening socket, which the caller owns (the function's contract).
+    let listener = unsafe { TcpListener::from_raw_fd(fd) };
+    // Not inherited further by this process's own children.
+    // SAFETY: `fcntl` on a descriptor this process owns.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(Arc::new(listener))
+}
