@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Eight hostile queries at once against one `quiver serve`, beside a light client.
 
-Starts `quiver serve --threads 8 --max-memory POOL` on a store, sends eight heavy
-queries at once (cross products, with DISTINCT, ORDER BY, GROUP BY and COUNT over them,
+Starts `quiver serve --threads THREADS --max-memory POOL` on a store, sends the heavy
+queries at once (eight, repeated to THREADS) (cross products, with DISTINCT, ORDER BY, GROUP BY and COUNT over them,
 closures over both directions of every predicate) while a ninth client repeats a light
 query and checks each answer against the first. Prints one Markdown row per heavy query
 (status, seconds, the start of the reply), the server's resident memory before and at
 its peak, the memory pool's peak from /status, and the light client's answers and worst
 latency.
 
-    bench/concurrent-hostile.py STORE [--quiver target/release/quiver] [--pool 1G]
+    bench/concurrent-hostile.py STORE [--quiver target/release/quiver] [--pool 1G] [--threads 8]
 """
 import argparse
 import json
@@ -59,11 +59,12 @@ def main():
     parser.add_argument("store")
     parser.add_argument("--quiver", default="target/release/quiver")
     parser.add_argument("--pool", default="1G")
+    parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--port", type=int, default=7411)
     args = parser.parse_args()
     server = subprocess.Popen(
         [args.quiver, "serve", "--location", args.store, "--bind", f"127.0.0.1:{args.port}",
-         "--threads", "8", "--max-memory", args.pool],
+         "--threads", str(args.threads), "--max-memory", args.pool],
         stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{args.port}"
     try:
@@ -78,16 +79,17 @@ def main():
         assert status == 200, expected
         before = rss(server.pid)
         results, lights, done = {}, [], threading.Event()
+        heavy_queries = [HEAVY[i % len(HEAVY)] for i in range(max(args.threads, len(HEAVY)))]
 
         def heavy(i):
-            results[i] = post(url, HEAVY[i])
+            results[i] = post(url, heavy_queries[i])
 
         def light():
             while not done.is_set():
                 status, seconds, body = post(url, LIGHT)
                 lights.append((status == 200 and body == expected, seconds))
 
-        threads = [threading.Thread(target=heavy, args=(i,)) for i in range(len(HEAVY))]
+        threads = [threading.Thread(target=heavy, args=(i,)) for i in range(len(heavy_queries))]
         client = threading.Thread(target=light)
         client.start()
         for thread in threads:
@@ -102,7 +104,7 @@ def main():
         server.kill()
     print("| query | status | seconds | reply |")
     print("|---|---:|---:|---|")
-    for i, query in enumerate(HEAVY):
+    for i, query in enumerate(heavy_queries):
         status, seconds, body = results[i]
         reply = body.decode(errors="replace").strip().split("\n")[0][:60]
         print(f"| `{query}` | {status} | {seconds:.1f} | {reply} |")

@@ -114,6 +114,10 @@ impl QueryState {
         if self.stopped.load(Ordering::Relaxed) {
             return Err(self.error().unwrap_or(QueryError::Cancelled));
         }
+        // A growth refused on another thread of the query.
+        if let Some(error) = self.budget.refusal() {
+            return Err(error);
+        }
         if self
             .cancel
             .as_deref()

@@ -18,7 +18,7 @@
 //! share, so a light query beside heavy ones still gets its memory, and the query refused
 //! is the one that takes the most. No query waits for memory; a refusal is immediate.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::error::QueryError;
@@ -60,6 +60,7 @@ impl MemoryPool {
             pool: Arc::clone(self),
             used: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
+            refused: AtomicBool::new(false),
         })
     }
 
@@ -111,7 +112,6 @@ impl MemoryPool {
             };
             if now > ceiling {
                 self.used.fetch_sub(bytes, Ordering::Relaxed);
-                self.refused.fetch_add(1, Ordering::Relaxed);
                 return Err(QueryError::MemoryLimit { limit });
             }
         }
@@ -130,6 +130,9 @@ pub struct MemoryBudget {
     pool: Arc<MemoryPool>,
     used: AtomicUsize,
     peak: AtomicUsize,
+    /// Set when a growth was refused: the query's other threads stop at their next check
+    /// ([`crate::context::QueryState::check`]) instead of running on.
+    refused: AtomicBool,
 }
 
 impl MemoryBudget {
@@ -158,6 +161,15 @@ impl MemoryBudget {
         &self.pool
     }
 
+    /// The error of a growth refused so far, if any (the query must stop).
+    pub fn refusal(&self) -> Option<QueryError> {
+        self.refused
+            .load(Ordering::Relaxed)
+            .then(|| QueryError::MemoryLimit {
+                limit: self.limit().unwrap_or(usize::MAX),
+            })
+    }
+
     /// An empty reservation against this budget.
     pub fn reservation(&self) -> Reservation<'_> {
         Reservation {
@@ -166,11 +178,16 @@ impl MemoryBudget {
         }
     }
 
-    fn try_take(&self, bytes: usize) -> Result<(), QueryError> {
+    /// Takes `bytes`; a refusal stops the query unless it was `optional`.
+    fn try_take(&self, bytes: usize, optional: bool) -> Result<(), QueryError> {
         let previous = self.used.fetch_add(bytes, Ordering::Relaxed);
         let now = previous.saturating_add(bytes);
         if let Err(error) = self.pool.try_take(bytes, now) {
             self.used.fetch_sub(bytes, Ordering::Relaxed);
+            if !optional {
+                self.refused.store(true, Ordering::Relaxed);
+                self.pool.refused.fetch_add(1, Ordering::Relaxed);
+            }
             return Err(error);
         }
         self.peak.fetch_max(now, Ordering::Relaxed);
@@ -204,14 +221,28 @@ impl Reservation<'_> {
         self.bytes
     }
 
-    /// Holds `bytes` more, or fails with [`QueryError::MemoryLimit`] (holding nothing more).
+    /// Holds `bytes` more, or fails with [`QueryError::MemoryLimit`] (holding nothing more);
+    /// the failure stops the whole query, on every thread.
     pub fn try_grow(&mut self, bytes: usize) -> Result<(), QueryError> {
         if bytes == 0 {
             return Ok(());
         }
-        self.budget.try_take(bytes)?;
+        self.budget.try_take(bytes, false)?;
         self.bytes += bytes;
         Ok(())
+    }
+
+    /// Holds `bytes` more if the pool allows, for memory the operator can do without (a
+    /// faster structure beside one it has): whether it does. A refusal stops nothing.
+    pub fn try_grow_optional(&mut self, bytes: usize) -> bool {
+        if bytes == 0 {
+            return true;
+        }
+        let granted = self.budget.try_take(bytes, true).is_ok();
+        if granted {
+            self.bytes += bytes;
+        }
+        granted
     }
 
     /// Holds exactly `bytes`: grows (which may fail) or shrinks.
@@ -284,11 +315,18 @@ mod tests {
             big.try_grow(10),
             Err(QueryError::MemoryLimit { limit: 1000 })
         ));
+        // The refused query is told to stop; the other is not.
+        assert!(heavy.refusal().is_some());
+        assert!(light.refusal().is_none());
         // Within its share, the light query takes the last quarter.
         let mut small = light.reservation();
+        // Memory it could do without, refused, stops nothing.
+        assert!(!small.try_grow_optional(200));
+        assert!(light.refusal().is_none());
         small.try_grow(100).unwrap();
         assert_eq!(pool.used(), 1000);
         assert!(small.try_grow(1).is_err());
+        assert!(light.refusal().is_some());
         assert_eq!(pool.refused(), 2);
         big.shrink(800);
         // Past its share again, but the pool is under three quarters.

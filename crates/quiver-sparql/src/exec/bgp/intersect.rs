@@ -67,7 +67,7 @@ pub(crate) fn intersect_step(
                 End::Const(b) => {
                     let list = graph.get(b, q, other_direction);
                     match BitSet::worth_building(list, work) {
-                        Some(words) if memory.try_grow(words * 8).is_ok() => {
+                        Some(words) if memory.try_grow_optional(words * 8) => {
                             Members::Bits(BitSet::of(list, words))
                         }
                         _ => Members::List(list),
@@ -105,9 +105,10 @@ pub(crate) fn intersect_step(
                 *spent += left.len().min(list.len());
                 if let Some(words) = BitSet::worth_building(list, *spent) {
                     // Over the memory budget, the list stays a list.
-                    members = match memory.try_grow(words * 8) {
-                        Ok(()) => Members::Bits(BitSet::of(list, words)),
-                        Err(_) => Members::List(list),
+                    members = if memory.try_grow_optional(words * 8) {
+                        Members::Bits(BitSet::of(list, words))
+                    } else {
+                        Members::List(list)
                     };
                 }
             }
