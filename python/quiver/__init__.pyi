@@ -132,15 +132,22 @@ class Store:
         timeout: Optional[float] = None,
         max_results: Optional[int] = None,
         threads: Optional[int] = None,
+        max_memory: Optional[int] = None,
     ) -> Union[QuerySolutions, bool, QueryTriples]:
         """Runs SPARQL, the GIL released; Ctrl-C cancels it.
 
         SELECT gives QuerySolutions, ASK a bool, CONSTRUCT/DESCRIBE QueryTriples. Invalid
         SPARQL raises SyntaxError (``line:column``), a time limit QueryTimeout, a result
-        over ``max_results`` QueryError.
+        over ``max_results`` QueryError, a query whose operators would hold more than
+        ``max_memory`` bytes QueryError.
         """
     def update(
-        self, update: str, *, base_iri: Optional[str] = None, timeout: Optional[float] = None
+        self,
+        update: str,
+        *,
+        base_iri: Optional[str] = None,
+        timeout: Optional[float] = None,
+        max_memory: Optional[int] = None,
     ) -> None:
         """Runs a SPARQL Update request as one transaction, the GIL released.
 

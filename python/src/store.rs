@@ -386,9 +386,11 @@ impl Store {
     /// Runs a SPARQL query: SELECT gives `QuerySolutions`, ASK a bool, CONSTRUCT and
     /// DESCRIBE `QueryTriples`. The GIL is released while it runs; Ctrl-C cancels it.
     /// `timeout` (seconds) raises `QueryTimeout` when passed, `max_results` raises
-    /// `QueryError` for a larger result; `threads` is the number of worker threads (default
-    /// all cores).
-    #[pyo3(signature = (query, *, base_iri = None, timeout = None, max_results = None, threads = None))]
+    /// `QueryError` for a larger result, `max_memory` (bytes its operators may hold)
+    /// `QueryError` for a query that needs more; `threads` is the number of worker threads
+    /// (default all cores).
+    #[pyo3(signature = (query, *, base_iri = None, timeout = None, max_results = None, threads = None, max_memory = None))]
+    #[allow(clippy::too_many_arguments)]
     fn query(
         &self,
         py: Python<'_>,
@@ -397,6 +399,7 @@ impl Store {
         timeout: Option<f64>,
         max_results: Option<usize>,
         threads: Option<usize>,
+        max_memory: Option<usize>,
     ) -> PyResult<PyObject> {
         let timeout = match timeout {
             Some(t) if !(t > 0.0 && t.is_finite()) => {
@@ -415,6 +418,7 @@ impl Store {
             threads: threads.unwrap_or_else(default_threads),
             timeout,
             max_results,
+            max_memory,
             cancel: Some(Arc::clone(&cancel)),
             ..ExecOptions::default()
         };
@@ -470,14 +474,16 @@ impl Store {
     /// `line:column`; a failed operation (a graph that exists for `CREATE`, a `LOAD` that
     /// cannot be read) raises `quiver.QueryError`, a time limit `quiver.QueryTimeout`.
     /// `LOAD` reads local files (`file:` IRIs or paths). On a directory, the update is
-    /// logged there before the call returns.
-    #[pyo3(signature = (update, *, base_iri = None, timeout = None))]
+    /// logged there before the call returns. `max_memory` bounds what its operators hold,
+    /// as for `query`.
+    #[pyo3(signature = (update, *, base_iri = None, timeout = None, max_memory = None))]
     fn update(
         &self,
         py: Python<'_>,
         update: &str,
         base_iri: Option<String>,
         timeout: Option<f64>,
+        max_memory: Option<usize>,
     ) -> PyResult<()> {
         let timeout = match timeout {
             Some(t) if !(t > 0.0 && t.is_finite()) => {
@@ -499,6 +505,7 @@ impl Store {
         let options = ExecOptions {
             threads: default_threads(),
             timeout,
+            max_memory,
             cancel: Some(Arc::clone(&cancel)),
             ..ExecOptions::default()
         };

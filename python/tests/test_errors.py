@@ -82,6 +82,22 @@ def test_max_results_raises_query_error(lubm1):
         lubm1.query("SELECT * { ?s ?p ?o }", max_results=10)
 
 
+def test_max_memory_raises_query_error_and_changes_nothing(lubm1):
+    cross = "SELECT * { ?a ?b ?c . ?d ?e ?f }"
+    with pytest.raises(quiver.QueryError, match="memory limit of 1048576 bytes"):
+        lubm1.query(cross, max_memory=1 << 20)
+    # Within the limit, the same store answers.
+    assert len(list(lubm1.query("SELECT * { ?s ?p ?o } LIMIT 5", max_memory=1 << 20))) == 5
+    store = quiver.Store()
+    store.update("INSERT DATA { <http://e/a> <http://e/p> 1, 2, 3 }")
+    with pytest.raises(quiver.QueryError, match="memory limit"):
+        store.update(
+            "INSERT { ?a <http://e/q> ?x } WHERE { ?a ?b ?x . ?c ?d ?e . ?f ?g ?h }",
+            max_memory=64,
+        )
+    assert len(store) == 3
+
+
 def test_invalid_update_raises_syntax_error_with_location(store):
     with pytest.raises(SyntaxError) as caught:
         store.update("INSERT DATA {\n  <http://e/x> <http://e/p> ?y }")
