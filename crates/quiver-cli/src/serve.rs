@@ -66,6 +66,10 @@ pub struct ServeArgs {
     /// Allow SPARQL Update's LOAD, which reads files and directories on this machine
     #[arg(long, requires = "writable")]
     pub allow_load: bool,
+    /// Serve `/metrics` to every client, not only to loopback clients and those with the
+    /// update token
+    #[arg(long)]
+    pub public_metrics: bool,
     /// Start from an empty store when --location holds none
     #[arg(long, requires = "writable")]
     pub create: bool,
@@ -114,6 +118,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.cors = args.cors.clone();
     config.writable = args.writable;
     config.allow_load = args.allow_load;
+    config.public_metrics = args.public_metrics;
     if args.writable {
         config.update_token = args
             .update_token

@@ -586,3 +586,75 @@ fn the_query_deadline_covers_sending_the_results() {
     // The worker is free again.
     assert_status(&server.query("ASK {}", ""), 200);
 }
+
+/// The value of the sample `name` (with its labels, as written) in a metrics exposition.
+fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse().ok())
+}
+
+#[test]
+fn metrics_count_requests_and_read_the_store_and_memory_pool() {
+    let server = Server::start(lubm(), &["--max-memory", "1M"]);
+    let q5 = lubm_query("q5");
+    for _ in 0..3 {
+        assert_status(&server.query(&q5, "text/csv"), 200);
+    }
+    let refused = server.post("/query", &[DIRECT], ENDLESS.as_bytes());
+    assert_status(&refused, 507);
+    assert_status(&server.get("/query", &[]), 400);
+    let reply = server.get("/metrics", &[]);
+    assert_status(&reply, 200);
+    assert!(reply
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("application/openmetrics-text")));
+    let text = reply.text();
+    assert!(text.trim_end().ends_with("# EOF"), "{text}");
+    let count = |labels: &str| sample(&text, &format!("quiver_http_requests_total{{{labels}}}"));
+    assert_eq!(
+        count("endpoint=\"/query\",status=\"200\""),
+        Some(3.0),
+        "{text}"
+    );
+    assert_eq!(
+        count("endpoint=\"/query\",status=\"507\""),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        count("endpoint=\"/query\",status=\"400\""),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "quiver_http_request_duration_seconds_count{endpoint=\"/query\"}"
+        ),
+        Some(5.0),
+        "{text}"
+    );
+    let status = server.status();
+    assert_eq!(
+        sample(&text, "quiver_store_triples"),
+        status["triples"].as_f64(),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "quiver_store_terms"),
+        status["terms"].as_f64()
+    );
+    assert_eq!(
+        sample(&text, "quiver_memory_pool_limit_bytes"),
+        Some(1048576.0)
+    );
+    assert_eq!(sample(&text, "quiver_memory_pool_used_bytes"), Some(0.0));
+    assert_eq!(
+        sample(&text, "quiver_memory_pool_refusals"),
+        Some(1.0),
+        "{text}"
+    );
+    assert!(sample(&text, "quiver_memory_pool_peak_bytes").unwrap() > 0.0);
+    assert_eq!(sample(&text, "quiver_queries_in_flight"), Some(0.0));
+}

@@ -44,25 +44,30 @@ impl WriteAccess {
         if !self.writable {
             return Err(ApiError::new(StatusCode::FORBIDDEN, READ_ONLY));
         }
-        let Some(token) = &self.token else {
-            return Ok(());
-        };
-        let Some(value) = headers.get(header::AUTHORIZATION) else {
-            return Err(ApiError::unauthorized(
-                "writes need an Authorization: Bearer header with the server's update token",
-            ));
-        };
-        // The scheme is case-insensitive (RFC 9110).
-        let bytes = value.as_bytes();
-        let presented = (bytes.len() > 7 && bytes[..7].eq_ignore_ascii_case(b"bearer "))
-            .then(|| bytes[7..].trim_ascii());
-        match presented {
-            Some(presented) if constant_time_eq(presented, token.as_bytes()) => Ok(()),
-            Some(_) => Err(ApiError::unauthorized("wrong update token")),
-            None => Err(ApiError::unauthorized(
-                "writes need an Authorization: Bearer header with the server's update token",
-            )),
+        match &self.token {
+            Some(token) => check_bearer(headers, token),
+            None => Ok(()),
         }
+    }
+}
+
+/// Whether `headers` carry `Authorization: Bearer TOKEN` with this `token`: 401 otherwise.
+pub fn check_bearer(headers: &HeaderMap, token: &str) -> Result<(), ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Err(ApiError::unauthorized(
+            "this needs an Authorization: Bearer header with the server's update token",
+        ));
+    };
+    // The scheme is case-insensitive (RFC 9110).
+    let bytes = value.as_bytes();
+    let presented = (bytes.len() > 7 && bytes[..7].eq_ignore_ascii_case(b"bearer "))
+        .then(|| bytes[7..].trim_ascii());
+    match presented {
+        Some(presented) if constant_time_eq(presented, token.as_bytes()) => Ok(()),
+        Some(_) => Err(ApiError::unauthorized("wrong update token")),
+        None => Err(ApiError::unauthorized(
+            "this needs an Authorization: Bearer header with the server's update token",
+        )),
     }
 }
 

@@ -24,6 +24,7 @@ pub mod error;
 pub mod execute;
 pub mod graph_store;
 pub mod limits;
+pub mod metrics;
 pub mod negotiate;
 pub mod protocol;
 pub mod rdf_io;
@@ -75,6 +76,9 @@ pub struct Config {
     pub update_token: Option<String>,
     /// Whether SPARQL Update's `LOAD` (which reads the server's files) is allowed.
     pub allow_load: bool,
+    /// Whether `/metrics` is served to any client (otherwise to loopback clients and to
+    /// those with the update token).
+    pub public_metrics: bool,
     /// The accelerator heavy exploration steps go to (`--device gpu`), if any.
     pub device: Option<std::sync::Arc<dyn quiver_sparql::device::BgpDevice>>,
     /// The partitions of a cluster that run the basic graph patterns (`quiver cluster`):
@@ -107,6 +111,7 @@ impl Config {
             writable: false,
             update_token: None,
             allow_load: false,
+            public_metrics: false,
             device: None,
             partitions: None,
         }

@@ -60,6 +60,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/store", graph_store.clone())
         .route("/store/{*graph}", graph_store)
         .route("/status", get(status))
+        .route("/metrics", get(metrics))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(middleware::from_fn_with_state(state.clone(), edge))
@@ -453,7 +454,38 @@ async fn edge(State(state): State<Arc<AppState>>, request: Request, next: Next) 
         );
     }
     entry.status = Some(response.status());
+    state
+        .metrics
+        .observe(&entry.path, response.status(), entry.started.elapsed());
     response
+}
+
+/// `GET /metrics`: see `metrics.rs`.
+async fn metrics(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    request: Request,
+) -> Response {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0);
+    if let Err(error) = crate::metrics::allowed(
+        peer,
+        state.config.public_metrics,
+        state.config.update_token.as_deref(),
+        &headers,
+    ) {
+        return error.into_response();
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.render(&state),
+    )
+        .into_response()
 }
 
 /// One access-log line, written when the response head is ready, or when the request is

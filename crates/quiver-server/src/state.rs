@@ -22,6 +22,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::auth::WriteAccess;
 use crate::error::ApiError;
 use crate::limits::{Limits, Ticket};
+use crate::metrics::Metrics;
 use crate::Config;
 
 /// What every handler shares.
@@ -35,6 +36,8 @@ pub struct AppState {
     pub queries: Arc<QueryCache>,
     /// The memory every query and update in flight holds together (`--max-memory`).
     pub memory: Arc<MemoryPool>,
+    /// What `/metrics` reports.
+    pub metrics: Metrics,
 }
 
 /// Prepared queries the server keeps.
@@ -60,6 +63,7 @@ impl AppState {
             started: Instant::now(),
             queries: Arc::new(QueryCache::new(QUERY_CACHE_ENTRIES)),
             memory,
+            metrics: Metrics::new(),
         }
     }
 
