@@ -168,24 +168,26 @@ impl Light {
     }
 }
 
+/// `body` sent to `address` as `application/sparql-query`, CSV asked for.
+fn post_query(address: &str, body: &[u8]) -> Reply {
+    request(
+        address,
+        "POST",
+        "/query",
+        &[
+            ("Content-Type", "application/sparql-query"),
+            ("Accept", "text/csv"),
+        ],
+        body,
+    )
+}
+
 /// Sends `body` as `application/sparql-query` from another thread, answers the light
 /// query meanwhile, and returns the hostile reply and how long it took.
 fn hostile(server: &Server, light: &Light, body: Vec<u8>) -> (Reply, Duration) {
     let address = server.address.clone();
     let started = Instant::now();
-    let sender = std::thread::spawn(move || {
-        let reply = request(
-            &address,
-            "POST",
-            "/query",
-            &[
-                ("Content-Type", "application/sparql-query"),
-                ("Accept", "text/csv"),
-            ],
-            &body,
-        );
-        (reply, started.elapsed())
-    });
+    let sender = std::thread::spawn(move || (post_query(&address, &body), started.elapsed()));
     // Give the hostile query time to start, then ask the light one, twice.
     std::thread::sleep(Duration::from_millis(300));
     light.check(server);
@@ -448,18 +450,7 @@ fn eight_hostile_queries_at_once_share_one_memory_pool() {
         .map(|query| {
             let address = server.address.clone();
             let body = query.as_bytes().to_vec();
-            std::thread::spawn(move || {
-                request(
-                    &address,
-                    "POST",
-                    "/query",
-                    &[
-                        ("Content-Type", "application/sparql-query"),
-                        ("Accept", "text/csv"),
-                    ],
-                    &body,
-                )
-            })
+            std::thread::spawn(move || post_query(&address, &body))
         })
         .collect();
     // The ninth client: the light query, again and again, while the heavy ones run.

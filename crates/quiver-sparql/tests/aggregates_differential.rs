@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use support::{load, select, Row};
+use support::{load, oxigraph_rows, select, Row};
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 const SEPARATOR: &str = "|";
@@ -87,26 +87,6 @@ fn normalize(vars: &[String], mut rows: Vec<Row>) -> Vec<Row> {
     }
     rows.sort();
     rows
-}
-
-fn oxigraph_rows(store: &oxigraph::store::Store, query: &str, vars: &[String]) -> Vec<Row> {
-    let results = oxigraph::sparql::SparqlEvaluator::new()
-        .parse_query(query)
-        .unwrap_or_else(|e| panic!("Oxigraph cannot parse\n{query}\n{e}"))
-        .on_store(store)
-        .execute()
-        .unwrap_or_else(|e| panic!("Oxigraph fails on\n{query}\n{e}"));
-    let oxigraph::sparql::QueryResults::Solutions(solutions) = results else {
-        panic!("not solutions")
-    };
-    solutions
-        .map(|solution| {
-            let solution = solution.unwrap();
-            vars.iter()
-                .map(|v| solution.get(v.as_str()).map(ToString::to_string))
-                .collect()
-        })
-        .collect()
 }
 
 fn check(ntriples: &str, non_empty: &Cell<usize>) -> Result<(), TestCaseError> {

@@ -285,24 +285,9 @@ fn quiver_rows(store: &Store, query: &str) -> Result<(Vec<String>, Vec<Row>, boo
     Ok((vars, rows, fired))
 }
 
+/// Oxigraph's rows, sorted.
 fn oxigraph_rows(store: &oxigraph::store::Store, query: &str, vars: &[String]) -> Vec<Row> {
-    let results = oxigraph::sparql::SparqlEvaluator::new()
-        .parse_query(query)
-        .unwrap_or_else(|e| panic!("Oxigraph cannot parse\n{query}\n{e}"))
-        .on_store(store)
-        .execute()
-        .unwrap_or_else(|e| panic!("Oxigraph fails on\n{query}\n{e}"));
-    let oxigraph::sparql::QueryResults::Solutions(solutions) = results else {
-        panic!("not solutions")
-    };
-    let mut rows: Vec<Row> = solutions
-        .map(|solution| {
-            let solution = solution.unwrap();
-            vars.iter()
-                .map(|v| solution.get(v.as_str()).map(ToString::to_string))
-                .collect()
-        })
-        .collect();
+    let mut rows = support::oxigraph_rows(store, query, vars);
     rows.sort();
     rows
 }

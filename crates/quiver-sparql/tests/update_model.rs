@@ -12,6 +12,7 @@ use proptest::prelude::*;
 
 mod support;
 
+use support::oxigraph_rows;
 use support::pair::{Both, Pair};
 
 const SUBJECTS: [&str; 3] = [":a", ":b", ":c"];
@@ -160,30 +161,6 @@ fn operation() -> impl Strategy<Value = String> {
 /// A request: one to three operations.
 fn request() -> impl Strategy<Value = String> {
     prop::collection::vec(operation(), 1..4).prop_map(|ops| ops.join(" ;\n"))
-}
-
-fn oxigraph_rows(
-    store: &oxigraph::store::Store,
-    query: &str,
-    vars: &[String],
-) -> Vec<Vec<Option<String>>> {
-    let results = oxigraph::sparql::SparqlEvaluator::new()
-        .parse_query(query)
-        .unwrap_or_else(|e| panic!("Oxigraph cannot parse\n{query}\n{e}"))
-        .on_store(store)
-        .execute()
-        .unwrap_or_else(|e| panic!("Oxigraph fails on\n{query}\n{e}"));
-    let oxigraph::sparql::QueryResults::Solutions(solutions) = results else {
-        panic!("not solutions")
-    };
-    solutions
-        .map(|solution| {
-            let solution = solution.unwrap();
-            vars.iter()
-                .map(|v| solution.get(v.as_str()).map(ToString::to_string))
-                .collect()
-        })
-        .collect()
 }
 
 fn check(

@@ -11,13 +11,7 @@ use serde_json::Value;
 const SCRIPT: &str = include_str!("oxigraph.py");
 
 pub(super) fn run(universities: u32, cache: &Path, seconds: f64) -> Result<Value> {
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = Command::new(&python)
-        .args(["-c", "import pyoxigraph"])
-        .output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        bail!("--compare-oxigraph needs pyoxigraph for {python}: pip install pyoxigraph");
-    }
+    let python = crate::bench_lubm::oxigraph::python_with_pyoxigraph()?;
     let data = crate::bench_lubm::ntriples_file(universities, cache)?;
     let mut queries: serde_json::Map<String, Value> = crate::bench_lubm::default_queries()
         .into_iter()
