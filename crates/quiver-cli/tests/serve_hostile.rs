@@ -482,6 +482,8 @@ fn eight_hostile_queries_at_once_share_one_memory_pool() {
         POOL >> 20,
         MEMORY_MARGIN >> 20
     );
+    // A refused query's worker lets go of its budget just after the response head.
+    assert!(server.wait_for("in_flight", 0, Duration::from_secs(10)));
     let memory = &server.status()["memory"];
     assert_eq!(memory["used_bytes"], 0, "{memory}");
     assert_eq!(memory["queries"], 0, "{memory}");

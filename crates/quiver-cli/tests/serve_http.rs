@@ -604,6 +604,8 @@ fn metrics_count_requests_and_read_the_store_and_memory_pool() {
     let refused = server.post("/query", &[DIRECT], ENDLESS.as_bytes());
     assert_status(&refused, 507);
     assert_status(&server.get("/query", &[]), 400);
+    // A refused query's worker lets go of its ticket just after the response head.
+    assert!(server.wait_for("in_flight", 0, Duration::from_secs(10)));
     let reply = server.get("/metrics", &[]);
     assert_status(&reply, 200);
     assert!(reply
