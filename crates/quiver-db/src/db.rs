@@ -507,6 +507,17 @@ impl Database {
         checkpoint(&self.inner)
     }
 
+    /// Writes the current committed version as a new store at `target` (a directory that
+    /// must not exist), while readers and writers go on: the copy opens as this database
+    /// did at [`BackupReport::sequence`] (see the `backup` module).
+    pub fn backup(&self, target: &Path) -> Result<crate::BackupReport, DbError> {
+        let (store, sequence) = {
+            let current = self.inner.current.read().unwrap_or_else(|e| e.into_inner());
+            (Arc::clone(&current.store), current.sequence)
+        };
+        crate::backup::write(target, store, sequence)
+    }
+
     /// [`Database::checkpoint`] on a thread of its own.
     pub fn checkpoint_in_background(&self) -> JoinHandle<Result<CheckpointReport, DbError>> {
         let inner = Arc::clone(&self.inner);

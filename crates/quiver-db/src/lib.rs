@@ -16,8 +16,10 @@
 //! - `checkpoint`: log records moved into a new snapshot;
 //! - `recover`: snapshot plus log replay at open, cutting damaged tails;
 //! - `load`: the `LOAD` handler (local files and directories);
-//! - `db`: [`Database`]: versions, writers, checkpoints, replacement.
+//! - `backup`: a consistent copy of one version in a new directory;
+//! - `db`: [`Database`]: versions, writers, checkpoints, backups, replacement.
 
+mod backup;
 mod checkpoint;
 mod commit;
 mod db;
@@ -28,6 +30,7 @@ mod record;
 mod recover;
 mod wal;
 
+pub use backup::BackupReport;
 pub use checkpoint::CheckpointReport;
 pub use commit::{LogStats, SyncMode};
 pub use db::{

@@ -444,6 +444,26 @@ impl PreparedQuery {
         Ok((results, profile))
     }
 
+    /// The query form in lower case: `select`, `ask`, `construct` or `describe`.
+    pub fn form_name(&self) -> &'static str {
+        match self.form {
+            Form::Select(_) => "select",
+            Form::Ask => "ask",
+            Form::Construct(_) => "construct",
+            Form::Describe(_) => "describe",
+        }
+    }
+
+    /// A one-line summary of the plan, for logs: the form and the operators' nesting
+    /// (see [`crate::operator::summary`]).
+    pub fn plan_summary(&self) -> String {
+        format!(
+            "{} {}",
+            self.form_name().to_ascii_uppercase(),
+            crate::operator::summary::summary(&self.operator)
+        )
+    }
+
     /// The operator tree, for EXPLAIN.
     pub fn operator(&self) -> &Operator {
         &self.operator

@@ -14,6 +14,7 @@ pub mod exists;
 pub mod group;
 pub mod index_aggregate;
 pub mod path;
+pub mod summary;
 
 pub use bgp::PlannedBgp;
 pub use exists::ExistsOperators;
