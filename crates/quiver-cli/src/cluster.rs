@@ -28,8 +28,9 @@ pub fn run(mut args: ClusterArgs) -> Result<()> {
     if args.serve.cluster.is_some() {
         bail!("quiver cluster writes its own host file: give --processes, not --cluster");
     }
+    let location = crate::serve::root_location(&args.serve)?.to_path_buf();
     let mut peers = Peers::start(
-        &args.serve.location,
+        &location,
         args.processes as usize,
         args.serve.workers,
         args.serve.threads,

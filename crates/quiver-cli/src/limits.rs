@@ -74,6 +74,16 @@ pub fn parse_wait(text: &str) -> Result<Duration, String> {
     parse_duration(text)
 }
 
+/// The slow-query log's threshold: a bare number is milliseconds (`250`), else a
+/// duration with its unit (`250ms`, `1.5s`); `0` logs every query.
+pub fn parse_slow_query(text: &str) -> Result<Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(ms) if ms.is_finite() && ms >= 0.0 => Ok(Duration::from_secs_f64(ms / 1e3)),
+        Ok(_) => Err(format!("{text:?}: give milliseconds, 0 or more")),
+        Err(_) => parse_duration(text),
+    }
+}
+
 /// A time limit: a positive duration, or `0`/`none`/`off`.
 pub fn parse_timeout(text: &str) -> Result<Cap<Duration>, String> {
     if is_unlimited(text) {

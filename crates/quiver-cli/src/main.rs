@@ -13,7 +13,10 @@ mod bench_serialize;
 mod bench_update;
 mod checkpoint;
 mod cluster;
+mod completions;
+mod config_file;
 mod console;
+mod datasets;
 mod demo;
 mod device;
 mod dump;
@@ -24,6 +27,7 @@ mod load;
 mod load_cluster;
 mod local_cluster;
 mod location;
+mod logging;
 mod memory;
 mod output;
 mod partition;
@@ -36,7 +40,7 @@ mod update;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -80,6 +84,10 @@ enum Command {
     Demo,
     /// An interactive shell on a store: SPARQL with timings, loading, statistics, settings
     Console(console::ConsoleArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(completions::CompletionsArgs),
+    /// Write the manual pages (roff), one per subcommand, into a directory
+    Man(completions::ManArgs),
 }
 
 /// The number of worker threads: the user's choice, else every core.
@@ -92,7 +100,21 @@ pub fn threads(requested: Option<u32>) -> usize {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `serve --config FILE`: the file's flags join the command line's before parsing.
+    let args = match config_file::merge(std::env::args_os().collect(), &Cli::command()) {
+        Ok(args) => args,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = match Cli::command()
+        .try_get_matches_from(args)
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+    {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     let result = match cli.command {
         Command::Gen(command) => gen::run(command),
         Command::Load(args) => load::run(args),
@@ -107,6 +129,8 @@ fn main() -> ExitCode {
         Command::Bench(command) => bench::run(command),
         Command::Demo => demo::run(),
         Command::Console(args) => console::run(args),
+        Command::Completions(args) => completions::completions(args, Cli::command()),
+        Command::Man(args) => completions::man(args, Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

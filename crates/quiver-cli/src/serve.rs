@@ -2,11 +2,16 @@
 //! `--writable` (then also SPARQL Update and the Graph Store Protocol, committed to the
 //! store's directory with `--sync`, behind `--update-token` when it listens beyond loopback).
 //!
-//! Thin on purpose: it parses flags, opens the store, sets up logging (`tracing` to stderr)
-//! and the engine's worker pool, and hands over to `quiver_server::run`, which blocks until
-//! SIGINT/SIGTERM. Once the socket accepts connections it prints
-//! `listening on http://ADDRESS` on stderr (with `--bind 127.0.0.1:0`, the port the system
-//! picked), which scripts and tests wait for.
+//! Several datasets: `--location DIR` is served at the root (`/query`, …), each
+//! `--dataset NAME=DIR` and each `[datasets.NAME]` table of the config file under `/NAME/`;
+//! a table may set the dataset's own `writable`, `update-token`, `allow-load`, `create`,
+//! `sync`, `timeout` and `max-results` (the others inherit the server's flags).
+//!
+//! Thin on purpose: it parses flags (merged with `--config`'s file by `config_file`), opens
+//! the stores, sets up logging (`logging`) and the engine's worker pool, and hands over to
+//! `quiver_server::run`, which blocks until SIGINT/SIGTERM. Once the socket accepts
+//! connections it prints `listening on http://ADDRESS` on stderr (with `--bind
+//! 127.0.0.1:0`, the port the system picked), which scripts and tests wait for.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -16,17 +21,26 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use quiver_cluster::{ClusterConfig, TimelyPartitions};
-use quiver_db::{Database, DbOptions, SyncMode};
+use quiver_db::{Database, SyncMode};
 use quiver_server::Config;
 use quiver_store::partition::open_partition;
 
 use crate::limits::{self, human_size, LimitArgs, QueryLimits};
+use crate::logging::LogArgs;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// Directory of the store
+    /// Read flags from this TOML file: each key a flag's long name (`bind = "…"`,
+    /// `writable = true`), and `[datasets.NAME]` tables; flags given here win
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Directory of the store served at the root (`/query`, `/update`, `/store`)
     #[arg(long)]
-    pub location: PathBuf,
+    pub location: Option<PathBuf>,
+    /// Also serve the store in DIR as dataset NAME, under `/NAME/query`, `/NAME/update`,
+    /// `/NAME/store` (repeatable)
+    #[arg(long, value_name = "NAME=DIR", action = clap::ArgAction::Append, value_parser = parse_dataset)]
+    pub dataset: Vec<(String, PathBuf)>,
     /// Address to listen on (loopback by default; port 0 picks a free port)
     #[arg(long, default_value = "127.0.0.1:7878")]
     pub bind: SocketAddr,
@@ -70,6 +84,15 @@ pub struct ServeArgs {
     /// update token
     #[arg(long)]
     pub public_metrics: bool,
+    /// Log queries that take at least this many milliseconds (or `2s`) with their text
+    /// and plan (target quiver::slow, at WARN); `0` logs every query
+    #[arg(long, value_name = "MS", value_parser = limits::parse_slow_query, allow_hyphen_values = true)]
+    pub slow_query: Option<Duration>,
+    /// Where `POST /$/backup/NAME` writes its copies (a directory per dataset)
+    #[arg(long, value_name = "DIR", default_value = "backups")]
+    pub backup_dir: PathBuf,
+    #[command(flatten)]
+    pub log: LogArgs,
     /// Start from an empty store when --location holds none
     #[arg(long, requires = "writable")]
     pub create: bool,
@@ -96,7 +119,28 @@ pub struct ServeArgs {
     pub listener: Option<Arc<std::net::TcpListener>>,
 }
 
+/// `NAME=DIR` of `--dataset`.
+fn parse_dataset(text: &str) -> Result<(String, PathBuf), String> {
+    let (name, dir) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: give NAME=DIR"))?;
+    quiver_server::state::check_dataset_name(name)?;
+    if dir.is_empty() {
+        return Err(format!("{text:?}: give the dataset's directory after '='"));
+    }
+    Ok((name.to_owned(), PathBuf::from(dir)))
+}
+
+/// The directory of the store at the root, or an error saying how to give one (a cluster
+/// serves one partitioned store, there).
+pub fn root_location(args: &ServeArgs) -> Result<&Path> {
+    args.location
+        .as_deref()
+        .ok_or_else(|| anyhow!("give the store's directory with --location DIR"))
+}
+
 pub fn run(args: ServeArgs) -> Result<()> {
+    args.log.init()?;
     crate::memory::return_freed_memory_promptly();
     let threads = crate::threads(args.threads);
     let mut config = Config::new(threads);
@@ -106,7 +150,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.queue_timeout = args.queue_timeout;
     let limits = args.limits.resolve(QueryLimits::serve_defaults());
     if args.limits.max_memory.is_none() && limits.max_memory.is_none() {
-        eprintln!("warning: the machine's memory size is unknown: no default --max-memory");
+        args.log
+            .warn("the machine's memory size is unknown: no default --max-memory");
     }
     config.timeout = limits.timeout;
     config.max_results = limits.max_results;
@@ -119,6 +164,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.writable = args.writable;
     config.allow_load = args.allow_load;
     config.public_metrics = args.public_metrics;
+    config.slow_query = args.slow_query;
+    config.backup_dir = args.backup_dir.clone();
     if args.writable {
         config.update_token = args
             .update_token
@@ -128,53 +175,35 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     // Before opening a store that may be large: an exposed writable server is refused.
     config.check_exposure(args.bind)?;
+    let specs = crate::datasets::specs(&args, &config)?;
+    let check: Vec<_> = specs
+        .iter()
+        .map(|spec| (spec.name.as_deref(), &spec.config))
+        .collect();
+    quiver_server::check_datasets(&check, args.bind)?;
 
-    // The access log and query events, at INFO, on stderr.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .try_init()
-        .ok();
     // The engine runs heavy queries on rayon's global pool when it has `threads` threads.
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global()
         .ok();
-    let context = || format!("cannot open the store at {}", args.location.display());
-    // A read-only server replays the log of earlier writes but changes nothing on disk.
-    let options = DbOptions {
-        sync: args.sync,
-        read_only: !args.writable,
-        create: args.create,
-        ..DbOptions::default()
-    };
-    let db = match &args.cluster {
-        Some(hosts) => match join_cluster(&args, hosts, &mut config)? {
-            Some(db) => db,
-            None => return Ok(()),
-        },
-        None => Database::open(&args.location, options).with_context(context)?,
-    };
-    let store = db.snapshot();
-    if config.partitions.is_none() {
-        eprintln!(
-            "store {}: {} triples, {} terms{}",
-            args.location.display(),
-            store.triples(),
-            store.terms(),
-            if args.writable {
-                match config.update_token {
-                    Some(_) => "; writable, writes need the update token",
-                    None => "; writable",
-                }
-            } else {
-                "; read-only"
-            }
-        );
+    let mut datasets = Vec::new();
+    if let Some(hosts) = &args.cluster {
+        let Some(db) = join_cluster(&args, hosts, &mut config)? else {
+            return Ok(());
+        };
+        datasets.push(quiver_server::Dataset::root(Arc::new(db), config.clone()));
+    } else {
+        for spec in specs {
+            datasets.push(spec.open(&args)?);
+        }
     }
-    config.device = crate::device::as_bgp_device(&args.device.open(&store)?);
-    drop(store);
+    for dataset in &mut datasets {
+        let store = dataset.db.snapshot();
+        dataset.config.device = crate::device::as_bgp_device(&args.device.open(&store)?);
+    }
     let shown = |value: Option<String>| value.unwrap_or_else(|| "none".into());
-    eprintln!(
+    args.log.say(&format!(
         "limits: timeout {}, max-results {}, max-memory {} shared by the queries in flight; {} running, {} queued for up to {:?}",
         shown(config.timeout.map(|t| format!("{t:?}"))),
         shown(config.max_results.map(|n| n.to_string())),
@@ -182,17 +211,18 @@ pub fn run(args: ServeArgs) -> Result<()> {
         config.threads,
         config.queue,
         config.queue_timeout,
-    );
+    ));
     if !args.bind.ip().is_loopback() {
-        eprintln!(
-            "warning: listening on {} (not loopback): queries need no authentication",
+        args.log.warn(&format!(
+            "listening on {} (not loopback): queries need no authentication",
             args.bind
-        );
+        ));
     }
-    quiver_server::run(Arc::new(db), config, args.bind, |address| {
-        eprintln!("listening on http://{address}");
+    let log = args.log.clone();
+    quiver_server::run(datasets, config, args.bind, |address| {
+        log.say(&format!("listening on http://{address}"));
     })?;
-    eprintln!("server stopped");
+    args.log.say("server stopped");
     Ok(())
 }
 
@@ -201,6 +231,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
 /// runs the queries' basic graph patterns on the cluster (`config.partitions`); another
 /// process serves until process 0 ends and returns `None`.
 fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<Option<Database>> {
+    let location = root_location(args)?;
+    if !args.dataset.is_empty() {
+        bail!("a cluster serves one partitioned store (--location), not --dataset");
+    }
     let addresses = crate::local_cluster::read_hosts(hosts)?;
     let processes = addresses.len();
     if args.process >= processes {
@@ -220,14 +254,14 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
             None => crate::local_cluster::inherited(args.listen_fd)?,
         },
     };
-    eprintln!(
+    args.log.say(&format!(
         "process {} of {processes}: serving partitions {}..{} of {}, waiting for the other processes",
         args.process,
         args.process * workers,
         (args.process + 1) * workers,
-        args.location.display()
-    );
-    let partitions = TimelyPartitions::cluster(&args.location, cluster).map_err(|e| anyhow!(e))?;
+        location.display()
+    ));
+    let partitions = TimelyPartitions::cluster(location, cluster).map_err(|e| anyhow!(e))?;
     if args.process != 0 {
         partitions.wait();
         // One write: the processes of a cluster on this machine often share a terminal or
@@ -237,17 +271,17 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
         return Ok(None);
     }
     let total = (processes * workers) as u32;
-    let (mut coordinator, layout) = coordinator(&partitions, &args.location, total)?;
+    let (mut coordinator, layout) = coordinator(&partitions, location, total)?;
     // Plans are made here, for the whole store: with its statistics, not partition 0's.
     if let Some(statistics) = &layout.statistics {
         coordinator.use_statistics(statistics);
     }
-    eprintln!(
+    args.log.say(&format!(
         "store {}: {} triples, {} terms in {total} partitions over {processes} processes; read-only",
-        args.location.display(),
+        location.display(),
         layout.triples,
         layout.terms
-    );
+    ));
     config.partitions = Some(Arc::new(partitions));
     Ok(Some(Database::in_memory(coordinator)))
 }

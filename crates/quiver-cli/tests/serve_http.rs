@@ -50,7 +50,7 @@ fn get_and_both_posts_answer_like_quiver_query() {
         .as_array()
         .map(Vec::len);
     assert_eq!(rows, Some(10), "LUBM-1 q5 has 10 research groups");
-    assert!(server.logged("path=/query status=200"));
+    assert!(server.logged("path=/query dataset=default status=200"));
 }
 
 #[test]
@@ -615,17 +615,17 @@ fn metrics_count_requests_and_read_the_store_and_memory_pool() {
     assert!(text.trim_end().ends_with("# EOF"), "{text}");
     let count = |labels: &str| sample(&text, &format!("quiver_http_requests_total{{{labels}}}"));
     assert_eq!(
-        count("endpoint=\"/query\",status=\"200\""),
+        count("dataset=\"default\",endpoint=\"/query\",status=\"200\""),
         Some(3.0),
         "{text}"
     );
     assert_eq!(
-        count("endpoint=\"/query\",status=\"507\""),
+        count("dataset=\"default\",endpoint=\"/query\",status=\"507\""),
         Some(1.0),
         "{text}"
     );
     assert_eq!(
-        count("endpoint=\"/query\",status=\"400\""),
+        count("dataset=\"default\",endpoint=\"/query\",status=\"400\""),
         Some(1.0),
         "{text}"
     );
@@ -639,12 +639,12 @@ fn metrics_count_requests_and_read_the_store_and_memory_pool() {
     );
     let status = server.status();
     assert_eq!(
-        sample(&text, "quiver_store_triples"),
+        sample(&text, "quiver_store_triples{dataset=\"default\"}"),
         status["triples"].as_f64(),
         "{text}"
     );
     assert_eq!(
-        sample(&text, "quiver_store_terms"),
+        sample(&text, "quiver_store_terms{dataset=\"default\"}"),
         status["terms"].as_f64()
     );
     assert_eq!(

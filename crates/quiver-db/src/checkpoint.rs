@@ -35,10 +35,11 @@ pub(crate) fn run(
     log: &Log,
     published: impl FnOnce() -> (Arc<Store>, u64),
 ) -> Result<CheckpointReport, DbError> {
+    let started = std::time::Instant::now();
     let (store, sequence, old) = log.rotate(dir, published)?;
     let snapshot_bytes = save(dir, &store, sequence)?;
     log.remove_up_to(dir, old)?;
-    log.checkpointed();
+    log.checkpointed(started.elapsed().as_micros() as u64);
     Ok(CheckpointReport {
         sequence,
         snapshot_bytes,

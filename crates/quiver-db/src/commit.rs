@@ -79,6 +79,8 @@ pub struct LogStats {
     pub bytes: u64,
     /// Checkpoints completed.
     pub checkpoints: u64,
+    /// Microseconds the completed checkpoints took, together.
+    pub checkpoint_micros: u64,
 }
 
 /// The write-ahead log of a database: the file being appended to and the commit queue.
@@ -94,6 +96,7 @@ pub(crate) struct Log {
     fsyncs: AtomicU64,
     bytes: AtomicU64,
     checkpoints: AtomicU64,
+    checkpoint_micros: AtomicU64,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -114,6 +117,7 @@ impl Log {
             fsyncs: AtomicU64::new(0),
             bytes: AtomicU64::new(bytes),
             checkpoints: AtomicU64::new(0),
+            checkpoint_micros: AtomicU64::new(0),
         }
     }
 
@@ -124,12 +128,14 @@ impl Log {
             fsyncs: self.fsyncs.load(Ordering::Relaxed),
             bytes: self.bytes.load(Ordering::Relaxed),
             checkpoints: self.checkpoints.load(Ordering::Relaxed),
+            checkpoint_micros: self.checkpoint_micros.load(Ordering::Relaxed),
         }
     }
 
-    /// Counts a completed checkpoint.
-    pub(crate) fn checkpointed(&self) {
+    /// Counts a completed checkpoint that took `micros`.
+    pub(crate) fn checkpointed(&self, micros: u64) {
         self.checkpoints.fetch_add(1, Ordering::Relaxed);
+        self.checkpoint_micros.fetch_add(micros, Ordering::Relaxed);
     }
 
     pub(crate) fn bytes(&self) -> u64 {

@@ -26,6 +26,9 @@ pub enum ServerError {
          set --update-token TOKEN or QUIVER_UPDATE_TOKEN, or bind to 127.0.0.1"
     )]
     WritableWithoutToken { address: SocketAddr },
+    /// Datasets that cannot be served together (a bad or repeated name).
+    #[error("{0}")]
+    Datasets(String),
 }
 
 /// A request that gets an error status; the message is the response body.

@@ -9,6 +9,10 @@
 //! are then encoded straight from the engine's id table (no term is allocated) into a
 //! [`ChannelWriter`] that blocks while the client is slow. Each large write sees write
 //! errors (client gone, cancelled, send timeout), and the serializer stops.
+//!
+//! Each run tells the access log its form and rows ([`RequestLog`]) and, past the slow-query
+//! threshold, writes the slow-query log: target `quiver::slow`, at WARN, with the request
+//! id, the query's text, its plan summary and its time.
 
 use std::io;
 use std::sync::Arc;
@@ -22,6 +26,7 @@ use quiver_store::Store;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
+use crate::access::RequestLog;
 use crate::error::ApiError;
 use crate::negotiate::{Negotiated, ResultKind};
 use crate::stream::{BodySender, ChannelWriter};
@@ -36,6 +41,45 @@ pub struct Job {
     pub options: ExecOptions,
     pub send_timeout: Duration,
     pub cache: Arc<QueryCache>,
+    /// The request's entry in the access log.
+    pub log: Arc<RequestLog>,
+    /// The dataset's name, for the slow-query log.
+    pub dataset_name: String,
+    /// The slow-query log's threshold.
+    pub slow_query: Option<Duration>,
+}
+
+/// What a cached query run inline reports to the logs.
+pub struct Report<'a> {
+    pub log: Arc<RequestLog>,
+    pub dataset: String,
+    pub slow_query: Option<Duration>,
+    pub text: &'a str,
+}
+
+/// Writes the slow-query log's line for a query that took `took` when that is at least
+/// `threshold`.
+fn log_if_slow(
+    threshold: Option<Duration>,
+    took: Duration,
+    id: u64,
+    dataset: &str,
+    text: &str,
+    prepared: &quiver_sparql::PreparedQuery,
+    rows: usize,
+) {
+    if threshold.is_some_and(|threshold| took >= threshold) {
+        tracing::warn!(
+            target: "quiver::slow",
+            id,
+            dataset,
+            ms = (took.as_secs_f64() * 1e6).round() / 1e3,
+            rows,
+            plan = %prepared.plan_summary(),
+            query = %text,
+            "slow query"
+        );
+    }
 }
 
 /// A cached query runs inline when its last run, serialization included, took at most
@@ -74,6 +118,7 @@ pub fn run(
         }
     };
     let prepared = &cached.query;
+    job.log.set_form(prepared.form_name());
     let plan_micros = if hit {
         started.elapsed().as_secs_f64() * 1e6
     } else {
@@ -82,7 +127,7 @@ pub fn run(
     let results = match prepared.execute(store, &job.options) {
         Ok(results) => results,
         Err(error) => {
-            tracing::info!(%error, "query not answered");
+            tracing::info!(%error, id = job.log.id, "query not answered");
             let _ = head.send(Err(ApiError::from_query(&error)));
             return;
         }
@@ -117,6 +162,7 @@ pub fn run(
         QueryResults::Graph(triples) => triples.len(),
         QueryResults::Boolean(_) => 1,
     };
+    job.log.set_rows(rows);
     let written = match &results {
         QueryResults::Solutions(solutions) => write_solutions(solutions, format, writer),
         other => write_results(other, format, writer),
@@ -126,11 +172,20 @@ pub fn run(
     match written {
         Ok(bytes) => {
             cached.record_cost(seconds * 1e6 - plan_micros, bytes as usize);
-            tracing::info!(rows, bytes, seconds, "query answered")
+            tracing::debug!(id = job.log.id, rows, bytes, seconds, "query answered");
+            log_if_slow(
+                job.slow_query,
+                started.elapsed(),
+                job.log.id,
+                &job.dataset_name,
+                &job.query,
+                prepared,
+                rows,
+            );
         }
         Err(error) => {
             sender.fail();
-            tracing::warn!(%error, seconds, "response aborted");
+            tracing::warn!(%error, seconds, id = job.log.id, "response aborted");
         }
     }
 }
@@ -143,10 +198,12 @@ pub fn run_inline(
     negotiated: &Negotiated,
     options: &ExecOptions,
     plan_micros: f64,
+    report: Report<'_>,
 ) -> Result<(Head, Vec<u8>), ApiError> {
     let started = Instant::now();
+    report.log.set_form(cached.query.form_name());
     let results = cached.query.execute(store, options).map_err(|error| {
-        tracing::info!(%error, "query not answered");
+        tracing::info!(%error, id = report.log.id, "query not answered");
         ApiError::from_query(&error)
     })?;
     let execute_micros = started.elapsed().as_secs_f64() * 1e6;
@@ -160,6 +217,7 @@ pub fn run_inline(
         QueryResults::Graph(triples) => triples.len(),
         QueryResults::Boolean(_) => 1,
     };
+    report.log.set_rows(rows);
     let written = match &results {
         QueryResults::Solutions(solutions) => {
             quiver_sparql::results::write_solutions(solutions, format.syntax(), Vec::new())
@@ -175,7 +233,22 @@ pub fn run_inline(
     let micros = started.elapsed().as_secs_f64() * 1e6;
     cached.record_cost(micros, written.len());
     let seconds = ((plan_micros + micros) / 1e2).round() / 1e4;
-    tracing::info!(rows, bytes = written.len(), seconds, "query answered");
+    tracing::debug!(
+        id = report.log.id,
+        rows,
+        bytes = written.len(),
+        seconds,
+        "query answered"
+    );
+    log_if_slow(
+        report.slow_query,
+        Duration::from_secs_f64((plan_micros + micros) / 1e6),
+        report.log.id,
+        &report.dataset,
+        report.text,
+        &cached.query,
+        rows,
+    );
     Ok((
         Head {
             format,

@@ -19,6 +19,8 @@
 //! server in-process: [`run`] owns a runtime and blocks until SIGINT/SIGTERM; [`serve`] is the
 //! same server as a future over a bound listener.
 
+pub mod access;
+pub mod admin;
 pub mod auth;
 pub mod error;
 pub mod execute;
@@ -85,6 +87,11 @@ pub struct Config {
     /// the database then holds the coordinator's own partition, and queries are prepared
     /// `partitioned`.
     pub partitions: Option<std::sync::Arc<dyn quiver_sparql::partitions::BgpPartitions>>,
+    /// Queries that take at least this long are logged with their text and plan (target
+    /// `quiver::slow`, at WARN).
+    pub slow_query: Option<Duration>,
+    /// Where `POST /$/backup/NAME` writes (a directory per dataset below it).
+    pub backup_dir: std::path::PathBuf,
 }
 
 impl Config {
@@ -114,6 +121,8 @@ impl Config {
             public_metrics: false,
             device: None,
             partitions: None,
+            slow_query: None,
+            backup_dir: std::path::PathBuf::from("backups"),
         }
     }
 
@@ -127,6 +136,65 @@ impl Config {
     }
 }
 
+/// A dataset to serve: its database and its settings (the server's, with its own
+/// writability, update token and query limits where they differ).
+pub struct Dataset {
+    /// `None`: served at the root (`/query`, …, and `/default/…`); else under `/NAME/`.
+    pub name: Option<String>,
+    pub db: Arc<Database>,
+    pub config: Config,
+}
+
+impl Dataset {
+    /// The dataset served at the root, with the server's settings.
+    pub fn root(db: Arc<Database>, config: Config) -> Self {
+        Self {
+            name: None,
+            db,
+            config,
+        }
+    }
+}
+
+/// Checks that datasets (each its name, `None` at the root, and settings) can be served
+/// together: names valid and distinct, at most one at the root, none exposed writable
+/// without a token.
+pub fn check_datasets(
+    datasets: &[(Option<&str>, &Config)],
+    address: SocketAddr,
+) -> Result<(), ServerError> {
+    let mut names = std::collections::HashSet::new();
+    if datasets.is_empty() {
+        return Err(ServerError::Datasets("no dataset to serve".into()));
+    }
+    for (dataset, config) in datasets {
+        let name = dataset.unwrap_or(state::ROOT_DATASET);
+        if let Some(name) = dataset {
+            state::check_dataset_name(name).map_err(ServerError::Datasets)?;
+        }
+        if !names.insert(name) {
+            return Err(ServerError::Datasets(match dataset {
+                Some(_) if name == state::ROOT_DATASET => format!(
+                    "dataset name {name:?} is the one of the store served at the root \
+                     (--location)"
+                ),
+                _ => format!("two datasets are named {name:?}"),
+            }));
+        }
+        config.check_exposure(address)?;
+    }
+    Ok(())
+}
+
+impl Dataset {
+    fn checked(datasets: &[Dataset]) -> Vec<(Option<&str>, &Config)> {
+        datasets
+            .iter()
+            .map(|d| (d.name.as_deref(), &d.config))
+            .collect()
+    }
+}
+
 /// Binds a listener (`127.0.0.1:0` picks a free port: read it back with `local_addr`).
 pub async fn bind(address: SocketAddr) -> Result<TcpListener, ServerError> {
     TcpListener::bind(address)
@@ -134,19 +202,29 @@ pub async fn bind(address: SocketAddr) -> Result<TcpListener, ServerError> {
         .map_err(|source| ServerError::Bind { address, source })
 }
 
-/// Serves `db` on `listener` until `shutdown` resolves, then stops accepting, lets
-/// in-flight queries run for `config.shutdown_grace`, cancels what is left, and returns.
+/// Serves `datasets` on `listener` with the server-wide settings of `config` until
+/// `shutdown` resolves, then stops accepting, lets in-flight queries run for
+/// `config.shutdown_grace`, cancels what is left, and returns.
 pub async fn serve(
     listener: TcpListener,
-    db: Arc<Database>,
+    datasets: Vec<Dataset>,
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
     if let Ok(address) = listener.local_addr() {
         config.check_exposure(address)?;
+        check_datasets(&Dataset::checked(&datasets), address)?;
     }
     let grace = config.shutdown_grace;
-    let state = Arc::new(state::AppState::new(db, config));
+    let mut root = None;
+    let mut named = Vec::new();
+    for dataset in datasets {
+        match dataset.name {
+            None => root = Some((dataset.db, dataset.config)),
+            Some(name) => named.push((name, dataset.db, dataset.config)),
+        }
+    }
+    let state = Arc::new(state::ServerState::new(config, root, named));
     let app = routes::router(state.clone());
     let (requested_tx, mut requested_rx) = tokio::sync::watch::channel(false);
     let signal_state = state.clone();
@@ -221,15 +299,16 @@ pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     }
 }
 
-/// Runs the server on its own runtime until SIGINT/SIGTERM. `listening` is called with the
-/// bound address once the socket accepts connections (the CLI prints it).
+/// Runs the server of `datasets` on its own runtime until SIGINT/SIGTERM. `listening` is
+/// called with the bound address once the socket accepts connections (the CLI prints it).
 pub fn run(
-    db: Arc<Database>,
+    datasets: Vec<Dataset>,
     config: Config,
     address: SocketAddr,
     listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
     config.check_exposure(address)?;
+    check_datasets(&Dataset::checked(&datasets), address)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.threads.clamp(1, 4))
         // Queries run on blocking threads, bounded by the admission semaphore.
@@ -244,7 +323,7 @@ pub fn run(
         // Handlers first: a client may signal as soon as it reads the address.
         let shutdown = shutdown_signal();
         listening(local);
-        serve(listener, db, config, shutdown).await
+        serve(listener, datasets, config, shutdown).await
     });
     // Cancelled queries notice within a few thousand rows; do not wait on a stuck thread.
     runtime.shutdown_timeout(Duration::from_secs(2));

@@ -1,11 +1,16 @@
 //! `GET /metrics`: the server in the Prometheus exposition format (OpenMetrics text, as
 //! `prometheus-client` writes it), for an operator's Prometheus or Grafana.
 //!
-//! Counted as requests pass the edge middleware: requests by endpoint and status (the
-//! rejections 503/507/422/504 among them) and their latency by endpoint. Read when scraped:
-//! queries in flight, running and queued; the memory pool's limit, use, peak and refusals;
-//! the store's triples, terms and version; writes committed. Endpoints are the routes'
-//! names (`/store/…` is `/store`), so a client cannot grow the label set.
+//! Counted as requests pass the edge middleware: requests by dataset, endpoint and status
+//! (the rejections 503/507/422/504 among them), their time to the response head by
+//! endpoint, and queries' and updates' time to the last byte by dataset and form
+//! (`select`, `ask`, `construct`, `describe`, `update`). Read when scraped: queries in
+//! flight, running and queued; the memory pool's limit, use, peak and refusals; and per
+//! dataset the store's triples, terms, version (its last commit's sequence number) and log
+//! size, commits and checkpoints with their time, the prepared-query cache's hits and
+//! misses, device (GPU) runs, and for a cluster the rows, messages and bytes exchanged
+//! between workers. Endpoints are the routes' names (`/store/…` is `/store`) and datasets
+//! the configured ones, so a client cannot grow the label set.
 //!
 //! Who may read it: a client on the loopback; others with the update token, or anyone
 //! when the server runs with `--public-metrics` ([`allowed`]).
@@ -23,10 +28,12 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::state::ServerState;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
+    /// The dataset's name; empty for the server's own routes.
+    dataset: String,
     endpoint: &'static str,
     status: u16,
 }
@@ -36,11 +43,44 @@ struct EndpointLabels {
     endpoint: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FormLabels {
+    dataset: String,
+    form: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DatasetLabels {
+    dataset: String,
+}
+
+type PerDataset<M> = Family<DatasetLabels, M>;
+
+/// Counters and gauges of each dataset, set from its state when scraped.
+#[derive(Default)]
+struct DatasetMetrics {
+    triples: PerDataset<Gauge>,
+    terms: PerDataset<Gauge>,
+    version: PerDataset<Gauge>,
+    log_bytes: PerDataset<Gauge>,
+    commits: PerDataset<Counter>,
+    log_syncs: PerDataset<Counter>,
+    checkpoints: PerDataset<Counter>,
+    checkpoint_seconds: PerDataset<Counter<f64>>,
+    cache_hits: PerDataset<Counter>,
+    cache_misses: PerDataset<Counter>,
+    device_runs: PerDataset<Counter>,
+    exchanged_rows: PerDataset<Counter>,
+    exchanged_messages: PerDataset<Counter>,
+    exchanged_bytes: PerDataset<Counter>,
+}
+
 /// The server's metrics: counted per request, the rest read from the state when scraped.
 pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     durations: Family<EndpointLabels, Histogram>,
+    queries: Family<FormLabels, Histogram>,
     in_flight: Gauge,
     running: Gauge,
     queued: Gauge,
@@ -48,10 +88,8 @@ pub struct Metrics {
     memory_used: Gauge,
     memory_peak: Gauge,
     memory_refused: Gauge,
-    triples: Gauge,
-    terms: Gauge,
-    version: Gauge,
     writes: Gauge,
+    datasets: DatasetMetrics,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -66,23 +104,33 @@ impl Default for Metrics {
     }
 }
 
+/// Latency buckets: 100 µs to about 26 s, ×4 a bucket.
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(1e-4, 4.0, 10))
+}
+
 impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("quiver");
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
             "http_requests",
-            "HTTP requests answered, by endpoint and status",
+            "HTTP requests answered, by dataset, endpoint and status",
             requests.clone(),
         );
-        // 100 µs to about 26 s, ×4 a bucket.
-        let durations = Family::<EndpointLabels, Histogram>::new_with_constructor(|| {
-            Histogram::new(exponential_buckets(1e-4, 4.0, 10))
-        });
+        let durations =
+            Family::<EndpointLabels, Histogram>::new_with_constructor(latency_histogram);
         registry.register(
             "http_request_duration_seconds",
             "Time to the response head, by endpoint",
             durations.clone(),
+        );
+        let queries = Family::<FormLabels, Histogram>::new_with_constructor(latency_histogram);
+        registry.register(
+            "query_duration_seconds",
+            "Time from the request to the last byte of the answer, by dataset and query \
+             form (update: SPARQL Update), for requests answered with a success status",
+            queries.clone(),
         );
         let mut gauge = |name: &str, help: &str| {
             let gauge = Gauge::default();
@@ -102,14 +150,76 @@ impl Metrics {
             "memory_pool_refusals",
             "Queries stopped by the memory pool so far",
         );
-        let triples = gauge("store_triples", "Triples of the latest version");
-        let terms = gauge("store_terms", "Terms of the latest version");
-        let version = gauge("store_version", "The latest version's number");
         let writes = gauge("writes_committed", "Writes committed since the start");
+        let datasets = DatasetMetrics::default();
+        let d = &datasets;
+        registry.register(
+            "store_triples",
+            "Triples of the latest version",
+            d.triples.clone(),
+        );
+        registry.register(
+            "store_terms",
+            "Terms of the latest version",
+            d.terms.clone(),
+        );
+        registry.register(
+            "store_version",
+            "The sequence number of the latest version's last commit",
+            d.version.clone(),
+        );
+        registry.register(
+            "log_bytes",
+            "Bytes of the write-ahead log on disk",
+            d.log_bytes.clone(),
+        );
+        registry.register("commits", "Commits written to the log", d.commits.clone());
+        registry.register("log_syncs", "fsync calls on the log", d.log_syncs.clone());
+        registry.register(
+            "checkpoints",
+            "Checkpoints completed",
+            d.checkpoints.clone(),
+        );
+        registry.register(
+            "checkpoint_seconds",
+            "Time the completed checkpoints took",
+            d.checkpoint_seconds.clone(),
+        );
+        registry.register(
+            "query_cache_hits",
+            "Queries found prepared in the cache",
+            d.cache_hits.clone(),
+        );
+        registry.register(
+            "query_cache_misses",
+            "Queries prepared anew",
+            d.cache_misses.clone(),
+        );
+        registry.register(
+            "device_runs",
+            "Exploration steps run on the device (GPU)",
+            d.device_runs.clone(),
+        );
+        registry.register(
+            "cluster_exchanged_rows",
+            "Rows moved between a cluster's workers",
+            d.exchanged_rows.clone(),
+        );
+        registry.register(
+            "cluster_exchanged_messages",
+            "Messages between a cluster's workers",
+            d.exchanged_messages.clone(),
+        );
+        registry.register(
+            "cluster_exchanged_bytes",
+            "Bytes moved between a cluster's processes",
+            d.exchanged_bytes.clone(),
+        );
         Self {
             registry,
             requests,
             durations,
+            queries,
             in_flight,
             running,
             queued,
@@ -117,18 +227,23 @@ impl Metrics {
             memory_used,
             memory_peak,
             memory_refused,
-            triples,
-            terms,
-            version,
             writes,
+            datasets,
         }
     }
 
-    /// Counts one answered request on `path`.
-    pub fn observe(&self, path: &str, status: StatusCode, took: Duration) {
-        let endpoint = endpoint(path);
+    /// Counts one request on `endpoint` of `dataset` (empty: the server's own routes)
+    /// whose head was ready after `took`.
+    pub fn observe(
+        &self,
+        dataset: &str,
+        endpoint: &'static str,
+        status: StatusCode,
+        took: Duration,
+    ) {
         self.requests
             .get_or_create(&RequestLabels {
+                dataset: dataset.to_owned(),
                 endpoint,
                 status: status.as_u16(),
             })
@@ -138,26 +253,74 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
-    /// The exposition of `state`'s metrics.
-    pub fn render(&self, state: &AppState) -> String {
-        let limits = &state.limits;
+    /// Counts a query (or update, `form` `update`) of `dataset` answered in `took`, to the
+    /// last byte.
+    pub fn observe_query(&self, dataset: &str, form: &'static str, took: Duration) {
+        self.queries
+            .get_or_create(&FormLabels {
+                dataset: dataset.to_owned(),
+                form,
+            })
+            .observe(took.as_secs_f64());
+    }
+
+    /// The exposition of the server's metrics.
+    pub fn render(&self, server: &ServerState) -> String {
+        let limits = &server.limits;
         let as_i64 = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         self.in_flight.set(as_i64(limits.in_flight()));
         self.running.set(as_i64(limits.running()));
         self.queued.set(as_i64(limits.queued()));
-        let memory = &state.memory;
+        let memory = &server.memory;
         self.memory_limit.set(memory.limit().map_or(-1, as_i64));
         self.memory_used.set(as_i64(memory.used()));
         self.memory_peak.set(as_i64(memory.peak()));
         self.memory_refused
             .set(i64::try_from(memory.refused()).unwrap_or(i64::MAX));
-        let store = state.snapshot();
         let as_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        self.triples.set(as_i64(store.triples()));
-        self.terms.set(as_i64(store.terms()));
-        self.version.set(as_i64(store.version()));
         self.writes
             .set(as_i64(limits.committed.load(Ordering::Relaxed)));
+        let d = &self.datasets;
+        for dataset in &server.datasets {
+            let labels = DatasetLabels {
+                dataset: dataset.name.clone(),
+            };
+            let store = dataset.snapshot();
+            let log = dataset.db.log_stats();
+            d.triples
+                .get_or_create(&labels)
+                .set(as_i64(store.triples()));
+            d.terms.get_or_create(&labels).set(as_i64(store.terms()));
+            d.version
+                .get_or_create(&labels)
+                .set(as_i64(dataset.db.sequence()));
+            d.log_bytes.get_or_create(&labels).set(as_i64(log.bytes));
+            let set = |family: &PerDataset<Counter>, value: u64| {
+                family
+                    .get_or_create(&labels)
+                    .inner()
+                    .store(value, Ordering::Relaxed);
+            };
+            set(&d.commits, log.records);
+            set(&d.log_syncs, log.fsyncs);
+            set(&d.checkpoints, log.checkpoints);
+            d.checkpoint_seconds.get_or_create(&labels).inner().store(
+                (log.checkpoint_micros as f64 / 1e6).to_bits(),
+                Ordering::Relaxed,
+            );
+            let (hits, misses) = dataset.queries.counts();
+            set(&d.cache_hits, hits);
+            set(&d.cache_misses, misses);
+            if let Some(device) = &dataset.config.device {
+                set(&d.device_runs, device.runs());
+            }
+            if let Some(partitions) = &dataset.config.partitions {
+                let exchanged = partitions.exchanged();
+                set(&d.exchanged_rows, exchanged.rows);
+                set(&d.exchanged_messages, exchanged.messages);
+                set(&d.exchanged_bytes, exchanged.bytes);
+            }
+        }
         let mut text = String::new();
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
@@ -165,16 +328,21 @@ impl Metrics {
     }
 }
 
-/// The label of a request path: its route, or `other`.
-fn endpoint(path: &str) -> &'static str {
+/// The label of a request path within its dataset (the path after `/NAME`): its route,
+/// or `other`.
+pub fn endpoint(path: &str) -> &'static str {
     match path {
-        "/" => "/",
+        "/" | "" => "/",
         "/query" => "/query",
         "/sparql" => "/sparql",
         "/update" => "/update",
         "/status" => "/status",
         "/metrics" => "/metrics",
         _ if path == "/store" || path.starts_with("/store/") => "/store",
+        "/$/ping" => "/$/ping",
+        "/$/datasets" => "/$/datasets",
+        _ if path.starts_with("/$/backup/") => "/$/backup",
+        _ if path.starts_with("/$/compact/") => "/$/compact",
         _ => "other",
     }
 }

@@ -1,5 +1,8 @@
 //! The HTTP surface: routes, handlers, the access log and CORS.
 //!
+//! Each dataset has these routes, under `/NAME/` (and the dataset of `--location` also at
+//! the root, as `/query`, …, and under `/default/`):
+//!
 //! | route | methods | what |
 //! |---|---|---|
 //! | `/` | GET | the query page (one embedded HTML file, no external assets) |
@@ -9,12 +12,16 @@
 //! | `/store/…` | GET, HEAD, PUT, POST, DELETE | the same, the request's URL naming the graph (direct identification) |
 //! | `/status` | GET | JSON: store size, uptime, counters, limits (for health checks) |
 //!
+//! The server's own: `/metrics` ([`crate::metrics`]), `/status` when no dataset is at the
+//! root, and the operator's routes under `/$/` ([`crate::admin`]).
+//!
 //! Writes (updates and Graph Store PUT/POST/DELETE) pass the write policy first
 //! ([`crate::auth`]): 403 on a read-only server, 401 without the update token. An update sent
 //! with GET gets 405 on a writable server (the protocol requires POST).
 //!
-//! Every response passes [`edge`], which answers CORS preflights when `--cors` is set, adds
-//! the CORS header, and writes one access-log line (`tracing`, target `quiver::access`).
+//! Every response passes [`edge`], which gives the request its id (`X-Request-Id`),
+//! answers CORS preflights when `--cors` is set, adds the CORS header, counts the request
+//! in the metrics and logs it ([`crate::access`]) once its body has gone out.
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -22,15 +29,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Extension, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{any, get, post};
 use axum::Router;
 use quiver_sparql::{ExecOptions, PrepareOptions};
 use tokio::sync::oneshot;
 
+use crate::access::{AccessEntry, LoggedBody, RequestLog};
+use crate::admin;
 use crate::error::ApiError;
 use crate::execute::{self, Job};
 use crate::graph_store;
@@ -38,32 +47,68 @@ use crate::limits::CancelOnDrop;
 use crate::negotiate::{content_type, negotiate};
 use crate::protocol::{self, Operation, QueryRequest, UpdateRequest};
 use crate::state::body_too_large;
-pub use crate::state::AppState;
+pub use crate::state::{AppState, ServerState};
 use crate::stream;
 use crate::update;
 
 /// The query page.
 const PAGE: &str = include_str!("page.html");
 
-/// The router over `state`.
-pub fn router(state: Arc<AppState>) -> Router {
+/// The router of the server: its own routes, and every dataset's.
+pub fn router(server: Arc<ServerState>) -> Router {
+    let mut router = Router::new()
+        .route("/metrics", get(metrics))
+        .route("/$/ping", get(admin::ping))
+        .route("/$/datasets", get(admin::datasets))
+        .route("/$/backup/{name}", post(admin::backup))
+        .route("/$/compact/{name}", post(admin::compact))
+        .with_state(server.clone());
+    match &server.root {
+        Some(root) => {
+            router = router
+                .route("/", get(page))
+                .merge(dataset_routes(root.clone()))
+        }
+        None => {
+            router = router.route("/status", get(server_status).with_state(server.clone()));
+            if let Some(first) = server.datasets.first() {
+                let to = format!("/{}/", first.name);
+                router = router.route("/", get(move || async move { Redirect::to(&to) }));
+            }
+        }
+    }
+    for dataset in &server.datasets {
+        let prefix = format!("/{}", dataset.name);
+        let page_path = format!("{prefix}/");
+        router = router
+            .nest(&prefix, dataset_routes(dataset.clone()))
+            // The page's links are relative: it must be read from `/NAME/`.
+            .route(
+                &prefix,
+                get(move || async move { Redirect::permanent(&page_path) }),
+            )
+            .route(&format!("{prefix}/"), get(page));
+    }
+    router
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(server.config.max_body_bytes))
+        .layer(middleware::from_fn_with_state(server, edge))
+}
+
+/// The routes of one dataset.
+fn dataset_routes(state: Arc<AppState>) -> Router {
     let query = get(query_get).post(query_post);
     let graph_store = get(graph_store::get)
         .put(graph_store::put)
         .post(graph_store::post)
         .delete(graph_store::delete);
     Router::new()
-        .route("/", get(page))
         .route("/query", query.clone())
         .route("/sparql", query)
         .route("/update", any(update_any))
         .route("/store", graph_store.clone())
         .route("/store/{*graph}", graph_store)
         .route("/status", get(status))
-        .route("/metrics", get(metrics))
-        .fallback(not_found)
-        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
-        .layer(middleware::from_fn_with_state(state.clone(), edge))
         .with_state(state)
 }
 
@@ -78,9 +123,14 @@ async fn page() -> Response {
         .into_response()
 }
 
-async fn query_get(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri) -> Response {
+async fn query_get(
+    State(state): State<Arc<AppState>>,
+    Extension(log): Extension<Arc<RequestLog>>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
     match protocol::operation_from_get(uri.query()) {
-        Ok(Operation::Query(request)) => answer(&state, request, &headers).await,
+        Ok(Operation::Query(request)) => answer(&state, request, &headers, log).await,
         Ok(Operation::Update(_)) => refuse(&state, update_needs_post(&state, &headers)),
         Err(error) => refuse(&state, error),
     }
@@ -100,6 +150,7 @@ fn update_needs_post(state: &AppState, headers: &HeaderMap) -> ApiError {
 
 async fn query_post(
     State(state): State<Arc<AppState>>,
+    Extension(log): Extension<Arc<RequestLog>>,
     headers: HeaderMap,
     uri: Uri,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
@@ -112,8 +163,8 @@ async fn query_post(
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok());
     match protocol::operation_from_post(content_type, uri.query(), &body) {
-        Ok(Operation::Query(request)) => answer(&state, request, &headers).await,
-        Ok(Operation::Update(request)) => run_update(&state, request, &headers, &uri).await,
+        Ok(Operation::Query(request)) => answer(&state, request, &headers, log).await,
+        Ok(Operation::Update(request)) => run_update(&state, request, &headers, &uri, &log).await,
         Err(error) => refuse(&state, error),
     }
 }
@@ -134,7 +185,14 @@ fn refuse(state: &AppState, error: ApiError) -> Response {
 }
 
 /// Negotiates, admits, runs the query on a blocking thread and streams its result.
-async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMap) -> Response {
+async fn answer(
+    state: &Arc<AppState>,
+    request: QueryRequest,
+    headers: &HeaderMap,
+    log: Arc<RequestLog>,
+) -> Response {
+    // The query's text only where an operator asks for it (DEBUG, or the slow-query log).
+    tracing::debug!(target: "quiver::query", id = log.id, dataset = %state.name, query = %request.query);
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let negotiated = match negotiate(accept, request.format.as_deref()) {
         Ok(negotiated) => negotiated,
@@ -174,7 +232,14 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         let local = state.config.partitions.is_none();
         if local && cached.was_cheaper_than(execute::INLINE_MICROS, execute::INLINE_BYTES) {
             let plan_micros = looked_up.elapsed().as_secs_f64() * 1e6;
-            let outcome = execute::run_inline(&store, &cached, &negotiated, &options, plan_micros);
+            let report = execute::Report {
+                log: log.clone(),
+                dataset: state.name.clone(),
+                slow_query: state.config.slow_query,
+                text: &request.query,
+            };
+            let outcome =
+                execute::run_inline(&store, &cached, &negotiated, &options, plan_micros, report);
             drop(ticket);
             return match outcome {
                 Ok((head, bytes)) => {
@@ -200,6 +265,9 @@ async fn answer(state: &Arc<AppState>, request: QueryRequest, headers: &HeaderMa
         options,
         send_timeout: state.config.send_timeout,
         cache: state.queries.clone(),
+        log,
+        dataset_name: state.name.clone(),
+        slow_query: state.config.slow_query,
     };
     let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
@@ -246,6 +314,7 @@ fn respond(head: execute::Head, body: Body) -> Response {
 /// refusal, or 405.
 async fn update_any(
     State(state): State<Arc<AppState>>,
+    Extension(log): Extension<Arc<RequestLog>>,
     method: Method,
     headers: HeaderMap,
     uri: Uri,
@@ -269,7 +338,7 @@ async fn update_any(
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok());
     match protocol::operation_from_post(content_type, uri.query(), &body) {
-        Ok(Operation::Update(request)) => run_update(&state, request, &headers, &uri).await,
+        Ok(Operation::Update(request)) => run_update(&state, request, &headers, &uri, &log).await,
         Ok(Operation::Query(_)) => refuse(
             &state,
             ApiError::bad_request("/update takes updates; send queries to /query"),
@@ -285,7 +354,9 @@ async fn run_update(
     request: UpdateRequest,
     headers: &HeaderMap,
     uri: &Uri,
+    log: &RequestLog,
 ) -> Response {
+    log.set_form("update");
     if let Err(error) = state.access.check(headers) {
         return refuse(state, error);
     }
@@ -326,6 +397,8 @@ async fn run_update(
             state.limits.served.fetch_add(1, Ordering::Relaxed);
             state.limits.committed.fetch_add(1, Ordering::Relaxed);
             tracing::info!(
+                id = log.id,
+                dataset = %state.name,
                 inserted = report.inserted,
                 deleted = report.deleted,
                 "update committed"
@@ -358,7 +431,8 @@ async fn not_found(uri: Uri) -> Response {
     ApiError::new(
         StatusCode::NOT_FOUND,
         format!(
-            "no such resource: {} (try / , /query, /sparql, /update, /store or /status)",
+            "no such resource: {} (try / , /query, /sparql, /update, /store, /status, \
+             /NAME/… for a dataset NAME of /$/datasets, or /$/ping)",
             uri.path()
         ),
     )
@@ -373,7 +447,8 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
         "writable": state.access.writable,
-        "store_version": store.version(),
+        "dataset": state.name,
+        "store_version": state.db.sequence(),
         "triples": store.triples(),
         "terms": store.terms(),
         "named_graphs": store.graph_names().count(),
@@ -416,53 +491,119 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         .into_response()
 }
 
-/// CORS and the access log, around every route.
-async fn edge(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
-    let mut entry = AccessEntry {
-        started: Instant::now(),
-        method: request.method().clone(),
-        path: request.uri().path().to_owned(),
-        peer: request
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|info| info.0),
-        status: None,
-    };
-    let cors = state
+/// The server's `/status` when no dataset is served at the root: what is server-wide.
+async fn server_status(State(server): State<Arc<ServerState>>) -> Response {
+    let limits = &server.limits;
+    let body = serde_json::json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "datasets": server.datasets.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+        "uptime_seconds": server.started.elapsed().as_secs_f64(),
+        "queries_served": limits.served.load(Ordering::Relaxed),
+        "queries_failed": limits.failed.load(Ordering::Relaxed),
+        "queries_rejected": limits.rejected.load(Ordering::Relaxed),
+        "writes_committed": limits.committed.load(Ordering::Relaxed),
+        "in_flight": limits.in_flight(),
+        "running": limits.running(),
+        "queued": limits.queued(),
+        "memory": {
+            "limit_bytes": server.memory.limit(),
+            "used_bytes": server.memory.used(),
+            "peak_bytes": server.memory.peak(),
+            "queries": server.memory.queries(),
+            "refused": server.memory.refused(),
+        },
+    });
+    (
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// The dataset (empty: the server itself) and endpoint a request `path` goes to.
+fn locate(server: &ServerState, path: &str) -> (String, &'static str) {
+    let rest = path.strip_prefix('/').unwrap_or(path);
+    let first = rest.split('/').next().unwrap_or("");
+    if !first.is_empty() && first != "$" {
+        if let Some(dataset) = server.dataset(first) {
+            let endpoint = crate::metrics::endpoint(&path[1 + first.len()..]);
+            return (dataset.name.clone(), endpoint);
+        }
+    }
+    let endpoint = crate::metrics::endpoint(path);
+    let server_route = matches!(endpoint, "/metrics" | "other") || endpoint.starts_with("/$/");
+    match &server.root {
+        Some(root) if !server_route => (root.name.clone(), endpoint),
+        _ => (String::new(), endpoint),
+    }
+}
+
+/// Ids, CORS, metrics and the access log, around every route.
+async fn edge(
+    State(server): State<Arc<ServerState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let id = server.next_request_id();
+    let log = Arc::new(RequestLog::new(id));
+    request.extensions_mut().insert(log.clone());
+    let path = request.uri().path().to_owned();
+    let (dataset, endpoint) = locate(&server, &path);
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0);
+    let mut entry = AccessEntry::new(
+        request.method().clone(),
+        path,
+        dataset,
+        endpoint,
+        peer,
+        log,
+        server.metrics.clone(),
+    );
+    let cors = server
         .config
         .cors
         .as_deref()
         .and_then(|origin| HeaderValue::from_str(origin).ok());
     let mut response = if cors.is_some() && entry.method == Method::OPTIONS {
         preflight()
-    } else if announced_length(&request).is_some_and(|n| n > state.config.max_body_bytes) {
+    } else if announced_length(&request).is_some_and(|n| n > server.config.max_body_bytes) {
         // Refused before reading a byte (and before `100 Continue`); longer bodies without
         // a Content-Length are cut at the limit by `DefaultBodyLimit`.
-        refuse(&state, body_too_large(state.config.max_body_bytes))
+        server.limits.failed.fetch_add(1, Ordering::Relaxed);
+        body_too_large(server.config.max_body_bytes).into_response()
     } else {
         next.run(request).await
     };
+    let headers = response.headers_mut();
+    headers.insert("x-request-id", HeaderValue::from(id));
     if let Some(origin) = cors {
-        let headers = response.headers_mut();
         if origin != "*" {
             headers.append(header::VARY, HeaderValue::from_static("Origin"));
         }
         headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
         headers.insert(
             header::ACCESS_CONTROL_EXPOSE_HEADERS,
-            HeaderValue::from_static("server-timing"),
+            HeaderValue::from_static("server-timing, x-request-id"),
         );
     }
-    entry.status = Some(response.status());
-    state
+    let status = response.status();
+    entry.status = Some(status);
+    server
         .metrics
-        .observe(&entry.path, response.status(), entry.started.elapsed());
-    response
+        .observe(&entry.dataset, endpoint, status, entry.started.elapsed());
+    response.map(|body| Body::new(LoggedBody::new(body, entry)))
 }
 
 /// `GET /metrics`: see `metrics.rs`.
 async fn metrics(
-    State(state): State<Arc<AppState>>,
+    State(server): State<Arc<ServerState>>,
     headers: HeaderMap,
     request: Request,
 ) -> Response {
@@ -472,8 +613,8 @@ async fn metrics(
         .map(|info| info.0);
     if let Err(error) = crate::metrics::allowed(
         peer,
-        state.config.public_metrics,
-        state.config.update_token.as_deref(),
+        server.config.public_metrics,
+        server.config.update_token.as_deref(),
         &headers,
     ) {
         return error.into_response();
@@ -483,44 +624,9 @@ async fn metrics(
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        state.metrics.render(&state),
+        server.metrics.render(&server),
     )
         .into_response()
-}
-
-/// One access-log line, written when the response head is ready, or when the request is
-/// dropped before that (the client went away).
-struct AccessEntry {
-    started: Instant,
-    method: Method,
-    path: String,
-    peer: Option<SocketAddr>,
-    status: Option<StatusCode>,
-}
-
-impl Drop for AccessEntry {
-    fn drop(&mut self) {
-        let peer = self.peer.map_or_else(|| "-".to_owned(), |p| p.to_string());
-        let ms = (self.started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
-        match self.status {
-            Some(status) => tracing::info!(
-                target: "quiver::access",
-                %peer,
-                method = %self.method,
-                path = %self.path,
-                status = status.as_u16(),
-                ms,
-            ),
-            None => tracing::info!(
-                target: "quiver::access",
-                %peer,
-                method = %self.method,
-                path = %self.path,
-                ms,
-                "client went away before the response"
-            ),
-        }
-    }
 }
 
 fn preflight() -> Response {

@@ -1,12 +1,14 @@
-//! What every handler shares: the database, the configuration, admission control and the
-//! write policy.
+//! What the handlers share: per dataset ([`AppState`]) the database, its configuration,
+//! its write policy and its prepared queries; for the whole server ([`ServerState`]) the
+//! datasets, admission control, the memory pool and the metrics, which every dataset's
+//! requests share (one server, one set of workers, one pool).
 //!
 //! Each request reads [`AppState::snapshot`] once and works on that version to the end, so
 //! a query or a Graph Store GET never sees half of a concurrent update (snapshot isolation
 //! per request). Prepared queries are cached by text and dataset for the latest version
 //! ([`quiver_sparql::QueryCache`], emptied when a request reads a newer version).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -25,8 +27,11 @@ use crate::limits::{Limits, Ticket};
 use crate::metrics::Metrics;
 use crate::Config;
 
-/// What every handler shares.
+/// What the handlers of one dataset share.
 pub struct AppState {
+    /// The dataset's name: its routes are under `/NAME/` (`default` for the one served at
+    /// the root).
+    pub name: String,
     pub db: Arc<Database>,
     pub config: Config,
     pub limits: Arc<Limits>,
@@ -36,37 +41,126 @@ pub struct AppState {
     pub queries: Arc<QueryCache>,
     /// The memory every query and update in flight holds together (`--max-memory`).
     pub memory: Arc<MemoryPool>,
-    /// What `/metrics` reports.
-    pub metrics: Metrics,
+    /// What `/metrics` reports, for the whole server.
+    pub metrics: Arc<Metrics>,
+}
+
+/// What the whole server shares: its datasets and what their requests share.
+pub struct ServerState {
+    /// The server's own settings (admission, bodies, CORS, logs, backups, the admin
+    /// token); a dataset's requests read their dataset's [`AppState::config`].
+    pub config: Config,
+    /// The dataset served at the root (`/query`, …), if any.
+    pub root: Option<Arc<AppState>>,
+    /// Every dataset, the root's first, by name.
+    pub datasets: Vec<Arc<AppState>>,
+    pub limits: Arc<Limits>,
+    pub memory: Arc<MemoryPool>,
+    pub metrics: Arc<Metrics>,
+    pub started: Instant,
+    /// Held by a backup or compaction: one at a time.
+    pub admin: tokio::sync::Mutex<()>,
+    next_request: AtomicU64,
+}
+
+impl ServerState {
+    /// The server of `datasets`: `root` is served at `/`, the others under `/NAME/`. Every
+    /// dataset's state shares the server's admission control, memory pool and metrics.
+    pub fn new(
+        config: Config,
+        root: Option<(Arc<Database>, Config)>,
+        named: Vec<(String, Arc<Database>, Config)>,
+    ) -> Self {
+        let limits = Arc::new(Limits::new(
+            config.threads,
+            config.queue,
+            config.queue_timeout,
+        ));
+        let memory = MemoryPool::new(config.max_memory);
+        let metrics = Arc::new(Metrics::new());
+        let started = Instant::now();
+        let dataset = |name: String, db: Arc<Database>, dataset_config: Config| {
+            let access = WriteAccess {
+                writable: dataset_config.writable,
+                token: dataset_config.update_token.clone(),
+            };
+            Arc::new(AppState {
+                name,
+                db,
+                config: dataset_config,
+                limits: limits.clone(),
+                access,
+                started,
+                queries: Arc::new(QueryCache::new(QUERY_CACHE_ENTRIES)),
+                memory: memory.clone(),
+                metrics: metrics.clone(),
+            })
+        };
+        let root = root.map(|(db, config)| dataset(ROOT_DATASET.to_owned(), db, config));
+        let mut datasets: Vec<_> = root.iter().cloned().collect();
+        for (name, db, dataset_config) in named {
+            datasets.push(dataset(name, db, dataset_config));
+        }
+        Self {
+            config,
+            root,
+            datasets,
+            limits,
+            memory,
+            metrics,
+            started,
+            admin: tokio::sync::Mutex::new(()),
+            next_request: AtomicU64::new(1),
+        }
+    }
+
+    /// The dataset named `name`.
+    pub fn dataset(&self, name: &str) -> Option<&Arc<AppState>> {
+        self.datasets.iter().find(|dataset| dataset.name == name)
+    }
+
+    /// A new request's id (counted from 1 since the start; logged and sent back as
+    /// `X-Request-Id`).
+    pub fn next_request_id(&self) -> u64 {
+        self.next_request.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// The name of the dataset served at the root, in listings, metrics and admin routes.
+pub const ROOT_DATASET: &str = "default";
+
+/// Route words that cannot name a dataset: `/NAME/…` would hide the root's routes.
+const RESERVED_NAMES: &[&str] = &[
+    "query", "sparql", "update", "store", "status", "metrics", "$",
+];
+
+/// Checks a dataset's name: 1 to 64 ASCII letters, digits, `-` or `_`, not a route of
+/// the root.
+pub fn check_dataset_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 64 {
+        return Err(format!("dataset name {name:?}: give 1 to 64 characters"));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(format!(
+            "dataset name {name:?}: use ASCII letters, digits, '-' and '_' only"
+        ));
+    }
+    if RESERVED_NAMES.contains(&name) {
+        return Err(format!(
+            "dataset name {name:?} is one of the server's routes ({})",
+            RESERVED_NAMES.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 /// Prepared queries the server keeps.
 pub const QUERY_CACHE_ENTRIES: usize = 512;
 
 impl AppState {
-    pub fn new(db: Arc<Database>, config: Config) -> Self {
-        let limits = Arc::new(Limits::new(
-            config.threads,
-            config.queue,
-            config.queue_timeout,
-        ));
-        let access = WriteAccess {
-            writable: config.writable,
-            token: config.update_token.clone(),
-        };
-        let memory = MemoryPool::new(config.max_memory);
-        Self {
-            db,
-            config,
-            limits,
-            access,
-            started: Instant::now(),
-            queries: Arc::new(QueryCache::new(QUERY_CACHE_ENTRIES)),
-            memory,
-            metrics: Metrics::new(),
-        }
-    }
-
     /// The current committed version, for one request.
     pub fn snapshot(&self) -> Arc<Store> {
         self.db.snapshot()

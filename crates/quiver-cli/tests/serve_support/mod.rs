@@ -102,9 +102,19 @@ impl Server {
     }
 
     fn launch(mut command: Command, store: &Path, args: &[&str]) -> Server {
+        command.arg("--location").arg(store);
+        Self::launch_with(command, args)
+    }
+
+    /// `quiver serve ARGS --bind 127.0.0.1:0`, its store(s) named by ARGS (or a config file).
+    pub fn start_without_location(args: &[&str]) -> Server {
+        let mut command = quiver();
+        command.arg("serve");
+        Self::launch_with(command, args)
+    }
+
+    fn launch_with(mut command: Command, args: &[&str]) -> Server {
         let mut child = command
-            .arg("--location")
-            .arg(store)
             .args(["--bind", "127.0.0.1:0"])
             .args(args)
             .stdin(Stdio::null())
@@ -119,8 +129,8 @@ impl Server {
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                if let Some(address) = line.strip_prefix("listening on http://") {
-                    let _ = address_tx.send(address.trim().to_owned());
+                if let Some(address) = listening_address(&line) {
+                    let _ = address_tx.send(address);
                 }
                 lines.lock().unwrap().push(line);
             }
@@ -397,6 +407,22 @@ fn dechunk(mut data: &[u8]) -> (Vec<u8>, bool) {
         body.extend_from_slice(&data[..size]);
         data = &data[size + 2..];
     }
+}
+
+/// The address of a `listening on http://ADDRESS` line, as text or as a JSON log line
+/// (`--log-format json`).
+pub fn listening_address(line: &str) -> Option<String> {
+    if let Some(address) = line.strip_prefix("listening on http://") {
+        return Some(address.trim().to_owned());
+    }
+    let event: serde_json::Value = serde_json::from_str(line).ok()?;
+    let message = event["message"].as_str()?;
+    Some(
+        message
+            .strip_prefix("listening on http://")?
+            .trim()
+            .to_owned(),
+    )
 }
 
 /// A fresh store of the N-Triples `data` under cargo's scratch directory, for a server
