@@ -89,6 +89,19 @@ fn config_path(args: &[OsString]) -> Option<PathBuf> {
     None
 }
 
+/// The entries of `table` in the order the file has them (the parser's map is sorted by
+/// key), so that the first error reported is the first in the file.
+fn in_file_order<'t, 'i>(
+    table: &'t DeTable<'i>,
+) -> Vec<(
+    &'t Spanned<toml::de::DeString<'i>>,
+    &'t Spanned<DeValue<'i>>,
+)> {
+    let mut entries: Vec<_> = table.iter().collect();
+    entries.sort_by_key(|(key, _)| key.span().start);
+    entries
+}
+
 /// The 1-based line of byte `offset` in `text`.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
@@ -109,7 +122,7 @@ fn flags_from(
 ) -> Result<Vec<String>> {
     let table = parse(text, path)?;
     let mut flags = Vec::new();
-    for (key, value) in table.get_ref() {
+    for (key, value) in in_file_order(table.get_ref()) {
         let name = key.get_ref().as_ref();
         let line = line_of(text, key.span().start);
         let at = || format!("{} line {line}", path.display());
@@ -252,7 +265,7 @@ pub fn dataset_tables(path: &Path) -> Result<Vec<DatasetTable>> {
         bail!("{}: `{DATASETS_KEY}` is not a table", path.display());
     };
     let mut tables = Vec::new();
-    for (name, value) in datasets {
+    for (name, value) in in_file_order(datasets) {
         let line = line_of(&text, name.span().start);
         let at = || format!("{} line {line}", path.display());
         let DeValue::Table(entries) = value.get_ref() else {
@@ -267,7 +280,7 @@ pub fn dataset_tables(path: &Path) -> Result<Vec<DatasetTable>> {
             line,
             values: Vec::new(),
         };
-        for (key, value) in entries {
+        for (key, value) in in_file_order(entries) {
             let key_line = line_of(&text, key.span().start);
             let key_at = || format!("{} line {key_line}", path.display());
             let text = scalar(value.get_ref(), key.get_ref(), &key_at)?;

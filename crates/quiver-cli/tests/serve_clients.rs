@@ -181,5 +181,5 @@ fn headless_chromium_runs_the_query_page() {
         dom.contains("400") && dom.contains("invalid query"),
         "{dom}"
     );
-    assert!(server.logged("method=POST path=/query status=400"));
+    assert!(server.logged("method=POST path=/query dataset=default status=400"));
 }
