@@ -29,11 +29,13 @@ pub fn run(mut args: ClusterArgs) -> Result<()> {
         bail!("quiver cluster writes its own host file: give --processes, not --cluster");
     }
     let location = crate::serve::root_location(&args.serve)?.to_path_buf();
-    let mut peers = Peers::start(
+    // The other processes log as this one does.
+    let mut peers = Peers::start_with(
         &location,
         args.processes as usize,
         args.serve.workers,
         args.serve.threads,
+        &args.serve.log.as_flags(),
     )?;
     args.serve.cluster = Some(peers.hosts().to_owned());
     args.serve.process = 0;

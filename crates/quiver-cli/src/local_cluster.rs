@@ -60,6 +60,17 @@ impl Peers {
         workers: u32,
         threads: Option<u32>,
     ) -> Result<Self> {
+        Self::start_with(location, processes, workers, threads, &[])
+    }
+
+    /// [`Peers::start`], each process also given the arguments `extra` (its logs').
+    pub fn start_with(
+        location: &Path,
+        processes: usize,
+        workers: u32,
+        threads: Option<u32>,
+        extra: &[String],
+    ) -> Result<Self> {
         Self::spawn(processes, |command, hosts, process| {
             command
                 .arg("serve")
@@ -72,6 +83,7 @@ impl Peers {
             if let Some(threads) = threads {
                 command.args(["--threads", &threads.to_string()]);
             }
+            command.args(extra);
         })
     }
 

@@ -72,6 +72,18 @@ impl LogArgs {
         Ok(())
     }
 
+    /// The flags that give another process these settings.
+    pub fn as_flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        if let Some(level) = &self.log_level {
+            flags.push(format!("--log-level={level}"));
+        }
+        if self.log_format == LogFormat::Json {
+            flags.push("--log-format=json".to_owned());
+        }
+        flags
+    }
+
     /// Says `message` to the operator: a line on stderr as text, an INFO event as JSON.
     pub fn say(&self, message: &str) {
         match self.log_format {

@@ -266,8 +266,16 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
         partitions.wait();
         // One write: the processes of a cluster on this machine often share a terminal or
         // a log, and stop at the same moment (eprintln! writes piece by piece).
-        let line = format!("process {} stopped\n", args.process);
-        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+        match args.log.log_format {
+            crate::logging::LogFormat::Text => {
+                let line = format!("process {} stopped\n", args.process);
+                let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+            }
+            // One event is one write too.
+            crate::logging::LogFormat::Json => {
+                args.log.say(&format!("process {} stopped", args.process))
+            }
+        }
         return Ok(None);
     }
     let total = (processes * workers) as u32;
@@ -283,6 +291,7 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
         layout.terms
     ));
     config.partitions = Some(Arc::new(partitions));
+    config.whole_store = Some((layout.triples, layout.terms));
     Ok(Some(Database::in_memory(coordinator)))
 }
 

@@ -144,6 +144,47 @@ fn a_cluster_of_processes_answers_like_the_whole_store() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn a_cluster_reads_its_config_file_logs_json_from_every_process_and_reports_the_whole_store() {
+    let whole = store("cluster");
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let dir = scratch.join("cluster-cli-ops");
+    partition(whole, 2, &dir);
+    let file = scratch.join("cluster-cli-ops.toml");
+    std::fs::write(&file, "log-format = \"json\"\nmax-results = 70000\n").unwrap();
+    let mut cluster = Server::start_cluster(&dir, 2, &["--config", file.to_str().unwrap()]);
+    let reference = Server::start(whole, &[]);
+    let status = cluster.status();
+    assert_eq!(status["triples"], reference.status()["triples"]);
+    assert_eq!(status["limits"]["max_results"], 70000, "from the file");
+    assert_eq!(cluster.query("SELECT * { ?s ?p ?o }", TSV).status, 422);
+    assert_eq!(
+        rows(&cluster, &lubm_query("q2")),
+        rows(&reference, &lubm_query("q2"))
+    );
+    let metrics = cluster.get("/metrics", &[]).text();
+    let exchanged = metrics
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix("quiver_cluster_exchanged_rows_total{dataset=\"default\"} ")
+        })
+        .and_then(|value| value.parse::<u64>().ok());
+    assert!(exchanged.is_some_and(|rows| rows > 0), "{metrics}");
+    let stopped = cluster
+        .terminate(Duration::from_secs(20))
+        .expect("the cluster stops");
+    assert!(stopped.success(), "{}", cluster.log());
+    assert!(cluster.logged("process 1 stopped"));
+    // Both processes' lines, each one JSON object.
+    for line in cluster.log().lines() {
+        let event: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(event["timestamp"].is_string(), "{line}");
+    }
+    assert!(cluster.logged("process 1 of 2: serving partitions 1..2"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The console's report lines of `script` (`N rows`, `N triples`, `answer: …`) on the
 /// store at `location`, with `extra` arguments.
 fn console_counts(location: &Path, extra: &[&str], script: &str) -> Vec<String> {

@@ -50,6 +50,7 @@ pub async fn datasets(State(server): State<Arc<ServerState>>) -> Response {
 /// One dataset in `/$/datasets`.
 fn describe(server: &ServerState, dataset: &AppState) -> serde_json::Value {
     let store = dataset.snapshot();
+    let (triples, terms) = dataset.size();
     let log = dataset.db.log_stats();
     let is_root = server
         .root
@@ -59,8 +60,8 @@ fn describe(server: &ServerState, dataset: &AppState) -> serde_json::Value {
         "name": dataset.name,
         "path": if is_root { "/".to_owned() } else { format!("/{}/", dataset.name) },
         "writable": dataset.access.writable,
-        "triples": store.triples(),
-        "terms": store.terms(),
+        "triples": triples,
+        "terms": terms,
         "named_graphs": store.graph_names().count(),
         "version": dataset.db.sequence(),
         "log_bytes": log.bytes,

@@ -87,6 +87,9 @@ pub struct Config {
     /// the database then holds the coordinator's own partition, and queries are prepared
     /// `partitioned`.
     pub partitions: Option<std::sync::Arc<dyn quiver_sparql::partitions::BgpPartitions>>,
+    /// The triples and terms of the whole partitioned store when the database holds one
+    /// partition of it (a cluster's coordinator): what `/status` and `/metrics` report.
+    pub whole_store: Option<(u64, u64)>,
     /// Queries that take at least this long are logged with their text and plan (target
     /// `quiver::slow`, at WARN).
     pub slow_query: Option<Duration>,
@@ -121,6 +124,7 @@ impl Config {
             public_metrics: false,
             device: None,
             partitions: None,
+            whole_store: None,
             slow_query: None,
             backup_dir: std::path::PathBuf::from("backups"),
         }

@@ -285,12 +285,10 @@ impl Metrics {
             let labels = DatasetLabels {
                 dataset: dataset.name.clone(),
             };
-            let store = dataset.snapshot();
+            let (triples, terms) = dataset.size();
             let log = dataset.db.log_stats();
-            d.triples
-                .get_or_create(&labels)
-                .set(as_i64(store.triples()));
-            d.terms.get_or_create(&labels).set(as_i64(store.terms()));
+            d.triples.get_or_create(&labels).set(as_i64(triples));
+            d.terms.get_or_create(&labels).set(as_i64(terms));
             d.version
                 .get_or_create(&labels)
                 .set(as_i64(dataset.db.sequence()));

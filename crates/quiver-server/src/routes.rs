@@ -443,14 +443,15 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
     let limits = &state.limits;
     let config = &state.config;
     let store = state.snapshot();
+    let (triples, terms) = state.size();
     let body = serde_json::json!({
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
         "writable": state.access.writable,
         "dataset": state.name,
         "store_version": state.db.sequence(),
-        "triples": store.triples(),
-        "terms": store.terms(),
+        "triples": triples,
+        "terms": terms,
         "named_graphs": store.graph_names().count(),
         "uptime_seconds": state.started.elapsed().as_secs_f64(),
         "queries_served": limits.served.load(Ordering::Relaxed),

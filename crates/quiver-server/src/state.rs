@@ -161,6 +161,18 @@ pub fn check_dataset_name(name: &str) -> Result<(), String> {
 pub const QUERY_CACHE_ENTRIES: usize = 512;
 
 impl AppState {
+    /// The triples and terms of the dataset's latest version (of the whole store, for a
+    /// cluster's coordinator).
+    pub fn size(&self) -> (u64, u64) {
+        match self.config.whole_store {
+            Some(size) => size,
+            None => {
+                let store = self.snapshot();
+                (store.triples(), store.terms())
+            }
+        }
+    }
+
     /// The current committed version, for one request.
     pub fn snapshot(&self) -> Arc<Store> {
         self.db.snapshot()
