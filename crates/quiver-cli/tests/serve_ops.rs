@@ -119,6 +119,7 @@ fn json_logs_are_one_object_per_line_and_the_slow_query_log_takes_slow_queries_o
         .filter(|line| line["target"] == "quiver::slow")
         .collect();
     assert_eq!(slow_lines.len(), 1, "only the slow query: {slow_lines:?}");
+    assert_eq!(slow_lines[0]["message"], "slow query");
     let logged = slow_lines[0];
     assert_eq!(logged["id"], id);
     assert_eq!(logged["level"], "WARN");
@@ -520,6 +521,15 @@ fn a_compaction_during_queries_changes_no_answer() {
         metrics.contains("quiver_checkpoints_total{dataset=\"default\"} 1"),
         "{metrics}"
     );
+    assert!(
+        metrics.contains("quiver_commits_total{dataset=\"default\"} 50"),
+        "{metrics}"
+    );
+    let commit_seconds = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("quiver_commit_seconds_total{dataset=\"default\"} "))
+        .and_then(|value| value.parse::<f64>().ok());
+    assert!(commit_seconds.is_some_and(|s| s > 0.0), "{metrics}");
     assert_eq!(server.query(query, "text/csv").text(), answer);
     // A read-only server has nothing to compact.
     let read_only = Server::start(lubm(), &[]);

@@ -1,10 +1,10 @@
 //! The database: published versions, serialised writers, the log and checkpoints.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use quiver_snapshot::SnapshotError;
 use quiver_sparql::update::execute_update;
@@ -96,6 +96,10 @@ pub(crate) struct Inner {
     /// Set when the [`Database`] is dropped: a checkpoint asked for on another thread
     /// after that does nothing (the lock is free; another process may write the store).
     closed: AtomicBool,
+    /// Transactions committed since the database was opened, and the microseconds they
+    /// took together (from the request to durable and published).
+    commits: AtomicU64,
+    commit_micros: AtomicU64,
 }
 
 /// The file whose lock marks the one process writing a store.
@@ -254,6 +258,8 @@ impl Database {
             options,
             write_lock: Mutex::new(write_lock),
             closed: AtomicBool::new(false),
+            commits: AtomicU64::new(0),
+            commit_micros: AtomicU64::new(0),
         });
         if inner.options.sync == SyncMode::Batch && inner.log.is_some() {
             let weak = Arc::downgrade(&inner);
@@ -299,6 +305,8 @@ impl Database {
                 open_report: OpenReport::default(),
                 write_lock: Mutex::new(None),
                 closed: AtomicBool::new(false),
+                commits: AtomicU64::new(0),
+                commit_micros: AtomicU64::new(0),
             }),
             background: Mutex::default(),
         }
@@ -404,7 +412,32 @@ impl Database {
         })
     }
 
+    /// Transactions committed since the database was opened, and the time they took
+    /// together, each from its request to durable and published (for metrics).
+    pub fn commit_stats(&self) -> (u64, Duration) {
+        let inner = &self.inner;
+        (
+            inner.commits.load(Ordering::Relaxed),
+            Duration::from_micros(inner.commit_micros.load(Ordering::Relaxed)),
+        )
+    }
+
     fn commit_with(
+        &self,
+        transaction: impl FnOnce(&Store) -> Result<Transaction, DbError>,
+    ) -> Result<UpdateReport, DbError> {
+        let started = Instant::now();
+        let committed = self.commit_untimed(transaction);
+        if committed.is_ok() {
+            let inner = &self.inner;
+            inner.commits.fetch_add(1, Ordering::Relaxed);
+            let micros = started.elapsed().as_micros() as u64;
+            inner.commit_micros.fetch_add(micros, Ordering::Relaxed);
+        }
+        committed
+    }
+
+    fn commit_untimed(
         &self,
         transaction: impl FnOnce(&Store) -> Result<Transaction, DbError>,
     ) -> Result<UpdateReport, DbError> {

@@ -128,6 +128,20 @@ pub fn run(
         Ok(results) => results,
         Err(error) => {
             tracing::info!(%error, id = job.log.id, "query not answered");
+            // A query stopped by its timeout, memory or result cap is a slow query too.
+            let took = started.elapsed();
+            if job.slow_query.is_some_and(|threshold| took >= threshold) {
+                tracing::warn!(
+                    target: "quiver::slow",
+                    id = job.log.id,
+                    dataset = %job.dataset_name,
+                    ms = (took.as_secs_f64() * 1e6).round() / 1e3,
+                    %error,
+                    plan = %prepared.plan_summary(),
+                    query = %job.query,
+                    "slow query failed"
+                );
+            }
             let _ = head.send(Err(ApiError::from_query(&error)));
             return;
         }

@@ -64,6 +64,7 @@ struct DatasetMetrics {
     version: PerDataset<Gauge>,
     log_bytes: PerDataset<Gauge>,
     commits: PerDataset<Counter>,
+    commit_seconds: PerDataset<Counter<f64>>,
     log_syncs: PerDataset<Counter>,
     checkpoints: PerDataset<Counter>,
     checkpoint_seconds: PerDataset<Counter<f64>>,
@@ -173,7 +174,16 @@ impl Metrics {
             "Bytes of the write-ahead log on disk",
             d.log_bytes.clone(),
         );
-        registry.register("commits", "Commits written to the log", d.commits.clone());
+        registry.register(
+            "commits",
+            "Transactions committed (updates and Graph Store writes)",
+            d.commits.clone(),
+        );
+        registry.register(
+            "commit_seconds",
+            "Time the committed transactions took, from request to durable and published",
+            d.commit_seconds.clone(),
+        );
         registry.register("log_syncs", "fsync calls on the log", d.log_syncs.clone());
         registry.register(
             "checkpoints",
@@ -299,13 +309,18 @@ impl Metrics {
                     .inner()
                     .store(value, Ordering::Relaxed);
             };
-            set(&d.commits, log.records);
+            let (commits, commit_time) = dataset.db.commit_stats();
+            set(&d.commits, commits);
+            let seconds = |family: &PerDataset<Counter<f64>>, value: f64| {
+                family
+                    .get_or_create(&labels)
+                    .inner()
+                    .store(value.to_bits(), Ordering::Relaxed);
+            };
+            seconds(&d.commit_seconds, commit_time.as_secs_f64());
             set(&d.log_syncs, log.fsyncs);
             set(&d.checkpoints, log.checkpoints);
-            d.checkpoint_seconds.get_or_create(&labels).inner().store(
-                (log.checkpoint_micros as f64 / 1e6).to_bits(),
-                Ordering::Relaxed,
-            );
+            seconds(&d.checkpoint_seconds, log.checkpoint_micros as f64 / 1e6);
             let (hits, misses) = dataset.queries.counts();
             set(&d.cache_hits, hits);
             set(&d.cache_misses, misses);
