@@ -165,7 +165,15 @@ fn malformed_requests_get_readable_errors() {
         "{message}"
     );
     assert_status(&server.post("/query", &[DIRECT], b"SELEC * {}"), 400);
-    let missing = server.get("/query", &[]);
+    // Without a query or update, a GET gets the service description; a POST an error.
+    let described = server.get("/query", &[]);
+    assert_status(&described, 200);
+    assert!(
+        described.text().contains("sd:Service"),
+        "{}",
+        described.text()
+    );
+    let missing = server.post("/query", &[FORM], b"default-graph-uri=http%3A%2F%2Fg");
     assert_status(&missing, 400);
     assert!(missing.text().contains("missing the query parameter"));
     assert_status(
@@ -603,7 +611,7 @@ fn metrics_count_requests_and_read_the_store_and_memory_pool() {
     }
     let refused = server.post("/query", &[DIRECT], ENDLESS.as_bytes());
     assert_status(&refused, 507);
-    assert_status(&server.get("/query", &[]), 400);
+    assert_status(&server.get("/query?query=", &[]), 400);
     // A refused query's worker lets go of its ticket just after the response head.
     assert!(server.wait_for("in_flight", 0, Duration::from_secs(10)));
     let reply = server.get("/metrics", &[]);

@@ -336,6 +336,29 @@ fn two_datasets_each_answer_their_own_data_one_writable_one_not() {
     );
     assert_eq!(count(&server, "/w"), 2);
     assert_eq!(count(&server, ""), triples);
+    // A graph named by its URL under the dataset's routes keeps the dataset's prefix.
+    let put = serve_support::request(
+        &server.address,
+        "PUT",
+        "/w/store/people",
+        &[("Content-Type", "text/turtle")],
+        b"<http://e/x> <http://e/y> <http://e/z> .",
+    );
+    assert_status(&put, 201);
+    let names = server.get(
+        &format!(
+            "/w/query?query={}",
+            encode("SELECT ?g { GRAPH ?g { ?s ?p ?o } }")
+        ),
+        &[("Accept", "text/csv")],
+    );
+    assert!(
+        names
+            .text()
+            .contains(&format!("http://{}/w/store/people", server.address)),
+        "{}",
+        names.text()
+    );
     let graph = server.get("/w/store?default", &[("Accept", "application/n-triples")]);
     assert_status(&graph, 200);
     assert_eq!(graph.text().lines().count(), 2);
@@ -352,9 +375,9 @@ fn two_datasets_each_answer_their_own_data_one_writable_one_not() {
     assert_eq!(datasets[1]["triples"], 1);
     assert_eq!(
         (&datasets[2]["triples"], &datasets[2]["writable"]),
-        (&2.into(), &true.into())
+        (&3.into(), &true.into())
     );
-    assert_eq!(datasets[2]["version"], 1);
+    assert_eq!(datasets[2]["version"], 2);
     // Each dataset's page and status.
     assert_status(&server.get("/w/", &[]), 200);
     let moved = server.get("/w", &[]);
@@ -364,7 +387,7 @@ fn two_datasets_each_answer_their_own_data_one_writable_one_not() {
     // Metrics by dataset.
     let metrics = server.get("/metrics", &[]).text();
     assert!(
-        metrics.contains("quiver_store_triples{dataset=\"w\"} 2"),
+        metrics.contains("quiver_store_triples{dataset=\"w\"} 3"),
         "{metrics}"
     );
     assert!(metrics.contains(

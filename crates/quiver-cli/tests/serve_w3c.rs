@@ -397,3 +397,175 @@ fn w3c_protocol_updates() {
     let ran = run_manifest(&path, |name| name.contains("update"), &[]);
     assert_eq!(ran, 14);
 }
+
+/// The W3C service-description tests (`service-description/manifest.ttl`), whose entries
+/// describe in prose what a GET on the endpoint must answer: `returns-rdf` (RDF, in each
+/// format offered), `has-endpoint-triple` (an `sd:endpoint` equal to the URL asked) and
+/// `conforms-to-schema` (an `sd:Service` with the properties the schema defines, each with
+/// objects of the right kind). Each entry of the manifest must have a check here.
+#[test]
+fn w3c_service_description() {
+    const SD: &str = "http://www.w3.org/ns/sparql-service-description#";
+    let path = shared().join("sparql-tests/sparql11/service-description/manifest.ttl");
+    let manifest = Manifest::load(&path);
+    let names: Vec<String> = manifest
+        .entries()
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(
+        names,
+        ["has-endpoint-triple", "returns-rdf", "conforms-to-schema"],
+        "the manifest's entries changed: give each new one a check"
+    );
+    let store = small_store("w3c-sd", "<http://e/s> <http://e/p> \"1\" .\n");
+    let server = Server::start(&store, &["--writable"]);
+    let put = request(
+        &server.address,
+        "PUT",
+        "/store?graph=http%3A%2F%2Fe%2Fg",
+        &[("Content-Type", "text/turtle")],
+        b"<http://e/s> <http://e/p> \"2\" .",
+    );
+    assert_eq!(put.status, 201, "{}", put.text());
+    let get = |path: &str, accept: &str| {
+        let reply = request(&server.address, "GET", path, &[("Accept", accept)], b"");
+        assert_eq!(reply.status, 200, "GET {path}: {}", reply.text());
+        reply
+    };
+    let parse = |reply: &Reply, format: RdfFormat| -> Graph {
+        let mut graph = Graph::new();
+        for quad in RdfParser::from_format(format).for_slice(&reply.body) {
+            let quad = quad.unwrap_or_else(|e| panic!("not {format}: {e}\n{}", reply.text()));
+            graph.insert(oxrdf::TripleRef::from(quad.as_ref()));
+        }
+        graph
+    };
+    let sd = |local: &str| {
+        NamedNodeRef::new_unchecked(Box::leak(format!("{SD}{local}").into_boxed_str()))
+    };
+    let rdf_type = NamedNodeRef::new_unchecked("http://www.w3.org/1999/02/22-rdf-syntax-ns#type");
+    // returns-rdf: in every format offered, the same graph.
+    let mut graphs = Vec::new();
+    for (accept, format, content_type) in [
+        ("*/*", RdfFormat::Turtle, "text/turtle"),
+        ("text/turtle", RdfFormat::Turtle, "text/turtle"),
+        (
+            "application/rdf+xml",
+            RdfFormat::RdfXml,
+            "application/rdf+xml",
+        ),
+        (
+            "application/n-triples",
+            RdfFormat::NTriples,
+            "application/n-triples",
+        ),
+    ] {
+        let reply = get("/sparql", accept);
+        assert!(
+            reply
+                .header("content-type")
+                .is_some_and(|t| t.starts_with(content_type)),
+            "{accept}: {:?}",
+            reply.header("content-type")
+        );
+        let mut graph = parse(&reply, format);
+        graph.canonicalize(CanonicalizationAlgorithm::Unstable);
+        graphs.push(graph);
+    }
+    assert!(
+        graphs.windows(2).all(|w| w[0] == w[1]),
+        "the formats disagree"
+    );
+    // has-endpoint-triple, at each endpoint path.
+    for path in ["/sparql", "/query", "/default/query"] {
+        let graph = parse(&get(path, "text/turtle"), RdfFormat::Turtle);
+        let endpoint = format!("http://{}{path}", server.address);
+        let services: Vec<_> = graph
+            .subjects_for_predicate_object(sd("endpoint"), NamedNodeRef::new_unchecked(&endpoint))
+            .collect();
+        assert_eq!(services.len(), 1, "{path}: no sd:endpoint <{endpoint}>");
+    }
+    // conforms-to-schema: one sd:Service; the properties of the schema with objects of
+    // the classes and kinds it gives.
+    let graph = &graphs[0];
+    let services: Vec<_> = graph
+        .subjects_for_predicate_object(rdf_type, sd("Service"))
+        .collect();
+    assert_eq!(services.len(), 1);
+    let service = services[0];
+    let objects = |subject: oxrdf::NamedOrBlankNodeRef<'_>, local: &str| -> Vec<TermRef<'_>> {
+        graph
+            .objects_for_subject_predicate(subject, sd(local))
+            .collect()
+    };
+    let mut languages: Vec<String> = objects(service, "supportedLanguage")
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+    languages.sort();
+    assert_eq!(
+        languages,
+        [
+            format!("<{SD}SPARQL10Query>"),
+            format!("<{SD}SPARQL11Query>"),
+            format!("<{SD}SPARQL11Update>")
+        ]
+    );
+    for format in objects(service, "resultFormat") {
+        assert!(
+            matches!(format, TermRef::NamedNode(n) if n.as_str().starts_with("http://www.w3.org/ns/formats/"))
+        );
+    }
+    assert!(objects(service, "resultFormat").len() >= 6);
+    let [TermRef::BlankNode(dataset)] = objects(service, "defaultDataset")[..] else {
+        panic!("one sd:defaultDataset")
+    };
+    assert!(graph.contains(oxrdf::TripleRef::new(dataset, rdf_type, sd("Dataset"))));
+    let size = |graph_node: TermRef<'_>| -> i64 {
+        let TermRef::BlankNode(node) = graph_node else {
+            panic!("{graph_node}")
+        };
+        assert!(graph.contains(oxrdf::TripleRef::new(node, rdf_type, sd("Graph"))));
+        let triples = graph
+            .object_for_subject_predicate(
+                node,
+                NamedNodeRef::new_unchecked("http://rdfs.org/ns/void#triples"),
+            )
+            .expect("void:triples");
+        let TermRef::Literal(count) = triples else {
+            panic!("{triples}")
+        };
+        count.value().parse().unwrap()
+    };
+    let [default] = objects(dataset.into(), "defaultGraph")[..] else {
+        panic!("one sd:defaultGraph")
+    };
+    assert_eq!(size(default), 1);
+    let [TermRef::BlankNode(named)] = objects(dataset.into(), "namedGraph")[..] else {
+        panic!("one sd:namedGraph")
+    };
+    assert!(graph.contains(oxrdf::TripleRef::new(named, rdf_type, sd("NamedGraph"))));
+    assert_eq!(
+        objects(named.into(), "name"),
+        [TermRef::NamedNode(NamedNodeRef::new_unchecked(
+            "http://e/g"
+        ))]
+    );
+    let [named_graph] = objects(named.into(), "graph")[..] else {
+        panic!("sd:graph")
+    };
+    assert_eq!(size(named_graph), 1);
+    // A read-only endpoint takes no updates, and says so.
+    let read_only = Server::start(&store, &[]);
+    let reply = request(&read_only.address, "GET", "/query", &[], b"");
+    let graph = parse(&reply, RdfFormat::Turtle);
+    assert!(!graph.contains(oxrdf::TripleRef::new(
+        graph
+            .subjects_for_predicate_object(rdf_type, sd("Service"))
+            .next()
+            .unwrap(),
+        sd("supportedLanguage"),
+        sd("SPARQL11Update"),
+    )));
+}

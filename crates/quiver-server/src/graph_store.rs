@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
-use axum::extract::State;
+use axum::extract::{OriginalUri, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use oxrdf::{NamedNode, NamedOrBlankNode, QuadRef, Term, TripleRef};
@@ -72,8 +72,9 @@ impl Target {
 }
 
 /// The target of a request: below `/store/`, the graph its URL names (direct
-/// identification, without a query); at `/store`, what its query names.
-fn request_target(headers: &HeaderMap, uri: &Uri) -> Result<Target, ApiError> {
+/// identification, without a query); at `/store`, what its query names. `uri` is the path
+/// within the dataset's routes, `original` the URL's (with the dataset's `/NAME` prefix).
+fn request_target(headers: &HeaderMap, uri: &Uri, original: &Uri) -> Result<Target, ApiError> {
     if uri.path().len() <= "/store/".len() {
         return target(uri.query());
     }
@@ -82,7 +83,7 @@ fn request_target(headers: &HeaderMap, uri: &Uri) -> Result<Target, ApiError> {
             "a graph named by its URL (below /store/) takes no ?default or ?graph=",
         ));
     }
-    let url = crate::state::request_url(headers, uri);
+    let url = crate::state::request_url(headers, original);
     NamedNode::new(url.as_str())
         .map(Target::Named)
         .map_err(|e| ApiError::bad_request(format!("{url} is not an IRI: {e}")))
@@ -114,9 +115,10 @@ pub fn target(url_query: Option<&str>) -> Result<Target, ApiError> {
     }
 }
 
-/// A fresh graph name under the store's URL (`http://HOST/store/graph-` and 32 random hex
-/// digits), for a POST to the store itself: 128 random bits never name an existing graph.
-fn new_graph_name(headers: &HeaderMap) -> NamedNode {
+/// A fresh graph name under the store's URL (`http://HOST/store/graph-`, or
+/// `http://HOST/NAME/store/graph-` for dataset NAME, and 32 random hex digits), for a POST
+/// to the store itself (`original`): 128 random bits never name an existing graph.
+fn new_graph_name(headers: &HeaderMap, original: &Uri) -> NamedNode {
     use std::hash::{BuildHasher, Hasher};
     let random = || {
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
@@ -128,7 +130,12 @@ fn new_graph_name(headers: &HeaderMap) -> NamedNode {
         hasher.finish()
     };
     let id = format!("graph-{:016x}{:016x}", random(), random());
-    let base = crate::state::request_url(headers, &Uri::from_static("/store"));
+    let store = original
+        .path()
+        .parse::<Uri>()
+        .unwrap_or(Uri::from_static("/store"));
+    let base = crate::state::request_url(headers, &store);
+    let base = base.trim_end_matches('/');
     NamedNode::new(format!("{base}/{id}"))
         .unwrap_or_else(|_| NamedNode::new_unchecked(format!("urn:quiver:{id}")))
 }
@@ -149,8 +156,9 @@ pub async fn get(
     method: Method,
     headers: HeaderMap,
     uri: Uri,
+    OriginalUri(original): OriginalUri,
 ) -> Response {
-    let target = match request_target(&headers, &uri) {
+    let target = match request_target(&headers, &uri, &original) {
         Ok(target) => target,
         Err(error) => return state.refuse(error),
     };
@@ -392,9 +400,10 @@ pub async fn put(
     state: State<Arc<AppState>>,
     headers: HeaderMap,
     uri: Uri,
+    OriginalUri(original): OriginalUri,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    write_request(state, headers, uri, body, WriteKind::Replace).await
+    write_request(state, headers, (uri, original), body, WriteKind::Replace).await
 }
 
 /// `POST /store`.
@@ -402,20 +411,27 @@ pub async fn post(
     state: State<Arc<AppState>>,
     headers: HeaderMap,
     uri: Uri,
+    OriginalUri(original): OriginalUri,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    write_request(state, headers, uri, body, WriteKind::Merge).await
+    write_request(state, headers, (uri, original), body, WriteKind::Merge).await
 }
 
 /// `DELETE /store`.
-pub async fn delete(state: State<Arc<AppState>>, headers: HeaderMap, uri: Uri) -> Response {
-    write_request(state, headers, uri, Ok(Bytes::new()), WriteKind::Drop).await
+pub async fn delete(
+    state: State<Arc<AppState>>,
+    headers: HeaderMap,
+    uri: Uri,
+    OriginalUri(original): OriginalUri,
+) -> Response {
+    let uris = (uri, original);
+    write_request(state, headers, uris, Ok(Bytes::new()), WriteKind::Drop).await
 }
 
 async fn write_request(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
-    uri: Uri,
+    (uri, original): (Uri, Uri),
     body: Result<Bytes, BytesRejection>,
     kind: WriteKind,
 ) -> Response {
@@ -426,14 +442,14 @@ async fn write_request(
         Ok(body) => body,
         Err(rejection) => return state.refuse(state.body_rejection(rejection)),
     };
-    let target = match request_target(&headers, &uri) {
+    let target = match request_target(&headers, &uri, &original) {
         Ok(target) => target,
         Err(error) => return state.refuse(error),
     };
     // POST to the store itself creates a graph with a name of the server's choosing.
     let minted = kind == WriteKind::Merge && target == Target::All;
     let graph = if minted {
-        Some(new_graph_name(&headers))
+        Some(new_graph_name(&headers, &original))
     } else {
         match target.graph() {
             Ok(graph) => graph.cloned(),
@@ -448,7 +464,7 @@ async fn write_request(
             .and_then(|v| v.to_str().ok());
         let base = match &graph {
             Some(name) => name.as_str().to_owned(),
-            None => crate::state::request_url(&headers, &uri),
+            None => crate::state::request_url(&headers, &original),
         };
         let parsed = rdf_io::parse_body(content_type, &body, &base).and_then(rdf_io::triples_only);
         match parsed {

@@ -31,6 +31,7 @@ pub mod negotiate;
 pub mod protocol;
 pub mod rdf_io;
 pub mod routes;
+pub mod service_description;
 pub mod state;
 pub mod stream;
 pub mod update;

@@ -6,7 +6,7 @@
 //! | route | methods | what |
 //! |---|---|---|
 //! | `/` | GET | the query page (one embedded HTML file, no external assets) |
-//! | `/query`, `/sparql` | GET, POST | SPARQL 1.1 Protocol queries (and updates, POSTed) |
+//! | `/query`, `/sparql` | GET, POST | SPARQL 1.1 Protocol queries (and updates, POSTed); a GET without `query` gets the service description ([`crate::service_description`]) |
 //! | `/update` | POST | SPARQL 1.1 Protocol updates ([`crate::update`]) |
 //! | `/store` | GET, HEAD, PUT, POST, DELETE | SPARQL 1.1 Graph Store Protocol ([`crate::graph_store`]) |
 //! | `/store/…` | GET, HEAD, PUT, POST, DELETE | the same, the request's URL naming the graph (direct identification) |
@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Extension, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Extension, OriginalUri, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -46,6 +46,7 @@ use crate::graph_store;
 use crate::limits::CancelOnDrop;
 use crate::negotiate::{content_type, negotiate};
 use crate::protocol::{self, Operation, QueryRequest, UpdateRequest};
+use crate::service_description;
 use crate::state::body_too_large;
 pub use crate::state::{AppState, ServerState};
 use crate::stream;
@@ -127,8 +128,12 @@ async fn query_get(
     State(state): State<Arc<AppState>>,
     Extension(log): Extension<Arc<RequestLog>>,
     headers: HeaderMap,
-    uri: Uri,
+    OriginalUri(uri): OriginalUri,
 ) -> Response {
+    // Neither a query nor an update: the endpoint describes itself.
+    if service_description::is_requested(uri.query()) {
+        return service_description::respond(&state, &headers, &uri);
+    }
     match protocol::operation_from_get(uri.query()) {
         Ok(Operation::Query(request)) => answer(&state, request, &headers, log).await,
         Ok(Operation::Update(_)) => refuse(&state, update_needs_post(&state, &headers)),
@@ -152,7 +157,7 @@ async fn query_post(
     State(state): State<Arc<AppState>>,
     Extension(log): Extension<Arc<RequestLog>>,
     headers: HeaderMap,
-    uri: Uri,
+    OriginalUri(uri): OriginalUri,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
     let body = match body {
@@ -317,7 +322,7 @@ async fn update_any(
     Extension(log): Extension<Arc<RequestLog>>,
     method: Method,
     headers: HeaderMap,
-    uri: Uri,
+    OriginalUri(uri): OriginalUri,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
     if let Err(error) = state.access.check(&headers) {

@@ -389,7 +389,9 @@ fn skip_reason(kind: &TestKind, group: &str) -> Option<String> {
         "entailment" => "entailment regimes are not supported",
         "service" | "syntax-fed" => "federated query (SERVICE) is not supported",
         "protocol" | "graph-store-protocol" | "http-rdf-update" => "protocol tests",
-        "service-description" => "service description tests",
+        "service-description" => {
+            "service description tests (run over HTTP by quiver-cli's serve_w3c tests)"
+        }
         _ => match kind {
             TestKind::Other(name) if name.contains("Protocol") => "protocol tests",
             TestKind::Other(_) => "test type not run by this runner",
