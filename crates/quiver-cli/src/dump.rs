@@ -43,9 +43,12 @@ fn parse_format(name: &str) -> Result<RdfFormat, String> {
         "trig" => RdfFormat::TriG,
         "ntriples" | "nt" | "n-triples" => RdfFormat::NTriples,
         "turtle" | "ttl" => RdfFormat::Turtle,
+        "jsonld" | "json-ld" => RdfFormat::JsonLd {
+            profile: oxrdfio::JsonLdProfileSet::empty(),
+        },
         _ => {
             return Err(format!(
-                "unknown format '{name}' (nquads, trig, ntriples, turtle)"
+                "unknown format '{name}' (nquads, trig, ntriples, turtle, jsonld)"
             ))
         }
     })

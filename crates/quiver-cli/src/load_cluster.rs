@@ -199,6 +199,7 @@ fn format_name(format: quiver_loader::Format) -> &'static str {
         Format::Turtle => "ttl",
         Format::TriG => "trig",
         Format::RdfXml => "rdfxml",
+        Format::JsonLd => "jsonld",
     }
 }
 

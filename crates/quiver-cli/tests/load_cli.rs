@@ -977,3 +977,82 @@ fn info_aligns_its_tables_and_abbreviates_with_a_legend() {
         "{text}"
     );
 }
+
+/// The quads of an RDF document in `format`, read by Oxigraph's parser (`oxrdfio`), blank
+/// nodes canonicalised, so that two documents compare as datasets.
+fn oxigraph_dataset(bytes: &[u8], format: oxrdfio::RdfFormat) -> oxrdf::Dataset {
+    let mut dataset = oxrdf::Dataset::new();
+    for quad in oxrdfio::RdfParser::from_format(format).for_slice(bytes) {
+        dataset.insert(&quad.expect("Oxigraph reads it"));
+    }
+    dataset.canonicalize(oxrdf::dataset::CanonicalizationAlgorithm::Unstable);
+    dataset
+}
+
+#[test]
+fn json_ld_round_trips_through_load_and_dump_like_oxigraph_reads_it() {
+    let dir = TempDir::new("jsonld");
+    // Every kind of term, in the default graph and two named ones.
+    let nquads = r#"<http://e/alice> <http://e/name> "Alice" .
+<http://e/alice> <http://e/name> "Alicia"@es .
+<http://e/alice> <http://e/age> "42"^^<http://www.w3.org/2001/XMLSchema#integer> .
+<http://e/alice> <http://e/knows> _:b1 .
+_:b1 <http://e/name> "Bob" <http://e/g1> .
+<http://e/alice> <http://e/seen> "2024-05-01T10:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> <http://e/g1> .
+<http://e/carol> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://e/Person> <http://e/g2> .
+<http://e/carol> <http://e/note> "line one\nline \"two\"" <http://e/g2> .
+"#;
+    let expected = oxigraph_dataset(nquads.as_bytes(), oxrdfio::RdfFormat::NQuads);
+    // The document: the same quads written as JSON-LD by Oxigraph's serializer.
+    let json_ld = oxrdfio::RdfFormat::JsonLd {
+        profile: oxrdfio::JsonLdProfileSet::empty(),
+    };
+    let mut serializer = oxrdfio::RdfSerializer::from_format(json_ld).for_writer(Vec::new());
+    for quad in expected.iter() {
+        serializer.serialize_quad(quad).unwrap();
+    }
+    let document = serializer.finish().unwrap();
+    let file = dir.0.join("people.jsonld");
+    std::fs::write(&file, &document).unwrap();
+    let store = dir.0.join("store");
+    load_ok(&store, &[], &[&file]);
+    let info = info(&store);
+    assert_eq!(number(&info, "triples"), 8, "{info}");
+    // Dumped as JSON-LD and as N-Quads, both equal the original for Oxigraph's parsers.
+    for (name, format) in [("jsonld", json_ld), ("nquads", oxrdfio::RdfFormat::NQuads)] {
+        let output = quiver()
+            .args(["dump", "--format", name, "--location"])
+            .arg(&store)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert_eq!(
+            oxigraph_dataset(&output.stdout, format),
+            expected,
+            "dump as {name}"
+        );
+    }
+    // `--format jsonld` on a file without the extension; a broken document's error.
+    let renamed = dir.0.join("people.data");
+    std::fs::copy(&file, &renamed).unwrap();
+    let again = dir.0.join("again");
+    load_ok(&again, &["--format", "jsonld"], &[&renamed]);
+    let broken = dir.0.join("broken.jsonld");
+    std::fs::write(
+        &broken,
+        b"[{\"@id\": \"http://e/x\", \"http://e/p\": [{\"@value\": }]}]",
+    )
+    .unwrap();
+    let output = load(&dir.0.join("broken"), &[], &[&broken]);
+    assert_clean_error(&output, "broken.jsonld");
+    // A CONSTRUCT in JSON-LD.
+    let output = quiver()
+        .args(["query", "--results-format", "jsonld", "--location"])
+        .arg(&store)
+        .args(["--query", "CONSTRUCT WHERE { ?s <http://e/name> ?o }"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let constructed = oxigraph_dataset(&output.stdout, json_ld);
+    assert_eq!(constructed.len(), 2, "the default graph's names");
+}

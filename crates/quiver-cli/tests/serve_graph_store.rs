@@ -79,12 +79,41 @@ fn graph_store_statuses_and_contents() {
             RdfFormat::NQuads,
             "application/n-quads",
         ),
+        (
+            "application/ld+json",
+            RdfFormat::JsonLd {
+                profile: oxrdfio::JsonLdProfileSet::empty(),
+            },
+            "application/ld+json",
+        ),
     ] {
         let reply = server.get(&format!("/store?{g}"), &[("Accept", accept)]);
         assert_status(&reply, 200);
         assert_eq!(reply.header("content-type"), Some(content_type));
         assert_eq!(graph(&reply.body, format), expected, "{accept}");
     }
+    // A JSON-LD body: PUT, then read back as Turtle.
+    let g3 = graph_param("http://e/g3");
+    let document = br#"{"@id": "http://e/dana", "http://e/name": "Dana"}"#;
+    let reply = call(
+        &server,
+        "PUT",
+        &format!("/store?{g3}"),
+        &[("Content-Type", "application/ld+json")],
+        document,
+    );
+    assert_status(&reply, 201);
+    let reply = server.get(&format!("/store?{g3}"), &[("Accept", TURTLE)]);
+    assert_eq!(
+        graph(&reply.body, RdfFormat::Turtle),
+        turtle("<http://e/dana> <http://e/name> \"Dana\" ."),
+        "{}",
+        reply.text()
+    );
+    assert_status(
+        &call(&server, "DELETE", &format!("/store?{g3}"), &[], b""),
+        204,
+    );
     // N-Quads keeps the graph's name.
     let reply = server.get(&format!("/store?{g}"), &[("Accept", "application/n-quads")]);
     assert!(reply.text().contains("<http://e/g1> ."), "{}", reply.text());

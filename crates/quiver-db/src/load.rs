@@ -101,6 +101,9 @@ fn rdf_format(format: Format) -> RdfFormat {
         Format::Turtle => RdfFormat::Turtle,
         Format::TriG => RdfFormat::TriG,
         Format::RdfXml => RdfFormat::RdfXml,
+        Format::JsonLd => RdfFormat::JsonLd {
+            profile: oxrdfio::JsonLdProfileSet::empty(),
+        },
     }
 }
 

@@ -14,6 +14,9 @@ pub enum Format {
     Turtle,
     TriG,
     RdfXml,
+    /// JSON-LD 1.1 (`oxjsonld`: a document's own contexts; a remote `@context` is an error,
+    /// as nothing is fetched).
+    JsonLd,
 }
 
 impl Format {
@@ -25,6 +28,7 @@ impl Format {
             "ttl" | "turtle" | "text/turtle" => Format::Turtle,
             "trig" | "application/trig" => Format::TriG,
             "rdf" | "rdfxml" | "rdf/xml" | "xml" | "owl" | "application/rdf+xml" => Format::RdfXml,
+            "jsonld" | "json-ld" | "application/ld+json" => Format::JsonLd,
             _ => return None,
         })
     }
@@ -37,6 +41,7 @@ impl Format {
             "ttl" => Some(Format::Turtle),
             "trig" => Some(Format::TriG),
             "rdf" | "owl" | "xml" => Some(Format::RdfXml),
+            "jsonld" => Some(Format::JsonLd),
             _ => None,
         }
     }
@@ -48,6 +53,9 @@ impl Format {
             Format::Turtle => RdfFormat::Turtle,
             Format::TriG => RdfFormat::TriG,
             Format::RdfXml => RdfFormat::RdfXml,
+            Format::JsonLd => RdfFormat::JsonLd {
+                profile: oxrdfio::JsonLdProfileSet::empty(),
+            },
         }
     }
 

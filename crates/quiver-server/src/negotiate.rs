@@ -40,6 +40,7 @@ const GRAPH: &[(&str, ResultsFormat)] = &[
     ("application/rdf+xml", ResultsFormat::RdfXml),
     ("application/xml", ResultsFormat::RdfXml),
     ("text/xml", ResultsFormat::RdfXml),
+    ("application/ld+json", ResultsFormat::JsonLd),
 ];
 
 /// The `Content-Type` of a response in `format`.
@@ -52,6 +53,7 @@ pub fn content_type(format: ResultsFormat) -> &'static str {
         ResultsFormat::Turtle => "text/turtle; charset=utf-8",
         ResultsFormat::NTriples => "application/n-triples",
         ResultsFormat::RdfXml => "application/rdf+xml",
+        ResultsFormat::JsonLd => "application/ld+json",
     }
 }
 

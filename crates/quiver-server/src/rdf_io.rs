@@ -20,13 +20,20 @@ pub const GRAPH_OFFERS: &[(&str, RdfFormat)] = &[
     ("application/n-quads", RdfFormat::NQuads),
     ("application/rdf+xml", RdfFormat::RdfXml),
     ("application/xml", RdfFormat::RdfXml),
+    ("application/ld+json", JSON_LD),
 ];
 
 /// Media types offered for the whole store (every graph), in order of preference.
 pub const DATASET_OFFERS: &[(&str, RdfFormat)] = &[
     ("application/n-quads", RdfFormat::NQuads),
     ("application/trig", RdfFormat::TriG),
+    ("application/ld+json", JSON_LD),
 ];
+
+/// JSON-LD as `oxjsonld` reads and writes it (no profile).
+pub const JSON_LD: RdfFormat = RdfFormat::JsonLd {
+    profile: oxrdfio::JsonLdProfileSet::empty(),
+};
 
 /// The format of a response, from `Accept` (none or `*/*`: the first offer), or 406.
 pub fn negotiate(
@@ -55,6 +62,7 @@ pub fn content_type(format: RdfFormat) -> &'static str {
         RdfFormat::NQuads => "application/n-quads",
         RdfFormat::TriG => "application/trig",
         RdfFormat::RdfXml => "application/rdf+xml",
+        RdfFormat::JsonLd { .. } => "application/ld+json",
         _ => "application/octet-stream",
     }
 }
@@ -66,7 +74,8 @@ pub fn body_format(content_type: Option<&str>) -> Result<RdfFormat, ApiError> {
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             format!(
                 "unsupported body: {what}; send text/turtle, application/n-triples, \
-                 application/n-quads, application/trig or application/rdf+xml"
+                 application/n-quads, application/trig, application/rdf+xml or \
+                 application/ld+json"
             ),
         )
     };
@@ -94,6 +103,7 @@ pub fn body_format(content_type: Option<&str>) -> Result<RdfFormat, ApiError> {
         "application/n-quads" | "text/x-nquads" => Ok(RdfFormat::NQuads),
         "application/trig" => Ok(RdfFormat::TriG),
         "application/rdf+xml" | "application/xml" | "text/xml" => Ok(RdfFormat::RdfXml),
+        "application/ld+json" => Ok(JSON_LD),
         other => Err(unsupported(&format!("Content-Type {other}"))),
     }
 }

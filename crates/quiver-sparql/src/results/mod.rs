@@ -27,10 +27,12 @@ pub enum ResultsFormat {
     NTriples,
     Turtle,
     RdfXml,
+    /// JSON-LD (expanded, as `oxjsonld` writes it).
+    JsonLd,
 }
 
 impl ResultsFormat {
-    /// Parses a format name (`json`, `xml`, `csv`, `tsv`, `nt`, `ttl`, `rdfxml`).
+    /// Parses a format name (`json`, `xml`, `csv`, `tsv`, `nt`, `ttl`, `rdfxml`, `jsonld`).
     pub fn from_name(name: &str) -> Option<Self> {
         Some(match name.to_ascii_lowercase().as_str() {
             "json" | "srj" => Self::Json,
@@ -40,6 +42,7 @@ impl ResultsFormat {
             "nt" | "ntriples" | "n-triples" => Self::NTriples,
             "ttl" | "turtle" => Self::Turtle,
             "rdfxml" | "rdf" | "rdf/xml" => Self::RdfXml,
+            "jsonld" | "json-ld" => Self::JsonLd,
             _ => return None,
         })
     }
@@ -68,6 +71,9 @@ impl ResultsFormat {
         match self {
             Self::Turtle => RdfFormat::Turtle,
             Self::RdfXml => RdfFormat::RdfXml,
+            Self::JsonLd => RdfFormat::JsonLd {
+                profile: oxrdfio::JsonLdProfileSet::empty(),
+            },
             _ => RdfFormat::NTriples,
         }
     }
