@@ -14,7 +14,7 @@ use std::sync::MutexGuard;
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
-use oxrdfio::{RdfFormat, RdfParser};
+use oxrdfio::RdfParser;
 use pyo3::exceptions::{PySyntaxError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -86,19 +86,9 @@ fn parse_format(format: &Bound<'_, PyAny>) -> PyResult<Format> {
     let base = name.split(';').next().unwrap_or_default().trim();
     Format::from_name(base).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "unknown RDF format '{name}' (nt, nq, ttl, trig, rdfxml or their media types)"
+            "unknown RDF format '{name}' (nt, nq, ttl, trig, rdfxml, jsonld or their media types)"
         ))
     })
-}
-
-fn rdf_format(format: Format) -> RdfFormat {
-    match format {
-        Format::NTriples => RdfFormat::NTriples,
-        Format::NQuads => RdfFormat::NQuads,
-        Format::Turtle => RdfFormat::Turtle,
-        Format::TriG => RdfFormat::TriG,
-        Format::RdfXml => RdfFormat::RdfXml,
-    }
 }
 
 /// Parses `bytes` into quads, every error with its line and column.
@@ -110,7 +100,7 @@ fn parse_quads(
     rename_blank_nodes: bool,
     source: &str,
 ) -> PyResult<Vec<oxrdf::Quad>> {
-    let mut parser = RdfParser::from_format(rdf_format(format));
+    let mut parser = RdfParser::from_format(format.rdf_format());
     if let Some(base) = base_iri {
         parser = parser
             .with_base_iri(base)

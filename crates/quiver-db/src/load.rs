@@ -12,8 +12,8 @@ use std::io::{BufReader, Read};
 use std::path::PathBuf;
 
 use flate2::read::MultiGzDecoder;
-use oxrdfio::{RdfFormat, RdfParser};
-use quiver_loader::{Format, Source};
+use oxrdfio::RdfParser;
+use quiver_loader::Source;
 use quiver_sparql::update::LoadHandler;
 
 /// The [`LoadHandler`] of the database: local files and directories only.
@@ -94,19 +94,6 @@ fn percent_decode(text: &str) -> Result<String, String> {
     String::from_utf8(out).map_err(|_| format!("{text}: the decoded path is not UTF-8"))
 }
 
-fn rdf_format(format: Format) -> RdfFormat {
-    match format {
-        Format::NTriples => RdfFormat::NTriples,
-        Format::NQuads => RdfFormat::NQuads,
-        Format::Turtle => RdfFormat::Turtle,
-        Format::TriG => RdfFormat::TriG,
-        Format::RdfXml => RdfFormat::RdfXml,
-        Format::JsonLd => RdfFormat::JsonLd {
-            profile: oxrdfio::JsonLdProfileSet::empty(),
-        },
-    }
-}
-
 fn parse(source: &Source, quads: &mut Vec<oxrdf::Quad>) -> Result<(), String> {
     let path = &source.path;
     let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -115,7 +102,7 @@ fn parse(source: &Source, quads: &mut Vec<oxrdf::Quad>) -> Result<(), String> {
     } else {
         Box::new(BufReader::new(file))
     };
-    let mut parser = RdfParser::from_format(rdf_format(source.format)).rename_blank_nodes();
+    let mut parser = RdfParser::from_format(source.format.rdf_format()).rename_blank_nodes();
     if let Some(base) = std::path::absolute(path)
         .ok()
         .and_then(|p| p.to_str().map(file_iri))

@@ -46,7 +46,8 @@ impl Format {
         }
     }
 
-    pub(crate) fn rdf_format(self) -> RdfFormat {
+    /// The `oxrdfio` format that parses it.
+    pub fn rdf_format(self) -> RdfFormat {
         match self {
             Format::NTriples => RdfFormat::NTriples,
             Format::NQuads => RdfFormat::NQuads,
