@@ -131,38 +131,21 @@ impl Drop for AccessEntry {
         if let (Some(form), true) = (self.request.form(), status.is_success() && self.complete) {
             self.metrics.observe_query(&self.dataset, form, took);
         }
-        let status = status.as_u16();
-        let bytes = self.bytes;
-        let complete = self.complete;
-        match self.request.rows() {
-            Some(rows) => tracing::info!(
-                target: "quiver::access",
-                id,
-                %peer,
-                method = %self.method,
-                path = %self.path,
-                dataset = %self.dataset,
-                status,
-                ms,
-                bytes,
-                rows,
-                form,
-                complete,
-            ),
-            None => tracing::info!(
-                target: "quiver::access",
-                id,
-                %peer,
-                method = %self.method,
-                path = %self.path,
-                dataset = %self.dataset,
-                status,
-                ms,
-                bytes,
-                form,
-                complete,
-            ),
-        }
+        // `rows` is left out of the line where there are none (`None` records nothing).
+        tracing::info!(
+            target: "quiver::access",
+            id,
+            %peer,
+            method = %self.method,
+            path = %self.path,
+            dataset = %self.dataset,
+            status = status.as_u16(),
+            ms,
+            bytes = self.bytes,
+            rows = self.request.rows(),
+            form,
+            complete = self.complete,
+        );
     }
 }
 

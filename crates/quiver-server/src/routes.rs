@@ -458,21 +458,6 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         "triples": triples,
         "terms": terms,
         "named_graphs": store.graph_names().count(),
-        "uptime_seconds": state.started.elapsed().as_secs_f64(),
-        "queries_served": limits.served.load(Ordering::Relaxed),
-        "queries_failed": limits.failed.load(Ordering::Relaxed),
-        "queries_rejected": limits.rejected.load(Ordering::Relaxed),
-        "writes_committed": limits.committed.load(Ordering::Relaxed),
-        "in_flight": limits.in_flight(),
-        "running": limits.running(),
-        "queued": limits.queued(),
-        "memory": {
-            "limit_bytes": state.memory.limit(),
-            "used_bytes": state.memory.used(),
-            "peak_bytes": state.memory.peak(),
-            "queries": state.memory.queries(),
-            "refused": state.memory.refused(),
-        },
         "limits": {
             "threads": config.threads,
             "queue": config.queue,
@@ -487,6 +472,7 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
             "runs": device.runs(),
         })),
     });
+    let body = with_activity(body, limits, &state.memory, state.started);
     (
         [
             (header::CONTENT_TYPE, "application/json"),
@@ -497,14 +483,16 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         .into_response()
 }
 
-/// The server's `/status` when no dataset is served at the root: what is server-wide.
-async fn server_status(State(server): State<Arc<ServerState>>) -> Response {
-    let limits = &server.limits;
-    let body = serde_json::json!({
-        "status": "ok",
-        "version": env!("CARGO_PKG_VERSION"),
-        "datasets": server.datasets.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
-        "uptime_seconds": server.started.elapsed().as_secs_f64(),
+/// `status` with what the whole server does added: uptime, requests served, failed and
+/// rejected, writes, what is in flight, and the memory pool (shared by every dataset).
+fn with_activity(
+    mut status: serde_json::Value,
+    limits: &crate::limits::Limits,
+    memory: &quiver_sparql::memory::MemoryPool,
+    started: Instant,
+) -> serde_json::Value {
+    let activity = serde_json::json!({
+        "uptime_seconds": started.elapsed().as_secs_f64(),
         "queries_served": limits.served.load(Ordering::Relaxed),
         "queries_failed": limits.failed.load(Ordering::Relaxed),
         "queries_rejected": limits.rejected.load(Ordering::Relaxed),
@@ -513,13 +501,28 @@ async fn server_status(State(server): State<Arc<ServerState>>) -> Response {
         "running": limits.running(),
         "queued": limits.queued(),
         "memory": {
-            "limit_bytes": server.memory.limit(),
-            "used_bytes": server.memory.used(),
-            "peak_bytes": server.memory.peak(),
-            "queries": server.memory.queries(),
-            "refused": server.memory.refused(),
+            "limit_bytes": memory.limit(),
+            "used_bytes": memory.used(),
+            "peak_bytes": memory.peak(),
+            "queries": memory.queries(),
+            "refused": memory.refused(),
         },
     });
+    if let (Some(status), serde_json::Value::Object(activity)) = (status.as_object_mut(), activity)
+    {
+        status.extend(activity);
+    }
+    status
+}
+
+/// The server's `/status` when no dataset is served at the root: what is server-wide.
+async fn server_status(State(server): State<Arc<ServerState>>) -> Response {
+    let body = serde_json::json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "datasets": server.datasets.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+    });
+    let body = with_activity(body, &server.limits, &server.memory, server.started);
     (
         [
             (header::CONTENT_TYPE, "application/json"),
