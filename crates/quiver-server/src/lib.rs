@@ -1,4 +1,6 @@
-//! Quiver's SPARQL 1.1 Protocol endpoint: an HTTP server over one [`Database`].
+//! Quiver's SPARQL 1.1 Protocol endpoint: an HTTP server over one [`Database`] per
+//! dataset ([`Dataset`]: one at the root, others under `/NAME/`), with the operator's
+//! routes under `/$/` ([`admin`]), `/metrics` ([`metrics`]) and an access log ([`access`]).
 //!
 //! What it serves (see [`routes`]): queries at `/query` and `/sparql` (GET with `query=`, POST
 //! form-encoded, POST `application/sparql-query`), a browser query page at `/`, health and
@@ -159,6 +161,13 @@ impl Dataset {
             config,
         }
     }
+
+    fn checked(datasets: &[Dataset]) -> Vec<(Option<&str>, &Config)> {
+        datasets
+            .iter()
+            .map(|d| (d.name.as_deref(), &d.config))
+            .collect()
+    }
 }
 
 /// Checks that datasets (each its name, `None` at the root, and settings) can be served
@@ -189,15 +198,6 @@ pub fn check_datasets(
         config.check_exposure(address)?;
     }
     Ok(())
-}
-
-impl Dataset {
-    fn checked(datasets: &[Dataset]) -> Vec<(Option<&str>, &Config)> {
-        datasets
-            .iter()
-            .map(|d| (d.name.as_deref(), &d.config))
-            .collect()
-    }
 }
 
 /// Binds a listener (`127.0.0.1:0` picks a free port: read it back with `local_addr`).
