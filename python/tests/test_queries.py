@@ -1,6 +1,6 @@
 """Query results: LUBM-1 q1–q12 and the SPARQL 1.1 queries give the same bag of rows as
 pyoxigraph on the same data and as `quiver query`; ASK, CONSTRUCT, DESCRIBE, solution
-access, loading by path and into a named graph, the store directory."""
+access, loading by path and into a named graph (JSON-LD too), the store directory."""
 
 import collections
 import json
@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 import quiver
-from conftest import lubm_queries
+from conftest import lubm_queries, require
 
 QUERIES = lubm_queries()
 # Triangles through a university that need more than one university to close.
@@ -124,6 +124,33 @@ def test_load_paths_formats_and_graphs(tmp_path):
         store.load(file, "text/turtle", base_iri="http://f/")
     assert store.query("ASK { <http://e/a> <http://e/p> <http://f/c> }")
     assert store.query("SELECT (COUNT(*) AS ?n) { ?s ?p ?o }").__next__().n == quiver.Literal(3)
+
+
+def test_json_ld_loads_like_pyoxigraph_reads_it(tmp_path):
+    pyoxigraph = require("pyoxigraph")
+    document = json.dumps(
+        {
+            "@context": {"e": "http://e/", "name": "http://e/name"},
+            "@graph": [
+                {"@id": "e:alice", "name": [{"@value": "Alice"}, {"@value": "Alicia", "@language": "es"}]},
+                {"@id": "e:bob", "e:age": {"@value": "42", "@type": "http://www.w3.org/2001/XMLSchema#integer"}},
+            ],
+        }
+    )
+    path = tmp_path / "people.jsonld"
+    path.write_text(document)
+    store = quiver.Store()
+    store.load(path=path)
+    store.load(document.encode(), "application/ld+json", to_graph=quiver.NamedNode("http://e/g"))
+    reference = pyoxigraph.Store()
+    reference.load(document.encode(), pyoxigraph.RdfFormat.JSON_LD)
+    query = "SELECT ?s ?p ?o { ?s ?p ?o }"
+    expected = collections.Counter(
+        tuple(str(term) for term in row) for row in reference.query(query)
+    )
+    got = collections.Counter(tuple(str(term) for term in row) for row in store.query(query))
+    assert got == expected and len(expected) == 3
+    assert store.query("ASK { GRAPH <http://e/g> { <http://e/alice> <http://e/name> 'Alice' } }")
 
 
 def test_store_directory_persists_loads(tmp_path):
