@@ -32,9 +32,9 @@
 #     quiver serve --location /data/store --bind 0.0.0.0:7878 --writable --create
 #
 # Other commands run the same way (`docker run --rm -v quiver-data:/data quiver info
-# --location /data/store`). Without --max-memory, serve's memory budget is a quarter of the
-# machine's RAM as /proc/meminfo reports it, which ignores a container memory limit: with
-# one (`--memory`, compose's mem_limit) pass `--max-memory` below it.
+# --location /data/store`). Without --max-memory, serve's memory budget for queries is a
+# quarter of the container's memory limit (`--memory`, compose's mem_limit, read from its
+# cgroup), or of the machine's RAM without one.
 #
 # No HEALTHCHECK: the runtime image has no HTTP client, and the OCI image format (podman and
 # buildah's default) drops the instruction. deploy/compose.yaml probes GET /status instead.

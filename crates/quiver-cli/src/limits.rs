@@ -13,7 +13,7 @@ use std::time::Duration;
 use clap::Args;
 use quiver_sparql::ExecOptions;
 
-use crate::memory::physical_memory;
+use crate::memory::usable_memory;
 
 /// The longest duration accepted anywhere: a year, far beyond any sensible limit, and far
 /// below what `Duration` can hold.
@@ -229,13 +229,14 @@ pub struct QueryLimits {
 }
 
 impl QueryLimits {
-    /// `quiver serve`'s defaults: 60 s, ten million rows, a quarter of physical memory
-    /// (none when the machine's memory cannot be read).
+    /// `quiver serve`'s defaults: 60 s, ten million rows, a quarter of the memory this
+    /// process may use (physical memory, or its container's limit when lower; none when
+    /// neither can be read).
     pub fn serve_defaults() -> Self {
         Self {
             timeout: Some(SERVE_TIMEOUT),
             max_results: Some(SERVE_MAX_RESULTS),
-            max_memory: physical_memory()
+            max_memory: usable_memory()
                 .map(|bytes| (bytes / SERVE_MEMORY_FRACTION) as usize)
                 .filter(|&bytes| bytes > 0),
         }
@@ -364,7 +365,7 @@ mod tests {
 
     #[test]
     fn serve_defaults_take_a_quarter_of_the_memory() {
-        let memory = physical_memory().expect("/proc/meminfo is readable on Linux");
+        let memory = usable_memory().expect("/proc/meminfo is readable on Linux");
         let defaults = QueryLimits::serve_defaults();
         assert_eq!(defaults.max_memory, Some((memory / 4) as usize));
         assert_eq!(defaults.timeout, Some(Duration::from_secs(60)));

@@ -1,4 +1,5 @@
-//! Memory figures of this process and the machine (Linux `/proc`; `None` elsewhere).
+//! Memory figures of this process and the machine (Linux `/proc` and the control group's
+//! limit under `/sys/fs/cgroup`; `None` elsewhere).
 
 /// Peak resident set size of this process, in bytes.
 pub fn peak_rss() -> Option<u64> {
@@ -39,6 +40,50 @@ pub fn physical_memory() -> Option<u64> {
     kib_field("/proc/meminfo", "MemTotal:")
 }
 
+/// The memory this process may use: physical memory, or less where its control group
+/// (a container's `--memory`, a systemd `MemoryMax=`) sets a lower limit.
+pub fn usable_memory() -> Option<u64> {
+    match (physical_memory(), cgroup_memory_limit()) {
+        (Some(physical), Some(limit)) => Some(physical.min(limit)),
+        (physical, limit) => physical.or(limit),
+    }
+}
+
+/// The memory limit of this process's control group, if it has one: cgroup v2's
+/// `memory.max`, or v1's `memory.limit_in_bytes`, at the group's path from
+/// `/proc/self/cgroup` or else at the root of the hierarchy (what a container sees).
+pub fn cgroup_memory_limit() -> Option<u64> {
+    let groups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let mut files = Vec::new();
+    for line in groups.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let path = path.trim_end_matches('/');
+        if id == "0" && controllers.is_empty() {
+            files.push(format!("/sys/fs/cgroup{path}/memory.max"));
+            files.push("/sys/fs/cgroup/memory.max".to_owned());
+        } else if controllers.split(',').any(|c| c == "memory") {
+            files.push(format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"));
+            files.push("/sys/fs/cgroup/memory/memory.limit_in_bytes".to_owned());
+        }
+    }
+    files
+        .iter()
+        .find_map(|file| std::fs::read_to_string(file).ok())
+        .and_then(|text| parse_cgroup_limit(&text))
+}
+
+/// A cgroup memory limit file's value: `None` for no limit (`max`, or v1's huge number).
+fn parse_cgroup_limit(text: &str) -> Option<u64> {
+    let limit: u64 = text.trim().parse().ok()?;
+    // cgroup v1 writes "no limit" as the largest page-aligned i64.
+    (limit < 1 << 60).then_some(limit)
+}
+
 fn status_field(name: &str) -> Option<u64> {
     kib_field("/proc/self/status", name)
 }
@@ -54,6 +99,24 @@ fn kib_field(path: &str, name: &str) -> Option<u64> {
         .parse()
         .ok()?;
     Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cgroup_limits_read_as_bytes_or_none() {
+        assert_eq!(parse_cgroup_limit("1073741824\n"), Some(1 << 30));
+        assert_eq!(parse_cgroup_limit("max\n"), None);
+        assert_eq!(parse_cgroup_limit("9223372036854771712\n"), None);
+        assert_eq!(parse_cgroup_limit(""), None);
+        let usable = usable_memory().expect("Linux reports its memory");
+        assert!(usable <= physical_memory().unwrap());
+        if let Some(limit) = cgroup_memory_limit() {
+            assert_eq!(usable, limit.min(physical_memory().unwrap()));
+        }
+    }
 }
 
 /// `bytes` as MiB with one decimal.
