@@ -101,6 +101,11 @@ fn kib_field(path: &str, name: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// `bytes` as MiB with one decimal.
+pub fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,9 +122,4 @@ mod tests {
             assert_eq!(usable, limit.min(physical_memory().unwrap()));
         }
     }
-}
-
-/// `bytes` as MiB with one decimal.
-pub fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
 }
