@@ -209,7 +209,8 @@ pub async fn get(
     graph_response(Body::new(body), format)
 }
 
-fn graph_response(body: Body, format: RdfFormat) -> Response {
+/// A response of `body` in `format` (its content type, `Vary: Accept`).
+pub(crate) fn graph_response(body: Body, format: RdfFormat) -> Response {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(

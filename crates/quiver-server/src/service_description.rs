@@ -1,7 +1,7 @@
 //! The SPARQL 1.1 Service Description of an endpoint: what a `GET` on `/query` (or
 //! `/sparql`, or a dataset's) without a `query` or `update` parameter answers, as the
-//! Service Description recommendation asks, in Turtle (by default), N-Triples or RDF/XML by
-//! content negotiation.
+//! Service Description recommendation asks, in Turtle (by default), N-Triples, RDF/XML or
+//! JSON-LD by content negotiation.
 //!
 //! It says where the endpoint is (`sd:endpoint`, the URL the client used), the languages it
 //! takes (SPARQL 1.0 and 1.1 Query, and 1.1 Update when the dataset is writable), the
@@ -12,8 +12,8 @@
 
 use std::sync::Arc;
 
-use axum::http::{header, HeaderMap, HeaderValue, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::http::{header, HeaderMap, Uri};
+use axum::response::Response;
 use oxrdf::vocab::rdf;
 use oxrdf::{BlankNode, Literal, NamedNode, NamedOrBlankNode, Term, Triple};
 use oxrdfio::{RdfFormat, RdfSerializer};
@@ -50,7 +50,7 @@ pub fn is_requested(url_query: Option<&str>) -> bool {
 /// The service description of `state`'s dataset, for the request to `uri`.
 pub fn respond(state: &Arc<AppState>, headers: &HeaderMap, uri: &Uri) -> Response {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
-    // Quads make no sense for one graph: Turtle, N-Triples or RDF/XML.
+    // Quads make no sense for one graph: Turtle, N-Triples, RDF/XML or JSON-LD.
     let offers: Vec<_> = GRAPH_OFFERS
         .iter()
         .copied()
@@ -60,41 +60,28 @@ pub fn respond(state: &Arc<AppState>, headers: &HeaderMap, uri: &Uri) -> Respons
         Ok(format) => format,
         Err(error) => return state.refuse(error),
     };
-    let endpoint = endpoint_url(headers, uri);
-    let graph = describe(state, &endpoint);
-    let mut serializer = RdfSerializer::from_format(format)
+    let triples = describe(state, &endpoint_url(headers, uri));
+    match serialize(&triples, format) {
+        Ok(body) => crate::graph_store::graph_response(body.into(), format),
+        Err(error) => state.refuse(ApiError::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot write the service description: {error}"),
+        )),
+    }
+}
+
+/// `triples` in `format`, with the description's prefixes.
+fn serialize(triples: &[Triple], format: RdfFormat) -> std::io::Result<Vec<u8>> {
+    let mut writer = RdfSerializer::from_format(format)
         .with_prefix("sd", SD)
         .and_then(|s| s.with_prefix("void", "http://rdfs.org/ns/void#"))
         .and_then(|s| s.with_prefix("formats", FORMATS))
-        .map(|s| s.for_writer(Vec::new()));
-    let written = match &mut serializer {
-        Ok(writer) => graph
-            .iter()
-            .try_for_each(|triple| writer.serialize_triple(triple)),
-        Err(_) => Ok(()),
-    };
-    let body = match (written, serializer) {
-        (Ok(()), Ok(writer)) => writer.finish(),
-        _ => Err(std::io::Error::other(
-            "cannot write the service description",
-        )),
-    };
-    match body {
-        Ok(body) => {
-            let mut response = body.into_response();
-            let headers = response.headers_mut();
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static(rdf_io::content_type(format)),
-            );
-            headers.insert(header::VARY, HeaderValue::from_static("Accept"));
-            response
-        }
-        Err(error) => state.refuse(ApiError::new(
-            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-            error.to_string(),
-        )),
+        .map_err(std::io::Error::other)?
+        .for_writer(Vec::new());
+    for triple in triples {
+        writer.serialize_triple(triple)?;
     }
+    writer.finish()
 }
 
 /// The endpoint's URL: the request's, without its query string.
