@@ -75,7 +75,7 @@ impl ApiError {
 
     /// The status for an engine error: bad queries are the client's (400), time limits 504,
     /// result caps 422, cancellation (shutdown) 503, the memory budget 507, a failed GPU
-    /// 500.
+    /// 500, a refused SERVICE 403 and a failed one 502.
     pub fn from_query(error: &QueryError) -> Self {
         let status = match error {
             QueryError::Syntax(_)
@@ -89,6 +89,8 @@ impl ApiError {
                 StatusCode::INSUFFICIENT_STORAGE
             }
             QueryError::Device(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            QueryError::ServiceRefused(_) => StatusCode::FORBIDDEN,
+            QueryError::Service { .. } => StatusCode::BAD_GATEWAY,
         };
         let mut message = error.to_string();
         if let QueryError::TooManyResults(_) = error {

@@ -64,6 +64,9 @@ pub struct ExecOptions {
     pub device: Option<Arc<dyn crate::device::BgpDevice>>,
     /// The executor of basic graph patterns over a partitioned store; `None`: this store.
     pub partitions: Option<Arc<dyn crate::partitions::BgpPartitions>>,
+    /// What calls remote endpoints for `SERVICE` (`quiver-federation`'s HTTP client);
+    /// `None`: a query with SERVICE fails with [`QueryError::ServiceRefused`].
+    pub service: Option<Arc<dyn crate::service::ServiceClient>>,
 }
 
 impl Default for ExecOptions {
@@ -79,6 +82,7 @@ impl Default for ExecOptions {
             check_hook: None,
             device: None,
             partitions: None,
+            service: None,
         }
     }
 }
@@ -377,6 +381,7 @@ impl PreparedQuery {
         evaluator.dataset = self.dataset.clone();
         evaluator.device = options.device.clone();
         evaluator.partitions = options.partitions.clone();
+        evaluator.service = options.service.clone();
         if let Some(base) = &self.base_iri {
             evaluator.expressions = quiver_expr::EvalContext::new().with_base_iri(base.clone());
         }

@@ -36,6 +36,14 @@ pub enum QueryError {
     /// The accelerator a query was sent to failed (out of device memory, a driver error).
     #[error("device error: {0}")]
     Device(String),
+    /// A `SERVICE` the engine may not call: outgoing requests are off, or the endpoint's
+    /// host is not allowed. The message names the setting that allows it.
+    #[error("SERVICE refused: {0}")]
+    ServiceRefused(String),
+    /// A `SERVICE` call (without `SILENT`) failed: no connection, an error status, a body
+    /// too large or not SPARQL results, no answer in time.
+    #[error("SERVICE {endpoint} failed: {message}")]
+    Service { endpoint: String, message: String },
 }
 
 impl QueryError {

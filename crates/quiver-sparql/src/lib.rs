@@ -32,6 +32,7 @@ pub mod plan_file;
 pub mod planner;
 pub mod results;
 pub mod select_star;
+pub mod service;
 pub mod step;
 mod syntax_error;
 pub mod table;
@@ -50,6 +51,7 @@ pub use engine::{
 };
 pub use error::QueryError;
 pub use results::{write_results, ResultsFormat};
+pub use service::{ServiceClient, ServiceError, ServiceSolutions};
 pub use update::{
     execute_insert_encoded, execute_update, parse_update, LoadHandler, NoLoad, UpdateOutcome,
 };

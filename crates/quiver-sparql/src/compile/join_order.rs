@@ -213,7 +213,8 @@ impl Compiler<'_> {
 
 /// The order to join `operators` in: the smallest estimate first, then the smallest that
 /// shares a variable with those before it or has at most one row (a cross product with one
-/// row multiplies nothing), the smallest of all when there is none.
+/// row multiplies nothing), the smallest of all when there is none. A `SERVICE ?var` waits
+/// for an operand that may bind its endpoint while there is one.
 fn greedy_order(operators: &[Operator]) -> Vec<usize> {
     let estimates: Vec<f64> = operators.iter().map(estimated_rows).collect();
     let mut left: Vec<usize> = (0..operators.len()).collect();
@@ -222,19 +223,40 @@ fn greedy_order(operators: &[Operator]) -> Vec<usize> {
         candidates.min_by(|&a, &b| estimates[a].total_cmp(&estimates[b]).then(a.cmp(&b)))
     };
     while !left.is_empty() {
-        let connected = smallest(&mut left.iter().copied().filter(|&c| {
+        let ready: Vec<usize> = left
+            .iter()
+            .copied()
+            .filter(|&c| endpoint_bound(&operators[c], order.iter().map(|&o| &operators[o])))
+            .collect();
+        let candidates = if ready.is_empty() { &left } else { &ready };
+        let connected = smallest(&mut candidates.iter().copied().filter(|&c| {
             estimates[c] <= 1.0
                 || order
                     .iter()
                     .any(|&o| may_share(&operators[o], &operators[c]))
         }));
         let pick = connected
-            .or_else(|| smallest(&mut left.iter().copied()))
+            .or_else(|| smallest(&mut candidates.iter().copied()))
             .expect("candidates left");
         left.retain(|&c| c != pick);
         order.push(pick);
     }
     order
+}
+
+/// Whether `operator`, when it is a `SERVICE ?var`, follows an operand that may bind `?var`
+/// (always true of other operators).
+fn endpoint_bound<'a>(operator: &Operator, before: impl Iterator<Item = &'a Operator>) -> bool {
+    match operator {
+        Operator::Service(service) => match service.endpoint {
+            crate::operator::ServiceEndpoint::Var(var) => {
+                let mut before = before;
+                before.any(|o| crate::operator::estimate::possible_vars(o).contains(&var))
+            }
+            crate::operator::ServiceEndpoint::Iri(_) => true,
+        },
+        _ => true,
+    }
 }
 
 /// The group as one OPTIONAL whose required side holds the group's other operands, when

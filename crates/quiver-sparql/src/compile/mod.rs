@@ -20,6 +20,7 @@ use crate::dataset::{DatasetScope, GraphRef};
 use crate::error::QueryError;
 use crate::operator::{
     certain_vars, Aggregate, ExistsOperators, Operator, Path, PathPattern, PathTerm, PlannedBgp,
+    ServiceEndpoint, ServicePattern,
 };
 use crate::planner::{plan, Step};
 use crate::table::VarId;
@@ -258,11 +259,11 @@ impl<'a> Compiler<'a> {
                     },
                 }
             }
-            GraphPattern::Service { .. } => {
-                return Err(QueryError::Unsupported(
-                    "SERVICE (federated queries)".into(),
-                ))
-            }
+            GraphPattern::Service {
+                name,
+                inner,
+                silent,
+            } => Operator::Service(self.service(name, inner, *silent)),
             #[allow(unreachable_patterns)]
             other => return Err(QueryError::Unsupported(format!("{other}"))),
         })
@@ -337,6 +338,42 @@ impl<'a> Compiler<'a> {
         }
         planned.plan_micros += started.elapsed().as_secs_f64() * 1e6;
         Ok(planned)
+    }
+
+    /// `SERVICE`: the pattern kept as written (the endpoint evaluates it), its variables
+    /// given ids.
+    fn service(
+        &mut self,
+        name: &NamedNodePattern,
+        inner: &GraphPattern,
+        silent: bool,
+    ) -> ServicePattern {
+        let endpoint = match name {
+            NamedNodePattern::NamedNode(iri) => ServiceEndpoint::Iri(iri.clone()),
+            NamedNodePattern::Variable(v) => ServiceEndpoint::Var(self.vars.var(v)),
+        };
+        let mut vars = Vec::new();
+        inner.on_in_scope_variable(|v| {
+            if !vars.iter().any(|(w, _)| w == v) {
+                vars.push((v.clone(), self.vars.var(v)));
+            }
+        });
+        // A silent call that fails is one empty solution: nothing is certain then.
+        let certain = if silent {
+            Vec::new()
+        } else {
+            crate::operator::service::certain_pattern_vars(inner)
+                .iter()
+                .map(|v| self.vars.var(v))
+                .collect()
+        };
+        ServicePattern {
+            endpoint,
+            pattern: inner.clone(),
+            silent,
+            vars,
+            certain,
+        }
     }
 
     /// Gives `planned` a plan for running seeded with rows binding `seeds`, when it shares

@@ -249,7 +249,7 @@ impl<'a> Evaluator<'a> {
             }
         }
         let joined = match right {
-            Operator::Path(_) => {
+            Operator::Path(_) | Operator::Service(_) => {
                 let right = self.evaluate_right(&left, right)?;
                 hash_join_up_to(
                     &self.ctx(),
@@ -283,7 +283,7 @@ impl<'a> Evaluator<'a> {
     }
 
     /// The right side of a join: a path between variables walks only from the values the
-    /// left rows bind to one of its ends.
+    /// left rows bind to one of its ends; a SERVICE is sent the left rows' bindings.
     pub(crate) fn evaluate_right(
         &self,
         left: &Table,
@@ -291,6 +291,7 @@ impl<'a> Evaluator<'a> {
     ) -> Result<Table, QueryError> {
         match right {
             Operator::Path(pattern) => self.path(pattern, Some(left)),
+            Operator::Service(service) => self.service(service, Some(left)),
             other => self.evaluate(other),
         }
     }

@@ -85,6 +85,7 @@ fn certain_or_all_vars(operator: &Operator) -> Vec<VarId> {
     match operator {
         Operator::Bgp(planned) => planned.bgp.vars(),
         Operator::Path(pattern) => pattern.vars(),
+        Operator::Service(service) => service.possible_vars(),
         other => certain_vars(other),
     }
 }

@@ -54,6 +54,7 @@ mod ordered_scan;
 pub mod parallel;
 pub mod path;
 pub mod scope;
+mod service;
 mod sort_key;
 mod top_k;
 mod union;
@@ -88,6 +89,8 @@ pub struct Evaluator<'a> {
     pub device: Option<std::sync::Arc<dyn crate::device::BgpDevice>>,
     /// The executor of basic graph patterns over a partitioned store, if any.
     pub partitions: Option<std::sync::Arc<dyn crate::partitions::BgpPartitions>>,
+    /// What calls remote endpoints for SERVICE; `None`: SERVICE is refused.
+    pub service: Option<std::sync::Arc<dyn crate::service::ServiceClient>>,
     /// Deadline, cancellation, memory budget and recorded errors, shared by all threads.
     pub state: &'a QueryState,
     /// The query's variables, EXISTS patterns' included.
@@ -137,6 +140,7 @@ impl<'a> Evaluator<'a> {
             threads,
             device: None,
             partitions: None,
+            service: None,
             state,
             vars,
             exists,
@@ -452,6 +456,7 @@ impl<'a> Evaluator<'a> {
                 ))
             }
             Operator::IndexAggregate(aggregate) => self.index_aggregate(aggregate)?,
+            Operator::Service(service) => self.service(service, None)?,
         })
     }
 }

@@ -5,7 +5,8 @@
 //! pattern that cannot match (a constant the store lacks) is exactly 0, VALUES exactly its
 //! rows, a basic graph pattern what its plan expects after its last step; the rest is
 //! combined from their inputs, and what nothing tells (a path between two variables) is
-//! taken as large, so it runs after whatever binds one of its ends.
+//! taken as large, so it runs after whatever binds one of its ends (a SERVICE too, so it
+//! is sent the bindings of the rows before it).
 
 use super::{certain_vars, Operator, PathTerm};
 use crate::bgp::add_vars;
@@ -68,6 +69,9 @@ pub fn estimated_rows(operator: &Operator) -> f64 {
                 estimated_rows(inner)
             }
         }
+        // Nothing is known of a remote endpoint's data: run it after whatever binds its
+        // variables, so it is sent their bindings.
+        Operator::Service(_) => UNKNOWN_ROWS,
         Operator::IndexAggregate(aggregate) => {
             if aggregate.key.is_none() {
                 1.0
@@ -118,6 +122,7 @@ pub fn possible_vars(operator: &Operator) -> Vec<VarId> {
             add_vars(&mut vars, aggregates.iter().map(|(var, _)| *var));
         }
         Operator::IndexAggregate(_) => add_vars(&mut vars, certain_vars(operator)),
+        Operator::Service(service) => add_vars(&mut vars, service.possible_vars()),
     }
     vars
 }

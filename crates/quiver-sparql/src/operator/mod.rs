@@ -14,6 +14,7 @@ pub mod exists;
 pub mod group;
 pub mod index_aggregate;
 pub mod path;
+pub mod service;
 pub mod summary;
 
 pub use bgp::PlannedBgp;
@@ -21,6 +22,7 @@ pub use exists::ExistsOperators;
 pub use group::{Aggregate, Function};
 pub use index_aggregate::IndexAggregate;
 pub use path::{Path, PathPattern, PathTerm};
+pub use service::{ServiceEndpoint, ServicePattern};
 
 /// The operator tree of a query.
 #[derive(Debug, Clone)]
@@ -76,6 +78,9 @@ pub enum Operator {
     },
     /// Counts or distinct values of one triple pattern read from the index, without rows.
     IndexAggregate(IndexAggregate),
+    /// `SERVICE`: a pattern a remote endpoint evaluates; on the right of a join it is sent
+    /// the left rows' bindings (a bind join).
+    Service(ServicePattern),
 }
 
 /// Variables bound in every solution of `operator`.
@@ -131,6 +136,7 @@ pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
             .filter(|v| vars.contains(v))
             .collect(),
         Operator::IndexAggregate(aggregate) => aggregate.vars(),
+        Operator::Service(service) => service.certain_vars(),
         // The keys bound in every input row, and the counts (never an error).
         Operator::Group {
             inner,

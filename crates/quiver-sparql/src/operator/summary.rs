@@ -67,5 +67,7 @@ fn write(operator: &Operator, out: &mut String) {
         }
         Operator::Values { rows, .. } => out.push_str(&format!("Values/{}", rows.len())),
         Operator::IndexAggregate(_) => out.push_str("IndexAggregate"),
+        // The endpoint is a constant of the query: only the operator's name.
+        Operator::Service(_) => out.push_str("Service"),
     }
 }

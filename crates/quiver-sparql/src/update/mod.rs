@@ -256,6 +256,7 @@ impl<'o> Request<'o> {
             check_hook: self.options.check_hook.clone(),
             device: self.options.device.clone(),
             partitions: self.options.partitions.clone(),
+            service: self.options.service.clone(),
         })
     }
 
