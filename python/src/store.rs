@@ -410,6 +410,7 @@ impl Store {
             max_results,
             max_memory,
             cancel: Some(Arc::clone(&cancel)),
+            service: Some(service_client()),
             ..ExecOptions::default()
         };
         let prepare_options = PrepareOptions {
@@ -497,6 +498,7 @@ impl Store {
             timeout,
             max_memory,
             cancel: Some(Arc::clone(&cancel)),
+            service: Some(service_client()),
             ..ExecOptions::default()
         };
         let update = update.to_owned();
@@ -641,5 +643,13 @@ fn input_bytes(input: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     }
     Err(PyTypeError::new_err(
         "input is bytes, str or a file object (give a file name as path=)",
+    ))
+}
+
+/// SERVICE calls any endpoint from the package, as from the `quiver query` command (30 s
+/// per call, 64 MiB per answer).
+fn service_client() -> Arc<dyn quiver_sparql::ServiceClient> {
+    Arc::new(quiver_federation::HttpServiceClient::new(
+        quiver_federation::FederationConfig::default(),
     ))
 }

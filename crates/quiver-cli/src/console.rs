@@ -36,6 +36,8 @@ pub struct ConsoleArgs {
     #[command(flatten)]
     pub limits: crate::limits::LimitArgs,
     #[command(flatten)]
+    pub service: crate::service::ServiceArgs,
+    #[command(flatten)]
     pub sync: crate::location::SyncArgs,
     #[command(flatten)]
     pub device: crate::device::DeviceArgs,
@@ -130,6 +132,7 @@ pub fn run(args: ConsoleArgs) -> Result<()> {
         args.sync.sync,
         cluster,
     )?;
+    session.service = Some(args.service.client(false));
     session.settings.gpu_min_work = args.device.gpu_min_work;
     session.settings.gpu_memory = args.device.gpu_memory;
     if args.device.device != crate::device::DeviceKind::Cpu {

@@ -35,6 +35,7 @@ mod plot;
 mod prefixes;
 mod query;
 mod serve;
+mod service;
 mod table;
 mod update;
 

@@ -39,6 +39,8 @@ pub struct QueryArgs {
     pub plan: Option<PathBuf>,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub service: crate::service::ServiceArgs,
     /// Base IRI for relative IRIs in the query
     #[arg(long)]
     pub base: Option<String>,
@@ -87,6 +89,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
     let mut options = ExecOptions {
         threads,
         device: crate::device::as_bgp_device(&device),
+        service: Some(args.service.client(false)),
         ..ExecOptions::default()
     };
     args.limits

@@ -92,6 +92,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR", default_value = "backups")]
     pub backup_dir: PathBuf,
     #[command(flatten)]
+    pub service: crate::service::ServiceArgs,
+    #[command(flatten)]
     pub log: LogArgs,
     /// Start from an empty store when --location holds none
     #[arg(long, requires = "writable")]
@@ -166,6 +168,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.public_metrics = args.public_metrics;
     config.slow_query = args.slow_query;
     config.backup_dir = args.backup_dir.clone();
+    config.service = Some(args.service.client(true));
     if args.writable {
         config.update_token = args
             .update_token

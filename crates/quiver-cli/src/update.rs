@@ -42,6 +42,8 @@ pub struct UpdateArgs {
     pub threads: Option<u32>,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub service: crate::service::ServiceArgs,
 }
 
 pub fn run(args: UpdateArgs) -> Result<()> {
@@ -62,6 +64,7 @@ pub fn run(args: UpdateArgs) -> Result<()> {
         .build_global();
     let mut options = ExecOptions {
         threads,
+        service: Some(args.service.client(false)),
         ..ExecOptions::default()
     };
     args.limits

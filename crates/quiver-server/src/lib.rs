@@ -98,6 +98,9 @@ pub struct Config {
     pub slow_query: Option<Duration>,
     /// Where `POST /$/backup/NAME` writes (a directory per dataset below it).
     pub backup_dir: std::path::PathBuf,
+    /// What SERVICE calls remote endpoints with (`quiver-federation`'s client with the
+    /// server's `--allow-service` policy); `None`: SERVICE is refused.
+    pub service: Option<std::sync::Arc<dyn quiver_sparql::ServiceClient>>,
 }
 
 impl Config {
@@ -130,6 +133,7 @@ impl Config {
             whole_store: None,
             slow_query: None,
             backup_dir: std::path::PathBuf::from("backups"),
+            service: None,
         }
     }
 

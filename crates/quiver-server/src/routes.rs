@@ -220,6 +220,7 @@ async fn answer(
         cancel: Some(cancel.clone()),
         device: state.config.device.clone(),
         partitions: state.config.partitions.clone(),
+        service: state.config.service.clone(),
         ..ExecOptions::default()
     };
     let store = state.snapshot();
@@ -234,7 +235,8 @@ async fn answer(
         ..PrepareOptions::default()
     };
     if let Some(cached) = state.queries.get(&store, &request.query, &prepare_options) {
-        let local = state.config.partitions.is_none();
+        // Never a query with SERVICE either: it waits on remote endpoints.
+        let local = state.config.partitions.is_none() && !cached.query.calls_services();
         if local && cached.was_cheaper_than(execute::INLINE_MICROS, execute::INLINE_BYTES) {
             let plan_micros = looked_up.elapsed().as_secs_f64() * 1e6;
             let report = execute::Report {
@@ -388,6 +390,7 @@ async fn run_update(
         cancel: Some(cancel),
         device: state.config.device.clone(),
         partitions: state.config.partitions.clone(),
+        service: state.config.service.clone(),
         ..ExecOptions::default()
     };
     let db = state.db.clone();

@@ -124,6 +124,9 @@ pub struct PreparedQuery {
     /// The version of the store it was prepared on ([`Store::version`]): constants were
     /// resolved to that version's ids, and a constant it lacked made a pattern empty.
     store_version: u64,
+    /// Whether it has a SERVICE (its time is a remote endpoint's, however cheap its last
+    /// run was).
+    calls_services: bool,
 }
 
 /// The answer of a query.
@@ -305,6 +308,7 @@ fn plan_parsed(
         exists: Arc::new(compiler.exists),
         plan_micros: started.elapsed().as_secs_f64() * 1e6,
         store_version: store.version(),
+        calls_services: compiler.services,
     })
 }
 
@@ -447,6 +451,12 @@ impl PreparedQuery {
             rows_built: evaluator.rows_built.get(),
         };
         Ok((results, profile))
+    }
+
+    /// Whether the query has a SERVICE pattern: it waits on remote endpoints, so a server
+    /// must not run it on a thread that serves other requests.
+    pub fn calls_services(&self) -> bool {
+        self.calls_services
     }
 
     /// The query form in lower case: `select`, `ask`, `construct` or `describe`.

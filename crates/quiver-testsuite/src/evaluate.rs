@@ -49,11 +49,14 @@ fn evaluate(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Resu
         ..PrepareOptions::default()
     };
     let prepared = prepare(&store, &text, &options).map_err(|e| e.to_string())?;
+    // SERVICE calls the test's endpoints, served locally, and no other host.
+    let endpoints = crate::endpoints::Endpoints::start(&test.service_data)?;
     let exec = ExecOptions {
         threads: 1,
         timeout: Some(timeout),
         max_results: Some(MAX_RESULTS),
         cancel: Some(cancel),
+        service: Some(endpoints.client.clone()),
         ..ExecOptions::default()
     };
     let results = prepared.execute(&store, &exec).map_err(|e| e.to_string())?;
@@ -223,6 +226,7 @@ mod tests {
             result: None,
             skip: None,
             update: None,
+            service_data: Vec::new(),
         }
     }
 

@@ -4,12 +4,14 @@
 //! into a store, prepare, execute (evaluate.rs) → compare with the expected answer
 //! (answer.rs, csv.rs, compare.rs) → report and ratchet (report.rs)`. Update evaluation
 //! tests (update.rs) run the request on the test's dataset and compare the dataset after
-//! it with the expected one. Tests the engine does not aim at yet (entailment, federation,
-//! protocol) are skipped with a reason.
+//! it with the expected one. SERVICE tests call local servers of their endpoints' data
+//! (endpoints.rs). Tests the engine does not aim at yet (entailment, protocol) are skipped
+//! with a reason.
 
 pub mod answer;
 pub mod compare;
 pub mod csv;
+pub mod endpoints;
 pub mod evaluate;
 pub mod files;
 pub mod manifest;

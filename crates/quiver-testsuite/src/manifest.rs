@@ -98,6 +98,9 @@ pub struct TestCase {
     pub skip: Option<String>,
     /// The datasets before and after an update evaluation test (its request is `query`).
     pub update: Option<UpdateCase>,
+    /// The remote endpoints of a SERVICE test (`qt:serviceData`): each endpoint's IRI
+    /// and the files of its default graph.
+    pub service_data: Vec<(String, Vec<String>)>,
 }
 
 /// The datasets of an update evaluation test.
@@ -271,9 +274,11 @@ fn test_case(
                 before,
                 after: update_dataset(graph, result),
             }),
+            service_data: Vec::new(),
         });
     }
     let (mut query, mut data, mut graph_data) = (None, Vec::new(), Vec::new());
+    let mut service_data = Vec::new();
     match action {
         Some(TermRef::NamedNode(file)) => query = Some(file.as_str().to_owned()),
         Some(TermRef::BlankNode(b)) => {
@@ -289,6 +294,25 @@ fn test_case(
                 .objects_for_subject_predicate(b, qt!("graphData"))
                 .filter_map(iri_of)
                 .collect();
+            service_data = graph
+                .objects_for_subject_predicate(b, qt!("serviceData"))
+                .filter_map(|entry| {
+                    let TermRef::BlankNode(entry) = entry else {
+                        return None;
+                    };
+                    let entry = NamedOrBlankNodeRef::from(entry);
+                    let endpoint = graph
+                        .object_for_subject_predicate(entry, qt!("endpoint"))
+                        .and_then(iri_of)?;
+                    let mut files: Vec<String> = graph
+                        .objects_for_subject_predicate(entry, qt!("data"))
+                        .filter_map(iri_of)
+                        .collect();
+                    files.sort();
+                    Some((endpoint, files))
+                })
+                .collect();
+            service_data.sort();
         }
         _ => {}
     }
@@ -318,6 +342,7 @@ fn test_case(
         result,
         skip,
         update: None,
+        service_data,
     })
 }
 
@@ -387,7 +412,6 @@ fn skip_reason(kind: &TestKind, group: &str) -> Option<String> {
     let dir = group.rsplit('/').next().unwrap_or(group);
     let reason = match dir {
         "entailment" => "entailment regimes are not supported",
-        "service" | "syntax-fed" => "federated query (SERVICE) is not supported",
         "protocol" | "graph-store-protocol" | "http-rdf-update" => "protocol tests",
         "service-description" => {
             "service description tests (run over HTTP by quiver-cli's serve_w3c tests)"

@@ -250,6 +250,7 @@ mod tests {
                 result: None,
                 skip: None,
                 update: None,
+                service_data: Vec::new(),
             },
             status,
         }

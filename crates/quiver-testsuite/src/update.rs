@@ -236,6 +236,7 @@ mod tests {
                     graphs: Vec::new(),
                 },
             }),
+            service_data: Vec::new(),
         };
         let outcome = run(
             &test,

@@ -80,6 +80,8 @@ pub struct Session {
     /// The cluster of processes this session coordinates (`--processes`), whose partitions
     /// run the basic graph patterns; `store` is then its partition 0, read-only.
     pub(super) cluster: Option<crate::local_cluster::LocalCluster>,
+    /// What SERVICE calls remote endpoints with.
+    pub(super) service: Option<Arc<dyn quiver_sparql::ServiceClient>>,
 }
 
 const HELP: &str = "\
@@ -149,6 +151,7 @@ impl Session {
             queries: quiver_sparql::QueryCache::new(64),
             gpu: None,
             cluster,
+            service: None,
         })
     }
 
@@ -196,6 +199,7 @@ impl Session {
                     cluster.partitions.clone();
                 partitions
             }),
+            service: self.service.clone(),
             ..ExecOptions::default()
         };
         options

@@ -43,6 +43,8 @@ pub struct Compiler<'a> {
     /// Compile for a partitioned store: only the index aggregates whose partitions' counts
     /// add up (see `PrepareOptions::partitioned`).
     pub partitioned: bool,
+    /// Whether a SERVICE was compiled (EXISTS patterns' included).
+    pub services: bool,
     next_bgp: usize,
 }
 
@@ -55,6 +57,7 @@ impl<'a> Compiler<'a> {
             dataset: DatasetScope::default(),
             exists: ExistsOperators::default(),
             partitioned: false,
+            services: false,
             next_bgp: 0,
         }
     }
@@ -348,6 +351,7 @@ impl<'a> Compiler<'a> {
         inner: &GraphPattern,
         silent: bool,
     ) -> ServicePattern {
+        self.services = true;
         let endpoint = match name {
             NamedNodePattern::NamedNode(iri) => ServiceEndpoint::Iri(iri.clone()),
             NamedNodePattern::Variable(v) => ServiceEndpoint::Var(self.vars.var(v)),
