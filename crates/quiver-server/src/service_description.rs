@@ -6,7 +6,8 @@
 //! It says where the endpoint is (`sd:endpoint`, the URL the client used), the languages it
 //! takes (SPARQL 1.0 and 1.1 Query, and 1.1 Update when the dataset is writable), the
 //! result formats it writes, its features (`sd:EmptyGraphs`: the Graph Store Protocol keeps
-//! a graph emptied of its triples), the entailment regime (simple: what is written), and
+//! a graph emptied of its triples; `sd:BasicFederatedQuery`: SERVICE, whose calls the server
+//! makes only to the hosts `--allow-service` admits), the entailment regime (simple: what is written), and
 //! its default dataset: the default graph and each named graph with its size
 //! (`void:triples`), the first [`MAX_NAMED_GRAPHS`] of them by name.
 
@@ -120,6 +121,7 @@ pub fn describe(state: &AppState, endpoint: &str) -> Vec<Triple> {
         add(&service, sd("resultFormat"), format.into());
     }
     add(&service, sd("feature"), sd("EmptyGraphs").into());
+    add(&service, sd("feature"), sd("BasicFederatedQuery").into());
     add(
         &service,
         sd("defaultEntailmentRegime"),
