@@ -12,7 +12,7 @@ seconds of RUNS runs after a warm-up, rows per second, and the ratio to the whol
 With pyoxigraph installed, Oxigraph runs the same federated query on an in-memory store of
 the local data, calling the same remote Quiver server (its own SERVICE client).
 
-Usage: bench/service-bind-join.py [--universities 10] [--runs 5] [--json OUT]
+Usage: bench/service-bind-join.py [--universities 10] [--runs 5] [--json bench/results/2core/service-bind-join.json]
 Needs a release build (cargo build --release --bin quiver) and python3.
 """
 
