@@ -9,6 +9,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{ACCEPT, CONTENT_TYPE, USER_AGENT};
 use hyper::{Request, Uri};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use quiver_sparql::memory::MemoryBudget;
@@ -16,8 +17,8 @@ use quiver_sparql::ServiceError;
 
 use crate::answer;
 
-/// The pooled HTTP/1.1 client every call goes through.
-pub(crate) type HttpClient = Client<HttpConnector, Full<Bytes>>;
+/// The pooled HTTP/1.1 client every call goes through (TLS for `https:` endpoints).
+pub(crate) type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// Bytes of an error response's body kept for the message.
 const ERROR_SNIPPET: usize = 300;

@@ -16,7 +16,8 @@
 //! Python package call any. [`FederationConfig::endpoints`] maps an endpoint IRI to the URL
 //! actually called (tests serve `http://example.org/sparql` from a local port; a proxy).
 //!
-//! Only `http:` endpoints are called by this build; an `https:` endpoint is a clear error.
+//! `https:` endpoints are called over TLS (rustls, with the Mozilla root certificates built
+//! in, so no system certificate store is needed).
 
 mod allow;
 mod answer;
@@ -118,14 +119,9 @@ impl HttpServiceClient {
             None => iri,
         };
         match uri.scheme_str() {
-            Some("http") if uri.host().is_some() => Ok(uri),
-            Some("https") => Err(ServiceError::Failed(
-                "https: endpoints are not supported by this build (call it through an http: \
-                 proxy)"
-                    .into(),
-            )),
+            Some("http" | "https") if uri.host().is_some() => Ok(uri),
             _ => Err(ServiceError::Failed(format!(
-                "{uri} is not an http: URL with a host"
+                "{uri} is not an http: or https: URL with a host"
             ))),
         }
     }
@@ -218,6 +214,14 @@ fn shared() -> Result<(&'static tokio::runtime::Runtime, HttpClient), String> {
             let _entered = runtime.enter();
             let mut connector = HttpConnector::new();
             connector.set_nodelay(true);
+            // `https:` URLs go to the connector below, which speaks TLS to them.
+            connector.enforce_http(false);
+            let connector = hyper_rustls::HttpsConnectorBuilder::new()
+                .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
+                .map_err(|e| format!("cannot set up TLS: {e}"))?
+                .https_or_http()
+                .enable_http1()
+                .wrap_connector(connector);
             Client::builder(TokioExecutor::new())
                 .pool_idle_timeout(Duration::from_secs(30))
                 .pool_timer(TokioTimer::new())
@@ -257,7 +261,11 @@ mod tests {
             .target(&NamedNode::new_unchecked(
                 "https://query.wikidata.org/sparql",
             ))
+            .unwrap();
+        assert_eq!(tls.scheme_str(), Some("https"));
+        let other = HttpServiceClient::new(FederationConfig::default())
+            .target(&NamedNode::new_unchecked("ftp://example.org/sparql"))
             .unwrap_err();
-        assert!(tls.to_string().contains("https"), "{tls}");
+        assert!(other.to_string().contains("https:"), "{other}");
     }
 }

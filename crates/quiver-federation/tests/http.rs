@@ -276,6 +276,24 @@ fn the_querys_own_limits_stop_a_stalled_call_even_when_silent() {
 }
 
 #[test]
+fn https_endpoints_are_called_over_tls() {
+    // A plain-HTTP endpoint called as https: the TLS handshake fails, and says so.
+    let plain = fake_endpoint(Fake::Garbage).replacen("http:", "https:", 1);
+    let error = rows(
+        &store(LOCAL),
+        &service_query(&plain, false),
+        &client(FederationConfig::default()),
+    )
+    .unwrap_err();
+    let message = error.to_string().to_ascii_lowercase();
+    assert!(matches!(error, QueryError::Service { .. }), "{error}");
+    assert!(
+        message.contains("tls") || message.contains("handshake") || message.contains("corrupt"),
+        "{error}"
+    );
+}
+
+#[test]
 fn a_refused_endpoint_names_the_setting() {
     let local = store(LOCAL);
     let options = client(FederationConfig {
