@@ -61,6 +61,10 @@ pub struct ServiceArgs {
     /// The largest answer one SERVICE call may send (`16M`, `1G`) [default: 64M]
     #[arg(long, value_name = "SIZE", value_parser = limits::parse_size, allow_hyphen_values = true)]
     pub service_max_bytes: Option<usize>,
+    /// Bindings per SERVICE call: a bind join sends the values found so far in VALUES
+    /// blocks of this many rows, one call each [default: 100]
+    #[arg(long, value_name = "ROWS", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub service_batch: Option<u32>,
 }
 
 impl ServiceArgs {
@@ -88,6 +92,7 @@ impl ServiceArgs {
             max_response_bytes: self
                 .service_max_bytes
                 .unwrap_or(defaults.max_response_bytes),
+            batch: self.service_batch.map_or(defaults.batch, |b| b as usize),
             ..defaults
         }))
     }
