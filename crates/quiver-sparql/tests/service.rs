@@ -341,3 +341,49 @@ fn without_a_client_service_is_refused_and_silent_is_one_empty_solution() {
     let error = run("SELECT * { SERVICE ?e { ?s ?p ?o } }").unwrap_err();
     assert!(error.to_string().contains("unbound"), "{error}");
 }
+
+#[test]
+fn a_limit_over_a_service_alone_is_sent_to_the_endpoint() {
+    let remote: String = (0..50)
+        .map(|i| format!("<http://ex/n{i}> <http://ex/q> \"{i}\" .\n"))
+        .collect();
+    let store = load("<http://ex/a> <http://ex/p> <http://ex/b> .\n");
+    let client = Arc::new(StoreClient {
+        endpoints: vec![(
+            NamedNode::new_unchecked("http://r1/"),
+            Arc::new(load(&remote)),
+        )],
+        sent: Mutex::default(),
+    });
+    let options = ExecOptions {
+        service: Some(client.clone()),
+        ..ExecOptions::default()
+    };
+    for (query, rows, asked) in [
+        (
+            "SELECT * { SERVICE <http://r1/> { ?s ?p ?o } } LIMIT 2",
+            2,
+            "LIMIT 2",
+        ),
+        (
+            "SELECT * { SERVICE <http://r1/> { ?s ?p ?o } } LIMIT 2 OFFSET 5",
+            2,
+            "LIMIT 7",
+        ),
+        ("ASK { SERVICE <http://r1/> { ?s ?p ?o } }", 0, "LIMIT 1"),
+    ] {
+        client.sent.lock().unwrap().clear();
+        let results = prepare(&store, query, &PrepareOptions::default())
+            .unwrap()
+            .execute(&store, &options)
+            .unwrap();
+        match results {
+            QueryResults::Solutions(solutions) => assert_eq!(solutions.len(), rows, "{query}"),
+            QueryResults::Boolean(answer) => assert!(answer, "{query}"),
+            QueryResults::Graph(_) => unreachable!(),
+        }
+        let sent = client.sent.lock().unwrap().clone();
+        assert_eq!(sent.len(), 1, "{query}");
+        assert!(sent[0].contains(asked), "{query}: sent {}", sent[0]);
+    }
+}

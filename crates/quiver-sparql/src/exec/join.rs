@@ -291,7 +291,7 @@ impl<'a> Evaluator<'a> {
     ) -> Result<Table, QueryError> {
         match right {
             Operator::Path(pattern) => self.path(pattern, Some(left)),
-            Operator::Service(service) => self.service(service, Some(left)),
+            Operator::Service(service) => self.service(service, Some(left), None),
             other => self.evaluate(other),
         }
     }

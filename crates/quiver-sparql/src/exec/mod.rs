@@ -456,7 +456,7 @@ impl<'a> Evaluator<'a> {
                 ))
             }
             Operator::IndexAggregate(aggregate) => self.index_aggregate(aggregate)?,
-            Operator::Service(service) => self.service(service, None)?,
+            Operator::Service(service) => self.service(service, None, limit)?,
         })
     }
 }

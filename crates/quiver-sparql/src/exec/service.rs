@@ -4,7 +4,8 @@
 //! the distinct values they bind to the pattern's variables as `VALUES` blocks of the
 //! client's batch size, one call per block, so the endpoint returns only solutions that
 //! can join (the join above matches them with the left rows, by the usual hash join).
-//! Alone, it sends the pattern as written. `SERVICE ?var` groups the left rows by the
+//! Alone, it sends the pattern as written, with the LIMIT asked of it (`SELECT * { SERVICE
+//! <e> { ?s ?p ?o } } LIMIT 10` asks the endpoint for 10 rows, not all). `SERVICE ?var` groups the left rows by the
 //! endpoint they bind and calls each endpoint with its own rows' values; its solutions
 //! carry `?var` bound to that endpoint, so they join only with those rows.
 //!
@@ -41,11 +42,13 @@ struct EndpointRows {
 }
 
 impl Evaluator<'_> {
-    /// The rows of `service`, sent the bindings of `left` when it is given.
+    /// The rows of `service`, sent the bindings of `left` when it is given; alone, at most
+    /// `limit` of them.
     pub(crate) fn service(
         &self,
         service: &ServicePattern,
         left: Option<&Table>,
+        limit: Option<usize>,
     ) -> Result<Table, QueryError> {
         let started = Instant::now();
         let endpoint_text = service.endpoint_text(|v| self.vars.name(v).to_owned());
@@ -62,7 +65,8 @@ impl Evaluator<'_> {
         };
         let (mut calls, mut bytes, mut bindings) = (0, 0, 0);
         for group in groups {
-            let (queries, sent) = self.remote_queries(service, left, group.rows.as_deref())?;
+            let (queries, sent) =
+                self.remote_queries(service, left, group.rows.as_deref(), limit)?;
             calls += queries.len();
             bindings += sent;
             let answers = match &self.service {
@@ -121,6 +125,7 @@ impl Evaluator<'_> {
             table.rows,
             started.elapsed().as_secs_f64() * 1e3
         ));
+        self.note_cut(table.rows, limit);
         Ok(table)
     }
 
@@ -198,12 +203,14 @@ impl Evaluator<'_> {
     }
 
     /// The queries one endpoint is sent: the pattern with the distinct bindings `rows` of
-    /// `left` give its variables, in batches; and how many bindings they carry.
+    /// `left` give its variables, in batches; and how many bindings they carry. Without
+    /// bindings, one query asking for at most `limit` rows.
     fn remote_queries(
         &self,
         service: &ServicePattern,
         left: Option<&Table>,
         rows: Option<&[u32]>,
+        limit: Option<usize>,
     ) -> Result<(Vec<String>, usize), QueryError> {
         let shared: Vec<(Variable, usize)> = match left {
             Some(left) => service
@@ -214,7 +221,15 @@ impl Evaluator<'_> {
             None => Vec::new(),
         };
         let Some(left) = left.filter(|_| !shared.is_empty()) else {
-            return Ok((vec![remote_query(&service.pattern, &[], Vec::new())], 0));
+            let pattern = match limit {
+                Some(length) => spargebra::algebra::GraphPattern::Slice {
+                    inner: Box::new(service.pattern.clone()),
+                    start: 0,
+                    length: Some(length),
+                },
+                None => service.pattern.clone(),
+            };
+            return Ok((vec![remote_query(&pattern, &[], Vec::new())], 0));
         };
         let ctx = self.ctx();
         let mut memory = ctx.reservation();
