@@ -1,13 +1,15 @@
 //! One remote call: a SPARQL Protocol query request (POST, form-encoded) and its response
 //! body, read frame by frame under a byte cap and the query's memory budget, all within
-//! the per-request timeout.
+//! the per-request timeout. Redirects (an `http:` endpoint moved to `https:`, as public
+//! endpoints do) are followed up to [`MAX_REDIRECTS`] times, the query posted again to the
+//! new location, whose host the allow-list must admit too.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::header::{ACCEPT, CONTENT_TYPE, USER_AGENT};
+use hyper::header::{ACCEPT, CONTENT_TYPE, LOCATION, USER_AGENT};
 use hyper::{Request, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -23,12 +25,17 @@ pub(crate) type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 /// Bytes of an error response's body kept for the message.
 const ERROR_SNIPPET: usize = 300;
 
+/// Redirects followed at most in one call.
+pub(crate) const MAX_REDIRECTS: usize = 3;
+
 /// What one call sends and how long it may take.
 pub(crate) struct Call {
     pub uri: Uri,
     pub query: String,
     pub timeout: Duration,
     pub max_bytes: usize,
+    /// The hosts a redirect may lead to.
+    pub allow: crate::Allow,
 }
 
 /// A successful response: its media type and body.
@@ -43,20 +50,49 @@ pub(crate) async fn run(
     call: Call,
     budget: Arc<MemoryBudget>,
 ) -> Result<Response, ServiceError> {
-    let form = form_urlencoded::Serializer::new(String::new())
-        .append_pair("query", &call.query)
-        .finish();
-    let request = Request::post(call.uri.clone())
-        .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .header(ACCEPT, answer::ACCEPT)
-        .header(USER_AGENT, concat!("quiver/", env!("CARGO_PKG_VERSION")))
-        .body(Full::new(Bytes::from(form)))
-        .map_err(|e| ServiceError::Failed(format!("cannot build the request: {e}")))?;
+    let form = Bytes::from(
+        form_urlencoded::Serializer::new(String::new())
+            .append_pair("query", &call.query)
+            .finish(),
+    );
     let exchange = async {
-        let response = client
-            .request(request)
-            .await
-            .map_err(|e| ServiceError::Failed(chain(&e)))?;
+        let mut uri = call.uri.clone();
+        let mut redirects = 0;
+        let response = loop {
+            let request = Request::post(uri.clone())
+                .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .header(ACCEPT, answer::ACCEPT)
+                .header(USER_AGENT, concat!("quiver/", env!("CARGO_PKG_VERSION")))
+                .body(Full::new(form.clone()))
+                .map_err(|e| ServiceError::Failed(format!("cannot build the request: {e}")))?;
+            let response = client
+                .request(request)
+                .await
+                .map_err(|e| ServiceError::Failed(chain(&e)))?;
+            if !response.status().is_redirection() {
+                break response;
+            }
+            let location = response
+                .headers()
+                .get(LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            if redirects == MAX_REDIRECTS || location.is_empty() {
+                return Err(ServiceError::Failed(format!(
+                    "answered HTTP {} to {location:?}{}",
+                    response.status(),
+                    if location.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            " after {redirects} redirects (at most {MAX_REDIRECTS} are followed)"
+                        )
+                    }
+                )));
+            }
+            uri = redirected(&uri, location, &call.allow)?;
+            redirects += 1;
+        };
         let status = response.status();
         let content_type = response
             .headers()
@@ -112,6 +148,32 @@ pub(crate) async fn run(
             call.timeout.as_secs_f64()
         ))),
     }
+}
+
+/// Where a redirect from `from` to `location` (absolute, or a path on the same host) leads,
+/// if `allow` admits its host.
+fn redirected(from: &Uri, location: &str, allow: &crate::Allow) -> Result<Uri, ServiceError> {
+    let target: Uri = if location.starts_with('/') {
+        let authority = from.authority().map_or("", |a| a.as_str());
+        let scheme = from.scheme_str().unwrap_or("http");
+        format!("{scheme}://{authority}{location}").parse()
+    } else {
+        location.parse()
+    }
+    .map_err(|e| ServiceError::Failed(format!("redirected to an invalid URL {location:?}: {e}")))?;
+    let scheme = target.scheme_str().unwrap_or("");
+    if !matches!(scheme, "http" | "https") || target.host().is_none() {
+        return Err(ServiceError::Failed(format!(
+            "redirected to {location:?}, not an http: or https: URL"
+        )));
+    }
+    let port = target
+        .port_u16()
+        .unwrap_or(if scheme == "https" { 443 } else { 80 });
+    allow
+        .check(target.host().unwrap_or(""), port)
+        .map_err(|e| ServiceError::Refused(format!("redirected to {target}: {e}")))?;
+    Ok(target)
 }
 
 /// An error and its causes, `a: b: c` (hyper's own message is only the outermost).

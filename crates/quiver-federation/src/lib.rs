@@ -145,6 +145,7 @@ impl ServiceClient for HttpServiceClient {
                 query: query.clone(),
                 timeout: self.config.timeout,
                 max_bytes: self.config.max_response_bytes,
+                allow: self.config.allow.clone(),
             };
             let (client, budget) = (client.clone(), Arc::clone(state.budget()));
             let (semaphore, sender) = (Arc::clone(&semaphore), sender.clone());

@@ -112,8 +112,10 @@ fn a_bind_join_with_a_second_quiver_server_equals_one_store() {
 }
 
 /// How a fake endpoint misbehaves.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Fake {
+    /// 301 to this location.
+    Redirect(String),
     /// Reads the request and never answers.
     Stall,
     /// 200 with a SPARQL JSON content type and a body that is not JSON.
@@ -131,6 +133,7 @@ fn fake_endpoint(fake: Fake) -> String {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
+            let fake = fake.clone();
             std::thread::spawn(move || {
                 let mut buffer = [0u8; 65536];
                 let _ = stream.read(&mut buffer);
@@ -144,6 +147,10 @@ fn fake_endpoint(fake: Fake) -> String {
                     out
                 };
                 let response = match fake {
+                    Fake::Redirect(location) => format!(
+                        "HTTP/1.1 301 Moved Permanently\r\nlocation: {location}\r\ncontent-length: 0\r\n\r\n"
+                    )
+                    .into_bytes(),
                     Fake::Stall => {
                         std::thread::sleep(Duration::from_secs(20));
                         return;
@@ -273,6 +280,53 @@ fn the_querys_own_limits_stop_a_stalled_call_even_when_silent() {
     };
     let error = rows(&local, &service_query(&huge, true), &options).unwrap_err();
     assert!(matches!(error, QueryError::MemoryLimit { .. }), "{error}");
+}
+
+#[test]
+fn redirects_are_followed_to_allowed_hosts_a_few_times() {
+    let (_server, address) = quiver_server(store("<http://e/b> <http://e/q> \"found\" .\n"));
+    let moved = fake_endpoint(Fake::Redirect(format!("http://{address}/query")));
+    let answer = rows(
+        &store(LOCAL),
+        &service_query(&moved, false),
+        &client(FederationConfig::default()),
+    )
+    .unwrap();
+    assert_eq!(answer, vec!["<http://e/a> <http://e/b> \"found\""]);
+    // A redirect to a host the allow-list does not admit is refused.
+    let elsewhere = fake_endpoint(Fake::Redirect("http://example.com/sparql".into()));
+    let config = FederationConfig {
+        allow: Allow::hosts("127.0.0.1"),
+        ..FederationConfig::default()
+    };
+    let error = rows(
+        &store(LOCAL),
+        &service_query(&elsewhere, false),
+        &client(config),
+    )
+    .unwrap_err();
+    assert!(matches!(error, QueryError::ServiceRefused(_)), "{error}");
+    assert!(error.to_string().contains("example.com"), "{error}");
+    // A loop ends after a few.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let looping = format!("http://{}/sparql", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buffer = [0u8; 65536];
+            let _ = stream.read(&mut buffer);
+            let _ = stream.write_all(
+                b"HTTP/1.1 302 Found\r\nlocation: /sparql\r\nconnection: close\r\ncontent-length: 0\r\n\r\n",
+            );
+        }
+    });
+    let error = rows(
+        &store(LOCAL),
+        &service_query(&looping, false),
+        &client(FederationConfig::default()),
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("after 3 redirects"), "{error}");
 }
 
 #[test]
