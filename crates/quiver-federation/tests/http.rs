@@ -56,12 +56,10 @@ fn quiver_server(store: Store) -> (tokio::runtime::Runtime, SocketAddr) {
         .block_on(quiver_server::bind("127.0.0.1:0".parse().unwrap()))
         .unwrap();
     let address = listener.local_addr().unwrap();
-    let config = quiver_server::Config::new(2);
-    let db = Arc::new(quiver_db::Database::in_memory(store));
-    runtime.spawn(quiver_server::serve(
+    runtime.spawn(quiver_server::serve_store(
         listener,
-        vec![quiver_server::Dataset::root(db, config.clone())],
-        config,
+        store,
+        quiver_server::Config::new(2),
         std::future::pending(),
     ));
     (runtime, address)

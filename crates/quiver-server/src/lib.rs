@@ -275,6 +275,19 @@ pub async fn serve(
     }
 }
 
+/// Serves one store held in memory at the root of `listener` with `config` until
+/// `shutdown` resolves: the endpoint of a test, or of a program that embeds the server.
+pub async fn serve_store(
+    listener: TcpListener,
+    store: quiver_store::Store,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let db = Arc::new(Database::in_memory(store));
+    let datasets = vec![Dataset::root(db, config.clone())];
+    serve(listener, datasets, config, shutdown).await
+}
+
 /// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM. On Unix the handlers are installed
 /// when this is called, not when the future is first polled, so a signal sent as soon as
 /// the server announces its address is never lost to the default action (which would kill

@@ -58,10 +58,9 @@ impl Endpoints {
                 .0;
             let mut config = quiver_server::Config::new(2);
             config.service = Some(Arc::clone(&client));
-            let db = Arc::new(quiver_db::Database::in_memory(store));
-            runtime.spawn(quiver_server::serve(
+            runtime.spawn(quiver_server::serve_store(
                 listener,
-                vec![quiver_server::Dataset::root(db, config.clone())],
+                store,
                 config,
                 std::future::pending(),
             ));
