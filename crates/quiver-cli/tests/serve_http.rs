@@ -218,9 +218,13 @@ fn malformed_requests_get_readable_errors() {
         &serve_support::request(&server.address, "PUT", "/query", &[], b"x"),
         405,
     );
-    assert_status(
-        &server.query("SELECT * { SERVICE <http://x> { ?s ?p ?o } }", ""),
-        400,
+    // SERVICE without --allow-service: refused, naming the flag.
+    let refused = server.query("SELECT * { SERVICE <http://x> { ?s ?p ?o } }", "");
+    assert_status(&refused, 403);
+    assert!(
+        refused.text().contains("--allow-service"),
+        "{}",
+        refused.text()
     );
     // Still serving.
     assert_status(&server.query("ASK {}", ""), 200);
