@@ -340,6 +340,18 @@ fn without_a_client_service_is_refused_and_silent_is_one_empty_solution() {
     );
     let error = run("SELECT * { SERVICE ?e { ?s ?p ?o } }").unwrap_err();
     assert!(error.to_string().contains("unbound"), "{error}");
+    // SILENT: an endpoint nothing binds, or a literal, is one empty solution.
+    assert_eq!(
+        run("SELECT * { SERVICE SILENT ?e { ?s ?p ?o } }").unwrap(),
+        1
+    );
+    let literal = "SELECT * { ?s ?p ?o BIND(\"x\" AS ?e) SERVICE ?e { ?s ?q ?v } }";
+    let error = run(literal).unwrap_err();
+    assert!(error.to_string().contains("not an IRI"), "{error}");
+    assert_eq!(
+        run(&literal.replace("SERVICE", "SERVICE SILENT")).unwrap(),
+        1
+    );
 }
 
 #[test]

@@ -33,10 +33,10 @@ use crate::operator::{ServiceEndpoint, ServicePattern};
 use crate::service::{remote_query, ServiceError, ServiceSolutions};
 use crate::table::{Table, UNBOUND};
 
-/// The left rows sent to one endpoint: its IRI, its id when the endpoint is a variable,
-/// the rows (all of them when `None`).
+/// The left rows sent to one endpoint: its IRI (or why the term bound is none), its id when
+/// the endpoint is a variable, the rows (all of them when `None`).
 struct EndpointRows {
-    iri: NamedNode,
+    iri: Result<NamedNode, String>,
     id: Option<Id>,
     rows: Option<Vec<u32>>,
 }
@@ -56,21 +56,42 @@ impl Evaluator<'_> {
         let groups = match self.endpoints(service, left, &endpoint_text) {
             Ok(groups) => groups,
             Err(error) if service.silent && !stops_query(&error) => {
+                // No row binds the endpoint: every call fails, one empty solution.
                 self.notes
                     .borrow_mut()
                     .push(format!("SERVICE SILENT {endpoint_text}: {error}"));
+                for column in &mut table.columns {
+                    column.push(UNBOUND);
+                }
+                table.rows = 1;
                 return Ok(table);
             }
             Err(error) => return Err(error),
         };
         let (mut calls, mut bytes, mut bindings) = (0, 0, 0);
         for group in groups {
+            let iri = match &group.iri {
+                Ok(iri) => iri,
+                Err(message) if service.silent => {
+                    self.notes
+                        .borrow_mut()
+                        .push(format!("SERVICE SILENT {endpoint_text}: {message}"));
+                    push_empty_solution(&mut table, service, group.id);
+                    continue;
+                }
+                Err(message) => {
+                    return Err(QueryError::Service {
+                        endpoint: endpoint_text.clone(),
+                        message: message.clone(),
+                    })
+                }
+            };
             let (queries, sent) =
                 self.remote_queries(service, left, group.rows.as_deref(), limit)?;
             calls += queries.len();
             bindings += sent;
             let answers = match &self.service {
-                Some(client) => client.select(&group.iri, &queries, self.state),
+                Some(client) => client.select(iri, &queries, self.state),
                 None => Err(ServiceError::Refused(
                     "this execution was given no SERVICE client (ExecOptions::service)".into(),
                 )),
@@ -86,27 +107,18 @@ impl Evaluator<'_> {
                 Err(error) if service.silent => {
                     self.notes
                         .borrow_mut()
-                        .push(format!("SERVICE SILENT <{}>: {error}", group.iri.as_str()));
-                    for (c, &var) in table.vars.iter().enumerate() {
-                        let endpoint =
-                            matches!(service.endpoint, ServiceEndpoint::Var(v) if v == var);
-                        table.columns[c].push(if endpoint {
-                            group.id.unwrap_or(UNBOUND)
-                        } else {
-                            UNBOUND
-                        });
-                    }
-                    table.rows += 1;
+                        .push(format!("SERVICE SILENT <{}>: {error}", iri.as_str()));
+                    push_empty_solution(&mut table, service, group.id);
                 }
                 Err(ServiceError::Refused(message)) => {
                     return Err(QueryError::ServiceRefused(format!(
                         "<{}>: {message}",
-                        group.iri.as_str()
+                        iri.as_str()
                     )))
                 }
                 Err(ServiceError::Failed(message)) => {
                     return Err(QueryError::Service {
-                        endpoint: format!("<{}>", group.iri.as_str()),
+                        endpoint: format!("<{}>", iri.as_str()),
                         message,
                     })
                 }
@@ -146,7 +158,7 @@ impl Evaluator<'_> {
         let var = match &service.endpoint {
             ServiceEndpoint::Iri(iri) => {
                 return Ok(vec![EndpointRows {
-                    iri: iri.clone(),
+                    iri: Ok(iri.clone()),
                     id: None,
                     rows: None,
                 }])
@@ -175,16 +187,11 @@ impl Evaluator<'_> {
                 Some(&g) => g,
                 None => {
                     let iri = match self.term(id) {
-                        Some(Term::NamedNode(iri)) => iri,
-                        other => {
-                            return Err(QueryError::Service {
-                                endpoint: endpoint_text.to_owned(),
-                                message: format!(
-                                    "the endpoint variable is bound to {}, not an IRI",
-                                    other.map_or_else(|| "nothing".into(), |t| t.to_string())
-                                ),
-                            })
-                        }
+                        Some(Term::NamedNode(iri)) => Ok(iri),
+                        other => Err(format!(
+                            "the endpoint variable is bound to {}, not an IRI",
+                            other.map_or_else(|| "nothing".into(), |t| t.to_string())
+                        )),
                     };
                     groups.push(EndpointRows {
                         iri,
@@ -334,6 +341,20 @@ impl Evaluator<'_> {
         }
         ctx.check()
     }
+}
+
+/// Appends the one empty solution a failed SILENT call gives (its endpoint variable bound to
+/// the endpoint called, so it joins only with the rows that named it).
+fn push_empty_solution(table: &mut Table, service: &ServicePattern, endpoint: Option<Id>) {
+    for (c, &var) in table.vars.iter().enumerate() {
+        let is_endpoint = matches!(service.endpoint, ServiceEndpoint::Var(v) if v == var);
+        table.columns[c].push(if is_endpoint {
+            endpoint.unwrap_or(UNBOUND)
+        } else {
+            UNBOUND
+        });
+    }
+    table.rows += 1;
 }
 
 /// Whether `error` stops the query whatever `SILENT` says: its limits, not the call's.
