@@ -14,9 +14,10 @@
 //! holds it. A local blank node is sent as `UNDEF` (VALUES cannot carry one), which only
 //! widens the call: the join keeps the compatible rows. `SILENT` turns a failed call into
 //! one empty solution (with `?var` bound to that endpoint), never the query's own limits
-//! (deadline, cancellation, memory), which stop it. Rows whose endpoint variable is
-//! unbound are an error, or with `SILENT` are dropped (an empty solution there would be
-//! compatible with the other endpoints' rows too).
+//! (deadline, cancellation, memory), which stop it; an endpoint variable bound to a literal
+//! is such a failed call. Rows whose endpoint variable is unbound are an error, or with
+//! `SILENT` are dropped (an empty solution there would be compatible with the other
+//! endpoints' rows too), unless no row binds it: then `SILENT` gives one empty solution.
 
 use std::time::Instant;
 
