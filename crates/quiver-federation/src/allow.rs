@@ -24,6 +24,20 @@ impl Allow {
         )
     }
 
+    /// `Ok` when the endpoint at `uri` may be called (its port, when not given, the
+    /// scheme's: 443 for `https:`, else 80), else why not.
+    pub fn check_uri(&self, uri: &hyper::Uri) -> Result<(), String> {
+        let default_port = if uri.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        };
+        self.check(
+            uri.host().unwrap_or(""),
+            uri.port_u16().unwrap_or(default_port),
+        )
+    }
+
     /// `Ok` when an endpoint on `host` and `port` may be called, else why not.
     pub fn check(&self, host: &str, port: u16) -> Result<(), String> {
         match self {
@@ -59,6 +73,12 @@ mod tests {
         assert!(refused.contains("localhost:7879"), "{refused}");
         assert!(allow.check("example.com", 80).is_err());
         assert!(Allow::Any.check("anything", 1).is_ok());
+        let https: hyper::Uri = "https://localhost/sparql".parse().unwrap();
+        let listed = Allow::hosts("localhost:443");
+        assert!(listed.check_uri(&https).is_ok());
+        assert!(listed
+            .check_uri(&"http://localhost/sparql".parse().unwrap())
+            .is_err());
         let off = Allow::Nothing {
             hint: "start with --allow-service".into(),
         };

@@ -161,17 +161,13 @@ fn redirected(from: &Uri, location: &str, allow: &crate::Allow) -> Result<Uri, S
         location.parse()
     }
     .map_err(|e| ServiceError::Failed(format!("redirected to an invalid URL {location:?}: {e}")))?;
-    let scheme = target.scheme_str().unwrap_or("");
-    if !matches!(scheme, "http" | "https") || target.host().is_none() {
+    if !matches!(target.scheme_str(), Some("http" | "https")) || target.host().is_none() {
         return Err(ServiceError::Failed(format!(
             "redirected to {location:?}, not an http: or https: URL"
         )));
     }
-    let port = target
-        .port_u16()
-        .unwrap_or(if scheme == "https" { 443 } else { 80 });
     allow
-        .check(target.host().unwrap_or(""), port)
+        .check_uri(&target)
         .map_err(|e| ServiceError::Refused(format!("redirected to {target}: {e}")))?;
     Ok(target)
 }

@@ -97,15 +97,9 @@ impl HttpServiceClient {
             .as_str()
             .parse()
             .map_err(|_| ServiceError::Failed("the endpoint is not an http: URL".into()))?;
-        let host = iri.host().unwrap_or("");
-        let default_port = if iri.scheme_str() == Some("https") {
-            443
-        } else {
-            80
-        };
         self.config
             .allow
-            .check(host, iri.port_u16().unwrap_or(default_port))
+            .check_uri(&iri)
             .map_err(ServiceError::Refused)?;
         let uri = match self
             .config

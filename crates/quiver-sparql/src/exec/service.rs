@@ -61,10 +61,7 @@ impl Evaluator<'_> {
                 self.notes
                     .borrow_mut()
                     .push(format!("SERVICE SILENT {endpoint_text}: {error}"));
-                for column in &mut table.columns {
-                    column.push(UNBOUND);
-                }
-                table.rows = 1;
+                push_empty_solution(&mut table, service, None);
                 return Ok(table);
             }
             Err(error) => return Err(error),
