@@ -137,7 +137,7 @@ fn fake_endpoint(fake: Fake) -> String {
                 let _ = stream.read(&mut buffer);
                 let reply = |head: &str, body: &[u8]| {
                     let mut out = format!(
-                        "HTTP/1.1 {head}\r\ncontent-length: {}\r\ncontent-type: application/sparql-results+json\r\n\r\n",
+                        "HTTP/1.1 {head}\r\nconnection: close\r\ncontent-length: {}\r\ncontent-type: application/sparql-results+json\r\n\r\n",
                         body.len()
                     )
                     .into_bytes();
@@ -146,7 +146,7 @@ fn fake_endpoint(fake: Fake) -> String {
                 };
                 let response = match fake {
                     Fake::Redirect(location) => format!(
-                        "HTTP/1.1 301 Moved Permanently\r\nlocation: {location}\r\ncontent-length: 0\r\n\r\n"
+                        "HTTP/1.1 301 Moved Permanently\r\nlocation: {location}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
                     )
                     .into_bytes(),
                     Fake::Stall => {
