@@ -69,6 +69,8 @@ pub struct LoadArgs {
     #[arg(long, hide = true)]
     pub no_progress: bool,
     #[command(flatten)]
+    pub reasoning: crate::reason::ReasoningArgs,
+    #[command(flatten)]
     pub sync: crate::location::SyncArgs,
 }
 
@@ -101,6 +103,9 @@ pub fn run(args: LoadArgs) -> Result<()> {
         .num_threads(threads)
         .build_global();
     if args.processes.is_some() || args.cluster.is_some() {
+        if args.reasoning.reasoning.is_some() {
+            bail!("--reasoning is not available for a cluster load yet: load one store with it");
+        }
         return crate::load_cluster::run(args, threads);
     }
     if args.partitions.is_some() {
@@ -118,6 +123,10 @@ pub fn run(args: LoadArgs) -> Result<()> {
         None if has_store(&args.location) => Some(open_snapshot(&args.location)?),
         None => None,
     };
+    // A store with reasoning keeps it: its entailment is computed again over the new data.
+    let profile = args
+        .reasoning
+        .profile(existing.as_deref().and_then(|s| s.entailment()));
 
     let (store, report) = if let Some(universities) = args.lubm {
         let progress = progress(
@@ -131,9 +140,39 @@ pub fn run(args: LoadArgs) -> Result<()> {
             &progress,
         );
         progress.bar.finish_and_clear();
-        result?
+        let (store, report) = result?;
+        if args.reasoning.ontology.is_empty() {
+            (store, report)
+        } else {
+            // The ontology joins the generated data as a load on top of it.
+            let options = LoadOptions {
+                format: None,
+                lenient: false,
+                threads,
+            };
+            let (store, more) = load_files(
+                &args.reasoning.ontology,
+                &options,
+                Some(&store),
+                &quiver_loader::NoProgress,
+            )?;
+            (
+                store,
+                LoadReport {
+                    statements: report.statements + more.statements,
+                    seconds: report.seconds + more.seconds,
+                    ..report
+                },
+            )
+        }
     } else {
-        let paths: Vec<PathBuf> = args.files.iter().chain(&args.more_files).cloned().collect();
+        let paths: Vec<PathBuf> = args
+            .files
+            .iter()
+            .chain(&args.more_files)
+            .chain(&args.reasoning.ontology)
+            .cloned()
+            .collect();
         if paths.is_empty() {
             bail!("nothing to load: give files or directories (or --lubm N)");
         }
@@ -155,13 +194,26 @@ pub fn run(args: LoadArgs) -> Result<()> {
         result?
     };
     drop(existing);
+    let (store, reasoning) = match profile {
+        Some(profile) => {
+            let (store, report) = crate::reason::materialise(&store, profile);
+            (store, Some(report))
+        }
+        None => (store, None),
+    };
     if let Some(partitions) = args.partitions {
+        if reasoning.is_some() {
+            bail!("--reasoning and --partitions: a cluster's partitions do not hold an entailment yet");
+        }
         let bytes_on_disk = crate::partition::write(&store, &args.location, partitions)?;
         summary(&store, &report, bytes_on_disk);
         return Ok(());
     }
     let (store, bytes_on_disk) = save_loaded(database.as_ref(), &args.location, store)?;
     summary(&store, &report, bytes_on_disk);
+    if let Some(reasoning) = reasoning {
+        crate::reason::summary(&store, &reasoning);
+    }
     Ok(())
 }
 

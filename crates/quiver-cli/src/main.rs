@@ -34,6 +34,7 @@ mod partition;
 mod plot;
 mod prefixes;
 mod query;
+mod reason;
 mod serve;
 mod service;
 mod table;
@@ -69,6 +70,8 @@ enum Command {
     Dump(dump::DumpArgs),
     /// Fold a store's log of commits into a new snapshot (done automatically past a size)
     Checkpoint(checkpoint::CheckpointArgs),
+    /// Compute (or drop) the RDFS or OWL 2 RL entailment of a store's default graph
+    Reason(reason::ReasonArgs),
     /// Cut a store into the partitions of a cluster (one per process)
     Partition(partition::PartitionArgs),
     /// Serve a store over HTTP: SPARQL 1.1 Protocol endpoint and a browser query page
@@ -123,6 +126,7 @@ fn main() -> ExitCode {
         Command::Update(args) => update::run(args),
         Command::Dump(args) => dump::run(args),
         Command::Checkpoint(args) => checkpoint::run(args),
+        Command::Reason(args) => reason::run(args),
         Command::Partition(args) => partition::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Cluster(args) => cluster::run(args),

@@ -46,6 +46,10 @@ pub struct QueryArgs {
     pub base: Option<String>,
     #[command(flatten)]
     pub device: crate::device::DeviceArgs,
+    /// Answer from the store's entailment (asserted and derived triples; see `load
+    /// --reasoning`) instead of the asserted triples alone
+    #[arg(long)]
+    pub reasoning: bool,
 }
 
 fn parse_format(name: &str) -> Result<ResultsFormat, String> {
@@ -69,6 +73,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
         None => None,
     };
     let store = crate::location::open_snapshot(&args.location)?;
+    let store = crate::reason::view(&store, args.reasoning)?;
     let prepared = prepare(
         &store,
         &text,

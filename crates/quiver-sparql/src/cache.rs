@@ -56,11 +56,14 @@ struct Key {
     /// The dataset's debug form (it has no `Hash`).
     dataset: Option<String>,
     partitioned: bool,
+    /// The store's view (asserted or entailed default graph).
+    view: quiver_store::View,
 }
 
 impl Key {
-    fn new(text: &str, options: &PrepareOptions) -> Self {
+    fn new(text: &str, options: &PrepareOptions, view: quiver_store::View) -> Self {
         Self {
+            view,
             text: text.to_owned(),
             base_iri: options.base_iri.clone(),
             plan: options.plan.clone(),
@@ -69,8 +72,9 @@ impl Key {
         }
     }
 
-    fn matches(&self, text: &str, options: &PrepareOptions) -> bool {
+    fn matches(&self, text: &str, options: &PrepareOptions, view: quiver_store::View) -> bool {
         self.text == text
+            && self.view == view
             && self.partitioned == options.partitioned
             && self.base_iri == options.base_iri
             && self.plan == options.plan
@@ -123,9 +127,10 @@ impl QueryCache {
         }
     }
 
-    fn hash(&self, text: &str, options: &PrepareOptions) -> u64 {
+    fn hash(&self, text: &str, options: &PrepareOptions, view: quiver_store::View) -> u64 {
         let mut hasher = self.hasher.build_hasher();
         text.hash(&mut hasher);
+        view.hash(&mut hasher);
         options.base_iri.hash(&mut hasher);
         options.plan.hash(&mut hasher);
         options.dataset.is_some().hash(&mut hasher);
@@ -148,7 +153,7 @@ impl QueryCache {
         if self.capacity == 0 {
             return None;
         }
-        let hash = self.hash(text, options);
+        let hash = self.hash(text, options, store.view());
         let mut state = self.lock();
         if state.version != Some(store.version()) {
             return None;
@@ -156,7 +161,7 @@ impl QueryCache {
         state.clock += 1;
         let clock = state.clock;
         match state.entries.get_mut(&hash) {
-            Some(entry) if entry.key.matches(text, options) => {
+            Some(entry) if entry.key.matches(text, options, store.view()) => {
                 entry.used = clock;
                 let query = entry.query.clone();
                 state.hits += 1;
@@ -185,7 +190,7 @@ impl QueryCache {
         if self.capacity == 0 {
             return Ok((query, false));
         }
-        let hash = self.hash(text, options);
+        let hash = self.hash(text, options, store.view());
         let mut state = self.lock();
         state.misses += 1;
         if state.version != Some(store.version()) {
@@ -212,7 +217,7 @@ impl QueryCache {
         state.entries.insert(
             hash,
             Entry {
-                key: Key::new(text, options),
+                key: Key::new(text, options, store.view()),
                 query: query.clone(),
                 used,
             },

@@ -124,6 +124,9 @@ pub struct PreparedQuery {
     /// The version of the store it was prepared on ([`Store::version`]): constants were
     /// resolved to that version's ids, and a constant it lacked made a pattern empty.
     store_version: u64,
+    /// The view (asserted or entailed default graph) it was prepared on: class and
+    /// statistics ids differ between them.
+    store_view: quiver_store::View,
     /// Whether it has a SERVICE (its time is a remote endpoint's, however cheap its last
     /// run was).
     calls_services: bool,
@@ -308,7 +311,25 @@ fn plan_parsed(
         exists: Arc::new(compiler.exists),
         plan_micros: started.elapsed().as_secs_f64() * 1e6,
         store_version: store.version(),
+        store_view: store.view(),
         calls_services: compiler.services,
+    })
+}
+
+/// What EXPLAIN says of the default graph read, for a store with reasoning.
+fn reasoning_note(store: &Store) -> Option<String> {
+    let entailment = store.entailment()?;
+    Some(match store.view() {
+        quiver_store::View::Entailed => format!(
+            "reasoning: the default graph is entailed under {}: {} triples, {} of them derived",
+            entailment.profile(),
+            entailment.triples(),
+            entailment.derived()
+        ),
+        quiver_store::View::Asserted => format!(
+            "reasoning: off, the default graph as asserted (the store also holds its {} entailment)",
+            entailment.profile()
+        ),
     })
 }
 
@@ -365,6 +386,13 @@ impl PreparedQuery {
             return Err(QueryError::Plan(
                 "the query was prepared on another version of the store (it changed since): prepare it again".into(),
             ));
+        }
+        if store.view() != self.store_view {
+            return Err(QueryError::Plan(format!(
+                "the query was prepared on the {} default graph, and is run on the {}: prepare it again",
+                self.store_view.name(),
+                store.view().name()
+            )));
         }
         let started = Instant::now();
         let deadline = options.timeout.map(|t| (started + t, t.as_secs_f64()));
@@ -446,7 +474,10 @@ impl PreparedQuery {
             bgps: evaluator.profiles.take(),
             groups: evaluator.group_profiles.take(),
             paths: evaluator.path_profiles.take(),
-            notes: evaluator.notes.take(),
+            notes: reasoning_note(store)
+                .into_iter()
+                .chain(evaluator.notes.take())
+                .collect(),
             peak_memory: budget.peak(),
             rows_built: evaluator.rows_built.get(),
         };

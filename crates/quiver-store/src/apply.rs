@@ -24,6 +24,9 @@ use crate::store::{next_version, Store};
 impl Store {
     /// The store with `changes` applied; `self` is left as it was.
     pub fn apply(&self, changes: &ChangeSet) -> Result<Store, ApplyError> {
+        if let Some(layer) = self.entailment() {
+            return Err(ApplyError::Entailed(layer.profile()));
+        }
         if changes.base_terms != self.terms() {
             return Err(ApplyError::WrongBase {
                 expected: changes.base_terms,

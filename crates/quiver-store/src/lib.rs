@@ -15,6 +15,7 @@ mod apply;
 pub mod build;
 pub mod changes;
 mod compaction;
+mod entailment;
 pub mod fold;
 pub mod graph;
 mod graph_update;
@@ -29,11 +30,13 @@ pub mod store;
 mod validate;
 
 pub use changes::{ApplyError, ChangeSet, Quad};
+pub use entailment::{Entailment, View};
 pub use fold::ChangeFold;
 pub use graph::{Direction, GraphIndex, Key};
 pub use mutable::{MutableGraph, Neighbors, Reader};
 #[doc(hidden)]
 pub use patch::set_delta_record_words;
 pub use persist::StoreError;
+pub use quiver_reason::{Profile, Report, Round};
 pub use stats::{ClassStats, PredicateStats};
 pub use store::{EncodedGraphs, LoadInfo, Store};

@@ -6,7 +6,9 @@
 //! - `catalog`: `predicates`, `classes`, `class_instances`, `class_predicate`,
 //!   `predicate_stats`;
 //! - `graph-default` and `graph-<i>` for the i-th named graph: `out.*`, `in.*` (vertex
-//!   records), `predicates.offsets`, `predicates.members`.
+//!   records), `predicates.offsets`, `predicates.members`;
+//! - for a store with reasoning, `graph-entailed` (the entailed default graph) and
+//!   `entailed`: `classes`, `class_instances`, `class_predicate`, `predicate_stats`.
 //!
 //! The metadata (JSON) records the id width, counts and the load information. Reopening
 //! validates every structure before use, so a damaged store is an error, never a wrong
@@ -15,10 +17,12 @@
 use std::path::Path;
 
 use quiver_model::{Column, Dictionary, Id, ID_BYTES};
+use quiver_reason::Profile;
 use quiver_snapshot::{SnapshotError, SnapshotReader, SnapshotWriter};
 use serde::{Deserialize, Serialize};
 
 use crate::adjacency::Adjacency;
+use crate::entailment::{Layer, View};
 use crate::graph::{Direction, GraphIndex};
 use crate::stats::PredicateStats;
 use crate::store::{LoadInfo, Store};
@@ -51,6 +55,16 @@ struct Metadata {
     graph_triples: Vec<u64>,
     named_graphs: Vec<Id>,
     info: LoadInfo,
+    /// The entailed layer, if any (`graph-entailed`, `entailed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    entailment: Option<EntailmentMetadata>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EntailmentMetadata {
+    profile: Profile,
+    derived: u64,
+    triples: u64,
 }
 
 fn first_format() -> u32 {
@@ -60,6 +74,12 @@ fn first_format() -> u32 {
 impl Store {
     /// Saves the store in `dir` as a new snapshot generation; returns the bytes on disk.
     pub fn save(&self, dir: &Path) -> Result<u64, StoreError> {
+        if self.view == View::Entailed {
+            return Err(StoreError::Invalid {
+                dir: dir.display().to_string(),
+                message: "an entailed view is saved through the store it was taken from".into(),
+            });
+        }
         if !self.is_compact() {
             return self.compacted().save(dir);
         }
@@ -89,6 +109,18 @@ impl Store {
             .collect();
         writer.column("catalog", "predicate_stats", &stats)?;
         save_graph(&mut writer, "graph-default", &self.default_graph)?;
+        if let Some(layer) = self.entailment().map(|e| &e.entailed) {
+            writer.column("entailed", "classes", &layer.classes)?;
+            writer.column("entailed", "class_instances", &layer.class_instances)?;
+            writer.column("entailed", "class_predicate", &layer.class_predicate)?;
+            let stats: Vec<u64> = layer
+                .predicate_stats
+                .iter()
+                .flat_map(|s| s.to_words())
+                .collect();
+            writer.column("entailed", "predicate_stats", &stats)?;
+            save_graph(&mut writer, "graph-entailed", &layer.default_graph)?;
+        }
         for (i, (_, graph)) in self.named_graphs.iter().enumerate() {
             save_graph(&mut writer, &format!("graph-{i}"), graph)?;
         }
@@ -104,6 +136,11 @@ impl Store {
                 .collect(),
             named_graphs: self.named_graphs.iter().map(|(name, _)| *name).collect(),
             info: self.info.clone(),
+            entailment: self.entailment().map(|layer| EntailmentMetadata {
+                profile: layer.profile,
+                derived: layer.derived,
+                triples: layer.triples(),
+            }),
         };
         let metadata = serde_json::to_value(metadata).expect("metadata serializes");
         Ok(writer.commit(metadata)?)
@@ -167,16 +204,20 @@ impl Store {
                 .share_dictionary(dictionary, &predicates)
                 .map_err(|e| invalid(format!("partition: {e}")))?;
         }
-        let stats: Column<u64> = reader.column("catalog", "predicate_stats")?;
-        if stats.len() != predicates.len() * PredicateStats::WORDS {
-            return Err(invalid(
-                "catalog.predicate_stats: do not match catalog.predicates".into(),
-            ));
-        }
-        let predicate_stats = stats
-            .chunks_exact(PredicateStats::WORDS)
-            .map(PredicateStats::from_words)
-            .collect();
+        let predicate_words = predicates.len() * PredicateStats::WORDS;
+        let read_stats = |file: &str| -> Result<Vec<PredicateStats>, StoreError> {
+            let stats: Column<u64> = reader.column(file, "predicate_stats")?;
+            if stats.len() != predicate_words {
+                return Err(invalid(format!(
+                    "{file}.predicate_stats: do not match catalog.predicates"
+                )));
+            }
+            Ok(stats
+                .chunks_exact(PredicateStats::WORDS)
+                .map(PredicateStats::from_words)
+                .collect())
+        };
+        let predicate_stats = read_stats("catalog")?;
         if metadata.graph_triples.len() != metadata.named_graphs.len() + 1 {
             return Err(invalid(format!(
                 "metadata: {} triple counts for {} graphs",
@@ -211,11 +252,20 @@ impl Store {
                     )?;
                     named_graphs.push((name, graph));
                 }
-                Ok::<_, String>((default_graph, named_graphs))
+                let entailed = match &metadata.entailment {
+                    Some(layer) => Some(open_graph(
+                        &reader,
+                        "graph-entailed",
+                        layer.triples,
+                        limits(true),
+                    )?),
+                    None => None,
+                };
+                Ok::<_, String>((default_graph, named_graphs, entailed))
             },
         );
         checked_dictionary.map_err(invalid)?;
-        let (default_graph, named_graphs) = graphs.map_err(invalid)?;
+        let (default_graph, named_graphs, entailed) = graphs.map_err(invalid)?;
         let stat_predicates = predicates.len();
         let store = Store {
             dictionary,
@@ -231,10 +281,24 @@ impl Store {
             named_graphs,
             info: metadata.info,
             version: crate::store::next_version(),
+            entailment: None,
+            view: View::Asserted,
         };
         let mut store = store;
         store.stat_classes = store.classes.clone();
         check_classes(&store).map_err(invalid)?;
+        if let (Some(layer), Some(graph)) = (&metadata.entailment, entailed) {
+            let entailed = Layer {
+                default_graph: graph,
+                predicate_stats: read_stats("entailed")?,
+                classes: reader.column("entailed", "classes")?,
+                class_instances: reader.column("entailed", "class_instances")?,
+                class_predicate: reader.column("entailed", "class_predicate")?,
+            };
+            store.set_entailment(layer.profile, layer.derived, Some(entailed));
+            let view = store.entailed().expect("just set");
+            check_classes(&view).map_err(|e| invalid(format!("entailed {e}")))?;
+        }
         Ok((store, reader.bytes_on_disk()))
     }
 }

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::build::build_graph;
+use crate::entailment::{Entailment, Layer, View};
 use crate::graph::{Direction, GraphIndex};
 use crate::stats::{ClassStats, PredicateStats};
 
@@ -65,6 +66,11 @@ pub struct Store {
     pub(crate) info: LoadInfo,
     /// Distinguishes versions: unique among the stores of a process.
     pub(crate) version: u64,
+    /// The default graph closed under a reasoning profile, if loaded with one
+    /// (`entailment.rs`); shared by the version's views.
+    pub(crate) entailment: Option<std::sync::Arc<Entailment>>,
+    /// Which default graph this value reads.
+    pub(crate) view: View,
 }
 
 /// A fresh [`Store::version`].
@@ -83,7 +89,23 @@ pub struct EncodedGraphs {
 
 impl Store {
     /// Builds a store from a dictionary and triples of its term ids.
-    pub fn build(dictionary: Dictionary, mut input: EncodedGraphs, info: LoadInfo) -> Self {
+    pub fn build(dictionary: Dictionary, input: EncodedGraphs, info: LoadInfo) -> Self {
+        Self::build_entailed(dictionary, input, info, None)
+    }
+
+    /// Builds a store as [`Store::build`], with an entailed layer when `entailment` gives
+    /// a profile and the triples it derived from the default graph (term ids, none of
+    /// them asserted): see `entailment.rs`.
+    pub fn build_entailed(
+        dictionary: Dictionary,
+        mut input: EncodedGraphs,
+        info: LoadInfo,
+        entailment: Option<(quiver_reason::Profile, Vec<[Id; 3]>)>,
+    ) -> Self {
+        let (profile, mut derived) = match entailment {
+            Some((profile, derived)) => (Some(profile), derived),
+            None => (None, Vec::new()),
+        };
         // The predicate id space: distinct predicate terms, ascending.
         // Each worker collects the predicates of its part into a small set (collecting into
         // one set directly would insert every triple's predicate on one thread).
@@ -97,6 +119,7 @@ impl Store {
                     .par_iter()
                     .flat_map_iter(|(_, ts)| ts.iter().map(|t| t[1])),
             )
+            .chain(derived.par_iter().map(|t| t[1]))
             .fold(rustc_hash::FxHashSet::default, |mut set, p| {
                 set.insert(p);
                 set
@@ -118,8 +141,17 @@ impl Store {
             .named_graphs
             .iter_mut()
             .for_each(|(_, ts)| to_pred(ts));
+        to_pred(&mut derived);
 
         let vertices = dictionary.len();
+        // The entailed graph first, while the asserted triples are still at hand.
+        let entailed = profile.map(|profile| {
+            let count = derived.len() as u64;
+            let mut triples = std::mem::take(&mut derived);
+            triples.extend_from_slice(&input.default_graph);
+            let graph = build_graph(triples, Some(vertices), predicates.len());
+            (profile, count, graph)
+        });
         let (default_graph, predicate_stats) = build_graph(
             std::mem::take(&mut input.default_graph),
             Some(vertices),
@@ -139,13 +171,25 @@ impl Store {
             .map(|(graph, triples)| (graph, build_graph(triples, None, predicates.len()).0))
             .collect();
 
-        Store::assemble(
+        let predicates: Column<Id> = predicates.into();
+        let mut store = Store::assemble(
             dictionary,
-            (predicates.into(), Vec::new()),
+            (predicates, Vec::new()),
             (default_graph, predicate_stats),
             named_graphs,
             info,
-        )
+        );
+        if let Some((profile, derived, graph)) = entailed {
+            let view = Store::assemble(
+                store.dictionary.clone(),
+                (store.predicates.clone(), Vec::new()),
+                graph,
+                Vec::new(),
+                LoadInfo::default(),
+            );
+            store.set_entailment(profile, derived, Some(Layer::of(&view)));
+        }
+        store
     }
 
     /// A new version of built graph indexes: its class catalog and characteristic
@@ -172,6 +216,8 @@ impl Store {
             named_graphs,
             info,
             version: next_version(),
+            entailment: None,
+            view: View::Asserted,
         };
         store.compute_classes();
         store

@@ -1,0 +1,95 @@
+//! Semi-naive materialisation on all cores.
+//!
+//! Round 0 fires the rules on every asserted fact; each later round only on the facts
+//! the round before derived (the delta), looking the other premises up in all facts
+//! known. A round's delta is cut into chunks that rayon's workers fire independently
+//! into their own vectors; the candidates are sorted and deduplicated in parallel, those
+//! already known dropped by binary search, and the rest merged into the fact set. The
+//! fixpoint is reached when a round derives nothing new.
+
+use std::time::Instant;
+
+use quiver_model::Id;
+use rayon::prelude::*;
+
+use crate::facts::{FactSet, Facts};
+use crate::rules::{fire, Out};
+use crate::schema::Schema;
+use crate::vocabulary::{Terms, Vocabulary};
+use crate::{Materialised, Profile, Report, Round};
+
+/// Facts fired per task: large enough to amortise a task, small enough to balance.
+const CHUNK: usize = 4096;
+
+pub fn materialise(
+    asserted: &[[Id; 3]],
+    terms: &impl Terms,
+    profile: Profile,
+    progress: &mut dyn FnMut(&Round),
+) -> Materialised {
+    let started = Instant::now();
+    let vocabulary = Vocabulary::resolve(terms);
+    let schema = Schema::read(asserted, &vocabulary, profile);
+    let mut known = FactSet::new(asserted.to_vec(), schema.looked_up_by_object.clone());
+    let asserted_facts = known.len() as u64;
+    let mut derived: Vec<[Id; 3]> = Vec::new();
+    let mut rounds = Vec::new();
+    let report = |derived: &[[Id; 3]], rounds| Report {
+        profile,
+        asserted: asserted_facts,
+        derived: derived.len() as u64,
+        rounds,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    if schema.is_empty() {
+        let report = report(&derived, rounds);
+        return Materialised { derived, report };
+    }
+    // The delta of the last round, as a range of `derived` (round 0: every fact).
+    let mut delta_start: Option<usize> = None;
+    loop {
+        let round_started = Instant::now();
+        let delta: &[[Id; 3]] = match delta_start {
+            None => known.as_slice(),
+            Some(start) => &derived[start..],
+        };
+        let fired = delta.len() as u64;
+        let mut candidates: Vec<[Id; 3]> = delta
+            .par_chunks(CHUNK)
+            .flat_map_iter(|chunk| {
+                let mut out = Out {
+                    facts: Vec::new(),
+                    terms,
+                };
+                for &fact in chunk {
+                    fire(fact, &schema, &known as &dyn Facts, &mut out);
+                }
+                out.facts
+            })
+            .collect();
+        candidates.par_sort_unstable();
+        candidates.dedup();
+        let new: Vec<[Id; 3]> = candidates
+            .into_par_iter()
+            .filter(|fact| !known.contains(fact))
+            .collect();
+        let round = Round {
+            number: rounds.len() as u32,
+            fired,
+            derived: new.len() as u64,
+            seconds: round_started.elapsed().as_secs_f64(),
+        };
+        progress(&round);
+        rounds.push(round);
+        if new.is_empty() {
+            break;
+        }
+        known.extend(&new);
+        delta_start = Some(derived.len());
+        derived.extend(new);
+    }
+    drop(known);
+    derived.par_sort_unstable();
+    let report = report(&derived, rounds);
+    Materialised { derived, report }
+}

@@ -1,0 +1,310 @@
+//! The ontology read from the triples, compiled for the instance rules.
+//!
+//! The schema rules (`scm-*` of OWL 2 RL: subclass and subproperty transitivity,
+//! equivalence as two inclusions, an intersection below its members and a union above
+//! them) are applied here once, so that the instance rules look up closed tables: the
+//! superclasses of a class, every (property, direction) a triple of a property implies
+//! through subproperties, equivalences, inverses and symmetry, and the class expressions
+//! (intersections, `someValuesFrom`, `allValuesFrom`, `hasValue`) indexed by what
+//! triggers them. The ontology is the asserted triples' (the usual choice of Jena's and
+//! RDFox's materialisers): schema triples that only follow from instance rules are not
+//! read back as schema.
+
+use quiver_model::Id;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::vocabulary::Vocabulary;
+use crate::Profile;
+
+/// One intersection class `class ≡ members[0] ⊓ members[1] ⊓ …`.
+#[derive(Debug)]
+pub(crate) struct Intersection {
+    pub class: Id,
+    pub members: Vec<Id>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Schema {
+    pub rdf_type: Option<Id>,
+    /// Class → its superclasses (transitive, without itself), for classes that have one.
+    pub supers: FxHashMap<Id, Vec<Id>>,
+    /// Property → the (property, flipped) pairs a triple of it implies, without itself.
+    pub implied: FxHashMap<Id, Vec<(Id, bool)>>,
+    pub domains: FxHashMap<Id, Vec<Id>>,
+    pub ranges: FxHashMap<Id, Vec<Id>>,
+    pub transitive: FxHashSet<Id>,
+    /// `x p y`, `y a filler` ⇒ `x a restriction`: by `p`, (filler, restriction); a filler
+    /// of `owl:Thing` is `None` (any `y`).
+    pub some_by_property: FxHashMap<Id, Vec<(Option<Id>, Id)>>,
+    /// The same by filler: (p, restriction).
+    pub some_by_filler: FxHashMap<Id, Vec<(Id, Id)>>,
+    /// `x a restriction` ⇒ `x p value`: by restriction, (p, value).
+    pub value_by_class: FxHashMap<Id, Vec<(Id, Id)>>,
+    /// `x p value` ⇒ `x a restriction`: by p, (value, restriction).
+    pub value_by_property: FxHashMap<Id, Vec<(Id, Id)>>,
+    /// `x a restriction`, `x p y` ⇒ `y a filler`: by restriction, (p, filler).
+    pub all_by_class: FxHashMap<Id, Vec<(Id, Id)>>,
+    /// The same by p: (restriction, filler).
+    pub all_by_property: FxHashMap<Id, Vec<(Id, Id)>>,
+    pub intersections: Vec<Intersection>,
+    /// Class → the intersections it is a member of (indexes into `intersections`).
+    pub intersections_by_member: FxHashMap<Id, Vec<usize>>,
+    /// Properties whose subjects are looked up by object (transitive ones and those of
+    /// `someValuesFrom` restrictions with a filler).
+    pub looked_up_by_object: FxHashSet<Id>,
+}
+
+impl Schema {
+    /// Reads the ontology from `triples` (any order, duplicates allowed).
+    pub fn read(triples: &[[Id; 3]], vocabulary: &Vocabulary, profile: Profile) -> Self {
+        let owl = profile == Profile::OwlRl;
+        let is = |p: Id, term: Option<Id>| term == Some(p);
+        let mut sub_class: Vec<(Id, Id)> = Vec::new();
+        let mut sub_property: Vec<(Id, Id)> = Vec::new();
+        let mut schema = Schema {
+            rdf_type: vocabulary.rdf_type,
+            ..Schema::default()
+        };
+        let mut inverses: Vec<(Id, Id)> = Vec::new();
+        let mut symmetric: Vec<Id> = Vec::new();
+        // Restriction parts, joined below.
+        let mut on_property: FxHashMap<Id, Id> = FxHashMap::default();
+        let mut some: Vec<(Id, Id)> = Vec::new();
+        let mut all: Vec<(Id, Id)> = Vec::new();
+        let mut value: Vec<(Id, Id)> = Vec::new();
+        let mut intersection_lists: Vec<(Id, Id)> = Vec::new();
+        let mut union_lists: Vec<(Id, Id)> = Vec::new();
+        let mut first: FxHashMap<Id, Id> = FxHashMap::default();
+        let mut rest: FxHashMap<Id, Id> = FxHashMap::default();
+
+        for &[s, p, o] in triples {
+            if is(p, vocabulary.sub_class_of) {
+                sub_class.push((s, o));
+            } else if is(p, vocabulary.sub_property_of) {
+                sub_property.push((s, o));
+            } else if is(p, vocabulary.domain) {
+                schema.domains.entry(s).or_default().push(o);
+            } else if is(p, vocabulary.range) {
+                schema.ranges.entry(s).or_default().push(o);
+            } else if !owl {
+                continue;
+            } else if is(p, vocabulary.equivalent_class) {
+                sub_class.extend([(s, o), (o, s)]);
+            } else if is(p, vocabulary.equivalent_property) {
+                sub_property.extend([(s, o), (o, s)]);
+            } else if is(p, vocabulary.inverse_of) {
+                inverses.push((s, o));
+            } else if is(p, vocabulary.rdf_type) {
+                if is(o, vocabulary.transitive_property) {
+                    schema.transitive.insert(s);
+                } else if is(o, vocabulary.symmetric_property) {
+                    symmetric.push(s);
+                }
+            } else if is(p, vocabulary.on_property) {
+                on_property.insert(s, o);
+            } else if is(p, vocabulary.some_values_from) {
+                some.push((s, o));
+            } else if is(p, vocabulary.all_values_from) {
+                all.push((s, o));
+            } else if is(p, vocabulary.has_value) {
+                value.push((s, o));
+            } else if is(p, vocabulary.intersection_of) {
+                intersection_lists.push((s, o));
+            } else if is(p, vocabulary.union_of) {
+                union_lists.push((s, o));
+            } else if is(p, vocabulary.rdf_first) {
+                first.insert(s, o);
+            } else if is(p, vocabulary.rdf_rest) {
+                rest.insert(s, o);
+            }
+        }
+
+        let list = |head: Id| -> Vec<Id> {
+            let mut members = Vec::new();
+            let mut node = head;
+            let mut seen = FxHashSet::default();
+            while Some(node) != vocabulary.rdf_nil && seen.insert(node) {
+                match first.get(&node) {
+                    Some(&member) => members.push(member),
+                    None => break,
+                }
+                match rest.get(&node) {
+                    Some(&next) => node = next,
+                    None => break,
+                }
+            }
+            members
+        };
+        for (class, head) in intersection_lists {
+            let members = list(head);
+            if members.is_empty() {
+                continue;
+            }
+            sub_class.extend(members.iter().map(|&m| (class, m)));
+            schema.intersections.push(Intersection { class, members });
+        }
+        for (class, head) in union_lists {
+            sub_class.extend(list(head).into_iter().map(|m| (m, class)));
+        }
+        for (i, intersection) in schema.intersections.iter().enumerate() {
+            for &member in &intersection.members {
+                let entry = schema.intersections_by_member.entry(member).or_default();
+                if !entry.contains(&i) {
+                    entry.push(i);
+                }
+            }
+        }
+        for (restriction, filler) in some {
+            let Some(&p) = on_property.get(&restriction) else {
+                continue;
+            };
+            let filler = (Some(filler) != vocabulary.thing).then_some(filler);
+            schema
+                .some_by_property
+                .entry(p)
+                .or_default()
+                .push((filler, restriction));
+            if let Some(filler) = filler {
+                schema
+                    .some_by_filler
+                    .entry(filler)
+                    .or_default()
+                    .push((p, restriction));
+                schema.looked_up_by_object.insert(p);
+            }
+        }
+        for (restriction, filler) in all {
+            if let Some(&p) = on_property.get(&restriction) {
+                schema
+                    .all_by_class
+                    .entry(restriction)
+                    .or_default()
+                    .push((p, filler));
+                schema
+                    .all_by_property
+                    .entry(p)
+                    .or_default()
+                    .push((restriction, filler));
+            }
+        }
+        for (restriction, v) in value {
+            if let Some(&p) = on_property.get(&restriction) {
+                schema
+                    .value_by_class
+                    .entry(restriction)
+                    .or_default()
+                    .push((p, v));
+                schema
+                    .value_by_property
+                    .entry(p)
+                    .or_default()
+                    .push((v, restriction));
+            }
+        }
+        schema
+            .looked_up_by_object
+            .extend(schema.transitive.iter().copied());
+
+        schema.supers = closure(&sub_class);
+        schema.implied = implied_properties(&sub_property, &inverses, &symmetric);
+        schema
+    }
+
+    /// Whether the ontology has no rule to apply.
+    pub fn is_empty(&self) -> bool {
+        self.supers.is_empty()
+            && self.implied.is_empty()
+            && self.domains.is_empty()
+            && self.ranges.is_empty()
+            && self.transitive.is_empty()
+            && self.some_by_property.is_empty()
+            && self.value_by_class.is_empty()
+            && self.value_by_property.is_empty()
+            && self.all_by_class.is_empty()
+            && self.intersections.is_empty()
+    }
+}
+
+/// The transitive closure of `edges` (a → b): for each source, everything reachable
+/// from it, itself excluded.
+fn closure(edges: &[(Id, Id)]) -> FxHashMap<Id, Vec<Id>> {
+    let mut next: FxHashMap<Id, Vec<Id>> = FxHashMap::default();
+    for &(a, b) in edges {
+        if a != b {
+            next.entry(a).or_default().push(b);
+        }
+    }
+    next.keys()
+        .map(|&start| {
+            let mut seen = FxHashSet::default();
+            let mut stack = vec![start];
+            while let Some(node) = stack.pop() {
+                for &b in next.get(&node).into_iter().flatten() {
+                    if b != start && seen.insert(b) {
+                        stack.push(b);
+                    }
+                }
+            }
+            let mut reached: Vec<Id> = seen.into_iter().collect();
+            reached.sort_unstable();
+            (start, reached)
+        })
+        .collect()
+}
+
+/// For every property, the (property, flipped) pairs that a triple of it implies:
+/// superproperties keep the direction, an inverse or a symmetric property flips it.
+fn implied_properties(
+    sub_property: &[(Id, Id)],
+    inverses: &[(Id, Id)],
+    symmetric: &[Id],
+) -> FxHashMap<Id, Vec<(Id, bool)>> {
+    let mut next: FxHashMap<Id, Vec<(Id, bool)>> = FxHashMap::default();
+    for &(a, b) in sub_property {
+        next.entry(a).or_default().push((b, false));
+    }
+    for &(a, b) in inverses {
+        next.entry(a).or_default().push((b, true));
+        next.entry(b).or_default().push((a, true));
+    }
+    for &p in symmetric {
+        next.entry(p).or_default().push((p, true));
+    }
+    next.keys()
+        .map(|&start| {
+            let mut seen = FxHashSet::default();
+            let mut stack = vec![(start, false)];
+            while let Some((node, flipped)) = stack.pop() {
+                for &(b, flip) in next.get(&node).into_iter().flatten() {
+                    let reached = (b, flipped != flip);
+                    if reached != (start, false) && seen.insert(reached) {
+                        stack.push(reached);
+                    }
+                }
+            }
+            let mut reached: Vec<(Id, bool)> = seen.into_iter().collect();
+            reached.sort_unstable();
+            (start, reached)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closures_follow_chains_and_flip_through_inverses() {
+        let supers = closure(&[(1, 2), (2, 3), (3, 1), (4, 4)]);
+        assert_eq!(supers[&1], vec![2, 3]);
+        assert!(!supers.contains_key(&4));
+        // p ⊑ q, q inverse r, r symmetric.
+        let implied = implied_properties(&[(10, 11)], &[(11, 12)], &[12]);
+        // x p y ⇒ x q y ⇒ y r x ⇒ x r y ⇒ y q x.
+        assert_eq!(
+            implied[&10],
+            vec![(11, false), (11, true), (12, false), (12, true)]
+        );
+        assert_eq!(implied[&12], vec![(11, false), (11, true), (12, true)]);
+    }
+}
