@@ -154,7 +154,7 @@ impl Schema {
                 }
             }
         }
-        for (restriction, filler) in some {
+        for &(restriction, filler) in &some {
             let Some(&p) = on_property.get(&restriction) else {
                 continue;
             };
@@ -173,7 +173,7 @@ impl Schema {
                 schema.looked_up_by_object.insert(p);
             }
         }
-        for (restriction, filler) in all {
+        for &(restriction, filler) in &all {
             if let Some(&p) = on_property.get(&restriction) {
                 schema
                     .all_by_class
@@ -187,7 +187,7 @@ impl Schema {
                     .push((restriction, filler));
             }
         }
-        for (restriction, v) in value {
+        for &(restriction, v) in &value {
             if let Some(&p) = on_property.get(&restriction) {
                 schema
                     .value_by_class
@@ -205,6 +205,14 @@ impl Schema {
             .looked_up_by_object
             .extend(schema.transitive.iter().copied());
 
+        let restrictions = Restrictions {
+            on_property: &on_property,
+            some: &some,
+            all: &all,
+            value: &value,
+            thing: vocabulary.thing,
+        };
+        restrictions.add_inclusions(&mut sub_class, &sub_property);
         schema.supers = closure(&sub_class);
         schema.implied = implied_properties(&sub_property, &inverses, &symmetric);
         schema
@@ -222,6 +230,86 @@ impl Schema {
             && self.value_by_property.is_empty()
             && self.all_by_class.is_empty()
             && self.intersections.is_empty()
+    }
+}
+
+/// The restrictions of an ontology, for the schema rules that include one in another.
+struct Restrictions<'a> {
+    on_property: &'a FxHashMap<Id, Id>,
+    /// (restriction, filler) of `someValuesFrom`, `allValuesFrom`; (restriction, value)
+    /// of `hasValue`.
+    some: &'a [(Id, Id)],
+    all: &'a [(Id, Id)],
+    value: &'a [(Id, Id)],
+    thing: Option<Id>,
+}
+
+impl Restrictions<'_> {
+    /// Adds to `sub_class` the inclusions between restrictions that OWL 2 RL's schema
+    /// rules give, until none is new (each may make another's premise true):
+    /// - `scm-svf1`: `∃p.D₁ ⊑ ∃p.D₂` when `D₁ ⊑ D₂` (every class is below `owl:Thing`);
+    /// - `scm-svf2`: `∃p₁.D ⊑ ∃p₂.D` when `p₁ ⊑ p₂`;
+    /// - `scm-avf1`: `∀p.D₁ ⊑ ∀p.D₂` when `D₁ ⊑ D₂`;
+    /// - `scm-avf2`: `∀p₂.D ⊑ ∀p₁.D` when `p₁ ⊑ p₂`;
+    /// - `scm-hv`: `∃p₁.{v} ⊑ ∃p₂.{v}` when `p₁ ⊑ p₂`.
+    fn add_inclusions(&self, sub_class: &mut Vec<(Id, Id)>, sub_property: &[(Id, Id)]) {
+        let with_property = |pairs: &[(Id, Id)]| -> Vec<(Id, Id, Id)> {
+            pairs
+                .iter()
+                .filter_map(|&(r, x)| Some((r, *self.on_property.get(&r)?, x)))
+                .collect()
+        };
+        let (some, all, value) = (
+            with_property(self.some),
+            with_property(self.all),
+            with_property(self.value),
+        );
+        if some.len() + all.len() + value.len() < 2 {
+            return;
+        }
+        let properties = closure(sub_property);
+        let below = |map: &FxHashMap<Id, Vec<Id>>, a: Id, b: Id| {
+            a == b || map.get(&a).is_some_and(|up| up.binary_search(&b).is_ok())
+        };
+        let mut known: FxHashSet<(Id, Id)> = sub_class.iter().copied().collect();
+        loop {
+            let classes = closure(sub_class);
+            let class_below = |a: Id, b: Id| Some(b) == self.thing || below(&classes, a, b);
+            let mut new = Vec::new();
+            // Quadratic in the restrictions, which ontologies have few of beside their data.
+            for &(r1, p1, d1) in &some {
+                for &(r2, p2, d2) in &some {
+                    if r1 != r2
+                        && ((p1 == p2 && class_below(d1, d2))
+                            || (d1 == d2 && below(&properties, p1, p2)))
+                    {
+                        new.push((r1, r2));
+                    }
+                }
+            }
+            for &(r1, p1, d1) in &all {
+                for &(r2, p2, d2) in &all {
+                    if r1 != r2 && p1 == p2 && class_below(d1, d2) {
+                        new.push((r1, r2));
+                    }
+                    if r1 != r2 && d1 == d2 && below(&properties, p1, p2) {
+                        new.push((r2, r1));
+                    }
+                }
+            }
+            for &(r1, p1, v1) in &value {
+                for &(r2, p2, v2) in &value {
+                    if r1 != r2 && v1 == v2 && below(&properties, p1, p2) {
+                        new.push((r1, r2));
+                    }
+                }
+            }
+            new.retain(|edge| known.insert(*edge));
+            if new.is_empty() {
+                return;
+            }
+            sub_class.extend(new);
+        }
     }
 }
 
