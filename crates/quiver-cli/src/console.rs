@@ -37,6 +37,9 @@ pub struct ConsoleArgs {
     pub limits: crate::limits::LimitArgs,
     #[command(flatten)]
     pub service: crate::service::ServiceArgs,
+    /// Answer queries from the store's entailment (`config reasoning on|off` changes it)
+    #[arg(long)]
+    pub reasoning: bool,
     #[command(flatten)]
     pub sync: crate::location::SyncArgs,
     #[command(flatten)]
@@ -133,6 +136,10 @@ pub fn run(args: ConsoleArgs) -> Result<()> {
         cluster,
     )?;
     session.service = Some(args.service.client(false));
+    if args.reasoning {
+        crate::reason::view(session.store()?, true)?;
+        session.settings.reasoning = true;
+    }
     session.settings.gpu_min_work = args.device.gpu_min_work;
     session.settings.gpu_memory = args.device.gpu_memory;
     if args.device.device != crate::device::DeviceKind::Cpu {

@@ -93,6 +93,10 @@ pub struct ServeArgs {
     pub backup_dir: PathBuf,
     #[command(flatten)]
     pub service: crate::service::ServiceArgs,
+    /// Answer queries from the entailment of stores loaded with reasoning unless a
+    /// request sends reasoning=off (without it, requests send reasoning=on to ask)
+    #[arg(long)]
+    pub reasoning: bool,
     #[command(flatten)]
     pub log: LogArgs,
     /// Start from an empty store when --location holds none
@@ -169,6 +173,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.slow_query = args.slow_query;
     config.backup_dir = args.backup_dir.clone();
     config.service = Some(args.service.client(true));
+    config.reasoning = args.reasoning;
     if args.writable {
         config.update_token = args
             .update_token
@@ -203,6 +208,12 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     for dataset in &mut datasets {
         let store = dataset.db.snapshot();
+        if dataset.config.reasoning && store.entailment().is_none() {
+            bail!(
+                "--reasoning: dataset {} holds no entailment; load it with --reasoning rdfs|owl-rl (and --ontology FILE), or run `quiver reason --location DIR`",
+                dataset.name.as_deref().unwrap_or("at --location")
+            );
+        }
         dataset.config.device = crate::device::as_bgp_device(&args.device.open(&store)?);
     }
     let shown = |value: Option<String>| value.unwrap_or_else(|| "none".into());

@@ -101,6 +101,9 @@ pub struct Config {
     /// What SERVICE calls remote endpoints with (`quiver-federation`'s client with the
     /// server's `--allow-service` policy); `None`: SERVICE is refused.
     pub service: Option<std::sync::Arc<dyn quiver_sparql::ServiceClient>>,
+    /// Whether queries read the entailed default graph of a store loaded with reasoning
+    /// unless a request says otherwise (`reasoning=` parameter).
+    pub reasoning: bool,
 }
 
 impl Config {
@@ -134,6 +137,7 @@ impl Config {
             slow_query: None,
             backup_dir: std::path::PathBuf::from("backups"),
             service: None,
+            reasoning: false,
         }
     }
 

@@ -18,6 +18,9 @@
 //! the query's `FROM` / `FROM NAMED`, as the protocol specifies; a value that is not an
 //! absolute IRI is refused with 400.
 //! `format=` (or `output=`, which some clients send instead) overrides content negotiation.
+//! `reasoning=on|off` (also `true|false`, `entailed|asserted`) chooses whether a query
+//! reads the entailed or the asserted default graph of a store loaded with reasoning
+//! (the server's `--reasoning` decides when absent).
 
 use axum::http::StatusCode;
 use oxrdf::NamedNode;
@@ -33,6 +36,8 @@ pub struct QueryRequest {
     pub format: Option<String>,
     /// The dataset of `default-graph-uri` / `named-graph-uri` (`None`: the query's own).
     pub dataset: Option<QueryDataset>,
+    /// The `reasoning=` parameter, if any.
+    pub reasoning: Option<bool>,
 }
 
 /// An update request, whichever way it came.
@@ -158,6 +163,7 @@ fn from_params(params: Vec<(String, String)>, body: Option<Body>) -> Result<Oper
     let mut queries = Vec::new();
     let mut updates = Vec::new();
     let mut format = None;
+    let mut reasoning = None;
     let mut default_graphs = Vec::new();
     let mut named_graphs = Vec::new();
     let mut using_graphs = Vec::new();
@@ -182,6 +188,17 @@ fn from_params(params: Vec<(String, String)>, body: Option<Body>) -> Result<Oper
             }
             "format" | "output" if !value.is_empty() => {
                 format.get_or_insert(value);
+            }
+            "reasoning" => {
+                reasoning = Some(match value.as_str() {
+                    "on" | "true" | "1" | "entailed" => true,
+                    "off" | "false" | "0" | "asserted" => false,
+                    _ => {
+                        return Err(ApiError::bad_request(format!(
+                            "reasoning={value:?}: expected on or off"
+                        )))
+                    }
+                });
             }
             _ => {}
         }
@@ -245,6 +262,7 @@ fn from_params(params: Vec<(String, String)>, body: Option<Body>) -> Result<Oper
         query,
         format,
         dataset,
+        reasoning,
     }))
 }
 

@@ -223,7 +223,10 @@ async fn answer(
         service: state.config.service.clone(),
         ..ExecOptions::default()
     };
-    let store = state.snapshot();
+    let store = match state.query_snapshot(request.reasoning) {
+        Ok(store) => store,
+        Err(error) => return refuse(state, error),
+    };
     // A query prepared before whose last run was cheap runs here, on this task, without
     // waiting for a worker (heavy queries holding every worker do not delay it); never
     // over a cluster, whose answers come from other processes (the task would block the
@@ -461,6 +464,14 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         "triples": triples,
         "terms": terms,
         "named_graphs": store.graph_names().count(),
+        // The entailment of a store loaded with reasoning, and whether queries read it
+        // unless they send reasoning=off.
+        "reasoning": store.entailment().map(|layer| serde_json::json!({
+            "profile": layer.profile().name(),
+            "derived_triples": layer.derived(),
+            "entailed_triples": layer.triples(),
+            "default": config.reasoning,
+        })),
         "limits": {
             "threads": config.threads,
             "queue": config.queue,

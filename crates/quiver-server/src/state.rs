@@ -43,6 +43,9 @@ pub struct AppState {
     pub memory: Arc<MemoryPool>,
     /// What `/metrics` reports, for the whole server.
     pub metrics: Arc<Metrics>,
+    /// The entailed view of the latest version a query asked for (see
+    /// [`AppState::query_snapshot`]).
+    entailed: std::sync::Mutex<Option<Arc<Store>>>,
 }
 
 /// What the whole server shares: its datasets and what their requests share.
@@ -94,6 +97,7 @@ impl ServerState {
                 queries: Arc::new(QueryCache::new(QUERY_CACHE_ENTRIES)),
                 memory: memory.clone(),
                 metrics: metrics.clone(),
+                entailed: std::sync::Mutex::new(None),
             })
         };
         let root = root.map(|(db, config)| dataset(ROOT_DATASET.to_owned(), db, config));
@@ -176,6 +180,28 @@ impl AppState {
     /// The current committed version, for one request.
     pub fn snapshot(&self) -> Arc<Store> {
         self.db.snapshot()
+    }
+
+    /// The current committed version as a query reads it: its entailed default graph when
+    /// `reasoning` (else the server's `--reasoning`) asks for it, else the asserted one.
+    /// The entailed view of a version is made once and kept until the next version.
+    pub fn query_snapshot(&self, reasoning: Option<bool>) -> Result<Arc<Store>, ApiError> {
+        let store = self.snapshot();
+        if !reasoning.unwrap_or(self.config.reasoning) {
+            return Ok(store);
+        }
+        let mut cached = self.entailed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(view) = cached.as_ref().filter(|v| v.version() == store.version()) {
+            return Ok(view.clone());
+        }
+        let view = Arc::new(store.entailed().ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "reasoning=on: dataset {} holds no entailment (load it with --reasoning rdfs|owl-rl, or run `quiver reason`)",
+                self.name
+            ))
+        })?);
+        *cached = Some(view.clone());
+        Ok(view)
     }
 
     /// Counts a failed request and answers it with `error`.

@@ -484,3 +484,62 @@ fn queries_prepared_on_one_view_are_refused_on_the_other() {
         "<http://e/b>"
     );
 }
+
+/// Runs the SPARQL Update `text` on `store`.
+fn update(store: &Store, text: &str) -> Store {
+    let parsed = quiver_sparql::parse_update(text, None).unwrap();
+    quiver_sparql::update::execute_update(
+        store,
+        &parsed,
+        &quiver_sparql::ExecOptions::default(),
+        &quiver_sparql::update::NoLoad,
+    )
+    .unwrap_or_else(|e| panic!("{text}: {e}"))
+    .store
+}
+
+#[test]
+fn updates_keep_the_entailment_equal_to_a_closure_from_scratch() {
+    for seed in 0..6u64 {
+        let text = random_case(seed);
+        let store = support::load(&text);
+        let (mut store, _) = store.reasoned(Profile::OwlRl, &mut |_| {});
+        // The data triples of the case, deleted and inserted again at random, with new ones.
+        let data: Vec<&str> = text
+            .lines()
+            .filter(|line| line.starts_with("<http://example.org/i"))
+            .collect();
+        let mut state = seed + 1;
+        let mut next = |n: usize| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (state >> 33) as usize % n
+        };
+        for step in 0..8 {
+            let line = data[next(data.len())];
+            let request = match step % 3 {
+                0 => format!("DELETE DATA {{ {line} }}"),
+                1 => format!(
+                    "INSERT DATA {{ <http://example.org/i{}> <http://example.org/P{}> <http://example.org/i{}> }}",
+                    next(12),
+                    next(6),
+                    next(12)
+                ),
+                _ => format!(
+                    "DELETE {{ ?s ?p ?o }} INSERT {{ {line} }} WHERE {{ ?s ?p ?o FILTER(?s = <http://example.org/i{}>) }}",
+                    next(12)
+                ),
+            };
+            store = update(&store, &request);
+            let layer = store.entailment().expect("an update keeps the entailment");
+            assert_eq!(layer.profile(), Profile::OwlRl);
+            // From scratch: the asserted triples loaded anew and reasoned.
+            let asserted: String = triples(&store).into_iter().map(|t| t + "\n").collect();
+            let fresh = entailed(&support::load(&asserted), Profile::OwlRl);
+            assert_eq!(
+                triples(&store.entailed().unwrap()),
+                triples(&fresh),
+                "seed {seed}, after {request}"
+            );
+        }
+    }
+}

@@ -25,7 +25,11 @@ impl Store {
     /// The store with `changes` applied; `self` is left as it was.
     pub fn apply(&self, changes: &ChangeSet) -> Result<Store, ApplyError> {
         if let Some(layer) = self.entailment() {
-            return Err(ApplyError::Entailed(layer.profile()));
+            // The asserted graphs take the changes; the entailment is computed again
+            // over them (see `entailment.rs` on keeping it current).
+            let profile = layer.profile();
+            let next = self.without_entailment().apply(changes)?;
+            return Ok(next.reasoned(profile, &mut |_| {}).0);
         }
         if changes.base_terms != self.terms() {
             return Err(ApplyError::WrongBase {

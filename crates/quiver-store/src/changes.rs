@@ -211,8 +211,4 @@ pub enum ApplyError {
     NotAResource(Id),
     #[error("{}", IdsExhausted)]
     IdsExhausted,
-    /// Updates do not yet maintain an entailed layer incrementally, and a stale one would
-    /// give wrong answers.
-    #[error("the store holds an entailment ({0}), which updates do not maintain yet: load the changed data again with --reasoning, or load it without reasoning to write to it")]
-    Entailed(quiver_reason::Profile),
 }

@@ -43,16 +43,19 @@ pub struct Settings {
     pub device: crate::device::DeviceKind,
     pub gpu_min_work: usize,
     pub gpu_memory: Option<usize>,
+    /// Queries read the store's entailment (`config reasoning on`).
+    pub reasoning: bool,
 }
 
 /// The setting names, for `config` and completion.
-pub const SETTINGS: [&str; 6] = [
+pub const SETTINGS: [&str; 7] = [
     "threads",
     "timeout",
     "max-results",
     "max-memory",
     "rows",
     "device",
+    "reasoning",
 ];
 
 /// The commands, for `help` and completion.
@@ -107,7 +110,8 @@ commands:
       triples, terms, predicates, classes, memory
   config [KEY VALUE]
       show the settings, or set one: threads N, timeout SECONDS|off, max-results N|off,
-      max-memory SIZE|off (512M, 4G, 1.5GiB, bytes), rows N, device cpu|gpu|auto
+      max-memory SIZE|off (512M, 4G, 1.5GiB, bytes), rows N, device cpu|gpu|auto,
+      reasoning on|off (answer from the store's entailment; see `quiver load --reasoning`)
   help
       this text
   quit | exit | Ctrl-D
@@ -146,6 +150,7 @@ impl Session {
                 device: crate::device::DeviceKind::Cpu,
                 gpu_min_work: quiver_gpu::device::DEFAULT_MIN_WORK,
                 gpu_memory: None,
+                reasoning: false,
             },
             pool: Mutex::new(None),
             queries: quiver_sparql::QueryCache::new(64),
@@ -299,6 +304,16 @@ impl Session {
             bail!("load: name files or directories to load");
         }
         let (store, report) = load_files(&paths, &options, self.store.as_deref(), &NoProgress)?;
+        // A store with reasoning keeps it, computed again over the new data.
+        let profile = self
+            .store
+            .as_deref()
+            .and_then(Store::entailment)
+            .map(quiver_store::Entailment::profile);
+        let store = match profile {
+            Some(profile) => store.reasoned(profile, &mut |_| {}).0,
+            None => store,
+        };
         if self.database.is_none() && has_log(&self.location) {
             // The new snapshot must restart the log, which the database does.
             self.database = Some(open_database(&self.location, self.sync, false)?);
@@ -404,6 +419,17 @@ impl Session {
                     })?;
                 self.set_device(kind)?
             }
+            "reasoning" => {
+                let on = match value {
+                    "on" | "true" => true,
+                    "off" | "false" => false,
+                    _ => bail!("config: reasoning is on or off, not `{value}`"),
+                };
+                if on {
+                    crate::reason::view(self.store()?, true)?;
+                }
+                self.settings.reasoning = on;
+            }
             other => bail!(
                 "config: unknown setting `{other}` (settings: {})",
                 SETTINGS.join(", ")
@@ -438,7 +464,18 @@ impl Session {
             (None, _) => "cpu".to_owned(),
         };
         writeln!(out, "device       {device}")?;
+        let reasoning = match self.store.as_deref().and_then(Store::entailment) {
+            Some(layer) if s.reasoning => format!("on ({} entailment)", layer.profile()),
+            Some(layer) => format!("off (the store holds its {} entailment)", layer.profile()),
+            None => "off (the store holds no entailment)".to_owned(),
+        };
+        writeln!(out, "reasoning    {reasoning}")?;
         Ok(())
+    }
+
+    /// The version queries read: the entailed view when `config reasoning on`.
+    pub(super) fn query_store(&self) -> Result<Store> {
+        crate::reason::view(self.store()?, self.settings.reasoning)
     }
 }
 

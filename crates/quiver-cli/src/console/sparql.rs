@@ -163,7 +163,7 @@ impl Session {
         label: &str,
         out: &mut dyn Write,
     ) -> Result<()> {
-        let store = self.store()?;
+        let store = &self.query_store()?;
         let prepare_options = PrepareOptions {
             base_iri: None,
             plan: options.plan.as_deref().map(read).transpose()?,
