@@ -124,6 +124,13 @@ class Store:
         """
     def load_lubm(self, universities: int) -> None:
         """Adds LUBM-``universities``, generated in process."""
+    def reason(self, profile: Optional[str] = "owl-rl") -> None:
+        """Computes the entailment of the default graph under ``profile`` ("rdfs" or
+        "owl-rl"), reading the ontology from the store's own triples; ``None`` drops it.
+        Later loads and updates keep it current."""
+    @property
+    def reasoning(self) -> Optional[str]:
+        """The profile of the store's entailment, or None."""
     def query(
         self,
         query: str,
@@ -133,8 +140,10 @@ class Store:
         max_results: Optional[int] = None,
         threads: Optional[int] = None,
         max_memory: Optional[int] = None,
+        reasoning: bool = False,
     ) -> Union[QuerySolutions, bool, QueryTriples]:
-        """Runs SPARQL, the GIL released; Ctrl-C cancels it.
+        """Runs SPARQL, the GIL released; Ctrl-C cancels it. With ``reasoning=True`` it
+        reads the entailment of the default graph (see ``reason``).
 
         SELECT gives QuerySolutions, ASK a bool, CONSTRUCT/DESCRIBE QueryTriples. Invalid
         SPARQL raises SyntaxError (``line:column``), a time limit QueryTimeout, a result

@@ -157,8 +157,25 @@ impl Store {
 
     /// Builds a new store on top of the current one with `build` (Ctrl-C abandons it,
     /// leaving the store as it was), saves it when the store has a directory, and makes it
-    /// current.
+    /// current. A store with reasoning keeps it: the entailment is computed again over
+    /// what `build` made.
     fn replace(
+        &self,
+        py: Python<'_>,
+        build: impl FnOnce(&quiver_store::Store) -> PyResult<quiver_store::Store> + Send + 'static,
+    ) -> PyResult<()> {
+        self.replace_with(py, move |existing| {
+            let profile = existing.entailment().map(quiver_store::Entailment::profile);
+            let store = build(existing)?;
+            Ok(match profile {
+                Some(profile) => store.reasoned(profile, &mut |_| {}).0,
+                None => store,
+            })
+        })
+    }
+
+    /// [`Store::replace`] with the store `build` makes as it is.
+    fn replace_with(
         &self,
         py: Python<'_>,
         build: impl FnOnce(&quiver_store::Store) -> PyResult<quiver_store::Store> + Send + 'static,
@@ -354,6 +371,32 @@ impl Store {
         })
     }
 
+    /// Computes the entailment of the default graph under `profile` ("rdfs" or
+    /// "owl-rl"; the ontology is read from the store's own triples), or drops it with
+    /// `None`. Queries read it with `reasoning=True`; later loads and updates keep it
+    /// current.
+    #[pyo3(signature = (profile = Some("owl-rl".to_owned())))]
+    fn reason(&self, py: Python<'_>, profile: Option<String>) -> PyResult<()> {
+        let profile = profile
+            .map(|name| name.parse::<quiver_store::Profile>())
+            .transpose()
+            .map_err(PyValueError::new_err)?;
+        self.replace_with(py, move |existing| {
+            Ok(match profile {
+                Some(profile) => existing.reasoned(profile, &mut |_| {}).0,
+                None => existing.without_entailment(),
+            })
+        })
+    }
+
+    /// The reasoning profile of the store's entailment ("rdfs", "owl-rl"), or `None`.
+    #[getter]
+    fn reasoning(&self) -> Option<&'static str> {
+        self.snapshot()
+            .entailment()
+            .map(|layer| layer.profile().name())
+    }
+
     /// Adds LUBM-`universities`, generated in process (UBA 1.7, seed 0).
     fn load_lubm(&self, py: Python<'_>, universities: u32) -> PyResult<()> {
         if universities == 0 {
@@ -379,7 +422,7 @@ impl Store {
     /// `QueryError` for a larger result, `max_memory` (bytes its operators may hold)
     /// `QueryError` for a query that needs more; `threads` is the number of worker threads
     /// (default all cores).
-    #[pyo3(signature = (query, *, base_iri = None, timeout = None, max_results = None, threads = None, max_memory = None))]
+    #[pyo3(signature = (query, *, base_iri = None, timeout = None, max_results = None, threads = None, max_memory = None, reasoning = false))]
     #[allow(clippy::too_many_arguments)]
     fn query(
         &self,
@@ -390,6 +433,7 @@ impl Store {
         max_results: Option<usize>,
         threads: Option<usize>,
         max_memory: Option<usize>,
+        reasoning: bool,
     ) -> PyResult<PyObject> {
         let timeout = match timeout {
             Some(t) if !(t > 0.0 && t.is_finite()) => {
@@ -403,6 +447,15 @@ impl Store {
             return Err(PyValueError::new_err("threads must be at least 1"));
         }
         let store = self.snapshot();
+        let store = if reasoning {
+            Arc::new(store.entailed().ok_or_else(|| {
+                PyValueError::new_err(
+                    "reasoning=True: the store holds no entailment; call store.reason('owl-rl') or store.reason('rdfs') first",
+                )
+            })?)
+        } else {
+            store
+        };
         let cancel = Arc::new(AtomicBool::new(false));
         let options = ExecOptions {
             threads: threads.unwrap_or_else(default_threads),
