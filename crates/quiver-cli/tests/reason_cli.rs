@@ -150,6 +150,17 @@ fn load_query_update_and_reason_from_the_command_line() {
         &store,
     );
     assert_eq!(rows(&store, PERSONS, true), vec!["<http://example.org/cy>"]);
+    // A checkpoint folds the maintained entailment into the snapshot.
+    ok(&["checkpoint"], &store);
+    assert_eq!(rows(&store, PERSONS, true), vec!["<http://example.org/cy>"]);
+    assert_eq!(
+        rows(
+            &store,
+            "SELECT ?x { <http://example.org/bob> <http://example.org/advises> ?x }",
+            true
+        ),
+        vec!["<http://example.org/ann>"]
+    );
 
     // RDFS has no inverses; dropping the entailment makes --reasoning an error.
     ok(&["reason", "--profile", "rdfs"], &store);

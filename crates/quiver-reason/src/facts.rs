@@ -17,8 +17,9 @@ pub trait Facts: Sync {
     fn contains(&self, fact: &[Id; 3]) -> bool;
     /// Calls `f` with each `o` of `subject property o`.
     fn for_objects(&self, subject: Id, property: Id, f: &mut dyn FnMut(Id));
-    /// Calls `f` with each `s` of `s property object`; only asked of the properties in
-    /// the set given to the fact set (`looked_up_by_object`).
+    /// Calls `f` with each `s` of `s property object`. Materialisation asks it only of
+    /// the properties its fact set indexes by object (transitive and `someValuesFrom`
+    /// ones); keeping an entailment current asks it of any property.
     fn for_subjects(&self, property: Id, object: Id, f: &mut dyn FnMut(Id));
 }
 
@@ -28,18 +29,29 @@ pub struct FactSet {
     spo: Vec<[Id; 3]>,
     /// `[p, o, s]` of the facts whose property is in `by_object`.
     pos: Vec<[Id; 3]>,
-    by_object: FxHashSet<Id>,
+    /// `None`: every property.
+    by_object: Option<FxHashSet<Id>>,
 }
 
 impl FactSet {
     /// The set of `facts` (any order, duplicates allowed); the subjects of the properties
     /// in `by_object` can be looked up by object.
-    pub fn new(mut facts: Vec<[Id; 3]>, by_object: FxHashSet<Id>) -> Self {
+    pub fn new(facts: Vec<[Id; 3]>, by_object: FxHashSet<Id>) -> Self {
+        Self::build(facts, Some(by_object))
+    }
+
+    /// A set whose subjects can be looked up by object for every property.
+    pub fn with_all_by_object(facts: Vec<[Id; 3]>) -> Self {
+        Self::build(facts, None)
+    }
+
+    fn build(mut facts: Vec<[Id; 3]>, by_object: Option<FxHashSet<Id>>) -> Self {
         facts.par_sort_unstable();
         facts.dedup();
+        let indexed = |p: &Id| by_object.as_ref().is_none_or(|set| set.contains(p));
         let mut pos: Vec<[Id; 3]> = facts
             .par_iter()
-            .filter(|t| by_object.contains(&t[1]))
+            .filter(|t| indexed(&t[1]))
             .map(|&[s, p, o]| [p, o, s])
             .collect();
         pos.par_sort_unstable();
@@ -65,9 +77,10 @@ impl FactSet {
     /// Adds `new` (sorted, without duplicates, none already in the set).
     pub fn extend(&mut self, new: &[[Id; 3]]) {
         merge_into(&mut self.spo, new.to_vec());
+        let by_object = &self.by_object;
         let pos: Vec<[Id; 3]> = new
             .par_iter()
-            .filter(|t| self.by_object.contains(&t[1]))
+            .filter(|t| by_object.as_ref().is_none_or(|set| set.contains(&t[1])))
             .map(|&[s, p, o]| [p, o, s])
             .collect();
         if !pos.is_empty() {
@@ -115,7 +128,10 @@ impl Facts for FactSet {
     }
 
     fn for_subjects(&self, property: Id, object: Id, f: &mut dyn FnMut(Id)) {
-        debug_assert!(self.by_object.contains(&property));
+        debug_assert!(self
+            .by_object
+            .as_ref()
+            .is_none_or(|set| set.contains(&property)));
         for t in range(&self.pos, property, object) {
             f(t[2]);
         }

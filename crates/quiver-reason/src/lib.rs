@@ -7,7 +7,8 @@
 //! an open store, and the store builds the entailed graph from what it derives. The
 //! ontology is read from the same triples (load it with the data), compiled once
 //! (`schema.rs`), and the instance rules (`rules.rs`) run to a fixpoint
-//! (`materialise.rs`) over sorted fact sets (`facts.rs`).
+//! (`materialise.rs`) over sorted fact sets (`facts.rs`). Changes of the asserted
+//! triples are carried into an entailment by DRed (`maintain.rs`).
 //!
 //! Supported: `rdfs:subClassOf`, `rdfs:subPropertyOf`, `rdfs:domain`, `rdfs:range` (both
 //! profiles); `owl:equivalentClass`, `owl:equivalentProperty`, `owl:inverseOf`,
@@ -20,6 +21,7 @@
 //! keys), property chains, and the inconsistency rules.
 
 mod facts;
+mod maintain;
 mod materialise;
 mod rules;
 mod schema;
@@ -28,6 +30,7 @@ mod vocabulary;
 use serde::{Deserialize, Serialize};
 
 pub use facts::{FactSet, Facts};
+pub use maintain::{maintain, Maintained, Ontology};
 pub use materialise::materialise;
 pub use vocabulary::{DictionaryTerms, Terms, Vocabulary};
 

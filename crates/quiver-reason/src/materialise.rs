@@ -21,6 +21,33 @@ use crate::{Materialised, Profile, Report, Round};
 /// Facts fired per task: large enough to amortise a task, small enough to balance.
 const CHUNK: usize = 4096;
 
+/// What the facts of `delta` derive with those of `known`: sorted, without duplicates,
+/// known ones included (the caller drops them).
+pub(crate) fn fire_round(
+    delta: &[[Id; 3]],
+    schema: &Schema,
+    known: &dyn Facts,
+    terms: &impl Terms,
+) -> Vec<[Id; 3]> {
+    let mut candidates: Vec<[Id; 3]> = delta
+        .par_chunks(CHUNK)
+        .flat_map_iter(|chunk| {
+            let mut out = Out {
+                facts: Vec::new(),
+                terms,
+            };
+            for &fact in chunk {
+                fire(fact, schema, known, &mut out);
+            }
+            out.facts
+        })
+        .collect();
+    candidates.par_sort_unstable();
+    candidates.dedup();
+    candidates
+}
+
+/// The closure of `asserted` under `profile`: what it derives that was not asserted.
 pub fn materialise(
     asserted: &[[Id; 3]],
     terms: &impl Terms,
@@ -54,21 +81,7 @@ pub fn materialise(
             Some(start) => &derived[start..],
         };
         let fired = delta.len() as u64;
-        let mut candidates: Vec<[Id; 3]> = delta
-            .par_chunks(CHUNK)
-            .flat_map_iter(|chunk| {
-                let mut out = Out {
-                    facts: Vec::new(),
-                    terms,
-                };
-                for &fact in chunk {
-                    fire(fact, &schema, &known as &dyn Facts, &mut out);
-                }
-                out.facts
-            })
-            .collect();
-        candidates.par_sort_unstable();
-        candidates.dedup();
+        let candidates = fire_round(delta, &schema, &known, terms);
         let new: Vec<[Id; 3]> = candidates
             .into_par_iter()
             .filter(|fact| !known.contains(fact))

@@ -24,12 +24,10 @@ use crate::store::{next_version, Store};
 impl Store {
     /// The store with `changes` applied; `self` is left as it was.
     pub fn apply(&self, changes: &ChangeSet) -> Result<Store, ApplyError> {
-        if let Some(layer) = self.entailment() {
-            // The asserted graphs take the changes; the entailment is computed again
-            // over them (see `entailment.rs` on keeping it current).
-            let profile = layer.profile();
-            let next = self.without_entailment().apply(changes)?;
-            return Ok(next.reasoned(profile, &mut |_| {}).0);
+        if self.entailment().is_some() {
+            // The asserted graphs take the changes, and the entailment follows them
+            // (`entailment_update.rs`).
+            return self.apply_entailed(changes);
         }
         if changes.base_terms != self.terms() {
             return Err(ApplyError::WrongBase {
@@ -209,7 +207,7 @@ impl Store {
     }
 
     /// The predicate id of term `term`, appending it to the predicate id space if new.
-    fn predicate_or_append(&mut self, term: Id) -> PredId {
+    pub(crate) fn predicate_or_append(&mut self, term: Id) -> PredId {
         match self.predicate_of_term(term) {
             Some(p) => p,
             None => {

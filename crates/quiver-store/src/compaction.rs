@@ -22,17 +22,29 @@ impl Store {
             adjacency.vertices.is_some()
                 || adjacency.offsets.len().saturating_sub(1) as u64 == self.terms()
         };
+        let compact =
+            |graph: &GraphIndex| covered(&graph.out) && covered(&graph.inn) && !graph.is_patched();
         self.appended_predicates.is_empty()
-            && covered(&self.default_graph.out)
-            && covered(&self.default_graph.inn)
-            && !self.default_graph.is_patched()
+            && compact(&self.default_graph)
             && self.named_graphs.iter().all(|(_, g)| !g.is_patched())
+            && self
+                .entailment()
+                .is_none_or(|layer| compact(&layer.entailed.default_graph))
     }
 
     /// This version with its patches folded into fresh arrays (the same triples and ids).
     pub fn compacted(&self) -> Store {
         if !self.appended_predicates.is_empty() {
-            return self.rebuilt();
+            // The entailment is computed again over the rebuilt asserted graphs.
+            return match self.entailment() {
+                Some(layer) => {
+                    self.without_entailment()
+                        .rebuilt()
+                        .reasoned(layer.profile(), &mut |_| {})
+                        .0
+                }
+                None => self.rebuilt(),
+            };
         }
         let predicates = self.predicate_count();
         let mut next = self.clone();
@@ -49,6 +61,20 @@ impl Store {
         next.default_graph = default_graph;
         next.named_graphs = named_graphs;
         next.compute_classes();
+        if let Some(layer) = self.entailment() {
+            // The entailed graph folded likewise, with its catalog and statistics.
+            let mut view = next.clone();
+            view.default_graph = layer
+                .entailed
+                .default_graph
+                .compacted(Some(self.terms()), predicates);
+            view.compute_classes();
+            next.set_entailment(
+                layer.profile(),
+                layer.derived(),
+                Some(crate::entailment::Layer::of(&view)),
+            );
+        }
         next
     }
 

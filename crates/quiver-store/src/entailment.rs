@@ -51,6 +51,9 @@ pub(crate) struct Layer {
     pub classes: Column<Id>,
     pub class_instances: Column<u64>,
     pub class_predicate: Column<u64>,
+    /// The classes and predicates `class_predicate` was computed for.
+    pub stat_classes: Column<Id>,
+    pub stat_predicates: usize,
 }
 
 impl Layer {
@@ -62,7 +65,20 @@ impl Layer {
             classes: store.classes.clone(),
             class_instances: store.class_instances.clone(),
             class_predicate: store.class_predicate.clone(),
+            stat_classes: store.stat_classes.clone(),
+            stat_predicates: store.stat_predicates,
         }
+    }
+
+    /// `store` reading this layer's default graph and catalog.
+    pub(crate) fn install(&self, store: &mut Store) {
+        store.default_graph = self.default_graph.clone();
+        store.predicate_stats = self.predicate_stats.clone();
+        store.classes = self.classes.clone();
+        store.class_instances = self.class_instances.clone();
+        store.class_predicate = self.class_predicate.clone();
+        store.stat_classes = self.stat_classes.clone();
+        store.stat_predicates = self.stat_predicates;
     }
 }
 
@@ -75,6 +91,9 @@ pub struct Entailment {
     pub(crate) derived: u64,
     pub(crate) entailed: Layer,
     pub(crate) asserted: Layer,
+    /// The ontology compiled for keeping the entailment current, read from the asserted
+    /// triples when the first update needs it (`entailment_update.rs`).
+    pub(crate) ontology: std::sync::OnceLock<Arc<quiver_reason::Ontology>>,
 }
 
 impl Entailment {
@@ -129,13 +148,7 @@ impl Store {
         };
         let mut store = self.clone();
         store.view = view;
-        store.default_graph = layer.default_graph.clone();
-        store.predicate_stats = layer.predicate_stats.clone();
-        store.classes = layer.classes.clone();
-        store.class_instances = layer.class_instances.clone();
-        store.class_predicate = layer.class_predicate.clone();
-        store.stat_classes = layer.classes.clone();
-        store.stat_predicates = store.predicate_count();
+        layer.install(&mut store);
         Some(store)
     }
 
@@ -154,6 +167,7 @@ impl Store {
                 derived,
                 entailed,
                 asserted: Layer::of(self),
+                ontology: std::sync::OnceLock::new(),
             })
         });
     }

@@ -16,6 +16,7 @@ pub mod build;
 pub mod changes;
 mod compaction;
 mod entailment;
+mod entailment_update;
 pub mod fold;
 pub mod graph;
 mod graph_update;

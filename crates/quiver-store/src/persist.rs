@@ -288,12 +288,15 @@ impl Store {
         store.stat_classes = store.classes.clone();
         check_classes(&store).map_err(invalid)?;
         if let (Some(layer), Some(graph)) = (&metadata.entailment, entailed) {
+            let classes: Column<Id> = reader.column("entailed", "classes")?;
             let entailed = Layer {
                 default_graph: graph,
                 predicate_stats: read_stats("entailed")?,
-                classes: reader.column("entailed", "classes")?,
+                stat_classes: classes.clone(),
+                classes,
                 class_instances: reader.column("entailed", "class_instances")?,
                 class_predicate: reader.column("entailed", "class_predicate")?,
+                stat_predicates,
             };
             store.set_entailment(layer.profile, layer.derived, Some(entailed));
             let view = store.entailed().expect("just set");
