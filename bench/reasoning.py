@@ -212,7 +212,7 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json")
     args = parser.parse_args()
-    result = {"machine": f"{os.cpu_count()} cores", "quiver": QUIVER}
+    result = {"machine": f"{os.cpu_count()} cores", "quiver": os.path.relpath(QUIVER, ROOT)}
     with tempfile.TemporaryDirectory(prefix="quiver-reasoning-") as scratch:
         result["materialisation"] = materialise(args.universities, scratch)
         m = result["materialisation"]
