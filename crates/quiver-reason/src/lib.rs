@@ -14,11 +14,12 @@
 //! profiles); `owl:equivalentClass`, `owl:equivalentProperty`, `owl:inverseOf`,
 //! `owl:SymmetricProperty`, `owl:TransitiveProperty`, `owl:intersectionOf` (both ways),
 //! `owl:unionOf` (as inclusions), and restrictions with `owl:someValuesFrom`,
-//! `owl:allValuesFrom` and `owl:hasValue` (OWL 2 RL). Not derived: the axiomatic
-//! triples and resource typing of RDFS (`x a rdfs:Resource`, `p a rdf:Property`), the
-//! schema triples that follow from the schema (the closures are used, not stored),
-//! `owl:sameAs` and what implies it (functional and inverse-functional properties,
-//! keys), property chains, and the inconsistency rules.
+//! `owl:allValuesFrom` and `owl:hasValue` (OWL 2 RL); the class and property
+//! hierarchies are derived closed (every class and property its own subclass or
+//! subproperty). Not derived: the axiomatic triples and resource typing of RDFS (`x a
+//! rdfs:Resource`, `p a rdf:Property`) and `owl:Thing` typing, domains and ranges at the
+//! schema level, `owl:sameAs` and what implies it (functional and inverse-functional
+//! properties, keys), property chains, and the inconsistency rules.
 
 mod facts;
 mod maintain;

@@ -81,7 +81,13 @@ pub fn materialise(
             Some(start) => &derived[start..],
         };
         let fired = delta.len() as u64;
-        let candidates = fire_round(delta, &schema, &known, terms);
+        let mut candidates = fire_round(delta, &schema, &known, terms);
+        if delta_start.is_none() {
+            // The hierarchies' triples join the first round's conclusions.
+            candidates.extend_from_slice(&schema.hierarchy);
+            candidates.par_sort_unstable();
+            candidates.dedup();
+        }
         let new: Vec<[Id; 3]> = candidates
             .into_par_iter()
             .filter(|fact| !known.contains(fact))

@@ -52,6 +52,10 @@ pub(crate) struct Schema {
     /// Properties whose subjects are looked up by object (transitive ones and those of
     /// `someValuesFrom` restrictions with a filler).
     pub looked_up_by_object: FxHashSet<Id>,
+    /// The hierarchies as triples: `C rdfs:subClassOf D` for every class of an inclusion
+    /// and each of its superclasses and itself (`scm-sco`, `scm-cls`, rdfs10/11), and
+    /// likewise `rdfs:subPropertyOf` (`scm-spo`, `scm-op`, rdfs5/6).
+    pub hierarchy: Vec<[Id; 3]>,
 }
 
 impl Schema {
@@ -76,6 +80,15 @@ impl Schema {
         let mut union_lists: Vec<(Id, Id)> = Vec::new();
         let mut first: FxHashMap<Id, Id> = FxHashMap::default();
         let mut rest: FxHashMap<Id, Id> = FxHashMap::default();
+        // Declared classes and properties: each is its own subclass (subproperty).
+        let mut declared_classes: Vec<Id> = Vec::new();
+        let mut declared_properties: Vec<Id> = Vec::new();
+        let classes = [vocabulary.rdfs_class, vocabulary.owl_class];
+        let properties = [
+            vocabulary.rdf_property,
+            vocabulary.object_property,
+            vocabulary.datatype_property,
+        ];
 
         for &[s, p, o] in triples {
             if is(p, vocabulary.sub_class_of) {
@@ -86,6 +99,10 @@ impl Schema {
                 schema.domains.entry(s).or_default().push(o);
             } else if is(p, vocabulary.range) {
                 schema.ranges.entry(s).or_default().push(o);
+            } else if is(p, vocabulary.rdf_type) && classes.contains(&Some(o)) {
+                declared_classes.push(s);
+            } else if is(p, vocabulary.rdf_type) && properties.contains(&Some(o)) {
+                declared_properties.push(s);
             } else if !owl {
                 continue;
             } else if is(p, vocabulary.equivalent_class) {
@@ -215,12 +232,37 @@ impl Schema {
         restrictions.add_inclusions(&mut sub_class, &sub_property);
         schema.supers = closure(&sub_class);
         schema.implied = implied_properties(&sub_property, &inverses, &symmetric);
+        for (edges, declared, property) in [
+            (&sub_class, &declared_classes, vocabulary.sub_class_of),
+            (
+                &sub_property,
+                &declared_properties,
+                vocabulary.sub_property_of,
+            ),
+        ] {
+            let Some(property) = property else {
+                continue;
+            };
+            let closed = closure(edges);
+            let members: FxHashSet<Id> = edges
+                .iter()
+                .flat_map(|&(a, b)| [a, b])
+                .chain(declared.iter().copied())
+                .collect();
+            for member in members {
+                schema.hierarchy.push([member, property, member]);
+                for &up in closed.get(&member).into_iter().flatten() {
+                    schema.hierarchy.push([member, property, up]);
+                }
+            }
+        }
         schema
     }
 
     /// Whether the ontology has no rule to apply.
     pub fn is_empty(&self) -> bool {
-        self.supers.is_empty()
+        self.hierarchy.is_empty()
+            && self.supers.is_empty()
             && self.implied.is_empty()
             && self.domains.is_empty()
             && self.ranges.is_empty()

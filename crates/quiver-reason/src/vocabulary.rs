@@ -76,6 +76,13 @@ pub struct Vocabulary {
     pub all_values_from: Option<Id>,
     pub has_value: Option<Id>,
     pub thing: Option<Id>,
+    /// Declarations: `rdfs:Class`, `owl:Class`, `rdf:Property`, `owl:ObjectProperty`,
+    /// `owl:DatatypeProperty`.
+    pub rdfs_class: Option<Id>,
+    pub owl_class: Option<Id>,
+    pub rdf_property: Option<Id>,
+    pub object_property: Option<Id>,
+    pub datatype_property: Option<Id>,
 }
 
 impl Vocabulary {
@@ -104,6 +111,11 @@ impl Vocabulary {
             all_values_from: owl("allValuesFrom"),
             has_value: owl("hasValue"),
             thing: owl("Thing"),
+            rdfs_class: rdfs("Class"),
+            owl_class: owl("Class"),
+            rdf_property: rdf("Property"),
+            object_property: owl("ObjectProperty"),
+            datatype_property: owl("DatatypeProperty"),
         }
     }
 }

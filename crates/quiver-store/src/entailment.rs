@@ -173,6 +173,13 @@ impl Store {
     }
 }
 
+/// The properties of the triples reasoning derives besides the data's own.
+const DERIVED_PROPERTIES: [&str; 3] = [
+    crate::store::RDF_TYPE,
+    "http://www.w3.org/2000/01/rdf-schema#subClassOf",
+    "http://www.w3.org/2000/01/rdf-schema#subPropertyOf",
+];
+
 impl Store {
     /// This store with its default graph closed under `profile`: a new version with an
     /// entailed layer (replacing any it had), its asserted graphs unchanged. `progress`
@@ -188,14 +195,25 @@ impl Store {
             graph.for_each_triple(|s, p, o| triples.push([s, asserted.predicate_term(p), o]));
             input.named_graphs.push((*name, triples));
         }
+        // The properties of derived triples must be in the dictionary even where no
+        // asserted triple uses them (a domain alone derives types; declared classes are
+        // their own subclasses).
+        let mut dictionary = asserted.dictionary.clone();
+        for iri in DERIVED_PROPERTIES {
+            let mut term = Vec::new();
+            quiver_model::term::encode_iri(iri, &mut term);
+            if dictionary.lookup(&term).is_none() && dictionary.append(&term).is_err() {
+                // No id left for it: what it would name is not derived, the rest is.
+            }
+        }
         let Materialised { derived, report } = materialise(
             &input.default_graph,
-            &DictionaryTerms::new(&asserted.dictionary),
+            &DictionaryTerms::new(&dictionary),
             profile,
             progress,
         );
         let store = Store::build_entailed(
-            asserted.dictionary.clone(),
+            dictionary,
             input,
             asserted.info.clone(),
             Some((profile, derived)),

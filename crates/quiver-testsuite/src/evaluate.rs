@@ -43,7 +43,15 @@ fn evaluate(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Resu
         .map_err(|e| e.to_string())?
         .parse_query(&text)
         .map_err(|e| format!("query does not parse: {e}"))?;
-    let store = dataset(test, &parsed)?;
+    let mut store = dataset(test, &parsed)?;
+    if let Some(profile) = test.profile {
+        // An entailment test: the query reads the entailment of the default graph.
+        store = store
+            .reasoned(profile, &mut |_| {})
+            .0
+            .entailed()
+            .ok_or("the reasoned store has no entailment")?;
+    }
     let options = PrepareOptions {
         base_iri: Some(query_iri.to_owned()),
         ..PrepareOptions::default()
@@ -227,6 +235,7 @@ mod tests {
             skip: None,
             update: None,
             service_data: Vec::new(),
+            profile: None,
         }
     }
 

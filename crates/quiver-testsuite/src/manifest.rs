@@ -24,6 +24,11 @@ macro_rules! mf {
     };
 }
 
+/// `sd:entailmentRegime` of the SPARQL 1.1 Service Description vocabulary.
+fn sd_entailment_regime() -> NamedNodeRef<'static> {
+    NamedNodeRef::new_unchecked("http://www.w3.org/ns/sparql-service-description#entailmentRegime")
+}
+
 macro_rules! qt {
     ($name:literal) => {
         NamedNodeRef::new_unchecked(concat!(
@@ -101,6 +106,10 @@ pub struct TestCase {
     /// The remote endpoints of a SERVICE test (`qt:serviceData`): each endpoint's IRI
     /// and the files of its default graph.
     pub service_data: Vec<(String, Vec<String>)>,
+    /// The reasoning profile an entailment test runs under (`sd:entailmentRegime`: RDFS
+    /// as `rdfs`, else the OWL RDF-Based semantics as `owl-rl`, whose rules are sound for
+    /// it), if any.
+    pub profile: Option<quiver_store::Profile>,
 }
 
 /// The datasets of an update evaluation test.
@@ -275,10 +284,12 @@ fn test_case(
                 after: update_dataset(graph, result),
             }),
             service_data: Vec::new(),
+            profile: None,
         });
     }
     let (mut query, mut data, mut graph_data) = (None, Vec::new(), Vec::new());
     let mut service_data = Vec::new();
+    let mut regimes: Vec<String> = Vec::new();
     match action {
         Some(TermRef::NamedNode(file)) => query = Some(file.as_str().to_owned()),
         Some(TermRef::BlankNode(b)) => {
@@ -313,6 +324,19 @@ fn test_case(
                 })
                 .collect();
             service_data.sort();
+            regimes = list(graph, b, sd_entailment_regime())
+                .into_iter()
+                .chain(
+                    graph
+                        .object_for_subject_predicate(b, sd_entailment_regime())
+                        .filter(|t| matches!(t, TermRef::NamedNode(_)))
+                        .map(TermRef::into_owned),
+                )
+                .filter_map(|t| match t {
+                    Term::NamedNode(n) => n.as_str().rsplit('/').next().map(str::to_owned),
+                    _ => None,
+                })
+                .collect();
         }
         _ => {}
     }
@@ -329,7 +353,25 @@ fn test_case(
         TestKind::NegativeSyntax if update_action => TestKind::NegativeUpdateSyntax,
         kind => kind,
     };
-    let skip = skip_reason(&kind, group);
+    let profile = if regimes.iter().any(|r| r == "RDFS") {
+        Some(quiver_store::Profile::Rdfs)
+    } else if regimes.iter().any(|r| r == "OWL-RDF-Based") {
+        Some(quiver_store::Profile::OwlRl)
+    } else {
+        None
+    };
+    let skip = match profile {
+        Some(_) if group.ends_with("entailment") => None,
+        None if group.ends_with("entailment") => Some(format!(
+            "entailment regime not supported: {}",
+            if regimes.is_empty() {
+                "none named".to_owned()
+            } else {
+                regimes.join(", ")
+            }
+        )),
+        _ => skip_reason(&kind, group),
+    };
     Some(TestCase {
         id: format!("{manifest}#{local}"),
         iri,
@@ -343,6 +385,7 @@ fn test_case(
         skip,
         update: None,
         service_data,
+        profile,
     })
 }
 

@@ -251,6 +251,7 @@ mod tests {
                 skip: None,
                 update: None,
                 service_data: Vec::new(),
+                profile: None,
             },
             status,
         }

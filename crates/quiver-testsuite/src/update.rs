@@ -237,6 +237,7 @@ mod tests {
                 },
             }),
             service_data: Vec::new(),
+            profile: None,
         };
         let outcome = run(
             &test,

@@ -70,6 +70,22 @@ fn w3c_suite_matches_the_known_failures() {
         .map(|r| r.test.id.as_str())
         .collect();
     assert!(skipped.is_empty(), "SERVICE tests skipped: {skipped:?}");
+    // The entailment tests of the RDFS and OWL RDF-Based regimes run under a profile, and
+    // most pass (the others are known failures with their reasons).
+    let entailment: Vec<_> = report
+        .results
+        .iter()
+        .filter(|r| r.test.group.ends_with("/entailment") && r.test.profile.is_some())
+        .collect();
+    let passed = entailment
+        .iter()
+        .filter(|r| matches!(r.status, quiver_testsuite::Status::Passed))
+        .count();
+    assert!(
+        entailment.len() >= 40 && passed >= 35,
+        "{passed} of {} entailment tests passed",
+        entailment.len()
+    );
     let violations = report.ratchet_violations(&known, true);
     assert!(
         violations.is_empty(),
