@@ -60,6 +60,11 @@ pub fn run(args: InfoArgs) -> Result<()> {
         "predicates": store.predicate_count(),
         "classes": store.class_count(),
         "named_graphs": store.graph_names().count(),
+        "reasoning": store.entailment().map(|layer| json!({
+            "profile": layer.profile().name(),
+            "derived_triples": layer.derived(),
+            "entailed_triples": layer.triples(),
+        })),
         "bytes_in_memory": bytes_in_memory,
         "bytes_on_disk": bytes_on_disk,
         "bytes_per_triple": per_triple(bytes_in_memory),
@@ -84,6 +89,15 @@ pub fn run(args: InfoArgs) -> Result<()> {
     let _ = writeln!(text, "predicates   {}", store.predicate_count());
     let _ = writeln!(text, "classes      {}", store.class_count());
     let _ = writeln!(text, "named graphs {}", store.graph_names().count());
+    if let Some(layer) = store.entailment() {
+        let _ = writeln!(
+            text,
+            "reasoning    {}: {} triples entailed in the default graph, {} of them derived (query with --reasoning)",
+            layer.profile(),
+            layer.triples(),
+            layer.derived()
+        );
+    }
     let _ = writeln!(
         text,
         "memory       {} bytes ({:.1} bytes/triple: dictionary {}, index {})",

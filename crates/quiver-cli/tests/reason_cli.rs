@@ -118,6 +118,9 @@ fn load_query_update_and_reason_from_the_command_line() {
         ),
         vec!["<http://example.org/dept>", "<http://example.org/uni>"]
     );
+    let info = ok(&["info"], &store);
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(info.contains("reasoning    owl-rl:"), "{info}");
     let explain = ok(
         &["query", "--reasoning", "--explain", "--query", PERSONS],
         &store,

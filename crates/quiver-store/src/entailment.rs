@@ -110,6 +110,18 @@ impl Entailment {
     pub fn triples(&self) -> u64 {
         self.entailed.default_graph.triples()
     }
+
+    /// Bytes of the layer a store reading `view` does not read (its graph and catalog).
+    pub(crate) fn other_layer_bytes(&self, view: View) -> usize {
+        let layer = match view {
+            View::Asserted => &self.entailed,
+            View::Entailed => &self.asserted,
+        };
+        layer.default_graph.data_bytes()
+            + layer.classes.data_bytes()
+            + layer.class_instances.data_bytes()
+            + layer.class_predicate.data_bytes()
+    }
 }
 
 impl Store {

@@ -527,5 +527,8 @@ impl Store {
                 .iter()
                 .map(|(_, g)| g.data_bytes())
                 .sum::<usize>()
+            + self
+                .entailment()
+                .map_or(0, |layer| layer.other_layer_bytes(self.view))
     }
 }
