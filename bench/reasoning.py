@@ -12,15 +12,17 @@ updates kept current, beside owlrl (RDFLib's OWL 2 RL reasoner) with Oxigraph.
    students: type, course, department, advisor), then DELETE DATA of the same triples,
    each one transaction kept current incrementally (DRed), beside computing the
    entailment again from scratch (`Store.reason`, which also rebuilds the indexes).
-4. The peer, on LUBM-P (default 1): owlrl's OWL-RL closure of the same data and ontology
+4. The peers, on LUBM-P (default 1): owlrl's OWL-RL closure of the same data and ontology
    (seconds, derived triples) beside Quiver's, and q1-q14 on Oxigraph (pyoxigraph, in
-   memory) over owlrl's closure beside Quiver over its own, same rows required.
+   memory) over owlrl's closure beside Quiver over its own, same rows required; with
+   --jena, Apache Jena 5.6's OWL Micro reasoner too (bench/peers/jena-reasoner.sh: its
+   materialisation, then q1-q14 on the materialised model), same rows required.
 
-Usage: bench/reasoning.py [--universities 100] [--peer-universities 1] [--runs 5]
+Usage: bench/reasoning.py [--universities 100] [--peer-universities 1] [--runs 5] [--jena]
                           [--json bench/results/2core/reasoning-lubm100.json]
 Needs a release build (cargo build --release --bin quiver) and the Python package with
 owlrl and pyoxigraph (scripts/test installs them into target/test-venv: run this script
-with target/test-venv/bin/python3).
+with target/test-venv/bin/python3); --jena needs Java 17 and Maven.
 """
 
 import argparse
@@ -154,7 +156,17 @@ def updates(store):
     }
 
 
-def peer(universities, runs, scratch):
+def jena(data, runs):
+    """Jena's OWL Micro reasoner on `data` and the ontology (bench/peers/jena-reasoner.sh)."""
+    script = os.path.join(ROOT, "bench", "peers", "jena-reasoner.sh")
+    done = subprocess.run([script, "--runs", str(runs), data, ONTOLOGY], capture_output=True, text=True)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        sys.exit(f"{script} failed:\n{done.stderr}")
+    return json.loads(lines[-1])
+
+
+def peer(universities, runs, scratch, with_jena):
     """owlrl's closure and Oxigraph's answers over it, beside Quiver on the same data."""
     data = os.path.join(scratch, f"peer-lubm{universities}.nt")
     if universities == 1:
@@ -190,6 +202,12 @@ def peer(universities, runs, scratch):
         theirs[name] = {"rows": count, "median_ms": ms}
         if count != ours[name]["rows"]:
             sys.exit(f"{name}: Quiver {ours[name]['rows']} rows, Oxigraph over owlrl's closure {count}")
+    jena_result = None
+    if with_jena:
+        jena_result = jena(data, runs)
+        for name, q in jena_result["queries"].items():
+            if q["rows"] != ours[name]["rows"]:
+                sys.exit(f"{name}: Quiver {ours[name]['rows']} rows, Jena {q['rows']}")
     if universities == 1:
         got = [ours[f"q{n}"]["rows"] for n in range(1, 15)]
         if got != PUBLISHED_LUBM1:
@@ -202,6 +220,7 @@ def peer(universities, runs, scratch):
         "quiver_reason_seconds": quiver_seconds,
         "quiver": ours,
         "oxigraph_over_owlrl": theirs,
+        "jena_owl_micro": jena_result,
     }
 
 
@@ -210,6 +229,7 @@ def main():
     parser.add_argument("--universities", type=int, default=100)
     parser.add_argument("--peer-universities", type=int, default=1)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--jena", action="store_true", help="also run Jena's OWL Micro reasoner")
     parser.add_argument("--json")
     args = parser.parse_args()
     result = {"machine": f"{os.cpu_count()} cores", "quiver": os.path.relpath(QUIVER, ROOT)}
@@ -228,15 +248,24 @@ def main():
         print(f"updates of {u['triples']} triples: insert {u['insert_seconds']:.3f} s, delete "
               f"{u['delete_seconds']:.3f} s, recompute {u['recompute_seconds']:.2f} s", flush=True)
         del store
-        result["peer"] = peer(args.peer_universities, args.runs, scratch)
+        result["peer"] = peer(args.peer_universities, args.runs, scratch, args.jena)
         p = result["peer"]
         print(f"LUBM-{p['universities']} peer: owlrl closure {p['owlrl_closure_seconds']:.1f} s, "
               f"Quiver reason {p['quiver_reason_seconds']:.3f} s "
               f"({p['owlrl_closure_seconds'] / p['quiver_reason_seconds']:.0f}x)")
+        j = p["jena_owl_micro"]
+        if j:
+            print(f"  Jena OWL Micro: materialised in {j['materialise_seconds']:.1f} s "
+                  f"({j['materialise_seconds'] / p['quiver_reason_seconds']:.0f}x Quiver's reason), "
+                  f"{j['entailed_triples']} triples entailed")
         for name in p["quiver"]:
             ours, theirs = p["quiver"][name], p["oxigraph_over_owlrl"][name]
-            print(f"  {name}: {ours['rows']} rows, Quiver {ours['median_ms']:.3f} ms, "
-                  f"Oxigraph {theirs['median_ms']:.3f} ms ({theirs['median_ms'] / max(ours['median_ms'], 1e-9):.0f}x)")
+            line = (f"  {name}: {ours['rows']} rows, Quiver {ours['median_ms']:.3f} ms, "
+                    f"Oxigraph {theirs['median_ms']:.3f} ms ({theirs['median_ms'] / max(ours['median_ms'], 1e-9):.0f}x)")
+            if j:
+                ms = j["queries"][name]["median_ms"]
+                line += f", Jena {ms:.3f} ms ({ms / max(ours['median_ms'], 1e-9):.0f}x)"
+            print(line)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)
