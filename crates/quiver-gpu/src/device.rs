@@ -13,7 +13,7 @@ use quiver_model::PredId;
 use quiver_sparql::device::{BgpDevice, DeviceQuery, DeviceRun, DeviceStep};
 use quiver_sparql::table::Table;
 use quiver_sparql::QueryError;
-use quiver_store::{Direction, GraphIndex, Store};
+use quiver_store::{Direction, GraphIndex, Store, View};
 
 use crate::backend::Backend;
 use crate::host::HostBackend;
@@ -103,7 +103,9 @@ impl Residency {
 enum Resident {
     Nothing,
     Whole(Arc<DeviceGraph>),
-    Segments(SegmentCache),
+    /// Segments of the default graph of one store version, as that view reads it (an
+    /// entailed view shares its version with the asserted one).
+    Segments(SegmentCache, View),
 }
 
 /// Which graph the device serves, readable while a run holds [`Resident`].
@@ -111,8 +113,8 @@ enum Resident {
 enum Serving {
     Nothing,
     Whole(Arc<DeviceGraph>),
-    /// Segments of the default graph of this store version.
-    Segments(u64),
+    /// Segments of the default graph of this store version and view.
+    Segments(u64, View),
 }
 
 impl Serving {
@@ -120,8 +122,10 @@ impl Serving {
         match self {
             Serving::Nothing => false,
             Serving::Whole(copy) => copy.holds(graph),
-            Serving::Segments(version) => {
-                *version == store.version() && std::ptr::eq(graph, store.graph())
+            Serving::Segments(version, view) => {
+                *version == store.version()
+                    && *view == store.view()
+                    && std::ptr::eq(graph, store.graph())
             }
         }
     }
@@ -228,8 +232,8 @@ impl GpuDevice {
             })
         };
         let mut by_segments = || {
-            *resident = Resident::Segments(SegmentCache::new(store.version(), limit));
-            *self.serving_lock() = Serving::Segments(store.version());
+            *resident = Resident::Segments(SegmentCache::new(store.version(), limit), store.view());
+            *self.serving_lock() = Serving::Segments(store.version(), store.view());
         };
         let Some(bytes) = device_bytes(graph) else {
             by_segments();
@@ -271,7 +275,7 @@ impl GpuDevice {
     /// uploads, evictions) so far.
     pub fn segment_report(&self) -> Option<(usize, usize, usize, usize)> {
         match &*self.lock() {
-            Resident::Segments(cache) => {
+            Resident::Segments(cache, _) => {
                 let (bytes, count) = cache.resident();
                 Some((bytes, count, cache.uploads, cache.evictions))
             }
@@ -326,8 +330,10 @@ impl BgpDevice for GpuDevice {
                 self.runs.fetch_add(1, Ordering::Relaxed);
                 Ok(Some(run))
             }
-            Resident::Segments(cache)
-                if cache.version() == store.version() && std::ptr::eq(graph, store.graph()) =>
+            Resident::Segments(cache, view)
+                if cache.version() == store.version()
+                    && *view == store.view()
+                    && std::ptr::eq(graph, store.graph()) =>
             {
                 let Some(acquired) = cache.acquire(self.backend(), store, &walked(steps))? else {
                     return Ok(None);
