@@ -26,6 +26,9 @@ const DATA: &str = "<http://example.org/ann> <http://www.w3.org/1999/02/22-rdf-s
 
 const PERSONS: &str = "SELECT ?x WHERE { ?x a <http://example.org/Person> } ORDER BY ?x";
 
+/// Whom bob advises: the inverse of `ex:advisor`.
+const ADVISEES: &str = "SELECT ?x { <http://example.org/bob> <http://example.org/advises> ?x }";
+
 /// A scratch directory with the ontology and the data; the store goes to `store`.
 fn setup(tag: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("reason-{tag}"));
@@ -103,11 +106,7 @@ fn load_query_update_and_reason_from_the_command_line() {
     );
     // The inverse and the transitive closure.
     assert_eq!(
-        rows(
-            &store,
-            "SELECT ?x { <http://example.org/bob> <http://example.org/advises> ?x }",
-            true
-        ),
+        rows(&store, ADVISEES, true),
         vec!["<http://example.org/ann>"]
     );
     assert_eq!(
@@ -157,11 +156,7 @@ fn load_query_update_and_reason_from_the_command_line() {
     ok(&["checkpoint"], &store);
     assert_eq!(rows(&store, PERSONS, true), vec!["<http://example.org/cy>"]);
     assert_eq!(
-        rows(
-            &store,
-            "SELECT ?x { <http://example.org/bob> <http://example.org/advises> ?x }",
-            true
-        ),
+        rows(&store, ADVISEES, true),
         vec!["<http://example.org/ann>"]
     );
 

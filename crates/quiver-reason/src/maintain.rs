@@ -31,6 +31,10 @@ pub struct Ontology {
     vocabulary: Vocabulary,
     schema: Schema,
     inverse: Inverse,
+    /// What [`Ontology::schema_properties`] and [`Ontology::schema_classes`] return,
+    /// resolved once: [`Ontology::is_schema`] asks it of every changed triple.
+    schema_properties: Vec<Id>,
+    schema_classes: Vec<Id>,
 }
 
 /// The schema's tables indexed by what the rules conclude.
@@ -102,23 +106,8 @@ impl Ontology {
         let vocabulary = Vocabulary::resolve(terms);
         let schema = Schema::read(triples, &vocabulary, profile);
         let inverse = Inverse::of(&schema);
-        Self {
-            profile,
-            vocabulary,
-            schema,
-            inverse,
-        }
-    }
-
-    pub fn profile(&self) -> Profile {
-        self.profile
-    }
-
-    /// The properties whose triples make the ontology (term ids of those in the
-    /// dictionary).
-    pub fn schema_properties(&self) -> Vec<Id> {
-        let v = &self.vocabulary;
-        [
+        let v = &vocabulary;
+        let schema_properties = [
             v.sub_class_of,
             v.sub_property_of,
             v.domain,
@@ -137,16 +126,34 @@ impl Ontology {
         ]
         .into_iter()
         .flatten()
-        .collect()
+        .collect();
+        let schema_classes = [v.transitive_property, v.symmetric_property]
+            .into_iter()
+            .flatten()
+            .collect();
+        Self {
+            profile,
+            vocabulary,
+            schema,
+            inverse,
+            schema_properties,
+            schema_classes,
+        }
+    }
+
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    /// The properties whose triples make the ontology (term ids of those in the
+    /// dictionary).
+    pub fn schema_properties(&self) -> &[Id] {
+        &self.schema_properties
     }
 
     /// The classes whose `rdf:type` triples make the ontology.
-    pub fn schema_classes(&self) -> Vec<Id> {
-        let v = &self.vocabulary;
-        [v.transitive_property, v.symmetric_property]
-            .into_iter()
-            .flatten()
-            .collect()
+    pub fn schema_classes(&self) -> &[Id] {
+        &self.schema_classes
     }
 
     /// Whether asserting or retracting `fact` changes the ontology.
@@ -277,21 +284,18 @@ pub fn maintain(
 fn derivable(fact: &[Id; 3], ontology: &Ontology, known: &dyn Facts) -> bool {
     let (schema, inverse) = (&ontology.schema, &ontology.inverse);
     let [s, p, o] = *fact;
-    let list = |map: &FxHashMap<Id, Vec<Id>>, key: Id| -> Vec<Id> {
-        map.get(&key).cloned().unwrap_or_default()
-    };
     match schema.rdf_type {
         Some(rdf_type) if p == rdf_type => {
             let (x, class) = (s, o);
             let typed = |c: Id| known.contains(&[x, rdf_type, c]);
             // cax-sco, prp-dom, prp-rng, cls-int1, cls-svf1/2, cls-hv2, cls-avf.
-            list(&inverse.subs, class).into_iter().any(typed)
+            list(&inverse.subs, class).iter().any(|&c| typed(c))
                 || list(&inverse.by_domain, class)
-                    .into_iter()
-                    .any(|q| any_object(known, x, q, |_| true))
+                    .iter()
+                    .any(|&q| any_object(known, x, q, |_| true))
                 || list(&inverse.by_range, class)
-                    .into_iter()
-                    .any(|q| any_subject(known, q, x, |_| true))
+                    .iter()
+                    .any(|&q| any_subject(known, q, x, |_| true))
                 || inverse
                     .intersections
                     .get(&class)
@@ -337,6 +341,11 @@ fn derivable(fact: &[Id; 3], ontology: &Ontology, known: &dyn Facts) -> bool {
                     && any_object(known, s, p, |z| known.contains(&[z, p, o])))
         }
     }
+}
+
+/// The ids `map` lists for `key` (none when absent).
+fn list(map: &FxHashMap<Id, Vec<Id>>, key: Id) -> &[Id] {
+    map.get(&key).map_or(&[], Vec::as_slice)
 }
 
 /// Whether some `o` of `subject property o` in `known` passes `test`.

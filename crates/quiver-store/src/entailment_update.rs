@@ -64,7 +64,7 @@ impl Entailment {
                 let probe = Ontology::read(&[], &terms, self.profile);
                 let graph = &asserted.default_graph;
                 let mut triples = Vec::new();
-                for property in probe.schema_properties() {
+                for &property in probe.schema_properties() {
                     let Some(p) = asserted.predicate_of_term(property) else {
                         continue;
                     };
@@ -75,7 +75,7 @@ impl Entailment {
                     }
                 }
                 let rdf_type = asserted.rdf_type();
-                for class in probe.schema_classes() {
+                for &class in probe.schema_classes() {
                     if let Some(t) = rdf_type {
                         for &s in graph.get(class, t, Direction::In) {
                             triples.push([s, asserted.predicate_term(t), class]);

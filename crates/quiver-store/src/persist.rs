@@ -99,26 +99,10 @@ impl Store {
             writer.column("dictionary", "appended.offsets", &appended_offsets)?;
         }
         writer.column("catalog", "predicates", &self.predicates)?;
-        writer.column("catalog", "classes", &self.classes)?;
-        writer.column("catalog", "class_instances", &self.class_instances)?;
-        writer.column("catalog", "class_predicate", &self.class_predicate)?;
-        let stats: Vec<u64> = self
-            .predicate_stats
-            .iter()
-            .flat_map(|s| s.to_words())
-            .collect();
-        writer.column("catalog", "predicate_stats", &stats)?;
+        save_catalog(&mut writer, "catalog", &Layer::of(self))?;
         save_graph(&mut writer, "graph-default", &self.default_graph)?;
         if let Some(layer) = self.entailment().map(|e| &e.entailed) {
-            writer.column("entailed", "classes", &layer.classes)?;
-            writer.column("entailed", "class_instances", &layer.class_instances)?;
-            writer.column("entailed", "class_predicate", &layer.class_predicate)?;
-            let stats: Vec<u64> = layer
-                .predicate_stats
-                .iter()
-                .flat_map(|s| s.to_words())
-                .collect();
-            writer.column("entailed", "predicate_stats", &stats)?;
+            save_catalog(&mut writer, "entailed", layer)?;
             save_graph(&mut writer, "graph-entailed", &layer.default_graph)?;
         }
         for (i, (_, graph)) in self.named_graphs.iter().enumerate() {
@@ -332,6 +316,23 @@ fn append_terms(
         }
     }
     Ok(())
+}
+
+/// A layer's class catalog and predicate statistics, in `file`.
+fn save_catalog(
+    writer: &mut SnapshotWriter,
+    file: &str,
+    layer: &Layer,
+) -> Result<(), SnapshotError> {
+    writer.column(file, "classes", &layer.classes)?;
+    writer.column(file, "class_instances", &layer.class_instances)?;
+    writer.column(file, "class_predicate", &layer.class_predicate)?;
+    let stats: Vec<u64> = layer
+        .predicate_stats
+        .iter()
+        .flat_map(|s| s.to_words())
+        .collect();
+    writer.column(file, "predicate_stats", &stats)
 }
 
 fn save_graph(
