@@ -142,7 +142,7 @@ fn statistics_tables(predicates: &[serde_json::Value], classes: &[serde_json::Va
     };
     let predicate_iris: Vec<_> = predicates.iter().map(|p| iri(&p["predicate"])).collect();
     let class_iris: Vec<_> = classes.iter().map(|c| iri(&c["class"])).collect();
-    let prefixes = crate::prefixes::Prefixes::choose(
+    let prefixes = quiver_model::prefixes::Prefixes::choose(
         predicate_iris
             .iter()
             .chain(&class_iris)

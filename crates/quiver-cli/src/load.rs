@@ -27,7 +27,8 @@ pub struct LoadArgs {
     /// More files or directories to load
     #[arg(value_name = "FILES")]
     pub more_files: Vec<PathBuf>,
-    /// Syntax of every input: nt, nq, ttl, trig, rdfxml (default: from each file's extension)
+    /// Syntax of every input: nt, nq, ttl, trig, rdfxml, jsonld (default: from each file's
+    /// extension)
     #[arg(long, value_parser = parse_format)]
     pub format: Option<Format>,
     /// Skip malformed statements (reporting how many) instead of aborting
@@ -76,7 +77,7 @@ pub struct LoadArgs {
 
 fn parse_format(name: &str) -> Result<Format, String> {
     Format::from_name(name)
-        .ok_or_else(|| format!("unknown format '{name}' (nt, nq, ttl, trig, rdfxml)"))
+        .ok_or_else(|| format!("unknown format '{name}' (nt, nq, ttl, trig, rdfxml, jsonld)"))
 }
 
 /// Progress on a terminal: bytes read (files) or universities generated (LUBM).

@@ -32,9 +32,9 @@ mod memory;
 mod output;
 mod partition;
 mod plot;
-mod prefixes;
 mod query;
 mod reason;
+mod reference;
 mod serve;
 mod service;
 mod table;
@@ -66,7 +66,7 @@ enum Command {
     Query(query::QueryArgs),
     /// Run a SPARQL Update request against a store, as one transaction
     Update(update::UpdateArgs),
-    /// Write every quad of a store as N-Quads, TriG, N-Triples or Turtle
+    /// Write every quad of a store as N-Quads, TriG, N-Triples, Turtle or JSON-LD
     Dump(dump::DumpArgs),
     /// Fold a store's log of commits into a new snapshot (done automatically past a size)
     Checkpoint(checkpoint::CheckpointArgs),
@@ -90,7 +90,8 @@ enum Command {
     Console(console::ConsoleArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(completions::CompletionsArgs),
-    /// Write the manual pages (roff), one per subcommand, into a directory
+    /// Write the manual pages (roff), one per subcommand, into a directory (or, with
+    /// --markdown, the book's command-line reference)
     Man(completions::ManArgs),
 }
 

@@ -24,7 +24,8 @@ pub struct QueryArgs {
     /// A file holding the query
     #[arg(long)]
     pub query_file: Option<PathBuf>,
-    /// Results format: json, xml, csv, tsv (SELECT/ASK); nt, ttl, rdfxml (CONSTRUCT/DESCRIBE).
+    /// Results format: json, xml, csv, tsv (SELECT/ASK); nt, ttl, rdfxml, jsonld
+    /// (CONSTRUCT/DESCRIBE).
     /// Without it, an aligned table on a terminal and JSON otherwise
     #[arg(long, value_parser = parse_format)]
     pub results_format: Option<ResultsFormat>,
@@ -54,7 +55,7 @@ pub struct QueryArgs {
 
 fn parse_format(name: &str) -> Result<ResultsFormat, String> {
     ResultsFormat::from_name(name).ok_or_else(|| {
-        format!("unknown results format '{name}' (json, xml, csv, tsv, nt, ttl, rdfxml)")
+        format!("unknown results format '{name}' (json, xml, csv, tsv, nt, ttl, rdfxml, jsonld)")
     })
 }
 

@@ -1,7 +1,8 @@
 //! `quiver serve` with real clients: Python's SPARQLWrapper and rdflib (the script
 //! `tests/python/sparql_clients.py` compares their rows with `quiver query`), rdflib's
 //! SPARQLUpdateStore writing to `quiver serve --writable`
-//! (`tests/python/sparql_update_client.py`), and headless Chromium running the query page.
+//! (`tests/python/sparql_update_client.py`), and headless Chromium running the query page
+//! as a user would (`web/test/page.mjs`, driven by Playwright).
 //!
 //! `scripts/test` installs both (the Python packages in a virtual environment whose `bin`
 //! comes first on PATH). A test whose client is missing fails, saying how to install it.
@@ -10,9 +11,8 @@ mod serve_support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use serve_support::{encode, queries_dir, small_store, store, Server};
+use serve_support::{queries_dir, small_store, store, Server};
 
 fn lubm() -> &'static Path {
     store("clients")
@@ -93,93 +93,147 @@ fn rdflib_sparql_update_store_writes_and_reads_back() {
     assert!(server.status()["writes_committed"].as_u64().unwrap() >= 6);
 }
 
-/// The Chromium binary, if any.
-fn chromium() -> Option<&'static str> {
+/// The Chromium binary, if any, as a path (the page driver needs one).
+fn chromium() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
     ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
-        .find(|name| found(name, &["--version"]))
+        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+        .find(|candidate| found(&candidate.to_string_lossy(), &["--version"]))
 }
 
-/// Runs headless Chromium on `url` and returns the DOM after the page's scripts ran.
-fn dump_dom(browser: &str, url: &str) -> String {
-    let profile = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "chromium-profile-{}-{}",
-        std::process::id(),
-        url.len()
-    ));
-    let mut child = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=15000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--dump-dom", url])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("chromium starts");
-    let mut stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut dom = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut dom).ok();
-        dom
-    });
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while child.try_wait().expect("try_wait").is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 90 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let _ = std::fs::remove_dir_all(&profile);
-    reader.join().expect("reader")
+/// The repository's `web/` directory: the page driver and its npm packages.
+fn web_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web")
+}
+
+/// Runs `web/test/page.mjs` on the page at `url` (a user typing, running, explaining,
+/// completing) and returns what it saw.
+fn drive_page(browser: &Path, url: &str, query: &str, class_prefix: &str) -> serde_json::Value {
+    let output = Command::new("node")
+        .arg(web_dir().join("test/page.mjs"))
+        .arg(url)
+        .env("CHROMIUM", browser)
+        .env("QUERY", query)
+        .env("CLASS_PREFIX", class_prefix)
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the page driver failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
 #[test]
-fn headless_chromium_runs_the_query_page() {
+fn a_user_types_runs_explains_and_completes_in_the_query_page() {
     let browser = chromium().expect(
         "this test needs a headless Chromium (chromium, chromium-browser or google-chrome) on \
          PATH: run the tests through scripts/test (it installs it as root), or \
          `sudo apt-get install chromium`",
     );
+    assert!(
+        found("node", &["--version"]) && web_dir().join("node_modules/playwright-core").is_dir(),
+        "this test needs Node.js and web/'s npm packages: run the tests through scripts/test \
+         (it runs scripts/web, which installs them from web/package-lock.json), or \
+         `(cd web && npm ci)`"
+    );
     let server = Server::start(lubm(), &[]);
-    let q5 = std::fs::read_to_string(queries_dir().join("lubm-basic/q5.rq")).unwrap();
-    let dom = dump_dom(
-        browser,
-        &server.url(&format!("/?query={}&run=1", encode(&q5))),
+    let ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
+    // LUBM q5 on one line, as typed (the editor closes brackets itself).
+    let query = format!(
+        "SELECT ?X WHERE {{ ?X <{ub}subOrganizationOf> <http://www.Department0.University0.edu> . ?X a <{ub}ResearchGroup> }}"
     );
+    let seen = drive_page(
+        &browser,
+        &server.url("/"),
+        &query,
+        "SELECT * WHERE { ?x a univ-bench:Grad",
+    );
+    let report = serde_json::to_string_pretty(&seen).unwrap();
     assert!(
-        dom.contains("data-state=\"done\""),
-        "page did not finish:\n{dom}"
+        seen["failure"].is_null(),
+        "{report}\nserver log:\n{}",
+        server.log()
     );
-    assert_eq!(dom.matches("<tr class=\"row\">").count(), 10, "{dom}");
-    for group in 0..10 {
-        let iri = format!("&lt;http://www.Department0.University0.edu/ResearchGroup{group}&gt;");
-        assert!(dom.contains(&iri), "missing {iri}");
-    }
-    assert!(dom.contains("<th>?X</th>"));
-    assert!(dom.contains("10 rows in"), "timing and row count shown");
-    assert!(dom.contains("100,543 triples"), "store size from /status");
 
-    // A malformed query shows the server's message with its position.
-    let dom = dump_dom(
-        browser,
-        &server.url(&format!("/?query={}&run=1", encode("SELECT ?x {"))),
-    );
-    assert!(dom.contains("data-state=\"error\""), "{dom}");
+    // The page knows the store: its size, and examples from its own classes.
+    assert_eq!(seen["title"], "Quiver SPARQL");
     assert!(
-        dom.contains("400") && dom.contains("invalid query"),
-        "{dom}"
+        seen["store"].as_str().unwrap().contains("100,543 triples"),
+        "{report}"
     );
+    let examples = seen["examples"].to_string();
+    assert!(
+        examples.contains("univ-bench:"),
+        "examples use the store's classes: {report}"
+    );
+    assert!(
+        !examples.contains("Insert"),
+        "no update example on a read-only server"
+    );
+
+    // The typed query ran: ten research groups in the results table.
+    assert_eq!(seen["state"], "done", "{report}");
+    let rows = seen["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 10, "{report}");
+    let cells = seen["rows"].to_string();
+    for group in 0..10 {
+        let iri = format!("http://www.Department0.University0.edu/ResearchGroup{group}");
+        assert!(cells.contains(&iri), "missing {iri}: {report}");
+    }
+    assert!(
+        seen["summary"].as_str().unwrap().starts_with("10 rows"),
+        "{report}"
+    );
+
+    // The Explain tab: the plan with estimated and actual rows.
+    let explain = seen["explain"].as_str().unwrap();
+    assert!(
+        explain.contains("estimated")
+            && explain.contains("actual")
+            && explain.contains("answered 10 rows"),
+        "{report}"
+    );
+
+    // A malformed query: the server's message with its line and column.
+    assert_eq!(seen["error_state"], "error", "{report}");
+    let error = format!("{} {}", seen["error_summary"], seen["error_shown"]);
+    assert!(error.contains("invalid query"), "{report}");
+    // `error at LINE:COLUMN`: the query was typed on two lines (the editor closes the brace
+    // on a third), its error at the end.
+    let position = error
+        .split("error at ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| c != ':' && !c.is_ascii_digit()).next())
+        .unwrap_or("");
+    let (line, column) = position
+        .trim_end_matches(':')
+        .split_once(':')
+        .unwrap_or(("", ""));
+    assert!(
+        matches!(line, "2" | "3") && column.parse::<u32>().is_ok(),
+        "line and column shown ({position:?}): {report}"
+    );
+
+    // Completion offers the store's own prefix and classes.
+    let prefixes = seen["prefix_hints"].to_string();
+    assert!(
+        prefixes.contains(&format!("univ-bench: <{ub}>")),
+        "the store's prefix offered: {report}"
+    );
+    let classes = seen["class_hints"].to_string();
+    assert!(classes.contains("univ-bench:GraduateStudent"), "{report}");
+    assert!(classes.contains("univ-bench:GraduateCourse"), "{report}");
+    assert!(
+        !classes.contains("univ-bench:Professor\""),
+        "only classes starting with Grad: {report}"
+    );
+
+    // Nothing came from another host, and the page's scripts raised no error.
+    assert_eq!(seen["foreign_requests"], serde_json::json!([]), "{report}");
+    assert_eq!(seen["console"], serde_json::json!([]), "{report}");
     assert!(server.logged("method=POST path=/query dataset=default status=400"));
 }

@@ -441,11 +441,93 @@ fn the_page_and_status() {
         Some("text/html; charset=utf-8")
     );
     let html = page.text();
-    assert!(html.contains("<textarea") && html.contains("LUBM q5"));
+    assert!(html.contains("ui/yasgui.min.js") && html.contains("ui/quiver.js"));
     assert!(
         !html.contains("src=\"http") && !html.contains("href=\"http"),
         "no external assets"
     );
+    let policy = page.header("content-security-policy").unwrap_or("");
+    assert!(
+        policy.contains("script-src 'self'") && policy.contains("connect-src 'self'"),
+        "{policy}"
+    );
+    // The assets: embedded, compressed for clients that accept it, revalidated by ETag.
+    let script = server.get("/ui/yasgui.min.js", &[("Accept-Encoding", "gzip")]);
+    assert_status(&script, 200);
+    assert_eq!(script.header("content-encoding"), Some("gzip"));
+    let plain = server.get("/ui/yasgui.min.js", &[]);
+    assert_eq!(plain.header("content-encoding"), None);
+    assert!(plain.body.len() > 3 * script.body.len(), "compressed");
+    let etag = plain.header("etag").unwrap().to_owned();
+    assert_status(
+        &server.get("/ui/yasgui.min.js", &[("If-None-Match", &etag)]),
+        304,
+    );
+    assert_status(&server.get("/ui/nothing.js", &[]), 404);
+    // The page's configuration: the store's prefixes and examples from its own classes.
+    let config = server.get("/ui/config", &[]).json();
+    assert_eq!(config["endpoint"], "query");
+    assert_eq!(config["writable"], false);
+    assert_eq!(
+        config["prefixes"]["univ-bench"],
+        "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
+    );
+    let examples = config["examples"].as_array().unwrap();
+    assert!(examples.len() >= 4, "{config}");
+    for example in examples {
+        let query = example["query"].as_str().unwrap();
+        assert_status(&server.query(query, "*/*"), 200);
+    }
+    // Completions: the store's classes and predicates starting with what was typed.
+    let ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
+    let classes = server
+        .get(
+            &format!("/ui/complete?type=class&q={}", encode(&format!("{ub}Grad"))),
+            &[],
+        )
+        .json();
+    let classes: Vec<&str> = classes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(classes.len(), 2, "{classes:?}");
+    assert!(
+        classes.contains(&&*format!("{ub}GraduateStudent"))
+            && classes.contains(&&*format!("{ub}GraduateCourse"))
+    );
+    let predicates = server
+        .get(
+            &format!(
+                "/ui/complete?type=property&q={}",
+                encode(&format!("{ub}adv"))
+            ),
+            &[],
+        )
+        .json();
+    assert_eq!(predicates, serde_json::json!([format!("{ub}advisor")]));
+    assert_status(&server.get("/ui/complete?type=other", &[]), 400);
+    // EXPLAIN over the protocol: the plan with estimated and actual rows.
+    let explained = server.get(
+        &format!("/query?explain=true&query={}", encode(&lubm_query("q5"))),
+        &[],
+    );
+    assert_status(&explained, 200);
+    let plan = explained.text();
+    assert!(
+        plan.contains("estimated") && plan.contains("actual"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("answered 10 rows, reading the asserted triples"),
+        "{plan}"
+    );
+    assert_status(
+        &server.get("/query?explain=maybe&query=ASK%7B%7D", &[]),
+        400,
+    );
+    let served = server.status()["queries_served"].as_u64().unwrap();
     server.query("ASK {}", "");
     let status = server.status();
     let info = quiver()
@@ -456,7 +538,7 @@ fn the_page_and_status() {
     let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
     assert_eq!(status["triples"], info["triples"]);
     assert_eq!(status["terms"], info["terms"]);
-    assert_eq!(status["queries_served"].as_u64(), Some(1));
+    assert_eq!(status["queries_served"].as_u64(), Some(served + 1));
     assert_eq!(status["in_flight"].as_u64(), Some(0));
     assert!(status["uptime_seconds"].as_f64().unwrap() > 0.0);
     // No CORS header unless asked for.

@@ -650,3 +650,30 @@ fn completions_and_manual_pages_are_generated() {
     assert!(page.contains("backup\\-dir"), "{page}");
     assert!(dir.join("quiver.1").exists());
 }
+
+#[test]
+fn the_books_command_line_reference_is_current() {
+    let page = scratch("reference").join("cli.md");
+    let output = quiver()
+        .args(["man", "--markdown"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let generated = std::fs::read_to_string(&page).unwrap();
+    for heading in [
+        "## quiver load\n",
+        "## quiver serve\n",
+        "## quiver bench lubm\n",
+    ] {
+        assert!(generated.contains(heading), "{heading}");
+    }
+    assert!(generated.contains("`--location <DIR>`"), "flags listed");
+    let book =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/reference/cli.md");
+    let committed = std::fs::read_to_string(&book).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/src/reference/cli.md is stale: run `quiver man --markdown docs/src/reference/cli.md`"
+    );
+}

@@ -6,6 +6,7 @@ pub mod column;
 pub mod dictionary;
 pub mod id;
 pub mod prefetch;
+pub mod prefixes;
 pub mod term;
 mod term_filter;
 

@@ -282,3 +282,48 @@ fn write_solutions(
 ) -> io::Result<ChannelWriter> {
     quiver_sparql::results::write_solutions(solutions, format.syntax(), writer)
 }
+
+/// `explain=true`: prepares and runs the query, then renders its profile (the plan with
+/// estimated and actual rows and time per step) and what it answered, as text.
+pub fn explain(
+    store: &Store,
+    request: &crate::protocol::QueryRequest,
+    cache: &QueryCache,
+    options: &ExecOptions,
+    log: &RequestLog,
+) -> Result<String, ApiError> {
+    let prepare_options = PrepareOptions {
+        dataset: request.dataset.clone(),
+        partitioned: options.partitions.is_some(),
+        ..PrepareOptions::default()
+    };
+    let (cached, _) = cache
+        .prepare(store, &request.query, &prepare_options)
+        .map_err(|error| ApiError::from_query(&error))?;
+    log.set_form("explain");
+    let (results, profile) = cached
+        .query
+        .execute_profiled(store, options)
+        .map_err(|error| ApiError::from_query(&error))?;
+    let answered = match &results {
+        QueryResults::Solutions(solutions) => {
+            log.set_rows(solutions.len());
+            match solutions.len() {
+                1 => "1 row".to_owned(),
+                rows => format!("{rows} rows"),
+            }
+        }
+        QueryResults::Boolean(answer) => format!("answer: {answer}"),
+        QueryResults::Graph(triples) => format!("{} triples", triples.len()),
+    };
+    let graph = match (store.view(), store.entailment()) {
+        (quiver_store::View::Entailed, Some(layer)) => {
+            format!("the {} entailment of the default graph", layer.profile())
+        }
+        _ => "the asserted triples".to_owned(),
+    };
+    Ok(format!(
+        "{}\nanswered {answered}, reading {graph}\n",
+        quiver_sparql::explain::render(&profile)
+    ))
+}

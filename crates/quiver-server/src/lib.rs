@@ -36,6 +36,7 @@ pub mod routes;
 pub mod service_description;
 pub mod state;
 pub mod stream;
+pub mod ui;
 pub mod update;
 
 use std::future::{Future, IntoFuture};

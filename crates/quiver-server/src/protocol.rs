@@ -20,7 +20,9 @@
 //! `format=` (or `output=`, which some clients send instead) overrides content negotiation.
 //! `reasoning=on|off` (also `true|false`, `entailed|asserted`) chooses whether a query
 //! reads the entailed or the asserted default graph of a store loaded with reasoning
-//! (the server's `--reasoning` decides when absent).
+//! (the server's `--reasoning` decides when absent). `explain=true` (also `on`, `1`) asks
+//! for the query's plan instead of its results: the steps with estimated and actual rows and
+//! time, as text (the query runs to count them).
 
 use axum::http::StatusCode;
 use oxrdf::NamedNode;
@@ -38,6 +40,8 @@ pub struct QueryRequest {
     pub dataset: Option<QueryDataset>,
     /// The `reasoning=` parameter, if any.
     pub reasoning: Option<bool>,
+    /// `explain=true`: the plan with estimated and actual rows, not the results.
+    pub explain: bool,
 }
 
 /// An update request, whichever way it came.
@@ -164,6 +168,7 @@ fn from_params(params: Vec<(String, String)>, body: Option<Body>) -> Result<Oper
     let mut updates = Vec::new();
     let mut format = None;
     let mut reasoning = None;
+    let mut explain = false;
     let mut default_graphs = Vec::new();
     let mut named_graphs = Vec::new();
     let mut using_graphs = Vec::new();
@@ -199,6 +204,17 @@ fn from_params(params: Vec<(String, String)>, body: Option<Body>) -> Result<Oper
                         )))
                     }
                 });
+            }
+            "explain" => {
+                explain = match value.as_str() {
+                    "on" | "true" | "1" => true,
+                    "off" | "false" | "0" | "" => false,
+                    _ => {
+                        return Err(ApiError::bad_request(format!(
+                            "explain={value:?}: expected true or false"
+                        )))
+                    }
+                };
             }
             _ => {}
         }
@@ -263,6 +279,7 @@ fn from_params(params: Vec<(String, String)>, body: Option<Body>) -> Result<Oper
         format,
         dataset,
         reasoning,
+        explain,
     }))
 }
 

@@ -5,8 +5,9 @@
 //!
 //! | route | methods | what |
 //! |---|---|---|
-//! | `/` | GET | the query page (one embedded HTML file, no external assets) |
-//! | `/query`, `/sparql` | GET, POST | SPARQL 1.1 Protocol queries (and updates, POSTed); a GET without `query` gets the service description ([`crate::service_description`]) |
+//! | `/` | GET | the query page: YASGUI wired to the dataset, every asset embedded ([`crate::ui`]) |
+//! | `/ui/…` | GET | the page's scripts, styles, configuration and completions ([`crate::ui`]) |
+//! | `/query`, `/sparql` | GET, POST | SPARQL 1.1 Protocol queries (and updates, POSTed); a GET without `query` gets the service description ([`crate::service_description`]); `explain=true` answers the plan with estimated and actual rows |
 //! | `/update` | POST | SPARQL 1.1 Protocol updates ([`crate::update`]) |
 //! | `/store` | GET, HEAD, PUT, POST, DELETE | SPARQL 1.1 Graph Store Protocol ([`crate::graph_store`]) |
 //! | `/store/…` | GET, HEAD, PUT, POST, DELETE | the same, the request's URL naming the graph (direct identification) |
@@ -50,10 +51,8 @@ use crate::service_description;
 use crate::state::body_too_large;
 pub use crate::state::{AppState, ServerState};
 use crate::stream;
+use crate::ui;
 use crate::update;
-
-/// The query page.
-const PAGE: &str = include_str!("page.html");
 
 /// The router of the server: its own routes, and every dataset's.
 pub fn router(server: Arc<ServerState>) -> Router {
@@ -67,7 +66,7 @@ pub fn router(server: Arc<ServerState>) -> Router {
     match &server.root {
         Some(root) => {
             router = router
-                .route("/", get(page))
+                .route("/", get(ui::page))
                 .merge(dataset_routes(root.clone()))
         }
         None => {
@@ -88,7 +87,7 @@ pub fn router(server: Arc<ServerState>) -> Router {
                 &prefix,
                 get(move || async move { Redirect::permanent(&page_path) }),
             )
-            .route(&format!("{prefix}/"), get(page));
+            .route(&format!("{prefix}/"), get(ui::page));
     }
     router
         .fallback(not_found)
@@ -110,18 +109,8 @@ fn dataset_routes(state: Arc<AppState>) -> Router {
         .route("/store", graph_store.clone())
         .route("/store/{*graph}", graph_store)
         .route("/status", get(status))
-        .with_state(state)
-}
-
-async fn page() -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        PAGE,
-    )
-        .into_response()
+        .with_state(state.clone())
+        .merge(ui::routes(state))
 }
 
 async fn query_get(
@@ -198,6 +187,9 @@ async fn answer(
 ) -> Response {
     // The query's text only where an operator asks for it (DEBUG, or the slow-query log).
     tracing::debug!(target: "quiver::query", id = log.id, dataset = %state.name, query = %request.query);
+    if request.explain {
+        return explain(state, request, log).await;
+    }
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let negotiated = match negotiate(accept, request.format.as_deref()) {
         Ok(negotiated) => negotiated,
@@ -209,20 +201,7 @@ async fn answer(
         Err(error) => return error.into_response(),
     };
     let cancel = ticket.cancel_flag();
-    // Options the engine adds later keep their defaults.
-    #[allow(clippy::needless_update)]
-    let options = ExecOptions {
-        threads: state.config.threads,
-        timeout: state.config.timeout,
-        max_results: state.config.max_results,
-        max_memory: state.config.max_memory,
-        pool: Some(state.memory.clone()),
-        cancel: Some(cancel.clone()),
-        device: state.config.device.clone(),
-        partitions: state.config.partitions.clone(),
-        service: state.config.service.clone(),
-        ..ExecOptions::default()
-    };
+    let options = exec_options(state, &cancel);
     let store = match state.query_snapshot(request.reasoning) {
         Ok(store) => store,
         Err(error) => return refuse(state, error),
@@ -288,6 +267,72 @@ async fn answer(
         Ok(Ok(head)) => {
             state.limits.served.fetch_add(1, Ordering::Relaxed);
             respond(head, Body::new(body))
+        }
+        Ok(Err(error)) => refuse(state, error),
+        Err(_) => refuse(
+            state,
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the query failed unexpectedly",
+            ),
+        ),
+    }
+}
+
+/// The engine's options for a query of `state`'s dataset under its limits.
+fn exec_options(state: &AppState, cancel: &Arc<std::sync::atomic::AtomicBool>) -> ExecOptions {
+    // Options the engine adds later keep their defaults.
+    #[allow(clippy::needless_update)]
+    ExecOptions {
+        threads: state.config.threads,
+        timeout: state.config.timeout,
+        max_results: state.config.max_results,
+        max_memory: state.config.max_memory,
+        pool: Some(state.memory.clone()),
+        cancel: Some(cancel.clone()),
+        device: state.config.device.clone(),
+        partitions: state.config.partitions.clone(),
+        service: state.config.service.clone(),
+        ..ExecOptions::default()
+    }
+}
+
+/// `explain=true`: runs the query under the same limits as any other and answers its plan
+/// with estimated and actual rows per step, as text.
+async fn explain(state: &Arc<AppState>, request: QueryRequest, log: Arc<RequestLog>) -> Response {
+    let ticket = match state.limits.enter() {
+        Ok(ticket) => ticket,
+        Err(error) => return error.into_response(),
+    };
+    let cancel = ticket.cancel_flag();
+    let options = exec_options(state, &cancel);
+    let store = match state.query_snapshot(request.reasoning) {
+        Ok(store) => store,
+        Err(error) => return refuse(state, error),
+    };
+    let permit = match state.limits.acquire().await {
+        Ok(permit) => permit,
+        Err(error) => return error.into_response(),
+    };
+    let cache = state.queries.clone();
+    // Dropping this future (the client went away) cancels the query.
+    let _cancel_on_drop = CancelOnDrop(cancel);
+    let explained = tokio::task::spawn_blocking(move || {
+        let _held = (permit, ticket);
+        execute::explain(&store, &request, &cache, &options, &log)
+    })
+    .await;
+    match explained {
+        Ok(Ok(text)) => {
+            state.limits.served.fetch_add(1, Ordering::Relaxed);
+            (
+                [
+                    (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                    (header::CACHE_CONTROL, "no-store"),
+                ],
+                text,
+            )
+                .into_response()
         }
         Ok(Err(error)) => refuse(state, error),
         Err(_) => refuse(

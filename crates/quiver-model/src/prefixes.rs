@@ -1,11 +1,12 @@
-//! Short names for the IRIs `quiver info` prints: `rdf:` and the namespaces most common
-//! among the store's predicates and classes, each under its usual prefix when it has one
-//! (`rdfs:`, `owl:`, `foaf:`…) or one made from its last path segment (`univ-bench:`).
-//! The chosen prefixes are printed as a `PREFIX` legend, so every short name expands back.
+//! Short names for a store's IRIs, for `quiver info` and the query page: `rdf:` and the
+//! namespaces most common among the store's predicates and classes, each under its usual
+//! prefix when it has one (`rdfs:`, `owl:`, `foaf:`…) or one made from its last path segment
+//! (`univ-bench:`). The chosen prefixes are printed as a `PREFIX` legend, so every short
+//! name expands back.
 
 use std::collections::HashMap;
 
-/// Namespaces given a prefix, besides `rdf:`, at most.
+/// Namespaces given a prefix by [`Prefixes::choose`], besides `rdf:`, at most.
 pub const MAX_PREFIXES: usize = 3;
 
 const RDF: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
@@ -34,6 +35,11 @@ impl Prefixes {
     /// when one of them is in its namespace, then up to [`MAX_PREFIXES`] namespaces that
     /// hold two or more of them, the most common first.
     pub fn choose<'a>(iris: impl IntoIterator<Item = &'a str>) -> Self {
+        Self::choose_at_most(iris, MAX_PREFIXES)
+    }
+
+    /// [`Prefixes::choose`] with up to `most` namespaces besides `rdf:`.
+    pub fn choose_at_most<'a>(iris: impl IntoIterator<Item = &'a str>, most: usize) -> Self {
         let mut counts: HashMap<&str, usize> = HashMap::new();
         for iri in iris {
             if let Some((namespace, _)) = split(iri) {
@@ -46,7 +52,7 @@ impl Prefixes {
         }
         let mut common: Vec<(&str, usize)> = counts.into_iter().filter(|&(_, n)| n >= 2).collect();
         common.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-        for (namespace, _) in common.into_iter().take(MAX_PREFIXES) {
+        for (namespace, _) in common.into_iter().take(most) {
             let name = prefixes.name_for(namespace);
             prefixes.list.push((name, namespace.to_owned()));
         }
@@ -81,6 +87,23 @@ impl Prefixes {
             }
         }
         format!("<{iri}>")
+    }
+
+    /// Adds the well-known prefixes (`rdfs:`, `owl:`, `xsd:`…) whose name and namespace are
+    /// both still free.
+    pub fn with_well_known(mut self) -> Self {
+        for (name, namespace) in WELL_KNOWN {
+            let free = !self.list.iter().any(|(n, ns)| n == name || ns == namespace);
+            if free {
+                self.list.push((name.to_string(), namespace.to_string()));
+            }
+        }
+        self
+    }
+
+    /// The chosen prefixes: (name, namespace), in the order chosen.
+    pub fn list(&self) -> &[(String, String)] {
+        &self.list
     }
 
     /// One `PREFIX name: <namespace>` line per chosen prefix.
