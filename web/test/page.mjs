@@ -5,8 +5,9 @@
 //
 // with CHROMIUM naming the browser. It types a query into the editor and runs it (rows of
 // the results table), opens the Explain tab (its text), runs a malformed query (the error
-// shown), asks the editor for completions (prefix and class), and records every request the
-// page made (URLs outside BASE_URL are a failure the test reports).
+// shown), asks the editor for completions (prefix and class), with UPDATE_TOKEN set runs the
+// update UPDATE with that token and then the query UPDATE_CHECK, and records every request
+// the page made (URLs outside BASE_URL are a failure the test reports).
 import { chromium } from "playwright-core";
 
 const base = new URL(process.argv[2]);
@@ -101,6 +102,24 @@ try {
   await page.keyboard.press("Control+Space");
   await page.waitForSelector(".CodeMirror-hints li");
   report.class_hints = await page.$$eval(".CodeMirror-hints li", (items) => items.map((i) => i.textContent));
+
+  // On a writable server: an update typed with the token, then a query that sees it.
+  if (process.env.UPDATE_TOKEN) {
+    report.token_box = await page.isVisible("#token");
+    await page.fill("#token", process.env.UPDATE_TOKEN);
+    await page.dispatchEvent("#token", "change");
+    await type(process.env.UPDATE);
+    report.update_state = await run();
+    report.update_summary = await page.textContent("#summary");
+    await type(process.env.UPDATE_CHECK);
+    report.check_state = await run();
+    // The update's answer was shown as the raw response: back to the table.
+    await page.click(".yasr .select_table");
+    await page.waitForSelector(".yasr table tbody tr");
+    report.check_rows = await page.$$eval(".yasr table tbody tr", (rows) =>
+      rows.map((row) => [...row.querySelectorAll("td")].map((cell) => cell.textContent.trim())),
+    );
+  }
 } catch (error) {
   report.failure = String(error && error.stack ? error.stack : error);
 } finally {

@@ -102,6 +102,20 @@ fn chromium() -> Option<std::path::PathBuf> {
         .find(|candidate| found(&candidate.to_string_lossy(), &["--version"]))
 }
 
+/// Copies the files of directory `from` (a store) into `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
 /// The repository's `web/` directory: the page driver and its npm packages.
 fn web_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web")
@@ -109,13 +123,20 @@ fn web_dir() -> std::path::PathBuf {
 
 /// Runs `web/test/page.mjs` on the page at `url` (a user typing, running, explaining,
 /// completing) and returns what it saw.
-fn drive_page(browser: &Path, url: &str, query: &str, class_prefix: &str) -> serde_json::Value {
+fn drive_page(
+    browser: &Path,
+    url: &str,
+    query: &str,
+    class_prefix: &str,
+    env: &[(&str, &str)],
+) -> serde_json::Value {
     let output = Command::new("node")
         .arg(web_dir().join("test/page.mjs"))
         .arg(url)
         .env("CHROMIUM", browser)
         .env("QUERY", query)
         .env("CLASS_PREFIX", class_prefix)
+        .envs(env.iter().copied())
         .output()
         .expect("node runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -140,8 +161,12 @@ fn a_user_types_runs_explains_and_completes_in_the_query_page() {
          (it runs scripts/web, which installs them from web/package-lock.json), or \
          `(cd web && npm ci)`"
     );
-    let server = Server::start(lubm(), &[]);
     let ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
+    // A writable copy of the LUBM store behind an update token.
+    let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join("page-writable");
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_dir(lubm(), &copy);
+    let server = Server::start(&copy, &["--writable", "--update-token", "page-token"]);
     // LUBM q5 on one line, as typed (the editor closes brackets itself).
     let query = format!(
         "SELECT ?X WHERE {{ ?X <{ub}subOrganizationOf> <http://www.Department0.University0.edu> . ?X a <{ub}ResearchGroup> }}"
@@ -151,6 +176,17 @@ fn a_user_types_runs_explains_and_completes_in_the_query_page() {
         &server.url("/"),
         &query,
         "SELECT * WHERE { ?x a univ-bench:Grad",
+        &[
+            ("UPDATE_TOKEN", "page-token"),
+            (
+                "UPDATE",
+                "INSERT DATA { <urn:page:s> <urn:page:p> \"typed in the page\" }",
+            ),
+            (
+                "UPDATE_CHECK",
+                "SELECT ?o WHERE { <urn:page:s> <urn:page:p> ?o }",
+            ),
+        ],
     );
     let report = serde_json::to_string_pretty(&seen).unwrap();
     assert!(
@@ -171,8 +207,8 @@ fn a_user_types_runs_explains_and_completes_in_the_query_page() {
         "examples use the store's classes: {report}"
     );
     assert!(
-        !examples.contains("Insert"),
-        "no update example on a read-only server"
+        examples.contains("Insert"),
+        "an update example on a writable server"
     );
 
     // The typed query ran: ten research groups in the results table.
@@ -231,6 +267,23 @@ fn a_user_types_runs_explains_and_completes_in_the_query_page() {
         !classes.contains("univ-bench:Professor\""),
         "only classes starting with Grad: {report}"
     );
+
+    // An update typed with the token, and a query that sees what it wrote.
+    assert_eq!(seen["token_box"], true, "{report}");
+    assert_eq!(seen["update_state"], "done", "{report}");
+    assert!(
+        seen["update_summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("update applied"),
+        "{report}"
+    );
+    assert_eq!(seen["check_state"], "done", "{report}");
+    assert!(
+        seen["check_rows"].to_string().contains("typed in the page"),
+        "{report}"
+    );
+    assert_eq!(server.status()["writes_committed"].as_u64(), Some(1));
 
     // Nothing came from another host, and the page's scripts raised no error.
     assert_eq!(seen["foreign_requests"], serde_json::json!([]), "{report}");

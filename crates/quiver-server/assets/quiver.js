@@ -184,7 +184,8 @@
         return;
       }
       const bindings = results && results.getBindings ? results.getBindings() : undefined;
-      const what = bindings ? bindings.length + (bindings.length === 1 ? " row" : " rows") : "answer";
+      const update = tab.getYasqe().getQueryMode() === "update";
+      const what = update ? "update applied" : bindings ? bindings.length + (bindings.length === 1 ? " row" : " rows") : "answer";
       document.body.dataset.state = "done";
       say(what + " in " + ms + " ms");
     }
