@@ -197,10 +197,10 @@ mod tests {
         assert!(page.contains("| [`quiver bench lubm`](#quiver-bench-lubm) | LUBM queries |"));
         assert!(page.contains("## quiver bench lubm\n"));
         assert!(
-            page.contains("| `--runs <runs>` | Runs \\| per query | `5` |"),
+            page.contains("| `--runs <RUNS>` | Runs \\| per query | `5` |"),
             "{page}"
         );
-        assert!(page.contains("| `<files>...` |"), "{page}");
+        assert!(page.contains("| `<FILES>...` |"), "{page}");
         assert!(!page.contains("secret"));
     }
 }
