@@ -1,4 +1,5 @@
-//! `quiver gen lubm`: write LUBM data as N-Triples (optionally gzip), in parallel.
+//! `quiver gen lubm` and `quiver gen bsbm`: write benchmark data as N-Triples (optionally
+//! gzip), in parallel, in the same order whatever the number of threads.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -9,6 +10,8 @@ use clap::{Args, Subcommand};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use indicatif::{ProgressBar, ProgressStyle};
+use quiver_bsbm::plan::MAX_PRODUCTS;
+use quiver_bsbm::{BsbmConfig, Plan};
 use quiver_lubm::ntriples::NTriplesBuffer;
 use quiver_lubm::parallel::for_each_university_ordered;
 use quiver_lubm::{generate_university, LubmConfig};
@@ -19,6 +22,8 @@ use crate::output::Output;
 pub enum GenCommand {
     /// Generate the LUBM benchmark data, identical to UBA 1.7, as N-Triples
     Lubm(LubmArgs),
+    /// Generate the Berlin SPARQL Benchmark (BSBM V3.1) data as N-Triples
+    Bsbm(BsbmArgs),
 }
 
 #[derive(Args, Debug)]
@@ -40,10 +45,91 @@ pub struct LubmArgs {
     pub threads: Option<u32>,
 }
 
+#[derive(Args, Debug)]
+pub struct BsbmArgs {
+    /// Number of products (the scale: about 373 triples a product at 1,000)
+    #[arg(short, long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_PRODUCTS)))]
+    pub products: u32,
+    /// Random seed (the same seed gives the same bytes on any number of threads)
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Also type each product with every ancestor of its product type (bsbmtools' -fc)
+    #[arg(long)]
+    pub forward_chaining: bool,
+    /// Output file (gzip-compressed when it ends in .gz); standard output by default
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Worker threads (default: all cores)
+    #[arg(long, value_parser = crate::limits::parse_threads, allow_hyphen_values = true)]
+    pub threads: Option<u32>,
+}
+
 pub fn run(command: GenCommand) -> Result<()> {
     match command {
         GenCommand::Lubm(args) => lubm(args),
+        GenCommand::Bsbm(args) => bsbm(args),
     }
+}
+
+fn is_gzip(path: Option<&PathBuf>) -> bool {
+    path.is_some_and(|path| path.extension().is_some_and(|ext| ext == "gz"))
+}
+
+/// A chunk of text as written: itself, or one gzip member of it (concatenated members are
+/// a valid gzip stream, so compression runs in parallel too).
+fn chunk(bytes: Vec<u8>, gzip: bool) -> Vec<u8> {
+    if !gzip {
+        return bytes;
+    }
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
+    encoder
+        .write_all(&bytes)
+        .and_then(|()| encoder.finish())
+        .expect("compressing into memory cannot fail")
+}
+
+fn bsbm(args: BsbmArgs) -> Result<()> {
+    let config = BsbmConfig {
+        products: args.products,
+        seed: args.seed,
+        forward_chaining: args.forward_chaining,
+    };
+    let plan = Plan::new(config)?;
+    let gzip = is_gzip(args.output.as_ref());
+    let threads = crate::threads(args.threads);
+    let mut output = Output::open(args.output.as_deref())?;
+    let progress = progress_bar_of(plan.units() as u64, "units");
+    let started = Instant::now();
+    let mut triples = 0u64;
+    quiver_bsbm::parallel::for_each_unit_ordered(
+        plan.units(),
+        threads,
+        |unit| {
+            let mut buffer = quiver_bsbm::NTriplesBuffer::new();
+            quiver_bsbm::generate_unit(&plan, plan.unit(unit), &mut buffer);
+            (chunk(buffer.bytes, gzip), buffer.triples)
+        },
+        |_, (bytes, count)| {
+            output.write_all(&bytes)?;
+            triples += count;
+            progress.inc(1);
+            progress.set_message(format!("{triples} triples"));
+            Ok::<_, anyhow::Error>(())
+        },
+    )?;
+    output.finish()?;
+    progress.finish_and_clear();
+    if std::io::stderr().is_terminal() {
+        let seconds = started.elapsed().as_secs_f64();
+        eprintln!(
+            "generated BSBM with {} products ({} triples) in {:.2} s, {:.2} M triples/s",
+            config.products,
+            triples,
+            seconds,
+            triples as f64 / seconds / 1e6
+        );
+    }
+    Ok(())
 }
 
 fn lubm(args: LubmArgs) -> Result<()> {
@@ -58,10 +144,7 @@ fn lubm(args: LubmArgs) -> Result<()> {
             u32::MAX
         );
     }
-    let gzip = args
-        .output
-        .as_ref()
-        .is_some_and(|path| path.extension().is_some_and(|ext| ext == "gz"));
+    let gzip = is_gzip(args.output.as_ref());
     let threads = crate::threads(args.threads);
     let mut output = Output::open(args.output.as_deref())?;
     let progress = progress_bar(u64::from(config.universities));
@@ -76,16 +159,7 @@ fn lubm(args: LubmArgs) -> Result<()> {
         |university| {
             let mut buffer = NTriplesBuffer::new();
             generate_university(config.seed, university, &mut buffer);
-            let bytes = if gzip {
-                let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
-                encoder
-                    .write_all(&buffer.bytes)
-                    .and_then(|()| encoder.finish())
-                    .expect("compressing into memory cannot fail")
-            } else {
-                buffer.bytes
-            };
-            (bytes, buffer.triples)
+            (chunk(buffer.bytes, gzip), buffer.triples)
         },
         |_, (bytes, count)| {
             output.write_all(&bytes)?;
@@ -110,16 +184,22 @@ fn lubm(args: LubmArgs) -> Result<()> {
     Ok(())
 }
 
-/// A progress bar on stderr when it is a terminal, hidden otherwise.
+/// A progress bar of universities on stderr when it is a terminal, hidden otherwise.
 pub fn progress_bar(length: u64) -> ProgressBar {
+    progress_bar_of(length, "universities")
+}
+
+/// A progress bar on stderr when it is a terminal, hidden otherwise; `what` names the
+/// counted items.
+pub fn progress_bar_of(length: u64, what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(length);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} universities, {msg} (ETA {eta})",
-        )
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} [{{elapsed_precise}}] {{bar:40}} {{pos}}/{{len}} {what}, {{msg}} (ETA {{eta}})"
+        ))
         .expect("valid progress template"),
     );
     bar

@@ -1,4 +1,5 @@
-//! `quiver gen lubm` as a user runs it: outputs, exit codes and error messages.
+//! `quiver gen lubm` and `quiver gen bsbm` as a user runs them: outputs, exit codes and
+//! error messages.
 
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
@@ -29,6 +30,7 @@ fn help_is_available_on_every_subcommand() {
         &["--help"][..],
         &["gen", "--help"],
         &["gen", "lubm", "--help"],
+        &["gen", "bsbm", "--help"],
         &["demo", "--help"],
     ] {
         let output = run(args);
@@ -137,6 +139,59 @@ fn file_and_gzip_outputs_hold_the_same_triples_as_stdout() {
     assert!(stdout.stdout.starts_with(b"<http://www.University7.edu> "));
     // Only the two outputs: no temporary file left behind.
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+}
+
+#[test]
+fn bsbm_writes_n_triples_the_same_for_a_seed_plain_or_gzip() {
+    let dir = tempdir("bsbm");
+    let args = ["gen", "bsbm", "--products", "100", "--seed", "9"];
+    let stdout = run(&args);
+    assert!(stdout.status.success(), "{}", stderr(&stdout));
+    let triples = oxttl::NTriplesParser::new()
+        .for_slice(&stdout.stdout)
+        .collect::<Result<Vec<_>, _>>()
+        .expect("N-Triples");
+    // About 400 triples a product at this scale (offers 200, reviews 108, features …).
+    assert!(
+        (30_000..60_000).contains(&triples.len()),
+        "{}",
+        triples.len()
+    );
+    let product =
+        "<http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/instances/dataFromProducer1/Product1> ";
+    assert!(String::from_utf8_lossy(&stdout.stdout).contains(product));
+
+    let again = run(&[&args[..], &["--threads", "1"]].concat());
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(again.stdout, stdout.stdout, "same seed, other thread count");
+    let other = run(&["gen", "bsbm", "--products", "100", "--seed", "10"]);
+    assert_ne!(other.stdout, stdout.stdout, "another seed");
+
+    let gzip = dir.join("bsbm.nt.gz");
+    let output = run(&[&args[..], &["--output", gzip.to_str().unwrap()]].concat());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let compressed = std::fs::read(&gzip).unwrap();
+    assert_eq!(compressed[..2], [0x1f, 0x8b], "gzip magic");
+    let mut unzipped = Vec::new();
+    flate2::read::MultiGzDecoder::new(&compressed[..])
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    assert_eq!(unzipped, stdout.stdout);
+}
+
+#[test]
+fn bad_product_counts_are_usage_errors() {
+    for value in ["0", "-3", "many", ""] {
+        let output = run(&["gen", "bsbm", "--products", value]);
+        assert_clean_error(&output, 2, "products");
+        assert!(output.stdout.is_empty());
+    }
+    assert_clean_error(&run(&["gen", "bsbm"]), 2, "--products");
+    assert_clean_error(
+        &run(&["gen", "bsbm", "-p", "1", "--threads", "0"]),
+        2,
+        "threads",
+    );
 }
 
 fn tempdir(name: &str) -> std::path::PathBuf {
