@@ -23,11 +23,6 @@ where
     C: FnMut(usize, T) -> Result<(), E>,
 {
     let threads = threads.max(1);
-    let units = if threads > 2 {
-        units.saturating_sub(1)
-    } else {
-        units
-    };
     if threads == 1 {
         for unit in 0..units {
             consume(unit, produce(unit))?;
