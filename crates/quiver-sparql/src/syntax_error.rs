@@ -176,8 +176,14 @@ pub(crate) fn explain(text: &str, message: &str) -> String {
         .filter(|e| e.chars().all(|c| c.is_ascii_alphabetic() || c == '_'))
         .count();
     let mut wanted: Vec<String> = Vec::new();
+    // Where the letters that start a prefixed name are expected, a whole term is: its
+    // first characters (`?`, `<`, quotes, digits, `_:`, `true`…) are said as one.
+    let term_start = expected.iter().any(|e| e.starts_with("['A'"));
     for entry in &expected {
         if entry == "[_]" || NOT_SPARQL_11.contains(&entry.as_str()) {
+            continue;
+        }
+        if term_start && starts_a_term(entry) {
             continue;
         }
         let word = entry.chars().all(|c| c.is_ascii_alphabetic() || c == '_');
@@ -189,6 +195,8 @@ pub(crate) fn explain(text: &str, message: &str) -> String {
             match entry.strip_prefix('"').and_then(|e| e.strip_suffix('"')) {
                 Some(token) => format!("'{token}'"),
                 None if entry.starts_with("['0'") => "a number".to_owned(),
+                // The first letter of a prefixed name, a keyword or `true`/`false`.
+                None if entry.starts_with("['A'") => "a variable, an IRI or a literal".to_owned(),
                 None => entry.clone(),
             },
         );
@@ -198,26 +206,51 @@ pub(crate) fn explain(text: &str, message: &str) -> String {
     } else if expected.iter().any(|e| e == "[_]") {
         wanted.push("a variable, an IRI or a literal".to_owned());
     }
+    wanted.dedup();
+    // A query cut short: say so, besides what the parser wanted next.
+    let open = if matches!(found, Token::End) && !balanced(text) {
+        ": a '{' or '(' is never closed"
+    } else {
+        ""
+    };
     let found = match found {
         Token::End => "the end of the query".to_owned(),
         Token::Word(word) => format!("'{word}'"),
         Token::Char(c) => format!("'{c}'"),
     };
     match wanted.len() {
-        0 => format!("{at}: unexpected {found}"),
-        1 => format!("{at}: found {found}, expected {}", wanted[0]),
+        0 => format!("{at}: unexpected {found}{open}"),
+        1 => format!("{at}: found {found}, expected {}{open}", wanted[0]),
         n => format!(
-            "{at}: found {found}, expected {} or {}",
+            "{at}: found {found}, expected {} or {}{open}",
             wanted[..n - 1].join(", "),
             wanted[n - 1]
         ),
     }
 }
 
+/// Whether an expected entry is the first character (or word) of an RDF term: a token of
+/// punctuation, `true`, `false`, or a class of digits.
+fn starts_a_term(entry: &str) -> bool {
+    if entry.starts_with("['0'") {
+        return true;
+    }
+    match entry.strip_prefix('"').and_then(|e| e.strip_suffix('"')) {
+        Some("true" | "false") => true,
+        Some(token) => !token.chars().any(|c| c.is_ascii_alphanumeric()),
+        // What is left of a token holding quotes (`\"\"\"`) once the list was cut.
+        None => !entry.starts_with('[') && !entry.chars().any(|c| c.is_ascii_alphanumeric()),
+    }
+}
+
 /// The line, column and expected entries of `error at L:C: expected …`.
 fn parse(message: &str) -> Option<(usize, usize, Vec<String>)> {
     let rest = message.strip_prefix("error at ")?;
-    let (position, expected) = rest.split_once(": expected ")?;
+    // Where only a character class was expected, the parser omits the word `expected`.
+    let (position, expected) = rest.split_once(": expected ").or_else(|| {
+        rest.split_once(": ")
+            .filter(|(_, class)| class.starts_with("['"))
+    })?;
     let (line, column) = position.split_once(':')?;
     let expected = expected.strip_prefix("one of ").unwrap_or(expected);
     Some((line.parse().ok()?, column.parse().ok()?, entries(expected)))
@@ -245,7 +278,7 @@ fn entries(list: &str) -> Vec<String> {
 
 /// Whether an entry is a sentence of a semantic check rather than a token.
 fn is_sentence(entry: &str) -> bool {
-    !entry.starts_with('"') && entry.contains(' ')
+    !entry.starts_with('"') && !entry.starts_with('[') && entry.contains(' ')
 }
 
 /// spargebra's semantic checks, said with what to do about them.

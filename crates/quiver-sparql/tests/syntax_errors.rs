@@ -37,6 +37,16 @@ const BROKEN: &[(&str, &[&str])] = &[
         &["error at 3:1", "found the end of the query", "expected", "'}'"],
     ),
     (
+        // As the query page's editor leaves it: indented, the brace not yet closed.
+        "SELECT ?x WHERE {\n    ?x ?p \n      ",
+        &[
+            "error at 3:7",
+            "found the end of the query",
+            "expected a variable, an IRI or a literal",
+            "a '{' or '(' is never closed",
+        ],
+    ),
+    (
         "SELECT * WHERE { ?s ?p }",
         &["error at 1:", "found", "expected", "a variable, an IRI or a literal"],
     ),
