@@ -10,7 +10,8 @@
 //! store as applying the sets in order: a set drops graphs, then deletes, then inserts,
 //! then creates graphs. So a quad's last delete or insert decides whether it is there (a
 //! drop of its graph clears what came before, and the folded set drops that graph first),
-//! and a graph must exist at the end when it was created after its last drop.
+//! and a graph must exist at the end when it was created, or had a quad inserted, after its
+//! last drop.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -81,6 +82,12 @@ impl ChangeFold {
         }
         for quad in &set.inserts {
             self.quads.insert(*quad, true);
+            // An insert makes its graph exist, and a later delete of the quad leaves it
+            // (empty): the graph must exist at the end even when the fold cancels the
+            // insert, unless a later set drops it.
+            if let Some(graph) = quad.graph {
+                self.created.insert(graph);
+            }
         }
         self.created.extend(set.created_graphs.iter().copied());
         self.sets += 1;
