@@ -271,7 +271,8 @@ fn unexpected(what: &str) -> ApiError {
     )
 }
 
-fn json(status: StatusCode, body: serde_json::Value) -> Response {
+/// A JSON answer that no cache keeps.
+pub(crate) fn json(status: StatusCode, body: serde_json::Value) -> Response {
     (
         status,
         [

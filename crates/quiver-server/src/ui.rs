@@ -294,7 +294,7 @@ async fn config(State(state): State<Arc<AppState>>) -> Response {
         "prefixes": prefixes.list().iter().map(|(name, ns)| (name.clone(), Value::from(ns.as_str()))).collect::<serde_json::Map<_, _>>(),
         "examples": examples(&vocabulary, &prefixes, used_by.as_deref(), state.access.writable),
     });
-    json_response(body)
+    crate::admin::json(StatusCode::OK, body)
 }
 
 /// Example queries made from the store's own classes and predicates.
@@ -430,18 +430,7 @@ async fn complete(State(state): State<Arc<AppState>>, RawQuery(query): RawQuery)
         .filter(|iri| iri.starts_with(typed))
         .take(COMPLETIONS)
         .collect();
-    json_response(json!(found))
-}
-
-fn json_response(body: Value) -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, "application/json"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        body.to_string(),
-    )
-        .into_response()
+    crate::admin::json(StatusCode::OK, json!(found))
 }
 
 #[cfg(test)]
