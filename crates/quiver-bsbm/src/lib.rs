@@ -5,7 +5,9 @@
 //! generates that dataset for `N` products as N-Triples, deterministically for a seed and in
 //! parallel: [`plan::Plan`] fixes the dataset's shape and cuts it into units, each unit is
 //! generated from random streams keyed by entity ([`rng`]), and [`parallel`] writes units in
-//! order whatever the number of threads, so the bytes depend on the seed alone.
+//! order whatever the number of threads, so the bytes depend on the seed alone. [`mix`]
+//! holds the test driver's side: the explore and business-intelligence query templates,
+//! their standard mixes and parameters drawn from the same plan.
 //!
 //! ```
 //! use quiver_bsbm::{write_ntriples, BsbmConfig};
@@ -66,6 +68,7 @@
 //!   `dc:publisher`, with no triples of their own.
 
 pub mod generator;
+pub mod mix;
 pub mod ntriples;
 pub mod parallel;
 pub mod plan;

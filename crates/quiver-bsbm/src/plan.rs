@@ -244,6 +244,25 @@ impl Plan {
         (first, self.vendor_ends[index])
     }
 
+    /// The vendor of offer `offer`.
+    pub fn vendor_of(&self, offer: u32) -> u32 {
+        self.vendor_ends.partition_point(|&end| end < offer) as u32 + 1
+    }
+
+    /// The rating site of review `review`.
+    pub fn rating_site_of(&self, review: u32) -> u32 {
+        let block = self
+            .blocks
+            .partition_point(|block| block.first_review <= review)
+            .max(1);
+        self.blocks[block - 1].site
+    }
+
+    /// The depth of the product type tree: the leaves' depth.
+    pub fn depth(&self) -> u32 {
+        self.branching.len() as u32
+    }
+
     /// How many units the dataset is cut into.
     pub fn units(&self) -> usize {
         1 + self.producer_ends.len() + self.vendor_ends.len() + self.blocks.len()
@@ -357,6 +376,16 @@ mod tests {
         assert_eq!(plan.producer_of(first), 2);
         assert_eq!(plan.producer_of(last), 2);
         assert!(matches!(plan.unit(plan.units() - 1), Unit::Reviewers(_)));
+        assert_eq!(plan.vendor_of(1), 1);
+        assert_eq!(plan.vendor_of(plan.offers()), plan.vendors());
+        let (first, last) = plan.offers_of(3);
+        assert_eq!((plan.vendor_of(first), plan.vendor_of(last)), (3, 3));
+        assert_eq!(plan.rating_site_of(1), 1);
+        assert_eq!(plan.rating_site_of(plan.reviews()), plan.rating_sites);
+        for block in blocks {
+            assert_eq!(plan.rating_site_of(block.first_review), block.site);
+            assert_eq!(plan.rating_site_of(block.site_end - 1), block.site);
+        }
         assert!(Plan::new(BsbmConfig::new(0, 0)).is_err());
     }
 }

@@ -26,6 +26,8 @@ pub enum Stream {
     Offer,
     Person,
     Review,
+    /// The test driver's parameters (`mix`), keyed by client and run.
+    Driver,
 }
 
 /// SplitMix64's output function: a bijective 64-bit mixer.
