@@ -32,6 +32,9 @@ pub enum BenchCommand {
     /// under a time and memory limit, optionally beside Oxigraph: statuses, latency
     /// distribution, errors by message, the queries much slower than Oxigraph
     Log(crate::bench_log::LogBenchArgs),
+    /// The Berlin SPARQL Benchmark: explore and business-intelligence query mixes by N
+    /// clients, in process or against any SPARQL endpoint; QMpH and per-query times
+    Bsbm(crate::bench_bsbm::BsbmBenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -66,6 +69,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Update(args) => crate::bench_update::run(args),
         BenchCommand::Serialize(args) => crate::bench_serialize::run(args),
         BenchCommand::Log(args) => crate::bench_log::run(args),
+        BenchCommand::Bsbm(args) => crate::bench_bsbm::run(args),
     }
 }
 

@@ -21,7 +21,7 @@ use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError, QueryResul
 use quiver_store::Store;
 use serde_json::{json, Value};
 
-mod endpoint;
+pub(crate) mod endpoint;
 mod oxigraph;
 
 #[derive(Args, Debug)]
@@ -76,7 +76,7 @@ pub(crate) struct Outcome {
 
 pub fn run(args: LogBenchArgs) -> Result<()> {
     let queries = read_queries(&args.queries)?;
-    let progress = progress_bar(queries.len() as u64);
+    let progress = progress_bar(queries.len() as u64, "queries");
     let mut ours = Vec::with_capacity(queries.len());
     if let Some(url) = &args.endpoint {
         let mut endpoint = endpoint::Endpoint::new(url)?;
@@ -148,17 +148,17 @@ fn open_store(args: &LogBenchArgs) -> Result<std::sync::Arc<Store>> {
     Ok(std::sync::Arc::new(store))
 }
 
-/// A bar of queries done on stderr when it is a terminal, hidden otherwise.
-fn progress_bar(length: u64) -> indicatif::ProgressBar {
+/// A bar of `unit` done on stderr when it is a terminal, hidden otherwise.
+pub(crate) fn progress_bar(length: u64, unit: &str) -> indicatif::ProgressBar {
     use std::io::IsTerminal;
     if !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(length);
     bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} queries (ETA {eta})",
-        )
+        indicatif::ProgressStyle::with_template(&format!(
+            "{{spinner}} [{{elapsed_precise}}] {{bar:40}} {{pos}}/{{len}} {unit} (ETA {{eta}})"
+        ))
         .expect("valid progress template"),
     );
     bar
@@ -242,7 +242,11 @@ pub(crate) fn measure(
 }
 
 /// Parse, plan, execute and serialize as TSV; the rows (or triples, or 0/1 for ASK).
-fn run_once(store: &Store, text: &str, options: &ExecOptions) -> Result<usize, QueryError> {
+pub(crate) fn run_once(
+    store: &Store,
+    text: &str,
+    options: &ExecOptions,
+) -> Result<usize, QueryError> {
     let prepared = prepare(store, text, &PrepareOptions::default())?;
     let results = prepared.execute(store, options)?;
     let rows = match &results {
@@ -260,7 +264,7 @@ fn run_once(store: &Store, text: &str, options: &ExecOptions) -> Result<usize, Q
     Ok(rows)
 }
 
-fn status_of(error: &QueryError) -> &'static str {
+pub(crate) fn status_of(error: &QueryError) -> &'static str {
     match error {
         QueryError::Syntax(_) => "syntax",
         QueryError::Unsupported(_) => "unsupported",

@@ -4,6 +4,7 @@
 //! standard output went away (as a process killed by SIGPIPE would report).
 
 mod bench;
+mod bench_bsbm;
 mod bench_emulate;
 mod bench_kv;
 mod bench_log;

@@ -249,7 +249,7 @@ fn both_mixes_answer_as_oxigraph_does_and_every_template_has_rows() {
     ] {
         let mut with_rows: BTreeSet<u8> = BTreeSet::new();
         for run in 0..runs {
-            for query in driver.mix(use_case, 0, run) {
+            for query in driver.mix(use_case, run) {
                 if check(&engines, &query) > 0 {
                     with_rows.insert(query.template.number);
                 }

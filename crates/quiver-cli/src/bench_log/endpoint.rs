@@ -18,7 +18,7 @@ use hyper::{Request, Uri};
 use hyper_util::rt::TokioIo;
 
 /// A SPARQL endpoint and the connection to it, if one is open.
-pub(super) struct Endpoint {
+pub(crate) struct Endpoint {
     runtime: tokio::runtime::Runtime,
     uri: Uri,
     address: String,
@@ -26,10 +26,10 @@ pub(super) struct Endpoint {
 }
 
 /// What one request gave: rows, or a status and its message.
-type Answer = std::result::Result<usize, (&'static str, String)>;
+pub(crate) type Answer = std::result::Result<usize, (&'static str, String)>;
 
 impl Endpoint {
-    pub(super) fn new(url: &str) -> Result<Self> {
+    pub(crate) fn new(url: &str) -> Result<Self> {
         let uri: Uri = url
             .parse()
             .with_context(|| format!("--endpoint {url}: not a URL"))?;
@@ -50,7 +50,7 @@ impl Endpoint {
     }
 
     /// Sends `text` and reads its whole answer: its rows, or its status and message.
-    pub(super) fn request(&mut self, text: &str, timeout: Duration) -> Answer {
+    pub(crate) fn request(&mut self, text: &str, timeout: Duration) -> Answer {
         let connection = self.connection.take();
         let (uri, address) = (self.uri.clone(), self.address.clone());
         let body = Bytes::from(text.to_owned());
