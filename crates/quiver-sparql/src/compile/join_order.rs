@@ -21,6 +21,11 @@
 //! binds. Then `C` cuts `A`'s rows before the OPTIONAL extends them, instead of joining
 //! with the OPTIONAL's whole result.
 //!
+//! A UNION of basic graph patterns after other operands (`{ ?r a ?t } UNION { ?r b ?t }`
+//! joined with what binds `?r`) has each branch planned seeded too: the join runs every
+//! branch seeded with the left rows, as `L ⋈ (A ∪ B) = (L ⋈ A) ∪ (L ⋈ B)`, instead of
+//! evaluating the whole union alone and hashing it.
+//!
 //! A FILTER of the group that compares a certainly bound variable to an IRI or a simple
 //! literal with `=` (or to any term with `sameTerm`) holds exactly for rows binding that
 //! term: it becomes a one-row VALUES operand, so it seeds the patterns too. Any other
@@ -202,12 +207,26 @@ impl Compiler<'_> {
             while let Operator::Filter(_, inner) = under {
                 under = inner;
             }
-            if let Operator::Bgp(planned) = under {
-                self.seed(planned, certain_vars(&joined));
-            }
+            self.seed_branches(under, &certain_vars(&joined));
             joined = Operator::Join(Box::new(joined), Box::new(operator));
         }
         Ok((joined, unused))
+    }
+}
+
+impl Compiler<'_> {
+    /// Plans `operator` to run seeded with `certain`'s values: a basic graph pattern, or
+    /// each branch of a UNION of them (the executor seeds every branch with the left rows
+    /// when it can, `exec/join.rs`).
+    fn seed_branches(&self, operator: &mut Operator, certain: &[VarId]) {
+        match operator {
+            Operator::Bgp(planned) => self.seed(planned, certain.to_vec()),
+            Operator::Union(a, b) => {
+                self.seed_branches(a, certain);
+                self.seed_branches(b, certain);
+            }
+            _ => {}
+        }
     }
 }
 

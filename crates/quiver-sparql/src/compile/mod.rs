@@ -29,6 +29,7 @@ mod exists;
 mod index_aggregate;
 mod join_order;
 mod optional_unbound;
+mod variable_equality;
 
 /// Compiles patterns against one store.
 pub struct Compiler<'a> {
@@ -100,6 +101,11 @@ impl<'a> Compiler<'a> {
                     let left = self.compile(left, graph)?;
                     self.compile_exists(&not_exists, graph)?;
                     return Ok(Operator::Filter(not_exists, Box::new(left)));
+                }
+                if self.user_plans.is_none() {
+                    if let Some(rewritten) = variable_equality::rewrite(expr, inner) {
+                        return self.compile(&rewritten, graph);
+                    }
                 }
                 self.register_expression_vars(expr);
                 let (inner, unused) = if self.user_plans.is_none() {

@@ -1,7 +1,8 @@
 //! Joins with SPARQL's compatibility semantics. A right basic graph pattern whose shared
-//! variables the left rows bind runs seeded with them (`bgp/`); otherwise both sides run
-//! alone and meet in a hash join on the shared variables (rows with an unbound shared
-//! variable are matched by a scan).
+//! variables the left rows bind runs seeded with them (`bgp/`), and so does each branch of
+//! a right UNION of such patterns (`L ⋈ (A ∪ B) = (L ⋈ A) ∪ (L ⋈ B)`); otherwise both
+//! sides run alone and meet in a hash join on the shared variables (rows with an unbound
+//! shared variable are matched by a scan).
 //!
 //! The hash join checks the query's limits every few thousand rows or row pairs, and
 //! charges its hash index and output to its memory budget as they grow.
@@ -217,6 +218,17 @@ impl<'a> Evaluator<'a> {
         if let Some(planned) = self.seedable(&left, right) {
             return self.bgp(planned, left, true, limit);
         }
+        if let Operator::Union(a, b) = right {
+            if self.seeds_every_branch(&left, right) {
+                // The left rows serve both branches: the copy is charged while it lives.
+                let mut copy = self.ctx().reservation();
+                copy.try_grow(table_bytes(left.rows, left.columns.len()))?;
+                let first = self.join(left.clone(), a, limit, &RefCell::new(None))?;
+                let second = self.join(left, b, limit, &RefCell::new(None))?;
+                drop(copy);
+                return super::union::union(&self.ctx(), first, second);
+            }
+        }
         // A basic graph pattern under filters that read only its own variables (those the
         // group pushed onto it): seeded, then filtered (innermost first), with no limit,
         // since the filters drop rows. A filter reading another variable must not see the
@@ -280,6 +292,18 @@ impl<'a> Evaluator<'a> {
         };
         self.note_cut(joined.rows, limit);
         Ok(joined)
+    }
+
+    /// Whether `operator` is a basic graph pattern seedable with `left`'s rows, or a UNION
+    /// whose every branch is.
+    fn seeds_every_branch(&self, left: &Table, operator: &Operator) -> bool {
+        match operator {
+            Operator::Union(a, b) => {
+                self.seeds_every_branch(left, a) && self.seeds_every_branch(left, b)
+            }
+            Operator::Bgp(_) => self.seedable(left, operator).is_some(),
+            _ => false,
+        }
     }
 
     /// The right side of a join: a path between variables walks only from the values the
