@@ -162,7 +162,7 @@ fn bench_bsbm_runs_both_mixes_in_process_and_over_http_with_the_same_rows() {
             .arg(&json),
     );
     assert!(
-        stderr(&output).contains("rows of all 80 queries equal quiver's"),
+        stderr(&output).contains("rows of all 72 queries equal quiver's (8 DESCRIBE"),
         "{}",
         stderr(&output)
     );
@@ -181,7 +181,7 @@ fn bench_bsbm_runs_both_mixes_in_process_and_over_http_with_the_same_rows() {
         .unwrap();
     assert_ne!(output.status.code(), Some(0));
     assert!(
-        stderr(&output).contains("1 of 50 queries differ in rows")
+        stderr(&output).contains("1 of 42 queries differ in rows")
             && stderr(&output).contains("explore mix 0 query 0 (explore-q1)"),
         "{}",
         stderr(&output)

@@ -1,8 +1,11 @@
-//! `bench log --endpoint URL`: each query sent to a SPARQL 1.1 Protocol endpoint (Quiver's,
-//! or any other) as a POST `application/sparql-query` on one keep-alive HTTP/1.1
-//! connection (hyper's client), timed from the request to the last byte of its result
-//! (TSV for solutions, N-Triples for graphs). A query past the time limit is abandoned
-//! with its connection, and the next query opens a new one.
+//! `bench log --endpoint URL` and `bench bsbm --endpoint URL`: each query sent to a SPARQL
+//! 1.1 Protocol endpoint (Quiver's, or any other) as a URL-encoded POST (`query=…`, the
+//! form every endpoint takes: Virtuoso 7.2 leaves a POST `application/sparql-query`
+//! unanswered) on one keep-alive HTTP/1.1 connection (hyper's client), timed from the
+//! request to the last byte of its result (TSV for solutions, N-Triples for graphs; rows
+//! are also counted in SPARQL XML and JSON results, which some endpoints answer instead).
+//! A query past the time limit is abandoned with its connection, and the next query
+//! opens a new one.
 //!
 //! The status comes from the HTTP status: 200 answered, 400 a syntax error (or
 //! "unsupported" when the message says so), 504 or the client's own time limit a
@@ -53,7 +56,11 @@ impl Endpoint {
     pub(crate) fn request(&mut self, text: &str, timeout: Duration) -> Answer {
         let connection = self.connection.take();
         let (uri, address) = (self.uri.clone(), self.address.clone());
-        let body = Bytes::from(text.to_owned());
+        let body = Bytes::from(
+            form_urlencoded::Serializer::new(String::new())
+                .append_pair("query", text)
+                .finish(),
+        );
         let (answer, connection) = self.runtime.block_on(async move {
             let work = async move {
                 let mut sender = match connection {
@@ -62,7 +69,10 @@ impl Endpoint {
                 };
                 let request = Request::post(uri.path_and_query().map_or("/", |p| p.as_str()))
                     .header(hyper::header::HOST, address.as_str())
-                    .header(hyper::header::CONTENT_TYPE, "application/sparql-query")
+                    .header(
+                        hyper::header::CONTENT_TYPE,
+                        "application/x-www-form-urlencoded",
+                    )
                     .header(
                         hyper::header::ACCEPT,
                         "text/tab-separated-values, application/n-triples;q=0.9, */*;q=0.1",
@@ -74,27 +84,31 @@ impl Endpoint {
                     .await
                     .map_err(|e| ("error", format!("the endpoint: {e}")))?;
                 let status = response.status();
-                let json = response
+                let content_type = response
                     .headers()
                     .get(hyper::header::CONTENT_TYPE)
                     .and_then(|v| v.to_str().ok())
-                    .is_some_and(|v| v.contains("json"));
-                let tsv = response
-                    .headers()
-                    .get(hyper::header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-                    .is_some_and(|v| v.contains("tab-separated"));
+                    .unwrap_or("");
+                let kind = if content_type.contains("json") {
+                    Kind::Json
+                } else if content_type.contains("tab-separated") {
+                    Kind::Tsv
+                } else if content_type.contains("sparql-results+xml") {
+                    Kind::Xml
+                } else {
+                    Kind::Lines
+                };
                 let bytes = response
                     .into_body()
                     .collect()
                     .await
                     .map_err(|e| ("error", format!("reading the result: {e}")))?
                     .to_bytes();
-                Ok::<_, (&'static str, String)>((status, json, tsv, bytes, sender))
+                Ok::<_, (&'static str, String)>((status, kind, bytes, sender))
             };
             match tokio::time::timeout(timeout, work).await {
-                Ok(Ok((status, json, tsv, bytes, sender))) => {
-                    (answer(status.as_u16(), json, tsv, &bytes), Some(sender))
+                Ok(Ok((status, kind, bytes, sender))) => {
+                    (answer(status.as_u16(), kind, &bytes), Some(sender))
                 }
                 Ok(Err(error)) => (Err(error), None),
                 Err(_) => (
@@ -122,11 +136,23 @@ async fn connect(
     Ok(sender)
 }
 
+/// The syntax of a result, as its content type says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// SPARQL JSON: asked for booleans only (some endpoints answer it for solutions too).
+    Json,
+    Tsv,
+    /// SPARQL XML results.
+    Xml,
+    /// One line per triple (N-Triples) or anything else.
+    Lines,
+}
+
 /// Rows of a 200 answer, or the status of an error answer.
-fn answer(status: u16, json: bool, tsv: bool, body: &[u8]) -> Answer {
+fn answer(status: u16, kind: Kind, body: &[u8]) -> Answer {
     let message = || String::from_utf8_lossy(body).trim().to_owned();
     match status {
-        200 => Ok(rows(json, tsv, body)),
+        200 => Ok(rows(kind, body)),
         400 if message().contains("unsupported") => Err(("unsupported", message())),
         400 => Err(("syntax", message())),
         504 => Err(("timeout", message())),
@@ -136,22 +162,30 @@ fn answer(status: u16, json: bool, tsv: bool, body: &[u8]) -> Answer {
     }
 }
 
-/// Rows of a result: TSV lines after the header, N-Triples lines, 0 or 1 for a boolean.
-fn rows(json: bool, tsv: bool, body: &[u8]) -> usize {
+/// Rows of a result: TSV lines after the header, N-Triples lines, SPARQL XML `<result>`
+/// elements or JSON bindings, 0 or 1 for a boolean.
+fn rows(kind: Kind, body: &[u8]) -> usize {
     let text = String::from_utf8_lossy(body);
-    if json {
-        // A boolean (ASK); solutions are asked for as TSV.
-        return usize::from(text.contains("true"));
-    }
-    let lines = text.lines().filter(|l| !l.is_empty()).count();
-    if tsv {
-        match text.trim() {
+    match kind {
+        Kind::Json => match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(json) => match json.get("boolean") {
+                Some(boolean) => usize::from(boolean.as_bool() == Some(true)),
+                None => json["results"]["bindings"].as_array().map_or(0, Vec::len),
+            },
+            Err(_) => 0,
+        },
+        Kind::Xml if text.contains("<boolean>") => usize::from(text.contains("<boolean>true")),
+        Kind::Xml => text.matches("<result>").count() + text.matches("<result ").count(),
+        Kind::Tsv => match text.trim() {
             "true" => 1,
             "false" => 0,
-            _ => lines.saturating_sub(1),
-        }
-    } else {
-        lines
+            _ => text
+                .lines()
+                .filter(|l| !l.is_empty())
+                .count()
+                .saturating_sub(1),
+        },
+        Kind::Lines => text.lines().filter(|l| !l.is_empty()).count(),
     }
 }
 
@@ -161,23 +195,30 @@ mod tests {
 
     #[test]
     fn answers_map_to_statuses_and_rows() {
-        assert_eq!(answer(200, false, true, b"?s\n<a>\n<b>\n"), Ok(2));
-        assert_eq!(answer(200, false, false, b"<a> <p> <b> .\n"), Ok(1));
-        assert_eq!(answer(200, true, false, b"{\"boolean\":true}"), Ok(1));
+        assert_eq!(answer(200, Kind::Tsv, b"?s\n<a>\n<b>\n"), Ok(2));
+        assert_eq!(answer(200, Kind::Tsv, b"false\n"), Ok(0));
+        assert_eq!(answer(200, Kind::Lines, b"<a> <p> <b> .\n"), Ok(1));
+        assert_eq!(answer(200, Kind::Json, b"{\"boolean\":true}"), Ok(1));
+        let bindings = br#"{"head":{"vars":["s"]},"results":{"bindings":[{"s":{"type":"uri","value":"a"}},{}]}}"#;
+        assert_eq!(answer(200, Kind::Json, bindings), Ok(2));
+        let xml = b"<sparql><head><variable name=\"s\"/></head><results>\n<result><binding name=\"s\"><uri>a</uri></binding></result>\n<result>\n</result></results></sparql>";
+        assert_eq!(answer(200, Kind::Xml, xml), Ok(2));
         assert_eq!(
-            answer(400, false, false, b"invalid query: x")
-                .unwrap_err()
-                .0,
+            answer(200, Kind::Xml, b"<sparql><boolean>true</boolean></sparql>"),
+            Ok(1)
+        );
+        assert_eq!(
+            answer(400, Kind::Lines, b"invalid query: x").unwrap_err().0,
             "syntax"
         );
         assert_eq!(
-            answer(400, false, false, b"unsupported: SERVICE")
+            answer(400, Kind::Lines, b"unsupported: SERVICE")
                 .unwrap_err()
                 .0,
             "unsupported"
         );
-        assert_eq!(answer(504, false, false, b"late").unwrap_err().0, "timeout");
-        assert_eq!(answer(507, false, false, b"big").unwrap_err().0, "memory");
-        assert_eq!(answer(503, false, false, b"busy").unwrap_err().0, "error");
+        assert_eq!(answer(504, Kind::Lines, b"late").unwrap_err().0, "timeout");
+        assert_eq!(answer(507, Kind::Lines, b"big").unwrap_err().0, "memory");
+        assert_eq!(answer(503, Kind::Lines, b"busy").unwrap_err().0, "error");
     }
 }
