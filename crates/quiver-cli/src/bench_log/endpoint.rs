@@ -179,6 +179,8 @@ fn rows(kind: Kind, body: &[u8]) -> usize {
         Kind::Tsv => match text.trim() {
             "true" => 1,
             "false" => 0,
+            // Fuseki answers ASK in TSV as a column of its own.
+            boolean if boolean.starts_with("?_askResult") => usize::from(boolean.ends_with("true")),
             _ => text
                 .lines()
                 .filter(|l| !l.is_empty())
@@ -197,6 +199,8 @@ mod tests {
     fn answers_map_to_statuses_and_rows() {
         assert_eq!(answer(200, Kind::Tsv, b"?s\n<a>\n<b>\n"), Ok(2));
         assert_eq!(answer(200, Kind::Tsv, b"false\n"), Ok(0));
+        assert_eq!(answer(200, Kind::Tsv, b"?_askResult\ntrue\n"), Ok(1));
+        assert_eq!(answer(200, Kind::Tsv, b"?_askResult\nfalse\n"), Ok(0));
         assert_eq!(answer(200, Kind::Lines, b"<a> <p> <b> .\n"), Ok(1));
         assert_eq!(answer(200, Kind::Json, b"{\"boolean\":true}"), Ok(1));
         let bindings = br#"{"head":{"vars":["s"]},"results":{"bindings":[{"s":{"type":"uri","value":"a"}},{}]}}"#;
