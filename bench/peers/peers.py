@@ -351,7 +351,8 @@ def workloads(args, dataset):
             for clients in args.clients:
                 def build(engine, endpoint, json_out, expected, mix=mix, clients=clients):
                     argv = [quiver, "bench", "bsbm", "--products", str(args.bsbm), "--endpoint", endpoint,
-                            "--mix", mix, "--clients", str(clients), "--runs", str(args.runs),
+                            "--mix", mix, "--clients", str(clients),
+                            "--runs", str(args.bi_runs if mix == "bi" and args.bi_runs else args.runs),
                             "--warmup", str(args.warmup), "--timeout", f"{args.timeout}s",
                             "--label", engine, "--json", json_out]
                     return argv + (["--expect", expected] if expected else [])
@@ -378,6 +379,7 @@ def main():
     parser.add_argument("--engines", default=",".join(ENGINES), help="comma-separated, of " + ", ".join(ENGINES))
     parser.add_argument("--clients", default="1,2", help="BSBM: numbers of concurrent clients")
     parser.add_argument("--runs", type=int, default=20, help="BSBM: measured mixes; LUBM: runs per query")
+    parser.add_argument("--bi-runs", type=int, default=None, help="BSBM: measured BI mixes (default: --runs)")
     parser.add_argument("--warmup", type=int, default=5, help="BSBM: warm-up mixes")
     parser.add_argument("--timeout", type=int, default=300, help="seconds per query")
     parser.add_argument("--memory-gib", type=float, default=16, help="memory the servers may use (GiB)")
