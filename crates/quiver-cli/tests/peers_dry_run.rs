@@ -88,6 +88,7 @@ fn the_bsbm_run_installs_loads_serves_and_checks_every_peer() {
         // Oxigraph's own server from crates.io.
         "cargo install oxigraph-cli --locked --root",
         "oxigraph load --location",
+        "oxigraph optimize --location",
         "oxigraph serve-read-only --location",
         // Virtuoso as its documentation recommends for 16 GB.
         "NumberOfBuffers 1360000, MaxDirtyBuffers 1020000",
@@ -160,4 +161,33 @@ fn unknown_engines_are_refused() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+#[test]
+fn the_bi_mix_takes_its_own_runs_clients_and_warm_up() {
+    let text = stdout(&dry_run(&[
+        "--bsbm",
+        "100",
+        "--engines",
+        "quiver",
+        "--bi-runs",
+        "3",
+        "--bi-clients",
+        "1",
+        "--bi-warmup",
+        "0",
+    ]));
+    for clients in ["1", "2"] {
+        assert!(
+            text.contains(&format!(
+                "--mix explore --clients {clients} --runs 20 --warmup 5 "
+            )),
+            "{text}"
+        );
+    }
+    assert!(
+        text.contains("--mix bi --clients 1 --runs 3 --warmup 0 "),
+        "{text}"
+    );
+    assert!(!text.contains("--mix bi --clients 2"), "{text}");
 }
