@@ -346,7 +346,7 @@ class Jena(Engine):
         return f"http://127.0.0.1:{port}/ds/query"
 
 
-def workloads(args, dataset):
+def workloads(args):
     """(name, argv builder) per workload: the builder takes engine, endpoint, output, expected."""
     quiver = args.quiver
     out = []
@@ -423,7 +423,7 @@ def main():
             run.run([args.quiver, "gen", "lubm", "--universities", str(args.lubm), "--output", data])
 
     classes = {"quiver": Quiver, "oxigraph": Oxigraph, "virtuoso": Virtuoso, "jena": Jena}
-    summary = {"dataset": dataset, "triples": None, "engines": {}}
+    summary = {"dataset": dataset, "engines": {}}
     differences = []
     for name in engines:
         engine = classes[name](args, work / name)
@@ -439,7 +439,7 @@ def main():
         if not args.dry_run:
             wait_ready(endpoint, server)
         results = {"load_seconds": load_seconds, "load_peak_rss": load_rss, "store_bytes": size, "workloads": {}}
-        for workload, build in workloads(args, dataset):
+        for workload, build in workloads(args):
             json_out = out / f"{dataset}-{workload}-{name}.json"
             expected = out / f"{dataset}-{workload}-quiver.json" if name != "quiver" and args.bsbm and "quiver" in engines else None
             argv = build(name, endpoint, json_out, expected)

@@ -26,7 +26,7 @@
 //! fast the engine is: two engines given the same seed get the same queries, and their
 //! answers can be compared query by query.
 
-use crate::ntriples::{days_from_civil, write_date, write_iri, Node};
+use crate::ntriples::{bracketed_iri as iri, days_from_civil, write_date, Node};
 use crate::plan::Plan;
 use crate::rng::{Rng, Stream};
 use crate::vocab::{country_for, XSD_DATE_TIME};
@@ -391,13 +391,6 @@ impl<'a> Driver<'a> {
         }
         rng.int(first, first + width - 1)
     }
-}
-
-fn iri(node: Node) -> String {
-    let mut out = vec![b'<'];
-    write_iri(&mut out, node);
-    out.push(b'>');
-    String::from_utf8(out).expect("IRIs are ASCII")
 }
 
 #[cfg(test)]

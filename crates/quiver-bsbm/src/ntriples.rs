@@ -61,6 +61,14 @@ fn publisher_ns(out: &mut Vec<u8>, kind: &str, n: u32) {
     out.push(b'/');
 }
 
+/// `node`'s IRI between angle brackets, as a query or an N-Triples line writes it.
+pub fn bracketed_iri(node: Node) -> String {
+    let mut out = vec![b'<'];
+    write_iri(&mut out, node);
+    out.push(b'>');
+    String::from_utf8(out).expect("the dataset's IRIs are ASCII")
+}
+
 /// Append `node`'s IRI, without angle brackets.
 pub fn write_iri(out: &mut Vec<u8>, node: Node) {
     let local = |out: &mut Vec<u8>, name: &str, n: u32| {

@@ -227,32 +227,25 @@ fn open_target(args: &BsbmBenchArgs, config: &BsbmConfig) -> Result<Target> {
     }
     let store = if let Some(location) = &args.location {
         crate::location::open_snapshot(location)?
+    } else if !args.data.is_empty() {
+        crate::bench_log::load_in_memory(&args.data)?
     } else {
-        let options = quiver_loader::LoadOptions {
-            format: None,
-            lenient: false,
-            threads: rayon::current_num_threads(),
-        };
-        let generated = args.data.is_empty().then(|| {
-            std::env::temp_dir().join(format!("quiver-bench-bsbm-{}.nt", std::process::id()))
-        });
-        if let Some(path) = &generated {
-            eprintln!("generating BSBM with {} products …", config.products);
+        // Generated into a file the parallel loader reads, removed once loaded.
+        let path =
+            std::env::temp_dir().join(format!("quiver-bench-bsbm-{}.nt", std::process::id()));
+        eprintln!("generating BSBM with {} products …", config.products);
+        let written = (|| -> Result<()> {
             let mut file = std::io::BufWriter::new(
-                std::fs::File::create(path)
+                std::fs::File::create(&path)
                     .with_context(|| format!("cannot write {}", path.display()))?,
             );
             quiver_bsbm::write_ntriples(config, rayon::current_num_threads(), &mut file)?;
-            std::io::Write::flush(&mut file)?;
-        }
-        let paths = generated
-            .clone()
-            .map_or_else(|| args.data.clone(), |p| vec![p]);
-        let loaded = quiver_loader::load_files(&paths, &options, None, &quiver_loader::NoProgress);
-        if let Some(path) = &generated {
-            let _ = std::fs::remove_file(path);
-        }
-        Arc::new(loaded.context("loading the dataset")?.0)
+            Ok(std::io::Write::flush(&mut file)?)
+        })();
+        let loaded =
+            written.and_then(|()| crate::bench_log::load_in_memory(std::slice::from_ref(&path)));
+        let _ = std::fs::remove_file(&path);
+        loaded?
     };
     let options = ExecOptions {
         threads: args
@@ -269,12 +262,7 @@ fn open_target(args: &BsbmBenchArgs, config: &BsbmConfig) -> Result<Target> {
 /// producer the plan gives it, and no more product types than the plan's); returns
 /// whether products carry their ancestor types.
 fn check_dataset(target: &Target, plan: &Plan, timeout: Duration) -> Result<bool> {
-    use quiver_bsbm::ntriples::{write_iri, Node};
-    let iri = |node| {
-        let mut out = Vec::new();
-        write_iri(&mut out, node);
-        String::from_utf8(out).expect("ASCII IRIs")
-    };
+    use quiver_bsbm::ntriples::{bracketed_iri as iri, Node};
     let last = plan.products();
     let last_product = iri(Node::Product {
         producer: plan.producer_of(last),
@@ -288,12 +276,10 @@ fn check_dataset(target: &Target, plan: &Plan, timeout: Duration) -> Result<bool
             Err((status, message)) => bail!("checking the dataset: {status}: {message}"),
         }
     };
-    let has_last = ask(format!(
-        "ASK {{ <{last_product}> a <{vocabulary}Product> }}"
-    ))?;
+    let has_last = ask(format!("ASK {{ {last_product} a <{vocabulary}Product> }}"))?;
     let extra_type = iri(Node::ProductType(plan.types.len() as u32 + 1));
     let has_extra = ask(format!(
-        "ASK {{ <{extra_type}> a <{vocabulary}ProductType> }}"
+        "ASK {{ {extra_type} a <{vocabulary}ProductType> }}"
     ))?;
     if !has_last || has_extra {
         bail!(
@@ -308,7 +294,7 @@ fn check_dataset(target: &Target, plan: &Plan, timeout: Duration) -> Result<bool
         product: 1,
     });
     let root = iri(Node::ProductType(1));
-    ask(format!("ASK {{ <{first}> a <{root}> }}"))
+    ask(format!("ASK {{ {first} a {root} }}"))
 }
 
 /// First mix number of the warm-up runs, far from the measured ones.

@@ -137,14 +137,18 @@ fn open_store(args: &LogBenchArgs) -> Result<std::sync::Arc<Store>> {
     if let Some(location) = &args.location {
         return crate::location::open_snapshot(location);
     }
+    load_in_memory(&args.data)
+}
+
+/// A store of `paths` (files or directories) in memory, parsed on all cores.
+pub(crate) fn load_in_memory(paths: &[PathBuf]) -> Result<std::sync::Arc<Store>> {
     let options = quiver_loader::LoadOptions {
         format: None,
         lenient: false,
         threads: rayon::current_num_threads(),
     };
-    let (store, _) =
-        quiver_loader::load_files(&args.data, &options, None, &quiver_loader::NoProgress)
-            .context("loading --data")?;
+    let (store, _) = quiver_loader::load_files(paths, &options, None, &quiver_loader::NoProgress)
+        .context("loading --data")?;
     Ok(std::sync::Arc::new(store))
 }
 

@@ -98,7 +98,12 @@ fn quiver_answer(store: &Store, text: &str) -> Answer {
     }
 }
 
+/// Oxigraph's answer: its rows over `vars` (Quiver's variables) for a SELECT, its triples
+/// when `vars` is empty (DESCRIBE, CONSTRUCT). Each query runs once.
 fn oxigraph_answer(store: &oxigraph::store::Store, text: &str, vars: &[String]) -> Answer {
+    if !vars.is_empty() {
+        return Answer::Rows(vars.to_vec(), support::oxigraph_rows(store, text, vars));
+    }
     let results = oxigraph::sparql::SparqlEvaluator::new()
         .parse_query(text)
         .unwrap_or_else(|e| panic!("Oxigraph cannot parse\n{text}\n{e}"))
@@ -111,10 +116,7 @@ fn oxigraph_answer(store: &oxigraph::store::Store, text: &str, vars: &[String]) 
                 .map(|t| t.unwrap().to_string())
                 .collect::<BTreeSet<_>>(),
         ),
-        oxigraph::sparql::QueryResults::Solutions(_) => {
-            Answer::Rows(vars.to_vec(), support::oxigraph_rows(store, text, vars))
-        }
-        oxigraph::sparql::QueryResults::Boolean(_) => panic!("BSBM has no ASK"),
+        _ => panic!("Oxigraph answers a graph query with solutions\n{text}"),
     }
 }
 
