@@ -2,8 +2,8 @@
 //! 1, 2 and 3 real processes on this machine answers Wukong's q1–q12, a count, an
 //! aggregate, a property path and a DESCRIBE over HTTP exactly as `quiver serve` on the
 //! whole store does, and so does a cluster loaded by 2 and 3 processes (`load
-//! --processes`); a cluster of the wrong size refuses to start; SIGTERM stops every
-//! process.
+//! --processes`); EXPLAIN shows what each process's worker did; a cluster of the wrong
+//! size refuses to start; SIGTERM stops every process.
 
 mod serve_support;
 
@@ -78,6 +78,29 @@ fn a_cluster_of_processes_answers_like_the_whole_store() {
                 expected,
                 "{processes} processes: {query}"
             );
+        }
+        // EXPLAIN says what each process's worker did at each step of q7.
+        let explained = cluster.get(
+            &format!(
+                "/query?explain=true&query={}",
+                serve_support::encode(&lubm_query("q7"))
+            ),
+            &[],
+        );
+        assert_eq!(explained.status, 200);
+        let plan = explained.text();
+        assert!(
+            plan.contains(&format!(
+                "on {processes} timely workers, by step and worker"
+            )),
+            "{plan}"
+        );
+        for worker in 0..processes {
+            let ran = plan.lines().any(|line| {
+                let words: Vec<&str> = line.split_whitespace().collect();
+                words.get(1) == Some(&worker.to_string().as_str()) && words.get(2) == Some(&"ran")
+            });
+            assert!(ran, "worker {worker}: {plan}");
         }
         let status = cluster
             .terminate(Duration::from_secs(20))

@@ -37,7 +37,9 @@ use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::memory::MemoryPool;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
-use quiver_sparql::partitions::{BgpPartitions, Exchanged, PartitionedBgp};
+use quiver_sparql::partitions::{
+    BgpPartitions, Exchanged, Explored, PartitionTrace, PartitionedBgp, WorkerRole, WorkerStep,
+};
 use quiver_sparql::table::Table;
 use quiver_store::{GraphIndex, Store};
 use timely::communication::WorkerGuards;
@@ -63,6 +65,8 @@ struct Arrival {
     weight: u64,
     /// A message came with no weight: the query ends when the probe passes its time.
     unweighed: bool,
+    /// Under a traced plan, what the workers did.
+    trace: Vec<WorkerStep>,
 }
 
 impl Arrival {
@@ -83,8 +87,9 @@ struct Totals {
 /// What reached the coordinator, by query.
 type Arrived = HashMap<u64, Arrival>;
 
-/// What a pattern's run answers: its rows, and whether a step stopped at the plan's cap.
-type Answer = Result<(Table, bool), Failure>;
+/// What a pattern's run answers: its rows, whether a step stopped at the plan's cap, and
+/// under a traced plan, what the workers did.
+type Answer = Result<(Table, bool, Vec<WorkerStep>), Failure>;
 
 /// Where the answer of a pattern's run goes.
 type Reply = mpsc::Sender<Answer>;
@@ -421,14 +426,15 @@ fn serve(
                                         query.parts.push(rows);
                                         query.exchanged += message.exchanged;
                                         query.truncated |= message.truncated;
+                                        WorkerStep::add_all(&mut query.trace, message.trace);
                                         match message.weight {
                                             Some(weight) => query.weight += weight,
                                             None => query.unweighed = true,
                                         }
                                         continue;
                                     }
-                                    let (mut next, carried) = state.handle(message);
-                                    hand_on(&mut next, index as u32, carried);
+                                    let (mut next, carried, record) = state.handle(message);
+                                    hand_on(&mut next, index as u32, carried, record);
                                     session.give_iterator(next.into_iter());
                                 }
                             }
@@ -489,12 +495,23 @@ fn serve(
                 input: rows,
                 reply,
             } => {
+                let start = plan.trace.then(|| WorkerStep {
+                    step: 0,
+                    worker: 0,
+                    role: WorkerRole::Start,
+                    messages: 0,
+                    rows_in: rows.rows as u64,
+                    rows_out: rows.rows as u64,
+                    micros: 0.0,
+                    sent: Exchanged::default(),
+                });
                 let mut messages = route(&plan, query, 0, rows, workers, false);
                 let carried = Carried {
                     exchanged: Exchanged::default(),
                     weight: Some(WEIGHT),
+                    trace: Vec::new(),
                 };
-                hand_on(&mut messages, 0, carried);
+                hand_on(&mut messages, 0, carried, start);
                 for message in messages {
                     input.send(message);
                 }
@@ -517,6 +534,7 @@ fn serve(
                         exchanged: Exchanged::default(),
                         truncated: false,
                         weight: None,
+                        trace: Vec::new(),
                     });
                 }
             }
@@ -567,6 +585,7 @@ fn serve(
                 parts,
                 exchanged,
                 truncated,
+                trace,
                 ..
             } = arrival;
             let mut totals = totals.lock().unwrap_or_else(|e| e.into_inner());
@@ -576,7 +595,7 @@ fn serve(
             let answer = parts
                 .into_iter()
                 .collect::<Result<Vec<Table>, Failure>>()
-                .map(|parts| (Table::concat(parts), truncated));
+                .map(|parts| (Table::concat(parts), truncated, trace));
             // The asker may have given up (a timeout): its answer is dropped.
             let _ = reply.send(answer);
             false
@@ -633,10 +652,13 @@ impl BgpPartitions for TimelyPartitions {
             .exchanged
     }
 
-    fn explore(&self, mut request: PartitionedBgp<'_>) -> Result<Table, QueryError> {
+    fn explore(&self, mut request: PartitionedBgp<'_>) -> Result<Explored, QueryError> {
         if let Some(answer) = settled(&request) {
-            return answer;
+            return answer.map(Explored::from);
         }
+        let steps = split_foreign_intersections(request.bgp, request.steps, self.rdf_type);
+        // What the workers did, over every run.
+        let mut work = Vec::new();
         // Under a LIMIT, each step on each worker stops at a bound of rows; when the rows
         // found fall short while some step stopped, the run is asked again with a bound
         // four times larger (as the single store's exploration does).
@@ -644,7 +666,7 @@ impl BgpPartitions for TimelyPartitions {
         loop {
             let plan = Plan {
                 bgp: request.bgp.clone(),
-                steps: split_foreign_intersections(request.bgp, request.steps, self.rdf_type),
+                steps: steps.clone(),
                 graph: request.graph,
                 classes: self.classes_of(request.graph, request.merged),
                 rdf_type: self.rdf_type,
@@ -654,17 +676,24 @@ impl BgpPartitions for TimelyPartitions {
                 cap,
                 time_left: time_left(request.state.deadline()),
                 max_memory: request.state.budget().limit(),
+                trace: request.trace,
             };
             // The input is kept for another run only under a LIMIT.
             let input = match request.limit {
                 Some(_) => request.input.clone(),
                 None => std::mem::take(&mut request.input),
             };
-            let (rows, truncated) = self.ask(plan, input, request.state)?;
+            let (rows, truncated, trace) = self.ask(plan, input, request.state)?;
+            WorkerStep::add_all(&mut work, trace);
             self.learn_terms(&rows)?;
             let enough = request.limit.is_none_or(|limit| rows.rows >= limit);
             if enough || !truncated || cap == u64::MAX {
-                return Ok(rows);
+                let trace = request.trace.then(|| PartitionTrace {
+                    executor: self.name(),
+                    steps,
+                    work,
+                });
+                return Ok(Explored { rows, trace });
             }
             cap = cap.saturating_mul(4);
         }
@@ -692,8 +721,9 @@ impl BgpPartitions for TimelyPartitions {
             cap: u64::MAX,
             time_left: time_left(state.deadline()),
             max_memory: state.budget().limit(),
+            trace: false,
         };
-        let (table, _) = self.ask(plan, Table::unit(), state)?;
+        let (table, ..) = self.ask(plan, Table::unit(), state)?;
         self.learn_terms(&table)?;
         Ok(vec![table_counts(
             &table,
@@ -705,14 +735,14 @@ impl BgpPartitions for TimelyPartitions {
 
 impl TimelyPartitions {
     /// Runs `plan` from `input` through the dataflow and waits for its rows (and whether a
-    /// step stopped at the plan's cap), checking the query's deadline and cancel flag; a
-    /// query given up is cancelled on every worker.
+    /// step stopped at the plan's cap, and what a traced plan's workers did), checking the
+    /// query's deadline and cancel flag; a query given up is cancelled on every worker.
     fn ask(
         &self,
         plan: Plan,
         input: Table,
         state: &QueryState,
-    ) -> Result<(Table, bool), QueryError> {
+    ) -> Result<(Table, bool, Vec<WorkerStep>), QueryError> {
         let (reply, answer) = mpsc::channel();
         let query = self
             .queries

@@ -101,11 +101,7 @@ impl Stash {
     ) -> Option<Waiting> {
         let waiting = self.waiting.get_mut(&number)?;
         waiting.lists.extend(lists);
-        waiting.carried.exchanged += carried.exchanged;
-        waiting.carried.weight = match (waiting.carried.weight, carried.weight) {
-            (Some(a), Some(b)) => a.checked_add(b),
-            _ => None,
-        };
+        waiting.carried.add(carried);
         waiting.pending -= 1;
         if waiting.pending > 0 {
             return None;

@@ -1,12 +1,16 @@
 //! A partitioned store's partitions in one process: each step runs on the partitions
-//! [`crate::route`] names, and its rows move between them in memory.
+//! [`crate::route`] names, and its rows move between them in memory. Traced, each
+//! partition's run of a step is recorded as its worker's (nothing is serialized, so
+//! nothing is counted as moved).
 
 use quiver_model::Id;
 use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
-use quiver_sparql::partitions::{BgpPartitions, PartitionedBgp};
+use quiver_sparql::partitions::{
+    BgpPartitions, Exchanged, Explored, PartitionTrace, PartitionedBgp, WorkerRole, WorkerStep,
+};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::Table;
 use quiver_store::{GraphIndex, Store};
@@ -55,21 +59,24 @@ impl LocalPartitions {
         self.parts.len() as u32
     }
 
-    /// Runs `step` on every partition with the rows it is given there; returns their
-    /// rows together.
+    /// Runs step `s`, `step`, on every partition with the rows it is given there; returns
+    /// their rows together, and adds what each partition did to `work` when traced.
     fn run_each(
         &self,
         request: &PartitionedBgp<'_>,
         graphs: &[&GraphIndex],
-        step: &Step,
+        (s, step): (usize, &Step),
         rows: Vec<Table>,
+        work: &mut Vec<WorkerStep>,
     ) -> Result<Table, QueryError> {
-        let parts: Vec<Table> = self
+        let parts: Vec<(Table, WorkerStep)> = self
             .parts
             .par_iter()
             .zip(graphs.par_iter())
             .zip(rows.into_par_iter())
-            .map(|((part, graph), rows)| {
+            .enumerate()
+            .map(|(worker, ((part, graph), rows))| {
+                let started = std::time::Instant::now();
                 let ctx = ExecContext {
                     store: part,
                     graph,
@@ -77,9 +84,25 @@ impl LocalPartitions {
                     state: request.state,
                     device: None,
                 };
-                run_step(&ctx, request.bgp, step, &rows)
+                let out = run_step(&ctx, request.bgp, step, &rows)?;
+                let record = WorkerStep {
+                    step: s as u32,
+                    worker: worker as u32,
+                    role: WorkerRole::Ran,
+                    messages: 1,
+                    rows_in: rows.rows as u64,
+                    rows_out: out.rows as u64,
+                    micros: started.elapsed().as_secs_f64() * 1e6,
+                    sent: Exchanged::default(),
+                };
+                Ok((out, record))
             })
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, QueryError>>()?;
+        let (parts, records): (Vec<Table>, Vec<WorkerStep>) = parts.into_iter().unzip();
+        if request.trace {
+            // A partition given no rows did nothing.
+            WorkerStep::add_all(work, records.into_iter().filter(|r| r.rows_in > 0));
+        }
         Ok(Table::concat(parts))
     }
 }
@@ -101,10 +124,10 @@ impl BgpPartitions for LocalPartitions {
             .collect()
     }
 
-    fn explore(&self, mut request: PartitionedBgp<'_>) -> Result<Table, QueryError> {
+    fn explore(&self, mut request: PartitionedBgp<'_>) -> Result<Explored, QueryError> {
         let bgp = request.bgp;
         if let Some(answer) = settled(&request) {
-            return answer;
+            return answer.map(Explored::from);
         }
         let owned: Vec<std::borrow::Cow<'_, GraphIndex>> = self
             .parts
@@ -114,21 +137,28 @@ impl BgpPartitions for LocalPartitions {
         let graphs: Vec<&GraphIndex> = owned.iter().map(|g| g.as_ref()).collect();
         let rdf_type = self.parts.first().and_then(Store::rdf_type);
         let mut rows = std::mem::take(&mut request.input);
-        for step in split_intersections(request.steps) {
+        let steps = split_intersections(request.steps);
+        let mut work = Vec::new();
+        for (s, step) in steps.iter().enumerate() {
             request.state.check()?;
-            let (placement, step) = place(bgp, &step, &rows, rdf_type);
+            let (placement, step) = place(bgp, step, &rows, rdf_type);
             rows = match placement {
                 Placement::Owner(node) => {
                     let cut = by_owner(&rows, node, self.count());
-                    self.run_each(&request, &graphs, &step, cut)?
+                    self.run_each(&request, &graphs, (s, &step), cut, &mut work)?
                 }
                 Placement::Everywhere => {
                     let copies = vec![rows.clone(); self.parts.len()];
-                    self.run_each(&request, &graphs, &step, copies)?
+                    self.run_each(&request, &graphs, (s, &step), copies, &mut work)?
                 }
                 Placement::Classes => with_classes(bgp, &step, &rows, &classes(&graphs, rdf_type)),
             };
         }
-        Ok(rows)
+        let trace = request.trace.then(|| PartitionTrace {
+            executor: self.name(),
+            steps,
+            work,
+        });
+        Ok(Explored { rows, trace })
     }
 }

@@ -12,7 +12,7 @@ use quiver_sparql::bgp::{Bgp, Node};
 use quiver_sparql::dataset::GraphRef;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
-use quiver_sparql::partitions::Exchanged;
+use quiver_sparql::partitions::{Exchanged, WorkerStep};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::{Table, VarId};
 use serde::{Deserialize, Serialize};
@@ -45,6 +45,9 @@ pub(crate) struct Plan {
     pub time_left: Option<(Duration, f64)>,
     /// The query's memory budget, which each worker applies to its own steps.
     pub max_memory: Option<usize>,
+    /// Each worker records what it did, and the records travel on with the rows to the
+    /// coordinator (EXPLAIN; `PartitionedBgp::trace`).
+    pub trace: bool,
 }
 
 impl Plan {
@@ -62,6 +65,7 @@ impl Plan {
             cap: u64::MAX,
             time_left: None,
             max_memory: None,
+            trace: false,
         }
     }
 
@@ -172,6 +176,9 @@ pub(crate) struct Message {
     /// The message's share of its query's weight ([`WEIGHT`]), or none where a share
     /// became too small to split.
     pub weight: Option<u64>,
+    /// Under a traced plan, what the workers of the hops before did (handed on like
+    /// `exchanged`); empty otherwise.
+    pub trace: Vec<WorkerStep>,
 }
 
 /// The weight a query starts with. Each message holds a share; a worker that handles a
@@ -184,11 +191,24 @@ pub(crate) struct Message {
 pub(crate) const WEIGHT: u64 = 1 << 63;
 
 /// What a handled message hands on to the messages it sends: what the hops before
-/// exchanged, and its weight.
-#[derive(Debug, Clone, Copy, Default)]
+/// exchanged, its weight, and under a traced plan, the hops' records.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Carried {
     pub exchanged: Exchanged,
     pub weight: Option<u64>,
+    pub trace: Vec<WorkerStep>,
+}
+
+impl Carried {
+    /// Adds what `other` carries (the answers to a worker's fetches, met again).
+    pub fn add(&mut self, other: Carried) {
+        self.exchanged += other.exchanged;
+        self.weight = match (self.weight, other.weight) {
+            (Some(a), Some(b)) => a.checked_add(b),
+            _ => None,
+        };
+        WorkerStep::add_all(&mut self.trace, other.trace);
+    }
 }
 
 /// Shares `weight` among `messages` (none where it is unknown or too small for each to
@@ -212,17 +232,31 @@ fn share(messages: &mut [Message], weight: Option<u64>) {
 
 /// `messages`, sent by worker `from`, handed what they move to other workers on top of
 /// what `carried` says the hops before exchanged (a message of rows always has at least one
-/// successor: empty rows travel on too), and `carried`'s weight, shared among them.
-pub(crate) fn hand_on(messages: &mut [Message], from: u32, carried: Carried) {
+/// successor: empty rows travel on too), and `carried`'s weight, shared among them. Under
+/// a traced plan, `record` (what `from` did to send them) joins the hops' records, with
+/// what the messages move.
+pub(crate) fn hand_on(
+    messages: &mut [Message],
+    from: u32,
+    carried: Carried,
+    record: Option<WorkerStep>,
+) {
     share(messages, carried.weight);
-    let mut exchanged = carried.exchanged;
+    let mut sent = Exchanged::default();
     for message in messages.iter().filter(|m| m.to != from) {
-        exchanged.messages += 1;
-        exchanged.rows += message.payload.rows();
-        exchanged.bytes += bincode::serialized_size(message).unwrap_or(0);
+        sent.messages += 1;
+        sent.rows += message.payload.rows();
+        sent.bytes += bincode::serialized_size(message).unwrap_or(0);
+    }
+    let mut exchanged = carried.exchanged;
+    exchanged += sent;
+    let mut trace = carried.trace;
+    if let Some(record) = record {
+        WorkerStep::add_all(&mut trace, [WorkerStep { sent, ..record }]);
     }
     if let Some(first) = messages.first_mut() {
         first.exchanged = exchanged;
+        first.trace = trace;
     }
 }
 
@@ -248,6 +282,7 @@ pub(crate) fn route(
         exchanged: Exchanged::default(),
         weight: None,
         truncated,
+        trace: Vec::new(),
     };
     if plan.aggregate.is_some() && step == 0 {
         return (0..workers)
@@ -367,6 +402,7 @@ mod tests {
             exchanged: Exchanged::default(),
             truncated: false,
             weight: None,
+            trace: Vec::new(),
         }
     }
 

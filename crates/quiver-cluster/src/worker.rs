@@ -21,7 +21,7 @@ use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::{run_intersection, run_step_bounded};
 use quiver_sparql::memory::MemoryPool;
-use quiver_sparql::partitions::Exchanged;
+use quiver_sparql::partitions::{Exchanged, WorkerRole, WorkerStep};
 use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::Table;
 use quiver_store::partition::owner;
@@ -92,6 +92,10 @@ pub(crate) struct Worker {
     states: States,
     cache: ListCache,
     stash: Stash,
+    /// Rows (or, answering a fetch, list ids) the message being handled produced, for its
+    /// record under a traced plan, and whether they are the walk of a split intersection.
+    produced: u64,
+    walked: bool,
 }
 
 /// The partner pattern's predicate and direction of a kept intersection, and its source.
@@ -117,6 +121,8 @@ impl Worker {
             },
             cache: ListCache::default(),
             stash: Stash::default(),
+            produced: 0,
+            walked: false,
         }
     }
 
@@ -129,7 +135,7 @@ impl Worker {
     /// The messages that take a step's rows on to the next step (or its error to the
     /// coordinator).
     fn forward(
-        &self,
+        &mut self,
         query: u64,
         step: u32,
         plan: &Arc<Plan>,
@@ -137,21 +143,81 @@ impl Worker {
         truncated: bool,
     ) -> Vec<Message> {
         match result {
-            Ok((rows, cut)) => route(
-                plan,
-                query,
-                step as usize + 1,
-                rows,
-                self.workers,
-                truncated || cut,
-            ),
+            Ok((rows, cut)) => {
+                self.produced += rows.rows as u64;
+                route(
+                    plan,
+                    query,
+                    step as usize + 1,
+                    rows,
+                    self.workers,
+                    truncated || cut,
+                )
+            }
             Err(error) => vec![failed(query, plan, error.into())],
         }
     }
 
-    /// Handles one message that is not finished; returns the messages it sends on, and
-    /// what the hops before them exchanged and their weight (for `message::hand_on`).
-    pub(crate) fn handle(&mut self, message: Message) -> (Vec<Message>, Carried) {
+    /// Handles one message that is not finished; returns the messages it sends on, what
+    /// the hops before them exchanged and their weight, and under a traced plan, what this
+    /// worker did (for `message::hand_on`).
+    pub(crate) fn handle(
+        &mut self,
+        message: Message,
+    ) -> (Vec<Message>, Carried, Option<WorkerStep>) {
+        let started = Instant::now();
+        let record = if message.plan.trace {
+            self.record_of(&message)
+        } else {
+            None
+        };
+        self.produced = 0;
+        self.walked = false;
+        let (next, carried) = self.run(message);
+        let record = record.map(|record| WorkerStep {
+            role: if self.walked {
+                WorkerRole::Walked
+            } else {
+                record.role
+            },
+            rows_out: self.produced,
+            micros: started.elapsed().as_secs_f64() * 1e6,
+            ..record
+        });
+        (next, carried, record)
+    }
+
+    /// What handling `message` will be recorded as (its rows out and time once handled;
+    /// none for a cancellation).
+    fn record_of(&self, message: &Message) -> Option<WorkerStep> {
+        let (role, rows_in) = match &message.payload {
+            Payload::Rows(rows) => {
+                let rows = rows.as_ref().map_or(0, |rows| rows.rows as u64);
+                match &message.run {
+                    // The check of an intersection split at run time.
+                    Some(run) if run.partner.is_none() => (WorkerRole::Checked, rows),
+                    _ => (WorkerRole::Ran, rows),
+                }
+            }
+            Payload::Fetch { values, .. } => (WorkerRole::Lent, values.len() as u64),
+            // The intersection, once every owner answered (its rows were counted in).
+            Payload::Lists { .. } => (WorkerRole::Ran, 0),
+            Payload::Cancel => return None,
+        };
+        Some(WorkerStep {
+            step: message.step,
+            worker: self.index,
+            role,
+            messages: 1,
+            rows_in,
+            rows_out: 0,
+            micros: 0.0,
+            sent: Exchanged::default(),
+        })
+    }
+
+    /// Handles one message (see [`Self::handle`]).
+    fn run(&mut self, message: Message) -> (Vec<Message>, Carried) {
         let state = self.states.of(message.query, &message.plan);
         if let Payload::Cancel = message.payload {
             state.fail(QueryError::Cancelled);
@@ -172,6 +238,7 @@ impl Worker {
                 Carried {
                     exchanged: message.exchanged,
                     weight: message.weight,
+                    trace: message.trace,
                 },
                 &state,
             );
@@ -185,6 +252,7 @@ impl Worker {
             exchanged,
             truncated,
             weight,
+            trace,
             ..
         } = message;
         let next = match payload {
@@ -202,6 +270,7 @@ impl Worker {
                             carried: Carried {
                                 exchanged: Exchanged::default(),
                                 weight: Some(0),
+                                trace: Vec::new(),
                             },
                             truncated,
                             pending: 0,
@@ -222,7 +291,14 @@ impl Worker {
             } => self.answer_fetch(query, step, &plan, run, batch, from, values),
             Payload::Lists { .. } | Payload::Cancel => Vec::new(),
         };
-        (next, Carried { exchanged, weight })
+        (
+            next,
+            Carried {
+                exchanged,
+                weight,
+                trace,
+            },
+        )
     }
 
     /// One owner's answer to a fetch: its lists are kept, and once every owner answered,
@@ -336,6 +412,7 @@ impl Worker {
                 exchanged: Exchanged::default(),
                 weight: None,
                 truncated: false,
+                trace: Vec::new(),
             })
             .collect()
     }
@@ -414,6 +491,8 @@ impl Worker {
             Ok(walked) => walked,
             Err(error) => return vec![failed(query, &plan, error.into())],
         };
+        self.produced += rows.rows as u64;
+        self.walked = true;
         let check = Step::new(partner, StepKind::Walk(partner_direction), run.estimate);
         let Placement::Owner(node) = place(&plan.bgp, &check, &rows, plan.rdf_type).0 else {
             return vec![failed(
@@ -432,6 +511,7 @@ impl Worker {
             exchanged: Exchanged::default(),
             weight: None,
             truncated: truncated || cut,
+            trace: Vec::new(),
         };
         to_owners(rows, node, self.workers, message)
     }
@@ -450,13 +530,14 @@ impl Worker {
     ) -> Vec<Message> {
         let share = self.share(plan);
         let graph = read(&self.part, &share, plan);
-        let lists = match run.as_ref().and_then(|r| partner_of(&plan.bgp, r)) {
+        let lists: Vec<(Id, Vec<Id>)> = match run.as_ref().and_then(|r| partner_of(&plan.bgp, r)) {
             Some((q, direction, _)) => values
                 .into_iter()
                 .map(|v| (v, graph.get(v, q, direction).to_vec()))
                 .collect(),
             None => Vec::new(),
         };
+        self.produced += lists.iter().map(|(_, list)| list.len() as u64).sum::<u64>();
         vec![Message {
             query,
             step,
@@ -467,6 +548,7 @@ impl Worker {
             exchanged: Exchanged::default(),
             weight: None,
             truncated: false,
+            trace: Vec::new(),
         }]
     }
 
@@ -537,5 +619,6 @@ fn failed(query: u64, plan: &Arc<Plan>, error: Failure) -> Message {
         exchanged: Exchanged::default(),
         weight: None,
         truncated: false,
+        trace: Vec::new(),
     }
 }

@@ -129,55 +129,6 @@ fn rows_moved_per_query_stay_within_the_recorded_bounds() {
     assert!(over.is_empty(), "rows moved past their bounds: {over:?}");
 }
 
-const UB: &str = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
-
-/// A graph of LUBM's shape where q1's intersection matters (LUBM-1 has almost no alumni of
-/// its own university): 4 universities of 8 departments of 200 students (graduates for
-/// q1, undergraduates for q3), 200
-/// more universities without departments, and everyone, with 10,000 more people, holding
-/// a degree from one of the 204 (about 80 alumni each). For each department, the walk of
-/// its university's alumni reads 80 rows; the alumni lists are 4 × 80 entries in all.
-fn campus() -> Store {
-    use oxrdf::{GraphName, NamedNode, Quad};
-    let iri = |s: String| NamedNode::new(s).unwrap();
-    let ub = |name: &str| iri(format!("{UB}{name}"));
-    let university = |u: u32| iri(format!("http://www.University{u}.edu"));
-    let person = |p: u32| iri(format!("http://example.org/person{p}"));
-    let rdf_type = iri("http://www.w3.org/1999/02/22-rdf-syntax-ns#type".into());
-    let mut quads = Vec::new();
-    let mut add = |s: &NamedNode, p: &NamedNode, o: &NamedNode| {
-        quads.push(Quad::new(
-            s.clone(),
-            p.clone(),
-            o.clone(),
-            GraphName::DefaultGraph,
-        ))
-    };
-    let (with_departments, universities) = (4, 204);
-    for u in 0..universities {
-        add(&university(u), &rdf_type, &ub("University"));
-    }
-    let mut people = 0;
-    for u in 0..with_departments {
-        for d in 0..8 {
-            let department = iri(format!("http://www.Department{d}.University{u}.edu"));
-            add(&department, &rdf_type, &ub("Department"));
-            add(&department, &ub("subOrganizationOf"), &university(u));
-            for _ in 0..200 {
-                let class = ["GraduateStudent", "UndergraduateStudent"][people as usize % 2];
-                add(&person(people), &rdf_type, &ub(class));
-                add(&person(people), &ub("memberOf"), &department);
-                people += 1;
-            }
-        }
-    }
-    for p in 0..people + 10_000 {
-        let from = university((p * 7919) % universities);
-        add(&person(p), &ub("undergraduateDegreeFrom"), &from);
-    }
-    quiver_loader::load_quads(quads, None).unwrap().0
-}
-
 /// q1 and q3 close a triangle by intersecting, for each (university, department) row,
 /// the university's alumni with the department's members: the rows go to the departments'
 /// owners and each university's alumni list travels once to each worker that needs it, so
@@ -185,7 +136,7 @@ fn campus() -> Store {
 /// the steps before), never the alumni lists once per row.
 #[test]
 fn an_intersection_moves_its_partner_lists_not_its_fan_out() {
-    let store = campus();
+    let store = common::campus();
     let prefix = "PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
         PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>";
     let departments = "?Z ub:subOrganizationOf ?Y . ?Z rdf:type ub:Department .

@@ -301,9 +301,14 @@ pub fn explain(
         .prepare(store, &request.query, &prepare_options)
         .map_err(|error| ApiError::from_query(&error))?;
     log.set_form("explain");
+    // A cluster's workers record what they did only when asked.
+    let options = ExecOptions {
+        explain: true,
+        ..options.clone()
+    };
     let (results, profile) = cached
         .query
-        .execute_profiled(store, options)
+        .execute_profiled(store, &options)
         .map_err(|error| ApiError::from_query(&error))?;
     let answered = match &results {
         QueryResults::Solutions(solutions) => {

@@ -67,6 +67,10 @@ pub struct ExecOptions {
     /// What calls remote endpoints for `SERVICE` (`quiver-federation`'s HTTP client);
     /// `None`: a query with SERVICE fails with [`QueryError::ServiceRefused`].
     pub service: Option<Arc<dyn crate::service::ServiceClient>>,
+    /// The run is for EXPLAIN: executors that pay to record what they did record it (a
+    /// cluster's workers, whose messages then carry their records, [`ExecutionProfile`]'s
+    /// per-worker steps).
+    pub explain: bool,
 }
 
 impl Default for ExecOptions {
@@ -83,6 +87,7 @@ impl Default for ExecOptions {
             device: None,
             partitions: None,
             service: None,
+            explain: false,
         }
     }
 }
@@ -413,6 +418,7 @@ impl PreparedQuery {
         evaluator.dataset = self.dataset.clone();
         evaluator.device = options.device.clone();
         evaluator.partitions = options.partitions.clone();
+        evaluator.trace_partitions = options.explain;
         evaluator.service = options.service.clone();
         if let Some(base) = &self.base_iri {
             evaluator.expressions = quiver_expr::EvalContext::new().with_base_iri(base.clone());

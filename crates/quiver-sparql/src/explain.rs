@@ -6,6 +6,7 @@ use std::fmt::Write;
 use quiver_store::Direction;
 
 use crate::engine::ExecutionProfile;
+use crate::partitions::{Exchanged, PartitionTrace, WorkerRole};
 use crate::step::StepKind;
 
 /// Renders a profile as a table, one block per basic graph pattern run.
@@ -77,7 +78,9 @@ pub fn render(profile: &ExecutionProfile) -> String {
                 estimate,
                 step.rows,
                 step.micros,
-                if step.parallel {
+                if step.parallel && bgp.partitions.is_some() {
+                    " (on several workers, summed)"
+                } else if step.parallel {
                     " (parallel, summed)"
                 } else if step.split {
                     " (rows split over threads)"
@@ -88,6 +91,9 @@ pub fn render(profile: &ExecutionProfile) -> String {
                 }
             );
             device_left = device_left.saturating_sub(1);
+        }
+        if let Some(trace) = &bgp.partitions {
+            render_workers(&mut out, trace);
         }
         for (s, step) in bgp.steps.iter().enumerate() {
             if let Some(run) = &step.transfer {
@@ -148,4 +154,51 @@ pub fn render(profile: &ExecutionProfile) -> String {
         );
     }
     out
+}
+
+/// What each worker of a run over partitions did at each step, and what moved between
+/// them.
+fn render_workers(out: &mut String, trace: &PartitionTrace) {
+    let _ = writeln!(
+        out,
+        "  on {}, by step and worker (moved: sent to other workers):",
+        trace.executor
+    );
+    let _ = writeln!(
+        out,
+        "  {:<4} {:>6} {:<10} {:>9} {:>12} {:>12} {:>12} {:>12} {:>14}",
+        "step",
+        "worker",
+        "role",
+        "messages",
+        "rows in",
+        "rows out",
+        "time µs",
+        "moved rows",
+        "moved bytes"
+    );
+    let mut work = trace.work.clone();
+    work.sort_by_key(|w| (w.step, w.role != WorkerRole::Start, w.worker, w.role as u8));
+    let mut moved = Exchanged::default();
+    for w in &work {
+        moved += w.sent;
+        let _ = writeln!(
+            out,
+            "  {:<4} {:>6} {:<10} {:>9} {:>12} {:>12} {:>12.1} {:>12} {:>14}",
+            w.step + 1,
+            w.worker,
+            w.role.name(),
+            w.messages,
+            w.rows_in,
+            w.rows_out,
+            w.micros,
+            w.sent.rows,
+            w.sent.bytes
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  moved between workers: {} messages, {} rows, {} bytes",
+        moved.messages, moved.rows, moved.bytes
+    );
 }

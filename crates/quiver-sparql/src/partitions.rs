@@ -39,6 +39,105 @@ pub struct PartitionedBgp<'a> {
     /// may stop each step at a bound of rows and return fewer rows than exist, at least
     /// these many when there are that many (any of them answer the LIMIT).
     pub limit: Option<usize>,
+    /// Record what each worker did at each step ([`PartitionTrace`], for EXPLAIN): the
+    /// messages of a cluster's run then carry their records to the coordinator.
+    pub trace: bool,
+}
+
+/// What a pattern's run over the partitions answers: its rows, and with
+/// [`PartitionedBgp::trace`], what the workers did.
+#[derive(Debug, Default)]
+pub struct Explored {
+    pub rows: Table,
+    pub trace: Option<PartitionTrace>,
+}
+
+impl From<Table> for Explored {
+    fn from(rows: Table) -> Self {
+        Self { rows, trace: None }
+    }
+}
+
+/// What the workers of a pattern's run did, for EXPLAIN.
+#[derive(Debug, Clone, Default)]
+pub struct PartitionTrace {
+    /// The executor, in words ([`BgpPartitions::name`]).
+    pub executor: String,
+    /// The steps as the partitions ran them: an intersection whose lists they cannot
+    /// keep together runs as a walk and a check, two steps.
+    pub steps: Vec<Step>,
+    /// What each worker did at each of those steps, summed over its messages (and over the
+    /// runs a LIMIT repeated with a larger bound).
+    pub work: Vec<WorkerStep>,
+}
+
+/// What a worker did in a step of a pattern's run over partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum WorkerRole {
+    /// Sent the pattern's input rows to where its first step runs (the coordinator).
+    Start,
+    /// Ran the step on the rows that reached it: a walk, a check, an index read, or an
+    /// intersection with the partner lists it holds or fetched.
+    Ran,
+    /// Ran the walk of an intersection it split at run time (cheaper than fetching the
+    /// partner lists): its rows go on to be checked.
+    Walked,
+    /// Checked the rows of an intersection split at run time against the partner pattern
+    /// at the partner's owner.
+    Checked,
+    /// Answered other workers' fetches of the partner lists it holds: rows in are the
+    /// values asked, rows out the ids of their lists.
+    Lent,
+}
+
+impl WorkerRole {
+    /// The role in EXPLAIN's words.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkerRole::Start => "start",
+            WorkerRole::Ran => "ran",
+            WorkerRole::Walked => "walked",
+            WorkerRole::Checked => "checked",
+            WorkerRole::Lent => "lent lists",
+        }
+    }
+}
+
+/// One worker's work in one role at one step (of [`PartitionTrace::steps`]).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WorkerStep {
+    pub step: u32,
+    pub worker: u32,
+    pub role: WorkerRole,
+    /// Messages it handled.
+    pub messages: u64,
+    pub rows_in: u64,
+    pub rows_out: u64,
+    /// Time it spent on them.
+    pub micros: f64,
+    /// What it sent to other workers.
+    pub sent: Exchanged,
+}
+
+impl WorkerStep {
+    /// Adds `records` to `work`, each to the record of its step, worker and role.
+    pub fn add_all(work: &mut Vec<WorkerStep>, records: impl IntoIterator<Item = WorkerStep>) {
+        for record in records {
+            let same = |w: &&mut WorkerStep| {
+                (w.step, w.worker, w.role) == (record.step, record.worker, record.role)
+            };
+            match work.iter_mut().find(same) {
+                Some(into) => {
+                    into.messages += record.messages;
+                    into.rows_in += record.rows_in;
+                    into.rows_out += record.rows_out;
+                    into.micros += record.micros;
+                    into.sent += record.sent;
+                }
+                None => work.push(record),
+            }
+        }
+    }
 }
 
 /// What moved between the partitions' workers: messages, the rows they carried and their
@@ -82,8 +181,9 @@ pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
     }
 
     /// Every row of the pattern over the partitions (any order), before the pattern's
-    /// equalities of repeated variables, which the caller applies.
-    fn explore(&self, request: PartitionedBgp<'_>) -> Result<Table, QueryError>;
+    /// equalities of repeated variables, which the caller applies; with
+    /// [`PartitionedBgp::trace`], what the workers did.
+    fn explore(&self, request: PartitionedBgp<'_>) -> Result<Explored, QueryError>;
 
     /// A count read from the index ([`IndexAggregate::adds_up`]), run by every partition
     /// over its own share of the graph (of the merge of `merged`, for a merged default

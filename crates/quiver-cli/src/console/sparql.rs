@@ -186,7 +186,9 @@ impl Session {
             plan_times.push(started.elapsed().as_secs_f64() * 1e6);
         }
         let prepared = prepared.context("at least one planning run")?;
-        let exec = self.exec_options(options.threads);
+        let mut exec = self.exec_options(options.threads);
+        // A cluster's workers record what they did only when asked.
+        exec.explain = options.explain;
         let mut times = Vec::new();
         let mut last = None;
         for _ in 0..options.runs.max(1) {

@@ -158,16 +158,19 @@ impl PartitionedEdges<'_> {
             patterns: vec![pattern],
             equalities: Vec::new(),
         };
-        self.partitions.explore(PartitionedBgp {
-            bgp: &bgp,
-            steps: &[step],
-            graph: self.graph,
-            merged: self.merged,
-            input,
-            state: self.state,
-            keep: None,
-            limit: None,
-        })
+        self.partitions
+            .explore(PartitionedBgp {
+                bgp: &bgp,
+                steps: &[step],
+                graph: self.graph,
+                merged: self.merged,
+                input,
+                state: self.state,
+                keep: None,
+                limit: None,
+                trace: false,
+            })
+            .map(|explored| explored.rows)
     }
 }
 

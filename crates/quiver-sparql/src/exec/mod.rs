@@ -89,6 +89,8 @@ pub struct Evaluator<'a> {
     pub device: Option<std::sync::Arc<dyn crate::device::BgpDevice>>,
     /// The executor of basic graph patterns over a partitioned store, if any.
     pub partitions: Option<std::sync::Arc<dyn crate::partitions::BgpPartitions>>,
+    /// Ask the partitions what each worker did (EXPLAIN).
+    pub trace_partitions: bool,
     /// What calls remote endpoints for SERVICE; `None`: SERVICE is refused.
     pub service: Option<std::sync::Arc<dyn crate::service::ServiceClient>>,
     /// Deadline, cancellation, memory budget and recorded errors, shared by all threads.
@@ -140,6 +142,7 @@ impl<'a> Evaluator<'a> {
             threads,
             device: None,
             partitions: None,
+            trace_partitions: false,
             service: None,
             state,
             vars,

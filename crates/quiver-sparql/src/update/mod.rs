@@ -257,6 +257,7 @@ impl<'o> Request<'o> {
             device: self.options.device.clone(),
             partitions: self.options.partitions.clone(),
             service: self.options.service.clone(),
+            explain: false,
         })
     }
 

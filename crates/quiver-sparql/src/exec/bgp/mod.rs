@@ -14,6 +14,7 @@ mod device;
 pub mod explore;
 mod intersect;
 mod step_io;
+mod trace;
 
 /// The profile of one basic graph pattern's run.
 #[derive(Debug, Clone)]
@@ -24,6 +25,9 @@ pub struct BgpProfile {
     /// The rows a LIMIT (or the result cap) asked of the exploration, which stops once it
     /// has found them.
     pub limit: Option<usize>,
+    /// Over partitions: what each worker did at each step (`steps` are then the steps as
+    /// the partitions ran them, their rows and times summed over the workers).
+    pub partitions: Option<crate::partitions::PartitionTrace>,
 }
 
 impl Evaluator<'_> {
@@ -40,10 +44,11 @@ impl Evaluator<'_> {
             _ => &planned.alone,
         };
         let mut profile = Vec::new();
+        let mut trace = None;
         let ctx = self.context(planned.graph);
         let result = match &self.partitions {
             Some(partitions) => {
-                let rows = partitions.explore(crate::partitions::PartitionedBgp {
+                let explored = partitions.explore(crate::partitions::PartitionedBgp {
                     bgp: &planned.bgp,
                     steps,
                     graph: planned.graph,
@@ -56,8 +61,13 @@ impl Evaluator<'_> {
                         .filter(|_| planned.bgp.equalities.is_empty()),
                     // Equalities drop rows after the partitions: no bound may stop them.
                     limit: limit.filter(|_| planned.bgp.equalities.is_empty()),
+                    trace: self.trace_partitions,
                 })?;
-                explore::apply_equalities(&ctx, rows, &planned.bgp.equalities)?
+                if let Some(t) = &explored.trace {
+                    profile = trace::step_profiles(t, explored.rows.rows);
+                }
+                trace = explored.trace;
+                explore::apply_equalities(&ctx, explored.rows, &planned.bgp.equalities)?
             }
             None => explore(&planned.bgp, steps, input, &ctx, &mut profile, limit)?,
         };
@@ -75,6 +85,7 @@ impl Evaluator<'_> {
             seeded,
             steps: profile,
             limit,
+            partitions: trace,
         });
         Ok(result)
     }

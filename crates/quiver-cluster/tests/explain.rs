@@ -1,0 +1,199 @@
+//! EXPLAIN over partitions: what each worker did at each step, checked against the
+//! whole store and against what the cluster counts as moved.
+//!
+//! Over every LUBM query of `queries/` on LUBM-1, on 3 partitions of each executor
+//! (timely's workers, and the in-memory reference):
+//! - each step's rows, summed over the workers' records, equal the rows of the patterns
+//!   the steps so far have matched, counted on the whole store by a `COUNT(*)` query of
+//!   their own (for every pattern that starts from one empty row, without a LIMIT);
+//! - what the records say was moved adds up to what the cluster counted for the query,
+//!   also where an intersection fetched its partner lists from their owners;
+//! - an execution not asked to explain carries no records.
+
+mod common;
+
+use std::sync::Arc;
+
+use quiver_cluster::{LocalPartitions, TimelyPartitions};
+use quiver_sparql::exec::BgpProfile;
+use quiver_sparql::partitions::{BgpPartitions, Exchanged, WorkerRole, WorkerStep};
+use quiver_sparql::step::StepKind;
+use quiver_sparql::{prepare, ExecOptions, ExecutionProfile, PrepareOptions, QueryResults};
+use quiver_store::{Direction, Store};
+
+/// The profile of `query` on `store`, its basic graph patterns run by `partitions`.
+fn profile(
+    store: &Store,
+    query: &str,
+    partitions: Arc<dyn BgpPartitions>,
+    explain: bool,
+) -> ExecutionProfile {
+    let prepare_options = PrepareOptions {
+        partitioned: true,
+        ..PrepareOptions::default()
+    };
+    let prepared = prepare(store, query, &prepare_options).unwrap();
+    let options = ExecOptions {
+        partitions: Some(partitions),
+        explain,
+        ..ExecOptions::default()
+    };
+    prepared.execute_profiled(store, &options).unwrap().1
+}
+
+/// The rows of the conjunction of `patterns` on the whole store.
+fn count(store: &Store, patterns: &[String]) -> usize {
+    let query = format!(
+        "SELECT (COUNT(*) AS ?rows) WHERE {{ {} }}",
+        patterns.join(" . ")
+    );
+    let prepared = prepare(store, &query, &PrepareOptions::default()).unwrap();
+    let QueryResults::Solutions(solutions) =
+        prepared.execute(store, &ExecOptions::default()).unwrap()
+    else {
+        panic!("{query}: not a SELECT");
+    };
+    let mut rows = None;
+    solutions.for_each_row(|row| {
+        let term = row[0].expect("a count").to_string();
+        let digits: String = term
+            .trim_start_matches('"')
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        rows = Some(digits.parse().unwrap());
+    });
+    rows.expect("one row")
+}
+
+/// Checks each traced step's rows against the whole store; returns the steps checked.
+fn check_steps(store: &Store, query: &str, bgp: &BgpProfile) -> usize {
+    let trace = bgp.partitions.as_ref().expect("a traced pattern");
+    assert_eq!(trace.steps.len(), bgp.steps.len(), "{query}");
+    if bgp.seeded || bgp.limit.is_some() {
+        return 0;
+    }
+    let mut matched: Vec<String> = Vec::new();
+    for (s, (step, profiled)) in trace.steps.iter().zip(&bgp.steps).enumerate() {
+        for pattern in std::iter::once(step.pattern).chain(step.partner.map(|(p, _)| p)) {
+            let text = bgp.patterns[pattern].as_str();
+            let terms: Vec<&str> = text.split_whitespace().collect();
+            // An index step binds the pattern's subjects or objects only, once each.
+            let text = match step.kind {
+                StepKind::Index(Direction::In) => {
+                    format!("{{ SELECT DISTINCT {} WHERE {{ {text} }} }}", terms[0])
+                }
+                StepKind::Index(Direction::Out) => format!(
+                    "{{ SELECT DISTINCT {} WHERE {{ {text} }} }}",
+                    terms[terms.len() - 1]
+                ),
+                _ => text.to_owned(),
+            };
+            if !matched.contains(&text) {
+                matched.push(text);
+            }
+        }
+        assert_eq!(
+            profiled.rows,
+            count(store, &matched),
+            "{query}\nstep {} of {:?}: {:?}",
+            s + 1,
+            trace.steps,
+            trace.work
+        );
+        // Every record names a step of the plan and a worker of the executor.
+        for record in &trace.work {
+            assert!((record.step as usize) < trace.steps.len(), "{record:?}");
+            assert!(record.worker < 3, "{record:?}");
+        }
+    }
+    trace.steps.len()
+}
+
+/// Explains `query` on `partitions`, checks its steps and what it moved; returns the
+/// steps checked and what the workers' records say they did.
+fn check_query(
+    store: &Store,
+    query: &str,
+    partitions: &Arc<dyn BgpPartitions>,
+) -> (usize, Vec<WorkerStep>) {
+    let before = partitions.exchanged();
+    let explained = profile(store, query, Arc::clone(partitions), true);
+    let exchanged = partitions.exchanged() - before;
+    let (mut checked, mut work) = (0, Vec::new());
+    for bgp in &explained.bgps {
+        checked += check_steps(store, query, bgp);
+        let trace = bgp.partitions.as_ref().unwrap();
+        assert!(trace.executor.contains('3'), "{}", trace.executor);
+        work.extend(trace.work.iter().copied());
+    }
+    let mut recorded = Exchanged::default();
+    for record in &work {
+        recorded += record.sent;
+        assert!(
+            record.role == WorkerRole::Start || record.messages > 0,
+            "{record:?}"
+        );
+    }
+    // Paths, DESCRIBE and counts read from the index ask the partitions outside basic
+    // graph patterns, untraced.
+    assert!(recorded.rows <= exchanged.rows, "{query}");
+    if !explained.bgps.is_empty() {
+        assert_eq!(recorded, exchanged, "{query}");
+        let text = quiver_sparql::explain::render(&explained);
+        assert!(text.contains("by step and worker"), "{text}");
+    }
+    // Not asked: no records.
+    let plain = profile(store, query, Arc::clone(partitions), false);
+    assert!(plain.bgps.iter().all(|b| b.partitions.is_none()), "{query}");
+    (checked, work)
+}
+
+fn explains_every_step(partitions: impl Fn(&Store) -> Arc<dyn BgpPartitions>, moves: bool) {
+    let store = common::lubm1();
+    let partitions = partitions(&store);
+    let mut checked = 0;
+    let mut moved = 0;
+    for query in common::lubm_queries() {
+        let (steps, work) = check_query(&store, &query, &partitions);
+        checked += steps;
+        moved += work.iter().map(|w| w.sent.rows).sum::<u64>();
+    }
+    assert!(checked >= 40, "only {checked} steps checked");
+    assert_eq!(moved > 0, moves, "{moved} rows moved");
+}
+
+#[test]
+fn timely_workers_explain_every_step() {
+    explains_every_step(
+        |store| Arc::new(TimelyPartitions::in_process(store, 3).unwrap()),
+        true,
+    );
+}
+
+#[test]
+fn in_memory_partitions_explain_every_step() {
+    explains_every_step(|store| Arc::new(LocalPartitions::of(store, 3)), false);
+}
+
+/// q1 and q3 on a graph where their intersection fetches its partner lists (on a fresh
+/// cluster, none kept from before): the owners' answers bring their records back to the
+/// rows that waited for them, and on to the coordinator.
+#[test]
+fn fetched_lists_bring_their_records_back() {
+    let store = common::campus();
+    for name in ["q1", "q3"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../queries/lubm-basic/{name}.rq"));
+        let query = std::fs::read_to_string(path).unwrap();
+        let partitions: Arc<dyn BgpPartitions> =
+            Arc::new(TimelyPartitions::in_process(&store, 3).unwrap());
+        let (checked, work) = check_query(&store, &query, &partitions);
+        assert!(checked >= 4, "{name}: {checked} steps");
+        let lent: Vec<&WorkerStep> = work.iter().filter(|w| w.role == WorkerRole::Lent).collect();
+        assert!(!lent.is_empty(), "{name}: no lists fetched: {work:?}");
+        assert!(lent
+            .iter()
+            .all(|w| w.rows_out > 0 && w.sent.rows == w.rows_out));
+    }
+}
