@@ -153,6 +153,35 @@ pub fn add(a: &Term, b: &Term) -> Option<Term> {
     numeric::add(a, b)
 }
 
+/// A number (`xsd:integer` and the types derived from it, `xsd:decimal`, `xsd:float`,
+/// `xsd:double`) as a value, so that SUM and AVG add a column's numbers without building a
+/// term at each step: [`Number::checked_add`] is [`add`] on numbers.
+#[derive(Debug, Clone, Copy)]
+pub struct Number(value::Numeric);
+
+impl Number {
+    /// The number `term` is; `None` for any other term (an ill-formed number included).
+    pub fn of(term: &Term) -> Option<Self> {
+        value::Value::of(term).numeric().map(Self)
+    }
+
+    /// The integer 0, where a SUM starts.
+    pub fn zero() -> Self {
+        Self(value::Numeric::Integer(0.into()))
+    }
+
+    /// `self + other` with numeric type promotion, as [`add`] computes it (`None` where an
+    /// integer or decimal sum overflows).
+    pub fn checked_add(self, other: Self) -> Option<Self> {
+        numeric::add_numbers(self.0, other.0).map(Self)
+    }
+
+    /// The number as a term, as [`add`] writes its result.
+    pub fn to_term(self) -> Term {
+        value::numeric(self.0)
+    }
+}
+
 /// `a - b` with numeric type promotion; also date/time differences.
 pub fn subtract(a: &Term, b: &Term) -> Option<Term> {
     numeric::subtract(a, b)

@@ -98,6 +98,24 @@ pub(crate) fn equal(a: Numeric, b: Numeric) -> bool {
     compare(a, b) == Some(Ordering::Equal)
 }
 
+/// The four variants of a binary operation, by promoted type.
+struct Operation {
+    integer: fn(Integer, Integer) -> Option<Numeric>,
+    decimal: fn(Decimal, Decimal) -> Option<Decimal>,
+    float: fn(Float, Float) -> Float,
+    double: fn(Double, Double) -> Double,
+}
+
+/// Applies `operation` to two numbers, promoted to their common type.
+fn combine(a: Numeric, b: Numeric, operation: &Operation) -> Option<Numeric> {
+    Some(match promote(a, b)? {
+        Promoted::Integer(a, b) => (operation.integer)(a, b)?,
+        Promoted::Decimal(a, b) => Numeric::Decimal((operation.decimal)(a, b)?),
+        Promoted::Float(a, b) => Numeric::Float((operation.float)(a, b)),
+        Promoted::Double(a, b) => Numeric::Double((operation.double)(a, b)),
+    })
+}
+
 /// Applies a binary operation whose four variants are given.
 fn binary(
     a: &Term,
@@ -109,25 +127,31 @@ fn binary(
 ) -> Option<Term> {
     let a = Value::of(a).numeric()?;
     let b = Value::of(b).numeric()?;
-    Some(value::numeric(match promote(a, b)? {
-        Promoted::Integer(a, b) => integer(a, b)?,
-        Promoted::Decimal(a, b) => Numeric::Decimal(decimal(a, b)?),
-        Promoted::Float(a, b) => Numeric::Float(float(a, b)),
-        Promoted::Double(a, b) => Numeric::Double(double(a, b)),
-    }))
+    let operation = Operation {
+        integer,
+        decimal,
+        float,
+        double,
+    };
+    Some(value::numeric(combine(a, b, &operation)?))
+}
+
+/// `+` on numbers.
+const ADD: Operation = Operation {
+    integer: |a, b| a.checked_add(b).map(Numeric::Integer),
+    decimal: |a, b| a.checked_add(b),
+    float: |a, b| a + b,
+    double: |a, b| a + b,
+};
+
+/// `a + b` on numbers (`None` on an integer or decimal overflow).
+pub(crate) fn add_numbers(a: Numeric, b: Numeric) -> Option<Numeric> {
+    combine(a, b, &ADD)
 }
 
 /// `a + b`.
 pub(crate) fn add(a: &Term, b: &Term) -> Option<Term> {
-    binary(
-        a,
-        b,
-        |a, b| a.checked_add(b).map(Numeric::Integer),
-        |a, b| a.checked_add(b),
-        |a, b| a + b,
-        |a, b| a + b,
-    )
-    .or_else(|| datetime::add(a, b))
+    binary(a, b, ADD.integer, ADD.decimal, ADD.float, ADD.double).or_else(|| datetime::add(a, b))
 }
 
 /// `a - b`.

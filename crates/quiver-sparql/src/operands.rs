@@ -1,8 +1,10 @@
 //! The operands of a SPARQL expression, for the walks that the compiler (variables, EXISTS
-//! patterns) and the executors (which FILTERs can be decided per id) make over
+//! patterns) and the executors (which FILTERs and aggregated expressions can be decided
+//! per id) make over
 //! expressions: one list of spargebra's expression shapes, below both.
 
-use spargebra::algebra::Expression;
+use oxrdf::Variable;
+use spargebra::algebra::{Expression, Function};
 
 /// Calls `f` on each operand of `expression` (none for constants, variables, `BOUND` and
 /// `EXISTS`, whose pattern is no expression).
@@ -39,5 +41,30 @@ pub fn for_each_operand<'e>(expression: &'e Expression, f: &mut impl FnMut(&'e E
         | Expression::Variable(_)
         | Expression::Bound(_)
         | Expression::Exists(_) => {}
+    }
+}
+
+/// Whether `expression` can be decided per id (no EXISTS, nothing random or fresh); adds
+/// the variables it reads to `variables`.
+pub(crate) fn per_id(expression: &Expression, variables: &mut Vec<Variable>) -> bool {
+    match expression {
+        Expression::Variable(v) | Expression::Bound(v) => {
+            if !variables.contains(v) {
+                variables.push(v.clone());
+            }
+            true
+        }
+        Expression::Exists(_) => false,
+        Expression::FunctionCall(
+            Function::Rand | Function::Uuid | Function::StrUuid | Function::BNode,
+            _,
+        ) => false,
+        _ => {
+            let mut decidable = true;
+            for_each_operand(expression, &mut |operand| {
+                decidable = decidable && per_id(operand, variables);
+            });
+            decidable
+        }
     }
 }

@@ -193,6 +193,24 @@ fn group_concat_and_sample() {
     );
 }
 
+/// An aggregated expression over one variable is computed once per distinct value of it,
+/// unless it makes something fresh each time: every row's UUID and random number differ,
+/// even where rows hold the same value.
+#[test]
+fn fresh_values_are_made_per_row_not_per_value() {
+    let got = rows(
+        "SELECT (GROUP_CONCAT(CONCAT(STR(?x), \"-\", STRUUID()); SEPARATOR=\" \") AS ?u) \
+         (COUNT(DISTINCT (?x + RAND())) AS ?r) WHERE { VALUES ?x { 1 1 1 1 } }",
+    );
+    let uuids = got[0][0].clone().expect("the UUIDs");
+    let mut parts: Vec<&str> = uuids.trim_matches('"').split(' ').collect();
+    assert_eq!(parts.len(), 4, "{uuids}");
+    parts.sort_unstable();
+    parts.dedup();
+    assert_eq!(parts.len(), 4, "repeated UUIDs: {uuids}");
+    assert_eq!(got[0][1], int("4"));
+}
+
 #[test]
 fn empty_input_gives_one_group_without_group_by_and_none_with_it() {
     let aggregates = "(COUNT(*) AS ?c) (COUNT(?o) AS ?co) (SUM(?o) AS ?sum) (AVG(?o) AS ?avg) \

@@ -20,7 +20,7 @@ use support::{load, oxigraph_rows, select, Row};
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 const SEPARATOR: &str = "|";
 
-const QUERIES: [&str; 7] = [
+const QUERIES: [&str; 8] = [
     "SELECT ?s (COUNT(?o) AS ?n) (COUNT(DISTINCT ?o) AS ?nd) (SUM(?o) AS ?sum) \
      (SUM(DISTINCT ?o) AS ?sumd) (AVG(?o) AS ?avg) (MIN(?o) AS ?min) (MAX(?o) AS ?max) \
      WHERE { ?s ex:p ?o } GROUP BY ?s",
@@ -33,6 +33,11 @@ const QUERIES: [&str; 7] = [
     "SELECT ?s ?o WHERE { ?s ex:p ?o { SELECT (MAX(?v) AS ?o) WHERE { ?s ex:p ?v } } }",
     "SELECT ?k (COUNT(*) AS ?n) (SUM(?o) AS ?sum) WHERE { ?s ex:p ?o } \
      GROUP BY (?o > 2 AS ?k) ORDER BY ?k",
+    // Expressions over one variable (evaluated once per distinct id) and over two.
+    "SELECT ?s (SUM(?o * 2) AS ?sum) (AVG(xsd:double(STR(?o))) AS ?avg) \
+     (SUM(?o + ?o) AS ?twice) (MAX(STRLEN(STR(?o))) AS ?len) \
+     (GROUP_CONCAT(STR(?o); SEPARATOR=\"|\") AS ?concat) \
+     WHERE { ?s ex:p ?o } GROUP BY ?s",
 ];
 
 /// One object of a random triple.
@@ -96,7 +101,7 @@ fn check(ntriples: &str, non_empty: &Cell<usize>) -> Result<(), TestCaseError> {
         .load_from_slice(oxigraph::io::RdfFormat::NTriples, ntriples.as_bytes())
         .unwrap();
     for query in QUERIES {
-        let text = format!("PREFIX ex: <http://ex/> {query}");
+        let text = format!("PREFIX ex: <http://ex/> PREFIX xsd: <{XSD}> {query}");
         let (vars, ours) = select(&store, &text).map_err(TestCaseError::fail)?;
         let theirs = oxigraph_rows(&oxigraph, &text, &vars);
         let (ours, theirs) = (normalize(&vars, ours), normalize(&vars, theirs));

@@ -183,3 +183,40 @@ fn public_helpers() {
     assert_eq!(max_term(term("2"), term("1.5")), term("2"));
     assert_eq!(max_term(term("\"a\""), term("2")), term("2"));
 }
+
+/// `Number::checked_add` (SUM's running total) gives what `add` gives on the terms, for every pair
+/// of the four types, derived integers, overflow and non-numbers included.
+#[test]
+fn number_add_is_add_on_numbers() {
+    use quiver_expr::Number;
+    let values = [
+        "1",
+        "-7",
+        "9223372036854775807",
+        "2.5",
+        "-0.125",
+        "xsd:float(1.5)",
+        "xsd:float(\"NaN\")",
+        "1e0",
+        "-2.5e3",
+        "\"3\"^^xsd:byte",
+        "\"x\"",
+        "xsd:date(\"2024-01-01\")",
+    ];
+    for a in values {
+        for b in values {
+            let (ta, tb) = (term(a), term(b));
+            let expected = add(&ta, &tb).filter(|t| Number::of(t).is_some());
+            let got = Number::of(&ta)
+                .zip(Number::of(&tb))
+                .and_then(|(x, y)| x.checked_add(y))
+                .map(Number::to_term);
+            assert_eq!(
+                got.as_ref().map(ToString::to_string),
+                expected.as_ref().map(ToString::to_string),
+                "{a} + {b}"
+            );
+        }
+    }
+    assert_eq!(Number::zero().to_term().to_string(), term("0").to_string());
+}

@@ -21,6 +21,7 @@ use std::time::Instant;
 
 use oxrdf::vocab::xsd;
 use oxrdf::{Literal, Term};
+use quiver_expr::Number;
 use quiver_model::Id;
 use rustc_hash::{FxHashMap, FxHashSet};
 use spargebra::algebra::Expression;
@@ -425,15 +426,16 @@ fn fold(
             samples
         }
         Function::Sum | Function::Avg => {
-            let zero = Term::from(Literal::from(0));
-            let mut sums: Vec<Option<Term>> = vec![Some(zero.clone()); count];
+            // Added as numbers, each distinct id decoded once; a term only per group.
+            let mut numbers: FxHashMap<Id, Option<Number>> = FxHashMap::default();
+            let mut sums: Vec<Option<Number>> = vec![Some(Number::zero()); count];
             let mut counts = vec![0_i64; count];
             for (group, id) in entries {
-                if let Some(sum) = &sums[group] {
-                    sums[group] = decoder
-                        .term(id)
-                        .and_then(|value| quiver_expr::add(sum, value))
-                        .filter(is_number);
+                if let Some(sum) = sums[group] {
+                    let value = *numbers
+                        .entry(id)
+                        .or_insert_with(|| decoder.term(id).and_then(Number::of));
+                    sums[group] = value.and_then(|value| sum.checked_add(value));
                     counts[group] += 1;
                 }
             }
@@ -442,10 +444,10 @@ fn fold(
                 .zip(counts)
                 .map(|(sum, count)| {
                     let result = match (sum, average) {
-                        (sum, false) => sum,
-                        (Some(_), true) if count == 0 => Some(zero.clone()),
+                        (sum, false) => sum.map(Number::to_term),
+                        (Some(_), true) if count == 0 => Some(Number::zero().to_term()),
                         (Some(sum), true) => {
-                            quiver_expr::divide(&sum, &Literal::from(count).into())
+                            quiver_expr::divide(&sum.to_term(), &Literal::from(count).into())
                         }
                         (None, true) => None,
                     };
@@ -634,7 +636,8 @@ fn count_distinct_solutions(
 }
 
 /// The ids of the aggregated expression, row by row: a variable's column as it is, or the
-/// values of an expression interned.
+/// values of an expression interned; an expression over one variable (nothing random or
+/// fresh, no EXISTS) is evaluated once per distinct id of that variable.
 fn argument_ids<'t>(
     evaluator: &dyn Scope,
     ctx: &ExecContext<'_>,
@@ -648,17 +651,46 @@ fn argument_ids<'t>(
             None => Cow::Owned(vec![UNBOUND; table.rows]),
         });
     }
+    let value = |row: usize| {
+        evaluator
+            .expression(argument, table, row)
+            .map_or(UNBOUND, |term| evaluator.intern(&term))
+    };
     let mut ids = Vec::with_capacity(table.rows);
-    for row in 0..table.rows {
-        ctx.tick(row)?;
-        ids.push(
-            evaluator
-                .expression(argument, table, row)
-                .map_or(UNBOUND, |term| evaluator.intern(&term)),
-        );
+    match per_id_column(evaluator, table, argument) {
+        Some(column) => {
+            let mut memo: FxHashMap<Id, Id> = FxHashMap::default();
+            for (row, id) in column.iter().enumerate() {
+                ctx.tick(row)?;
+                ids.push(*memo.entry(*id).or_insert_with(|| value(row)));
+            }
+        }
+        None => {
+            for row in 0..table.rows {
+                ctx.tick(row)?;
+                ids.push(value(row));
+            }
+        }
     }
     ctx.check()?;
     Ok(Cow::Owned(ids))
+}
+
+/// The column of the one variable `expression` reads, when its value is the same for every
+/// row holding the same id there (`crate::operands::per_id`).
+fn per_id_column<'t>(
+    evaluator: &dyn Scope,
+    table: &'t Table,
+    expression: &Expression,
+) -> Option<&'t [Id]> {
+    let mut variables = Vec::new();
+    if !crate::operands::per_id(expression, &mut variables) {
+        return None;
+    }
+    match variables.as_slice() {
+        [variable] => table.column(evaluator.var(variable)?),
+        _ => None,
+    }
 }
 
 /// Counts as `xsd:integer` ids (each distinct count interned once).
@@ -674,14 +706,6 @@ pub(super) fn integers(evaluator: &dyn Scope, counts: Vec<u64>) -> Vec<Id> {
             })
         })
         .collect()
-}
-
-/// A number literal: SUM and AVG add numbers only (`+` also adds dates and durations).
-fn is_number(term: &Term) -> bool {
-    let Term::Literal(literal) = term else {
-        return false;
-    };
-    [xsd::INTEGER, xsd::DECIMAL, xsd::FLOAT, xsd::DOUBLE].contains(&literal.datatype())
 }
 
 /// The string of a string literal (simple, `xsd:string` or language-tagged), as CONCAT

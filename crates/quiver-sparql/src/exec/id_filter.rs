@@ -45,7 +45,7 @@ impl Evaluator<'_> {
         expression: &Expression,
     ) -> Result<Option<Table>, QueryError> {
         let mut variables = Vec::new();
-        if !per_id(expression, &mut variables) {
+        if !crate::operands::per_id(expression, &mut variables) {
             return Ok(None);
         }
         variables.dedup();
@@ -126,7 +126,7 @@ impl Evaluator<'_> {
         expression: &Expression,
     ) -> Result<Option<Table>, QueryError> {
         let mut variables = Vec::new();
-        if !per_id(expression, &mut variables) {
+        if !crate::operands::per_id(expression, &mut variables) {
             return Ok(None);
         }
         let [variable] = variables.as_slice() else {
@@ -224,31 +224,6 @@ impl Evaluator<'_> {
 
 /// The most ids a filter seeds a pattern with.
 const MAX_SEEDS: u64 = 1 << 22;
-
-/// Whether `expression` can be decided per id (no EXISTS, nothing random or fresh); adds
-/// the variables it reads to `variables`.
-fn per_id(expression: &Expression, variables: &mut Vec<Variable>) -> bool {
-    match expression {
-        Expression::Variable(v) | Expression::Bound(v) => {
-            if !variables.contains(v) {
-                variables.push(v.clone());
-            }
-            true
-        }
-        Expression::Exists(_) => false,
-        Expression::FunctionCall(
-            Function::Rand | Function::Uuid | Function::StrUuid | Function::BNode,
-            _,
-        ) => false,
-        _ => {
-            let mut decidable = true;
-            crate::operands::for_each_operand(expression, &mut |operand| {
-                decidable = decidable && per_id(operand, variables);
-            });
-            decidable
-        }
-    }
-}
 
 /// The base ids for which `expression` (over `variable` alone) is true, as sorted ranges,
 /// when it is one of the shapes of the module doc.
