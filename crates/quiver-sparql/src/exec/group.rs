@@ -7,8 +7,11 @@
 //! groups are numbered in order of first appearance, as one pass would number them.
 //! COUNT, SAMPLE and the DISTINCT of every aggregate also work on ids; MIN and MAX compare
 //! sort keys of ids (`sort_key.rs`); only SUM, AVG and GROUP_CONCAT decode the values they
-//! combine, each distinct id once, and only an aggregate over an expression (rather than a
-//! plain variable) evaluates one per row.
+//! combine, each distinct id once. SUM and AVG add numbers (`quiver_expr::Number`), not
+//! terms: a term is built once per group. An aggregate over an expression (rather than a
+//! plain variable) evaluates it once per row, or once per distinct id when it reads one
+//! variable and nothing random or fresh (`crate::operands::per_id`); SUM and AVG (without
+//! DISTINCT) take its values as numbers, without an id for each.
 //!
 //! Without GROUP BY variables there is exactly one group, even over no rows (so
 //! `COUNT(*)` is 0 there); with them, no rows make no groups. An error inside an
@@ -330,6 +333,39 @@ fn aggregate_column(
         };
         return Ok(integers(evaluator, counts));
     };
+    let computed = !matches!(argument, Expression::Variable(_));
+    if let (Function::Sum | Function::Avg, false, true) =
+        (&aggregate.function, aggregate.distinct, computed)
+    {
+        // The expression's values added as numbers as they come: no id for each, no
+        // column of them (once per distinct id of its one variable, when it reads one).
+        let column = per_id_column(evaluator, table, argument);
+        let mut memo: FxHashMap<Id, Option<Number>> = FxHashMap::default();
+        let value = |row: usize| {
+            evaluator
+                .expression(argument, table, row)
+                .and_then(|term| Number::of(&term))
+        };
+        let mut stopped: Option<QueryError> = None;
+        let rows = Checked {
+            inner: 0..table.rows,
+            ctx,
+            seen: 0,
+            stopped: &mut stopped,
+        };
+        let entries = rows.map(|row| {
+            let number = match column {
+                Some(column) => *memo.entry(column[row]).or_insert_with(|| value(row)),
+                None => value(row),
+            };
+            (groups.of_row[row] as usize, number)
+        });
+        let sums = sum(evaluator, &aggregate.function, groups.count, entries);
+        return match stopped {
+            Some(error) => Err(error),
+            None => Ok(sums),
+        };
+    }
     let values = argument_ids(evaluator, ctx, table, argument)?;
     if let Function::Min | Function::Max = aggregate.function {
         // The extremes of a bag are those of its set: DISTINCT changes nothing.
@@ -426,34 +462,15 @@ fn fold(
             samples
         }
         Function::Sum | Function::Avg => {
-            // Added as numbers, each distinct id decoded once; a term only per group.
+            // Each distinct id decoded once.
             let mut numbers: FxHashMap<Id, Option<Number>> = FxHashMap::default();
-            let mut sums: Vec<Option<Number>> = vec![Some(Number::zero()); count];
-            let mut counts = vec![0_i64; count];
-            for (group, id) in entries {
-                if let Some(sum) = sums[group] {
-                    let value = *numbers
-                        .entry(id)
-                        .or_insert_with(|| decoder.term(id).and_then(Number::of));
-                    sums[group] = value.and_then(|value| sum.checked_add(value));
-                    counts[group] += 1;
-                }
-            }
-            let average = *function == Function::Avg;
-            sums.into_iter()
-                .zip(counts)
-                .map(|(sum, count)| {
-                    let result = match (sum, average) {
-                        (sum, false) => sum.map(Number::to_term),
-                        (Some(_), true) if count == 0 => Some(Number::zero().to_term()),
-                        (Some(sum), true) => {
-                            quiver_expr::divide(&sum.to_term(), &Literal::from(count).into())
-                        }
-                        (None, true) => None,
-                    };
-                    result.map_or(UNBOUND, |term| evaluator.intern(&term))
-                })
-                .collect()
+            let entries = entries.map(|(group, id)| {
+                let number = *numbers
+                    .entry(id)
+                    .or_insert_with(|| decoder.term(id).and_then(Number::of));
+                (group, number)
+            });
+            sum(evaluator, function, count, entries)
         }
         Function::Min | Function::Max => {
             let wanted = if *function == Function::Min {
@@ -510,6 +527,39 @@ fn fold(
                 .collect()
         }
     }
+}
+
+/// SUM or AVG of each group of (group, number) entries, added as numbers (`None`: a value
+/// that is no number, which leaves its group's aggregate unbound); a term only per group.
+fn sum(
+    evaluator: &dyn Scope,
+    function: &Function,
+    count: usize,
+    entries: impl Iterator<Item = (usize, Option<Number>)>,
+) -> Vec<Id> {
+    let mut sums: Vec<Option<Number>> = vec![Some(Number::zero()); count];
+    let mut counts = vec![0_i64; count];
+    for (group, number) in entries {
+        if let Some(sum) = sums[group] {
+            sums[group] = number.and_then(|number| sum.checked_add(number));
+            counts[group] += 1;
+        }
+    }
+    let average = *function == Function::Avg;
+    sums.into_iter()
+        .zip(counts)
+        .map(|(sum, count)| {
+            let result = match (sum, average) {
+                (sum, false) => sum.map(Number::to_term),
+                (Some(_), true) if count == 0 => Some(Number::zero().to_term()),
+                (Some(sum), true) => {
+                    quiver_expr::divide(&sum.to_term(), &Literal::from(count).into())
+                }
+                (None, true) => None,
+            };
+            result.map_or(UNBOUND, |term| evaluator.intern(&term))
+        })
+        .collect()
 }
 
 /// MIN or MAX of each group, compared on the sort keys of the values' ids (no decoding for
