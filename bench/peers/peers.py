@@ -6,13 +6,14 @@ workloads sent to every server over HTTP by one client (Quiver's own: `quiver be
 last byte).
 
     bench/peers/peers.py --bsbm 10000 [--clients 1,2] [--runs 20] [--warmup 5]
-    bench/peers/peers.py --lubm 100
+    bench/peers/peers.py --lubm 100 [--runs 5] [--analytics-runs 1] [--timeout 60]
     bench/peers/peers.py --bsbm 100 --dry-run     # print every command, run none
 
 A BSBM dataset (`quiver gen bsbm --forward-chaining`) runs the explore and BI mixes
 (workloads bsbm-explore, bsbm-bi) with each number of clients; a LUBM dataset (`quiver gen
 lubm`) runs q1-q12 (queries/lubm-basic) and the analytics set (queries/lubm-analytics),
-one client, median of --runs after a warm-up. Quiver runs first; every other engine's
+one client, median of --runs (--analytics-runs for the analytics set, whose slowest
+queries take minutes on some peers) after a warm-up. Quiver runs first; every other engine's
 rows must equal Quiver's query by query (`bench bsbm --expect`; row counts of `bench
 log`), else the script stops naming the queries (`--keep-going` marks them and goes on).
 
@@ -365,9 +366,10 @@ def workloads(args):
                 out.append((f"{name}-c{clients}", build))
     else:
         for directory, name in [("lubm-basic", "lubm"), ("lubm-analytics", "analytics")]:
-            def build(engine, endpoint, json_out, expected, directory=directory):
+            runs = args.analytics_runs if name == "analytics" and args.analytics_runs else args.runs
+            def build(engine, endpoint, json_out, expected, directory=directory, runs=runs):
                 return [quiver, "bench", "log", ROOT / "queries" / directory, "--endpoint", endpoint,
-                        "--runs", str(args.runs), "--timeout", f"{args.timeout}s", "--json", json_out]
+                        "--runs", str(runs), "--timeout", f"{args.timeout}s", "--json", json_out]
             out.append((name, build))
     return out
 
@@ -386,6 +388,8 @@ def main():
     parser.add_argument("--clients", default="1,2", help="BSBM: numbers of concurrent clients")
     parser.add_argument("--runs", type=int, default=20, help="BSBM: measured mixes; LUBM: runs per query")
     parser.add_argument("--bi-runs", type=int, default=None, help="BSBM: measured BI mixes (default: --runs)")
+    parser.add_argument("--analytics-runs", type=int, default=None,
+                        help="LUBM: measured runs of each analytics query (default: --runs)")
     parser.add_argument("--bi-clients", default=None, help="BSBM: numbers of BI clients (default: --clients)")
     parser.add_argument("--bi-warmup", type=int, default=None, help="BSBM: warm-up BI mixes (default: --warmup)")
     parser.add_argument("--warmup", type=int, default=5, help="BSBM: warm-up mixes")

@@ -130,16 +130,24 @@ fn the_lubm_run_sends_the_lubm_and_analytics_queries() {
         "jena,quiver",
         "--runs",
         "3",
+        "--analytics-runs",
+        "1",
     ]));
     // Quiver first, whatever the order asked.
     assert!(text.find("== quiver").unwrap() < text.find("== jena").unwrap());
+    // The analytics set takes its own number of runs.
+    assert_eq!(text.matches("lubm-basic --endpoint").count(), 2, "{text}");
+    for line in text.lines().filter(|l| l.contains("queries/lubm-basic")) {
+        assert!(line.contains("--runs 3 "), "{line}");
+    }
+    for line in text
+        .lines()
+        .filter(|l| l.contains("queries/lubm-analytics"))
+    {
+        assert!(line.contains("--runs 1 "), "{line}");
+    }
     assert!(
         text.contains("gen lubm --universities 1 --output"),
-        "{text}"
-    );
-    assert_eq!(
-        text.matches("queries/lubm-basic --endpoint").count(),
-        2,
         "{text}"
     );
     assert_eq!(

@@ -165,16 +165,16 @@ impl Worker {
         &mut self,
         message: Message,
     ) -> (Vec<Message>, Carried, Option<WorkerStep>) {
-        let started = Instant::now();
         let record = if message.plan.trace {
             self.record_of(&message)
+                .map(|record| (record, Instant::now()))
         } else {
             None
         };
         self.produced = 0;
         self.walked = false;
         let (next, carried) = self.run(message);
-        let record = record.map(|record| WorkerStep {
+        let record = record.map(|(record, started)| WorkerStep {
             role: if self.walked {
                 WorkerRole::Walked
             } else {

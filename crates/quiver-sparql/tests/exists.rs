@@ -42,6 +42,14 @@ fn exists_over_a_pattern_runs_for_the_whole_table() {
     assert_eq!(first_column(q), ["<http://a>"]);
     let q = "SELECT ?s { ?s <http://v> ?x FILTER NOT EXISTS { ?s <http://knows> ?o } }";
     assert_eq!(first_column(q), ["<http://b>"]);
+    // The same shape the other way (decided by the length of each row's list, as above).
+    let q = "SELECT ?o { ?o <http://v> ?x FILTER EXISTS { ?k <http://knows> ?o } }";
+    assert_eq!(first_column(q), ["<http://b>"]);
+    let q = "SELECT ?o { ?o <http://v> ?x FILTER NOT EXISTS { ?k <http://knows> ?o } }";
+    assert_eq!(first_column(q), ["<http://a>"]);
+    // Both ends the row's vertex: a loop, which nobody has.
+    let q = "SELECT ?s { ?s <http://v> ?x FILTER EXISTS { ?s <http://knows> ?s } }";
+    assert!(first_column(q).is_empty());
     // A pattern sharing no variable: the same answer for every row.
     let q = "SELECT ?s { ?s <http://v> ?x FILTER EXISTS { ?c <http://w> ?z } }";
     assert_eq!(first_column(q), ["<http://a>", "<http://b>"]);

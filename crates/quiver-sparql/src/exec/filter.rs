@@ -1,19 +1,24 @@
 //! FILTER, and the EXISTS patterns of every expression.
 //!
 //! `FILTER (NOT) EXISTS` over a basic graph pattern is a semi-join: the pattern runs once,
-//! seeded with every row. Other EXISTS run row by row with the row's bindings substituted.
+//! seeded with every row. One pattern `?x p ?y` whose `?y` nothing else reads ("has a
+//! `p`") is decided by the length of each row's list, without walking it. Other EXISTS run
+//! row by row with the row's bindings substituted.
 //! An error while running an EXISTS pattern (time, cancellation, memory) is recorded in the
 //! query's state, so it stops the query at the next check instead of becoming `false`.
 
 use quiver_model::Id;
+use quiver_store::Direction;
 use spargebra::algebra::{Expression, GraphPattern};
 
 use super::join::{hash_join, ROW_VAR};
+use super::parallel::map_morsels;
 use super::union::union;
 use super::Evaluator;
+use crate::bgp::{Node, Pred};
 use crate::context::ensure_addressable;
 use crate::error::QueryError;
-use crate::operator::Operator;
+use crate::operator::{Operator, PlannedBgp};
 use crate::table::{Table, VarId, UNBOUND};
 
 impl Evaluator<'_> {
@@ -116,6 +121,12 @@ impl Evaluator<'_> {
                 table.gather(&[])
             }));
         }
+        if let Some(matched) = self.matched_by_degree(planned, table, &seeds)? {
+            let keep: Vec<u32> = (0..table.rows as u32)
+                .filter(|&row| matched[row as usize] != negated)
+                .collect();
+            return Ok(Some(table.gather(&keep)));
+        }
         ensure_addressable(table.rows)?;
         let mut input = table.reshape(&seeds);
         input.vars.push(ROW_VAR);
@@ -144,6 +155,44 @@ impl Evaluator<'_> {
             }
         }
         Ok(Some(table.gather(&keep)))
+    }
+
+    /// Whether each row of `table` has a match of `planned` when the pattern is one triple
+    /// pattern over a constant predicate whose one end is the only seed and whose other end
+    /// is a variable of its own: whether the seed's list of that predicate, that way, is
+    /// not empty (its length, read without walking it). `None` otherwise, and over
+    /// partitions, whose coordinator holds only its own lists.
+    fn matched_by_degree(
+        &self,
+        planned: &PlannedBgp,
+        table: &Table,
+        seeds: &[VarId],
+    ) -> Result<Option<Vec<bool>>, QueryError> {
+        let ([pattern], [seed], true, None) = (
+            planned.bgp.patterns.as_slice(),
+            seeds,
+            planned.bgp.equalities.is_empty(),
+            &self.partitions,
+        ) else {
+            return Ok(None);
+        };
+        let Pred::Const(predicate) = pattern.predicate else {
+            return Ok(None);
+        };
+        let direction = match (pattern.subject, pattern.object) {
+            (Node::Var(s), Node::Var(o)) if s == *seed && o != s => Direction::Out,
+            (Node::Var(s), Node::Var(o)) if o == *seed && o != s => Direction::In,
+            _ => return Ok(None),
+        };
+        let Some(column) = table.column(*seed) else {
+            return Ok(None);
+        };
+        let graph = self.context(planned.graph).graph;
+        let parts = map_morsels(&self.ctx(), column.len(), |rows| {
+            rows.map(|row| graph.degree(column[row], predicate, direction) > 0)
+                .collect::<Vec<bool>>()
+        })?;
+        Ok(Some(parts.concat()))
     }
 
     /// EXISTS for one row: runs the pattern's operator (compiled on the graph of the node
