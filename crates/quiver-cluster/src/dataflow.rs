@@ -496,14 +496,9 @@ fn serve(
                 reply,
             } => {
                 let start = plan.trace.then(|| WorkerStep {
-                    step: 0,
-                    worker: 0,
-                    role: WorkerRole::Start,
                     messages: 0,
-                    rows_in: rows.rows as u64,
                     rows_out: rows.rows as u64,
-                    micros: 0.0,
-                    sent: Exchanged::default(),
+                    ..WorkerStep::new(0, 0, WorkerRole::Start, rows.rows as u64)
                 });
                 let mut messages = route(&plan, query, 0, rows, workers, false);
                 let carried = Carried {

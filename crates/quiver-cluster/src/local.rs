@@ -9,7 +9,7 @@ use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::{
-    BgpPartitions, Exchanged, Explored, PartitionTrace, PartitionedBgp, WorkerRole, WorkerStep,
+    BgpPartitions, Explored, PartitionTrace, PartitionedBgp, WorkerRole, WorkerStep,
 };
 use quiver_sparql::step::Step;
 use quiver_sparql::table::Table;
@@ -69,14 +69,14 @@ impl LocalPartitions {
         rows: Vec<Table>,
         work: &mut Vec<WorkerStep>,
     ) -> Result<Table, QueryError> {
-        let parts: Vec<(Table, WorkerStep)> = self
+        let parts: Vec<(Table, Option<WorkerStep>)> = self
             .parts
             .par_iter()
             .zip(graphs.par_iter())
             .zip(rows.into_par_iter())
             .enumerate()
             .map(|(worker, ((part, graph), rows))| {
-                let started = std::time::Instant::now();
+                let started = request.trace.then(std::time::Instant::now);
                 let ctx = ExecContext {
                     store: part,
                     graph,
@@ -85,24 +85,18 @@ impl LocalPartitions {
                     device: None,
                 };
                 let out = run_step(&ctx, request.bgp, step, &rows)?;
-                let record = WorkerStep {
-                    step: s as u32,
-                    worker: worker as u32,
-                    role: WorkerRole::Ran,
-                    messages: 1,
-                    rows_in: rows.rows as u64,
+                let record = started.map(|started| WorkerStep {
                     rows_out: out.rows as u64,
                     micros: started.elapsed().as_secs_f64() * 1e6,
-                    sent: Exchanged::default(),
-                };
+                    ..WorkerStep::new(s as u32, worker as u32, WorkerRole::Ran, rows.rows as u64)
+                });
                 Ok((out, record))
             })
             .collect::<Result<_, QueryError>>()?;
-        let (parts, records): (Vec<Table>, Vec<WorkerStep>) = parts.into_iter().unzip();
-        if request.trace {
-            // A partition given no rows did nothing.
-            WorkerStep::add_all(work, records.into_iter().filter(|r| r.rows_in > 0));
-        }
+        let (parts, records): (Vec<Table>, Vec<Option<WorkerStep>>) = parts.into_iter().unzip();
+        // A partition given no rows did nothing.
+        let records = records.into_iter().flatten().filter(|r| r.rows_in > 0);
+        WorkerStep::add_all(work, records);
         Ok(Table::concat(parts))
     }
 }

@@ -204,16 +204,7 @@ impl Worker {
             Payload::Lists { .. } => (WorkerRole::Ran, 0),
             Payload::Cancel => return None,
         };
-        Some(WorkerStep {
-            step: message.step,
-            worker: self.index,
-            role,
-            messages: 1,
-            rows_in,
-            rows_out: 0,
-            micros: 0.0,
-            sent: Exchanged::default(),
-        })
+        Some(WorkerStep::new(message.step, self.index, role, rows_in))
     }
 
     /// Handles one message (see [`Self::handle`]).

@@ -120,6 +120,21 @@ pub struct WorkerStep {
 }
 
 impl WorkerStep {
+    /// The record of one message `worker` took in at `step`, with `rows_in` rows (its rows
+    /// out, time and what it sent are filled in once handled).
+    pub fn new(step: u32, worker: u32, role: WorkerRole, rows_in: u64) -> Self {
+        Self {
+            step,
+            worker,
+            role,
+            messages: 1,
+            rows_in,
+            rows_out: 0,
+            micros: 0.0,
+            sent: Exchanged::default(),
+        }
+    }
+
     /// Adds `records` to `work`, each to the record of its step, worker and role.
     pub fn add_all(work: &mut Vec<WorkerStep>, records: impl IntoIterator<Item = WorkerStep>) {
         for record in records {
