@@ -8,7 +8,8 @@
 //! immutable: an update makes the next version from a [`ChangeSet`] ([`changes`],
 //! `Store::apply`), sharing the old version's arrays and patching what changed, so readers
 //! of the old version see it unchanged. A [`MutableGraph`] ([`mutable`]) puts a concurrent
-//! delta over one graph index in place, for key/value workloads.
+//! delta over one graph index in place, for key/value workloads. A version may carry a
+//! full-text index over its literals ([`text`]), which every later version shares.
 
 pub mod adjacency;
 mod apply;
@@ -28,6 +29,7 @@ pub mod persist;
 mod rank;
 pub mod stats;
 pub mod store;
+pub mod text;
 mod validate;
 
 pub use changes::{ApplyError, ChangeSet, Quad};
@@ -41,3 +43,4 @@ pub use persist::StoreError;
 pub use quiver_reason::{Profile, Report, Round};
 pub use stats::{ClassStats, PredicateStats};
 pub use store::{EncodedGraphs, LoadInfo, Store};
+pub use text::TextSearch;

@@ -267,6 +267,7 @@ impl Store {
             version: crate::store::next_version(),
             entailment: None,
             view: View::Asserted,
+            text: None,
         };
         let mut store = store;
         store.stat_classes = store.classes.clone();

@@ -71,6 +71,9 @@ pub struct Store {
     pub(crate) entailment: Option<std::sync::Arc<Entailment>>,
     /// Which default graph this value reads.
     pub(crate) view: View,
+    /// The full-text index over the literals, if the store has one (`text.rs`); versions
+    /// made from this one by updates share it.
+    pub(crate) text: Option<std::sync::Arc<dyn crate::text::TextSearch>>,
 }
 
 /// A fresh [`Store::version`].
@@ -218,6 +221,7 @@ impl Store {
             version: next_version(),
             entailment: None,
             view: View::Asserted,
+            text: None,
         };
         store.compute_classes();
         store
@@ -376,6 +380,24 @@ impl Store {
     /// update.
     pub fn version(&self) -> u64 {
         self.version
+    }
+
+    /// The full-text index over this version's literals, if the store has one.
+    pub fn text_index(&self) -> Option<&std::sync::Arc<dyn crate::text::TextSearch>> {
+        self.text.as_ref()
+    }
+
+    /// This version with `index` as its full-text index (`None`: without one), as a new
+    /// version (prepared queries are planned again: they may read the index).
+    pub fn with_text_index(
+        &self,
+        index: Option<std::sync::Arc<dyn crate::text::TextSearch>>,
+    ) -> Store {
+        Store {
+            text: index,
+            version: next_version(),
+            ..self.clone()
+        }
     }
 
     /// Whether the store has a graph named `name` (possibly empty).

@@ -1,0 +1,36 @@
+//! Errors of the text index.
+
+/// What went wrong building, opening or searching a text index.
+#[derive(Debug, thiserror::Error)]
+pub enum TextError {
+    /// The query text does not parse or asks for what the index cannot do.
+    #[error("text query: {0}")]
+    Query(String),
+    /// tantivy failed (reading or writing the index files).
+    #[error("text index {place}: {source}")]
+    Index {
+        place: String,
+        #[source]
+        source: tantivy::TantivyError,
+    },
+    #[error("text index {place}: {source}")]
+    Io {
+        place: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl TextError {
+    pub(crate) fn index(
+        place: impl std::fmt::Display,
+    ) -> impl FnOnce(tantivy::TantivyError) -> Self {
+        let place = place.to_string();
+        move |source| TextError::Index { place, source }
+    }
+
+    pub(crate) fn io(place: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> Self {
+        let place = place.to_string();
+        move |source| TextError::Io { place, source }
+    }
+}
