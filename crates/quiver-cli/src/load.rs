@@ -69,6 +69,10 @@ pub struct LoadArgs {
     /// No progress bar (the processes `--processes` starts share its terminal)
     #[arg(long, hide = true)]
     pub no_progress: bool,
+    /// Build the full-text index of the string literals too (`quiver text-index build`);
+    /// a store that has one keeps it current without this flag
+    #[arg(long, conflicts_with_all = ["partitions", "processes", "cluster"])]
+    pub text_index: bool,
     #[command(flatten)]
     pub reasoning: crate::reason::ReasoningArgs,
     #[command(flatten)]
@@ -210,8 +214,21 @@ pub fn run(args: LoadArgs) -> Result<()> {
         summary(&store, &report, bytes_on_disk);
         return Ok(());
     }
+    let indexed = crate::text_index::has_text_index(&args.location);
     let (store, bytes_on_disk) = save_loaded(database.as_ref(), &args.location, store)?;
     summary(&store, &report, bytes_on_disk);
+    // Through a database the text index was kept current; a store saved directly gets its
+    // index built (again, when it had one: its dictionary is new).
+    if database.is_none() && (args.text_index || indexed) {
+        crate::text_index::build_after_load(&args.location, &store, threads)?;
+    } else if args.text_index && store.text_index().is_none() {
+        let database = database.as_ref().expect("saved through the database");
+        let report = database.build_text_index(threads)?;
+        eprintln!(
+            "text index: {} literals in {:.2} s",
+            report.literals, report.seconds
+        );
+    }
     if let Some(reasoning) = reasoning {
         crate::reason::summary(&store, &reasoning);
     }

@@ -90,6 +90,15 @@ pub fn open_snapshot(location: &Path) -> Result<Arc<Store>> {
         quiver_db::refuse_partitioned(location, None).with_context(context)?;
         let (store, _) = Store::open(location).with_context(context)?;
         quiver_db::refuse_partitioned(location, Some(&store)).with_context(context)?;
+        // Its text index, if it has one (read only: one that must be built again for this
+        // store is built in memory).
+        let threads = crate::threads(None);
+        let text =
+            quiver_text::TextIndex::open(location, &store, threads, true).with_context(context)?;
+        let store = match text {
+            Some(text) => store.with_text_index(Some(Arc::new(text) as _)),
+            None => store,
+        };
         return Ok(Arc::new(store));
     }
     let database = Database::open(

@@ -39,6 +39,7 @@ mod reference;
 mod serve;
 mod service;
 mod table;
+mod text_index;
 mod update;
 
 use std::process::ExitCode;
@@ -73,6 +74,9 @@ enum Command {
     Checkpoint(checkpoint::CheckpointArgs),
     /// Compute (or drop) the RDFS or OWL 2 RL entailment of a store's default graph
     Reason(reason::ReasonArgs),
+    /// Build or drop a store's full-text index (searched with `?literal quiver:matches "words"`)
+    #[command(subcommand)]
+    TextIndex(text_index::TextIndexCommand),
     /// Cut a store into the partitions of a cluster (one per process)
     Partition(partition::PartitionArgs),
     /// Serve a store over HTTP: SPARQL 1.1 Protocol endpoint and a browser query page
@@ -129,6 +133,7 @@ fn main() -> ExitCode {
         Command::Dump(args) => dump::run(args),
         Command::Checkpoint(args) => checkpoint::run(args),
         Command::Reason(args) => reason::run(args),
+        Command::TextIndex(command) => text_index::run(command),
         Command::Partition(args) => partition::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Cluster(args) => cluster::run(args),

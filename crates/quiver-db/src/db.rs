@@ -18,6 +18,8 @@ use crate::load::FileLoader;
 use crate::recover::{recover, OpenReport};
 use crate::wal;
 
+use quiver_text::{BuildReport, TextIndex};
+
 /// The log size beyond which a commit starts a checkpoint in the background.
 pub const DEFAULT_CHECKPOINT_BYTES: u64 = 256 << 20;
 
@@ -100,6 +102,9 @@ pub(crate) struct Inner {
     /// took together (from the request to durable and published).
     commits: AtomicU64,
     commit_micros: AtomicU64,
+    /// The store's full-text index, if it has one: every published version carries it,
+    /// and it indexes the literals each commit appends before the commit is published.
+    text: RwLock<Option<Arc<TextIndex>>>,
 }
 
 /// The file whose lock marks the one process writing a store.
@@ -184,8 +189,33 @@ impl Inner {
     }
 }
 
+impl Inner {
+    fn current_store(&self) -> Arc<Store> {
+        let current = self.current.read().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(&current.store)
+    }
+
+    fn text(&self) -> Option<Arc<TextIndex>> {
+        self.text.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// `store` with the text index brought up to it and attached (a failure to index is
+    /// kept by the index, whose searches then say so: the commit itself is durable).
+    fn with_text(&self, store: Arc<Store>) -> Arc<Store> {
+        let Some(text) = self.text() else {
+            return store;
+        };
+        let _ = text.catch_up(&store);
+        match store.text_index() {
+            Some(_) => store,
+            None => Arc::new(store.with_text_index(Some(text as _))),
+        }
+    }
+}
+
 impl Hooks for Inner {
     fn publish(&self, store: Arc<Store>, sequence: u64) {
+        let store = self.with_text(store);
         let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
         if sequence > current.sequence {
             let old = std::mem::replace(&mut *current, Published { store, sequence });
@@ -236,7 +266,14 @@ impl Database {
             Some(lock_for_writing(dir)?)
         };
         let recovered = recover(dir, store, options.read_only)?;
-        let store = Arc::new(recovered.store);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let text =
+            TextIndex::open(dir, &recovered.store, threads, options.read_only)?.map(Arc::new);
+        let store = match &text {
+            Some(text) => recovered.store.with_text_index(Some(Arc::clone(text) as _)),
+            None => recovered.store,
+        };
+        let store = Arc::new(store);
         let log = recovered
             .file
             .map(|file| Log::new(file, options.sync, recovered.bytes));
@@ -260,6 +297,7 @@ impl Database {
             closed: AtomicBool::new(false),
             commits: AtomicU64::new(0),
             commit_micros: AtomicU64::new(0),
+            text: RwLock::new(text),
         });
         if inner.options.sync == SyncMode::Batch && inner.log.is_some() {
             let weak = Arc::downgrade(&inner);
@@ -307,6 +345,7 @@ impl Database {
                 closed: AtomicBool::new(false),
                 commits: AtomicU64::new(0),
                 commit_micros: AtomicU64::new(0),
+                text: RwLock::new(None),
             }),
             background: Mutex::default(),
         }
@@ -551,6 +590,46 @@ impl Database {
         crate::backup::write(target, store, sequence)
     }
 
+    /// Builds the full-text index of the current version (in the store's directory, or in
+    /// memory for a database in memory), replacing any index it had; from then on every
+    /// commit keeps it current. Writers wait meanwhile; readers go on.
+    pub fn build_text_index(&self, threads: usize) -> Result<BuildReport, DbError> {
+        let inner = &*self.inner;
+        if inner.dir.is_some() {
+            inner.check_writable()?;
+        }
+        let _checkpoint = lock(&inner.checkpoint);
+        let mut writer = loop {
+            let writer = lock(&inner.writer);
+            match &inner.log {
+                Some(log) if !log.is_idle() => {
+                    drop(writer);
+                    log.drain(inner);
+                }
+                _ => break writer,
+            }
+        };
+        // The saved part holds every literal of the latest version: those the log holds
+        // must be durable first, or a crash could give their ids to other terms.
+        if let Some(log) = &inner.log {
+            log.sync(true)?;
+        }
+        let base = Arc::clone(&writer.latest);
+        let (index, report) = TextIndex::build(inner.dir.as_deref(), &base, threads)?;
+        let index = Arc::new(index);
+        let store = Arc::new(base.with_text_index(Some(Arc::clone(&index) as _)));
+        *inner.text.write().unwrap_or_else(|e| e.into_inner()) = Some(index);
+        let mut current = inner.current.write().unwrap_or_else(|e| e.into_inner());
+        current.store = Arc::clone(&store);
+        writer.latest = store;
+        Ok(report)
+    }
+
+    /// The full-text index, if the store has one.
+    pub fn text_index(&self) -> Option<Arc<TextIndex>> {
+        self.inner.text()
+    }
+
     /// [`Database::checkpoint`] on a thread of its own.
     pub fn checkpoint_in_background(&self) -> JoinHandle<Result<CheckpointReport, DbError>> {
         let inner = Arc::clone(&self.inner);
@@ -584,6 +663,8 @@ impl Database {
         }
         let base = Arc::clone(&writer.latest);
         let store = build(&base)?;
+        // A new dictionary: the text index (if any) is built again for it.
+        let store = Arc::unwrap_or_clone(inner.with_text(Arc::new(store)));
         let sequence = writer.next_sequence;
         let mut report = CheckpointReport {
             sequence,
@@ -638,10 +719,18 @@ fn checkpoint(inner: &Inner) -> Result<CheckpointReport, DbError> {
     let (Some(dir), Some(log)) = (&inner.dir, &inner.log) else {
         return Ok(CheckpointReport::default());
     };
-    checkpoint::run(dir, log, || {
+    let mut saved = None;
+    let report = checkpoint::run(dir, log, || {
         let current = inner.current.read().unwrap_or_else(|e| e.into_inner());
+        saved = Some(Arc::clone(&current.store));
         (Arc::clone(&current.store), current.sequence)
-    })
+    })?;
+    // The literals of the saved version can no longer be lost: they join the text index's
+    // saved part (a failure is kept by the index, whose searches then say so).
+    if let (Some(text), Some(saved)) = (inner.text(), saved) {
+        let _ = text.fold(&saved, &inner.current_store());
+    }
+    Ok(report)
 }
 
 /// Refuses a partitioned store's directory (its layout file) and, given the store opened

@@ -14,6 +14,8 @@ pub enum DbError {
     Apply(#[from] ApplyError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Text(#[from] quiver_text::TextError),
     // The I/O error is part of the message, so it is deliberately not the `source()`
     // too (a field named `source` would be, and `{:#}` would print it twice).
     #[error("{}: {error}", path.display())]

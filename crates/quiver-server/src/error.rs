@@ -81,7 +81,8 @@ impl ApiError {
             QueryError::Syntax(_)
             | QueryError::Plan(_)
             | QueryError::Unsupported(_)
-            | QueryError::Update(_) => StatusCode::BAD_REQUEST,
+            | QueryError::Update(_)
+            | QueryError::Text(_) => StatusCode::BAD_REQUEST,
             QueryError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             QueryError::TooManyResults(_) => StatusCode::UNPROCESSABLE_ENTITY,
             QueryError::Cancelled => StatusCode::SERVICE_UNAVAILABLE,

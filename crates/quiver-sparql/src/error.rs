@@ -44,6 +44,10 @@ pub enum QueryError {
     /// too large or not SPARQL results, no answer in time.
     #[error("SERVICE {endpoint} failed: {message}")]
     Service { endpoint: String, message: String },
+    /// A text search that cannot run: the store has no text index, or the query text is
+    /// not a text query.
+    #[error("text search: {0}")]
+    Text(String),
 }
 
 impl QueryError {

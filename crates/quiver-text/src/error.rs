@@ -13,6 +13,11 @@ pub enum TextError {
         #[source]
         source: tantivy::TantivyError,
     },
+    /// An earlier catch-up or fold failed: the index lacks literals of its store.
+    #[error(
+        "the text index fell behind the store ({0}); build it again with `quiver text-index build`"
+    )]
+    Behind(String),
     #[error("text index {place}: {source}")]
     Io {
         place: String,

@@ -131,6 +131,9 @@ pub struct TextIndex {
     threads: usize,
     state: Mutex<State>,
     searchers: RwLock<Arc<Searchers>>,
+    /// Why the index fell behind the store (a failed catch-up or fold): searches fail
+    /// with it rather than miss the literals it lacks.
+    failed: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for TextIndex {
@@ -190,10 +193,13 @@ impl TextIndex {
     /// Opens the index saved in `store_dir/text/` and brings it up to `store` (the literals
     /// the log replayed go to the tail; a store whose dictionary is not the one indexed is
     /// indexed again). `None` when the store has no text index.
+    /// Opened `read_only`, nothing on disk changes: an index that must be built again is
+    /// built in memory.
     pub fn open(
         store_dir: &Path,
         store: &Store,
         threads: usize,
+        read_only: bool,
     ) -> Result<Option<Self>, TextError> {
         let dir = store_dir.join(TEXT_DIR);
         if !dir.join("meta.json").exists() {
@@ -214,7 +220,8 @@ impl TextIndex {
                 && index.schema() == schema().0
         });
         let Some(payload) = usable else {
-            return Self::build(Some(store_dir), store, threads).map(|(index, _)| Some(index));
+            let dir = (!read_only).then_some(store_dir);
+            return Self::build(dir, store, threads).map(|(index, _)| Some(index));
         };
         let index = Self::assemble(
             Part::new(index)?,
@@ -263,6 +270,7 @@ impl TextIndex {
                 fingerprint,
             }),
             searchers: RwLock::new(Arc::new(searchers)),
+            failed: Mutex::new(None),
         })
     }
 
@@ -292,6 +300,10 @@ impl TextIndex {
     /// Indexes the literals `store` appended since the last call (or everything again, if
     /// `store`'s dictionary is not the indexed one).
     pub fn catch_up(&self, store: &Store) -> Result<(), TextError> {
+        self.recording(self.catch_up_inner(store))
+    }
+
+    fn catch_up_inner(&self, store: &Store) -> Result<(), TextError> {
         let mut state = self.state();
         if fingerprint(store) != state.fingerprint {
             drop(state);
@@ -329,6 +341,26 @@ impl TextIndex {
     /// `checkpointed` is saved as the snapshot (those below it can no longer be lost);
     /// the tail keeps the later ones, read from `latest`.
     pub fn fold(&self, checkpointed: &Store, latest: &Store) -> Result<(), TextError> {
+        self.recording(self.fold_inner(checkpointed, latest))
+    }
+
+    /// `result`, remembered when it is an error: the index is then behind its store.
+    fn recording(&self, result: Result<(), TextError>) -> Result<(), TextError> {
+        if let Err(error) = &result {
+            *self.failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(error.to_string());
+        }
+        result
+    }
+
+    /// Fails when the index fell behind its store.
+    fn usable(&self) -> Result<(), TextError> {
+        match &*self.failed.lock().unwrap_or_else(|e| e.into_inner()) {
+            None => Ok(()),
+            Some(error) => Err(TextError::Behind(error.clone())),
+        }
+    }
+
+    fn fold_inner(&self, checkpointed: &Store, latest: &Store) -> Result<(), TextError> {
         let Some(tail) = &self.tail else {
             return Ok(());
         };
@@ -492,6 +524,7 @@ impl TextIndex {
     /// The literals below id `terms` matching `text`, with their scores (the best of the
     /// two parts for a literal in both while a fold runs).
     pub fn search(&self, text: &str, terms: u64) -> Result<Vec<(Id, f32)>, TextError> {
+        self.usable()?;
         let query = self.query(text)?;
         let mut hits: Vec<(u64, f32)> = Vec::new();
         for searcher in self.searchers().each() {
@@ -511,6 +544,7 @@ impl TextIndex {
 
     /// How many literals match `text` (counted, without scores).
     pub fn count(&self, text: &str) -> Result<u64, TextError> {
+        self.usable()?;
         let query = self.query(text)?;
         let mut count = 0;
         for searcher in self.searchers().each() {
@@ -538,6 +572,7 @@ impl TextIndex {
     /// The literals below `terms` holding every trigram of `needle` (see
     /// [`quiver_store::TextSearch::candidates`]).
     pub fn candidates(&self, needle: &str, terms: u64) -> Result<Option<Vec<Id>>, TextError> {
+        self.usable()?;
         let Some(grams) = needle_grams(needle) else {
             return Ok(None);
         };

@@ -187,7 +187,7 @@ fn saved_beside_the_store_folded_and_reopened() {
     drop(index);
     // Reopened over the newer version: the tail was in memory only, so the new literal
     // is indexed again on opening.
-    let index = TextIndex::open(&dir, &next, 1).unwrap().unwrap();
+    let index = TextIndex::open(&dir, &next, 1, false).unwrap().unwrap();
     assert_eq!(index.terms(), next.terms());
     assert_eq!(found(&index, &next, "brand"), ["A brand new fox"]);
     // A checkpoint of `next` folds it into the saved part; a later literal stays in the
@@ -201,7 +201,7 @@ fn saved_beside_the_store_folded_and_reopened() {
     );
     drop(index);
     // Reopened over `next` (the checkpoint, the later commit lost): nothing of `later`.
-    let index = TextIndex::open(&dir, &next, 1).unwrap().unwrap();
+    let index = TextIndex::open(&dir, &next, 1, false).unwrap().unwrap();
     assert_eq!(
         found(&index, &next, "fox"),
         ["A brand new fox", "The quick brown fox"]
@@ -210,13 +210,13 @@ fn saved_beside_the_store_folded_and_reopened() {
     // Another store in the same directory: its dictionary is not the one indexed, so the
     // index is built again.
     let other = store_of(&["Nothing about animals", "A fox again"]);
-    let index = TextIndex::open(&dir, &other, 1).unwrap().unwrap();
+    let index = TextIndex::open(&dir, &other, 1, false).unwrap().unwrap();
     assert_eq!(found(&index, &other, "fox"), ["A fox again"]);
     assert!(found(&index, &other, "quick").is_empty());
     // No index: nothing opens.
     let empty = dir.join("elsewhere");
     std::fs::create_dir_all(&empty).unwrap();
-    assert!(TextIndex::open(&empty, &other, 1).unwrap().is_none());
+    assert!(TextIndex::open(&empty, &other, 1, false).unwrap().is_none());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -152,11 +152,26 @@ impl Compiler<'_> {
     ) -> Result<(Operator, Vec<Conjunct>), QueryError> {
         let mut operators = Vec::new();
         for operand in merge_bgps(operands) {
-            operators.push(match operand {
-                Operand::Bgp(patterns) => Operator::Bgp(self.bgp(&patterns, graph, None)?),
-                Operand::Other(pattern) => self.compile(pattern, graph)?,
-            });
+            match operand {
+                Operand::Bgp(patterns) if super::text::mentions(&patterns) => {
+                    let (searches, rest) = self.text_searches(&patterns, graph)?;
+                    operators.extend(searches);
+                    if !rest.is_empty() {
+                        operators.push(Operator::Bgp(self.bgp(&rest, graph, None)?));
+                    }
+                }
+                Operand::Bgp(patterns) => {
+                    operators.push(Operator::Bgp(self.bgp(&patterns, graph, None)?))
+                }
+                Operand::Other(pattern) => operators.push(self.compile(pattern, graph)?),
+            }
         }
+        // The text index's candidates of a CONTAINS or REGEX conjunct (`text.rs`).
+        let candidates: Vec<Operator> = conjuncts
+            .iter()
+            .filter_map(|c| self.contains_search(&c.expression, graph, &operators))
+            .collect();
+        operators.extend(candidates);
         let certain: Vec<Vec<VarId>> = operators.iter().map(certain_vars).collect();
         let mut unused = Vec::new();
         let mut pushed: Vec<(usize, Expression)> = Vec::new();

@@ -29,6 +29,7 @@ mod exists;
 mod index_aggregate;
 mod join_order;
 mod optional_unbound;
+mod text;
 mod variable_equality;
 
 /// Compiles patterns against one store.
@@ -69,6 +70,14 @@ impl<'a> Compiler<'a> {
         graph: GraphRef,
     ) -> Result<Operator, QueryError> {
         Ok(match pattern {
+            GraphPattern::Bgp { patterns } if text::mentions(patterns) => {
+                if self.user_plans.is_some() {
+                    return Err(QueryError::Plan(
+                        "a plan file cannot place text searches (quiver:matches)".into(),
+                    ));
+                }
+                self.compile_with(pattern, graph, Vec::new())?.0
+            }
             GraphPattern::Bgp { patterns } => Operator::Bgp(self.bgp(patterns, graph, None)?),
             GraphPattern::Join { .. } if self.user_plans.is_none() => {
                 self.compile_with(pattern, graph, Vec::new())?.0
@@ -286,7 +295,7 @@ impl<'a> Compiler<'a> {
         left: &Operator,
     ) -> Result<Operator, QueryError> {
         match pattern {
-            GraphPattern::Bgp { patterns } => {
+            GraphPattern::Bgp { patterns } if !text::mentions(patterns) => {
                 let seeds = certain_vars(left);
                 Ok(Operator::Bgp(self.bgp(patterns, graph, Some(seeds))?))
             }

@@ -35,6 +35,7 @@ pub use bgp::explore::StepProfile;
 pub use bgp::BgpProfile;
 pub use group::GroupProfile;
 pub use path::PathProfile;
+pub(crate) use text::no_index as no_text_index;
 
 pub mod bgp;
 mod distinct;
@@ -56,6 +57,7 @@ pub mod path;
 pub mod scope;
 mod service;
 mod sort_key;
+mod text;
 mod top_k;
 mod union;
 mod values;
@@ -460,6 +462,7 @@ impl<'a> Evaluator<'a> {
             }
             Operator::IndexAggregate(aggregate) => self.index_aggregate(aggregate)?,
             Operator::Service(service) => self.service(service, None, limit)?,
+            Operator::Text(text) => self.text(text)?,
         })
     }
 }

@@ -72,6 +72,7 @@ pub fn estimated_rows(operator: &Operator) -> f64 {
         // Nothing is known of a remote endpoint's data: run it after whatever binds its
         // variables, so it is sent their bindings.
         Operator::Service(_) => UNKNOWN_ROWS,
+        Operator::Text(text) => text.estimate,
         Operator::IndexAggregate(aggregate) => {
             if aggregate.key.is_none() {
                 1.0
@@ -123,6 +124,7 @@ pub fn possible_vars(operator: &Operator) -> Vec<VarId> {
         }
         Operator::IndexAggregate(_) => add_vars(&mut vars, certain_vars(operator)),
         Operator::Service(service) => add_vars(&mut vars, service.possible_vars()),
+        Operator::Text(text) => add_vars(&mut vars, text.vars()),
     }
     vars
 }

@@ -16,6 +16,7 @@ pub mod index_aggregate;
 pub mod path;
 pub mod service;
 pub mod summary;
+pub mod text;
 
 pub use bgp::PlannedBgp;
 pub use exists::ExistsOperators;
@@ -23,6 +24,7 @@ pub use group::{Aggregate, Function};
 pub use index_aggregate::IndexAggregate;
 pub use path::{Path, PathPattern, PathTerm};
 pub use service::{ServiceEndpoint, ServicePattern};
+pub use text::{TextPattern, TextQuery};
 
 /// The operator tree of a query.
 #[derive(Debug, Clone)]
@@ -81,6 +83,9 @@ pub enum Operator {
     /// `SERVICE`: a pattern a remote endpoint evaluates; on the right of a join it is sent
     /// the left rows' bindings (a bind join).
     Service(ServicePattern),
+    /// A search of the store's full-text index: `?literal quiver:matches "words"`, or the
+    /// candidates of a `CONTAINS` filter.
+    Text(TextPattern),
 }
 
 /// Variables bound in every solution of `operator`.
@@ -137,6 +142,7 @@ pub fn certain_vars(operator: &Operator) -> Vec<VarId> {
             .collect(),
         Operator::IndexAggregate(aggregate) => aggregate.vars(),
         Operator::Service(service) => service.certain_vars(),
+        Operator::Text(text) => text.vars(),
         // The keys bound in every input row, and the counts (never an error).
         Operator::Group {
             inner,

@@ -69,5 +69,6 @@ fn write(operator: &Operator, out: &mut String) {
         Operator::IndexAggregate(_) => out.push_str("IndexAggregate"),
         // The endpoint is a constant of the query: only the operator's name.
         Operator::Service(_) => out.push_str("Service"),
+        Operator::Text(_) => out.push_str("Text"),
     }
 }
