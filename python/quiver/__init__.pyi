@@ -128,6 +128,10 @@ class Store:
         """Computes the entailment of the default graph under ``profile`` ("rdfs" or
         "owl-rl"), reading the ontology from the store's own triples; ``None`` drops it.
         Later loads and updates keep it current."""
+    def build_text_index(self) -> None:
+        """Builds the full-text index of the store's string literals, searched with
+        ``?literal quiver:matches "words"`` (and ``?literal quiver:score ?score``); later
+        loads and updates keep it current."""
     @property
     def reasoning(self) -> Optional[str]:
         """The profile of the store's entailment, or None."""

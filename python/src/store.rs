@@ -389,6 +389,18 @@ impl Store {
         })
     }
 
+    /// Builds the full-text index of the store's string literals, searched with
+    /// `?literal quiver:matches "words"` (and `quiver:score`); later loads and updates keep
+    /// it current. A store in a directory keeps it there.
+    fn build_text_index(&self, py: Python<'_>) -> PyResult<()> {
+        let _writing = self.lock_writes(py);
+        let database = self.database();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        py.allow_threads(|| database.build_text_index(threads))
+            .map_err(db_error)?;
+        Ok(())
+    }
+
     /// The reasoning profile of the store's entailment ("rdfs", "owl-rl"), or `None`.
     #[getter]
     fn reasoning(&self) -> Option<&'static str> {

@@ -35,6 +35,9 @@ pub enum BenchCommand {
     /// The Berlin SPARQL Benchmark: explore and business-intelligence query mixes by N
     /// clients, in process or against any SPARQL endpoint; QMpH and per-query times
     Bsbm(crate::bench_bsbm::BsbmBenchArgs),
+    /// The full-text index: build time and size, word, prefix, CONTAINS and REGEX queries
+    /// through it beside the same questions scanning the literals
+    Text(crate::bench_text::TextBenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -70,6 +73,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Serialize(args) => crate::bench_serialize::run(args),
         BenchCommand::Log(args) => crate::bench_log::run(args),
         BenchCommand::Bsbm(args) => crate::bench_bsbm::run(args),
+        BenchCommand::Text(args) => crate::bench_text::run(args),
     }
 }
 

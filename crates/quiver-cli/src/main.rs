@@ -11,6 +11,7 @@ mod bench_log;
 mod bench_lubm;
 mod bench_scale;
 mod bench_serialize;
+mod bench_text;
 mod bench_update;
 mod checkpoint;
 mod cluster;

@@ -51,6 +51,15 @@ pub enum QueryError {
 }
 
 impl QueryError {
+    /// The error of a text search on a store without a text index.
+    pub fn no_text_index() -> Self {
+        QueryError::Text(
+            "the store has no text index: build one with `quiver text-index build --location DIR` \
+             (or load with --text-index)"
+                .into(),
+        )
+    }
+
     /// A syntax error of `text` as spargebra reports it (`error at L:C: expected …`), made
     /// into one line: spargebra lists everything its grammar expected at the furthest
     /// position it reached, and that list can span lines (character classes with line

@@ -101,9 +101,35 @@ struct State {
 struct Searchers {
     saved: Searcher,
     tail: Option<Searcher>,
+    /// The fields a word is looked for in: the words, and the stemmed fields that hold
+    /// any (a literal tagged with their language).
+    searched: Vec<(Field, String)>,
 }
 
 impl Searchers {
+    fn new(saved: Searcher, tail: Option<Searcher>, fields: &[(Field, String)]) -> Self {
+        let holds_terms = |field: Field| {
+            std::iter::once(&saved).chain(&tail).any(|searcher| {
+                searcher.segment_readers().iter().any(|segment| {
+                    segment
+                        .inverted_index(field)
+                        .is_ok_and(|index| index.terms().num_terms() > 0)
+                })
+            })
+        };
+        let searched = fields
+            .iter()
+            .enumerate()
+            .filter(|(i, (field, _))| *i == 0 || holds_terms(*field))
+            .map(|(_, field)| field.clone())
+            .collect();
+        Self {
+            saved,
+            tail,
+            searched,
+        }
+    }
+
     fn each(&self) -> impl Iterator<Item = &Searcher> {
         std::iter::once(&self.saved).chain(self.tail.as_ref())
     }
@@ -251,10 +277,11 @@ impl TextIndex {
             }
             (fields, searched)
         };
-        let searchers = Searchers {
-            saved: saved.reader.searcher(),
-            tail: tail.as_ref().map(|t| t.reader.searcher()),
-        };
+        let searchers = Searchers::new(
+            saved.reader.searcher(),
+            tail.as_ref().map(|t| t.reader.searcher()),
+            &searched,
+        );
         Ok(Self {
             fields,
             searched,
@@ -505,10 +532,11 @@ impl TextIndex {
         if let Some(tail) = &self.tail {
             tail.reader.reload().map_err(TextError::index("reload"))?;
         }
-        let searchers = Searchers {
-            saved: self.saved.reader.searcher(),
-            tail: self.tail.as_ref().map(|t| t.reader.searcher()),
-        };
+        let searchers = Searchers::new(
+            self.saved.reader.searcher(),
+            self.tail.as_ref().map(|t| t.reader.searcher()),
+            &self.searched,
+        );
         *self.searchers.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(searchers);
         Ok(())
     }
@@ -517,17 +545,18 @@ impl TextIndex {
         Arc::clone(&self.searchers.read().unwrap_or_else(|e| e.into_inner()))
     }
 
-    fn query(&self, text: &str) -> Result<Box<dyn Query>, TextError> {
-        crate::query::build(text, &self.searched, self.saved.index.tokenizers())
+    fn query(&self, text: &str, searchers: &Searchers) -> Result<Box<dyn Query>, TextError> {
+        crate::query::build(text, &searchers.searched, self.saved.index.tokenizers())
     }
 
     /// The literals below id `terms` matching `text`, with their scores (the best of the
     /// two parts for a literal in both while a fold runs).
     pub fn search(&self, text: &str, terms: u64) -> Result<Vec<(Id, f32)>, TextError> {
         self.usable()?;
-        let query = self.query(text)?;
+        let searchers = self.searchers();
+        let query = self.query(text, &searchers)?;
         let mut hits: Vec<(u64, f32)> = Vec::new();
-        for searcher in self.searchers().each() {
+        for searcher in searchers.each() {
             let found = searcher
                 .search(
                     &*query,
@@ -545,9 +574,10 @@ impl TextIndex {
     /// How many literals match `text` (counted, without scores).
     pub fn count(&self, text: &str) -> Result<u64, TextError> {
         self.usable()?;
-        let query = self.query(text)?;
+        let searchers = self.searchers();
+        let query = self.query(text, &searchers)?;
         let mut count = 0;
-        for searcher in self.searchers().each() {
+        for searcher in searchers.each() {
             count += searcher
                 .search(&*query, &Count)
                 .map_err(TextError::index("count"))? as u64;

@@ -8,9 +8,11 @@
 //! or phrase is looked for in the `words` field and in the stemmed field of every language
 //! present, and a literal scores the best of them (a disjunction max).
 
+use std::ops::Bound;
+
 use tantivy::query::{
-    AllQuery, BooleanQuery, BoostQuery, DisjunctionMaxQuery, EmptyQuery, Occur, PhrasePrefixQuery,
-    PhraseQuery, Query, RegexQuery, TermQuery,
+    AllQuery, BooleanQuery, BoostQuery, DisjunctionMaxQuery, EmptyQuery, InvertedIndexRangeQuery,
+    Occur, PhrasePrefixQuery, PhraseQuery, Query, TermQuery,
 };
 use tantivy::query_grammar::{Delimiter, UserInputAst, UserInputLeaf, UserInputLiteral};
 use tantivy::schema::{Field, IndexRecordOption};
@@ -98,12 +100,14 @@ impl Builder<'_> {
             let query: Box<dyn Query> = match (terms.len(), prefix) {
                 (0, _) => continue,
                 (1, true) => {
+                    // The words from `word` up to `word` followed by the last character: a
+                    // range of the term dictionary (no automaton to compile).
                     let word = terms[0].1.value().as_str().unwrap_or_default().to_owned();
-                    let pattern = format!("{}.*", escape(&word));
-                    Box::new(
-                        RegexQuery::from_pattern(&pattern, *field)
-                            .map_err(|e| TextError::Query(format!("`{word}*`: {e}")))?,
-                    )
+                    let end = format!("{word}{}", char::MAX);
+                    Box::new(InvertedIndexRangeQuery::new(
+                        Bound::Included(terms.pop().expect("one term").1),
+                        Bound::Excluded(Term::from_field_text(*field, &end)),
+                    ))
                 }
                 (1, false) => Box::new(TermQuery::new(
                     terms.pop().expect("one term").1,
@@ -134,16 +138,4 @@ fn all_negative(ast: &UserInputAst) -> bool {
         UserInputAst::Boost(inner, _) => all_negative(inner),
         UserInputAst::Leaf(_) => false,
     }
-}
-
-/// `word` as a literal in tantivy's regular expressions (an FST automaton's syntax).
-fn escape(word: &str) -> String {
-    let mut out = String::with_capacity(word.len());
-    for c in word.chars() {
-        if !c.is_alphanumeric() {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -300,3 +300,73 @@ proptest! {
         }
     }
 }
+
+/// The words of `text` as the index reads them for a query: lower-cased, folded, and for a
+/// literal tagged with a stemmed language, also stemmed (by the same Snowball stemmer).
+fn stems(text: &str, language: Option<tantivy::tokenizer::Language>) -> Vec<String> {
+    use tantivy::tokenizer::{
+        AsciiFoldingFilter, LowerCaser, SimpleTokenizer, Stemmer, TextAnalyzer,
+    };
+    let mut analyzer = match language {
+        Some(language) => TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(LowerCaser)
+            .filter(Stemmer::new(language))
+            .build(),
+        None => TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(LowerCaser)
+            .filter(AsciiFoldingFilter)
+            .build(),
+    };
+    let mut words = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    stream.process(&mut |token| words.push(token.text.clone()));
+    words
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Literals in several languages: a word finds a literal when one of its words is the
+    /// query's word, or, for a literal tagged English, French or German, when one of its
+    /// stems is the query's stem in that language.
+    #[test]
+    fn tagged_literals_are_found_by_their_stems(
+        texts in prop::collection::vec(
+            (
+                prop::collection::vec(prop::sample::select(vec![
+                    "running", "runs", "run", "voitures", "voiture", "Häuser", "Haus",
+                    "cats", "cat", "chantaient", "chanter", "ran",
+                ]), 1..4),
+                prop::sample::select(vec!["", "@en", "@fr", "@de", "@ja"]),
+            ).prop_map(|(words, tag)| format!("{}{tag}", words.join(" "))),
+            1..16,
+        ),
+        query in prop::sample::select(vec!["run", "runs", "voiture", "haus", "hauser", "cat", "chanter", "ran"]),
+    ) {
+        use tantivy::tokenizer::Language;
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let store = store_of(&refs);
+        let (index, _) = TextIndex::build(None, &store, 1).unwrap();
+        let mut expected: Vec<String> = texts
+            .iter()
+            .filter(|text| {
+                let (value, language) = match text.rsplit_once('@') {
+                    Some((value, "en")) => (value, Some(Language::English)),
+                    Some((value, "fr")) => (value, Some(Language::French)),
+                    Some((value, "de")) => (value, Some(Language::German)),
+                    Some((value, _)) => (value, None),
+                    None => (text.as_str(), None),
+                };
+                let word = stems(query, None)[0].clone();
+                stems(value, None).contains(&word)
+                    || language.is_some_and(|l| stems(value, Some(l)).contains(&stems(query, Some(l))[0]))
+            })
+            .map(|text| text.rsplit_once('@').map_or(text.as_str(), |(v, _)| v).to_owned())
+            .collect();
+        expected.sort();
+        expected.dedup();
+        let mut got = found(&index, &store, query);
+        got.dedup();
+        prop_assert_eq!(got, expected);
+    }
+}

@@ -20,7 +20,6 @@ use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use super::Compiler;
 use crate::dataset::GraphRef;
 use crate::error::QueryError;
-use crate::exec::no_text_index;
 use crate::operator::estimate::estimated_rows;
 use crate::operator::text::{MATCHES, SCORE};
 use crate::operator::{certain_vars, Operator, TextPattern, TextQuery};
@@ -58,7 +57,10 @@ impl Compiler<'_> {
             let TermPattern::Literal(query) = &pattern.object else {
                 return Err(misuse("quiver:matches needs a string literal object"));
             };
-            let index = self.store.text_index().ok_or_else(no_text_index)?;
+            let index = self
+                .store
+                .text_index()
+                .ok_or_else(QueryError::no_text_index)?;
             let estimate = index.estimate(query.value()).map_err(QueryError::Text)?;
             searches.push(TextPattern {
                 var: self.vars.var(subject),

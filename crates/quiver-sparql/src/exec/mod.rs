@@ -35,7 +35,6 @@ pub use bgp::explore::StepProfile;
 pub use bgp::BgpProfile;
 pub use group::GroupProfile;
 pub use path::PathProfile;
-pub(crate) use text::no_index as no_text_index;
 
 pub mod bgp;
 mod distinct;

@@ -18,21 +18,15 @@ use crate::error::QueryError;
 use crate::operator::{TextPattern, TextQuery};
 use crate::table::Table;
 
-/// The error of a text search on a store without a text index.
-pub(crate) fn no_index() -> QueryError {
-    QueryError::Text(
-        "the store has no text index: build one with `quiver text-index build --location DIR` \
-         (or load with --text-index)"
-            .into(),
-    )
-}
-
 impl Evaluator<'_> {
     pub(crate) fn text(&self, pattern: &TextPattern) -> Result<Table, QueryError> {
         let started = Instant::now();
         let ctx = self.context(pattern.graph);
         ctx.check()?;
-        let index = ctx.store.text_index().ok_or_else(no_index)?;
+        let index = ctx
+            .store
+            .text_index()
+            .ok_or_else(QueryError::no_text_index)?;
         let terms = ctx.store.terms();
         let (hits, what) = match &pattern.query {
             TextQuery::Matches(query) => (

@@ -1,0 +1,112 @@
+//! Full-text search as a user runs it: `quiver load --text-index`, queries with
+//! `quiver:matches` from the command line, updates found at once, EXPLAIN naming the
+//! search, `quiver text-index drop` and `build`.
+
+mod serve_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serve_support::quiver;
+
+const DATA: &str = r#"<http://example.org/a> <http://example.org/label> "The quick brown fox" .
+<http://example.org/b> <http://example.org/label> "Un renard rapide"@fr .
+<http://example.org/c> <http://example.org/label> "slow turtle" .
+"#;
+
+const SEARCH: &str = r#"PREFIX quiver: <https://quiver-rdf.github.io/ns#>
+SELECT ?s { ?s <http://example.org/label> ?l . ?l quiver:matches "quick OR renards" } ORDER BY ?s"#;
+
+fn setup(tag: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("text-{tag}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("data.nt"), DATA).unwrap();
+    dir
+}
+
+fn run(args: &[&str], location: &Path) -> Output {
+    let output = quiver()
+        .args(args)
+        .arg("--location")
+        .arg(location)
+        .output()
+        .expect("quiver runs");
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(!text.contains("panicked"), "{args:?}: {text}");
+    output
+}
+
+fn ok(args: &[&str], location: &Path) -> Output {
+    let output = run(args, location);
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn rows(location: &Path, query: &str) -> Vec<String> {
+    let output = ok(
+        &["query", "--results-format", "tsv", "--query", query],
+        location,
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn load_search_update_explain_drop_and_build() {
+    let dir = setup("cli");
+    let store = dir.join("store");
+    let output = quiver()
+        .args(["load", "--text-index", "--location"])
+        .arg(&store)
+        .arg(dir.join("data.nt"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("text index: 3 literals"), "{stderr}");
+    // French stems: `renards` finds `renard`.
+    assert_eq!(
+        rows(&store, SEARCH),
+        ["<http://example.org/a>", "<http://example.org/b>"]
+    );
+    ok(
+        &[
+            "update",
+            "--update",
+            r#"INSERT DATA { <http://example.org/d> <http://example.org/label> "Quick thinking" }"#,
+        ],
+        &store,
+    );
+    assert_eq!(
+        rows(&store, SEARCH),
+        [
+            "<http://example.org/a>",
+            "<http://example.org/b>",
+            "<http://example.org/d>"
+        ]
+    );
+    let explain = ok(&["query", "--explain", "--query", SEARCH], &store);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&explain.stdout),
+        String::from_utf8_lossy(&explain.stderr)
+    );
+    assert!(text.contains("text search: 3 literals"), "{text}");
+    ok(&["text-index", "drop"], &store);
+    let output = run(&["query", "--query", SEARCH], &store);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("quiver text-index build"), "{stderr}");
+    let built = ok(&["text-index", "build"], &store);
+    assert!(String::from_utf8_lossy(&built.stderr).contains("4 literals"));
+    assert_eq!(rows(&store, SEARCH).len(), 3);
+}
