@@ -6,9 +6,8 @@
 mod serve_support;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use serve_support::{encode, quiver, Server};
+use serve_support::{encode, ok_at, quiver, run_at, Server};
 
 const ONTOLOGY: &str = r#"@prefix ex: <http://example.org/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
@@ -39,35 +38,13 @@ fn setup(tag: &str) -> PathBuf {
     dir
 }
 
-fn run(args: &[&str], location: &Path) -> Output {
-    let output = quiver()
-        .args(args)
-        .arg("--location")
-        .arg(location)
-        .output()
-        .expect("quiver runs");
-    let text = String::from_utf8_lossy(&output.stderr);
-    assert!(!text.contains("panicked"), "{args:?}: {text}");
-    output
-}
-
-fn ok(args: &[&str], location: &Path) -> Output {
-    let output = run(args, location);
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 /// The rows of `query` as TSV lines without the header.
 fn rows(location: &Path, query: &str, reasoning: bool) -> Vec<String> {
     let mut args = vec!["query", "--results-format", "tsv", "--query", query];
     if reasoning {
         args.push("--reasoning");
     }
-    let output = ok(&args, location);
+    let output = ok_at(&args, location);
     String::from_utf8(output.stdout)
         .unwrap()
         .lines()
@@ -117,10 +94,10 @@ fn load_query_update_and_reason_from_the_command_line() {
         ),
         vec!["<http://example.org/dept>", "<http://example.org/uni>"]
     );
-    let info = ok(&["info"], &store);
+    let info = ok_at(&["info"], &store);
     let info = String::from_utf8_lossy(&info.stdout);
     assert!(info.contains("reasoning    owl-rl:"), "{info}");
-    let explain = ok(
+    let explain = ok_at(
         &["query", "--reasoning", "--explain", "--query", PERSONS],
         &store,
     );
@@ -131,7 +108,7 @@ fn load_query_update_and_reason_from_the_command_line() {
     );
 
     // An update keeps the entailment current.
-    ok(
+    ok_at(
         &[
             "update",
             "--update",
@@ -143,7 +120,7 @@ fn load_query_update_and_reason_from_the_command_line() {
         rows(&store, PERSONS, true),
         vec!["<http://example.org/ann>", "<http://example.org/cy>"]
     );
-    ok(
+    ok_at(
         &[
             "update",
             "--update",
@@ -153,7 +130,7 @@ fn load_query_update_and_reason_from_the_command_line() {
     );
     assert_eq!(rows(&store, PERSONS, true), vec!["<http://example.org/cy>"]);
     // A checkpoint folds the maintained entailment into the snapshot.
-    ok(&["checkpoint"], &store);
+    ok_at(&["checkpoint"], &store);
     assert_eq!(rows(&store, PERSONS, true), vec!["<http://example.org/cy>"]);
     assert_eq!(
         rows(&store, ADVISEES, true),
@@ -161,7 +138,7 @@ fn load_query_update_and_reason_from_the_command_line() {
     );
 
     // RDFS has no inverses; dropping the entailment makes --reasoning an error.
-    ok(&["reason", "--profile", "rdfs"], &store);
+    ok_at(&["reason", "--profile", "rdfs"], &store);
     assert_eq!(rows(&store, PERSONS, true), vec!["<http://example.org/cy>"]);
     assert!(rows(
         &store,
@@ -169,8 +146,8 @@ fn load_query_update_and_reason_from_the_command_line() {
         true
     )
     .is_empty());
-    ok(&["reason", "--off"], &store);
-    let refused = run(&["query", "--reasoning", "--query", PERSONS], &store);
+    ok_at(&["reason", "--off"], &store);
+    let refused = run_at(&["query", "--reasoning", "--query", PERSONS], &store);
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("no entailment"), "{stderr}");
@@ -205,7 +182,7 @@ fn serve_answers_from_the_entailment_per_request() {
 
     // Without an entailment, --reasoning is refused at start and reasoning=on per request.
     let plain = dir.join("plain");
-    ok(&["load", dir.join("data.nt").to_str().unwrap()], &plain);
+    ok_at(&["load", dir.join("data.nt").to_str().unwrap()], &plain);
     let refused = quiver()
         .args([
             "serve",

@@ -5,9 +5,8 @@
 mod serve_support;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use serve_support::quiver;
+use serve_support::{ok_at, quiver, run_at};
 
 const DATA: &str = r#"<http://example.org/a> <http://example.org/label> "The quick brown fox" .
 <http://example.org/b> <http://example.org/label> "Un renard rapide"@fr .
@@ -25,30 +24,8 @@ fn setup(tag: &str) -> PathBuf {
     dir
 }
 
-fn run(args: &[&str], location: &Path) -> Output {
-    let output = quiver()
-        .args(args)
-        .arg("--location")
-        .arg(location)
-        .output()
-        .expect("quiver runs");
-    let text = String::from_utf8_lossy(&output.stderr);
-    assert!(!text.contains("panicked"), "{args:?}: {text}");
-    output
-}
-
-fn ok(args: &[&str], location: &Path) -> Output {
-    let output = run(args, location);
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
 fn rows(location: &Path, query: &str) -> Vec<String> {
-    let output = ok(
+    let output = ok_at(
         &["query", "--results-format", "tsv", "--query", query],
         location,
     );
@@ -78,7 +55,7 @@ fn load_search_update_explain_drop_and_build() {
         rows(&store, SEARCH),
         ["<http://example.org/a>", "<http://example.org/b>"]
     );
-    ok(
+    ok_at(
         &[
             "update",
             "--update",
@@ -94,19 +71,19 @@ fn load_search_update_explain_drop_and_build() {
             "<http://example.org/d>"
         ]
     );
-    let explain = ok(&["query", "--explain", "--query", SEARCH], &store);
+    let explain = ok_at(&["query", "--explain", "--query", SEARCH], &store);
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&explain.stdout),
         String::from_utf8_lossy(&explain.stderr)
     );
     assert!(text.contains("text search: 3 literals"), "{text}");
-    ok(&["text-index", "drop"], &store);
-    let output = run(&["query", "--query", SEARCH], &store);
+    ok_at(&["text-index", "drop"], &store);
+    let output = run_at(&["query", "--query", SEARCH], &store);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("quiver text-index build"), "{stderr}");
-    let built = ok(&["text-index", "build"], &store);
+    let built = ok_at(&["text-index", "build"], &store);
     assert!(String::from_utf8_lossy(&built.stderr).contains("4 literals"));
     assert_eq!(rows(&store, SEARCH).len(), 3);
 }

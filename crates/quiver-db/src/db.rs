@@ -190,6 +190,21 @@ impl Inner {
 }
 
 impl Inner {
+    /// The writer lock, taken with no commit queued or being written: the latest version
+    /// is then the published one, and the log ends with it.
+    fn idle_writer(&self) -> MutexGuard<'_, Writer> {
+        loop {
+            let writer = lock(&self.writer);
+            match &self.log {
+                Some(log) if !log.is_idle() => {
+                    drop(writer);
+                    log.drain(self);
+                }
+                _ => break writer,
+            }
+        }
+    }
+
     fn current_store(&self) -> Arc<Store> {
         let current = self.current.read().unwrap_or_else(|e| e.into_inner());
         Arc::clone(&current.store)
@@ -599,16 +614,7 @@ impl Database {
             inner.check_writable()?;
         }
         let _checkpoint = lock(&inner.checkpoint);
-        let mut writer = loop {
-            let writer = lock(&inner.writer);
-            match &inner.log {
-                Some(log) if !log.is_idle() => {
-                    drop(writer);
-                    log.drain(inner);
-                }
-                _ => break writer,
-            }
-        };
+        let mut writer = inner.idle_writer();
         // The saved part holds every literal of the latest version: those the log holds
         // must be durable first, or a crash could give their ids to other terms.
         if let Some(log) = &inner.log {
@@ -646,18 +652,7 @@ impl Database {
         let inner = &*self.inner;
         inner.check_writable()?;
         let _checkpoint = lock(&inner.checkpoint);
-        // Take the writer lock with no commit queued or being written: the latest version
-        // is then the published one, and the log ends with it.
-        let mut writer = loop {
-            let writer = lock(&inner.writer);
-            match &inner.log {
-                Some(log) if !log.is_idle() => {
-                    drop(writer);
-                    log.drain(inner);
-                }
-                _ => break writer,
-            }
-        };
+        let mut writer = inner.idle_writer();
         if let Some(reason) = &writer.poisoned {
             return Err(DbError::ReadOnly(reason.clone()));
         }

@@ -17,6 +17,30 @@ pub fn quiver() -> Command {
     Command::new(env!("CARGO_BIN_EXE_quiver"))
 }
 
+/// Runs `quiver ARGS… --location LOCATION`; no run may panic.
+pub fn run_at(args: &[&str], location: &Path) -> Output {
+    let output = quiver()
+        .args(args)
+        .arg("--location")
+        .arg(location)
+        .output()
+        .expect("quiver runs");
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(!text.contains("panicked"), "{args:?}: {text}");
+    output
+}
+
+/// [`run_at`], which must succeed.
+pub fn ok_at(args: &[&str], location: &Path) -> Output {
+    let output = run_at(args, location);
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
 /// A LUBM-1 store, built once per test binary under cargo's scratch directory.
 pub fn store(tag: &str) -> &'static Path {
     static STORE: OnceLock<PathBuf> = OnceLock::new();
