@@ -53,6 +53,10 @@ pub fn run(args: InfoArgs) -> Result<()> {
         .map(|c| json!({"class": store.term(c.class).map(|t| t.to_string()), "instances": c.instances}))
         .collect();
     let info = store.info();
+    // The text index's files (`text/`), when the store has one.
+    let text_index_bytes = store
+        .text_index()
+        .map(|_| crate::location::bytes_on_disk(&location.join(quiver_text::TEXT_DIR)));
     let report = json!({
         "location": location.display().to_string(),
         "triples": triples,
@@ -65,6 +69,7 @@ pub fn run(args: InfoArgs) -> Result<()> {
             "derived_triples": layer.derived(),
             "entailed_triples": layer.triples(),
         })),
+        "text_index_bytes": text_index_bytes,
         "bytes_in_memory": bytes_in_memory,
         "bytes_on_disk": bytes_on_disk,
         "bytes_per_triple": per_triple(bytes_in_memory),
@@ -96,6 +101,12 @@ pub fn run(args: InfoArgs) -> Result<()> {
             layer.profile(),
             layer.triples(),
             layer.derived()
+        );
+    }
+    if let Some(bytes) = text_index_bytes {
+        let _ = writeln!(
+            text,
+            "text index   {bytes} bytes on disk (query with ?literal quiver:matches \"words\")"
         );
     }
     let _ = writeln!(

@@ -50,6 +50,8 @@ fn load_search_update_explain_drop_and_build() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(stderr.contains("text index: 3 literals"), "{stderr}");
+    let info = String::from_utf8(ok_at(&["info"], &store).stdout).unwrap();
+    assert!(info.contains("text index"), "{info}");
     // French stems: `renards` finds `renard`.
     assert_eq!(
         rows(&store, SEARCH),
@@ -79,6 +81,8 @@ fn load_search_update_explain_drop_and_build() {
     );
     assert!(text.contains("text search: 3 literals"), "{text}");
     ok_at(&["text-index", "drop"], &store);
+    let info = String::from_utf8(ok_at(&["info"], &store).stdout).unwrap();
+    assert!(!info.contains("text index"), "{info}");
     let output = run_at(&["query", "--query", SEARCH], &store);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
