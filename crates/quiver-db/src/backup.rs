@@ -39,6 +39,7 @@ pub(crate) fn write(
     target: &Path,
     store: Arc<Store>,
     sequence: u64,
+    beside: impl FnOnce(&Path) -> Result<u64, DbError>,
 ) -> Result<BackupReport, DbError> {
     let started = Instant::now();
     if target.exists() {
@@ -70,6 +71,7 @@ pub(crate) fn write(
     }
     std::fs::create_dir(&partial).map_err(|e| DbError::io(&partial, e))?;
     let saved = checkpoint::save(&partial, &store, sequence).and_then(|bytes| {
+        let bytes = bytes + beside(&partial)?;
         sync_dir(&partial)?;
         std::fs::rename(&partial, target).map_err(|e| DbError::io(target, e))?;
         sync_dir(&parent)?;

@@ -602,7 +602,13 @@ impl Database {
             let current = self.inner.current.read().unwrap_or_else(|e| e.into_inner());
             (Arc::clone(&current.store), current.sequence)
         };
-        crate::backup::write(target, store, sequence)
+        // The text index's saved part goes along: opening the copy indexes the literals
+        // committed after it, as opening the store does.
+        let text = self.inner.text();
+        crate::backup::write(target, store, sequence, |dir| match &text {
+            Some(text) => Ok(text.copy_saved(dir)?),
+            None => Ok(0),
+        })
     }
 
     /// Builds the full-text index of the current version (in the store's directory, or in

@@ -170,6 +170,22 @@ fn matches_binds_literals_and_scores_and_follows_updates() {
         .unwrap(),
         ["<http://example.org/f>", "<http://example.org/g>"]
     );
+    // A backup carries the index: its saved part, and on opening the copy, the literals
+    // committed after the last checkpoint.
+    let backups = Scratch::new("text-backup");
+    let copy = backups.path().join("copy");
+    db.backup(&copy).unwrap();
+    let backup = Database::open(&copy, options(SyncMode::Always)).unwrap();
+    assert!(copy.join("text").join("meta.json").exists());
+    assert_eq!(
+        rows(
+            &backup.snapshot(),
+            r#"SELECT ?s { ?s ex:label ?l . ?l quiver:matches "thinking" }"#
+        )
+        .unwrap(),
+        ["<http://example.org/f>", "<http://example.org/g>"]
+    );
+    drop(backup);
     // Misuse is an error that says how to write it.
     let error = rows(&db.snapshot(), r#"SELECT ?l { ?l quiver:matches ?q }"#).unwrap_err();
     assert!(error.contains("string literal"), "{error}");

@@ -232,7 +232,20 @@ impl TextIndex {
             return Ok(None);
         }
         let threads = threads.clamp(1, 16);
-        let index = Index::open_in_dir(&dir).map_err(TextError::index(dir.display()))?;
+        match Self::open_saved(&dir, store, threads) {
+            Ok(Some(index)) => Ok(Some(index)),
+            // Of another store or format, or unreadable (files lost or cut short): the
+            // index is built again (in memory when nothing on disk may change).
+            Ok(None) | Err(_) => {
+                let dir = (!read_only).then_some(store_dir);
+                Self::build(dir, store, threads).map(|(index, _)| Some(index))
+            }
+        }
+    }
+
+    /// The saved part in `dir` brought up to `store`, if it is `store`'s.
+    fn open_saved(dir: &Path, store: &Store, threads: usize) -> Result<Option<Self>, TextError> {
+        let index = Index::open_in_dir(dir).map_err(TextError::index(dir.display()))?;
         let payload = index
             .load_metas()
             .map_err(TextError::index(dir.display()))?
@@ -246,13 +259,12 @@ impl TextIndex {
                 && index.schema() == schema().0
         });
         let Some(payload) = usable else {
-            let dir = (!read_only).then_some(store_dir);
-            return Self::build(dir, store, threads).map(|(index, _)| Some(index));
+            return Ok(None);
         };
         let index = Self::assemble(
             Part::new(index)?,
             Some(Part::in_memory()?),
-            Some(dir),
+            Some(dir.to_path_buf()),
             threads,
             payload.terms,
             current,
@@ -322,6 +334,32 @@ impl TextIndex {
                     .sum()
             })
             .unwrap_or(0)
+    }
+
+    /// Copies the saved part into `store_dir/text/` (a backup of the store: opened with
+    /// it, the copy indexes the literals committed since into its tail); returns the bytes
+    /// copied. Nothing is committed meanwhile. An index in memory copies nothing.
+    pub fn copy_saved(&self, store_dir: &Path) -> Result<u64, TextError> {
+        let Some(dir) = &self.dir else {
+            return Ok(0);
+        };
+        let _state = self.state();
+        let target = store_dir.join(TEXT_DIR);
+        std::fs::create_dir_all(&target).map_err(TextError::io(target.display()))?;
+        let mut bytes = 0;
+        for entry in std::fs::read_dir(dir).map_err(TextError::io(dir.display()))? {
+            let entry = entry.map_err(TextError::io(dir.display()))?;
+            let name = entry.file_name();
+            // tantivy's lock files belong to this index's writer, not to the copy.
+            if name.to_string_lossy().starts_with(".tantivy-") || !entry.path().is_file() {
+                continue;
+            }
+            let copy = target.join(&name);
+            bytes += std::fs::copy(entry.path(), &copy)
+                .and_then(|bytes| std::fs::File::open(&copy)?.sync_all().map(|()| bytes))
+                .map_err(TextError::io(copy.display()))?;
+        }
+        Ok(bytes)
     }
 
     /// Indexes the literals `store` appended since the last call (or everything again, if

@@ -213,6 +213,20 @@ fn saved_beside_the_store_folded_and_reopened() {
     let index = TextIndex::open(&dir, &other, 1, false).unwrap().unwrap();
     assert_eq!(found(&index, &other, "fox"), ["A fox again"]);
     assert!(found(&index, &other, "quick").is_empty());
+    // Files cut short or lost: the index is built again rather than refusing the store.
+    drop(index);
+    std::fs::write(dir.join("text").join("meta.json"), b"{ not json").unwrap();
+    let index = TextIndex::open(&dir, &other, 1, false).unwrap().unwrap();
+    assert_eq!(found(&index, &other, "fox"), ["A fox again"]);
+    drop(index);
+    // Read only, nothing on disk changes: the index is built in memory.
+    std::fs::write(dir.join("text").join("meta.json"), b"{ not json").unwrap();
+    let index = TextIndex::open(&dir, &other, 1, true).unwrap().unwrap();
+    assert_eq!(found(&index, &other, "fox"), ["A fox again"]);
+    assert_eq!(
+        std::fs::read(dir.join("text").join("meta.json")).unwrap(),
+        b"{ not json"
+    );
     // No index: nothing opens.
     let empty = dir.join("elsewhere");
     std::fs::create_dir_all(&empty).unwrap();
