@@ -99,13 +99,16 @@ impl Evaluator<'_> {
         let complete = seeds
             .iter()
             .all(|&v| left.column(v).is_some_and(|c| !c.contains(&UNBOUND)));
-        // Other shared variables must be complete too, or exploration could miss matches.
-        let shared_complete = planned
+        // Every variable the left rows share with the pattern must be a seed: the seeded
+        // plan binds the others itself, without comparing them with the left rows' values
+        // (a variable only some branches of a left UNION bind is not one of the seeds,
+        // certain variables, yet its column may hold values).
+        let shared_seeded = planned
             .bgp
             .vars()
             .iter()
-            .filter_map(|&v| left.column(v))
-            .all(|c| !c.contains(&UNBOUND));
-        (complete && shared_complete).then_some(planned)
+            .filter(|&&v| left.column(v).is_some())
+            .all(|v| seeds.contains(v));
+        (complete && shared_seeded).then_some(planned)
     }
 }
