@@ -7,7 +7,7 @@ mod serve_support;
 
 use std::path::{Path, PathBuf};
 
-use serve_support::{encode, ok_at, quiver, run_at, Server};
+use serve_support::{encode, ok_at, quiver, run_at, tsv_rows, Server};
 
 const ONTOLOGY: &str = r#"@prefix ex: <http://example.org/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
@@ -40,17 +40,8 @@ fn setup(tag: &str) -> PathBuf {
 
 /// The rows of `query` as TSV lines without the header.
 fn rows(location: &Path, query: &str, reasoning: bool) -> Vec<String> {
-    let mut args = vec!["query", "--results-format", "tsv", "--query", query];
-    if reasoning {
-        args.push("--reasoning");
-    }
-    let output = ok_at(&args, location);
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(str::to_owned)
-        .collect()
+    let flags: &[&str] = if reasoning { &["--reasoning"] } else { &[] };
+    tsv_rows(location, query, flags)
 }
 
 fn load_with_reasoning(dir: &Path) -> PathBuf {

@@ -6,7 +6,7 @@ mod serve_support;
 
 use std::path::{Path, PathBuf};
 
-use serve_support::{ok_at, quiver, run_at};
+use serve_support::{ok_at, quiver, run_at, tsv_rows};
 
 const DATA: &str = r#"<http://example.org/a> <http://example.org/label> "The quick brown fox" .
 <http://example.org/b> <http://example.org/label> "Un renard rapide"@fr .
@@ -25,16 +25,7 @@ fn setup(tag: &str) -> PathBuf {
 }
 
 fn rows(location: &Path, query: &str) -> Vec<String> {
-    let output = ok_at(
-        &["query", "--results-format", "tsv", "--query", query],
-        location,
-    );
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(str::to_owned)
-        .collect()
+    tsv_rows(location, query, &[])
 }
 
 #[test]

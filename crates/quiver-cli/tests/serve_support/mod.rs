@@ -41,6 +41,18 @@ pub fn ok_at(args: &[&str], location: &Path) -> Output {
     output
 }
 
+/// The rows of `quiver query --results-format tsv --query QUERY FLAGS…` on `location`,
+/// as TSV lines without the header line.
+pub fn tsv_rows(location: &Path, query: &str, flags: &[&str]) -> Vec<String> {
+    let mut args = vec!["query", "--results-format", "tsv", "--query", query];
+    args.extend_from_slice(flags);
+    let output = ok_at(&args, location);
+    let text = String::from_utf8(output.stdout).unwrap();
+    let mut lines = text.lines();
+    assert!(lines.next().is_some(), "no header line in {text:?}");
+    lines.map(str::to_owned).collect()
+}
+
 /// A LUBM-1 store, built once per test binary under cargo's scratch directory.
 pub fn store(tag: &str) -> &'static Path {
     static STORE: OnceLock<PathBuf> = OnceLock::new();
