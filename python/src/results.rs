@@ -285,6 +285,7 @@ impl Column {
         match term {
             Some(term) => {
                 self.validity[self.row / 8] |= 1 << (self.row % 8);
+                let triple;
                 let value = match term {
                     TermRef::NamedNode(node) => node.as_str(),
                     TermRef::BlankNode(node) => node.as_str(),
@@ -297,8 +298,10 @@ impl Column {
                         }
                         literal.value()
                     }
-                    #[allow(unreachable_patterns)]
-                    _ => "",
+                    TermRef::Triple(t) => {
+                        triple = t.to_string();
+                        &triple
+                    }
                 };
                 if !matches!(term, TermRef::Literal(_)) {
                     self.integers = None;

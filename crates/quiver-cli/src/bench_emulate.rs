@@ -401,8 +401,7 @@ pub(crate) fn consume(results: &QueryResults<'_>) -> u64 {
                         oxrdf::TermRef::NamedNode(n) => n.as_str().len(),
                         oxrdf::TermRef::BlankNode(b) => b.as_str().len(),
                         oxrdf::TermRef::Literal(l) => l.value().len(),
-                        #[allow(unreachable_patterns)]
-                        _ => 0,
+                        oxrdf::TermRef::Triple(t) => t.to_string().len(),
                     })
                     .sum::<usize>();
             });

@@ -579,8 +579,7 @@ pub(crate) fn materialise(results: &QueryResults<'_>) -> usize {
                         oxrdf::TermRef::NamedNode(n) => n.as_str().len(),
                         oxrdf::TermRef::BlankNode(b) => b.as_str().len(),
                         oxrdf::TermRef::Literal(l) => l.value().len(),
-                        #[allow(unreachable_patterns)]
-                        _ => 0,
+                        oxrdf::TermRef::Triple(t) => t.to_string().len(),
                     })
                     .sum()
             };

@@ -169,8 +169,8 @@ fn to_integer(string: Option<&str>, value: Value<'_>) -> Option<Integer> {
 fn to_string(term: &Term, value: Value<'_>) -> Option<String> {
     Some(match value {
         Value::NamedNode(n) => n.as_str().to_owned(),
-        Value::BlankNode(_) | Value::Unsupported => return None,
-        Value::String(s) | Value::LangString(s, _) => s.to_owned(),
+        Value::BlankNode(_) | Value::Triple(_) => return None,
+        Value::String(s) | Value::LangString(s, ..) => s.to_owned(),
         Value::Boolean(v) => v.to_string(),
         Value::Numeric(Numeric::Integer(v)) => v.to_string(),
         Value::Numeric(Numeric::Decimal(v)) => v.to_string(),

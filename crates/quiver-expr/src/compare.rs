@@ -7,38 +7,48 @@
 //! lexical form is involved) are a type error. Known values of different types are simply not
 //! equal.
 //!
+//! Two triple terms (RDF 1.2) are `=` when their components are: the same subject and
+//! predicate, and `=` objects (so `<<( :s :p 1 )>> = <<( :s :p 1.0 )>>`); as the operator mapping
+//! joins the three component tests with `&&`, different subjects or predicates make the result
+//! false even when the objects cannot be compared. A triple term is not equal to any other kind of
+//! term. Language-tagged strings are equal when their values, language tags (case-insensitively)
+//! and base directions (none, `ltr` or `rtl`) are.
+//!
 //! Ordering operators are only defined between numbers, strings (simple literals and
 //! `xsd:string`), booleans, values of the same date/time type, and durations; anything else is a
 //! type error. Comparisons involving NaN are false rather than errors.
 
 use crate::numeric;
 use crate::value::Value;
-use oxrdf::Term;
+use oxrdf::{Term, Triple};
 use oxsdatatypes::Duration;
 use std::cmp::Ordering;
 
 /// The `=` operator: `None` is a type error.
 pub(crate) fn equals(a: &Term, b: &Term) -> Option<bool> {
-    if a == b {
-        // Identical terms are equal, except NaN which is not equal to itself.
+    if a == b && !matches!(a, Term::Triple(_)) {
+        // Identical terms are equal, except NaN which is not equal to itself (nor are triple terms
+        // with a NaN object, compared component by component below).
         return Some(!matches!(Value::of(a), Value::Numeric(n) if n.is_nan()));
     }
     let (a, b) = (Value::of(a), Value::of(b));
     Some(match (a, b) {
+        (Value::Triple(a), Value::Triple(b)) => return triples_equal(a, b),
+        // A triple term equals no term of another kind, literals of unknown datatypes included.
+        (Value::Triple(_), _) | (_, Value::Triple(_)) => false,
         (Value::Other(_), Value::NamedNode(_) | Value::BlankNode(_))
         | (Value::NamedNode(_) | Value::BlankNode(_), Value::Other(_)) => false,
-        // A language-tagged string is an rdf:langString: it equals no literal of another
-        // datatype, known or not.
+        // A language-tagged string is an rdf:langString (or rdf:dirLangString): it equals no
+        // literal of another datatype, known or not.
         (Value::Other(_), Value::LangString(..)) | (Value::LangString(..), Value::Other(_)) => {
             false
         }
         (Value::Other(_), _) | (_, Value::Other(_)) => return None,
-        (Value::Unsupported, _) | (_, Value::Unsupported) => return None,
         (Value::NamedNode(a), Value::NamedNode(b)) => a == b,
         (Value::BlankNode(a), Value::BlankNode(b)) => a == b,
         (Value::String(a), Value::String(b)) => a == b,
-        (Value::LangString(a, la), Value::LangString(b, lb)) => {
-            a == b && la.eq_ignore_ascii_case(lb)
+        (Value::LangString(a, la, da), Value::LangString(b, lb, db)) => {
+            a == b && la.eq_ignore_ascii_case(lb) && da == db
         }
         (Value::Boolean(a), Value::Boolean(b)) => a == b,
         (Value::Numeric(a), Value::Numeric(b)) => numeric::equal(a, b),
@@ -57,6 +67,16 @@ pub(crate) fn equals(a: &Term, b: &Term) -> Option<bool> {
             _ => false,
         },
     })
+}
+
+/// `=` on two triple terms: `a.subject = b.subject && a.predicate = b.predicate && a.object =
+/// b.object`, with `&&`'s error tolerance (subjects and predicates, IRIs and blank nodes, compare
+/// without errors).
+fn triples_equal(a: &Triple, b: &Triple) -> Option<bool> {
+    if a.subject != b.subject || a.predicate != b.predicate {
+        return Some(false);
+    }
+    equals(&a.object, &b.object)
 }
 
 /// Any of the three duration types as an `xsd:duration`.

@@ -14,6 +14,7 @@ use crate::numeric;
 use crate::pattern;
 use crate::string;
 use crate::term;
+use crate::triple;
 use crate::value::{self, effective_boolean_value};
 use oxrdf::{Term, Variable};
 use spargebra::algebra::{Expression, Function, GraphPattern};
@@ -156,11 +157,13 @@ impl<'a> Evaluator<'a> {
             .iter()
             .map(|a| self.eval(a))
             .collect::<Option<Vec<_>>>()?;
-        #[allow(unreachable_patterns)] // other variants exist when spargebra features are on
         match (function, args.as_slice()) {
             (Function::Concat, args) => string::concat(args),
             (Function::Str, [a]) => term::str(a),
             (Function::Lang, [a]) => term::lang(a),
+            (Function::LangDir, [a]) => term::langdir(a),
+            (Function::HasLang, [a]) => Some(term::has_lang(a)),
+            (Function::HasLangDir, [a]) => Some(term::has_langdir(a)),
             (Function::LangMatches, [a, b]) => string::langmatches(a, b),
             (Function::Datatype, [a]) => term::datatype(a),
             (Function::Iri, [a]) => term::iri(ctx, a),
@@ -196,6 +199,7 @@ impl<'a> Evaluator<'a> {
             (Function::Sha384, [a]) => hash::hash(Algorithm::Sha384, a),
             (Function::Sha512, [a]) => hash::hash(Algorithm::Sha512, a),
             (Function::StrLang, [a, b]) => term::strlang(a, b),
+            (Function::StrLangDir, [a, b, c]) => term::strlangdir(a, b, c),
             (Function::StrDt, [a, b]) => term::strdt(a, b),
             (Function::IsIri, [a]) => Some(term::is_iri(a)),
             (Function::IsBlank, [a]) => Some(term::is_blank(a)),
@@ -203,8 +207,14 @@ impl<'a> Evaluator<'a> {
             (Function::IsNumeric, [a]) => Some(numeric::is_numeric(a)),
             (Function::Regex, [a, b]) => pattern::regex(ctx, a, b, None),
             (Function::Regex, [a, b, c]) => pattern::regex(ctx, a, b, Some(c)),
+            (Function::Triple, [s, p, o]) => triple::triple(s, p, o),
+            (Function::Subject, [a]) => triple::subject(a),
+            (Function::Predicate, [a]) => triple::predicate(a),
+            (Function::Object, [a]) => triple::object(a),
+            (Function::IsTriple, [a]) => Some(triple::is_triple(a)),
             (Function::Custom(datatype), [a]) => crate::cast::cast(datatype, a),
-            // Wrong arities, unknown custom functions, and functions of SPARQL extensions.
+            // Wrong arities, unknown custom functions, and functions of SPARQL extensions
+            // (spargebra's `sep-0002` ADJUST).
             _ => None,
         }
     }

@@ -1,4 +1,5 @@
-//! Evaluation of SPARQL 1.1 expressions over RDF terms.
+//! Evaluation of SPARQL 1.1 expressions over RDF terms, with SPARQL 1.2's triple terms and
+//! directional language-tagged strings.
 //!
 //! The SPARQL engine hands this crate a [`spargebra::algebra::Expression`] together with a way to
 //! look up the current solution's variables, and gets back the resulting [`oxrdf::Term`], or
@@ -13,11 +14,16 @@
 //! - `value`: the typed view of RDF terms (numbers, strings, dates…) the operators work on;
 //! - `compare` (`=`, `<`…), `order` (ORDER BY total order), `numeric` (arithmetic and
 //!   promotion), `string`, `pattern` (REGEX/REPLACE), `datetime`, `hash`, `term` (term
-//!   constructors and tests) and `cast` (XSD constructor functions).
+//!   constructors and tests, `LANGDIR`, `STRLANGDIR`…), `triple` (`TRIPLE`, `SUBJECT`,
+//!   `PREDICATE`, `OBJECT`, `isTRIPLE`) and `cast` (XSD constructor functions).
 //!
 //! The semantics follow §17 of the SPARQL 1.1 specification, with XSD values computed by
 //! `oxsdatatypes`. Besides the required operators, `+`/`-` also work on `xsd:dateTime`,
-//! `xsd:date`, `xsd:time` and durations, as in Oxigraph.
+//! `xsd:date`, `xsd:time` and durations, as in Oxigraph. The SPARQL 1.2 additions follow the
+//! W3C working draft and its test suite: the triple-term functions, `LANGDIR`, `hasLANG`,
+//! `hasLANGDIR`, `STRLANGDIR`, base directions kept by the string functions, `=` and ORDER BY on
+//! triple terms. (Effective boolean values still follow SPARQL 1.1, where a language-tagged string
+//! has one.)
 //!
 //! ```
 //! use oxrdf::{Literal, Term, Variable};
@@ -55,6 +61,7 @@ mod order;
 mod pattern;
 mod string;
 mod term;
+mod triple;
 mod value;
 
 use oxrdf::{Term, Variable};
@@ -123,17 +130,19 @@ pub fn effective_boolean_value(term: &Term) -> Option<bool> {
     value::effective_boolean_value(term)
 }
 
-/// Total order used by ORDER BY (§15.1): unbound < blank nodes < IRIs < literals.
+/// Total order used by ORDER BY (§15.1): unbound < blank nodes < IRIs < literals < triple terms.
 ///
 /// Literals are grouped by kind (strings, language-tagged strings, numbers, booleans, dates and
 /// times, durations, other datatypes) and compared by value within a kind; values that are equal
-/// or incomparable fall back to datatype IRI, lexical form and language tag, so that only
-/// identical terms compare `Equal`.
+/// or incomparable fall back to datatype IRI, lexical form, language tag and base direction, so
+/// that only identical terms compare `Equal`. Triple terms compare by subject, predicate, then
+/// object.
 pub fn order_terms(a: Option<&Term>, b: Option<&Term>) -> Ordering {
     order::order_terms(a, b)
 }
 
-/// The `=` operator: value equality for known datatypes, RDFterm-equal otherwise.
+/// The `=` operator: value equality for known datatypes, RDFterm-equal otherwise; triple terms
+/// are compared component by component.
 ///
 /// `Some(true)`/`Some(false)`, or `None` for a type error (e.g. literals of unknown datatypes
 /// with different lexical forms, whose values cannot be known to differ).

@@ -1,19 +1,21 @@
 //! The total order of ORDER BY (§15.1).
 //!
-//! SPARQL fixes unbound < blank nodes < IRIs < literals and orders literals with `<` where it is
-//! defined, leaving the rest to the implementation. To stay a total order (sorting needs
-//! transitivity) literals are first grouped into kinds, each compared by value within itself:
-//! strings, language-tagged strings, numbers (NaN first), booleans, then each date/time type,
-//! durations, and finally literals of other datatypes or ill-formed ones. Date/times with and
-//! without timezone are ordered as if a missing timezone were UTC, which agrees with every
-//! determinate comparison. Terms whose values are equal (`1` and `1.0`) are ordered by datatype
-//! IRI, lexical form and language tag, so only identical terms compare `Equal`.
+//! SPARQL fixes unbound < blank nodes < IRIs < literals < triple terms and orders literals with
+//! `<` where it is defined, leaving the rest to the implementation. To stay a total order
+//! (sorting needs transitivity) literals are first grouped into kinds, each compared by value
+//! within itself: strings, language-tagged strings (with or without a base direction), numbers
+//! (NaN first), booleans, then each date/time type, durations, and finally literals of other
+//! datatypes or ill-formed ones. Date/times with and without timezone are ordered as if a missing
+//! timezone were UTC, which agrees with every determinate comparison. Terms whose values are equal
+//! (`1` and `1.0`) are ordered by datatype IRI, lexical form, language tag and base direction
+//! (none, `ltr`, `rtl`), so only identical terms compare `Equal`. Triple terms are ordered by
+//! subject, then predicate, then object, each with this same order.
 
 use crate::cast::duration_parts;
 use crate::compare::duration;
 use crate::exact;
 use crate::value::{Numeric, Value};
-use oxrdf::{Literal, Term};
+use oxrdf::{BaseDirection, Literal, NamedOrBlankNode, Term, Triple};
 use oxsdatatypes::Decimal;
 use std::cmp::Ordering;
 
@@ -27,14 +29,13 @@ pub(crate) fn order_terms(a: Option<&Term>, b: Option<&Term>) -> Ordering {
     }
 }
 
-/// Rank of the kind of term: blank nodes, IRIs, literals, others.
+/// Rank of the kind of term: blank nodes, IRIs, literals, triple terms.
 fn term_rank(term: &Term) -> u8 {
-    #[allow(unreachable_patterns)] // more variants exist when oxrdf's rdf-12 is enabled
     match term {
         Term::BlankNode(_) => 0,
         Term::NamedNode(_) => 1,
         Term::Literal(_) => 2,
-        _ => 3,
+        Term::Triple(_) => 3,
     }
 }
 
@@ -43,11 +44,26 @@ fn order_bound(a: &Term, b: &Term) -> Ordering {
         (Term::BlankNode(a), Term::BlankNode(b)) => a.as_str().cmp(b.as_str()),
         (Term::NamedNode(a), Term::NamedNode(b)) => a.as_str().cmp(b.as_str()),
         (Term::Literal(a), Term::Literal(b)) => order_literals(a, b),
-        _ => term_rank(a)
-            .cmp(&term_rank(b))
-            // Terms of other kinds (RDF 1.2 triples): by their N-Triples form.
-            .then_with(|| a.to_string().cmp(&b.to_string())),
+        (Term::Triple(a), Term::Triple(b)) => order_triples(a, b),
+        _ => term_rank(a).cmp(&term_rank(b)),
     }
+}
+
+/// Triple terms component by component: subject, predicate, then object, each with this order.
+fn order_triples(a: &Triple, b: &Triple) -> Ordering {
+    let subjects = match (&a.subject, &b.subject) {
+        (NamedOrBlankNode::BlankNode(a), NamedOrBlankNode::BlankNode(b)) => {
+            a.as_str().cmp(b.as_str())
+        }
+        (NamedOrBlankNode::NamedNode(a), NamedOrBlankNode::NamedNode(b)) => {
+            a.as_str().cmp(b.as_str())
+        }
+        (NamedOrBlankNode::BlankNode(_), NamedOrBlankNode::NamedNode(_)) => Ordering::Less,
+        (NamedOrBlankNode::NamedNode(_), NamedOrBlankNode::BlankNode(_)) => Ordering::Greater,
+    };
+    subjects
+        .then_with(|| a.predicate.as_str().cmp(b.predicate.as_str()))
+        .then_with(|| order_bound(&a.object, &b.object))
 }
 
 /// Rank of the kind of literal.
@@ -78,15 +94,26 @@ fn order_literals(a: &Literal, b: &Literal) -> Ordering {
         .then_with(|| a.datatype().as_str().cmp(b.datatype().as_str()))
         .then_with(|| a.value().cmp(b.value()))
         .then_with(|| a.language().cmp(&b.language()))
+        .then_with(|| direction_rank(a.direction()).cmp(&direction_rank(b.direction())))
+}
+
+/// Base directions in the order none, `ltr`, `rtl`.
+fn direction_rank(direction: Option<BaseDirection>) -> u8 {
+    match direction {
+        None => 0,
+        Some(BaseDirection::Ltr) => 1,
+        Some(BaseDirection::Rtl) => 2,
+    }
 }
 
 /// Value order within one kind of literal (`Equal` when no value order applies).
 fn order_values(a: Value<'_>, b: Value<'_>) -> Ordering {
     match (a, b) {
         (Value::String(a), Value::String(b)) => a.cmp(b),
-        (Value::LangString(a, la), Value::LangString(b, lb)) => a
+        (Value::LangString(a, la, da), Value::LangString(b, lb, db)) => a
             .cmp(b)
-            .then_with(|| la.to_ascii_lowercase().cmp(&lb.to_ascii_lowercase())),
+            .then_with(|| la.to_ascii_lowercase().cmp(&lb.to_ascii_lowercase()))
+            .then_with(|| direction_rank(da).cmp(&direction_rank(db))),
         (Value::Numeric(a), Value::Numeric(b)) => order_numbers(a, b),
         (Value::Boolean(a), Value::Boolean(b)) => a.cmp(&b),
         (Value::DateTime(a), Value::DateTime(b)) => timeline(a.to_be_bytes(), b.to_be_bytes()),

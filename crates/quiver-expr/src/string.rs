@@ -1,21 +1,39 @@
 //! Functions on strings (§17.4.3).
 //!
 //! Most take "string literals": simple literals, `xsd:string` literals (the same thing in RDF
-//! 1.1) and language-tagged strings, and keep the language tag of their first argument in their
+//! 1.1) and language-tagged strings, with or without a base direction (RDF 1.2's
+//! `rdf:dirLangString`), and keep the language tag and direction of their first argument in their
 //! result. Two-argument functions (`CONTAINS`, `STRSTARTS`, `STRENDS`, `STRBEFORE`, `STRAFTER`)
 //! require compatible arguments (§17.4.3.1.1): two simple literals, two language-tagged strings
-//! with the same tag, or a language-tagged string and a simple literal. Positions and lengths
-//! count Unicode code points, and `SUBSTR` is 1-based with XPath's rounding rules.
+//! with the same tag and the same direction (or both none), or a language-tagged string and a
+//! simple literal. `CONCAT` keeps a tag and direction only when all its arguments share them.
+//! Positions and lengths count Unicode code points, and `SUBSTR` is 1-based with XPath's rounding
+//! rules.
 
 use crate::value::{self, Value};
-use oxrdf::{Literal, Term};
+use oxrdf::{BaseDirection, Literal, Term};
 use oxsdatatypes::Integer;
 
-/// A string literal: its value and language tag.
-pub(crate) fn string_literal(term: &Term) -> Option<(&str, Option<&str>)> {
+/// The language of a language-tagged string: its tag and, for an `rdf:dirLangString`, its base
+/// direction.
+#[derive(Clone, Copy)]
+pub(crate) struct Language<'a> {
+    pub(crate) tag: &'a str,
+    pub(crate) direction: Option<BaseDirection>,
+}
+
+impl Language<'_> {
+    /// The same tag (case-insensitively) and the same direction, or both without one.
+    fn same_as(self, other: Language<'_>) -> bool {
+        self.tag.eq_ignore_ascii_case(other.tag) && self.direction == other.direction
+    }
+}
+
+/// A string literal: its value and language.
+pub(crate) fn string_literal(term: &Term) -> Option<(&str, Option<Language<'_>>)> {
     match Value::of(term) {
         Value::String(s) => Some((s, None)),
-        Value::LangString(s, l) => Some((s, Some(l))),
+        Value::LangString(s, tag, direction) => Some((s, Some(Language { tag, direction }))),
         _ => None,
     }
 }
@@ -28,21 +46,30 @@ pub(crate) fn simple_literal(term: &Term) -> Option<&str> {
     }
 }
 
-/// A string literal with the given language tag (or a simple literal without).
-pub(crate) fn with_language(value: impl Into<String>, language: Option<&str>) -> Term {
+/// A string literal with the given language (or a simple literal without).
+pub(crate) fn with_language(value: impl Into<String>, language: Option<Language<'_>>) -> Term {
     match language {
-        Some(language) => Literal::new_language_tagged_literal_unchecked(value, language).into(),
+        Some(Language {
+            tag,
+            direction: Some(direction),
+        }) => {
+            Literal::new_directional_language_tagged_literal_unchecked(value, tag, direction).into()
+        }
+        Some(Language {
+            tag,
+            direction: None,
+        }) => Literal::new_language_tagged_literal_unchecked(value, tag).into(),
         None => value::string(value),
     }
 }
 
-/// Argument compatibility (§17.4.3.1.1); returns the two values.
-fn compatible<'a>(a: &'a Term, b: &'a Term) -> Option<(&'a str, Option<&'a str>, &'a str)> {
+/// Argument compatibility (§17.4.3.1.1); returns the two values and the first one's language.
+fn compatible<'a>(a: &'a Term, b: &'a Term) -> Option<(&'a str, Option<Language<'a>>, &'a str)> {
     let (a, la) = string_literal(a)?;
     let (b, lb) = string_literal(b)?;
     match (la, lb) {
         (_, None) => Some((a, la, b)),
-        (Some(la), Some(lb)) if la.eq_ignore_ascii_case(lb) => Some((a, Some(la), b)),
+        (Some(la), Some(lb)) if la.same_as(lb) => Some((a, Some(la), b)),
         _ => None,
     }
 }
@@ -148,20 +175,18 @@ pub(crate) fn strafter(a: &Term, b: &Term) -> Option<Term> {
     })
 }
 
-/// CONCAT: keeps a language tag shared by all arguments; `CONCAT()` is `""`.
+/// CONCAT: keeps a language tag and base direction shared by all arguments; `CONCAT()` is `""`.
 pub(crate) fn concat(args: &[Term]) -> Option<Term> {
     let mut result = String::new();
-    // None: no argument seen yet; Some(tag): the tag common to all arguments so far.
-    let mut common: Option<Option<&str>> = None;
+    // None: no argument seen yet; Some(language): the language common to all arguments so far.
+    let mut common: Option<Option<Language<'_>>> = None;
     for arg in args {
         let (s, language) = string_literal(arg)?;
         result.push_str(s);
-        common = Some(match common {
-            None => language,
-            Some(Some(previous)) if language.is_some_and(|l| l.eq_ignore_ascii_case(previous)) => {
-                Some(previous)
-            }
-            Some(_) => None,
+        common = Some(match (common, language) {
+            (None, language) => language,
+            (Some(Some(previous)), Some(language)) if language.same_as(previous) => Some(previous),
+            (Some(_), _) => None,
         });
     }
     Some(with_language(result, common.flatten()))

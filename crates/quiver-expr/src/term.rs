@@ -1,12 +1,18 @@
-//! Functions on RDF terms (§17.4.2): tests (`isIRI`…), accessors (`STR`, `LANG`, `DATATYPE`)
-//! and constructors (`IRI`, `BNODE`, `STRDT`, `STRLANG`, `UUID`, `STRUUID`).
+//! Functions on RDF terms (§17.4.2): tests (`isIRI`…, and SPARQL 1.2's `hasLANG`,
+//! `hasLANGDIR`), accessors (`STR`, `LANG`, `LANGDIR`, `DATATYPE`) and constructors (`IRI`,
+//! `BNODE`, `STRDT`, `STRLANG`, `STRLANGDIR`, `UUID`, `STRUUID`).
+//!
+//! The SPARQL 1.2 functions follow the test suite's `lang-basedir` cases: `LANG` and `LANGDIR`
+//! return `""` for literals without a tag or a direction and raise an error on other terms, while
+//! `hasLANG` and `hasLANGDIR` are false for every term without one, IRIs included. The triple-term
+//! functions are in `triple`.
 
 use crate::context::EvalContext;
 use crate::string::simple_literal;
 use crate::value::{self, Value};
 use oxiri::Iri;
 use oxrdf::vocab::rdf;
-use oxrdf::{BlankNode, Literal, NamedNode, Term};
+use oxrdf::{BaseDirection, BlankNode, Literal, NamedNode, Term};
 use std::fmt::Write;
 
 /// isIRI / isURI.
@@ -41,7 +47,30 @@ pub(crate) fn lang(a: &Term) -> Option<Term> {
     }
 }
 
-/// DATATYPE: the datatype IRI of a literal (`rdf:langString` for language-tagged strings).
+/// LANGDIR: the base direction of a literal (`"ltr"` or `"rtl"`), `""` when it has none.
+pub(crate) fn langdir(a: &Term) -> Option<Term> {
+    match a {
+        Term::Literal(l) => Some(value::string(match l.direction() {
+            Some(BaseDirection::Ltr) => "ltr",
+            Some(BaseDirection::Rtl) => "rtl",
+            None => "",
+        })),
+        _ => None,
+    }
+}
+
+/// hasLANG: whether the term is a literal with a language tag (with or without a direction).
+pub(crate) fn has_lang(a: &Term) -> Term {
+    value::boolean(matches!(a, Term::Literal(l) if l.language().is_some()))
+}
+
+/// hasLANGDIR: whether the term is a literal with a base direction.
+pub(crate) fn has_langdir(a: &Term) -> Term {
+    value::boolean(matches!(a, Term::Literal(l) if l.direction().is_some()))
+}
+
+/// DATATYPE: the datatype IRI of a literal (`rdf:langString` for language-tagged strings,
+/// `rdf:dirLangString` for those with a base direction).
 pub(crate) fn datatype(a: &Term) -> Option<Term> {
     match a {
         Term::Literal(l) => Some(l.datatype().into_owned().into()),
@@ -79,7 +108,10 @@ pub(crate) fn strdt(lexical: &Term, datatype: &Term) -> Option<Term> {
     let lexical = simple_literal(lexical)?;
     match datatype {
         // A language-tagged string cannot be built without a tag.
-        Term::NamedNode(datatype) if datatype.as_ref() != rdf::LANG_STRING => {
+        Term::NamedNode(datatype)
+            if datatype.as_ref() != rdf::LANG_STRING
+                && datatype.as_ref() != rdf::DIR_LANG_STRING =>
+        {
             Some(Literal::new_typed_literal(lexical, datatype.clone()).into())
         }
         _ => None,
@@ -92,6 +124,23 @@ pub(crate) fn strlang(lexical: &Term, language: &Term) -> Option<Term> {
     let language = simple_literal(language)?;
     Some(
         Literal::new_language_tagged_literal(lexical, language)
+            .ok()?
+            .into(),
+    )
+}
+
+/// STRLANGDIR: a directional language-tagged string from a simple literal, a valid (non-empty)
+/// tag and a direction, `"ltr"` or `"rtl"` (lowercase only).
+pub(crate) fn strlangdir(lexical: &Term, language: &Term, direction: &Term) -> Option<Term> {
+    let lexical = simple_literal(lexical)?;
+    let language = simple_literal(language)?;
+    let direction = match simple_literal(direction)? {
+        "ltr" => BaseDirection::Ltr,
+        "rtl" => BaseDirection::Rtl,
+        _ => return None,
+    };
+    Some(
+        Literal::new_directional_language_tagged_literal(lexical, language, direction)
             .ok()?
             .into(),
     )

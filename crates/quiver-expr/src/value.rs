@@ -6,7 +6,7 @@
 //! constructors at the end turn computed values back into terms.
 
 use oxrdf::vocab::xsd;
-use oxrdf::{BlankNode, Literal, NamedNode, NamedNodeRef, Term};
+use oxrdf::{BaseDirection, BlankNode, Literal, NamedNode, NamedNodeRef, Term, Triple};
 use oxsdatatypes::{
     Boolean, Date, DateTime, DayTimeDuration, Decimal, Double, Duration, Float, GDay, GMonth,
     GMonthDay, GYear, GYearMonth, Integer, Time, YearMonthDuration,
@@ -29,8 +29,9 @@ pub(crate) enum Value<'a> {
     BlankNode(&'a BlankNode),
     /// A simple literal, i.e. an `xsd:string` literal.
     String(&'a str),
-    /// A language-tagged string: value and language tag.
-    LangString(&'a str, &'a str),
+    /// A language-tagged string: value, language tag and, for an `rdf:dirLangString`, base
+    /// direction.
+    LangString(&'a str, &'a str, Option<BaseDirection>),
     Boolean(bool),
     Numeric(Numeric),
     DateTime(DateTime),
@@ -46,26 +47,25 @@ pub(crate) enum Value<'a> {
     DayTimeDuration(DayTimeDuration),
     /// A literal of an unknown datatype, or of a known one with an invalid lexical form.
     Other(&'a Literal),
-    /// Any other kind of term (RDF 1.2 triple terms when that feature is enabled elsewhere).
-    Unsupported,
+    /// An RDF 1.2 triple term.
+    Triple(&'a Triple),
 }
 
 impl<'a> Value<'a> {
     /// The value of `term`.
     pub(crate) fn of(term: &'a Term) -> Self {
-        #[allow(unreachable_patterns)] // more variants exist when oxrdf's rdf-12 is enabled
         match term {
             Term::NamedNode(n) => Self::NamedNode(n),
             Term::BlankNode(b) => Self::BlankNode(b),
             Term::Literal(l) => Self::of_literal(l),
-            _ => Self::Unsupported,
+            Term::Triple(t) => Self::Triple(t),
         }
     }
 
     /// The value of `literal`.
     pub(crate) fn of_literal(literal: &'a Literal) -> Self {
         if let Some(language) = literal.language() {
-            return Self::LangString(literal.value(), language);
+            return Self::LangString(literal.value(), language, literal.direction());
         }
         parse_typed(literal.value(), literal.datatype()).unwrap_or(Self::Other(literal))
     }
@@ -211,7 +211,7 @@ fn is_finite_double_lexical(lexical: &str) -> bool {
 pub(crate) fn effective_boolean_value(term: &Term) -> Option<bool> {
     match Value::of(term) {
         Value::Boolean(b) => Some(b),
-        Value::String(s) | Value::LangString(s, _) => Some(!s.is_empty()),
+        Value::String(s) | Value::LangString(s, ..) => Some(!s.is_empty()),
         Value::Numeric(Numeric::Integer(i)) => Some(i != Integer::from(0)),
         Value::Numeric(Numeric::Decimal(d)) => Some(d != Decimal::from(0)),
         Value::Numeric(Numeric::Float(f)) => Some(Boolean::from(f).into()),

@@ -295,14 +295,7 @@ fn check_csv(bytes: &[u8], expected: &Expected, text: &str) {
     let mut want = vec![variables.clone()];
     want.extend(rows.iter().map(|row| {
         row.iter()
-            .map(|t| match t {
-                None => String::new(),
-                Some(Term::NamedNode(n)) => n.as_str().to_owned(),
-                Some(Term::BlankNode(b)) => format!("_:{}", b.as_str()),
-                Some(Term::Literal(l)) => l.value().to_owned(),
-                #[allow(unreachable_patterns)]
-                Some(other) => other.to_string(),
-            })
+            .map(|t| t.as_ref().map_or_else(String::new, csv_value))
             .collect()
     }));
     // A table of one column whose only field is empty is written as an empty line.
@@ -366,4 +359,20 @@ fn parse_csv(text: &str) -> Result<Vec<Vec<String>>, String> {
         records.push(record);
     }
     Ok(records)
+}
+
+/// The CSV value of a term (before quoting), as SPARQL 1.1 CSV and `sparesults` write it:
+/// a triple term as its three terms' values, space separated.
+fn csv_value(term: &Term) -> String {
+    match term {
+        Term::NamedNode(n) => n.as_str().to_owned(),
+        Term::BlankNode(b) => format!("_:{}", b.as_str()),
+        Term::Literal(l) => l.value().to_owned(),
+        Term::Triple(t) => format!(
+            "{} {} {}",
+            csv_value(&t.subject.clone().into()),
+            t.predicate.as_str(),
+            csv_value(&t.object)
+        ),
+    }
 }

@@ -113,6 +113,10 @@ impl Chunk {
                 let label = format!("{prefix}{}", node.as_str());
                 self.intern_term(oxrdf::BlankNodeRef::new_unchecked(&label).into())
             }
+            (TermRef::Triple(triple), Some(prefix)) => {
+                let scoped = scope_triple(triple, prefix);
+                self.intern_term(oxrdf::TermRef::Triple(&scoped))
+            }
             _ => self.intern_term(term),
         }
     }
@@ -133,4 +137,19 @@ impl Chunk {
         self.table = HashTable::new();
         self.scratch = Vec::new();
     }
+}
+
+/// A triple term with its blank nodes (at any depth) scoped to their document.
+fn scope_triple(triple: &oxrdf::Triple, prefix: &str) -> oxrdf::Triple {
+    let blank = |label: &str| oxrdf::BlankNode::new_unchecked(format!("{prefix}{label}"));
+    let subject = match &triple.subject {
+        oxrdf::NamedOrBlankNode::BlankNode(node) => blank(node.as_str()).into(),
+        subject => subject.clone(),
+    };
+    let object = match &triple.object {
+        oxrdf::Term::BlankNode(node) => blank(node.as_str()).into(),
+        oxrdf::Term::Triple(inner) => scope_triple(inner, prefix).into(),
+        object => object.clone(),
+    };
+    oxrdf::Triple::new(subject, triple.predicate.clone(), object)
 }

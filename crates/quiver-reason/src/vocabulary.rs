@@ -22,7 +22,8 @@ pub trait Terms: Sync {
 /// terms appended by updates are decoded.
 pub struct DictionaryTerms<'a> {
     dictionary: &'a Dictionary,
-    /// First base id of a literal, and the end of the base part.
+    /// First base id of a literal, and the end of the base part (triple terms, tagged
+    /// after literals, count as literals here: neither can be a subject).
     literals: std::ops::Range<u64>,
 }
 

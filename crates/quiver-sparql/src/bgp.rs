@@ -213,8 +213,11 @@ fn term_node(term: &TermPattern, store: &Store, vars: &mut Vars) -> Node {
         TermPattern::Literal(literal) => store
             .constant_id(literal.as_ref().into())
             .map_or(Node::Absent, Node::Const),
-        #[allow(unreachable_patterns)]
-        _ => Node::Absent,
+        // A triple term with variables inside was unpacked before compiling
+        // (`compile::triple_terms`): what is left is one term.
+        TermPattern::Triple(triple) => crate::compile::triple_terms::closed_term(triple)
+            .and_then(|term| store.constant_id(term.as_ref()))
+            .map_or(Node::Absent, Node::Const),
     }
 }
 

@@ -287,7 +287,13 @@ fn plan_parsed(
         base_iri,
     }) = query;
     compiler.dataset = DatasetScope::new(store, options.dataset.as_ref().or(dataset.as_ref()));
-    let operator = compiler.compile(pattern, compiler.dataset.default)?;
+    // Triple terms with variables inside are unpacked first; the query's own form (its
+    // variables for SELECT *) is read from the pattern as written.
+    let unpacked = crate::compile::triple_terms::unpack(pattern);
+    let operator = compiler.compile(
+        unpacked.as_ref().unwrap_or(pattern),
+        compiler.dataset.default,
+    )?;
     let form = match query {
         Query::Select { .. } if select_star => Form::Select(star_variables(pattern)),
         Query::Select { .. } => Form::Select(projected_variables(pattern)),
@@ -296,10 +302,15 @@ fn plan_parsed(
         Query::Describe { .. } => Form::Describe(projected_variables(pattern)),
     };
     if let Form::Construct(template) = &form {
-        for pattern in template {
+        let mut patterns: Vec<&TriplePattern> = template.iter().collect();
+        while let Some(pattern) = patterns.pop() {
             for term in [&pattern.subject, &pattern.object] {
-                if let TermPattern::Variable(v) = term {
-                    compiler.vars.var(v);
+                match term {
+                    TermPattern::Variable(v) => {
+                        compiler.vars.var(v);
+                    }
+                    TermPattern::Triple(inner) => patterns.push(inner),
+                    _ => {}
                 }
             }
             if let NamedNodePattern::Variable(v) = &pattern.predicate {
@@ -540,42 +551,9 @@ fn construct(
     for row in 0..table.rows {
         ctx.tick(row)?;
         for pattern in template {
-            let term = |t: &TermPattern| -> Option<Term> {
-                match t {
-                    TermPattern::Variable(v) => {
-                        evaluator.term(table.value(row, evaluator.vars.get(v)?))
-                    }
-                    TermPattern::NamedNode(n) => Some(n.clone().into()),
-                    TermPattern::Literal(l) => Some(l.clone().into()),
-                    TermPattern::BlankNode(b) => Some(
-                        oxrdf::BlankNode::new_unchecked(format!("{}r{row}", b.as_str())).into(),
-                    ),
-                    #[allow(unreachable_patterns)]
-                    _ => None,
-                }
-            };
-            let subject = match term(&pattern.subject) {
-                Some(Term::NamedNode(n)) => oxrdf::NamedOrBlankNode::from(n),
-                Some(Term::BlankNode(b)) => oxrdf::NamedOrBlankNode::from(b),
-                _ => continue,
-            };
-            let predicate = match &pattern.predicate {
-                NamedNodePattern::NamedNode(n) => n.clone(),
-                NamedNodePattern::Variable(v) => {
-                    match evaluator
-                        .vars
-                        .get(v)
-                        .and_then(|var| evaluator.term(table.value(row, var)))
-                    {
-                        Some(Term::NamedNode(n)) => n,
-                        _ => continue,
-                    }
-                }
-            };
-            let Some(object) = term(&pattern.object) else {
+            let Some(triple) = template_triple(evaluator, table, row, pattern) else {
                 continue;
             };
-            let triple = Triple::new(subject, predicate, object);
             if seen.insert(triple.clone()) {
                 count_triple(&mut memory, &triple, triples.len() + 1, max_results)?;
                 triples.push(triple);
@@ -583,6 +561,44 @@ fn construct(
         }
     }
     Ok(triples)
+}
+
+/// The triple of a CONSTRUCT template in solution `row`, if every term is bound and fits
+/// its place (a triple term of the template is built the same way).
+fn template_triple(
+    evaluator: &Evaluator<'_>,
+    table: &Table,
+    row: usize,
+    pattern: &TriplePattern,
+) -> Option<Triple> {
+    let term = |t: &TermPattern| -> Option<Term> {
+        match t {
+            TermPattern::Variable(v) => evaluator.term(table.value(row, evaluator.vars.get(v)?)),
+            TermPattern::NamedNode(n) => Some(n.clone().into()),
+            TermPattern::Literal(l) => Some(l.clone().into()),
+            TermPattern::BlankNode(b) => {
+                Some(oxrdf::BlankNode::new_unchecked(format!("{}r{row}", b.as_str())).into())
+            }
+            TermPattern::Triple(inner) => {
+                template_triple(evaluator, table, row, inner).map(Term::from)
+            }
+        }
+    };
+    let subject = match term(&pattern.subject)? {
+        Term::NamedNode(n) => oxrdf::NamedOrBlankNode::from(n),
+        Term::BlankNode(b) => oxrdf::NamedOrBlankNode::from(b),
+        _ => return None,
+    };
+    let predicate = match &pattern.predicate {
+        NamedNodePattern::NamedNode(n) => n.clone(),
+        NamedNodePattern::Variable(v) => {
+            match evaluator.term(table.value(row, evaluator.vars.get(v)?))? {
+                Term::NamedNode(n) => n,
+                _ => return None,
+            }
+        }
+    };
+    Some(Triple::new(subject, predicate, term(&pattern.object)?))
 }
 
 impl Solutions<'_> {
@@ -657,6 +673,8 @@ impl Solutions<'_> {
     ) {
         let width = self.columns.len();
         let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); width];
+        // Triple terms have no form borrowed from their bytes: built once per new id.
+        let mut triples: Vec<Option<Term>> = vec![None; width];
         let mut last: Vec<Option<quiver_model::Id>> = vec![None; width];
         let dictionary = self.store.dictionary();
         let mut cursors: Vec<_> = (0..width).map(|_| dictionary.cursor()).collect();
@@ -676,6 +694,12 @@ impl Solutions<'_> {
                     if let Some(bytes) = cursors[c].term(id) {
                         buffer.extend_from_slice(bytes);
                     }
+                    triples[c] = match quiver_model::decode_term(buffer) {
+                        Ok(triple @ quiver_model::DecodedTerm::Triple { .. }) => {
+                            Some(triple.to_term())
+                        }
+                        _ => None,
+                    };
                 }
                 last[c] = Some(id);
             }
@@ -686,10 +710,12 @@ impl Solutions<'_> {
                 let id = self.table.columns[c][row];
                 let term = if id == crate::table::UNBOUND {
                     None
+                } else if let Some(triple) = &triples[c] {
+                    Some(triple.as_ref())
                 } else if (id as u64) < self.store.terms() {
                     quiver_model::decode_term(buffer)
                         .ok()
-                        .map(|t| t.as_term_ref())
+                        .and_then(|t| t.as_term_ref())
                 } else {
                     self.locals
                         .get((crate::table::UNBOUND - 1 - id) as usize)
@@ -725,7 +751,12 @@ impl Solutions<'_> {
                 let term = cursor
                     .term(id)
                     .and_then(|bytes| quiver_model::decode_term(bytes).ok());
-                f(id, term.as_ref().map(|t| t.as_term_ref()));
+                match term {
+                    Some(triple @ quiver_model::DecodedTerm::Triple { .. }) => {
+                        f(id, Some(triple.to_term().as_ref()))
+                    }
+                    term => f(id, term.and_then(|t| t.as_term_ref())),
+                }
             } else {
                 let term = self.locals.get((crate::table::UNBOUND - 1 - id) as usize);
                 f(id, term.map(Term::as_ref));

@@ -64,8 +64,12 @@ fn csv_value(term: &Term) -> String {
         Term::NamedNode(n) => n.as_str().to_owned(),
         Term::BlankNode(b) => format!("_:{}", b.as_str()),
         Term::Literal(l) => l.value().to_owned(),
-        #[allow(unreachable_patterns)]
-        other => panic!("unexpected term {other}"),
+        Term::Triple(t) => format!(
+            "{} {} {}",
+            csv_value(&t.subject.clone().into()),
+            t.predicate.as_str(),
+            csv_value(&t.object)
+        ),
     }
 }
 

@@ -1062,6 +1062,7 @@ fn spec_orders(a: &Option<Term>, b: &Option<Term>) -> bool {
         Some(Term::BlankNode(_)) => 1,
         Some(Term::NamedNode(_)) => 2,
         Some(Term::Literal(_)) => 3,
+        Some(Term::Triple(_)) => 4,
     };
     match (a, b) {
         (Some(Term::BlankNode(_)), Some(Term::BlankNode(_))) => false,

@@ -68,7 +68,7 @@ fn all_triples(store: &Store) -> Vec<Triple> {
         let subject = match store.term(s).unwrap() {
             Term::NamedNode(n) => NamedOrBlankNode::from(n),
             Term::BlankNode(b) => NamedOrBlankNode::from(b),
-            Term::Literal(_) => unreachable!(),
+            Term::Literal(_) | Term::Triple(_) => unreachable!(),
         };
         let Term::NamedNode(predicate) = store.term(store.predicate_term(p)).unwrap() else {
             unreachable!()

@@ -10,7 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use quiver_model::term::{decode_term, TAG_BLANK, TAG_IRI, TAG_LANG, TAG_SIMPLE, TAG_TYPED};
+use quiver_model::term::{
+    decode_term, TAG_BLANK, TAG_DIRECTIONAL, TAG_IRI, TAG_LANG, TAG_SIMPLE, TAG_TRIPLE, TAG_TYPED,
+};
 use quiver_model::{Id, PredId};
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
@@ -178,7 +180,7 @@ impl Store {
             }
             match tag_of(id) {
                 Some(TAG_BLANK | TAG_IRI) => {}
-                Some(TAG_SIMPLE | TAG_LANG | TAG_TYPED) => {
+                Some(TAG_SIMPLE | TAG_LANG | TAG_TYPED | TAG_DIRECTIONAL | TAG_TRIPLE) => {
                     return Err(ApplyError::NotAResource(id))
                 }
                 _ => return Err(ApplyError::UnknownId(id)),

@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Instant;
 
-use quiver_model::term::{decode_term, DecodedTerm, TAG_LANG, TAG_SIMPLE, TAG_TYPED};
+use quiver_model::term::{
+    decode_term, DecodedTerm, TAG_DIRECTIONAL, TAG_LANG, TAG_SIMPLE, TAG_TRIPLE, TAG_TYPED,
+};
 use quiver_model::{Dictionary, Id};
 use quiver_store::Store;
 use serde::{Deserialize, Serialize};
@@ -525,18 +527,24 @@ impl TextIndex {
         to: u64,
     ) -> Result<u64, TextError> {
         let base = dictionary.base_len();
-        // The sorted part holds its string literals in one run of ids (tags 3 and 4).
+        // The sorted part holds its string literals in two runs of ids: simple and
+        // language-tagged (tags 3 and 4), then directional ones (tag 6).
         let sorted =
             from.max(dictionary.rank(&[TAG_SIMPLE]))..to.min(dictionary.rank(&[TAG_TYPED]));
+        let directional =
+            from.max(dictionary.rank(&[TAG_DIRECTIONAL]))..to.min(dictionary.rank(&[TAG_TRIPLE]));
         let appended = from.max(base)..to;
         let mut cursor = dictionary.cursor();
         let mut added = 0;
-        for id in sorted.chain(appended) {
+        for id in sorted.chain(directional).chain(appended) {
             let Ok(id) = Id::try_from(id) else { break };
             let Some(bytes) = cursor.term(id) else {
                 continue;
             };
-            if !matches!(bytes.first(), Some(&TAG_SIMPLE | &TAG_LANG)) {
+            if !matches!(
+                bytes.first(),
+                Some(&TAG_SIMPLE | &TAG_LANG | &TAG_DIRECTIONAL)
+            ) {
                 continue;
             }
             let Ok(DecodedTerm::Literal {

@@ -120,6 +120,15 @@ fn functions() -> Vec<Function> {
         Function::IsLiteral,
         Function::IsNumeric,
         Function::Regex,
+        Function::Triple,
+        Function::Subject,
+        Function::Predicate,
+        Function::Object,
+        Function::IsTriple,
+        Function::LangDir,
+        Function::HasLang,
+        Function::HasLangDir,
+        Function::StrLangDir,
     ];
     for local in [
         "string",
@@ -186,6 +195,9 @@ fn pool() -> Vec<Term> {
         "\"x\"^^ex:t",
         "xsd:integer",
         "rdf:langString",
+        "\"ltr\"",
+        "\"\"@ar--rtl",
+        "<<( ex:a ex:b <<( ex:c ex:d \"x\"@en--ltr )>> )>>",
     ]
     .iter()
     .map(|c| term(c))
@@ -211,7 +223,23 @@ fn no_input_panics() {
         pool.get(i).cloned()
     };
     let arg = |i: usize| Expression::Variable(vars[i].clone());
-    let small: Vec<usize> = vec![0, 3, 6, 9, 13, 14, 19, 22, 26, vars.len() - 1];
+    // Numbers, strings, a tag, an IRI, dates, an unknown datatype, RDF 1.2 terms, unbound.
+    let small: Vec<usize> = vec![
+        0,
+        3,
+        6,
+        9,
+        13,
+        14,
+        17,
+        19,
+        22,
+        26,
+        29,
+        30,
+        31,
+        vars.len() - 1,
+    ];
     let mut evaluations = 0_usize;
     let mut run = |e: Expression| {
         let result = evaluate(&e, &bindings, &|_| true, &ctx);

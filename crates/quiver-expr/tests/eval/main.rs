@@ -10,11 +10,13 @@ mod datetime;
 mod ebv;
 mod errors;
 mod hashes;
+mod langdir;
 mod logic;
 mod order;
 mod order_total;
 mod strings;
 mod terms;
+mod triples;
 
 use oxrdf::{Term, Variable};
 use oxsdatatypes::DateTime;
@@ -69,9 +71,18 @@ pub fn context() -> EvalContext {
 /// Evaluates `expression` with the variables `vars` (name, SPARQL constant expression) bound;
 /// `EXISTS` patterns are all true.
 pub fn eval_with(expression: &str, vars: &[(&str, &str)]) -> Option<Term> {
+    let vars: Vec<(&str, Term)> = vars
+        .iter()
+        .map(|(name, value)| (*name, term(value)))
+        .collect();
+    eval_with_terms(expression, &vars)
+}
+
+/// Evaluates `expression` with the variables `vars` bound to the given terms.
+pub fn eval_with_terms(expression: &str, vars: &[(&str, Term)]) -> Option<Term> {
     let vars: Vec<(Variable, Term)> = vars
         .iter()
-        .map(|(name, value)| (Variable::new_unchecked(*name), term(value)))
+        .map(|(name, value)| (Variable::new_unchecked(*name), value.clone()))
         .collect();
     let bindings = |v: &Variable| vars.iter().find(|(n, _)| n == v).map(|(_, t)| t.clone());
     evaluate(&parse(expression), &bindings, &|_| true, &context())

@@ -1,7 +1,7 @@
 //! ORDER BY total order (§15.1) and the public comparison helpers.
 
 use crate::term;
-use oxrdf::{BlankNode, Literal, NamedNode, Term};
+use oxrdf::{BlankNode, Literal, NamedNode, Term, Triple};
 use quiver_expr::{compare, equals, order_terms};
 use std::cmp::Ordering;
 
@@ -47,6 +47,14 @@ fn sample() -> Vec<Term> {
         "\"y\"^^ex:t",
         "\"x\"^^ex:u",
         "\"2020\"^^xsd:gYear",
+        "\"a\"@en--ltr",
+        "\"a\"@en--rtl",
+        "\"b\"@en--ltr",
+        "<<( ex:a ex:b 1 )>>",
+        "<<( ex:a ex:b 1.0 )>>",
+        "<<( ex:a ex:c 1 )>>",
+        "<<( ex:a ex:b <<( ex:a ex:b 1 )>> )>>",
+        "<<( ex:b ex:b \"a\"@en--ltr )>>",
     ]
     .iter()
     .map(|c| term(c))
@@ -55,6 +63,14 @@ fn sample() -> Vec<Term> {
     terms.push(typed("zzz", "http://www.w3.org/2001/XMLSchema#dateTime"));
     terms.push(BlankNode::new_unchecked("b1").into());
     terms.push(BlankNode::new_unchecked("b2").into());
+    terms.push(
+        Triple::new(
+            BlankNode::new_unchecked("b1"),
+            NamedNode::new_unchecked("http://example.org/b"),
+            Literal::from(1),
+        )
+        .into(),
+    );
     terms
 }
 

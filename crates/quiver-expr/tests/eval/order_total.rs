@@ -1,8 +1,9 @@
 //! Property test: ORDER BY's comparator is a total order on random mixes of numbers of every
-//! type (around 2^53, where promotion to a double rounds), strings, language-tagged strings,
-//! IRIs, blank nodes, ill-formed literals and unbound values.
+//! type (around 2^53, where promotion to a double rounds), strings, language-tagged strings (with
+//! and without base direction), IRIs, blank nodes, ill-formed literals, triple terms (nested, with
+//! any of these as objects) and unbound values.
 
-use oxrdf::{BlankNode, Literal, NamedNode, Term};
+use oxrdf::{BaseDirection, BlankNode, Literal, NamedNode, NamedOrBlankNode, Term, Triple};
 use proptest::prelude::*;
 use quiver_expr::order_terms;
 use std::cmp::Ordering;
@@ -49,16 +50,55 @@ fn number() -> impl Strategy<Value = Term> {
     ]
 }
 
+fn direction() -> impl Strategy<Value = BaseDirection> {
+    prop_oneof![Just(BaseDirection::Ltr), Just(BaseDirection::Rtl)]
+}
+
+/// A term that is not a triple term.
+fn leaf() -> impl Strategy<Value = Term> {
+    prop_oneof![
+        6 => number(),
+        1 => "[a-c]{0,2}".prop_map(|s| Literal::new_simple_literal(s).into()),
+        1 => ("[a-c]{0,2}", "en|fr|EN").prop_map(|(s, l)| {
+            Literal::new_language_tagged_literal_unchecked(s, l).into()
+        }),
+        // Frequent, with few values: terms differing only by their direction are common.
+        3 => ("[a-b]?", "en|fr", direction()).prop_map(|(s, l, d)| {
+            Literal::new_directional_language_tagged_literal_unchecked(s, l, d).into()
+        }),
+        1 => "[a-c]{1,2}".prop_map(|s| NamedNode::new_unchecked(format!("http://e/{s}")).into()),
+        1 => "[a-c]{1,2}".prop_map(|s| BlankNode::new_unchecked(s).into()),
+        1 => "[a-z]{1,2}".prop_map(|s| typed(s, "integer")),
+    ]
+}
+
+/// A subject of a triple term: an IRI or a blank node.
+fn subject() -> impl Strategy<Value = NamedOrBlankNode> {
+    prop_oneof![
+        "[a-b]".prop_map(|s| NamedNode::new_unchecked(format!("http://e/{s}")).into()),
+        "[a-b]".prop_map(|s| BlankNode::new_unchecked(s).into()),
+    ]
+}
+
+/// Triple terms with the objects `object` generates.
+fn triple_of(object: impl Strategy<Value = Term>) -> impl Strategy<Value = Term> {
+    (subject(), "[p-q]", object).prop_map(|(s, p, o)| {
+        Triple::new(s, NamedNode::new_unchecked(format!("http://e/{p}")), o).into()
+    })
+}
+
+/// Any term: mostly leaves, and triple terms nested up to two levels deep.
+fn any_term() -> impl Strategy<Value = Term> {
+    prop_oneof![
+        8 => leaf(),
+        2 => triple_of(leaf()),
+        1 => triple_of(triple_of(leaf())),
+    ]
+}
+
 fn term() -> impl Strategy<Value = Option<Term>> {
     prop_oneof![
-        6 => number().prop_map(Some),
-        1 => "[a-c]{0,2}".prop_map(|s| Some(Literal::new_simple_literal(s).into())),
-        1 => ("[a-c]{0,2}", "en|fr|EN").prop_map(|(s, l)| {
-            Some(Literal::new_language_tagged_literal_unchecked(s, l).into())
-        }),
-        1 => "[a-c]{1,2}".prop_map(|s| Some(NamedNode::new_unchecked(format!("http://e/{s}")).into())),
-        1 => "[a-c]{1,2}".prop_map(|s| Some(BlankNode::new_unchecked(s).into())),
-        1 => "[a-z]{1,2}".prop_map(|s| Some(typed(s, "integer"))),
+        12 => any_term().prop_map(Some),
         1 => Just(None),
     ]
 }

@@ -30,6 +30,7 @@ mod index_aggregate;
 mod join_order;
 mod optional_unbound;
 mod text;
+pub(crate) mod triple_terms;
 mod variable_equality;
 
 /// Compiles patterns against one store.
@@ -414,7 +415,12 @@ impl<'a> Compiler<'a> {
             TermPattern::BlankNode(b) => PathTerm::Var(self.vars.blank(b.as_str())),
             TermPattern::NamedNode(n) => PathTerm::Term(n.clone().into()),
             TermPattern::Literal(l) => PathTerm::Term(l.clone().into()),
-            #[allow(unreachable_patterns)]
+            TermPattern::Triple(triple) if !triple_terms::is_open(triple) => {
+                match triple_terms::closed_term(triple) {
+                    Some(term) => PathTerm::Term(term),
+                    None => unreachable!("a triple term without variables is a term"),
+                }
+            }
             other => {
                 return Err(QueryError::Unsupported(format!(
                     "{other} as the end of a property path"

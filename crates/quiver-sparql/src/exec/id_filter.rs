@@ -24,7 +24,7 @@ use std::ops::Range;
 
 use oxrdf::vocab::xsd;
 use oxrdf::{Literal, Term, Variable};
-use quiver_model::term::{TAG_LANG, TAG_SIMPLE, TAG_TYPED};
+use quiver_model::term::{TAG_DIRECTIONAL, TAG_LANG, TAG_SIMPLE, TAG_TRIPLE, TAG_TYPED};
 use quiver_model::{Dictionary, Id};
 use rustc_hash::FxHashMap;
 use spargebra::algebra::{Expression, Function};
@@ -289,16 +289,31 @@ fn is_simple(literal: &Literal) -> bool {
 }
 
 /// The base ids of the string literals whose value starts with `prefix`: simple literals,
-/// then language-tagged ones, tag by tag.
+/// then language-tagged ones, tag by tag, then directional ones (RDF 1.2) likewise.
 fn prefix_ranges(dictionary: &Dictionary, prefix: &str) -> Vec<Range<Id>> {
     let id = |rank: u64| Id::try_from(rank).unwrap_or(Id::MAX);
     let mut ranges = Vec::new();
     let mut simple = vec![TAG_SIMPLE];
     simple.extend_from_slice(prefix.as_bytes());
     ranges.push(id(dictionary.rank(&simple))..id(dictionary.rank(&successor(&simple))));
-    // Language-tagged literals sort by tag, then value: one range per tag.
-    let end = dictionary.rank(&[TAG_TYPED]);
-    let mut next = dictionary.rank(&[TAG_LANG]);
+    tagged_prefix_ranges(dictionary, prefix, TAG_LANG, TAG_TYPED, &mut ranges);
+    tagged_prefix_ranges(dictionary, prefix, TAG_DIRECTIONAL, TAG_TRIPLE, &mut ranges);
+    ranges.retain(|r| r.start < r.end);
+    ranges
+}
+
+/// Literals of kind `tag` (the next kind: `end_tag`) sort by language, then value: one
+/// range per language of those whose value starts with `prefix`.
+fn tagged_prefix_ranges(
+    dictionary: &Dictionary,
+    prefix: &str,
+    tag: u8,
+    end_tag: u8,
+    ranges: &mut Vec<Range<Id>>,
+) {
+    let id = |rank: u64| Id::try_from(rank).unwrap_or(Id::MAX);
+    let end = dictionary.rank(&[end_tag]);
+    let mut next = dictionary.rank(&[tag]);
     let mut bytes = Vec::new();
     while next < end {
         let Ok(at) = Id::try_from(next) else { break };
@@ -316,8 +331,6 @@ fn prefix_ranges(dictionary: &Dictionary, prefix: &str) -> Vec<Range<Id>> {
         past.push(1);
         next = dictionary.rank(&past);
     }
-    ranges.retain(|r| r.start < r.end);
-    ranges
 }
 
 /// The smallest byte string above every string starting with `prefix` (the prefix with

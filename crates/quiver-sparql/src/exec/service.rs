@@ -271,14 +271,10 @@ impl Evaluator<'_> {
         Ok((queries, distinct.len()))
     }
 
-    /// The term of `id` as a VALUES entry: `None` (UNDEF) when unbound or a blank node.
+    /// The term of `id` as a VALUES entry: `None` (UNDEF) when unbound or a blank node
+    /// (or a triple term holding one).
     fn ground_term(&self, id: Id) -> Option<GroundTerm> {
-        match self.term(id)? {
-            Term::NamedNode(n) => Some(GroundTerm::NamedNode(n)),
-            Term::Literal(l) => Some(GroundTerm::Literal(l)),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        }
+        GroundTerm::try_from(self.term(id)?).ok()
     }
 
     /// Appends the solutions of one call to `table` (whose columns are the pattern's

@@ -145,8 +145,7 @@ fn sorts_by_encoding(term: &Term) -> bool {
     match term {
         Term::BlankNode(_) | Term::NamedNode(_) => true,
         Term::Literal(literal) => literal.language().is_none() && literal.datatype() == xsd::STRING,
-        #[allow(unreachable_patterns)]
-        _ => false,
+        Term::Triple(_) => false,
     }
 }
 

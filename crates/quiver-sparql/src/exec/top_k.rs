@@ -132,8 +132,11 @@ fn term_text_bytes(term: &Term) -> usize {
         Term::NamedNode(n) => n.as_str().len(),
         Term::BlankNode(b) => b.as_str().len(),
         Term::Literal(l) => l.value().len() + l.language().map_or(0, str::len),
-        #[allow(unreachable_patterns)]
-        _ => 0,
+        Term::Triple(t) => {
+            term_text_bytes(&t.subject.clone().into())
+                + t.predicate.as_str().len()
+                + term_text_bytes(&t.object)
+        }
     }
 }
 

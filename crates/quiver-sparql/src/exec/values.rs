@@ -34,10 +34,5 @@ impl Evaluator<'_> {
 }
 
 fn ground_term(term: &GroundTerm) -> Term {
-    match term {
-        GroundTerm::NamedNode(n) => n.clone().into(),
-        GroundTerm::Literal(l) => l.clone().into(),
-        #[allow(unreachable_patterns)]
-        _ => Term::from(oxrdf::NamedNode::new_unchecked("urn:quiver:unsupported")),
-    }
+    term.clone().into()
 }

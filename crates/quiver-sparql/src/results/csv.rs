@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use oxrdf::{TermRef, Variable};
+use oxrdf::{Term, TermRef, Variable};
 
 /// Writes solutions as SPARQL 1.1 CSV: a header of variable names, then one line per
 /// solution (CRLF line ends); IRIs bare, literals by their lexical form, blank nodes as
@@ -47,8 +47,9 @@ impl<W: Write> CsvSolutionsWriter<W> {
                 Some(TermRef::BlankNode(node)) => {
                     push_field(&mut self.line, &format!("_:{}", node.as_str()))
                 }
-                #[allow(unreachable_patterns)]
-                Some(other) => push_field(&mut self.line, &other.to_string()),
+                Some(TermRef::Triple(triple)) => {
+                    push_triple(&mut self.line, triple);
+                }
             }
         }
         self.line.push_str("\r\n");
@@ -68,5 +69,24 @@ pub(crate) fn push_field(line: &mut String, text: &str) {
         line.push('"');
     } else {
         line.push_str(text);
+    }
+}
+
+/// A triple term as `sparesults` writes it: its three terms' fields, space separated.
+fn push_triple(line: &mut String, triple: &oxrdf::Triple) {
+    match &triple.subject {
+        oxrdf::NamedOrBlankNode::NamedNode(iri) => push_field(line, iri.as_str()),
+        oxrdf::NamedOrBlankNode::BlankNode(node) => {
+            push_field(line, &format!("_:{}", node.as_str()))
+        }
+    }
+    line.push(' ');
+    push_field(line, triple.predicate.as_str());
+    line.push(' ');
+    match &triple.object {
+        Term::NamedNode(iri) => push_field(line, iri.as_str()),
+        Term::Literal(literal) => push_field(line, literal.value()),
+        Term::BlankNode(node) => push_field(line, &format!("_:{}", node.as_str())),
+        Term::Triple(inner) => push_triple(line, inner),
     }
 }

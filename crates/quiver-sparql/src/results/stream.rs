@@ -13,8 +13,11 @@
 use std::io::{self, Write};
 
 use oxrdf::vocab::xsd;
-use oxrdf::TermRef;
-use quiver_model::term::{TAG_BLANK, TAG_IRI, TAG_LANG, TAG_SIMPLE, TAG_TYPED};
+use oxrdf::{Term, TermRef};
+use quiver_model::term::{
+    decode_term, encode_term, DecodedTerm, TAG_BLANK, TAG_DIRECTIONAL, TAG_IRI, TAG_LANG,
+    TAG_SIMPLE, TAG_TRIPLE, TAG_TYPED,
+};
 use quiver_model::Id;
 use rayon::prelude::*;
 
@@ -271,7 +274,18 @@ impl Column<'_> {
     /// Appends the term `id` (bound) in `syntax`.
     fn write(&mut self, solutions: &Solutions<'_>, id: Id, syntax: Syntax, out: &mut Vec<u8>) {
         if let Some(term) = solutions.computed_term(id) {
-            write_term(raw_of_term(term.as_ref()), syntax, out);
+            if let Term::Triple(_) = term {
+                // A triple term has no parts borrowed from it: written from its encoding.
+                let mut bytes = Vec::new();
+                encode_term(term.as_ref(), &mut bytes);
+                write_term(
+                    raw_of_encoding(&bytes).unwrap_or(EMPTY_LITERAL),
+                    syntax,
+                    out,
+                );
+            } else {
+                write_term(raw_of_term(term.as_ref()), syntax, out);
+            }
             return;
         }
         if !self.caching {
@@ -323,6 +337,14 @@ enum Raw<'a> {
         language: Option<&'a [u8]>,
         /// `None` for `xsd:string` and language-tagged literals.
         datatype: Option<&'a [u8]>,
+        /// `ltr` or `rtl` for a directional language-tagged literal (RDF 1.2).
+        direction: Option<&'a [u8]>,
+    },
+    /// A triple term (RDF 1.2): the dictionary encodings of its three terms.
+    Triple {
+        subject: &'a [u8],
+        predicate: &'a [u8],
+        object: &'a [u8],
     },
 }
 
@@ -330,6 +352,7 @@ const EMPTY_LITERAL: Raw<'static> = Raw::Literal {
     value: b"",
     language: None,
     datatype: None,
+    direction: None,
 };
 
 /// The parts of a dictionary encoding (`quiver_model::term`: a tag byte, then the text,
@@ -347,6 +370,7 @@ fn raw_of_encoding(bytes: &[u8]) -> Option<Raw<'_>> {
             value: rest,
             language: None,
             datatype: None,
+            direction: None,
         },
         TAG_LANG => {
             let (language, value) = split()?;
@@ -354,6 +378,18 @@ fn raw_of_encoding(bytes: &[u8]) -> Option<Raw<'_>> {
                 value,
                 language: Some(language),
                 datatype: None,
+                direction: None,
+            }
+        }
+        TAG_DIRECTIONAL => {
+            // `en--ltr`: the language, then the direction after the last `--`.
+            let (tag, value) = split()?;
+            let (language, direction) = tag.split_at(tag.len().checked_sub(5)?);
+            Raw::Literal {
+                value,
+                language: Some(language),
+                datatype: None,
+                direction: Some(direction.strip_prefix(b"--")?),
             }
         }
         TAG_TYPED => {
@@ -362,13 +398,27 @@ fn raw_of_encoding(bytes: &[u8]) -> Option<Raw<'_>> {
                 value,
                 language: None,
                 datatype: Some(datatype),
+                direction: None,
             }
         }
+        TAG_TRIPLE => match decode_term(bytes).ok()? {
+            DecodedTerm::Triple {
+                subject,
+                predicate,
+                object,
+            } => Raw::Triple {
+                subject,
+                predicate,
+                object,
+            },
+            _ => return None,
+        },
         _ => return None,
     })
 }
 
-/// The parts of a term the query computed.
+/// The parts of a term the query computed (a triple term: an empty literal, see
+/// `Column::write`).
 fn raw_of_term(term: TermRef<'_>) -> Raw<'_> {
     match term {
         TermRef::NamedNode(n) => Raw::Iri(n.as_str().as_bytes()),
@@ -378,9 +428,25 @@ fn raw_of_term(term: TermRef<'_>) -> Raw<'_> {
             language: l.language().map(str::as_bytes),
             datatype: (l.language().is_none() && l.datatype() != xsd::STRING)
                 .then(|| l.datatype().as_str().as_bytes()),
+            direction: l.direction().map(|d| match d {
+                oxrdf::BaseDirection::Ltr => b"ltr".as_slice(),
+                oxrdf::BaseDirection::Rtl => b"rtl".as_slice(),
+            }),
         },
-        #[allow(unreachable_patterns)]
-        _ => EMPTY_LITERAL,
+        TermRef::Triple(_) => EMPTY_LITERAL,
+    }
+}
+
+/// Writes the three terms of a triple term, each through `write`, `between` them.
+fn triple_parts(
+    parts: [&[u8]; 3],
+    out: &mut Vec<u8>,
+    mut before: impl FnMut(usize, &mut Vec<u8>),
+    write: impl Fn(Raw<'_>, &mut Vec<u8>),
+) {
+    for (i, part) in parts.into_iter().enumerate() {
+        before(i, out);
+        write(raw_of_encoding(part).unwrap_or(EMPTY_LITERAL), out);
     }
 }
 
@@ -411,11 +477,26 @@ fn tsv_term(term: Raw<'_>, out: &mut Vec<u8>) {
         Raw::Literal {
             value,
             language: Some(language),
+            direction,
             ..
         } => {
             tsv_quoted(value, out);
             out.push(b'@');
             out.extend_from_slice(language);
+            if let Some(direction) = direction {
+                out.extend_from_slice(b"--");
+                out.extend_from_slice(direction);
+            }
+        }
+        Raw::Triple {
+            subject,
+            predicate,
+            object,
+        } => {
+            out.extend_from_slice(b"<<(");
+            let space = |_, out: &mut Vec<u8>| out.push(b' ');
+            triple_parts([subject, predicate, object], out, space, tsv_term);
+            out.extend_from_slice(b" )>>");
         }
         Raw::Literal {
             value,
@@ -523,6 +604,19 @@ fn csv_term(term: Raw<'_>, out: &mut Vec<u8>) {
     match term {
         Raw::Iri(iri) => csv_field(iri, out),
         Raw::Literal { value, .. } => csv_field(value, out),
+        Raw::Triple {
+            subject,
+            predicate,
+            object,
+        } => {
+            // As `sparesults` writes it: the three terms' fields, space separated.
+            let space = |i, out: &mut Vec<u8>| {
+                if i > 0 {
+                    out.push(b' ')
+                }
+            };
+            triple_parts([subject, predicate, object], out, space, csv_term);
+        }
         Raw::Blank(label) => {
             if needs_csv_quotes(label) {
                 out.extend_from_slice(b"\"_:");
@@ -579,16 +673,35 @@ fn json_term(term: Raw<'_>, out: &mut Vec<u8>) {
             value,
             language,
             datatype,
+            direction,
         } => {
             out.extend_from_slice(b"{\"type\":\"literal\",\"value\":");
             json_string(value, out);
             if let Some(language) = language {
                 out.extend_from_slice(b",\"xml:lang\":");
                 json_string(language, out);
+                if let Some(direction) = direction {
+                    out.extend_from_slice(b",\"its:dir\":");
+                    json_string(direction, out);
+                }
             } else if let Some(datatype) = datatype {
                 out.extend_from_slice(b",\"datatype\":");
                 json_string(datatype, out);
             }
+        }
+        Raw::Triple {
+            subject,
+            predicate,
+            object,
+        } => {
+            out.extend_from_slice(b"{\"type\":\"triple\",\"value\":{");
+            let key = |i, out: &mut Vec<u8>| {
+                out.extend_from_slice(
+                    [&b"\"subject\":"[..], b",\"predicate\":", b",\"object\":"][i],
+                )
+            };
+            triple_parts([subject, predicate, object], out, key, json_term);
+            out.push(b'}');
         }
     }
     out.push(b'}');
@@ -642,16 +755,43 @@ fn xml_term(term: Raw<'_>, out: &mut Vec<u8>) {
             xml_escape(label, out);
             out.extend_from_slice(b"</bnode>");
         }
+        Raw::Triple {
+            subject,
+            predicate,
+            object,
+        } => {
+            out.extend_from_slice(b"<triple>");
+            let tag = |i, out: &mut Vec<u8>| {
+                out.extend_from_slice(
+                    [
+                        &b"<subject>"[..],
+                        b"</subject><predicate>",
+                        b"</predicate><object>",
+                    ][i],
+                )
+            };
+            triple_parts([subject, predicate, object], out, tag, xml_term);
+            out.extend_from_slice(b"</object></triple>");
+        }
         Raw::Literal {
             value,
             language,
             datatype,
+            direction,
         } => {
             out.extend_from_slice(b"<literal");
             if let Some(language) = language {
                 out.extend_from_slice(b" xml:lang=\"");
                 xml_escape(language, out);
                 out.push(b'"');
+                if let Some(direction) = direction {
+                    // As `sparesults` writes it: the ITS namespace on the element.
+                    out.extend_from_slice(b" its:dir=\"");
+                    xml_escape(direction, out);
+                    out.extend_from_slice(
+                        b"\" xmlns:its=\"http://www.w3.org/2005/11/its\" its:version=\"2.0\"",
+                    );
+                }
             } else if let Some(datatype) = datatype {
                 out.extend_from_slice(b" datatype=\"");
                 xml_escape(datatype, out);

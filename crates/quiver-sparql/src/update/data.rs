@@ -3,9 +3,10 @@
 //! Blank nodes of `INSERT DATA` are fresh: each label becomes a new node of the request
 //! (the parser already refuses a label shared between two operations), never one the store
 //! holds. `DELETE DATA` cannot name blank nodes (the grammar has none there), so it only
-//! removes quads of IRIs and literals; a quad the store lacks is ignored.
+//! removes quads of IRIs and literals; a quad the store lacks is ignored. The blank nodes
+//! inside a triple term (RDF 1.2) are fresh like the others.
 
-use oxrdf::{NamedOrBlankNode, Term, TermRef};
+use oxrdf::{NamedOrBlankNode, Term, Triple};
 use quiver_model::Id;
 use quiver_store::{Quad, Store};
 use spargebra::term::{GraphName, GroundQuad, GroundTerm, Quad as DataQuad};
@@ -105,8 +106,9 @@ pub(crate) fn delete_data(
         let object = match &quad.object {
             GroundTerm::NamedNode(node) => builder.existing(node.as_ref().into()),
             GroundTerm::Literal(literal) => builder.existing(literal.as_ref().into()),
-            #[allow(unreachable_patterns)]
-            _ => return Err(triple_terms()),
+            GroundTerm::Triple(triple) => {
+                builder.existing(Term::from(Triple::from((**triple).clone())).as_ref())
+            }
         };
         let graph = match &quad.graph_name {
             GraphName::DefaultGraph => Some(None),
@@ -139,15 +141,6 @@ fn graph_id(builder: &mut Builder<'_>, graph: &GraphName) -> Result<Option<Id>, 
     })
 }
 
-/// A term that is an IRI or a literal (blank nodes are handled by the caller).
-fn plain_term(term: TermRef<'_>) -> Result<TermRef<'_>, QueryError> {
-    match term {
-        TermRef::NamedNode(_) | TermRef::Literal(_) | TermRef::BlankNode(_) => Ok(term),
-        #[allow(unreachable_patterns)]
-        _ => Err(triple_terms()),
-    }
-}
-
 /// The id of a quad's subject; a blank node becomes the fresh node of its label in `scope`.
 pub(crate) fn intern_subject(
     builder: &mut Builder<'_>,
@@ -176,11 +169,24 @@ pub(crate) fn intern_object(
             let fresh = request.fresh_blank(scope, node.as_str());
             builder.intern(fresh.as_ref().into())
         }
-        term => builder.intern(plain_term(term.as_ref())?),
+        Term::Triple(triple) => {
+            let fresh = fresh_triple(request, scope, triple);
+            builder.intern(Term::from(fresh).as_ref())
+        }
+        term => builder.intern(term.as_ref()),
     }
 }
 
-/// The error for RDF 1.2 triple terms, which the store cannot hold.
-pub(crate) fn triple_terms() -> QueryError {
-    QueryError::Unsupported("triple terms in updates".into())
+/// `triple` with its blank nodes (at any depth) made fresh as in [`intern_subject`].
+fn fresh_triple(request: &Request<'_>, scope: &str, triple: &Triple) -> Triple {
+    let subject = match &triple.subject {
+        NamedOrBlankNode::BlankNode(node) => request.fresh_blank(scope, node.as_str()).into(),
+        subject => subject.clone(),
+    };
+    let object = match &triple.object {
+        Term::BlankNode(node) => request.fresh_blank(scope, node.as_str()).into(),
+        Term::Triple(inner) => fresh_triple(request, scope, inner).into(),
+        object => object.clone(),
+    };
+    Triple::new(subject, triple.predicate.clone(), object)
 }

@@ -20,6 +20,7 @@ mod data;
 mod graphs;
 mod modify;
 mod template;
+mod triple_template;
 
 use std::sync::Arc;
 use std::time::Instant;

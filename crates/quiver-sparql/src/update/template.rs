@@ -6,7 +6,8 @@
 //! an insert), a variable (a column of the solutions) or, in inserts, a blank node (fresh
 //! for each solution). A solution that leaves a slot unbound, or binds it to a term that
 //! cannot stand there (a literal subject or graph name, a predicate that is not an IRI),
-//! skips that quad only, as SPARQL Update has it.
+//! skips that quad only, as SPARQL Update has it. A triple term with variables or blank
+//! nodes inside is built per solution (`triple_template.rs`).
 
 use oxrdf::{Term, TermRef, Variable};
 use quiver_model::term::{TAG_BLANK, TAG_IRI};
@@ -23,7 +24,7 @@ use crate::error::QueryError;
 use crate::table::UNBOUND;
 
 use super::builder::Builder;
-use super::data::triple_terms;
+use super::triple_template::TripleTemplate;
 use super::Request;
 
 /// Where a term of a template comes from.
@@ -36,6 +37,8 @@ enum Slot {
     Blank(usize),
     /// The default graph (graph slot only).
     DefaultGraph,
+    /// A triple term built per solution, by number (object slot only).
+    Triple(usize),
 }
 
 /// What may stand in a position of a quad.
@@ -60,9 +63,7 @@ impl Position {
         match term {
             Term::NamedNode(_) => true,
             Term::BlankNode(_) => self != Position::Predicate,
-            Term::Literal(_) => self == Position::Object,
-            #[allow(unreachable_patterns)]
-            _ => false,
+            Term::Literal(_) | Term::Triple(_) => self == Position::Object,
         }
     }
 }
@@ -83,7 +84,7 @@ pub(crate) struct Columns {
 }
 
 impl Columns {
-    fn column(&mut self, variable: &Variable) -> usize {
+    pub(crate) fn column(&mut self, variable: &Variable) -> usize {
         match self.variables.iter().position(|v| v == variable) {
             Some(column) => column,
             None => {
@@ -100,6 +101,8 @@ pub(crate) struct Templates {
     inserts: Vec<QuadSlots>,
     /// Labels of the insert templates' blank nodes.
     blanks: Vec<String>,
+    /// The triple terms built per solution.
+    triples: Vec<TripleTemplate>,
     /// Store terms' kind tags, by id (for variables in restricted positions).
     tags: FxHashMap<Id, u8>,
     /// Ids of terms the `WHERE` evaluation computed, by their id in the solutions: in
@@ -124,6 +127,7 @@ impl Templates {
             deletes: Vec::new(),
             inserts: Vec::new(),
             blanks: Vec::new(),
+            triples: Vec::new(),
             tags: FxHashMap::default(),
             existing: FxHashMap::default(),
             interned: FxHashMap::default(),
@@ -131,9 +135,10 @@ impl Templates {
             scratch: Vec::new(),
         };
         for quad in delete {
-            let subject = ground_slot(builder, &quad.subject, Position::Resource, columns)?;
+            let subject =
+                templates.ground_slot(builder, &quad.subject, Position::Resource, columns)?;
             let predicate = predicate_slot(builder, &quad.predicate, false, columns)?;
-            let object = ground_slot(builder, &quad.object, Position::Object, columns)?;
+            let object = templates.ground_slot(builder, &quad.object, Position::Object, columns)?;
             let graph = graph_slot(builder, &quad.graph_name, false, columns)?;
             if let (Some(subject), Some(predicate), Some(object), Some(graph)) =
                 (subject, predicate, object, graph)
@@ -197,8 +202,45 @@ impl Templates {
                 Some(Slot::Const(builder.intern(l.as_ref().into())?))
             }
             TermPattern::Literal(_) => None,
-            #[allow(unreachable_patterns)]
-            _ => return Err(triple_terms()),
+            TermPattern::Triple(triple) if position == Position::Object => {
+                match TripleTemplate::insert(triple, columns) {
+                    Ok(template) => {
+                        self.triples.push(template);
+                        Some(Slot::Triple(self.triples.len() - 1))
+                    }
+                    Err(term) => Some(Slot::Const(builder.intern(term.as_ref())?)),
+                }
+            }
+            TermPattern::Triple(_) => None,
+        })
+    }
+
+    /// A slot of a delete template (no blank nodes): a constant the store lacks gives
+    /// `None`.
+    fn ground_slot(
+        &mut self,
+        builder: &mut Builder<'_>,
+        term: &GroundTermPattern,
+        position: Position,
+        columns: &mut Columns,
+    ) -> Result<Option<Slot>, QueryError> {
+        Ok(match term {
+            GroundTermPattern::Variable(v) => Some(Slot::Var(columns.column(v))),
+            GroundTermPattern::NamedNode(n) => builder.existing(n.as_ref().into()).map(Slot::Const),
+            GroundTermPattern::Literal(l) if position == Position::Object => {
+                builder.existing(l.as_ref().into()).map(Slot::Const)
+            }
+            GroundTermPattern::Literal(_) => None,
+            GroundTermPattern::Triple(triple) if position == Position::Object => {
+                match TripleTemplate::delete(triple, columns) {
+                    Ok(template) => {
+                        self.triples.push(template);
+                        Some(Slot::Triple(self.triples.len() - 1))
+                    }
+                    Err(term) => builder.existing(term.as_ref()).map(Slot::Const),
+                }
+            }
+            GroundTermPattern::Triple(_) => None,
         })
     }
 
@@ -298,6 +340,20 @@ impl Templates {
                 let id = row.solutions.id(row.row, column);
                 self.variable(builder, row.solutions, id, position, insert)
             }
+            Slot::Triple(index) => {
+                let scope = format!("o{}r{}", self.operation, row.row);
+                let fresh = |label: &str| row.request.fresh_blank(&scope, label);
+                let Some(term) = self.triples[index].instantiate(row.solutions, row.row, &fresh)
+                else {
+                    return Ok(None);
+                };
+                builder.charge(term.to_string().len())?;
+                if insert {
+                    builder.intern(term.as_ref()).map(Some)
+                } else {
+                    Ok(builder.existing(term.as_ref()))
+                }
+            }
         }
     }
 
@@ -364,25 +420,6 @@ struct Row<'r, 's> {
     row: usize,
     /// Ids of the solution's blank nodes, by label number, once made.
     fresh: Vec<Option<Id>>,
-}
-
-/// A slot of a delete template (no blank nodes): a constant the store lacks gives `None`.
-fn ground_slot(
-    builder: &mut Builder<'_>,
-    term: &GroundTermPattern,
-    position: Position,
-    columns: &mut Columns,
-) -> Result<Option<Slot>, QueryError> {
-    Ok(match term {
-        GroundTermPattern::Variable(v) => Some(Slot::Var(columns.column(v))),
-        GroundTermPattern::NamedNode(n) => builder.existing(n.as_ref().into()).map(Slot::Const),
-        GroundTermPattern::Literal(l) if position == Position::Object => {
-            builder.existing(l.as_ref().into()).map(Slot::Const)
-        }
-        GroundTermPattern::Literal(_) => None,
-        #[allow(unreachable_patterns)]
-        _ => return Err(triple_terms()),
-    })
 }
 
 /// A predicate slot: interned for inserts, looked up for deletes.

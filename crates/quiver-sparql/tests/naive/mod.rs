@@ -20,8 +20,20 @@ fn match_term(pattern: &TermPattern, value: &Term, row: &mut Row) -> bool {
         TermPattern::BlankNode(b) => bind(&format!("_:{}", b.as_str()), value, row),
         TermPattern::NamedNode(n) => matches!(value, Term::NamedNode(m) if m == n),
         TermPattern::Literal(l) => matches!(value, Term::Literal(m) if m == l),
-        #[allow(unreachable_patterns)]
-        _ => false,
+        TermPattern::Triple(pattern) => {
+            let Term::Triple(triple) = value else {
+                return false;
+            };
+            let predicate = match &pattern.predicate {
+                NamedNodePattern::NamedNode(n) => n == &triple.predicate,
+                NamedNodePattern::Variable(v) => {
+                    bind(v.as_str(), &triple.predicate.clone().into(), row)
+                }
+            };
+            predicate
+                && match_term(&pattern.subject, &triple.subject.clone().into(), row)
+                && match_term(&pattern.object, &triple.object, row)
+        }
     }
 }
 
@@ -41,6 +53,7 @@ fn vars_of(pattern: &TriplePattern) -> Vec<String> {
         match t {
             TermPattern::Variable(v) => vars.push(v.as_str().to_owned()),
             TermPattern::BlankNode(b) => vars.push(format!("_:{}", b.as_str())),
+            TermPattern::Triple(inner) => vars.extend(vars_of(inner)),
             _ => {}
         }
     }
@@ -422,12 +435,7 @@ pub fn evaluate(triples: &Triples<'_>, pattern: &GraphPattern) -> Vec<Row> {
                     .iter()
                     .zip(values)
                     .filter_map(|(variable, value)| {
-                        let term: Term = match value.as_ref()? {
-                            spargebra::term::GroundTerm::NamedNode(n) => n.clone().into(),
-                            spargebra::term::GroundTerm::Literal(l) => l.clone().into(),
-                            #[allow(unreachable_patterns)]
-                            other => panic!("the naive evaluator does not support {other}"),
-                        };
+                        let term: Term = value.clone()?.into();
                         Some((variable.as_str().to_owned(), term))
                     })
                     .collect()
