@@ -9,6 +9,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use oxrdf::{GraphNameRef, QuadRef, TermRef};
 use quiver_model::encode_term;
+use quiver_model::term::{triple_nesting, MAX_TRIPLE_NESTING};
 
 /// Local id meaning "the default graph".
 pub const DEFAULT_GRAPH: u32 = u32::MAX;
@@ -94,8 +95,17 @@ impl Chunk {
         id
     }
 
-    /// Adds a parsed quad. `blank_prefix` scopes blank node labels to their document.
-    pub fn add_quad(&mut self, quad: QuadRef<'_>, blank_prefix: Option<&str>) {
+    /// Adds a parsed quad. `blank_prefix` scopes blank node labels to their document. A
+    /// triple term nested deeper than a store holds is refused before anything recurses
+    /// into it.
+    pub fn add_quad(
+        &mut self,
+        quad: QuadRef<'_>,
+        blank_prefix: Option<&str>,
+    ) -> Result<(), TooDeep> {
+        if triple_nesting(quad.object) > MAX_TRIPLE_NESTING {
+            return Err(TooDeep);
+        }
         let subject = self.intern_scoped(quad.subject.into(), blank_prefix);
         let predicate = self.intern_term(quad.predicate.into());
         let object = self.intern_scoped(quad.object, blank_prefix);
@@ -105,6 +115,7 @@ impl Chunk {
             GraphNameRef::BlankNode(node) => self.intern_scoped(node.into(), blank_prefix),
         };
         self.quads.push([subject, predicate, object, graph]);
+        Ok(())
     }
 
     fn intern_scoped(&mut self, term: TermRef<'_>, blank_prefix: Option<&str>) -> u32 {
@@ -152,4 +163,14 @@ fn scope_triple(triple: &oxrdf::Triple, prefix: &str) -> oxrdf::Triple {
         object => object.clone(),
     };
     oxrdf::Triple::new(subject, triple.predicate.clone(), object)
+}
+
+/// A statement whose triple terms nest more than [`MAX_TRIPLE_NESTING`] deep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooDeep;
+
+impl std::fmt::Display for TooDeep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "triple terms nested more than {MAX_TRIPLE_NESTING} deep")
+    }
 }

@@ -231,8 +231,13 @@ pub fn load_quads(
 ) -> Result<(Store, LoadReport), LoadError> {
     let started = Instant::now();
     let mut chunk = chunk::Chunk::new();
-    for quad in quads {
-        chunk.add_quad(quad.as_ref(), None);
+    for (i, quad) in quads.into_iter().enumerate() {
+        chunk
+            .add_quad(quad.as_ref(), None)
+            .map_err(|e| LoadError::Input {
+                path: "quads".into(),
+                message: format!("statement {}: {e}", i + 1),
+            })?;
     }
     chunk.seal();
     let report = LoadReport {

@@ -381,10 +381,24 @@ fn consume(
 ) {
     for quad in quads {
         match quad {
-            Ok(quad) => {
-                result.chunk.add_quad(quad.as_ref(), blank_prefix);
-                result.statements += 1;
-            }
+            Ok(quad) => match result.chunk.add_quad(quad.as_ref(), blank_prefix) {
+                Ok(()) => result.statements += 1,
+                Err(too_deep) => {
+                    // Refused like a syntax error (the line is found when the block's
+                    // lines are parsed one by one).
+                    result.malformed += 1;
+                    if result.issues.len() < KEPT_ISSUES {
+                        result.issues.push(Issue {
+                            line: 0,
+                            column: 0,
+                            message: too_deep.to_string(),
+                        });
+                    }
+                    if !lenient {
+                        return;
+                    }
+                }
+            },
             Err(RdfParseError::Io(e)) => {
                 result.io_error = Some(e);
                 return;

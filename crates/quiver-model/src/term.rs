@@ -138,6 +138,18 @@ pub struct TermDecodeError(&'static str);
 /// beyond any real data, and what keeps decoding a hostile term within the stack.
 pub const MAX_TRIPLE_NESTING: usize = 64;
 
+/// How many triple terms nest at `term` (the object of one is the next), counted without
+/// recursion: what writers check against [`MAX_TRIPLE_NESTING`] before anything recurses
+/// into a term.
+pub fn triple_nesting(mut term: TermRef<'_>) -> usize {
+    let mut depth = 0;
+    while let TermRef::Triple(triple) = term {
+        depth += 1;
+        term = triple.object.as_ref();
+    }
+    depth
+}
+
 /// Decodes an encoding produced by [`encode_term`].
 pub fn decode_term(bytes: &[u8]) -> Result<DecodedTerm<'_>, TermDecodeError> {
     decode_nested(bytes, 0)

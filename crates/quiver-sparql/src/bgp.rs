@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use oxrdf::Variable;
+use oxrdf::{Term, Variable};
 use quiver_model::{Id, PredId};
 use quiver_store::Store;
 use rustc_hash::FxHashMap;
@@ -215,7 +215,7 @@ fn term_node(term: &TermPattern, store: &Store, vars: &mut Vars) -> Node {
             .map_or(Node::Absent, Node::Const),
         // A triple term with variables inside was unpacked before compiling
         // (`compile::triple_terms`): what is left is one term.
-        TermPattern::Triple(triple) => crate::compile::triple_terms::closed_term(triple)
+        TermPattern::Triple(triple) => closed_term(triple)
             .and_then(|term| store.constant_id(term.as_ref()))
             .map_or(Node::Absent, Node::Const),
     }
@@ -225,4 +225,21 @@ impl fmt::Display for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
     }
+}
+
+/// Whether a triple term pattern has a variable or a blank node inside, at any depth.
+pub(crate) fn is_open(triple: &TriplePattern) -> bool {
+    let open = |term: &TermPattern| match term {
+        TermPattern::Variable(_) | TermPattern::BlankNode(_) => true,
+        TermPattern::Triple(inner) => is_open(inner),
+        TermPattern::NamedNode(_) | TermPattern::Literal(_) => false,
+    };
+    open(&triple.subject)
+        || matches!(triple.predicate, NamedNodePattern::Variable(_))
+        || open(&triple.object)
+}
+
+/// The term of a triple term pattern that is not open.
+pub(crate) fn closed_term(triple: &TriplePattern) -> Option<Term> {
+    Term::try_from(TermPattern::Triple(Box::new(triple.clone()))).ok()
 }

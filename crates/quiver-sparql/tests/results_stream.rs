@@ -5,13 +5,14 @@
 //! forms TSV may or may not write bare), values with quotes, line ends, tabs, control
 //! characters, markup, Unicode and surrounding white space — in columns that repeat
 //! (cached) and do not (caching switched off), with unbound values and terms the query
-//! computes.
+//! computes. RDF 1.2 too: directional language-tagged literals and triple terms, nested,
+//! stored and computed.
 
 mod support;
 
 use std::fmt::Write as _;
 
-use oxrdf::{BlankNode, Literal, NamedNode, Term};
+use oxrdf::{BaseDirection, BlankNode, Literal, NamedNode, Term, Triple};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use quiver_sparql::results::{write_solutions, write_solutions_reference, Syntax};
@@ -30,6 +31,8 @@ const QUERIES: &[&str] = &[
     "SELECT ?s (COUNT(*) AS ?count) WHERE { ?s ?p ?o } GROUP BY ?s",
     "SELECT ?nothing ?s WHERE { ?s <http://x/p1> ?o }",
     "SELECT * WHERE { }",
+    "SELECT ?o (TRIPLE(?s, ?p, ?o) AS ?t) (TRIPLE(?s, ?p, TRIPLE(?s, ?p, ?o)) AS ?n) WHERE { ?s ?p ?o } LIMIT 200",
+    "SELECT ?o (OBJECT(?o) AS ?x) (STRLANGDIR(\"a\", \"ar\", \"rtl\") AS ?d) WHERE { ?s ?p ?o FILTER(isTRIPLE(?o)) }",
     "SELECT ?s WHERE { ?s <http://x/none> ?o }",
 ];
 
@@ -60,6 +63,26 @@ const DATATYPES: &[&str] = &[
 ];
 
 fn term() -> impl Strategy<Value = Term> {
+    prop_oneof![
+        4 => flat_term(),
+        1 => (flat_term(), flat_term(), (0u32..3)).prop_map(|(o, nested, p)| {
+            // A triple term, its object a triple term again at times.
+            let predicate = NamedNode::new_unchecked(format!("http://x/t{p}"));
+            let object = match nested {
+                Term::Literal(_) => Triple::new(
+                    BlankNode::new_unchecked("inner"),
+                    predicate.clone(),
+                    nested,
+                )
+                .into(),
+                _ => o,
+            };
+            Triple::new(NamedNode::new_unchecked("http://x/ts"), predicate, object).into()
+        }),
+    ]
+}
+
+fn flat_term() -> impl Strategy<Value = Term> {
     let datatype = || prop::sample::select(DATATYPES);
     prop_oneof![
         (0u32..40).prop_map(|i| NamedNode::new_unchecked(format!("http://x/i{i},'&")).into()),
@@ -70,6 +93,14 @@ fn term() -> impl Strategy<Value = Term> {
             prop::sample::select(&["en", "en-GB", "fr", "x-ab"][..])
         )
             .prop_map(|(v, l)| Literal::new_language_tagged_literal_unchecked(v, l).into()),
+        (text(), prop::bool::ANY).prop_map(|(v, rtl)| {
+            let direction = if rtl {
+                BaseDirection::Rtl
+            } else {
+                BaseDirection::Ltr
+            };
+            Literal::new_directional_language_tagged_literal_unchecked(v, "he", direction).into()
+        }),
         (number_form(), datatype()).prop_map(|(v, d)| {
             Literal::new_typed_literal(v, NamedNode::new_unchecked(format!("{XSD}{d}"))).into()
         }),

@@ -415,8 +415,8 @@ impl<'a> Compiler<'a> {
             TermPattern::BlankNode(b) => PathTerm::Var(self.vars.blank(b.as_str())),
             TermPattern::NamedNode(n) => PathTerm::Term(n.clone().into()),
             TermPattern::Literal(l) => PathTerm::Term(l.clone().into()),
-            TermPattern::Triple(triple) if !triple_terms::is_open(triple) => {
-                match triple_terms::closed_term(triple) {
+            TermPattern::Triple(triple) if !crate::bgp::is_open(triple) => {
+                match crate::bgp::closed_term(triple) {
                     Some(term) => PathTerm::Term(term),
                     None => unreachable!("a triple term without variables is a term"),
                 }

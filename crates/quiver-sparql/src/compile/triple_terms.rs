@@ -22,34 +22,19 @@
 
 use std::collections::HashSet;
 
-use oxrdf::{Term, Variable};
+use oxrdf::Variable;
 use spargebra::algebra::{
     AggregateExpression, Expression, Function, GraphPattern, OrderExpression,
 };
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+
+use crate::bgp::is_open;
 
 /// `pattern` with its open triple terms unpacked; `None` when it has none.
 pub(crate) fn unpack(pattern: &GraphPattern) -> Option<GraphPattern> {
     let mut unpacker = Unpacker::default();
     let rewritten = unpacker.pattern(pattern);
     unpacker.changed.then_some(rewritten)
-}
-
-/// Whether a triple term pattern has a variable or a blank node inside, at any depth.
-pub(crate) fn is_open(triple: &TriplePattern) -> bool {
-    let open = |term: &TermPattern| match term {
-        TermPattern::Variable(_) | TermPattern::BlankNode(_) => true,
-        TermPattern::Triple(inner) => is_open(inner),
-        TermPattern::NamedNode(_) | TermPattern::Literal(_) => false,
-    };
-    open(&triple.subject)
-        || matches!(triple.predicate, NamedNodePattern::Variable(_))
-        || open(&triple.object)
-}
-
-/// The term of a triple term pattern that is not open.
-pub(crate) fn closed_term(triple: &TriplePattern) -> Option<Term> {
-    Term::try_from(TermPattern::Triple(Box::new(triple.clone()))).ok()
 }
 
 #[derive(Default)]

@@ -9,6 +9,7 @@
 //! same operation), and counts them.
 
 use oxrdf::TermRef;
+use quiver_model::term::{triple_nesting, MAX_TRIPLE_NESTING};
 use quiver_model::Id;
 use quiver_store::{ChangeSet, Quad, Store};
 
@@ -76,6 +77,11 @@ impl<'a> Builder<'a> {
 
     /// The id of `term`, appended to the change set's new terms when the store lacks it.
     pub(crate) fn intern(&mut self, term: TermRef<'_>) -> Result<Id, QueryError> {
+        if triple_nesting(term) > MAX_TRIPLE_NESTING {
+            return Err(QueryError::Update(format!(
+                "triple terms nested more than {MAX_TRIPLE_NESTING} deep"
+            )));
+        }
         let before = self.set.new_terms.len();
         let id = self.set.intern(self.store, term)?;
         if let Some(bytes) = self.set.new_terms.get(before) {
