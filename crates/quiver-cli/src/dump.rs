@@ -15,6 +15,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use oxrdf::{GraphName, NamedNode, NamedOrBlankNode, Quad, Term};
 use oxrdfio::{RdfFormat, RdfSerializer};
+use quiver_model::term::TAG_TRIPLE;
 use quiver_model::Id;
 use quiver_store::Store;
 
@@ -112,6 +113,13 @@ fn selection(store: &Store, graph: Option<&str>, format: RdfFormat) -> Result<Se
 pub fn run(args: DumpArgs) -> Result<()> {
     let store = open_snapshot(&args.location)?;
     let selection = selection(&store, args.graph.as_deref(), args.format)?;
+    if matches!(args.format, RdfFormat::JsonLd { .. }) && holds_triple_terms(&store, selection) {
+        // Refused before the output is opened (the serializer would stop midway).
+        bail!(
+            "the store holds triple terms (RDF 1.2), which JSON-LD cannot write: dump it as \
+             nquads, trig, ntriples or turtle"
+        );
+    }
     let output = Output::open(args.output.as_deref())?;
     let destination = output.describe();
     let writer = BufWriter::with_capacity(1 << 16, output);
@@ -126,6 +134,33 @@ pub fn run(args: DumpArgs) -> Result<()> {
         eprintln!("dumped {quads} quads to {destination}");
     }
     Ok(())
+}
+
+/// Whether a selected quad has a triple term as its object. The dictionary is asked first
+/// (its sorted part holds triple terms in one run of ids, tag 7), so a store without any
+/// is not read quad by quad.
+fn holds_triple_terms(store: &Store, selection: Selection) -> bool {
+    let dictionary = store.dictionary();
+    let base = dictionary.base_len();
+    let sorted = dictionary.rank(&[TAG_TRIPLE])..base;
+    let mut cursor = dictionary.cursor();
+    let appended = (base..store.terms()).filter(|&id| {
+        Id::try_from(id)
+            .ok()
+            .and_then(|id| cursor.term(id))
+            .is_some_and(|bytes| bytes.first() == Some(&TAG_TRIPLE))
+    });
+    let appended: std::collections::HashSet<u64> = appended.collect();
+    if sorted.is_empty() && appended.is_empty() {
+        return false;
+    }
+    let mut found = false;
+    store.for_each_quad(|quad| {
+        let object = quad.object as u64;
+        found |= selection.takes(quad.graph)
+            && (sorted.contains(&object) || appended.contains(&object));
+    });
+    found
 }
 
 /// Serializes the selected quads of `store` to `writer`; gives the writer back and the

@@ -614,3 +614,102 @@ fn a_checkpoint_folds_the_log_into_the_snapshot() {
     assert_ne!(missing.status.code(), Some(0));
     assert!(!stderr(&missing).is_empty());
 }
+
+/// RDF 1.2 data: triple terms (nested, with blank nodes inside), reifiers, annotations and
+/// base directions, in the default graph and a named one.
+const DATA_12: &str = r#"
+PREFIX ex: <http://example.org/>
+PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+ex:alice ex:knows ex:bob {| ex:since 2020 |} ; ex:said <<( ex:bob ex:age 23 )>> .
+ex:bob ex:name "بوب"@ar--rtl , "Bob"@en--ltr .
+ex:carol ex:claims <<( _:x ex:says <<( ex:alice ex:name "Alice"@en )>> )>> .
+_:x ex:name "someone" .
+ex:g1 { << ex:bob ex:knows ex:carol ~ ex:r1 >> ex:source ex:news . }
+"#;
+
+/// The quads of `text`, blank nodes renamed canonically (isomorphic datasets compare
+/// equal), as sorted N-Quads lines.
+fn canonical_quads(text: &str, format: RdfFormat) -> Vec<String> {
+    let mut dataset: oxrdf::Dataset = RdfParser::from_format(format)
+        .for_slice(text.as_bytes())
+        .map(|q| q.unwrap_or_else(|e| panic!("{e} in:\n{text}")))
+        .collect();
+    dataset.canonicalize(oxrdf::dataset::CanonicalizationAlgorithm::Unstable);
+    let mut lines: Vec<String> = dataset.iter().map(|q| q.to_string()).collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn rdf_12_dumps_load_back_into_the_same_quads() {
+    let dir = TempDir::new("dump-rdf12");
+    let file = dir.file("data.trig", DATA_12);
+    let store = dir.join("store");
+    let output = quiver()
+        .args(["load", "--location"])
+        .arg(&store)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let expected = canonical_quads(DATA_12, RdfFormat::TriG);
+    assert_eq!(expected.len(), 10, "{expected:#?}");
+    let dump = stdout(&run_ok(&["dump"], &store));
+    assert_eq!(canonical_quads(&dump, RdfFormat::NQuads), expected);
+    for (format, extension) in [("nquads", "nq"), ("trig", "trig")] {
+        let dump = stdout(&run_ok(&["dump", "--format", format], &store));
+        let file = dir.file(&format!("dump.{extension}"), &dump);
+        let fresh = dir.join(&format!("fresh-{format}"));
+        let output = quiver()
+            .args(["load", "--location"])
+            .arg(&fresh)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let again = stdout(&run_ok(&["dump"], &fresh));
+        assert_eq!(canonical_quads(&again, RdfFormat::NQuads), expected, "{format}");
+    }
+    // One graph at a time in the syntaxes of triples.
+    let default_graph: Vec<String> = expected
+        .iter()
+        .filter(|q| !q.ends_with("<http://example.org/g1> ."))
+        .cloned()
+        .collect();
+    for (format, syntax) in [("ntriples", RdfFormat::NTriples), ("turtle", RdfFormat::Turtle)] {
+        let dump = stdout(&run_ok(&["dump", "--format", format, "--graph", "default"], &store));
+        assert_eq!(canonical_quads(&dump, syntax), default_graph, "{format}");
+    }
+    // JSON-LD has no triple terms: refused with a clear error, before any output.
+    let output = run(&["dump", "--format", "jsonld"], &store);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("triple terms"), "{}", stderr(&output));
+    assert!(stdout(&output).is_empty(), "{}", stdout(&output));
+}
+
+#[test]
+fn triple_terms_nested_too_deeply_are_refused_with_their_line() {
+    let dir = TempDir::new("deep-triple-terms");
+    let mut term = "<http://example.org/o>".to_owned();
+    for _ in 0..5000 {
+        term = format!("<<( <http://example.org/s> <http://example.org/p> {term} )>>");
+    }
+    let text = format!(
+        "<http://example.org/a> <http://example.org/b> <http://example.org/c> .\n\
+         <http://example.org/a> <http://example.org/b> {term} .\n"
+    );
+    let file = dir.file("deep.nt", &text);
+    let store = dir.join("store");
+    let output = quiver()
+        .args(["load", "--location"])
+        .arg(&store)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains("deep.nt:2:") && message.contains("nested more than 64 deep"),
+        "{message}"
+    );
+}

@@ -145,12 +145,26 @@ pub fn normalize_double_exponents(answer: &mut Answer) {
         return;
     };
     for term in rows.iter_mut().flatten().flatten() {
-        if let Term::Literal(literal) = term {
-            if literal.datatype() == xsd::DOUBLE && literal.value().contains('e') {
-                let value = literal.value().replace('e', "E");
-                *term = Literal::new_typed_literal(value, xsd::DOUBLE).into();
-            }
+        *term = upper_exponent(term);
+    }
+}
+
+/// `term` with the exponent marker of an `xsd:double` upper-cased, inside triple terms too.
+fn upper_exponent(term: &Term) -> Term {
+    match term {
+        Term::Literal(literal)
+            if literal.datatype() == xsd::DOUBLE && literal.value().contains('e') =>
+        {
+            let value = literal.value().replace('e', "E");
+            Literal::new_typed_literal(value, xsd::DOUBLE).into()
         }
+        Term::Triple(triple) => Triple::new(
+            triple.subject.clone(),
+            triple.predicate.clone(),
+            upper_exponent(&triple.object),
+        )
+        .into(),
+        Term::NamedNode(_) | Term::BlankNode(_) | Term::Literal(_) => term.clone(),
     }
 }
 
@@ -200,6 +214,47 @@ mod tests {
             Literal::from(1),
         )];
         assert_eq!(result_set(&plain_graph), None);
+    }
+
+    #[test]
+    fn results_files_read_triple_terms() {
+        let expected: Term = Triple::new(
+            NamedNode::new_unchecked("http://e/s"),
+            NamedNode::new_unchecked("http://e/p"),
+            Triple::new(
+                BlankNode::new_unchecked("b"),
+                NamedNode::new_unchecked("http://e/q"),
+                Literal::new_simple_literal("o"),
+            ),
+        )
+        .into();
+        let json = r#"{"head":{"vars":["t"]},"results":{"bindings":[{"t":{"type":"triple",
+            "value":{"subject":{"type":"uri","value":"http://e/s"},
+                     "predicate":{"type":"uri","value":"http://e/p"},
+                     "object":{"type":"triple","value":{
+                        "subject":{"type":"bnode","value":"b"},
+                        "predicate":{"type":"uri","value":"http://e/q"},
+                        "object":{"type":"literal","value":"o"}}}}}}]}}"#;
+        let xml = r#"<?xml version="1.0"?>
+            <sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="t"/></head>
+            <results><result><binding name="t"><triple>
+              <subject><uri>http://e/s</uri></subject><predicate><uri>http://e/p</uri></predicate>
+              <object><triple><subject><bnode>b</bnode></subject>
+                <predicate><uri>http://e/q</uri></predicate><object><literal>o</literal></object>
+              </triple></object>
+            </triple></binding></result></results></sparql>"#;
+        let tsv = "?t\n<<( <http://e/s> <http://e/p> <<( _:b <http://e/q> \"o\" )>> )>>\n";
+        for (format, text) in [
+            (QueryResultsFormat::Json, json),
+            (QueryResultsFormat::Xml, xml),
+            (QueryResultsFormat::Tsv, tsv),
+        ] {
+            let answer = parse_results(format, text).unwrap_or_else(|e| panic!("{format}: {e}"));
+            let Answer::Solutions { rows, .. } = answer else {
+                panic!("{format}: not solutions")
+            };
+            assert_eq!(rows, vec![vec![Some(expected.clone())]], "{format}");
+        }
     }
 
     #[test]

@@ -7,13 +7,15 @@
 //! numeric equality does (the suite's expected results mix lexical forms: a cast of `"1"` to
 //! float is written `1.0` in one row and `1` in another). Blank nodes compare up to a
 //! consistent relabelling: a bijection between the blank nodes of the two sides, found by
-//! backtracking over candidate rows with the same shape.
+//! backtracking over candidate rows with the same shape. Triple terms (RDF 1.2) compare
+//! part by part under the same rules: the blank nodes inside them belong to the same
+//! bijection as the others, and their literals compare as literals elsewhere do.
 
 use std::collections::HashMap;
 use std::fmt::Write;
 
 use oxrdf::vocab::xsd;
-use oxrdf::{BlankNode, Literal, Term, Triple, Variable};
+use oxrdf::{BlankNode, Literal, NamedOrBlankNode, Term, Triple, Variable};
 
 use crate::answer::{Answer, Row};
 
@@ -78,8 +80,17 @@ fn normalize(answer: &Answer) -> Answer {
 fn canonical(term: &Term) -> Term {
     use oxsdatatypes::{Decimal, Double, Float, Integer};
     use std::str::FromStr;
-    let Term::Literal(literal) = term else {
-        return term.clone();
+    let literal = match term {
+        Term::Literal(literal) => literal,
+        Term::Triple(triple) => {
+            return Triple::new(
+                triple.subject.clone(),
+                triple.predicate.clone(),
+                canonical(&triple.object),
+            )
+            .into()
+        }
+        Term::NamedNode(_) | Term::BlankNode(_) => return term.clone(),
     };
     let value = literal.value();
     let datatype = literal.datatype();
@@ -210,18 +221,48 @@ fn bag(expected: &[Row], actual: &[Row], names: &[String]) -> Result<(), String>
 }
 
 fn has_blank(row: &Row) -> bool {
-    row.iter().any(|t| matches!(t, Some(Term::BlankNode(_))))
+    row.iter().flatten().any(term_has_blank)
 }
 
-/// A row with every blank node replaced by one placeholder: rows that may match under some
-/// relabelling share a shape.
+/// Whether `term` is a blank node or a triple term with one inside (at any depth).
+fn term_has_blank(term: &Term) -> bool {
+    match term {
+        Term::BlankNode(_) => true,
+        Term::Triple(triple) => {
+            matches!(triple.subject, NamedOrBlankNode::BlankNode(_))
+                || term_has_blank(&triple.object)
+        }
+        Term::NamedNode(_) | Term::Literal(_) => false,
+    }
+}
+
+/// A row with every blank node (inside triple terms too) replaced by one placeholder: rows
+/// that may match under some relabelling share a shape.
 fn shape(row: &Row) -> Row {
-    row.iter()
-        .map(|t| match t {
-            Some(Term::BlankNode(_)) => Some(BlankNode::new_unchecked("_").into()),
-            other => other.clone(),
-        })
-        .collect()
+    row.iter().map(|t| t.as_ref().map(term_shape)).collect()
+}
+
+fn placeholder() -> BlankNode {
+    BlankNode::new_unchecked("_")
+}
+
+fn term_shape(term: &Term) -> Term {
+    match term {
+        Term::BlankNode(_) => placeholder().into(),
+        Term::Triple(triple) => {
+            let subject = match &triple.subject {
+                NamedOrBlankNode::BlankNode(_) => placeholder().into(),
+                named => named.clone(),
+            };
+            Triple::new(
+                subject,
+                triple.predicate.clone(),
+                term_shape(&triple.object),
+            )
+            .into()
+        }
+        Term::NamedNode(_) | Term::Literal(_) => term.clone(),
+    }
 }
 
 fn counts(rows: impl Iterator<Item = Row>) -> HashMap<Row, i64> {
@@ -324,19 +365,31 @@ impl Bijection {
 
     fn unify(&mut self, actual: &Term, expected: &Term) -> bool {
         match (actual, expected) {
-            (Term::BlankNode(a), Term::BlankNode(e)) => {
-                match (self.forward.get(a), self.backward.get(e)) {
-                    (Some(mapped), _) => mapped == e,
-                    (None, Some(_)) => false,
-                    (None, None) => {
-                        self.forward.insert(a.clone(), e.clone());
-                        self.backward.insert(e.clone(), a.clone());
-                        self.trail.push(a.clone());
-                        true
+            (Term::BlankNode(a), Term::BlankNode(e)) => self.unify_blank(a, e),
+            (Term::Triple(a), Term::Triple(e)) => {
+                a.predicate == e.predicate
+                    && match (&a.subject, &e.subject) {
+                        (NamedOrBlankNode::BlankNode(a), NamedOrBlankNode::BlankNode(e)) => {
+                            self.unify_blank(a, e)
+                        }
+                        (a, e) => a == e,
                     }
-                }
+                    && self.unify(&a.object, &e.object)
             }
             (a, e) => a == e,
+        }
+    }
+
+    fn unify_blank(&mut self, actual: &BlankNode, expected: &BlankNode) -> bool {
+        match (self.forward.get(actual), self.backward.get(expected)) {
+            (Some(mapped), _) => mapped == expected,
+            (None, Some(_)) => false,
+            (None, None) => {
+                self.forward.insert(actual.clone(), expected.clone());
+                self.backward.insert(expected.clone(), actual.clone());
+                self.trail.push(actual.clone());
+                true
+            }
         }
     }
 

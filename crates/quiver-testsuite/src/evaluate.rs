@@ -30,6 +30,7 @@ pub fn run_test(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> 
         TestKind::PositiveUpdateSyntax => update_syntax(test, true),
         TestKind::NegativeUpdateSyntax => update_syntax(test, false),
         TestKind::UpdateEvaluation => crate::update::run(test, timeout, cancel),
+        TestKind::RdfSyntax { .. } | TestKind::RdfEvaluation(_) => crate::rdf_syntax::run(test),
         TestKind::Other(kind) => Err(format!("cannot run a {kind}")),
     }
 }
@@ -236,6 +237,7 @@ mod tests {
             update: None,
             service_data: Vec::new(),
             profile: None,
+            base: None,
         }
     }
 

@@ -84,25 +84,38 @@ pub fn read_quads(iri: &str, graph: &GraphName, blank_prefix: &str) -> Result<Ve
         .with_base_iri(iri)
         .map_err(|e| e.to_string())?
         .with_default_graph(graph.clone());
-    let scope = |b: BlankNode| BlankNode::new_unchecked(format!("{blank_prefix}{}", b.as_str()));
     let mut quads = Vec::new();
     for quad in parser.for_slice(&bytes) {
         let quad = quad.map_err(|e| format!("{}: {e}", path.display()))?;
-        let subject = match quad.subject {
-            NamedOrBlankNode::BlankNode(b) => scope(b).into(),
-            other => other,
-        };
-        let object = match quad.object {
-            Term::BlankNode(b) => scope(b).into(),
-            other => other,
-        };
         let graph_name = match quad.graph_name {
-            GraphName::BlankNode(b) => scope(b).into(),
+            GraphName::BlankNode(b) => scope(b, blank_prefix).into(),
             other => other,
         };
-        quads.push(Quad::new(subject, quad.predicate, object, graph_name));
+        let triple = scope_triple(
+            Triple::new(quad.subject, quad.predicate, quad.object),
+            blank_prefix,
+        );
+        quads.push(triple.in_graph(graph_name));
     }
     Ok(quads)
+}
+
+fn scope(node: BlankNode, prefix: &str) -> BlankNode {
+    BlankNode::new_unchecked(format!("{prefix}{}", node.as_str()))
+}
+
+/// `triple` with `prefix` before every blank node label, inside triple terms too.
+fn scope_triple(triple: Triple, prefix: &str) -> Triple {
+    let subject = match triple.subject {
+        NamedOrBlankNode::BlankNode(b) => scope(b, prefix).into(),
+        other => other,
+    };
+    let object = match triple.object {
+        Term::BlankNode(b) => scope(b, prefix).into(),
+        Term::Triple(inner) => scope_triple(*inner, prefix).into(),
+        other => other,
+    };
+    Triple::new(subject, triple.predicate, object)
 }
 
 /// Reads an RDF file as a graph (a list of distinct triples).

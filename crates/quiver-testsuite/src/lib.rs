@@ -1,20 +1,28 @@
-//! The W3C SPARQL 1.0 and 1.1 query and update test suites, run against Quiver.
+//! The W3C test suites, run against Quiver: the SPARQL 1.0 and 1.1 query and update suites
+//! (`shared/sparql-tests`), and the SPARQL 1.2 and RDF 1.2 suites (`shared/rdf12-tests`:
+//! triple terms, reifiers, annotations, directional language-tagged literals, in queries,
+//! results formats and the N-Triples, N-Quads, Turtle, TriG and RDF/XML syntaxes).
 //!
 //! `manifests (manifest.rs) → one test at a time on its own thread (runner.rs): dataset
 //! into a store, prepare, execute (evaluate.rs) → compare with the expected answer
 //! (answer.rs, csv.rs, compare.rs) → report and ratchet (report.rs)`. Update evaluation
 //! tests (update.rs) run the request on the test's dataset and compare the dataset after
-//! it with the expected one. SERVICE tests call local servers of their endpoints' data
-//! (endpoints.rs). Tests the engine does not aim at yet (entailment, protocol) are skipped
-//! with a reason.
+//! it with the expected one (dataset.rs). SERVICE tests call local servers of their
+//! endpoints' data (endpoints.rs). The RDF 1.2 syntax and evaluation tests load their
+//! document with Quiver's loader and compare the store's quads with the expected ones
+//! (rdf_syntax.rs). SPARQL 1.2 tests use the SPARQL test types and run as SPARQL 1.1 ones
+//! do. Tests the engine does not aim at yet (entailment regimes it lacks, RDF entailment,
+//! protocol) are skipped with a reason.
 
 pub mod answer;
 pub mod compare;
 pub mod csv;
+pub mod dataset;
 pub mod endpoints;
 pub mod evaluate;
 pub mod files;
 pub mod manifest;
+pub mod rdf_syntax;
 pub mod report;
 pub mod runner;
 pub mod update;
@@ -22,7 +30,10 @@ pub mod update;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use manifest::{load_suite, TestCase, TestKind, UpdateCase, UpdateDataset};
+pub use manifest::{
+    load_suite, read_suite, Suite, TestCase, TestKind, UpdateCase, UpdateDataset, ROOT_MANIFESTS,
+};
+pub use rdf_syntax::RdfSyntax;
 pub use report::{Category, KnownFailures, Report, Totals};
 pub use runner::{Status, TestResult};
 
@@ -38,6 +49,8 @@ pub enum SuiteError {
     Manifest { path: PathBuf, message: String },
     #[error("{0} is not a file IRI")]
     NotAFile(String),
+    #[error("{}: no test suite here (none of {roots})", path.display())]
+    NoSuite { path: PathBuf, roots: String },
 }
 
 /// Options of a run.
@@ -58,9 +71,10 @@ impl Default for Options {
     }
 }
 
-/// Runs every (selected) test of the suite in `dir`, one after the other.
+/// Runs every (selected) test of the suites in `dir` (those of [`ROOT_MANIFESTS`] it
+/// holds), one after the other.
 pub fn run_suite(dir: &Path, options: &Options) -> Result<Report, SuiteError> {
-    let tests = load_suite(dir)?;
+    let Suite { tests, missing } = read_suite(dir)?;
     let selected = tests.iter().filter(|t| match &options.filter {
         Some(f) => {
             t.id.contains(f.as_str()) || t.iri.contains(f.as_str()) || t.name.contains(f.as_str())
@@ -70,5 +84,8 @@ pub fn run_suite(dir: &Path, options: &Options) -> Result<Report, SuiteError> {
     let results = selected
         .map(|test| runner::run_one(test, options.timeout))
         .collect();
-    Ok(Report { results })
+    Ok(Report {
+        results,
+        missing_manifests: missing,
+    })
 }

@@ -1,5 +1,6 @@
-//! `quiver-testsuite SUITE_DIR`: runs the W3C SPARQL query and update test suites, prints a
-//! table per group and the totals, and checks or writes the known-failures ratchet.
+//! `quiver-testsuite SUITE_DIR`: runs the W3C test suites the directory holds (SPARQL 1.0
+//! and 1.1 query and update suites; SPARQL 1.2 and RDF 1.2 suites), prints a table per
+//! group and the totals, and checks or writes the known-failures ratchet.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,9 +11,18 @@ use clap::Parser;
 use quiver_testsuite::{run_suite, KnownFailures, Options};
 
 #[derive(Parser)]
-#[command(about = "Runs the W3C SPARQL 1.0/1.1 query and update test suites against Quiver")]
+#[command(
+    about = "Runs the W3C SPARQL 1.0/1.1 query and update test suites, and the SPARQL 1.2 and \
+             RDF 1.2 test suites, against Quiver",
+    long_about = "Runs the W3C test suites against Quiver: those whose root manifest the suite \
+                  directory holds, of sparql10/manifest.ttl, sparql11/manifest-all.ttl \
+                  (shared/sparql-tests), sparql12/manifest.ttl and rdf12/manifest.ttl \
+                  (shared/rdf12-tests). The RDF 1.2 tests (N-Triples, N-Quads, Turtle, TriG, \
+                  RDF/XML syntax and evaluation) load their document with Quiver's loader and \
+                  compare the store's quads with the expected ones."
+)]
 struct Args {
-    /// The suite directory (holding sparql10/ and sparql11/).
+    /// The suite directory (holding sparql10/ and sparql11/, or sparql12/ and rdf12/).
     suite: PathBuf,
     /// Print every failure with its reason.
     #[arg(long)]
@@ -57,6 +67,9 @@ fn run() -> anyhow::Result<ExitCode> {
         timeout: Duration::from_secs(args.timeout),
     };
     let report = run_suite(&args.suite, &options)?;
+    for missing in &report.missing_manifests {
+        println!("included manifest not found, its tests not run: {missing}");
+    }
     print!("{}", report.table());
     if args.verbose {
         for (result, reason) in report.failures() {

@@ -1,19 +1,26 @@
 //! Reading W3C test manifests: Turtle files listing tests (`mf:entries`) and other
 //! manifests (`mf:include`), parsed with `oxttl` into an in-memory graph and walked from
-//! the root manifests down. Each test becomes a [`TestCase`]; tests outside this runner's
-//! scope carry the reason they are skipped.
+//! the root manifests down (those of [`ROOT_MANIFESTS`] that the suite directory holds).
+//! Each test becomes a [`TestCase`]; tests outside this runner's scope carry the reason
+//! they are skipped.
+//!
+//! The SPARQL 1.0/1.1 manifests describe themselves as `<>`; the RDF 1.2 ones (and some
+//! SPARQL 1.2 ones) as a node of their own (`trs:manifest a mf:Manifest`), found by its
+//! type. The RDF 1.2 manifests include the RDF 1.1 suites by relative paths
+//! (`../../rdf11/…`) that this copy of the suites does not hold: an included manifest
+//! that is missing is left out and listed in [`Suite::missing`], while a missing root
+//! manifest only means that suite is not in the directory.
 
 use std::collections::HashSet;
 use std::path::Path;
 
-use oxrdf::vocab::{rdf, rdfs};
-use oxrdf::{Graph, NamedNodeRef, NamedOrBlankNodeRef, Term, TermRef};
+use oxrdf::vocab::rdf;
+use oxrdf::{Graph, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, Term, TermRef};
 use oxttl::TurtleParser;
 
 use crate::files::{file_iri, iri_to_path};
+use crate::rdf_syntax::RdfSyntax;
 use crate::SuiteError;
-
-const MF: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#";
 
 macro_rules! mf {
     ($name:literal) => {
@@ -24,40 +31,20 @@ macro_rules! mf {
     };
 }
 
-/// `sd:entailmentRegime` of the SPARQL 1.1 Service Description vocabulary.
-fn sd_entailment_regime() -> NamedNodeRef<'static> {
-    NamedNodeRef::new_unchecked("http://www.w3.org/ns/sparql-service-description#entailmentRegime")
-}
+// After `mf!`, which they use.
+mod entry;
+#[cfg(test)]
+mod tests;
 
-macro_rules! qt {
-    ($name:literal) => {
-        NamedNodeRef::new_unchecked(concat!(
-            "http://www.w3.org/2001/sw/DataAccess/tests/test-query#",
-            $name
-        ))
-    };
-}
-
-macro_rules! ut {
-    ($name:literal) => {
-        NamedNodeRef::new_unchecked(concat!(
-            "http://www.w3.org/2009/sparql/tests/test-update#",
-            $name
-        ))
-    };
-}
-
-macro_rules! dawgt {
-    ($name:literal) => {
-        NamedNodeRef::new_unchecked(concat!(
-            "http://www.w3.org/2001/sw/DataAccess/tests/test-dawg#",
-            $name
-        ))
-    };
-}
-
-/// The manifests the suite is walked from, relative to the suite directory.
-pub const ROOT_MANIFESTS: [&str; 2] = ["sparql10/manifest.ttl", "sparql11/manifest-all.ttl"];
+/// The manifests a suite is walked from, relative to the suite directory: the SPARQL 1.0
+/// and 1.1 suites (`shared/sparql-tests`), the SPARQL 1.2 and RDF 1.2 suites
+/// (`shared/rdf12-tests`). Those the directory holds are walked, in this order.
+pub const ROOT_MANIFESTS: [&str; 4] = [
+    "sparql10/manifest.ttl",
+    "sparql11/manifest-all.ttl",
+    "sparql12/manifest.ttl",
+    "rdf12/manifest.ttl",
+];
 
 /// What a test checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +63,13 @@ pub enum TestKind {
     NegativeUpdateSyntax,
     /// Run an update request on a dataset and compare the dataset with the expected one.
     UpdateEvaluation,
+    /// An RDF document (the test's action) must load into a store (`positive`) or be
+    /// rejected with a syntax error: `rdft:TestTurtlePositiveSyntax` and the like.
+    RdfSyntax { syntax: RdfSyntax, positive: bool },
+    /// An RDF document must load into a store holding the expected quads (`mf:result`), up
+    /// to blank node renaming: `rdft:TestTurtleEval` and the like, and the C14N tests
+    /// (`rdft:TestNTriplesPositiveC14N`), whose result is the canonical form of the action.
+    RdfEvaluation(RdfSyntax),
     /// Any other test type (protocol, service description, ...): always skipped.
     Other(String),
 }
@@ -91,7 +85,8 @@ pub struct TestCase {
     /// The manifest's directory relative to the suite (`sparql11/aggregates`).
     pub group: String,
     pub kind: TestKind,
-    /// The query file's IRI.
+    /// The query file's IRI (the update request of an update test, the RDF document of an
+    /// RDF test).
     pub query: Option<String>,
     /// Files of the default graph.
     pub data: Vec<String>,
@@ -110,6 +105,11 @@ pub struct TestCase {
     /// as `rdfs`, else the OWL RDF-Based semantics as `owl-rl`, whose rules are sound for
     /// it), if any.
     pub profile: Option<quiver_store::Profile>,
+    /// The base IRI an RDF test's document is parsed with, as the W3C runners use it: the
+    /// manifest's `mf:assumedTestBase` with the document's path relative to the manifest
+    /// appended (`https://w3c.github.io/rdf-tests/rdf/rdf12/rdf-turtle/eval/x.ttl`), else
+    /// the document's own IRI. `None` for SPARQL tests, which resolve against their files.
+    pub base: Option<String>,
 }
 
 /// The datasets of an update evaluation test.
@@ -129,56 +129,135 @@ pub struct UpdateDataset {
     pub graphs: Vec<(String, String)>,
 }
 
+/// The tests of a suite directory.
+#[derive(Debug, Clone, Default)]
+pub struct Suite {
+    /// Every test reachable from the root manifests, in manifest order (withdrawn tests
+    /// left out).
+    pub tests: Vec<TestCase>,
+    /// Included manifests that are not there (relative to the suite directory where they
+    /// lie in it): their tests are not run.
+    pub missing: Vec<String>,
+}
+
 /// Every test reachable from [`ROOT_MANIFESTS`] under `suite` (withdrawn tests left out).
 pub fn load_suite(suite: &Path) -> Result<Vec<TestCase>, SuiteError> {
+    read_suite(suite).map(|suite| suite.tests)
+}
+
+/// The tests reachable from those of [`ROOT_MANIFESTS`] that `suite` holds, and the
+/// included manifests that are missing. An error when it holds none of them.
+pub fn read_suite(suite: &Path) -> Result<Suite, SuiteError> {
+    let roots: Vec<&str> = ROOT_MANIFESTS
+        .into_iter()
+        .filter(|root| suite.join(root).is_file())
+        .collect();
+    if roots.is_empty() {
+        return Err(SuiteError::NoSuite {
+            path: suite.to_owned(),
+            roots: ROOT_MANIFESTS.join(", "),
+        });
+    }
     let mut walker = Walker {
         suite_iri: file_iri(suite)?,
         seen: HashSet::new(),
-        tests: Vec::new(),
+        suite: Suite::default(),
     };
-    for root in ROOT_MANIFESTS {
+    for root in roots {
         let iri = file_iri(&suite.join(root))?;
-        walker.manifest(&iri)?;
+        walker.manifest(&iri, false)?;
     }
-    Ok(walker.tests)
+    Ok(walker.suite)
 }
 
 struct Walker {
     suite_iri: String,
     seen: HashSet<String>,
-    tests: Vec<TestCase>,
+    suite: Suite,
+}
+
+/// Where a manifest lies, what its tests are named after and resolved against.
+struct ManifestPlace<'a> {
+    /// The manifest's path relative to the suite (`rdf12/rdf-turtle/eval/manifest.ttl`).
+    relative: &'a str,
+    /// Its directory relative to the suite (`rdf12/rdf-turtle/eval`).
+    group: &'a str,
+    /// Its directory's IRI, with the final slash.
+    directory: &'a str,
+    /// Its `mf:assumedTestBase`, if it gives one.
+    assumed_base: Option<String>,
 }
 
 impl Walker {
-    fn manifest(&mut self, iri: &str) -> Result<(), SuiteError> {
+    fn manifest(&mut self, iri: &str, included: bool) -> Result<(), SuiteError> {
         if !self.seen.insert(iri.to_owned()) {
             return Ok(());
         }
-        let graph = parse_manifest(iri)?;
-        let this = NamedNodeRef::new_unchecked(iri);
         let relative = iri.strip_prefix(&self.suite_iri).unwrap_or(iri);
         let relative = relative.trim_start_matches('/').to_owned();
+        if included && !iri_to_path(iri)?.is_file() {
+            self.suite.missing.push(relative);
+            return Ok(());
+        }
+        let graph = parse_manifest(iri)?;
+        let nodes = manifest_nodes(&graph, iri);
         let group = match relative.rfind('/') {
             Some(slash) => relative[..slash].to_owned(),
             None => String::new(),
         };
-        for include in list(&graph, this.into(), mf!("include")) {
-            if let Term::NamedNode(node) = include {
-                self.manifest(node.as_str())?;
+        let place = ManifestPlace {
+            relative: &relative,
+            group: &group,
+            directory: &iri[..iri.rfind('/').map_or(0, |slash| slash + 1)],
+            assumed_base: nodes.iter().find_map(|node| {
+                graph
+                    .object_for_subject_predicate(node.as_ref(), mf!("assumedTestBase"))
+                    .and_then(iri_of)
+            }),
+        };
+        for node in &nodes {
+            for include in list(&graph, node.as_ref(), mf!("include")) {
+                if let Term::NamedNode(node) = include {
+                    self.manifest(node.as_str(), true)?;
+                }
             }
         }
-        for entry in list(&graph, this.into(), mf!("entries")) {
-            let node = match &entry {
-                Term::NamedNode(n) => NamedOrBlankNodeRef::from(n.as_ref()),
-                Term::BlankNode(b) => NamedOrBlankNodeRef::from(b.as_ref()),
-                _ => continue,
-            };
-            if let Some(test) = test_case(&graph, node, &relative, &group) {
-                self.tests.push(test);
+        for node in &nodes {
+            for entry in list(&graph, node.as_ref(), mf!("entries")) {
+                let node = match &entry {
+                    Term::NamedNode(n) => NamedOrBlankNodeRef::from(n.as_ref()),
+                    Term::BlankNode(b) => NamedOrBlankNodeRef::from(b.as_ref()),
+                    _ => continue,
+                };
+                if let Some(test) = entry::test_case(&graph, node, &place) {
+                    self.suite.tests.push(test);
+                }
             }
         }
         Ok(())
     }
+}
+
+/// The nodes that describe the manifest at `iri`: the document itself (`<>`, as the SPARQL
+/// 1.0/1.1 manifests write it) when it lists entries or includes, else every node typed
+/// `mf:Manifest` (`trs:manifest a mf:Manifest`, as the RDF 1.2 manifests write it).
+fn manifest_nodes(graph: &Graph, iri: &str) -> Vec<NamedOrBlankNode> {
+    let this = NamedNodeRef::new_unchecked(iri);
+    let lists = |node: NamedOrBlankNodeRef<'_>| {
+        graph
+            .object_for_subject_predicate(node, mf!("entries"))
+            .is_some()
+            || graph
+                .object_for_subject_predicate(node, mf!("include"))
+                .is_some()
+    };
+    if lists(this.into()) {
+        return vec![this.into_owned().into()];
+    }
+    graph
+        .subjects_for_predicate_object(rdf::TYPE, mf!("Manifest"))
+        .map(NamedOrBlankNodeRef::into_owned)
+        .collect()
 }
 
 fn parse_manifest(iri: &str) -> Result<Graph, SuiteError> {
@@ -232,238 +311,4 @@ fn iri_of(term: TermRef<'_>) -> Option<String> {
         TermRef::NamedNode(n) => Some(n.as_str().to_owned()),
         _ => None,
     }
-}
-
-fn test_case(
-    graph: &Graph,
-    node: NamedOrBlankNodeRef<'_>,
-    manifest: &str,
-    group: &str,
-) -> Option<TestCase> {
-    let approval = graph.object_for_subject_predicate(node, dawgt!("approval"));
-    if approval == Some(dawgt!("Withdrawn").into()) {
-        return None;
-    }
-    let types: Vec<String> = graph
-        .objects_for_subject_predicate(node, rdf::TYPE)
-        .filter_map(iri_of)
-        .collect();
-    let kind = kind_of(&types);
-    let iri = match node {
-        NamedOrBlankNodeRef::NamedNode(n) => n.as_str().to_owned(),
-        NamedOrBlankNodeRef::BlankNode(b) => format!("_:{}", b.as_str()),
-    };
-    let local = iri.rsplit(['#', '/']).next().unwrap_or(&iri).to_owned();
-    let name = match graph.object_for_subject_predicate(node, mf!("name")) {
-        Some(TermRef::Literal(l)) => l.value().to_owned(),
-        _ => local.clone(),
-    };
-    let action = graph.object_for_subject_predicate(node, mf!("action"));
-    if kind == TestKind::UpdateEvaluation {
-        let before = update_dataset(graph, action);
-        let result = graph.object_for_subject_predicate(node, mf!("result"));
-        let request = match action {
-            Some(TermRef::BlankNode(b)) => graph
-                .object_for_subject_predicate(NamedOrBlankNodeRef::from(b), ut!("request"))
-                .and_then(iri_of),
-            _ => None,
-        };
-        return Some(TestCase {
-            id: format!("{manifest}#{local}"),
-            iri,
-            name,
-            group: group.to_owned(),
-            skip: skip_reason(&kind, group),
-            kind,
-            query: request,
-            data: Vec::new(),
-            graph_data: Vec::new(),
-            result: None,
-            update: Some(UpdateCase {
-                before,
-                after: update_dataset(graph, result),
-            }),
-            service_data: Vec::new(),
-            profile: None,
-        });
-    }
-    let (mut query, mut data, mut graph_data) = (None, Vec::new(), Vec::new());
-    let mut service_data = Vec::new();
-    let mut regimes: Vec<String> = Vec::new();
-    match action {
-        Some(TermRef::NamedNode(file)) => query = Some(file.as_str().to_owned()),
-        Some(TermRef::BlankNode(b)) => {
-            let b = NamedOrBlankNodeRef::from(b);
-            query = graph
-                .object_for_subject_predicate(b, qt!("query"))
-                .and_then(iri_of);
-            data = graph
-                .objects_for_subject_predicate(b, qt!("data"))
-                .filter_map(iri_of)
-                .collect();
-            graph_data = graph
-                .objects_for_subject_predicate(b, qt!("graphData"))
-                .filter_map(iri_of)
-                .collect();
-            service_data = graph
-                .objects_for_subject_predicate(b, qt!("serviceData"))
-                .filter_map(|entry| {
-                    let TermRef::BlankNode(entry) = entry else {
-                        return None;
-                    };
-                    let entry = NamedOrBlankNodeRef::from(entry);
-                    let endpoint = graph
-                        .object_for_subject_predicate(entry, qt!("endpoint"))
-                        .and_then(iri_of)?;
-                    let mut files: Vec<String> = graph
-                        .objects_for_subject_predicate(entry, qt!("data"))
-                        .filter_map(iri_of)
-                        .collect();
-                    files.sort();
-                    Some((endpoint, files))
-                })
-                .collect();
-            service_data.sort();
-            regimes = list(graph, b, sd_entailment_regime())
-                .into_iter()
-                .chain(
-                    graph
-                        .object_for_subject_predicate(b, sd_entailment_regime())
-                        .filter(|t| matches!(t, TermRef::NamedNode(_)))
-                        .map(TermRef::into_owned),
-                )
-                .filter_map(|t| match t {
-                    Term::NamedNode(n) => n.as_str().rsplit('/').next().map(str::to_owned),
-                    _ => None,
-                })
-                .collect();
-        }
-        _ => {}
-    }
-    // Several files per property come out of the graph in no fixed order.
-    data.sort();
-    graph_data.sort();
-    let result = graph
-        .object_for_subject_predicate(node, mf!("result"))
-        .and_then(iri_of);
-    // Some SPARQL 1.1 manifests type update syntax tests (`.ru` actions) as query syntax.
-    let update_action = query.as_deref().is_some_and(|q| q.ends_with(".ru"));
-    let kind = match kind {
-        TestKind::PositiveSyntax if update_action => TestKind::PositiveUpdateSyntax,
-        TestKind::NegativeSyntax if update_action => TestKind::NegativeUpdateSyntax,
-        kind => kind,
-    };
-    let profile = if regimes.iter().any(|r| r == "RDFS") {
-        Some(quiver_store::Profile::Rdfs)
-    } else if regimes.iter().any(|r| r == "OWL-RDF-Based") {
-        Some(quiver_store::Profile::OwlRl)
-    } else {
-        None
-    };
-    let skip = match profile {
-        Some(_) if group.ends_with("entailment") => None,
-        None if group.ends_with("entailment") => Some(format!(
-            "entailment regime not supported: {}",
-            if regimes.is_empty() {
-                "none named".to_owned()
-            } else {
-                regimes.join(", ")
-            }
-        )),
-        _ => skip_reason(&kind, group),
-    };
-    Some(TestCase {
-        id: format!("{manifest}#{local}"),
-        iri,
-        name,
-        group: group.to_owned(),
-        kind,
-        query,
-        data,
-        graph_data,
-        result,
-        skip,
-        update: None,
-        service_data,
-        profile,
-    })
-}
-
-/// The dataset an update test's action or result node describes (`ut:data`,
-/// `ut:graphData [ ut:graph <file> ; rdfs:label "name" ]`); nothing for `[]` or none.
-fn update_dataset(graph: &Graph, node: Option<TermRef<'_>>) -> UpdateDataset {
-    let node = match node {
-        Some(TermRef::BlankNode(b)) => NamedOrBlankNodeRef::from(b),
-        Some(TermRef::NamedNode(n)) => NamedOrBlankNodeRef::from(n),
-        _ => return UpdateDataset::default(),
-    };
-    let mut data: Vec<String> = graph
-        .objects_for_subject_predicate(node, ut!("data"))
-        .filter_map(iri_of)
-        .collect();
-    data.sort();
-    let mut graphs: Vec<(String, String)> = graph
-        .objects_for_subject_predicate(node, ut!("graphData"))
-        .filter_map(|entry| {
-            let entry = match entry {
-                TermRef::BlankNode(b) => NamedOrBlankNodeRef::from(b),
-                TermRef::NamedNode(n) => NamedOrBlankNodeRef::from(n),
-                _ => return None,
-            };
-            let file = graph
-                .object_for_subject_predicate(entry, ut!("graph"))
-                .and_then(iri_of)?;
-            let name = match graph.object_for_subject_predicate(entry, rdfs::LABEL) {
-                Some(TermRef::Literal(l)) => l.value().to_owned(),
-                Some(TermRef::NamedNode(n)) => n.as_str().to_owned(),
-                _ => file.clone(),
-            };
-            Some((name, file))
-        })
-        .collect();
-    graphs.sort();
-    UpdateDataset { data, graphs }
-}
-
-fn kind_of(types: &[String]) -> TestKind {
-    let local = |t: &String| t.strip_prefix(MF).map(str::to_owned);
-    let names: Vec<String> = types.iter().filter_map(local).collect();
-    let has = |n: &str| names.iter().any(|x| x == n);
-    if has("QueryEvaluationTest") {
-        TestKind::QueryEvaluation
-    } else if has("CSVResultFormatTest") {
-        TestKind::CsvResultFormat
-    } else if has("PositiveSyntaxTest") || has("PositiveSyntaxTest11") {
-        TestKind::PositiveSyntax
-    } else if has("NegativeSyntaxTest") || has("NegativeSyntaxTest11") {
-        TestKind::NegativeSyntax
-    } else if has("PositiveUpdateSyntaxTest11") {
-        TestKind::PositiveUpdateSyntax
-    } else if has("NegativeUpdateSyntaxTest11") {
-        TestKind::NegativeUpdateSyntax
-    } else if has("UpdateEvaluationTest") {
-        TestKind::UpdateEvaluation
-    } else if types.is_empty() {
-        // DAWG manifests leave the type of plain evaluation tests implicit.
-        TestKind::QueryEvaluation
-    } else {
-        TestKind::Other(names.first().cloned().unwrap_or_else(|| types[0].clone()))
-    }
-}
-
-fn skip_reason(kind: &TestKind, group: &str) -> Option<String> {
-    let dir = group.rsplit('/').next().unwrap_or(group);
-    let reason = match dir {
-        "entailment" => "entailment regimes are not supported",
-        "protocol" | "graph-store-protocol" | "http-rdf-update" => "protocol tests",
-        "service-description" => {
-            "service description tests (run over HTTP by quiver-cli's serve_w3c tests)"
-        }
-        _ => match kind {
-            TestKind::Other(name) if name.contains("Protocol") => "protocol tests",
-            TestKind::Other(_) => "test type not run by this runner",
-            _ => return None,
-        },
-    };
-    Some(reason.to_owned())
 }

@@ -12,6 +12,8 @@ use crate::runner::{Status, TestResult};
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     pub results: Vec<TestResult>,
+    /// Included manifests that are missing (their tests did not run).
+    pub missing_manifests: Vec<String>,
 }
 
 /// Passed, failed and skipped counts.
@@ -32,8 +34,8 @@ impl Totals {
     }
 }
 
-/// The two halves of the suite, counted apart: syntax tests measure mostly the parser,
-/// evaluation tests the engine.
+/// The parts of the suites, counted apart: syntax tests measure mostly the parsers,
+/// evaluation tests the engine, RDF tests the loader and the store's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Category {
     /// Positive and negative syntax tests, of queries and of updates.
@@ -42,6 +44,23 @@ pub enum Category {
     Evaluation,
     /// Update evaluation: a request run on a dataset, the dataset after it compared.
     Update,
+    /// RDF document syntax tests (N-Triples, N-Quads, Turtle, TriG, RDF/XML), positive and
+    /// negative.
+    RdfSyntax,
+    /// RDF document evaluation and C14N tests: the loaded dataset compared (and the RDF
+    /// Semantics entailment tests, which are skipped).
+    RdfEvaluation,
+}
+
+impl Category {
+    /// Every category, in the order the summary lists them.
+    pub const ALL: [Category; 5] = [
+        Category::Syntax,
+        Category::Evaluation,
+        Category::Update,
+        Category::RdfSyntax,
+        Category::RdfEvaluation,
+    ];
 }
 
 impl Category {
@@ -51,10 +70,14 @@ impl Category {
             | TestKind::NegativeSyntax
             | TestKind::PositiveUpdateSyntax
             | TestKind::NegativeUpdateSyntax => Category::Syntax,
+            // The RDF Semantics tests (`mf:PositiveEntailmentTest` …), always skipped.
+            TestKind::Other(name) if name.ends_with("EntailmentTest") => Category::RdfEvaluation,
             TestKind::QueryEvaluation | TestKind::CsvResultFormat | TestKind::Other(_) => {
                 Category::Evaluation
             }
             TestKind::UpdateEvaluation => Category::Update,
+            TestKind::RdfSyntax { .. } => Category::RdfSyntax,
+            TestKind::RdfEvaluation(_) => Category::RdfEvaluation,
         }
     }
 
@@ -63,7 +86,13 @@ impl Category {
             Category::Syntax => "W3C SPARQL syntax",
             Category::Evaluation => "W3C SPARQL evaluation",
             Category::Update => "W3C SPARQL update evaluation",
+            Category::RdfSyntax => "W3C RDF syntax",
+            Category::RdfEvaluation => "W3C RDF evaluation",
         }
+    }
+
+    fn is_rdf(self) -> bool {
+        matches!(self, Category::RdfSyntax | Category::RdfEvaluation)
     }
 }
 
@@ -94,17 +123,35 @@ impl Report {
         totals
     }
 
-    /// `W3C SPARQL: 580 passed, 13 failed, 40 skipped`.
-    pub fn summary_line(&self) -> String {
-        totals_line("W3C SPARQL", self.totals())
+    /// Whether the run holds RDF syntax tests (the RDF 1.2 suite).
+    fn has_rdf(&self) -> bool {
+        self.results
+            .iter()
+            .any(|r| Category::of(&r.test.kind).is_rdf())
     }
 
-    /// The syntax line, the evaluation line, the update evaluation line, then
-    /// [`Report::summary_line`]: `W3C SPARQL syntax: …`, `W3C SPARQL evaluation: …`,
-    /// `W3C SPARQL update evaluation: …`, `W3C SPARQL: …`.
+    /// `W3C SPARQL: 580 passed, 13 failed, 40 skipped` (`W3C RDF and SPARQL: …` when the run
+    /// holds RDF tests).
+    pub fn summary_line(&self) -> String {
+        let label = if self.has_rdf() {
+            "W3C RDF and SPARQL"
+        } else {
+            "W3C SPARQL"
+        };
+        totals_line(label, self.totals())
+    }
+
+    /// The syntax line, the evaluation line, the update evaluation line, the RDF syntax and
+    /// RDF evaluation lines when the run holds RDF tests, then [`Report::summary_line`]:
+    /// `W3C SPARQL syntax: …`, `W3C SPARQL evaluation: …`, `W3C SPARQL update evaluation:
+    /// …`, (`W3C RDF syntax: …`, `W3C RDF evaluation: …`,) `W3C SPARQL: …`.
     pub fn summary(&self) -> String {
         let mut text = String::new();
-        for category in [Category::Syntax, Category::Evaluation, Category::Update] {
+        let has_rdf = self.has_rdf();
+        for category in Category::ALL {
+            if category.is_rdf() && !has_rdf {
+                continue;
+            }
             text.push_str(&totals_line(
                 category.label(),
                 self.category_totals(category),
@@ -151,9 +198,8 @@ impl Report {
             .map(|(r, reason)| format!("{} # {}", r.test.id, one_line(reason, 160)))
             .collect();
         lines.sort();
-        let mut text = String::from(
-            "# W3C SPARQL tests known to fail (regenerate with --write-known-failures).\n",
-        );
+        let mut text =
+            String::from("# W3C tests known to fail (regenerate with --write-known-failures).\n");
         for line in lines {
             text.push_str(&line);
             text.push('\n');
@@ -172,7 +218,7 @@ impl Report {
             let listed = known.contains(id);
             match &result.status {
                 Status::Passed if listed => violations.push(format!(
-                    "{id} now passes: remove it from known-failures.txt"
+                    "{id} now passes: remove it from the known failures"
                 )),
                 Status::Failed(reason) if !listed => violations.push(format!(
                     "{id} fails but is not a known failure: {}",
@@ -184,7 +230,7 @@ impl Report {
         if complete {
             for id in known.ids.iter().filter(|id| !seen.contains(id.as_str())) {
                 violations.push(format!(
-                    "{id} is listed in known-failures.txt but is not in the suite"
+                    "{id} is listed as a known failure but is not in the suite"
                 ));
             }
         }
@@ -252,6 +298,7 @@ mod tests {
                 update: None,
                 service_data: Vec::new(),
                 profile: None,
+                base: None,
             },
             status,
         }
@@ -261,6 +308,7 @@ mod tests {
     fn the_summary_counts_syntax_and_evaluation_apart_and_together() {
         let failed = || Status::Failed("why".into());
         let report = Report {
+            missing_manifests: Vec::new(),
             results: vec![
                 result(TestKind::PositiveSyntax, Status::Passed),
                 result(TestKind::NegativeSyntax, failed()),
@@ -283,6 +331,37 @@ mod tests {
              W3C SPARQL evaluation: 1 passed, 2 failed, 1 skipped\n\
              W3C SPARQL update evaluation: 2 passed, 1 failed, 0 skipped\n\
              W3C SPARQL: 5 passed, 4 failed, 1 skipped"
+        );
+    }
+
+    #[test]
+    fn rdf_tests_get_lines_of_their_own() {
+        use crate::rdf_syntax::RdfSyntax;
+        let report = Report {
+            missing_manifests: Vec::new(),
+            results: vec![
+                result(TestKind::PositiveSyntax, Status::Passed),
+                result(
+                    TestKind::RdfSyntax {
+                        syntax: RdfSyntax::Turtle,
+                        positive: false,
+                    },
+                    Status::Passed,
+                ),
+                result(
+                    TestKind::RdfEvaluation(RdfSyntax::NQuads),
+                    Status::Failed("why".into()),
+                ),
+            ],
+        };
+        assert_eq!(
+            report.summary(),
+            "W3C SPARQL syntax: 1 passed, 0 failed, 0 skipped\n\
+             W3C SPARQL evaluation: 0 passed, 0 failed, 0 skipped\n\
+             W3C SPARQL update evaluation: 0 passed, 0 failed, 0 skipped\n\
+             W3C RDF syntax: 1 passed, 0 failed, 0 skipped\n\
+             W3C RDF evaluation: 0 passed, 1 failed, 0 skipped\n\
+             W3C RDF and SPARQL: 2 passed, 1 failed, 0 skipped"
         );
     }
 }

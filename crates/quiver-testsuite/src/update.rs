@@ -1,23 +1,21 @@
 //! Update evaluation tests (`mf:UpdateEvaluationTest`): the test's dataset (`ut:data` files
 //! in the default graph, each `ut:graphData` file in the named graph its label names) goes
 //! into a store, the request runs through Quiver's update evaluation, and the final version
-//! must hold the expected dataset's quads, blank nodes compared up to renaming. Every
-//! listed graph exists before the request, even an empty one (so `CLEAR GRAPH` of it
-//! succeeds); afterwards only quads are compared, since a store may or may not keep a
-//! graph that became empty. `LOAD` reads `file:` IRIs only.
+//! must hold the expected dataset's quads, blank nodes compared up to renaming
+//! (`dataset.rs`). Every listed graph exists before the request, even an empty one (so
+//! `CLEAR GRAPH` of it succeeds); afterwards only quads are compared, since a store may or
+//! may not keep a graph that became empty. `LOAD` reads `file:` IRIs only.
 
-use std::collections::BTreeSet;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use oxrdf::{GraphName, NamedNode, NamedOrBlankNode, Quad, Term};
+use oxrdf::{GraphName, NamedNode, Quad};
 use quiver_sparql::update::{execute_update, LoadHandler};
 use quiver_sparql::{parse_update, ExecOptions};
 use quiver_store::{ChangeSet, Store};
 
-use crate::answer::Row;
-use crate::compare::isomorphic_bags;
+use crate::dataset::{compare_datasets, store_quads};
 use crate::files::{read_quads, read_text};
 use crate::manifest::{TestCase, UpdateDataset};
 
@@ -41,7 +39,11 @@ pub fn run(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Resul
     };
     let outcome = execute_update(&store, &update, &options, &FileLoader)
         .map_err(|e| format!("update failed: {e}"))?;
-    compare_datasets(&quads_of(&case.after, "e")?, &store_quads(&outcome.store))
+    compare_datasets(
+        &quads_of(&case.after, "e")?,
+        &store_quads(&outcome.store)?,
+        "the dataset after the update",
+    )
 }
 
 /// Loads `file:` IRIs through the test files' parsers.
@@ -90,117 +92,9 @@ fn store_of(dataset: &UpdateDataset) -> Result<Store, String> {
     store.apply(&changes).map_err(|e| e.to_string())
 }
 
-/// Every quad of a store.
-fn store_quads(store: &Store) -> Vec<Quad> {
-    let mut ids = Vec::new();
-    store.for_each_quad(|quad| ids.push(quad));
-    ids.into_iter()
-        .filter_map(|quad| {
-            let subject: NamedOrBlankNode = match store.term(quad.subject)? {
-                Term::NamedNode(n) => n.into(),
-                Term::BlankNode(b) => b.into(),
-                _ => return None,
-            };
-            let Term::NamedNode(predicate) = store.term(quad.predicate)? else {
-                return None;
-            };
-            let graph = match quad.graph {
-                None => GraphName::DefaultGraph,
-                Some(id) => match store.term(id)? {
-                    Term::NamedNode(n) => n.into(),
-                    Term::BlankNode(b) => b.into(),
-                    _ => return None,
-                },
-            };
-            Some(Quad::new(
-                subject,
-                predicate,
-                store.term(quad.object)?,
-                graph,
-            ))
-        })
-        .collect()
-}
-
-/// `Ok` when the two datasets are equal up to blank node renaming.
-fn compare_datasets(expected: &[Quad], actual: &[Quad]) -> Result<(), String> {
-    let rows = |quads: &[Quad]| -> Vec<Row> {
-        let mut seen = BTreeSet::new();
-        quads
-            .iter()
-            .filter(|q| seen.insert(q.to_string()))
-            .map(|q| {
-                let graph = match &q.graph_name {
-                    GraphName::DefaultGraph => None,
-                    GraphName::NamedNode(n) => Some(Term::from(n.clone())),
-                    GraphName::BlankNode(b) => Some(Term::from(b.clone())),
-                };
-                vec![
-                    Some(Term::from(q.subject.clone())),
-                    Some(Term::from(q.predicate.clone())),
-                    Some(q.object.clone()),
-                    graph,
-                ]
-            })
-            .collect()
-    };
-    let (expected_rows, actual_rows) = (rows(expected), rows(actual));
-    if isomorphic_bags(&expected_rows, &actual_rows)? {
-        return Ok(());
-    }
-    let lines = |quads: &[Quad]| -> BTreeSet<String> {
-        quads
-            .iter()
-            .filter(|q| !q.to_string().contains("_:"))
-            .map(ToString::to_string)
-            .collect()
-    };
-    let (e, a) = (lines(expected), lines(actual));
-    let missing: Vec<&String> = e.difference(&a).take(5).collect();
-    let extra: Vec<&String> = a.difference(&e).take(5).collect();
-    Err(format!(
-        "the dataset after the update differs: {} quads expected, {} found; missing {missing:?}; \
-         unexpected {extra:?}",
-        expected_rows.len(),
-        actual_rows.len()
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn quads(nquads: &str) -> Vec<Quad> {
-        oxrdfio::RdfParser::from_format(oxrdfio::RdfFormat::NQuads)
-            .for_slice(nquads.as_bytes())
-            .collect::<Result<_, _>>()
-            .unwrap()
-    }
-
-    #[test]
-    fn datasets_compare_up_to_blank_node_renaming_only() {
-        let expected =
-            quads("_:a <http://p> <http://o> <http://g> .\n<http://s> <http://p> _:a .\n");
-        let renamed =
-            quads("_:z <http://p> <http://o> <http://g> .\n<http://s> <http://p> _:z .\n");
-        assert_eq!(compare_datasets(&expected, &renamed), Ok(()));
-        // The same blank node must be the same on both sides.
-        let split = quads("_:y <http://p> <http://o> <http://g> .\n<http://s> <http://p> _:z .\n");
-        assert!(compare_datasets(&expected, &split).is_err());
-        // Another graph, a missing quad, an extra quad.
-        let moved = quads("_:a <http://p> <http://o> .\n<http://s> <http://p> _:a .\n");
-        assert!(compare_datasets(&expected, &moved).is_err());
-        let fewer = quads("<http://s> <http://p> _:a .\n");
-        assert!(compare_datasets(&expected, &fewer).is_err());
-        let ground = quads("<http://s> <http://p> <http://o> .\n");
-        let more =
-            quads("<http://s> <http://p> <http://o> .\n<http://s> <http://p> <http://x> .\n");
-        let error = compare_datasets(&ground, &more).unwrap_err();
-        assert!(
-            error.contains("unexpected [\"<http://s> <http://p> <http://x>\"]"),
-            "{error}"
-        );
-    }
 
     /// An update test of `request` on a default graph file, expecting `after`.
     fn run_case(request: &str, before: &str, after: &str) -> Result<(), String> {
@@ -238,6 +132,7 @@ mod tests {
             }),
             service_data: Vec::new(),
             profile: None,
+            base: None,
         };
         let outcome = run(
             &test,

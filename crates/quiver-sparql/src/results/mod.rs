@@ -93,7 +93,17 @@ pub fn write_results<W: Write>(
         }
         QueryResults::Solutions(solutions) => write_solutions(solutions, format.syntax(), writer),
         QueryResults::Graph(triples) => {
-            let mut serializer = RdfSerializer::from_format(format.graph()).for_writer(writer);
+            let graph_format = format.graph();
+            if matches!(graph_format, RdfFormat::JsonLd { .. })
+                && triples.iter().any(|t| t.object.is_triple())
+            {
+                // Refused before a byte is written (the serializer would stop midway).
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "JSON-LD has no triple terms (RDF 1.2): ask for Turtle, N-Triples or RDF/XML",
+                ));
+            }
+            let mut serializer = RdfSerializer::from_format(graph_format).for_writer(writer);
             for triple in triples {
                 serializer.serialize_triple(triple)?;
             }

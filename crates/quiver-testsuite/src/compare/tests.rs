@@ -275,3 +275,70 @@ fn answers_of_different_kinds_and_booleans() {
     );
     assert_eq!(error, Err("expected a boolean, got a graph".into()));
 }
+
+fn triple_term(subject: Term, predicate: &str, object: Term) -> Term {
+    let subject = match subject {
+        Term::NamedNode(n) => oxrdf::NamedOrBlankNode::from(n),
+        Term::BlankNode(b) => b.into(),
+        other => panic!("not a subject: {other}"),
+    };
+    Triple::new(
+        subject,
+        NamedNode::new_unchecked(format!("http://example.org/{predicate}")),
+        object,
+    )
+    .into()
+}
+
+#[test]
+fn blank_nodes_inside_triple_terms_follow_the_bijection() {
+    // ?r is a triple term whose subject is the blank node bound to ?b.
+    let expected = solutions(
+        &["b", "r"],
+        vec![vec![blank("x"), triple_term(blank("x"), "p", iri("o"))]],
+    );
+    let renamed = solutions(
+        &["b", "r"],
+        vec![vec![blank("y"), triple_term(blank("y"), "p", iri("o"))]],
+    );
+    assert_eq!(compare(&expected, &renamed, &Order::Bag), Ok(()));
+    let split = solutions(
+        &["b", "r"],
+        vec![vec![blank("y"), triple_term(blank("z"), "p", iri("o"))]],
+    );
+    assert!(compare(&expected, &split, &Order::Bag).is_err());
+    // Nested: the object of the triple term is a triple term with the blank node.
+    let nested = |b: &str| triple_term(iri("s"), "p", triple_term(iri("t"), "q", blank(b)));
+    let expected = solutions(&["b", "r"], vec![vec![blank("x"), nested("x")]]);
+    assert_eq!(
+        compare(
+            &expected,
+            &solutions(&["b", "r"], vec![vec![blank("w"), nested("w")]]),
+            &Order::Bag
+        ),
+        Ok(())
+    );
+    assert!(compare(
+        &expected,
+        &solutions(&["b", "r"], vec![vec![blank("w"), nested("v")]]),
+        &Order::Sequence
+    )
+    .is_err());
+    // A triple term never matches a blank node, nor one with another predicate.
+    let other = solutions(
+        &["b", "r"],
+        vec![vec![blank("y"), triple_term(blank("y"), "q", iri("o"))]],
+    );
+    assert!(compare(&expected, &other, &Order::Bag).is_err());
+    let flat = solutions(&["b", "r"], vec![vec![blank("y"), blank("z")]]);
+    assert!(compare(&expected, &flat, &Order::Bag).is_err());
+}
+
+#[test]
+fn numbers_inside_triple_terms_compare_by_value() {
+    let expected = solutions(&["r"], vec![vec![triple_term(iri("s"), "p", int("1"))]]);
+    let padded = solutions(&["r"], vec![vec![triple_term(iri("s"), "p", int("01"))]]);
+    let other = solutions(&["r"], vec![vec![triple_term(iri("s"), "p", int("2"))]]);
+    assert_eq!(compare(&expected, &padded, &Order::Bag), Ok(()));
+    assert!(compare(&expected, &other, &Order::Bag).is_err());
+}
