@@ -157,8 +157,8 @@ fn holds_triple_terms(store: &Store, selection: Selection) -> bool {
     let mut found = false;
     store.for_each_quad(|quad| {
         let object = quad.object as u64;
-        found |= selection.takes(quad.graph)
-            && (sorted.contains(&object) || appended.contains(&object));
+        found |=
+            selection.takes(quad.graph) && (sorted.contains(&object) || appended.contains(&object));
     });
     found
 }

@@ -411,3 +411,45 @@ fn graphs_named_by_their_url_and_created_by_post_to_the_store() {
     assert_status(&call(&server, "DELETE", path, &[], b""), 204);
     assert_status(&server.get(path, &[]), 404);
 }
+
+/// RDF 1.2 through the Graph Store Protocol: triple terms stored and given back; a body
+/// whose triple terms nest 5,000 deep (which would overflow the parser's stack) is a
+/// 400 naming where, and the server goes on serving.
+#[test]
+fn triple_terms_go_in_and_out_and_deep_ones_are_refused() {
+    let server = writable("gsp-rdf12");
+    let g = graph_param("http://e/g12");
+    let data = "@prefix : <http://e/> . :a :said <<( :b :age 23 )>> . :b :name \"Bob\"@en--ltr .";
+    let reply = call(
+        &server,
+        "PUT",
+        &format!("/store?{g}"),
+        &[("Content-Type", TURTLE)],
+        data.as_bytes(),
+    );
+    assert_status(&reply, 201);
+    assert_eq!(get_graph(&server, &g), turtle(data));
+    let levels = 5_000;
+    let term = format!(
+        "{}<http://e/o>{}",
+        "<<( <http://e/s> <http://e/p> ".repeat(levels),
+        " )>>".repeat(levels)
+    );
+    let deep =
+        format!("<http://e/a> <http://e/b> <http://e/c> .\n<http://e/a> <http://e/b> {term} .\n");
+    let reply = call(
+        &server,
+        "POST",
+        &format!("/store?{g}"),
+        &[("Content-Type", "application/n-triples")],
+        deep.as_bytes(),
+    );
+    assert_status(&reply, 400);
+    let body = reply.text();
+    assert!(
+        body.contains("line 2") && body.contains("nested more than 64 deep"),
+        "{body}"
+    );
+    // Nothing of the refused body was written, and the server still answers.
+    assert_eq!(get_graph(&server, &g), turtle(data));
+}

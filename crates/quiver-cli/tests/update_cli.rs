@@ -668,32 +668,48 @@ fn rdf_12_dumps_load_back_into_the_same_quads() {
             .unwrap();
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         let again = stdout(&run_ok(&["dump"], &fresh));
-        assert_eq!(canonical_quads(&again, RdfFormat::NQuads), expected, "{format}");
+        assert_eq!(
+            canonical_quads(&again, RdfFormat::NQuads),
+            expected,
+            "{format}"
+        );
     }
     // One graph at a time in the syntaxes of triples.
     let default_graph: Vec<String> = expected
         .iter()
-        .filter(|q| !q.ends_with("<http://example.org/g1> ."))
+        .filter(|q| !q.ends_with(" <http://example.org/g1>"))
         .cloned()
         .collect();
-    for (format, syntax) in [("ntriples", RdfFormat::NTriples), ("turtle", RdfFormat::Turtle)] {
-        let dump = stdout(&run_ok(&["dump", "--format", format, "--graph", "default"], &store));
+    for (format, syntax) in [
+        ("ntriples", RdfFormat::NTriples),
+        ("turtle", RdfFormat::Turtle),
+    ] {
+        let dump = stdout(&run_ok(
+            &["dump", "--format", format, "--graph", "default"],
+            &store,
+        ));
         assert_eq!(canonical_quads(&dump, syntax), default_graph, "{format}");
     }
     // JSON-LD has no triple terms: refused with a clear error, before any output.
     let output = run(&["dump", "--format", "jsonld"], &store);
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("triple terms"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("triple terms"),
+        "{}",
+        stderr(&output)
+    );
     assert!(stdout(&output).is_empty(), "{}", stdout(&output));
 }
 
 #[test]
 fn triple_terms_nested_too_deeply_are_refused_with_their_line() {
     let dir = TempDir::new("deep-triple-terms");
-    let mut term = "<http://example.org/o>".to_owned();
-    for _ in 0..5000 {
-        term = format!("<<( <http://example.org/s> <http://example.org/p> {term} )>>");
-    }
+    let levels = 5_000;
+    let term = format!(
+        "{}<http://example.org/o>{}",
+        "<<( <http://example.org/s> <http://example.org/p> ".repeat(levels),
+        " )>>".repeat(levels)
+    );
     let text = format!(
         "<http://example.org/a> <http://example.org/b> <http://example.org/c> .\n\
          <http://example.org/a> <http://example.org/b> {term} .\n"

@@ -102,6 +102,12 @@ fn parse(source: &Source, quads: &mut Vec<oxrdf::Quad>) -> Result<(), String> {
     } else {
         Box::new(BufReader::new(file))
     };
+    // Triple terms nested too deeply are refused as they are read, before the parser.
+    let reader: Box<dyn Read> = if source.format.nests_triple_terms() {
+        Box::new(quiver_model::nesting::GuardedReader::new(reader))
+    } else {
+        reader
+    };
     let mut parser = RdfParser::from_format(source.format.rdf_format()).rename_blank_nodes();
     if let Some(base) = std::path::absolute(path)
         .ok()

@@ -7,9 +7,9 @@
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
-use oxrdf::{GraphNameRef, QuadRef, TermRef};
+use oxrdf::{GraphNameRef, Quad, TermRef};
 use quiver_model::encode_term;
-use quiver_model::term::{triple_nesting, MAX_TRIPLE_NESTING};
+use quiver_model::term::{drop_flat, triple_nesting, MAX_TRIPLE_NESTING};
 
 /// Local id meaning "the default graph".
 pub const DEFAULT_GRAPH: u32 = u32::MAX;
@@ -97,15 +97,13 @@ impl Chunk {
 
     /// Adds a parsed quad. `blank_prefix` scopes blank node labels to their document. A
     /// triple term nested deeper than a store holds is refused before anything recurses
-    /// into it.
-    pub fn add_quad(
-        &mut self,
-        quad: QuadRef<'_>,
-        blank_prefix: Option<&str>,
-    ) -> Result<(), TooDeep> {
-        if triple_nesting(quad.object) > MAX_TRIPLE_NESTING {
+    /// into it, and taken apart without recursion.
+    pub fn add_quad(&mut self, quad: Quad, blank_prefix: Option<&str>) -> Result<(), TooDeep> {
+        if triple_nesting(quad.object.as_ref()) > MAX_TRIPLE_NESTING {
+            drop_flat(quad.object);
             return Err(TooDeep);
         }
+        let quad = quad.as_ref();
         let subject = self.intern_scoped(quad.subject.into(), blank_prefix);
         let predicate = self.intern_term(quad.predicate.into());
         let object = self.intern_scoped(quad.object, blank_prefix);

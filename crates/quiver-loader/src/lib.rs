@@ -232,12 +232,10 @@ pub fn load_quads(
     let started = Instant::now();
     let mut chunk = chunk::Chunk::new();
     for (i, quad) in quads.into_iter().enumerate() {
-        chunk
-            .add_quad(quad.as_ref(), None)
-            .map_err(|e| LoadError::Input {
-                path: "quads".into(),
-                message: format!("statement {}: {e}", i + 1),
-            })?;
+        chunk.add_quad(quad, None).map_err(|e| LoadError::Input {
+            path: "quads".into(),
+            message: format!("statement {}: {e}", i + 1),
+        })?;
     }
     chunk.seal();
     let report = LoadReport {

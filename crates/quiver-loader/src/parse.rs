@@ -16,6 +16,9 @@ use std::sync::{mpsc, Mutex};
 use flate2::read::MultiGzDecoder;
 use oxrdfio::{RdfParseError, RdfParser};
 
+use quiver_model::nesting::{check_nesting, GuardedReader, NestedTooDeeply};
+use quiver_model::term::MAX_TRIPLE_NESTING;
+
 use crate::chunk::Chunk;
 use crate::fast_lines;
 use crate::source::Format;
@@ -228,6 +231,13 @@ fn parse_unit(
     };
     let parser = RdfParser::from_format(source.format.rdf_format());
     match unit.data {
+        UnitData::Block(bytes) if check_nesting(&bytes).is_err() => {
+            // Triple terms nested too deeply: no parser sees the block whole; line by
+            // line, the good lines are kept (lenient) and the bad one is named.
+            result.newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
+            reparse_lines(&bytes, source, &mut result, blank_prefix);
+            block = Some(bytes);
+        }
         UnitData::Block(bytes) => {
             let fast = if stop.load(Ordering::Relaxed) {
                 None
@@ -250,7 +260,9 @@ fn parse_unit(
                     .for_slice(&bytes)
                     .map(|q| q.map_err(RdfParseError::from));
                 consume(quads, &mut result, blank_prefix, lenient);
-                if lenient && result.malformed > 0 {
+                // One line at a time: what was good is kept (lenient), and an error the
+                // parser cannot place (a triple term nested too deeply) gets its line.
+                if result.malformed > 0 {
                     reparse_lines(&bytes, source, &mut result, blank_prefix);
                 }
             }
@@ -261,22 +273,25 @@ fn parse_unit(
                 && turtle_split::in_pieces(source.bytes, source.gzip) =>
         {
             match read_whole(source) {
-                Ok(bytes) => match turtle_split::parse(&bytes, threads, blank_prefix) {
-                    Some(pieces) => {
-                        for (chunk, statements) in pieces {
-                            result.statements += statements;
-                            result.pieces.push(chunk);
+                Ok(bytes) => match check_nesting(&bytes) {
+                    Err(e) => too_deep(&mut result, e),
+                    Ok(()) => match turtle_split::parse(&bytes, threads, blank_prefix) {
+                        Some(pieces) => {
+                            for (chunk, statements) in pieces {
+                                result.statements += statements;
+                                result.pieces.push(chunk);
+                            }
                         }
-                    }
-                    // Errors and late declarations: the sequential parser decides.
-                    None => consume(
-                        parser
-                            .for_slice(&bytes)
-                            .map(|q| q.map_err(RdfParseError::from)),
-                        &mut result,
-                        blank_prefix,
-                        lenient,
-                    ),
+                        // Errors and late declarations: the sequential parser decides.
+                        None => consume(
+                            parser
+                                .for_slice(&bytes)
+                                .map(|q| q.map_err(RdfParseError::from)),
+                            &mut result,
+                            blank_prefix,
+                            lenient,
+                        ),
+                    },
                 },
                 Err(e) => result.io_error = Some(e),
             }
@@ -287,6 +302,11 @@ fn parse_unit(
                     Box::new(MultiGzDecoder::new(BufReader::new(file)))
                 } else {
                     Box::new(BufReader::with_capacity(1 << 20, file))
+                };
+                let reader: Box<dyn Read> = if source.format.nests_triple_terms() {
+                    Box::new(GuardedReader::new(reader))
+                } else {
+                    reader
                 };
                 consume(
                     parser.for_reader(reader),
@@ -358,6 +378,13 @@ fn reparse_lines(
     result.issues.clear();
     result.malformed = 0;
     for (number, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if let Err(e) = check_nesting(line) {
+            too_deep(result, e);
+            if let Some(issue) = result.issues.last_mut() {
+                issue.line += number as u64;
+            }
+            continue;
+        }
         let kept = result.issues.len();
         let malformed = result.malformed;
         let quads = RdfParser::from_format(source.format.rdf_format())
@@ -373,6 +400,19 @@ fn reparse_lines(
     }
 }
 
+/// Records text whose triple terms nest too deeply as one malformed statement (0-based
+/// position, as the parser's issues).
+fn too_deep(result: &mut UnitResult, error: NestedTooDeeply) {
+    result.malformed += 1;
+    if result.issues.len() < KEPT_ISSUES {
+        result.issues.push(Issue {
+            line: error.line - 1,
+            column: error.column - 1,
+            message: format!("triple terms nested more than {MAX_TRIPLE_NESTING} deep"),
+        });
+    }
+}
+
 fn consume(
     quads: impl Iterator<Item = Result<oxrdf::Quad, RdfParseError>>,
     result: &mut UnitResult,
@@ -381,7 +421,7 @@ fn consume(
 ) {
     for quad in quads {
         match quad {
-            Ok(quad) => match result.chunk.add_quad(quad.as_ref(), blank_prefix) {
+            Ok(quad) => match result.chunk.add_quad(quad, blank_prefix) {
                 Ok(()) => result.statements += 1,
                 Err(too_deep) => {
                     // Refused like a syntax error (the line is found when the block's

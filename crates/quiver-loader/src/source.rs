@@ -47,6 +47,15 @@ impl Format {
     }
 
     /// The `oxrdfio` format that parses it.
+    /// Whether the syntax writes triple terms with `<<`, whose nesting
+    /// `quiver_model::nesting` bounds before the parser reads the text.
+    pub fn nests_triple_terms(self) -> bool {
+        matches!(
+            self,
+            Format::NTriples | Format::NQuads | Format::Turtle | Format::TriG
+        )
+    }
+
     pub fn rdf_format(self) -> RdfFormat {
         match self {
             Format::NTriples => RdfFormat::NTriples,

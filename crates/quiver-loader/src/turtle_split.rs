@@ -82,7 +82,7 @@ fn parse_in_pieces(
         let mut statements = 0;
         for triple in &mut piece {
             let quad = triple.ok()?.in_graph(oxrdf::GraphName::DefaultGraph);
-            chunk.add_quad(quad.as_ref(), blank_prefix).ok()?;
+            chunk.add_quad(quad, blank_prefix).ok()?;
             statements += 1;
         }
         if declarations(&piece) != state {

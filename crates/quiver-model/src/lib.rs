@@ -5,6 +5,7 @@ mod appended_index;
 pub mod column;
 pub mod dictionary;
 pub mod id;
+pub mod nesting;
 pub mod prefetch;
 pub mod prefixes;
 pub mod term;

@@ -150,6 +150,18 @@ pub fn triple_nesting(mut term: TermRef<'_>) -> usize {
     depth
 }
 
+/// Drops `term` without recursing into it: a triple term nested a million deep (what a
+/// parser builds from hostile text, with no recursion of its own) is taken apart one
+/// level at a time, where the default drop would recurse once per level and overflow
+/// the stack.
+pub fn drop_flat(term: Term) {
+    let mut next = term;
+    while let Term::Triple(mut triple) = next {
+        let placeholder = Term::from(NamedNode::new_unchecked(""));
+        next = std::mem::replace(&mut triple.object, placeholder);
+    }
+}
+
 /// Decodes an encoding produced by [`encode_term`].
 pub fn decode_term(bytes: &[u8]) -> Result<DecodedTerm<'_>, TermDecodeError> {
     decode_nested(bytes, 0)

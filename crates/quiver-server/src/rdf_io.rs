@@ -213,6 +213,14 @@ fn multipart_parts<'a>(
 /// Parses `body` in `format` against `base_iri`. Blank nodes get fresh labels, so that
 /// `_:b` in two requests are two nodes, as RDF requires of separate documents.
 pub fn parse(body: &[u8], format: RdfFormat, base_iri: &str) -> Result<Vec<oxrdf::Quad>, ApiError> {
+    if matches!(
+        format,
+        RdfFormat::NTriples | RdfFormat::NQuads | RdfFormat::Turtle | RdfFormat::TriG
+    ) {
+        // Refused before the parser could overflow its stack on them.
+        quiver_model::nesting::check_nesting(body)
+            .map_err(|e| ApiError::bad_request(format!("bad RDF at {e}")))?;
+    }
     let parser = RdfParser::from_format(format)
         .rename_blank_nodes()
         .with_base_iri(base_iri)

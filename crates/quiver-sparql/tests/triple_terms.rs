@@ -202,7 +202,7 @@ fn nested_triple_terms_past_the_limit_are_refused_with_an_error() {
             &quiver_sparql::update::NoLoad,
         )
     });
-    let error = outcome.err().expect("a term nested too deeply is refused");
+    let error = outcome.expect_err("a term nested too deeply is refused");
     assert!(
         error.to_string().contains("nested"),
         "the error names the cause: {error}"

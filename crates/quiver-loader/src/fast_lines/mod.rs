@@ -102,7 +102,7 @@ fn parse_line_with_oxttl(
 ) -> Option<u64> {
     let mut statements = 0;
     for quad in RdfParser::from_format(format.rdf_format()).for_slice(line) {
-        chunk.add_quad(quad.ok()?.as_ref(), blank_prefix).ok()?;
+        chunk.add_quad(quad.ok()?, blank_prefix).ok()?;
         statements += 1;
     }
     Some(statements)

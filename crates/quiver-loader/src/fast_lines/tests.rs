@@ -12,7 +12,7 @@ fn oxttl_chunk(bytes: &[u8], format: Format, prefix: Option<&str>) -> Option<(Ch
     let mut chunk = Chunk::new();
     let mut statements = 0;
     for quad in RdfParser::from_format(format.rdf_format()).for_slice(bytes) {
-        chunk.add_quad(quad.ok()?.as_ref(), prefix).ok()?;
+        chunk.add_quad(quad.ok()?, prefix).ok()?;
         statements += 1;
     }
     Some((chunk, statements))

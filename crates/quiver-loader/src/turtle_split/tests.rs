@@ -36,7 +36,7 @@ fn statements(chunks: &[Chunk]) -> Vec<String> {
 fn sequential(text: &str) -> Option<Vec<String>> {
     let mut chunk = Chunk::new();
     for quad in RdfParser::from_format(oxrdfio::RdfFormat::Turtle).for_slice(text.as_bytes()) {
-        chunk.add_quad(quad.ok()?.as_ref(), None).ok()?;
+        chunk.add_quad(quad.ok()?, None).ok()?;
     }
     Some(statements(&[chunk]))
 }
