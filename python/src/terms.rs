@@ -347,17 +347,13 @@ pub fn term_to_python(py: Python<'_>, term: oxrdf::Term) -> PyResult<PyObject> {
         oxrdf::Term::NamedNode(inner) => NamedNode { inner }.into_pyobject(py)?.into_any(),
         oxrdf::Term::BlankNode(inner) => BlankNode { inner }.into_pyobject(py)?.into_any(),
         oxrdf::Term::Literal(inner) => Literal { inner }.into_pyobject(py)?.into_any(),
-        #[allow(unreachable_patterns)]
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "unsupported term kind: {other}"
-            )))
-        }
+        // An RDF 1.2 triple term.
+        oxrdf::Term::Triple(inner) => Triple { inner: *inner }.into_pyobject(py)?.into_any(),
     }
     .unbind())
 }
 
-/// The engine term of a `NamedNode`, `BlankNode` or `Literal`.
+/// The engine term of a `NamedNode`, `BlankNode`, `Literal` or `Triple` (a triple term).
 pub fn term_from_python(object: &Bound<'_, PyAny>) -> PyResult<oxrdf::Term> {
     if let Ok(node) = object.downcast::<NamedNode>() {
         Ok(node.get().inner.clone().into())
@@ -365,9 +361,12 @@ pub fn term_from_python(object: &Bound<'_, PyAny>) -> PyResult<oxrdf::Term> {
         Ok(node.get().inner.clone().into())
     } else if let Ok(literal) = object.downcast::<Literal>() {
         Ok(literal.get().inner.clone().into())
+    } else if let Ok(triple) = object.downcast::<Triple>() {
+        // An RDF 1.2 triple term (an object only).
+        Ok(triple.get().inner.clone().into())
     } else {
         Err(PyTypeError::new_err(format!(
-            "expected a NamedNode, BlankNode or Literal, not {}",
+            "expected a NamedNode, BlankNode, Literal or Triple, not {}",
             object.get_type().name()?
         )))
     }

@@ -126,6 +126,22 @@ def test_load_paths_formats_and_graphs(tmp_path):
     assert store.query("SELECT (COUNT(*) AS ?n) { ?s ?p ?o }").__next__().n == quiver.Literal(3)
 
 
+def test_triple_terms_come_back_as_triples(tmp_path):
+    """RDF 1.2: a triple term of the data is a quiver.Triple in a solution, and one
+    built in Python is an object that queries find."""
+    data = tmp_path / "claims.ttl"
+    data.write_text("@prefix e: <http://e/> . e:a e:said <<( e:b e:age 23 )>> .\n")
+    store = quiver.Store()
+    store.load(path=data)
+    (row,) = list(store.query("SELECT ?t { <http://e/a> <http://e/said> ?t }"))
+    e = lambda name: quiver.NamedNode("http://e/" + name)
+    assert row.t == quiver.Triple(e("b"), e("age"), quiver.Literal(23))
+    subject, predicate, obj = row.t
+    assert (subject, predicate, obj) == (e("b"), e("age"), quiver.Literal(23))
+    (row,) = list(store.query("SELECT ?x { ?x <http://e/said> <<( <http://e/b> ?p 23 )>> }"))
+    assert row.x == e("a")
+
+
 def test_json_ld_loads_like_pyoxigraph_reads_it(tmp_path):
     pyoxigraph = require("pyoxigraph")
     document = json.dumps(

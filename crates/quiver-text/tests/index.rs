@@ -8,9 +8,20 @@ use quiver_model::Id;
 use quiver_store::{ChangeSet, Store};
 use quiver_text::TextIndex;
 
+/// `text@lang` is language-tagged, `text@lang--rtl` (or `--ltr`) directional (RDF 1.2).
 fn literal(text: &str) -> Literal {
     match text.rsplit_once('@') {
-        Some((value, language)) => Literal::new_language_tagged_literal(value, language).unwrap(),
+        Some((value, tag)) => match tag.split_once("--") {
+            Some((language, direction)) => {
+                let direction = match direction {
+                    "rtl" => oxrdf::BaseDirection::Rtl,
+                    _ => oxrdf::BaseDirection::Ltr,
+                };
+                Literal::new_directional_language_tagged_literal(value, language, direction)
+                    .unwrap()
+            }
+            None => Literal::new_language_tagged_literal(value, tag).unwrap(),
+        },
         None => Literal::new_simple_literal(text),
     }
 }
@@ -141,6 +152,23 @@ fn words_prefixes_phrases_and_operators() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("label:"), "{error}");
+}
+
+/// Directional literals (RDF 1.2) are indexed like language-tagged ones, stems included,
+/// whether loaded or added by an update.
+#[test]
+fn directional_literals_are_found() {
+    let store = store_of(&["שלום world@he--rtl", "running shoes@en--ltr", "plain words"]);
+    let (index, report) = TextIndex::build(None, &store, 1).unwrap();
+    assert_eq!(report.literals, 3);
+    assert_eq!(found(&index, &store, "world"), ["שלום world"]);
+    assert_eq!(found(&index, &store, "runs"), ["running shoes"]);
+    let store = with_labels(&store, 10, &["مرحبا world@ar--rtl"]);
+    index.catch_up(&store).unwrap();
+    assert_eq!(
+        found(&index, &store, "world"),
+        ["שלום world", "مرحبا world"]
+    );
 }
 
 #[test]
