@@ -694,12 +694,10 @@ impl Solutions<'_> {
                     if let Some(bytes) = cursors[c].term(id) {
                         buffer.extend_from_slice(bytes);
                     }
-                    triples[c] = match quiver_model::decode_term(buffer) {
-                        Ok(triple @ quiver_model::DecodedTerm::Triple { .. }) => {
-                            Some(triple.to_term())
-                        }
-                        _ => None,
-                    };
+                    triples[c] = (buffer.first() == Some(&quiver_model::term::TAG_TRIPLE))
+                        .then(|| quiver_model::decode_term(buffer).ok())
+                        .flatten()
+                        .map(|triple| triple.to_term());
                 }
                 last[c] = Some(id);
             }
@@ -710,12 +708,13 @@ impl Solutions<'_> {
                 let id = self.table.columns[c][row];
                 let term = if id == crate::table::UNBOUND {
                     None
-                } else if let Some(triple) = &triples[c] {
-                    Some(triple.as_ref())
                 } else if (id as u64) < self.store.terms() {
-                    quiver_model::decode_term(buffer)
-                        .ok()
-                        .and_then(|t| t.as_term_ref())
+                    match &triples[c] {
+                        Some(triple) => Some(triple.as_ref()),
+                        None => quiver_model::decode_term(buffer)
+                            .ok()
+                            .and_then(|t| t.as_term_ref()),
+                    }
                 } else {
                     self.locals
                         .get((crate::table::UNBOUND - 1 - id) as usize)

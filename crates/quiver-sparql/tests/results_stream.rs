@@ -32,6 +32,8 @@ const QUERIES: &[&str] = &[
     "SELECT ?nothing ?s WHERE { ?s <http://x/p1> ?o }",
     "SELECT * WHERE { }",
     "SELECT ?o (TRIPLE(?s, ?p, ?o) AS ?t) (TRIPLE(?s, ?p, TRIPLE(?s, ?p, ?o)) AS ?n) WHERE { ?s ?p ?o } LIMIT 200",
+    // One column of stored terms (triple terms among them) and computed triple terms.
+    "SELECT ?t WHERE { { ?s ?p ?t } UNION { ?s ?p ?o BIND(TRIPLE(?s, ?p, ?o) AS ?t) } UNION { ?s ?p ?t } }",
     "SELECT ?o (OBJECT(?o) AS ?x) (STRLANGDIR(\"a\", \"ar\", \"rtl\") AS ?d) WHERE { ?s ?p ?o FILTER(isTRIPLE(?o)) }",
     "SELECT ?s WHERE { ?s <http://x/none> ?o }",
 ];
