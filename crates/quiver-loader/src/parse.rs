@@ -260,9 +260,7 @@ fn parse_unit(
                     .for_slice(&bytes)
                     .map(|q| q.map_err(RdfParseError::from));
                 consume(quads, &mut result, blank_prefix, lenient);
-                // One line at a time: what was good is kept (lenient), and an error the
-                // parser cannot place (a triple term nested too deeply) gets its line.
-                if result.malformed > 0 {
+                if lenient && result.malformed > 0 {
                     reparse_lines(&bytes, source, &mut result, blank_prefix);
                 }
             }
@@ -379,8 +377,9 @@ fn reparse_lines(
     result.malformed = 0;
     for (number, line) in bytes.split(|&b| b == b'\n').enumerate() {
         if let Err(e) = check_nesting(line) {
+            let kept = result.issues.len();
             too_deep(result, e);
-            if let Some(issue) = result.issues.last_mut() {
+            for issue in &mut result.issues[kept..] {
                 issue.line += number as u64;
             }
             continue;
