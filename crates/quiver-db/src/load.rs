@@ -103,7 +103,9 @@ fn parse(source: &Source, quads: &mut Vec<oxrdf::Quad>) -> Result<(), String> {
         Box::new(BufReader::new(file))
     };
     // Triple terms nested too deeply are refused as they are read, before the parser.
-    let reader: Box<dyn Read> = if source.format.nests_triple_terms() {
+    let reader: Box<dyn Read> = if source.format.is_line_based() {
+        Box::new(quiver_model::nesting::GuardedReader::for_lines(reader))
+    } else if source.format.nests_triple_terms() {
         Box::new(quiver_model::nesting::GuardedReader::new(reader))
     } else {
         reader

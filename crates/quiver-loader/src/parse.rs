@@ -301,7 +301,9 @@ fn parse_unit(
                 } else {
                     Box::new(BufReader::with_capacity(1 << 20, file))
                 };
-                let reader: Box<dyn Read> = if source.format.nests_triple_terms() {
+                let reader: Box<dyn Read> = if source.format.is_line_based() {
+                    Box::new(GuardedReader::for_lines(reader))
+                } else if source.format.nests_triple_terms() {
                     Box::new(GuardedReader::new(reader))
                 } else {
                     reader

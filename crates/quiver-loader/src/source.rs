@@ -70,7 +70,7 @@ impl Format {
     }
 
     /// Line-based formats can be cut at newlines and parsed in parallel chunks.
-    pub(crate) fn is_line_based(self) -> bool {
+    pub fn is_line_based(self) -> bool {
         matches!(self, Format::NTriples | Format::NQuads)
     }
 }

@@ -65,6 +65,8 @@ pub struct NestingScan {
     depth: usize,
     line: u64,
     column: u64,
+    /// N-Triples or N-Quads: every statement on its own line.
+    lines: bool,
 }
 
 impl Default for NestingScan {
@@ -74,13 +76,49 @@ impl Default for NestingScan {
             depth: 0,
             line: 1,
             column: 0,
+            lines: false,
         }
     }
 }
 
 impl NestingScan {
+    /// The scan of a line-based document (N-Triples, N-Quads), where no token or triple
+    /// term spans lines: a block of lines without `<<` is skipped at memory speed, only
+    /// its last, unfinished line read.
+    pub fn for_lines() -> Self {
+        Self {
+            lines: true,
+            ..Self::default()
+        }
+    }
+
     /// Scans the next bytes of the document.
     pub fn scan(&mut self, bytes: &[u8]) -> Result<(), NestedTooDeeply> {
+        if !self.lines {
+            return self.scan_bytes(bytes);
+        }
+        let Some(first) = memchr::memchr(b'\n', bytes) else {
+            return self.scan_bytes(bytes);
+        };
+        // The line under way ends here, and with it every token and level.
+        self.scan_bytes(&bytes[..=first])?;
+        self.state = State::Normal;
+        self.depth = 0;
+        let rest = &bytes[first + 1..];
+        let last = memchr::memrchr(b'\n', rest).map_or(0, |last| last + 1);
+        let (whole, unfinished) = rest.split_at(last);
+        if memchr::memmem::find(whole, b"<<").is_none() {
+            // Whole lines that open no level; the unfinished one is read from its start.
+            self.line += memchr::memchr_iter(b'\n', whole).count() as u64;
+        } else {
+            self.scan_bytes(whole)?;
+            self.state = State::Normal;
+            self.depth = 0;
+        }
+        self.scan_bytes(unfinished)
+    }
+
+    fn scan_bytes(&mut self, bytes: &[u8]) -> Result<(), NestedTooDeeply> {
         for &byte in bytes {
             self.column += 1;
             self.step(byte)?;
@@ -216,10 +254,19 @@ pub struct GuardedReader<R> {
 }
 
 impl<R> GuardedReader<R> {
+    /// A reader of Turtle or TriG.
     pub fn new(inner: R) -> Self {
         Self {
             inner,
             scan: NestingScan::default(),
+        }
+    }
+
+    /// A reader of N-Triples or N-Quads ([`NestingScan::for_lines`]).
+    pub fn for_lines(inner: R) -> Self {
+        Self {
+            inner,
+            scan: NestingScan::for_lines(),
         }
     }
 }
@@ -304,6 +351,23 @@ mod tests {
         let error = std::io::read_to_string(&mut reader).unwrap_err();
         assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
         assert!(error.to_string().contains("line 1"), "{error}");
+        // Line by line, in reads of any size: the same refusal, where it opens.
+        let text = format!("{}{text}", nested("<<(", ")>>", 1).repeat(3));
+        for size in [1, 7, 100, 4096] {
+            let mut scan = NestingScan::for_lines();
+            let refused = text
+                .as_bytes()
+                .chunks(size)
+                .map(|chunk| scan.scan(chunk))
+                .find_map(Result::err)
+                .expect("refused");
+            assert_eq!(
+                Some(refused),
+                check_nesting(text.as_bytes()).err(),
+                "{size}"
+            );
+            assert_eq!(refused.line, 4);
+        }
         let fine = nested("<<(", ")>>", 2);
         let read = std::io::read_to_string(GuardedReader::new(fine.as_bytes())).unwrap();
         assert_eq!(read, fine);
