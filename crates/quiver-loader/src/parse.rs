@@ -17,7 +17,6 @@ use flate2::read::MultiGzDecoder;
 use oxrdfio::{RdfParseError, RdfParser};
 
 use quiver_model::nesting::{check_nesting, GuardedReader, NestedTooDeeply};
-use quiver_model::term::MAX_TRIPLE_NESTING;
 
 use crate::chunk::Chunk;
 use crate::fast_lines;
@@ -409,7 +408,7 @@ fn too_deep(result: &mut UnitResult, error: NestedTooDeeply) {
         result.issues.push(Issue {
             line: error.line - 1,
             column: error.column - 1,
-            message: format!("triple terms nested more than {MAX_TRIPLE_NESTING} deep"),
+            message: crate::chunk::TooDeep.to_string(),
         });
     }
 }
