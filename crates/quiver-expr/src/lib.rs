@@ -185,6 +185,32 @@ impl Number {
         numeric::add_numbers(self.0, other.0).map(Self)
     }
 
+    /// The value of an `xsd:float`; `None` for any other type.
+    pub fn as_float(self) -> Option<f32> {
+        match self.0 {
+            value::Numeric::Float(value) => Some(value.into()),
+            _ => None,
+        }
+    }
+
+    /// The value of an `xsd:double`; `None` for any other type.
+    pub fn as_double(self) -> Option<f64> {
+        match self.0 {
+            value::Numeric::Double(value) => Some(value.into()),
+            _ => None,
+        }
+    }
+
+    /// An `xsd:float`.
+    pub fn float(value: f32) -> Self {
+        Self(value::Numeric::Float(value.into()))
+    }
+
+    /// An `xsd:double`.
+    pub fn double(value: f64) -> Self {
+        Self(value::Numeric::Double(value.into()))
+    }
+
     /// The number as a term, as [`add`] writes its result.
     pub fn to_term(self) -> Term {
         value::numeric(self.0)

@@ -220,3 +220,29 @@ fn number_add_is_add_on_numbers() {
     }
     assert_eq!(Number::zero().to_term().to_string(), term("0").to_string());
 }
+
+#[test]
+fn float_and_double_numbers_are_their_terms() {
+    use quiver_expr::Number;
+    let float = Number::of(&term("xsd:float(1.5)")).unwrap();
+    assert_eq!(float.as_float(), Some(1.5));
+    assert_eq!(float.as_double(), None);
+    let double = Number::of(&term("-2.5e3")).unwrap();
+    assert_eq!(double.as_double(), Some(-2500.0));
+    assert_eq!(double.as_float(), None);
+    assert_eq!(Number::of(&term("1")).unwrap().as_float(), None);
+    // Adding as f32 from 0 is what checked_add gives, term for term.
+    let sum = Number::zero()
+        .checked_add(float)
+        .and_then(|s| s.checked_add(Number::float(0.1)))
+        .unwrap();
+    assert_eq!(sum.as_float(), Some(1.5f32 + 0.1f32));
+    assert_eq!(
+        Number::float(1.5f32 + 0.1f32).to_term().to_string(),
+        sum.to_term().to_string()
+    );
+    assert_eq!(
+        Number::double(-2500.0).to_term().to_string(),
+        double.to_term().to_string()
+    );
+}

@@ -115,15 +115,15 @@ fn group_entry_bytes(width: usize) -> usize {
 }
 
 /// The group of each row.
-struct Groups {
-    of_row: Vec<u32>,
+pub(super) struct Groups {
+    pub(super) of_row: Vec<u32>,
     /// The first row of each group (its key values).
-    first: Vec<u32>,
-    count: usize,
+    pub(super) first: Vec<u32>,
+    pub(super) count: usize,
 }
 
 impl Groups {
-    fn of(
+    pub(super) fn of(
         ctx: &ExecContext<'_>,
         memory: &mut Reservation<'_>,
         table: &Table,
@@ -413,11 +413,11 @@ fn aggregate_column(
 
 /// An iterator that checks the query's limits every stride of items, and ends early
 /// (recording why) when a check fails.
-struct Checked<'c, 'a, I> {
-    inner: I,
-    ctx: &'c ExecContext<'a>,
-    seen: usize,
-    stopped: &'c mut Option<QueryError>,
+pub(super) struct Checked<'c, 'a, I> {
+    pub(super) inner: I,
+    pub(super) ctx: &'c ExecContext<'a>,
+    pub(super) seen: usize,
+    pub(super) stopped: &'c mut Option<QueryError>,
 }
 
 impl<I: Iterator> Iterator for Checked<'_, '_, I> {
@@ -437,7 +437,7 @@ impl<I: Iterator> Iterator for Checked<'_, '_, I> {
 }
 
 /// Combines the (group, value id) entries of an aggregate into one id per group.
-fn fold(
+pub(super) fn fold(
     evaluator: &dyn Scope,
     function: &Function,
     count: usize,
@@ -537,6 +537,16 @@ fn sum(
     count: usize,
     entries: impl Iterator<Item = (usize, Option<Number>)>,
 ) -> Vec<Id> {
+    let (sums, counts) = add_up(count, entries);
+    sum_terms(evaluator, function, sums, counts)
+}
+
+/// The sums and the numbers of values of `count` groups of (group, number) entries (a
+/// sum is `None` once a value is no number, or an integer or decimal sum overflows).
+pub(super) fn add_up(
+    count: usize,
+    entries: impl Iterator<Item = (usize, Option<Number>)>,
+) -> (Vec<Option<Number>>, Vec<i64>) {
     let mut sums: Vec<Option<Number>> = vec![Some(Number::zero()); count];
     let mut counts = vec![0_i64; count];
     for (group, number) in entries {
@@ -545,6 +555,16 @@ fn sum(
             counts[group] += 1;
         }
     }
+    (sums, counts)
+}
+
+/// SUM or AVG terms of the groups' sums and numbers of values.
+pub(super) fn sum_terms(
+    evaluator: &dyn Scope,
+    function: &Function,
+    sums: Vec<Option<Number>>,
+    counts: Vec<i64>,
+) -> Vec<Id> {
     let average = *function == Function::Avg;
     sums.into_iter()
         .zip(counts)

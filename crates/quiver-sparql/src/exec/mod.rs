@@ -44,6 +44,7 @@ mod extend;
 mod filter;
 mod graph_var;
 pub mod group;
+mod group_pairs;
 mod id_filter;
 pub mod index_aggregate;
 mod join;
@@ -441,6 +442,9 @@ impl<'a> Evaluator<'a> {
                 keys,
                 aggregates,
             } => {
+                if let Some(table) = self.group_over_pairs(inner, keys, aggregates)? {
+                    return Ok(table);
+                }
                 if self.partitions.is_some() && matches!(**inner, Operator::Bgp(_)) {
                     *self.pending_columns.borrow_mut() =
                         group::columns_read(self.vars, keys, aggregates);
