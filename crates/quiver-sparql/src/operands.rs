@@ -44,6 +44,79 @@ pub fn for_each_operand<'e>(expression: &'e Expression, f: &mut impl FnMut(&'e E
     }
 }
 
+/// `expression` with each operand replaced by `f` of it (constants, variables, `BOUND` and
+/// `EXISTS` as they are).
+pub(crate) fn map_operands(
+    expression: &Expression,
+    f: &mut impl FnMut(&Expression) -> Expression,
+) -> Expression {
+    let mut two = |a: &Expression, b: &Expression| (Box::new(f(a)), Box::new(f(b)));
+    match expression {
+        Expression::Or(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::Or(a, b)
+        }
+        Expression::And(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::And(a, b)
+        }
+        Expression::Equal(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::Equal(a, b)
+        }
+        Expression::SameTerm(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::SameTerm(a, b)
+        }
+        Expression::Greater(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::Greater(a, b)
+        }
+        Expression::GreaterOrEqual(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::GreaterOrEqual(a, b)
+        }
+        Expression::Less(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::Less(a, b)
+        }
+        Expression::LessOrEqual(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::LessOrEqual(a, b)
+        }
+        Expression::Add(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::Add(a, b)
+        }
+        Expression::Subtract(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::Subtract(a, b)
+        }
+        Expression::Multiply(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::Multiply(a, b)
+        }
+        Expression::Divide(a, b) => {
+            let (a, b) = two(a, b);
+            Expression::Divide(a, b)
+        }
+        Expression::In(a, list) => Expression::In(Box::new(f(a)), list.iter().map(f).collect()),
+        Expression::UnaryPlus(a) => Expression::UnaryPlus(Box::new(f(a))),
+        Expression::UnaryMinus(a) => Expression::UnaryMinus(Box::new(f(a))),
+        Expression::Not(a) => Expression::Not(Box::new(f(a))),
+        Expression::If(a, b, c) => Expression::If(Box::new(f(a)), Box::new(f(b)), Box::new(f(c))),
+        Expression::Coalesce(list) => Expression::Coalesce(list.iter().map(f).collect()),
+        Expression::FunctionCall(function, list) => {
+            Expression::FunctionCall(function.clone(), list.iter().map(f).collect())
+        }
+        Expression::NamedNode(_)
+        | Expression::Literal(_)
+        | Expression::Variable(_)
+        | Expression::Bound(_)
+        | Expression::Exists(_) => expression.clone(),
+    }
+}
+
 /// Whether `expression` can be decided per id (no EXISTS, nothing random or fresh); adds
 /// the variables it reads to `variables`.
 pub(crate) fn per_id(expression: &Expression, variables: &mut Vec<Variable>) -> bool {

@@ -76,11 +76,41 @@ impl Evaluator<'_> {
         if let Some(table) = self.filter_by_ids(&table, expression)? {
             return Ok(table);
         }
+        let mut conjuncts = Vec::new();
+        conjuncts_of(expression, &mut conjuncts);
+        if conjuncts.len() > 1 {
+            // A row passes `a && b` when both are true (an error in either drops it): the
+            // conjuncts decided per id run first, each on the rows the last one kept.
+            let mut table = table;
+            let mut rest: Vec<&Expression> = Vec::new();
+            for conjunct in conjuncts {
+                match self.filter_by_ids(&table, conjunct)? {
+                    Some(kept) => table = kept,
+                    None => rest.push(conjunct),
+                }
+            }
+            return if rest.is_empty() {
+                Ok(table)
+            } else {
+                self.filter_row_by_row(table, &rest)
+            };
+        }
+        self.filter_row_by_row(table, &[expression])
+    }
+
+    /// The rows of `table` for which every one of `conjuncts` is true, evaluated row by
+    /// row. (The conjuncts are the query's own expressions, not copies: EXISTS patterns
+    /// are found by where they are.)
+    fn filter_row_by_row(
+        &self,
+        table: Table,
+        conjuncts: &[&Expression],
+    ) -> Result<Table, QueryError> {
         let ctx = self.ctx();
         let mut keep: Vec<u32> = Vec::new();
         for row in 0..table.rows {
             ctx.tick(row)?;
-            if self.truth(expression, &table, row) {
+            if conjuncts.iter().all(|c| self.truth(c, &table, row)) {
                 keep.push(row as u32);
             }
         }
@@ -260,5 +290,16 @@ impl Evaluator<'_> {
         self.exists.get(pattern).ok_or_else(|| {
             QueryError::Unsupported(format!("EXISTS {pattern} was not compiled with its node"))
         })
+    }
+}
+
+/// The operands of `expression`'s top-level `&&`s, left to right (itself when it is none).
+fn conjuncts_of<'e>(expression: &'e Expression, into: &mut Vec<&'e Expression>) {
+    match expression {
+        Expression::And(a, b) => {
+            conjuncts_of(a, into);
+            conjuncts_of(b, into);
+        }
+        other => into.push(other),
     }
 }

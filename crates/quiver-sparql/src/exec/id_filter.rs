@@ -2,7 +2,10 @@
 //!
 //! A filter whose expression reads a single variable (and nothing random, no EXISTS) has
 //! the same answer for every row holding the same id, so each distinct id is decided once
-//! (a memo of id → bool for the query) instead of decoding the term of every row.
+//! (a memo of id → bool for the query) instead of decoding the term of every row. Other
+//! variables it reads count as constants when they hold one id in every row (a value read
+//! from a constant, as in `?v < ?origin + 120`); the conjuncts of an `&&` are decided this
+//! way one by one where they can be (`filter.rs`).
 //!
 //! Some string filters need no decoding at all for the dictionary's sorted part, whose ids
 //! follow the byte order of the terms' encodings (tag, then text; `quiver_model::term`):
@@ -14,7 +17,8 @@
 //! - `REGEX(?v, "^p")` without flags (or only `s`) and without metacharacters in `p` is
 //!   the same test.
 //! - `?v = c` with `c` an IRI or a simple literal, and `sameTerm(?v, c)` with any `c`,
-//!   hold for exactly the id of `c`.
+//!   hold for exactly the id of `c`; `?v != c` with `c` an IRI, and `!sameTerm(?v, c)`,
+//!   for every id but that one.
 //!
 //! The ranges come from binary searches of the front-coded dictionary
 //! (`Dictionary::rank`). Ids outside the sorted part (terms appended by updates, terms
@@ -49,21 +53,70 @@ impl Evaluator<'_> {
             return Ok(None);
         }
         variables.dedup();
-        let [variable] = variables.as_slice() else {
+        if table.rows == 0 {
             return Ok(None);
+        }
+        // Variables holding one id in every row are constants here; one other may vary.
+        let column_of = |v: &Variable| self.vars.get(v).and_then(|var| table.column(var));
+        let mut fixed: Vec<(&Variable, Option<Term>)> = Vec::new();
+        let mut varying: Vec<(&Variable, &[Id])> = Vec::new();
+        for variable in &variables {
+            match column_of(variable) {
+                Some(column) if column.iter().any(|&id| id != column[0]) => {
+                    varying.push((variable, column))
+                }
+                Some(column) => fixed.push((variable, self.term(column[0]))),
+                None if variables.len() == 1 => return Ok(None),
+                None => fixed.push((variable, None)),
+            }
+        }
+        let (variable, column) = match (varying.as_slice(), fixed.first()) {
+            ([one], _) => *one,
+            ([], Some((variable, _))) => match column_of(variable) {
+                Some(column) => (*variable, column),
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
         };
-        let Some(column) = self.vars.get(variable).and_then(|var| table.column(var)) else {
-            return Ok(None);
-        };
+        let fixed: Vec<(&Variable, Option<Term>)> =
+            fixed.into_iter().filter(|(v, _)| *v != variable).collect();
         let ctx = self.ctx();
         let dictionary = self.store.dictionary();
         let base = Id::try_from(dictionary.base_len()).unwrap_or(Id::MAX);
-        let ranges = id_ranges(self, dictionary, expression, variable);
+        let ranges = if fixed.is_empty() {
+            id_ranges(self, dictionary, expression, variable)
+        } else {
+            None
+        };
+        // The parts reading only constant columns are evaluated once, not once per id.
+        let folded;
+        let expression = if fixed.is_empty() {
+            expression
+        } else {
+            let fixed_term = |v: &Variable| {
+                fixed
+                    .iter()
+                    .find(|(f, _)| *f == v)
+                    .and_then(|(_, term)| term.clone())
+            };
+            folded = fold_fixed(expression, variable, &|part| {
+                quiver_expr::evaluate(part, &fixed_term, &|_| false, &self.expressions)
+            });
+            &folded
+        };
         // Ids the ranges do not decide: evaluate the expression once per id.
         let mut memo: FxHashMap<Id, bool> = FxHashMap::default();
         let mut decide = |id: Id| -> bool {
             *memo.entry(id).or_insert_with(|| {
-                let bindings = |v: &Variable| (v == variable).then(|| self.term(id)).flatten();
+                let bindings = |v: &Variable| {
+                    if v == variable {
+                        return self.term(id);
+                    }
+                    fixed
+                        .iter()
+                        .find(|(f, _)| *f == v)
+                        .and_then(|(_, term)| term.clone())
+                };
                 quiver_expr::filter(expression, &bindings, &|_| false, &self.expressions)
             })
         };
@@ -126,7 +179,10 @@ impl Evaluator<'_> {
         expression: &Expression,
     ) -> Result<Option<Table>, QueryError> {
         let mut variables = Vec::new();
-        if !crate::operands::per_id(expression, &mut variables) {
+        if matches!(expression, Expression::Not(_))
+            || !crate::operands::per_id(expression, &mut variables)
+        {
+            // A negation passes all ids but a few: no seeding pays for it.
             return Ok(None);
         }
         let [variable] = variables.as_slice() else {
@@ -261,6 +317,32 @@ fn id_ranges(
                 _ => None,
             }
         }
+        Expression::Not(inner) => match &**inner {
+            // `?v != <iri>` (and `!sameTerm(?v, c)`) holds for every term but that one: no
+            // term compared with an IRI is a type error.
+            Expression::Equal(a, b) | Expression::SameTerm(a, b) => {
+                let constant = match (&**a, &**b) {
+                    (a, c) | (c, a) if is_var(a) => c,
+                    _ => return None,
+                };
+                let term: Term = match constant {
+                    Expression::NamedNode(node) => node.clone().into(),
+                    Expression::Literal(literal)
+                        if matches!(&**inner, Expression::SameTerm(..)) =>
+                    {
+                        literal.clone().into()
+                    }
+                    _ => return None,
+                };
+                let base = Id::try_from(dictionary.base_len()).unwrap_or(Id::MAX);
+                let ranges: Vec<Range<Id>> = match evaluator.store.term_id(term.as_ref()) {
+                    Some(id) if id < base => vec![0..id, id + 1..base],
+                    _ => std::iter::once(0..base).collect(),
+                };
+                Some(ranges.into_iter().filter(|r| !r.is_empty()).collect())
+            }
+            _ => None,
+        },
         Expression::FunctionCall(Function::StrStarts, arguments) => match arguments.as_slice() {
             [a, Expression::Literal(prefix)] if is_var(a) && is_simple(prefix) => {
                 Some(prefix_ranges(dictionary, prefix.value()))
@@ -281,6 +363,31 @@ fn id_ranges(
         }
         _ => None,
     }
+}
+
+/// `expression` with each largest part that reads variables, none of them `varying`,
+/// replaced by its value (`value` of it); a part whose value is an error or a blank node
+/// stays as it is, to be evaluated per id as before.
+fn fold_fixed(
+    expression: &Expression,
+    varying: &Variable,
+    value: &dyn Fn(&Expression) -> Option<Term>,
+) -> Expression {
+    let mut variables = Vec::new();
+    crate::operands::per_id(expression, &mut variables);
+    if variables.is_empty() {
+        return expression.clone();
+    }
+    if !variables.contains(varying) {
+        return match value(expression) {
+            Some(Term::NamedNode(node)) => Expression::NamedNode(node),
+            Some(Term::Literal(literal)) => Expression::Literal(literal),
+            _ => expression.clone(),
+        };
+    }
+    crate::operands::map_operands(expression, &mut |operand| {
+        fold_fixed(operand, varying, value)
+    })
 }
 
 /// A simple literal (or `xsd:string`).
