@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+use quiver_sparql::ExecOptions;
 use quiver_store::Store;
 use support::{load, oxigraph_rows, Row};
 
@@ -78,16 +78,8 @@ fn ntriples((values, constants, others): &Graph) -> String {
 
 /// Quiver's rows and how many filters the per-id path decided.
 fn quiver_rows(store: &Store, query: &str) -> Result<(Vec<String>, Vec<Row>, usize), String> {
-    let prepared = prepare(store, query, &PrepareOptions::default()).map_err(|e| e.to_string())?;
-    let (results, profile) = prepared
-        .execute_profiled(store, &ExecOptions::default())
-        .map_err(|e| e.to_string())?;
-    let QueryResults::Solutions(solutions) = results else {
-        return Err("not solutions".into());
-    };
-    let (vars, rows) = support::solution_rows(&solutions);
-    let per_id = profile
-        .notes
+    let (vars, rows, notes) = support::select_explained(store, query, &ExecOptions::default())?;
+    let per_id = notes
         .iter()
         .filter(|note| note.starts_with("filter:"))
         .count();
@@ -116,10 +108,7 @@ fn check(graph: &Graph, per_id: &Cell<usize>, rows: &Cell<usize>) -> Result<(), 
 
 #[test]
 fn filters_decided_per_id_agree_with_oxigraph() {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(200);
+    let cases = support::proptest_cases(200);
     let mut runner = TestRunner::new(Config {
         cases,
         failure_persistence: None,

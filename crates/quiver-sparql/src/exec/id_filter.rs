@@ -195,9 +195,6 @@ impl Evaluator<'_> {
             return Ok(None);
         }
         let dictionary = self.store.dictionary();
-        let Some(ranges) = id_ranges(self, dictionary, expression, variable) else {
-            return Ok(None);
-        };
         let graph = self.context(planned.graph).graph;
         let base = dictionary.base_len();
         // When the variable is the object of a pattern with a constant predicate, only that
@@ -213,6 +210,20 @@ impl Evaluator<'_> {
             _ => None,
         });
         let objects = objects.filter(|objects| objects.is_sorted());
+        // Without ranges, every object of the predicate is a candidate, tested on its term
+        // (a comparison such as `?date >= d1 && ?date < d2` over a few hundred dates).
+        let (ranges, test_each) = match id_ranges(self, dictionary, expression, variable) {
+            Some(ranges) => (ranges, false),
+            None if objects.is_some() => {
+                let all = Id::try_from(base).unwrap_or(Id::MAX);
+                (std::iter::once(0..all).collect(), true)
+            }
+            None => return Ok(None),
+        };
+        let passes = |id: Id| {
+            let bindings = |v: &Variable| (v == variable).then(|| self.term(id)).flatten();
+            quiver_expr::filter(expression, &bindings, &|_| false, &self.expressions)
+        };
         let within = |range: &Range<Id>| -> Range<usize> {
             match objects {
                 Some(objects) => {
@@ -245,6 +256,14 @@ impl Evaluator<'_> {
         for range in &ranges {
             let positions = within(range);
             match objects {
+                Some(objects) if test_each => {
+                    for (i, &id) in objects[positions].iter().enumerate() {
+                        ctx.tick(i)?;
+                        if passes(id) {
+                            seeds.push(id);
+                        }
+                    }
+                }
                 Some(objects) => seeds.extend_from_slice(&objects[positions]),
                 None => seeds.extend(range.clone()),
             }
@@ -252,11 +271,7 @@ impl Evaluator<'_> {
         }
         for (i, id) in appended.into_iter().enumerate() {
             ctx.tick(i)?;
-            if in_ranges(&ranges, id) {
-                continue;
-            }
-            let bindings = |v: &Variable| (v == variable).then(|| self.term(id)).flatten();
-            if quiver_expr::filter(expression, &bindings, &|_| false, &self.expressions) {
+            if !in_ranges(&ranges, id) && passes(id) {
                 seeds.push(id);
             }
         }

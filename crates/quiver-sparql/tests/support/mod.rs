@@ -46,6 +46,35 @@ pub fn load_as(text: &str, extension: &str) -> Store {
 /// A row of terms in N-Triples syntax, `None` for unbound.
 pub type Row = Vec<Option<String>>;
 
+/// The variables, rows and EXPLAIN notes (which operators ran) of a SELECT query.
+pub type Explained = (Vec<String>, Vec<Row>, Vec<String>);
+
+/// The variables and rows of a SELECT query run with `options`, and the notes of its
+/// EXPLAIN.
+pub fn select_explained(
+    store: &Store,
+    query: &str,
+    options: &ExecOptions,
+) -> Result<Explained, String> {
+    let prepared = prepare(store, query, &PrepareOptions::default()).map_err(|e| e.to_string())?;
+    let (results, profile) = prepared
+        .execute_profiled(store, options)
+        .map_err(|e| e.to_string())?;
+    let QueryResults::Solutions(solutions) = results else {
+        return Err("not solutions".into());
+    };
+    let (vars, rows) = solution_rows(&solutions);
+    Ok((vars, rows, profile.notes))
+}
+
+/// The number of random cases of a property test: `PROPTEST_CASES`, else `default`.
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The variables and rows of a SELECT query, in the engine's order.
 pub fn select(store: &Store, query: &str) -> Result<(Vec<String>, Vec<Row>), String> {
     let prepared = prepare(store, query, &PrepareOptions::default()).map_err(|e| e.to_string())?;

@@ -93,13 +93,12 @@ impl Evaluator<'_> {
         let started = Instant::now();
         let keyed = self.evaluate(&shape.keyed)?;
         let valued = self.evaluate(&shape.valued)?;
-        let (Some(keyed_ids), Some(valued_ids)) = (
-            keyed.column(shape.keyed_var),
-            valued.column(shape.valued_var),
-        ) else {
-            return Ok(None);
+        let unbound = |table: &Table, var: VarId| {
+            table
+                .column(var)
+                .is_none_or(|column| column.contains(&UNBOUND))
         };
-        if keyed_ids.contains(&UNBOUND) || valued_ids.contains(&UNBOUND) {
+        if unbound(&keyed, shape.keyed_var) || unbound(&valued, shape.valued_var) {
             // The EXISTS pattern would be free in that variable: run the product.
             let product = hash_join(&self.ctx(), &keyed, &valued, false)?;
             let filtered = self.filter_rows(product, shape.filter)?;
