@@ -61,13 +61,7 @@ pub fn group(
     let mut memory = ctx.reservation();
     let groups = Groups::of(&ctx, &mut memory, table, keys)?;
     let mut vars = keys.to_vec();
-    let mut columns: Vec<Vec<Id>> = keys
-        .iter()
-        .map(|&key| match table.column(key) {
-            Some(column) => groups.first.iter().map(|&r| column[r as usize]).collect(),
-            None => vec![UNBOUND; groups.count],
-        })
-        .collect();
+    let mut columns = groups.key_columns(table, keys);
     for (var, aggregate) in aggregates {
         vars.push(*var);
         memory.try_grow(groups.count * ID_BYTES)?;
@@ -123,6 +117,17 @@ pub(super) struct Groups {
 }
 
 impl Groups {
+    /// The key columns of the groups: each group's values of `keys` in `table`, read from
+    /// its first row.
+    pub(super) fn key_columns(&self, table: &Table, keys: &[VarId]) -> Vec<Vec<Id>> {
+        keys.iter()
+            .map(|&key| match table.column(key) {
+                Some(column) => self.first.iter().map(|&r| column[r as usize]).collect(),
+                None => vec![UNBOUND; self.count],
+            })
+            .collect()
+    }
+
     pub(super) fn of(
         ctx: &ExecContext<'_>,
         memory: &mut Reservation<'_>,

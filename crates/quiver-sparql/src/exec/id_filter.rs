@@ -39,7 +39,7 @@ use crate::bgp::{Node, Pattern, Pred};
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
 use crate::operator::PlannedBgp;
-use crate::table::Table;
+use crate::table::{Table, UNBOUND};
 
 impl Evaluator<'_> {
     /// FILTER decided per id when `expression` reads one variable; `None` otherwise.
@@ -58,16 +58,16 @@ impl Evaluator<'_> {
         }
         // Variables holding one id in every row are constants here; one other may vary.
         let column_of = |v: &Variable| self.vars.get(v).and_then(|var| table.column(var));
-        let mut fixed: Vec<(&Variable, Option<Term>)> = Vec::new();
+        let mut fixed: Vec<(&Variable, Id)> = Vec::new();
         let mut varying: Vec<(&Variable, &[Id])> = Vec::new();
         for variable in &variables {
             match column_of(variable) {
                 Some(column) if column.iter().any(|&id| id != column[0]) => {
                     varying.push((variable, column))
                 }
-                Some(column) => fixed.push((variable, self.term(column[0]))),
+                Some(column) => fixed.push((variable, column[0])),
                 None if variables.len() == 1 => return Ok(None),
-                None => fixed.push((variable, None)),
+                None => fixed.push((variable, UNBOUND)),
             }
         }
         let (variable, column) = match (varying.as_slice(), fixed.first()) {
@@ -78,8 +78,12 @@ impl Evaluator<'_> {
             },
             _ => return Ok(None),
         };
-        let fixed: Vec<(&Variable, Option<Term>)> =
-            fixed.into_iter().filter(|(v, _)| *v != variable).collect();
+        // Decoded only now that the filter is known to be decided per id.
+        let fixed: Vec<(&Variable, Option<Term>)> = fixed
+            .into_iter()
+            .filter(|(v, _)| *v != variable)
+            .map(|(v, id)| (v, (id != UNBOUND).then(|| self.term(id)).flatten()))
+            .collect();
         let ctx = self.ctx();
         let dictionary = self.store.dictionary();
         let base = Id::try_from(dictionary.base_len()).unwrap_or(Id::MAX);

@@ -119,13 +119,7 @@ impl Evaluator<'_> {
         let (counts, partials) =
             add_up_pairs(&ctx, &source, &groups, &jobs, keyed.rows, valued.rows)?;
         let mut vars = keys.to_vec();
-        let mut columns: Vec<Vec<Id>> = keys
-            .iter()
-            .map(|&key| match keyed.column(key) {
-                Some(column) => groups.first.iter().map(|&r| column[r as usize]).collect(),
-                None => vec![UNBOUND; groups.count],
-            })
-            .collect();
+        let mut columns = groups.key_columns(&keyed, keys);
         for ((var, aggregate), (job, partial)) in aggregates.iter().zip(jobs.iter().zip(partials)) {
             vars.push(*var);
             columns.push(match (job, partial) {

@@ -78,22 +78,14 @@ impl Addends {
         let mut counts = vec![0_i64; width];
         let sums = match self {
             Addends::Float(values) => {
-                let mut sums = vec![0f32; width];
-                add_each(ctx, source, of_row, range.clone(), values, |k, value| {
-                    sums[local(k)] += value;
-                    counts[local(k)] += 1;
-                })?;
-                sums.into_iter()
+                add_plain(ctx, source, of_row, range.clone(), values, &mut counts)?
+                    .into_iter()
                     .map(|sum| Some(Number::float(sum)))
                     .collect()
             }
             Addends::Double(values) => {
-                let mut sums = vec![0f64; width];
-                add_each(ctx, source, of_row, range.clone(), values, |k, value| {
-                    sums[local(k)] += value;
-                    counts[local(k)] += 1;
-                })?;
-                sums.into_iter()
+                add_plain(ctx, source, of_row, range.clone(), values, &mut counts)?
+                    .into_iter()
                     .map(|sum| Some(Number::double(sum)))
                     .collect()
             }
@@ -111,6 +103,26 @@ impl Addends {
         };
         Ok((sums, counts))
     }
+}
+
+/// The sums of `f32`s or `f64`s of the groups in `range`, each from 0 in pair order, and
+/// their numbers of values added to `counts`.
+fn add_plain<T: Copy + Default + std::ops::AddAssign>(
+    ctx: &ExecContext<'_>,
+    source: &PairSource<'_>,
+    of_row: &[u32],
+    range: Range<u32>,
+    values: &Side<T>,
+    counts: &mut [i64],
+) -> Result<Vec<T>, QueryError> {
+    let start = range.start;
+    let mut sums = vec![T::default(); counts.len()];
+    add_each(ctx, source, of_row, range, values, |k, value| {
+        let group = (of_row[k as usize] - start) as usize;
+        sums[group] += value;
+        counts[group] += 1;
+    })?;
+    Ok(sums)
 }
 
 /// `add(keyed row, value)` for every kept pair of the groups in `range`, the valued side's
