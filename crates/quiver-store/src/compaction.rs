@@ -24,9 +24,17 @@ impl Store {
         };
         let compact =
             |graph: &GraphIndex| covered(&graph.out) && covered(&graph.inn) && !graph.is_patched();
+        // Every graph's predicate index is sized for all the store's predicates, as a
+        // snapshot stores it.
+        let sized =
+            |graph: &GraphIndex| graph.predicate_offsets.len() == 2 * self.predicate_count() + 1;
         self.appended_predicates.is_empty()
             && compact(&self.default_graph)
-            && self.named_graphs.iter().all(|(_, g)| !g.is_patched())
+            && sized(&self.default_graph)
+            && self
+                .named_graphs
+                .iter()
+                .all(|(_, g)| !g.is_patched() && sized(g))
             && self
                 .entailment()
                 .is_none_or(|layer| compact(&layer.entailed.default_graph))

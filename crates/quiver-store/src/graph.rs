@@ -61,8 +61,9 @@ pub(crate) struct PredicatePatch {
 const PIPELINE_WINDOW: usize = 16;
 
 impl GraphIndex {
-    /// The index of a graph without triples, with a sparse vertex map (a named graph).
-    pub(crate) fn empty_sparse() -> GraphIndex {
+    /// The index of a graph without triples, with a sparse vertex map (a named graph),
+    /// its predicate index sized for the store's `predicates` like every other graph's.
+    pub(crate) fn empty_sparse(predicates: usize) -> GraphIndex {
         let adjacency = || crate::adjacency::Adjacency {
             vertices: Some(Vec::new().into()),
             offsets: vec![0u64].into(),
@@ -73,7 +74,7 @@ impl GraphIndex {
         GraphIndex {
             out: adjacency(),
             inn: adjacency(),
-            predicate_offsets: vec![0u64].into(),
+            predicate_offsets: vec![0u64; 2 * predicates + 1].into(),
             predicate_members: Column::default(),
             triples: 0,
             predicate_patch: None,
