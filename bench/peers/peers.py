@@ -400,6 +400,11 @@ def main():
     parser.add_argument("--work", default=str(ROOT / "target" / "peers"), help="data, stores and tools")
     parser.add_argument("--out", default=None, help="where the reports go (default: WORK/results)")
     parser.add_argument("--keep-going", action="store_true", help="mark rows that differ instead of stopping")
+    parser.add_argument(
+        "--remove-stores",
+        action="store_true",
+        help="remove each engine's store once measured (for datasets whose four stores do not fit on disk)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run none")
     args = parser.parse_args()
     engines = args.engines.split(",")
@@ -467,6 +472,8 @@ def main():
                 results["workloads"][workload] = {n: {"status": s, "rows": r, "ms": m / 1e3} for n, (s, r, m) in rows.items()}
         results["server_peak_rss"] = peak_rss(server.pid) if server else 0
         stop(server)
+        if args.remove_stores:
+            run.run(["rm", "-rf", engine.db], check=False)
         summary["engines"][name] = results
         differences += check_rows(args, summary, name)
         if differences and not args.keep_going:

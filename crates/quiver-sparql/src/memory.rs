@@ -26,6 +26,34 @@ use crate::error::QueryError;
 /// Bytes of one term id in a table or a vector of ids.
 pub const ID_BYTES: usize = std::mem::size_of::<quiver_model::Id>();
 
+/// Bytes of the text a term holds (IRI, blank node label, literal value, language tag and
+/// datatype IRI of a typed literal), without formatting it: what a computed or decoded
+/// term is charged beside its fixed size.
+pub(crate) fn term_text_bytes(term: &oxrdf::Term) -> usize {
+    use oxrdf::{NamedOrBlankNode, Term};
+    match term {
+        Term::NamedNode(n) => n.as_str().len(),
+        Term::BlankNode(b) => b.as_str().len(),
+        Term::Literal(l) => {
+            let typed = l.language().is_none() && l.datatype() != oxrdf::vocab::xsd::STRING;
+            l.value().len()
+                + l.language().map_or(0, str::len)
+                + if typed {
+                    l.datatype().as_str().len()
+                } else {
+                    0
+                }
+        }
+        Term::Triple(t) => {
+            let subject = match &t.subject {
+                NamedOrBlankNode::NamedNode(n) => n.as_str().len(),
+                NamedOrBlankNode::BlankNode(b) => b.as_str().len(),
+            };
+            subject + t.predicate.as_str().len() + term_text_bytes(&t.object)
+        }
+    }
+}
+
 /// No limit, in [`MemoryPool::limit`]'s atomic.
 const UNLIMITED: usize = usize::MAX;
 

@@ -5,8 +5,9 @@
 //! the plan it runs seeded with the left side's bindings (graph exploration continues
 //! from the rows already found instead of joining two independent results). Counts and
 //! DISTINCT over one pattern that the index answers become an [`IndexAggregate`]
-//! (`index_aggregate.rs`), and `OPTIONAL { … } FILTER(!BOUND(?v))` becomes the NOT EXISTS
-//! semi-join it means (`optional_unbound.rs`).
+//! (`index_aggregate.rs`), `OPTIONAL { … } FILTER(!BOUND(?v))` becomes the NOT EXISTS
+//! semi-join it means (`optional_unbound.rs`), and an ORDER BY key that repeats a SELECT
+//! expression sorts by that expression's variable (`order_keys.rs`).
 //!
 //! [`IndexAggregate`]: crate::operator::IndexAggregate
 
@@ -29,6 +30,7 @@ mod exists;
 mod index_aggregate;
 mod join_order;
 mod optional_unbound;
+mod order_keys;
 mod text;
 pub(crate) mod triple_terms;
 mod variable_equality;
@@ -187,7 +189,11 @@ impl<'a> Compiler<'a> {
                 rows: bindings.clone(),
             },
             GraphPattern::OrderBy { inner, expression } => {
-                for key in expression {
+                let keys: Vec<OrderExpression> = expression
+                    .iter()
+                    .map(|key| order_keys::by_bound_expression(key, inner))
+                    .collect();
+                for key in &keys {
                     match key {
                         OrderExpression::Asc(e) | OrderExpression::Desc(e) => {
                             self.register_expression_vars(e)
@@ -195,7 +201,6 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 let inner = self.compile(inner, graph)?;
-                let keys = expression.clone();
                 for key in &keys {
                     match key {
                         OrderExpression::Asc(e) | OrderExpression::Desc(e) => {

@@ -1,14 +1,34 @@
 //! BIND chains and SELECT expressions: one new column per expression, innermost first.
+//!
+//! An expression that is a function of the ids of the variables it reads (nothing random or
+//! fresh, no EXISTS: `operands::per_id`) is evaluated once per distinct tuple of those ids
+//! and its id reused in the rows that repeat the tuple: `xsd:float(?count) / ?countBefore`
+//! over thousands of groups reads a few dozen distinct pairs of counts, and each
+//! evaluation decodes its operands, builds its terms and looks the result up in the
+//! dictionary.
 
 use oxrdf::Variable;
 use quiver_model::Id;
-use spargebra::algebra::GraphPattern;
+use rustc_hash::FxHashMap;
+use spargebra::algebra::{Expression, GraphPattern};
 
+use super::scope::Scope as _;
 use super::Evaluator;
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
 use crate::operator::Operator;
-use crate::table::{Table, UNBOUND};
+use crate::table::{Table, VarId, UNBOUND};
+
+/// The most variables an expression may read to be remembered by their ids.
+const REMEMBERED_VARS: usize = 4;
+
+/// The most distinct tuples remembered per expression; past them, new tuples are evaluated
+/// without being remembered.
+const REMEMBERED_TUPLES: usize = 1 << 16;
+
+/// Bytes charged per remembered tuple (the key, the id and the hash table's overhead),
+/// given back once the column is made.
+const TUPLE_BYTES: usize = (REMEMBERED_VARS + 1) * ID_BYTES + 16;
 
 impl Evaluator<'_> {
     /// A chain of BINDs / SELECT expressions, evaluated innermost first. The expressions of
@@ -31,23 +51,64 @@ impl Evaluator<'_> {
         let mut reservation = ctx.reservation();
         for (var, expression) in chain.into_iter().rev() {
             reservation.try_grow(table.rows.saturating_mul(ID_BYTES))?;
-            let mut column: Vec<Id> = Vec::with_capacity(table.rows);
-            for row in 0..table.rows {
-                ctx.tick(row)?;
+            let evaluate = |row: usize| -> Id {
                 let bindings = |variable: &Variable| self.binding(&table, row, variable);
                 let exists = |pattern: &GraphPattern| self.exists(pattern, &table, row);
                 let scope = scopes.wrapping_add(row as u64);
-                column.push(
-                    quiver_expr::evaluate_in_scope(
-                        expression,
-                        &bindings,
-                        &exists,
-                        &self.expressions,
-                        scope,
-                    )
-                    .map_or(UNBOUND, |term| self.intern(&term)),
-                );
-            }
+                quiver_expr::evaluate_in_scope(
+                    expression,
+                    &bindings,
+                    &exists,
+                    &self.expressions,
+                    scope,
+                )
+                .map_or(UNBOUND, |term| self.intern(&term))
+            };
+            let column = match self.remembered_inputs(expression, &table) {
+                Some(columns) => {
+                    let mut remembered: FxHashMap<[Id; REMEMBERED_VARS], Id> = FxHashMap::default();
+                    let mut evaluations = 0usize;
+                    let mut column: Vec<Id> = Vec::with_capacity(table.rows);
+                    for row in 0..table.rows {
+                        ctx.tick(row)?;
+                        let mut key = [UNBOUND; REMEMBERED_VARS];
+                        for (slot, values) in key.iter_mut().zip(&columns) {
+                            *slot = values[row];
+                        }
+                        let id = match remembered.get(&key) {
+                            Some(&id) => id,
+                            None => {
+                                evaluations += 1;
+                                let id = evaluate(row);
+                                // The table is memory the evaluation can do without.
+                                if remembered.len() < REMEMBERED_TUPLES
+                                    && reservation.try_grow_optional(TUPLE_BYTES)
+                                {
+                                    remembered.insert(key, id);
+                                }
+                                id
+                            }
+                        };
+                        column.push(id);
+                    }
+                    reservation.shrink(remembered.len() * TUPLE_BYTES);
+                    self.note(format!(
+                        "bind ?{}: {evaluations} evaluations for {} rows, one per distinct \
+                         tuple of the variables it reads",
+                        self.vars.name(var),
+                        table.rows
+                    ));
+                    column
+                }
+                None => {
+                    let mut column: Vec<Id> = Vec::with_capacity(table.rows);
+                    for row in 0..table.rows {
+                        ctx.tick(row)?;
+                        column.push(evaluate(row));
+                    }
+                    column
+                }
+            };
             match table.column_of(var) {
                 Some(c) => table.columns[c] = column,
                 None => {
@@ -57,5 +118,27 @@ impl Evaluator<'_> {
             }
         }
         Ok(table)
+    }
+
+    /// The columns of the variables `expression` reads when it is a function of their ids
+    /// (a variable the table does not bind is UNBOUND in every row and needs none), at most
+    /// [`REMEMBERED_VARS`] of them; `None` when it is not.
+    fn remembered_inputs<'t>(
+        &self,
+        expression: &Expression,
+        table: &'t Table,
+    ) -> Option<Vec<&'t [Id]>> {
+        let mut variables = Vec::new();
+        if table.rows < 2 || !crate::operands::per_id(expression, &mut variables) {
+            return None;
+        }
+        let columns: Vec<&[Id]> = variables
+            .iter()
+            .filter_map(|variable| {
+                let var: VarId = self.vars.get(variable)?;
+                table.column(var)
+            })
+            .collect();
+        (columns.len() <= REMEMBERED_VARS).then_some(columns)
     }
 }

@@ -238,7 +238,7 @@ impl<'a> Evaluator<'a> {
             )));
             return UNBOUND;
         };
-        let bytes = LOCAL_TERM_BYTES + 2 * term.to_string().len();
+        let bytes = LOCAL_TERM_BYTES + 2 * crate::memory::term_text_bytes(term);
         if let Err(error) = self.local_bytes.borrow_mut().try_grow(bytes) {
             self.state.fail(error);
             return UNBOUND;

@@ -122,22 +122,9 @@ pub(crate) fn top_k(
 /// Bytes of one row's ORDER BY keys.
 pub(crate) fn key_bytes(key: &[Option<Term>]) -> usize {
     key.iter()
-        .map(|term| KEY_BYTES + term.as_ref().map_or(0, term_text_bytes))
+        .map(|term| KEY_BYTES + term.as_ref().map_or(0, crate::memory::term_text_bytes))
         .sum::<usize>()
         + std::mem::size_of::<Vec<Option<Term>>>()
-}
-
-fn term_text_bytes(term: &Term) -> usize {
-    match term {
-        Term::NamedNode(n) => n.as_str().len(),
-        Term::BlankNode(b) => b.as_str().len(),
-        Term::Literal(l) => l.value().len() + l.language().map_or(0, str::len),
-        Term::Triple(t) => {
-            term_text_bytes(&t.subject.clone().into())
-                + t.predicate.as_str().len()
-                + term_text_bytes(&t.object)
-        }
-    }
 }
 
 /// The order of two rows' keys under the ORDER BY `keys`.
