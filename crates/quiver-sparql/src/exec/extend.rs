@@ -12,7 +12,6 @@ use quiver_model::Id;
 use rustc_hash::FxHashMap;
 use spargebra::algebra::{Expression, GraphPattern};
 
-use super::scope::Scope as _;
 use super::Evaluator;
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
@@ -92,7 +91,7 @@ impl Evaluator<'_> {
                         column.push(id);
                     }
                     reservation.shrink(remembered.len() * TUPLE_BYTES);
-                    self.note(format!(
+                    self.notes.borrow_mut().push(format!(
                         "bind ?{}: {evaluations} evaluations for {} rows, one per distinct \
                          tuple of the variables it reads",
                         self.vars.name(var),

@@ -1,7 +1,7 @@
 //! FILTER, and the EXISTS patterns of every expression.
 //!
-//! `FILTER (NOT) EXISTS` over a basic graph pattern is a semi-join: the pattern runs once,
-//! seeded with every row. One pattern `?x p ?y` whose `?y` nothing else reads ("has a
+//! `FILTER (NOT) EXISTS` over a basic graph pattern, with or without a FILTER of its own,
+//! is a semi-join: the pattern runs once, seeded with every row. One pattern `?x p ?y` whose `?y` nothing else reads ("has a
 //! `p`") is decided by the length of each row's list, without walking it. Other EXISTS run
 //! row by row with the row's bindings substituted.
 //! An error while running an EXISTS pattern (time, cancellation, memory) is recorded in the
@@ -119,11 +119,12 @@ impl Evaluator<'_> {
         Ok(table.gather(&keep))
     }
 
-    /// `FILTER EXISTS { bgp }` (or `NOT EXISTS` when `negated`) over the whole table at
-    /// once: the pattern runs seeded with every row, tagged with its row number, and the
-    /// rows that found a match are kept (or dropped). `None` when the pattern is not a
-    /// basic graph pattern or shares a variable the table binds only in some rows; the
-    /// caller then evaluates EXISTS row by row.
+    /// `FILTER EXISTS { bgp }` or `{ bgp FILTER(…) }` (`NOT EXISTS` when `negated`) over
+    /// the whole table at once: the pattern runs seeded with every row, tagged with its row
+    /// number, its filters run on what it finds, and the rows that found a match are kept
+    /// (or dropped). `None` when the pattern is another shape ([`batched_shape`]), shares a
+    /// variable the table binds only in some rows, or has a filter but shares no variable;
+    /// the caller then evaluates EXISTS row by row.
     pub(crate) fn filter_exists(
         &self,
         table: &Table,
@@ -131,16 +132,42 @@ impl Evaluator<'_> {
         negated: bool,
     ) -> Result<Option<Table>, QueryError> {
         let operator = self.exists_operator(pattern)?;
-        let Operator::Bgp(planned) = operator else {
+        let mut after = Vec::new();
+        let Some(planned) = batched_shape(operator, &mut after) else {
             return Ok(None);
         };
+        let pattern_vars = planned.bgp.vars();
+        // The outer variables the pattern's filters read are carried along, as
+        // substitution gives them their values.
+        let mut read = Vec::new();
+        for step in &after {
+            match step {
+                After::Filter(expression) => {
+                    crate::operands::per_id(expression, &mut read);
+                }
+                After::Join(Operator::Values { vars, .. }) => {
+                    if vars.iter().any(|var| !pattern_vars.contains(var)) {
+                        return Ok(None);
+                    }
+                }
+                After::Join(_) => return Ok(None),
+            }
+        }
         let mut seeds = Vec::new();
-        for var in planned.bgp.vars() {
+        for &var in &pattern_vars {
             match table.column(var) {
                 Some(column) if column.contains(&UNBOUND) => return Ok(None),
                 Some(_) => seeds.push(var),
                 None => {}
             }
+        }
+        let carried: Vec<VarId> = read
+            .iter()
+            .filter_map(|variable| self.vars.get(variable))
+            .filter(|var| !pattern_vars.contains(var) && table.column(*var).is_some())
+            .collect();
+        if !after.is_empty() && seeds.is_empty() {
+            return Ok(None);
         }
         if seeds.is_empty() {
             // Nothing shared: the pattern has the same answer for every row.
@@ -151,14 +178,18 @@ impl Evaluator<'_> {
                 table.gather(&[])
             }));
         }
-        if let Some(matched) = self.matched_by_degree(planned, table, &seeds)? {
+        let matched_by_degree = match after.is_empty() {
+            true => self.matched_by_degree(planned, table, &seeds)?,
+            false => None,
+        };
+        if let Some(matched) = matched_by_degree {
             let keep: Vec<u32> = (0..table.rows as u32)
                 .filter(|&row| matched[row as usize] != negated)
                 .collect();
             return Ok(Some(table.gather(&keep)));
         }
         ensure_addressable(table.rows)?;
-        let mut input = table.reshape(&seeds);
+        let mut input = table.reshape(&[&seeds[..], &carried[..]].concat());
         input.vars.push(ROW_VAR);
         input.columns.push((0..table.rows as Id).collect());
         let steps = crate::planner::plan(
@@ -170,8 +201,22 @@ impl Evaluator<'_> {
         );
         let mut local = planned.clone();
         local.seeded = Some((seeds, steps));
-        let found = self.bgp(&local, input, true, None)?;
+        let mut found = self.bgp(&local, input, true, None)?;
         let ctx = self.ctx();
+        if !after.is_empty() {
+            let rows = found.rows;
+            for step in after {
+                found = match step {
+                    After::Filter(expression) => self.filter_rows(found, expression)?,
+                    After::Join(values) => hash_join(&ctx, &found, &self.evaluate(values)?, false)?,
+                };
+            }
+            self.notes.borrow_mut().push(format!(
+                "exists: the pattern seeded with {} rows at once, its filters keeping {} of \
+                 the {rows} rows found",
+                table.rows, found.rows
+            ));
+        }
         let mut matched = vec![false; table.rows];
         for (i, &row) in found.column(ROW_VAR).unwrap_or(&[]).iter().enumerate() {
             ctx.tick(i)?;
@@ -290,6 +335,40 @@ impl Evaluator<'_> {
         self.exists.get(pattern).ok_or_else(|| {
             QueryError::Unsupported(format!("EXISTS {pattern} was not compiled with its node"))
         })
+    }
+}
+
+/// What runs on the rows an EXISTS pattern's basic graph pattern finds: a FILTER of the
+/// pattern, or a join with the VALUES row its `?v = <iri>` conjunct became.
+enum After<'o> {
+    Filter(&'o Expression),
+    Join(&'o Operator),
+}
+
+/// The basic graph pattern of an EXISTS operator that is one, under FILTERs (decided from
+/// the row alone: no EXISTS, nothing fresh) and joins with VALUES; what runs after it goes
+/// to `after`, innermost first. `None` for any other shape.
+fn batched_shape<'o>(operator: &'o Operator, after: &mut Vec<After<'o>>) -> Option<&'o PlannedBgp> {
+    match operator {
+        Operator::Bgp(planned) => Some(planned),
+        Operator::Filter(expression, inner)
+            if crate::operands::per_id(expression, &mut Vec::new()) =>
+        {
+            let planned = batched_shape(inner, after)?;
+            after.push(After::Filter(expression));
+            Some(planned)
+        }
+        Operator::Join(a, b) => {
+            let (values, inner) = match (&**a, &**b) {
+                (values @ Operator::Values { .. }, inner)
+                | (inner, values @ Operator::Values { .. }) => (values, inner),
+                _ => return None,
+            };
+            let planned = batched_shape(inner, after)?;
+            after.push(After::Join(values));
+            Some(planned)
+        }
+        _ => None,
     }
 }
 
