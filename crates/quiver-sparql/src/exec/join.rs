@@ -2,7 +2,7 @@
 //! variables the left rows bind runs seeded with them (`bgp/`), and so does each branch of
 //! a right UNION of such patterns (`L ⋈ (A ∪ B) = (L ⋈ A) ∪ (L ⋈ B)`); otherwise both
 //! sides run alone and meet in a hash join on the shared variables (rows with an unbound
-//! shared variable are matched by a scan).
+//! shared variable are looked up by the variables they bind, `key_index.rs`).
 //!
 //! The hash join checks the query's limits every few thousand rows or row pairs, and
 //! charges its hash index and output to its memory budget as they grow.
@@ -17,8 +17,8 @@
 use std::cell::RefCell;
 
 use quiver_model::Id;
-use rustc_hash::FxHashMap;
 
+use super::key_index::KeyIndex;
 use super::Evaluator;
 use crate::context::{ensure_addressable, table_bytes, ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;
@@ -70,18 +70,7 @@ pub(crate) fn hash_join_up_to(
         vars.push(ROW_VAR);
     }
     let mut index_memory = ctx.reservation();
-    index_memory.try_grow(right.rows.saturating_mul(entry_bytes(common.len())))?;
-    let mut index: FxHashMap<Vec<Id>, Vec<u32>> = FxHashMap::default();
-    let mut wildcards: Vec<u32> = Vec::new();
-    for row in 0..right.rows {
-        ctx.tick(row)?;
-        let key: Vec<Id> = common.iter().map(|&v| right.value(row, v)).collect();
-        if key.contains(&UNBOUND) {
-            wildcards.push(row as u32);
-        } else {
-            index.entry(key).or_default().push(row as u32);
-        }
-    }
+    let mut index = KeyIndex::build(right, &common, &mut index_memory, &mut |row| ctx.tick(row))?;
     let left_columns: Vec<Option<&[Id]>> = vars.iter().map(|&v| left.column(v)).collect();
     let right_columns: Vec<Option<&[Id]>> = vars.iter().map(|&v| right.column(v)).collect();
     let mut result = Table::empty(vars.clone());
@@ -105,41 +94,20 @@ pub(crate) fn hash_join_up_to(
         }
         Ok(())
     };
-    let compatible = |l: usize, r: usize| {
-        common.iter().all(|&v| {
-            let (a, b) = (left.value(l, v), right.value(r, v));
-            a == UNBOUND || b == UNBOUND || a == b
-        })
-    };
+    let mut matched: Vec<u32> = Vec::new();
+    let mut key: Vec<Id> = Vec::with_capacity(common.len());
     for l in 0..left.rows {
         if result.rows >= limit {
             break;
         }
         ctx.tick(l)?;
-        let key: Vec<Id> = common.iter().map(|&v| left.value(l, v)).collect();
-        if key.contains(&UNBOUND) {
-            for r in 0..right.rows {
-                visited += 1;
-                ctx.tick(visited)?;
-                if compatible(l, r) {
-                    push(&mut result, l, r)?;
-                }
-            }
-            continue;
-        }
-        if let Some(rows) = index.get(&key) {
-            for &r in rows {
-                visited += 1;
-                ctx.tick(visited)?;
-                push(&mut result, l, r as usize)?;
-            }
-        }
-        for &r in &wildcards {
+        key.clear();
+        key.extend(common.iter().map(|&v| left.value(l, v)));
+        index.matches(&key, &mut index_memory, &mut matched)?;
+        for &r in &matched {
             visited += 1;
             ctx.tick(visited)?;
-            if compatible(l, r as usize) {
-                push(&mut result, l, r as usize)?;
-            }
+            push(&mut result, l, r as usize)?;
         }
     }
     Ok(result)

@@ -48,6 +48,7 @@ mod group_pairs;
 mod id_filter;
 pub mod index_aggregate;
 mod join;
+mod key_index;
 mod left_join;
 mod minus;
 mod order_by;
