@@ -1,9 +1,10 @@
 //! FILTER, and the EXISTS patterns of every expression.
 //!
-//! `FILTER (NOT) EXISTS` over a basic graph pattern, with or without a FILTER of its own,
-//! is a semi-join: the pattern runs once, seeded with every row. One pattern `?x p ?y` whose `?y` nothing else reads ("has a
-//! `p`") is decided by the length of each row's list, without walking it. Other EXISTS run
-//! row by row with the row's bindings substituted.
+//! `FILTER (NOT) EXISTS` over a basic graph pattern, with or without FILTERs of its own,
+//! is a semi-join: the pattern runs once, seeded with every row. One pattern `?x p ?y`
+//! whose `?y` nothing else reads ("has a `p`") is decided by the length of each row's
+//! list, without walking it. Other EXISTS run row by row with the row's bindings
+//! substituted.
 //! An error while running an EXISTS pattern (time, cancellation, memory) is recorded in the
 //! query's state, so it stops the query at the next check instead of becoming `false`.
 
@@ -141,16 +142,8 @@ impl Evaluator<'_> {
         // substitution gives them their values.
         let mut read = Vec::new();
         for step in &after {
-            match step {
-                After::Filter(expression) => {
-                    crate::operands::per_id(expression, &mut read);
-                }
-                After::Join(Operator::Values { vars, .. }) => {
-                    if vars.iter().any(|var| !pattern_vars.contains(var)) {
-                        return Ok(None);
-                    }
-                }
-                After::Join(_) => return Ok(None),
+            if let After::Filter(expression) = step {
+                crate::operands::per_id(expression, &mut read);
             }
         }
         let mut seeds = Vec::new();
@@ -178,9 +171,10 @@ impl Evaluator<'_> {
                 table.gather(&[])
             }));
         }
-        let matched_by_degree = match after.is_empty() {
-            true => self.matched_by_degree(planned, table, &seeds)?,
-            false => None,
+        let matched_by_degree = if after.is_empty() {
+            self.matched_by_degree(planned, table, &seeds)?
+        } else {
+            None
         };
         if let Some(matched) = matched_by_degree {
             let keep: Vec<u32> = (0..table.rows as u32)
@@ -208,7 +202,9 @@ impl Evaluator<'_> {
             for step in after {
                 found = match step {
                     After::Filter(expression) => self.filter_rows(found, expression)?,
-                    After::Join(values) => hash_join(&ctx, &found, &self.evaluate(values)?, false)?,
+                    After::Values(values) => {
+                        hash_join(&ctx, &found, &self.evaluate(values)?, false)?
+                    }
                 };
             }
             self.notes.borrow_mut().push(format!(
@@ -339,15 +335,16 @@ impl Evaluator<'_> {
 }
 
 /// What runs on the rows an EXISTS pattern's basic graph pattern finds: a FILTER of the
-/// pattern, or a join with the VALUES row its `?v = <iri>` conjunct became.
+/// pattern, or a join with the VALUES row its `?v = <iri>` conjunct became (an
+/// `Operator::Values` over variables of the pattern).
 enum After<'o> {
     Filter(&'o Expression),
-    Join(&'o Operator),
+    Values(&'o Operator),
 }
 
 /// The basic graph pattern of an EXISTS operator that is one, under FILTERs (decided from
-/// the row alone: no EXISTS, nothing fresh) and joins with VALUES; what runs after it goes
-/// to `after`, innermost first. `None` for any other shape.
+/// the row alone: no EXISTS, nothing fresh) and joins with VALUES over its variables; what
+/// runs after it goes to `after`, innermost first. `None` for any other shape.
 fn batched_shape<'o>(operator: &'o Operator, after: &mut Vec<After<'o>>) -> Option<&'o PlannedBgp> {
     match operator {
         Operator::Bgp(planned) => Some(planned),
@@ -359,13 +356,17 @@ fn batched_shape<'o>(operator: &'o Operator, after: &mut Vec<After<'o>>) -> Opti
             Some(planned)
         }
         Operator::Join(a, b) => {
-            let (values, inner) = match (&**a, &**b) {
-                (values @ Operator::Values { .. }, inner)
-                | (inner, values @ Operator::Values { .. }) => (values, inner),
+            let (values, vars, inner) = match (&**a, &**b) {
+                (values @ Operator::Values { vars, .. }, inner)
+                | (inner, values @ Operator::Values { vars, .. }) => (values, vars, inner),
                 _ => return None,
             };
             let planned = batched_shape(inner, after)?;
-            after.push(After::Join(values));
+            let pattern_vars = planned.bgp.vars();
+            if vars.iter().any(|var| !pattern_vars.contains(var)) {
+                return None;
+            }
+            after.push(After::Values(values));
             Some(planned)
         }
         _ => None,
