@@ -14,10 +14,10 @@ use std::cell::Cell;
 use std::fmt::Write as _;
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::TestCaseError;
 use quiver_sparql::ExecOptions;
 use quiver_store::Store;
-use support::{load, oxigraph_rows, Row};
+use support::{oxigraph_rows, Row};
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
@@ -88,11 +88,7 @@ fn quiver_rows(store: &Store, query: &str) -> Result<(Vec<String>, Vec<Row>, usi
 
 fn check(graph: &Graph, per_id: &Cell<usize>, rows: &Cell<usize>) -> Result<(), TestCaseError> {
     let text = ntriples(graph);
-    let store = load(&text);
-    let oxigraph = oxigraph::store::Store::new().unwrap();
-    oxigraph
-        .load_from_slice(oxigraph::io::RdfFormat::NTriples, text.as_bytes())
-        .unwrap();
+    let (store, oxigraph) = support::both_stores(&text);
     for query in QUERIES {
         let query = format!("PREFIX ex: <http://ex/> PREFIX xsd: <{XSD}> {query}");
         let (vars, mut ours, decided) = quiver_rows(&store, &query).map_err(TestCaseError::fail)?;
@@ -108,21 +104,12 @@ fn check(graph: &Graph, per_id: &Cell<usize>, rows: &Cell<usize>) -> Result<(), 
 
 #[test]
 fn filters_decided_per_id_agree_with_oxigraph() {
-    let cases = support::proptest_cases(200);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
     let (per_id, rows) = (Cell::new(0), Cell::new(0));
-    let result = runner.run(&graph_strategy(), |graph| check(&graph, &per_id, &rows));
-    if let Err(error) = result {
-        panic!("{error}");
-    }
+    let cases = support::check_random(200, graph_strategy(), |graph| check(&graph, &per_id, &rows));
     // Not vacuous: rows pass, and most queries had filters decided per id.
-    assert!(rows.get() > cases as usize, "{} rows in all", rows.get());
+    assert!(rows.get() > cases, "{} rows in all", rows.get());
     assert!(
-        per_id.get() > cases as usize * QUERIES.len() / 2,
+        per_id.get() > cases * QUERIES.len() / 2,
         "{} filters decided per id",
         per_id.get()
     );

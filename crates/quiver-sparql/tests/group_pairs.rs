@@ -17,10 +17,10 @@ use std::cell::Cell;
 use std::fmt::Write as _;
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::TestCaseError;
 use quiver_sparql::ExecOptions;
 use quiver_store::Store;
-use support::{load, oxigraph_rows, Row};
+use support::{oxigraph_rows, Row};
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
@@ -195,11 +195,7 @@ fn normalize(vars: &[String], mut rows: Vec<Row>) -> Vec<Row> {
 
 fn check(graph: &Graph, seen: &Cell<usize>) -> Result<(), TestCaseError> {
     let text = ntriples(graph);
-    let store = load(&text);
-    let oxigraph = oxigraph::store::Store::new().unwrap();
-    oxigraph
-        .load_from_slice(oxigraph::io::RdfFormat::NTriples, text.as_bytes())
-        .unwrap();
+    let (store, oxigraph) = support::both_stores(&text);
     for (query, grouped_over_pairs) in QUERIES {
         let query = format!("PREFIX ex: <http://ex/> PREFIX xsd: <{XSD}> {query}");
         let (vars, ours, fired) = quiver_rows(&store, &query).map_err(TestCaseError::fail)?;
@@ -216,20 +212,11 @@ fn check(graph: &Graph, seen: &Cell<usize>) -> Result<(), TestCaseError> {
 fn grouping_over_pairs_agrees_with_oxigraph() {
     // Cut the pairs into runs on two threads even on these small graphs.
     quiver_sparql::exec::parallel::set_min_parallel_rows(4);
-    let cases = support::proptest_cases(150);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
     let seen = Cell::new(0);
-    let result = runner.run(&graph_strategy(), |graph| check(&graph, &seen));
-    if let Err(error) = result {
-        panic!("{error}");
-    }
+    let cases = support::check_random(150, graph_strategy(), |graph| check(&graph, &seen));
     // Not vacuous: most answers have rows.
     assert!(
-        seen.get() > cases as usize * QUERIES.len() / 2,
+        seen.get() > cases * QUERIES.len() / 2,
         "{} answers with rows",
         seen.get()
     );

@@ -12,8 +12,8 @@ use std::cell::Cell;
 use std::fmt::Write as _;
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use support::{load, oxigraph_rows, select};
+use proptest::test_runner::TestCaseError;
+use support::{oxigraph_rows, select};
 
 const QUERIES: [&str; 6] = [
     // BSBM BI Q5's shape: a subquery grouping by a variable it never binds.
@@ -48,11 +48,7 @@ fn ntriples(graph: &Graph) -> String {
 
 fn check(graph: &Graph, rows: &Cell<usize>) -> Result<(), TestCaseError> {
     let text = ntriples(graph);
-    let store = load(&text);
-    let oxigraph = oxigraph::store::Store::new().unwrap();
-    oxigraph
-        .load_from_slice(oxigraph::io::RdfFormat::NTriples, text.as_bytes())
-        .unwrap();
+    let (store, oxigraph) = support::both_stores(&text);
     for query in QUERIES {
         let query = format!("PREFIX ex: <http://ex/> {query}");
         let (vars, mut ours) = select(&store, &query).map_err(TestCaseError::fail)?;
@@ -67,20 +63,11 @@ fn check(graph: &Graph, rows: &Cell<usize>) -> Result<(), TestCaseError> {
 
 #[test]
 fn joins_on_unbound_keys_agree_with_oxigraph() {
-    let cases = support::proptest_cases(200);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
     let rows = Cell::new(0);
-    let result = runner.run(&graph_strategy(), |graph| check(&graph, &rows));
-    if let Err(error) = result {
-        panic!("{error}");
-    }
+    let cases = support::check_random(200, graph_strategy(), |graph| check(&graph, &rows));
     // Not vacuous: many answers joined rows with unbound shared variables.
     assert!(
-        rows.get() > cases as usize,
+        rows.get() > cases,
         "{} rows with unbound values",
         rows.get()
     );

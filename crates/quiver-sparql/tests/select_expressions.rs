@@ -16,9 +16,9 @@ use std::cell::Cell;
 use std::fmt::Write as _;
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::TestCaseError;
 use quiver_sparql::ExecOptions;
-use support::{load, oxigraph_rows};
+use support::oxigraph_rows;
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
@@ -101,11 +101,7 @@ struct Seen {
 
 fn check(graph: &Graph, seen: &Seen) -> Result<(), TestCaseError> {
     let text = ntriples(graph);
-    let store = load(&text);
-    let oxigraph = oxigraph::store::Store::new().unwrap();
-    oxigraph
-        .load_from_slice(oxigraph::io::RdfFormat::NTriples, text.as_bytes())
-        .unwrap();
+    let (store, oxigraph) = support::both_stores(&text);
     for (i, (query, ordered)) in QUERIES.iter().enumerate() {
         let query = format!("PREFIX ex: <http://ex/> PREFIX xsd: <{XSD}> {query}");
         let (vars, mut ours, notes) =
@@ -148,20 +144,10 @@ fn check(graph: &Graph, seen: &Seen) -> Result<(), TestCaseError> {
 
 #[test]
 fn select_expressions_and_their_order_agree_with_oxigraph() {
-    let cases = support::proptest_cases(150);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
     let seen = Seen::default();
-    let result = runner.run(&graph_strategy(), |graph| check(&graph, &seen));
-    if let Err(error) = result {
-        panic!("{error}");
-    }
+    let cases = support::check_random(150, graph_strategy(), |graph| check(&graph, &seen));
     // Not vacuous: rows came back, expressions were remembered and reused, and the top-k
     // keys that repeat a SELECT expression sorted by ids.
-    let cases = cases as usize;
     assert!(seen.rows.get() > cases, "{} rows in all", seen.rows.get());
     assert!(
         seen.remembered.get() > cases,

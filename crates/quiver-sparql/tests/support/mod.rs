@@ -75,6 +75,35 @@ pub fn proptest_cases(default: u32) -> u32 {
         .unwrap_or(default)
 }
 
+/// Quiver's store and Oxigraph's of the same N-Triples `text`, for differential tests.
+pub fn both_stores(text: &str) -> (Store, oxigraph::store::Store) {
+    let oxigraph = oxigraph::store::Store::new().unwrap();
+    oxigraph
+        .load_from_slice(oxigraph::io::RdfFormat::NTriples, text.as_bytes())
+        .unwrap();
+    (load(text), oxigraph)
+}
+
+/// Runs `check` on random values of `strategy`, as many as [`proptest_cases`] says
+/// (`default` unless `PROPTEST_CASES` is set), without a failure file; panics with
+/// proptest's report of the smallest failing value. Returns the number of cases.
+pub fn check_random<S: proptest::strategy::Strategy>(
+    default: u32,
+    strategy: S,
+    check: impl Fn(S::Value) -> Result<(), proptest::test_runner::TestCaseError>,
+) -> usize {
+    let cases = proptest_cases(default);
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    });
+    if let Err(error) = runner.run(&strategy, check) {
+        panic!("{error}");
+    }
+    cases as usize
+}
+
 /// The variables and rows of a SELECT query, in the engine's order.
 pub fn select(store: &Store, query: &str) -> Result<(Vec<String>, Vec<Row>), String> {
     let prepared = prepare(store, query, &PrepareOptions::default()).map_err(|e| e.to_string())?;
