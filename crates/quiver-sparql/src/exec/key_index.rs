@@ -140,7 +140,14 @@ impl<'t> KeyIndex<'t> {
                 }
                 group.indexes.insert(shared, index);
             }
-            if let Some(rows) = group.indexes[&shared].get(&key_at(key, shared)) {
+            let index = &group.indexes[&shared];
+            // A probe binding every shared variable looks up by its own key, uncopied.
+            let rows = if shared.count_ones() as usize == key.len() {
+                index.get(key)
+            } else {
+                index.get(&key_at(key, shared))
+            };
+            if let Some(rows) = rows {
                 out.extend_from_slice(rows);
                 contributing += 1;
             }
