@@ -1,6 +1,6 @@
 //! Quiver's SPARQL engine.
 //!
-//! A query flows `parse (spargebra) → compile and plan (compile/, planner.rs) into the
+//! A query flows `parse (spargebra) → compile and plan (compile/, planner/) into the
 //! operator tree (operator/) → execute (exec/, one file per operator) → results
 //! (engine.rs, results.rs)`. Basic graph patterns
 //! run as graph exploration over the store's (vertex, predicate, direction) index, in the

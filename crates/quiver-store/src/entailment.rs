@@ -20,6 +20,7 @@ use std::sync::Arc;
 use quiver_model::{Column, Id};
 use quiver_reason::{materialise, DictionaryTerms, Materialised, Profile, Report, Round};
 
+use crate::class_predicate::ClassPredicate;
 use crate::graph::GraphIndex;
 use crate::stats::PredicateStats;
 use crate::store::{EncodedGraphs, Store};
@@ -50,7 +51,7 @@ pub(crate) struct Layer {
     pub predicate_stats: Vec<PredicateStats>,
     pub classes: Column<Id>,
     pub class_instances: Column<u64>,
-    pub class_predicate: Column<u64>,
+    pub class_predicate: ClassPredicate,
     /// The classes and predicates `class_predicate` was computed for.
     pub stat_classes: Column<Id>,
     pub stat_predicates: usize,

@@ -15,6 +15,7 @@ pub mod adjacency;
 mod apply;
 pub mod build;
 pub mod changes;
+mod class_predicate;
 mod compaction;
 mod entailment;
 mod entailment_update;

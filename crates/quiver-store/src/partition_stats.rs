@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use quiver_model::{ClassId, Column, Id, PredId};
+use quiver_model::{ClassId, Id, PredId};
 use serde::{Deserialize, Serialize};
 
 use crate::stats::PredicateStats;
@@ -156,7 +156,7 @@ impl Store {
         self.class_predicate = if statistics.class_predicate.len() == expected {
             statistics.class_predicate.clone().into()
         } else {
-            Column::default()
+            Default::default()
         };
         if self.class_predicate.is_empty() {
             self.stat_predicates = 0;

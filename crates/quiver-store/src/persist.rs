@@ -256,7 +256,7 @@ impl Store {
             predicates,
             classes: reader.column("catalog", "classes")?,
             class_instances: reader.column("catalog", "class_instances")?,
-            class_predicate: reader.column("catalog", "class_predicate")?,
+            class_predicate: reader.column::<u64>("catalog", "class_predicate")?.into(),
             stat_classes: Column::default(),
             stat_predicates,
             appended_predicates: Vec::new(),
@@ -280,7 +280,7 @@ impl Store {
                 stat_classes: classes.clone(),
                 classes,
                 class_instances: reader.column("entailed", "class_instances")?,
-                class_predicate: reader.column("entailed", "class_predicate")?,
+                class_predicate: reader.column::<u64>("entailed", "class_predicate")?.into(),
                 stat_predicates,
             };
             store.set_entailment(layer.profile, layer.derived, Some(entailed));
@@ -327,7 +327,7 @@ fn save_catalog(
 ) -> Result<(), SnapshotError> {
     writer.column(file, "classes", &layer.classes)?;
     writer.column(file, "class_instances", &layer.class_instances)?;
-    writer.column(file, "class_predicate", &layer.class_predicate)?;
+    writer.column(file, "class_predicate", layer.class_predicate.counts())?;
     let stats: Vec<u64> = layer
         .predicate_stats
         .iter()

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::build::build_graph;
+use crate::class_predicate::ClassPredicate;
 use crate::entailment::{Entailment, Layer, View};
 use crate::graph::{Direction, GraphIndex};
 use crate::stats::{ClassStats, PredicateStats};
@@ -53,7 +54,7 @@ pub struct Store {
     /// Characteristic statistics: for class `c`, predicate `p` and side `d` (0: subjects,
     /// 1: objects), how many instances of `c` are among the subjects/objects of `p`, at
     /// `(c * predicates + p) * 2 + d` (estimated from a sample of each class).
-    pub(crate) class_predicate: Column<u64>,
+    pub(crate) class_predicate: ClassPredicate,
     /// The classes (term ids, ascending) and the number of predicates `class_predicate`
     /// was computed for: updates may add classes and predicates, which the planner then
     /// estimates without it until the next checkpoint.
@@ -211,7 +212,7 @@ impl Store {
             appended_predicates: predicates.1,
             classes: Column::default(),
             class_instances: Column::default(),
-            class_predicate: Column::default(),
+            class_predicate: ClassPredicate::default(),
             stat_classes: Column::default(),
             stat_predicates: 0,
             predicate_stats,
@@ -232,7 +233,7 @@ impl Store {
         if let Some(rdf_type) = self.rdf_type() {
             self.class_predicate = self.class_predicate_counts(&self.classes, rdf_type).into();
         } else {
-            self.class_predicate = Column::default();
+            self.class_predicate = ClassPredicate::default();
         }
         self.stat_classes = self.classes.clone();
         self.stat_predicates = self.predicate_count();
@@ -302,7 +303,22 @@ impl Store {
         }
         let index = (row * self.stat_predicates + predicate as usize) * 2
             + usize::from(side == Direction::In);
-        self.class_predicate.get(index).copied()
+        self.class_predicate.get(index)
+    }
+
+    /// The average number of classes (`rdf:type` objects) of a vertex that is a subject
+    /// (`Direction::Out`) or an object (`Direction::In`) of `predicate`, from the
+    /// characteristic statistics; `None` where they do not cover the predicate.
+    pub fn types_per_vertex(&self, predicate: PredId, side: Direction) -> Option<f64> {
+        let typed =
+            self.class_predicate
+                .typed_on_side(predicate as usize, side, self.stat_predicates)?;
+        let stats = self.predicate_stats(predicate);
+        let distinct = match side {
+            Direction::Out => stats.subjects,
+            Direction::In => stats.objects,
+        };
+        Some(typed as f64 / distinct.max(1) as f64)
     }
 
     /// Instances of class `class` (their number).
