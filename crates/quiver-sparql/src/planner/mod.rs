@@ -15,9 +15,9 @@
 //! Greedy growth is myopic: a step that multiplies rows a little (a product's five types)
 //! is taken before one that multiplies them more (its ten reviews), even where the second
 //! is followed by a check that removes nine rows in ten and the first by nothing; then the
-//! reviews are walked five times each. So a bounded search ([`search`]) then
-//! looks for an order with a smaller total than the greedy one, depth first, cheapest steps
-//! first, pruning every partial order already as dear as the best whole one.
+//! reviews are walked five times each. So where the greedy order's total is large, a
+//! bounded search ([`search`]) looks for an order with a smaller one, depth first, cheapest
+//! steps first, pruning every partial order already as dear as the best whole one.
 
 mod search;
 

@@ -101,9 +101,7 @@ impl Search<'_, '_> {
             self.explore(start, after);
         }
     }
-}
 
-impl Search<'_, '_> {
     /// Whether no other pattern left reads what `step` binds.
     fn is_leaf(&self, state: &State, step: &Next) -> bool {
         let pattern = &self.bgp.patterns[step.pattern];
