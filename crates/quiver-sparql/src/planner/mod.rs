@@ -195,11 +195,7 @@ impl Estimator<'_> {
     /// Adds the cheapest next step until every pattern is done.
     pub(crate) fn grow(&self, bgp: &Bgp, state: &mut State) {
         while let Some(next) = self.best_next(bgp, state) {
-            let (pattern, kind, rows) = next;
-            state.push(pattern, kind, rows);
-            self.record_domains(state, &bgp.patterns[pattern], kind);
-            state.done[pattern] = true;
-            state.bind(&bgp.patterns[pattern]);
+            self.take(bgp, state, &next);
         }
         if state.done.iter().any(|d| !d) {
             // Disconnected remainder: start again from its cheapest entry (a cross product).
@@ -224,7 +220,7 @@ impl Estimator<'_> {
     }
 
     /// The step that leaves the fewest rows among patterns reachable from bound values.
-    fn best_next(&self, bgp: &Bgp, state: &State) -> Option<(usize, StepKind, f64)> {
+    fn best_next(&self, bgp: &Bgp, state: &State) -> Option<Next> {
         let mut best: Option<Next> = None;
         for c in self.next_steps(bgp, state) {
             let better = match &best {
@@ -235,7 +231,7 @@ impl Estimator<'_> {
                 best = Some(c);
             }
         }
-        best.map(|n| (n.pattern, n.kind, n.rows))
+        best
     }
 
     /// Every step that can come next: a walk from each pattern with a bound end.
@@ -286,11 +282,16 @@ impl Estimator<'_> {
     /// `state` after step `next`.
     pub(crate) fn advance(&self, bgp: &Bgp, state: &State, next: &Next) -> State {
         let mut state = state.clone();
+        self.take(bgp, &mut state, next);
+        state
+    }
+
+    /// Takes step `next` in `state`.
+    fn take(&self, bgp: &Bgp, state: &mut State, next: &Next) {
         state.push(next.pattern, next.kind, next.rows);
-        self.record_domains(&mut state, &bgp.patterns[next.pattern], next.kind);
+        self.record_domains(state, &bgp.patterns[next.pattern], next.kind);
         state.done[next.pattern] = true;
         state.bind(&bgp.patterns[next.pattern]);
-        state
     }
 
     /// The class a constant names, when the pattern is `?x rdf:type <class>`.
