@@ -126,6 +126,63 @@ impl<T: Pod> Column<T> {
     }
 }
 
+/// A column being written: a fixed number of values, zero at first, written in place and
+/// then frozen into a [`Column`] without a copy. Large ones live in memory advised for huge
+/// pages from the start, so an index laid out into it never exists twice (building into a
+/// `Vec` and moving it there held both copies at once: a load's peak).
+pub struct ColumnBuffer<T: Pod> {
+    storage: BufferStorage<T>,
+    len: usize,
+}
+
+enum BufferStorage<T> {
+    Heap(Vec<T>),
+    HugePages(MmapMut),
+}
+
+impl<T: Pod> ColumnBuffer<T> {
+    /// `len` zero values.
+    pub fn zeroed(len: usize) -> Self {
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        if bytes >= HUGE_PAGE_BYTES && cfg!(target_os = "linux") {
+            // An anonymous mapping is zero-filled and page-aligned, so it holds `len`
+            // valid values of any `Pod` type.
+            if let Ok(map) = MmapMut::map_anon(bytes) {
+                #[cfg(target_os = "linux")]
+                let _ = map.advise(memmap2::Advice::HugePage);
+                return ColumnBuffer {
+                    storage: BufferStorage::HugePages(map),
+                    len,
+                };
+            }
+        }
+        ColumnBuffer {
+            storage: BufferStorage::Heap(vec![T::zeroed(); len]),
+            len,
+        }
+    }
+
+    /// The values, to write.
+    pub fn values_mut(&mut self) -> &mut [T] {
+        match &mut self.storage {
+            BufferStorage::Heap(values) => values,
+            BufferStorage::HugePages(map) => bytemuck::cast_slice_mut(&mut map[..]),
+        }
+    }
+
+    /// The values, frozen.
+    pub fn finish(self) -> Column<T> {
+        match self.storage {
+            BufferStorage::Heap(values) => values.into(),
+            BufferStorage::HugePages(mut map) => Column {
+                start: NonNull::new(map.as_mut_ptr().cast()).expect("a mapping is never null"),
+                len: self.len,
+                storage: Storage::HugePages(Arc::new(map)),
+            },
+        }
+    }
+}
+
 impl<T: Pod> Deref for Column<T> {
     type Target = [T];
 
@@ -197,6 +254,16 @@ mod tests {
         let moved = Column::with_huge_pages(large.clone());
         assert_eq!(&*moved, large.as_slice());
         assert_eq!(moved.data_bytes(), large.len() * 8);
+        let mut buffer = ColumnBuffer::<u64>::zeroed(large.len());
+        buffer.values_mut().copy_from_slice(&large);
+        let built = buffer.finish();
+        assert!(built.is_huge_pages() || !cfg!(target_os = "linux"));
+        assert_eq!(&*built, large.as_slice());
+        let mut buffer = ColumnBuffer::<u32>::zeroed(3);
+        buffer.values_mut()[1] = 9;
+        let built = buffer.finish();
+        assert!(!built.is_huge_pages(), "a small buffer stays on the heap");
+        assert_eq!(&*built, &[0, 9, 0]);
         let empty = Column::<u32>::default();
         assert!(empty.is_empty());
         // Moving a column (here onto the heap) moves neither kind of storage.

@@ -5,13 +5,14 @@ mod appended_index;
 pub mod column;
 pub mod dictionary;
 pub mod id;
+pub mod memory;
 pub mod nesting;
 pub mod prefetch;
 pub mod prefixes;
 pub mod term;
 mod term_filter;
 
-pub use column::Column;
+pub use column::{Column, ColumnBuffer};
 pub use dictionary::{Dictionary, DictionaryBuilder};
 pub use id::{term_id, ClassId, Id, IdsExhausted, PredId, ID_BYTES, MAX_TERMS};
 pub use term::{decode_term, encode_term, DecodedTerm};

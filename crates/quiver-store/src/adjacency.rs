@@ -304,7 +304,8 @@ impl Adjacency {
     }
 }
 
-/// Builds an [`Adjacency`] from edges sorted by (vertex, predicate, neighbour), distinct.
+/// Builds an [`Adjacency`] from whole records, vertex by vertex (compaction; a bulk build
+/// lays its records out in place, `build.rs`).
 pub(crate) struct AdjacencyBuilder {
     dense_vertices: Option<u64>,
     vertices: Vec<Id>,
@@ -336,36 +337,6 @@ impl AdjacencyBuilder {
             self.vertices.push(vertex);
         }
         self.words.extend_from_slice(words);
-        self.offsets.push(self.words.len() as u64);
-    }
-
-    /// Appends the record of `vertex` from its edges `(predicate, neighbour)`, sorted.
-    /// Vertices must arrive in increasing order.
-    pub(crate) fn push_vertex(&mut self, vertex: Id, edges: &[[Id; 3]], pred: usize, nbr: usize) {
-        if self.dense_vertices.is_some() {
-            while (self.offsets.len() as u64) <= vertex as u64 {
-                self.offsets.push(self.words.len() as u64);
-            }
-        } else {
-            self.vertices.push(vertex);
-        }
-        let header = self.words.len();
-        self.words.push(0);
-        let mut count = 0;
-        let mut previous: Option<Id> = None;
-        for (i, edge) in edges.iter().enumerate() {
-            if previous != Some(edge[pred]) {
-                if previous.is_some() {
-                    self.words.push(i as Id);
-                }
-                self.words.push(edge[pred]);
-                previous = Some(edge[pred]);
-                count += 1;
-            }
-        }
-        self.words.push(edges.len() as Id);
-        self.words[header] = count as Id;
-        self.words.extend(edges.iter().map(|edge| edge[nbr]));
         self.offsets.push(self.words.len() as u64);
     }
 

@@ -68,9 +68,11 @@ struct FilterSlot {
 /// Batches of at least this many terms are looked up in parallel.
 const PARALLEL_LOOKUPS: usize = 8192;
 
+mod run;
 mod share;
 mod writes;
 
+pub use run::{RunDrain, SortedRun};
 pub use share::{record_misses, term_owner, Resolver};
 
 /// Terms recently found in the sorted part, with their ids (shared by clones). Only the

@@ -1,0 +1,181 @@
+//! A sorted run of distinct terms: the dictionary's front-coded layout (buckets of
+//! [`BUCKET`] terms, each bucket's first term whole, the others as the length of the
+//! prefix shared with the previous term and the rest) kept in plain vectors.
+//!
+//! A bulk load seals each parsed chunk into one run and merges the runs into the store's
+//! dictionary. The merge reads every run once, in order, through a [`RunDrain`] that gives
+//! the pages it has read back to the system, so the runs shrink while the dictionary grows
+//! and the two never peak together (with long literals, such as BSBM's reviews, they are
+//! each as large as the store's dictionary).
+
+use super::{BucketReader, DictionaryBuilder, BUCKET};
+
+/// Distinct terms in ascending order, front-coded; a term's rank is its index.
+#[derive(Debug, Default)]
+pub struct SortedRun {
+    data: Vec<u8>,
+    /// Offset in `data` of each bucket.
+    buckets: Vec<u64>,
+    len: u64,
+}
+
+/// Bytes read between two releases of their pages.
+const RELEASE_BYTES: usize = 1 << 20;
+
+impl DictionaryBuilder {
+    /// The terms pushed, as a run (see [`SortedRun`]) rather than a dictionary.
+    pub fn finish_run(mut self) -> SortedRun {
+        self.data.shrink_to_fit();
+        self.buckets.shrink_to_fit();
+        SortedRun {
+            data: self.data,
+            buckets: self.buckets,
+            len: self.len,
+        }
+    }
+}
+
+impl SortedRun {
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes held.
+    pub fn data_bytes(&self) -> usize {
+        self.data.len() + self.buckets.len() * 8
+    }
+
+    /// The term of rank `rank`, decoded from its bucket.
+    pub fn term(&self, rank: u64) -> Option<Vec<u8>> {
+        let bucket = *self.buckets.get((rank / BUCKET as u64) as usize)?;
+        let mut reader = BucketReader::new(&self.data, bucket);
+        let mut out = Vec::new();
+        for _ in 0..=(rank % BUCKET as u64) {
+            if !reader.next_into(&mut out) {
+                return None;
+            }
+        }
+        (rank < self.len).then_some(out)
+    }
+
+    /// Every term in rank order: `f(rank, term)`.
+    pub fn for_each(&self, mut f: impl FnMut(u64, &[u8])) {
+        let mut reader = RunReader::default();
+        let mut rank = 0;
+        while let Some(term) = reader.next(self) {
+            f(rank, term);
+            rank += 1;
+        }
+    }
+
+    /// Reads the run once, in order, giving back the pages read as it goes: afterwards
+    /// the run's terms are unspecified, and only its length is kept.
+    pub fn drain(&mut self) -> RunDrain<'_> {
+        RunDrain {
+            run: self,
+            reader: RunReader::default(),
+            released: 0,
+        }
+    }
+}
+
+/// A reading of a [`SortedRun`] in rank order that releases what it has read.
+pub struct RunDrain<'a> {
+    run: &'a mut SortedRun,
+    reader: RunReader,
+    released: usize,
+}
+
+impl RunDrain<'_> {
+    /// The next term, or `None` after the last.
+    pub fn next_term(&mut self) -> Option<&[u8]> {
+        // Whole buckets behind the reader are not read again.
+        let behind = self.reader.position;
+        if behind - self.released >= RELEASE_BYTES {
+            crate::memory::release_pages(&mut self.run.data[self.released..behind]);
+            self.released = behind;
+        }
+        self.reader.next(self.run)
+    }
+}
+
+/// The state of a sequential reading: the next rank, where its bytes start, the last term.
+#[derive(Default)]
+struct RunReader {
+    next: u64,
+    position: usize,
+    current: Vec<u8>,
+}
+
+impl RunReader {
+    fn next<'r>(&'r mut self, run: &SortedRun) -> Option<&'r [u8]> {
+        if self.next >= run.len {
+            return None;
+        }
+        let mut reader = BucketReader {
+            data: &run.data,
+            position: self.position,
+            first: self.next.is_multiple_of(BUCKET as u64),
+        };
+        if !reader.next_into(&mut self.current) {
+            self.next = run.len;
+            return None;
+        }
+        self.position = reader.position;
+        self.next += 1;
+        Some(&self.current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(n: usize) -> Vec<Vec<u8>> {
+        let mut terms: Vec<Vec<u8>> = (0..n)
+            .map(|i| format!("http://example.org/{}/{i}", i % 7).into_bytes())
+            .collect();
+        terms.sort();
+        terms
+    }
+
+    #[test]
+    fn a_run_reads_back_by_rank_in_order_and_drained() {
+        let terms = terms(100_000);
+        let mut builder = DictionaryBuilder::new();
+        terms.iter().for_each(|t| {
+            builder.push(t);
+        });
+        let mut run = builder.finish_run();
+        assert_eq!(run.len(), terms.len() as u64);
+        for rank in [0, 1, 15, 16, 17, 99_999] {
+            assert_eq!(run.term(rank).as_ref(), Some(&terms[rank as usize]));
+        }
+        assert_eq!(run.term(100_000), None);
+        let mut seen = Vec::new();
+        run.for_each(|rank, term| seen.push((rank, term.to_vec())));
+        assert!(seen
+            .iter()
+            .enumerate()
+            .all(|(i, (r, t))| *r == i as u64 && *t == terms[i]));
+        let mut drain = run.drain();
+        let mut drained = 0;
+        while let Some(term) = drain.next_term() {
+            assert_eq!(term, &terms[drained][..]);
+            drained += 1;
+        }
+        assert_eq!(drained, terms.len());
+    }
+
+    #[test]
+    fn an_empty_run_yields_nothing() {
+        let mut run = DictionaryBuilder::new().finish_run();
+        assert!(run.is_empty());
+        assert_eq!(run.term(0), None);
+        assert!(run.drain().next_term().is_none());
+    }
+}
