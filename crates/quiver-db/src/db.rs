@@ -410,13 +410,12 @@ impl Database {
         data: &quiver_loader::InsertData,
         options: &ExecOptions,
     ) -> Result<UpdateReport, DbError> {
-        let chunk = &data.chunk;
         self.commit_with(|base| {
             let outcome = quiver_sparql::execute_insert_encoded(
                 base,
-                chunk.spans.len(),
-                |id| chunk.term(id),
-                &chunk.quads,
+                data.term_count(),
+                |id| data.term(id),
+                data.quads(),
                 quiver_loader::DEFAULT_GRAPH,
                 options,
             )?;

@@ -3,13 +3,21 @@
 //! Every parser thread encodes its own chunk without sharing anything: distinct terms go to
 //! a byte arena (no allocation per term) indexed by a hash table, statements become
 //! `[s, p, o, g]` local ids. The merge step later maps local ids to global ones.
+//!
+//! Sealing a complete chunk sorts its terms, renumbers its statements by the terms' ranks
+//! and front-codes the terms as the store's dictionary does. The parsed input is held whole
+//! until the merge, and the raw term text was the largest part of it (203 of 467 MiB for
+//! LUBM-100, against 29 MiB front-coded); sorted, each chunk is also a ready run for the
+//! merge, which needs no per-chunk table from local ids to ranks.
 
+use std::borrow::Cow;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 use oxrdf::{GraphNameRef, Quad, TermRef};
-use quiver_model::encode_term;
+use quiver_model::dictionary::{RunDrain, SortedRun};
 use quiver_model::term::{drop_flat, triple_nesting, MAX_TRIPLE_NESTING};
+use quiver_model::{encode_term, DictionaryBuilder};
 
 /// Local id meaning "the default graph".
 pub const DEFAULT_GRAPH: u32 = u32::MAX;
@@ -17,10 +25,12 @@ pub const DEFAULT_GRAPH: u32 = u32::MAX;
 /// The encoded content of one chunk.
 #[derive(Debug, Default)]
 pub struct Chunk {
-    /// Distinct encoded terms, concatenated.
-    pub arena: Vec<u8>,
-    /// `(start, length)` of each local term in `arena`.
-    pub spans: Vec<(u64, u32)>,
+    /// Distinct encoded terms, concatenated (until sealed).
+    pub(crate) arena: Vec<u8>,
+    /// `(start, length)` of each local term in `arena` (until sealed).
+    pub(crate) spans: Vec<(u64, u32)>,
+    /// Once sealed: the distinct terms, ascending and front-coded; a local id is a rank.
+    sorted: Option<Box<SortedRun>>,
     /// Statements as local term ids `[subject, predicate, object, graph]`.
     pub quads: Vec<[u32; 4]>,
     table: HashTable<u32>,
@@ -35,11 +45,50 @@ impl Chunk {
         Self::default()
     }
 
-    /// The encoded bytes of local term `id`.
+    /// The encoded bytes of local term `id` of a chunk being built (not sealed).
     #[inline]
-    pub fn term(&self, id: u32) -> &[u8] {
+    pub(crate) fn open_term(&self, id: u32) -> &[u8] {
         let (start, length) = self.spans[id as usize];
         &self.arena[start as usize..start as usize + length as usize]
+    }
+
+    /// The encoded bytes of local term `id` (decoded from its bucket once sealed: walk
+    /// every term with [`Chunk::for_each_term`]).
+    pub fn term(&self, id: u32) -> Cow<'_, [u8]> {
+        match &self.sorted {
+            Some(terms) => Cow::Owned(terms.term(u64::from(id)).expect("a local id of the chunk")),
+            None => Cow::Borrowed(self.open_term(id)),
+        }
+    }
+
+    /// How many distinct terms the chunk holds (0 once they are released).
+    pub fn term_count(&self) -> usize {
+        match &self.sorted {
+            Some(terms) => terms.len() as usize,
+            None => self.spans.len(),
+        }
+    }
+
+    /// Calls `f` with every local id and its term, in id order.
+    pub fn for_each_term(&self, mut f: impl FnMut(u32, &[u8])) {
+        match &self.sorted {
+            Some(terms) => terms.for_each(|id, term| f(id as u32, term)),
+            None => (0..self.spans.len() as u32).for_each(|id| f(id, self.open_term(id))),
+        }
+    }
+
+    /// Reads a sealed chunk's terms once, ascending (local id `i` is the `i`-th), giving
+    /// their memory back as it goes; `None` if the chunk is not sealed.
+    pub(crate) fn drain_terms(&mut self) -> Option<RunDrain<'_>> {
+        self.sorted.as_deref_mut().map(SortedRun::drain)
+    }
+
+    /// Frees the terms, keeping the statements (a cluster's load, once it has sent them to
+    /// their owners).
+    pub fn release_terms(&mut self) {
+        self.arena = Vec::new();
+        self.spans = Vec::new();
+        self.sorted = None;
     }
 
     /// Interns an encoded term, returning its local id.
@@ -74,6 +123,7 @@ impl Chunk {
 
     /// Adds a term that [`Chunk::find`] did not find, with the hash it returned.
     pub fn insert_new(&mut self, bytes: &[u8], hash: u64) -> u32 {
+        debug_assert!(self.sorted.is_none(), "a sealed chunk takes no more terms");
         let id = self.spans.len() as u32;
         self.spans
             .push((self.arena.len() as u64, bytes.len() as u32));
@@ -141,10 +191,37 @@ impl Chunk {
         self.quads.push(quad);
     }
 
-    /// Frees the hash table once the chunk is complete.
+    /// Completes the chunk: its terms sorted and front-coded, its statements renumbered by
+    /// the terms' ranks, the hash table and the raw text freed. Sealing twice does nothing;
+    /// nothing can be added after.
     pub fn seal(&mut self) {
         self.table = HashTable::new();
         self.scratch = Vec::new();
+        if self.sorted.is_some() {
+            return;
+        }
+        let mut order: Vec<u32> = (0..self.spans.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| self.open_term(a).cmp(self.open_term(b)));
+        let mut rank = vec![0u32; order.len()];
+        let mut terms = DictionaryBuilder::new();
+        for (r, &local) in order.iter().enumerate() {
+            terms.push(self.open_term(local));
+            rank[local as usize] = r as u32;
+        }
+        drop(order);
+        self.arena = Vec::new();
+        self.spans = Vec::new();
+        let renumber = |id: u32| {
+            if id == DEFAULT_GRAPH {
+                id
+            } else {
+                rank[id as usize]
+            }
+        };
+        for quad in &mut self.quads {
+            *quad = quad.map(renumber);
+        }
+        self.sorted = Some(Box::new(terms.finish_run()));
     }
 }
 
@@ -170,5 +247,63 @@ pub struct TooDeep;
 impl std::fmt::Display for TooDeep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "triple terms nested more than {MAX_TRIPLE_NESTING} deep")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealing_sorts_the_terms_and_renumbers_the_statements() {
+        let mut chunk = Chunk::new();
+        let words = ["<z>", "<b>", "\"x\"", "<a>", "<g>", "<m>"];
+        let statements = [
+            [0, 1, 2, 4],
+            [3, 1, 0, u32::MAX],
+            [5, 1, 3, 4],
+            [0, 1, 2, 4],
+        ];
+        for [s, p, o, g] in statements {
+            let quad = [s, p, o].map(|i| chunk.intern(words[i as usize].as_bytes()));
+            let graph = match g {
+                u32::MAX => DEFAULT_GRAPH,
+                g => chunk.intern(words[g as usize].as_bytes()),
+            };
+            chunk.quads.push([quad[0], quad[1], quad[2], graph]);
+        }
+        let text = |chunk: &Chunk, id: u32| match id {
+            DEFAULT_GRAPH => "default".to_owned(),
+            id => String::from_utf8(chunk.term(id).into_owned()).unwrap(),
+        };
+        let expected: Vec<Vec<String>> = chunk
+            .quads
+            .iter()
+            .map(|q| q.iter().map(|&id| text(&chunk, id)).collect())
+            .collect();
+        chunk.seal();
+        chunk.seal();
+        assert_eq!(chunk.term_count(), words.len());
+        let after: Vec<Vec<String>> = chunk
+            .quads
+            .iter()
+            .map(|q| q.iter().map(|&id| text(&chunk, id)).collect())
+            .collect();
+        assert_eq!(after, expected);
+        let mut walked = Vec::new();
+        chunk.for_each_term(|id, term| walked.push((id, term.to_vec())));
+        let mut sorted: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+        sorted.sort();
+        assert_eq!(
+            walked,
+            sorted
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| (i as u32, t))
+                .collect::<Vec<_>>()
+        );
+        chunk.release_terms();
+        assert_eq!(chunk.term_count(), 0);
+        assert_eq!(chunk.quads.len(), statements.len());
     }
 }

@@ -25,7 +25,25 @@ use crate::source::Format;
 /// `chunk`, the graph [`DEFAULT_GRAPH`] or a local id.
 #[derive(Debug)]
 pub struct InsertData {
-    pub chunk: Chunk,
+    /// Never sealed, so its terms are read in place.
+    chunk: Chunk,
+}
+
+impl InsertData {
+    /// The encoded bytes of local term `id`.
+    pub fn term(&self, id: u32) -> &[u8] {
+        self.chunk.open_term(id)
+    }
+
+    /// How many distinct terms the statements name.
+    pub fn term_count(&self) -> usize {
+        self.chunk.term_count()
+    }
+
+    /// The statements as local ids `[subject, predicate, object, graph]`.
+    pub fn quads(&self) -> &[[u32; 4]] {
+        &self.chunk.quads
+    }
 }
 
 /// Reads `text` if it is one `INSERT DATA` of N-Triples statements (see the module
@@ -52,7 +70,8 @@ pub fn parse_insert_data(text: &str) -> Option<InsertData> {
         return None;
     }
     let mut chunk = parse_body(body)?;
-    let blank = (0..chunk.spans.len() as u32).any(|id| chunk.term(id).first() == Some(&TAG_BLANK));
+    let blank =
+        (0..chunk.spans.len() as u32).any(|id| chunk.open_term(id).first() == Some(&TAG_BLANK));
     if blank {
         return None;
     }
@@ -111,7 +130,7 @@ fn parse_body(body: &str) -> Option<Chunk> {
     let mut merged = chunks.next()?;
     for chunk in chunks {
         let ids: Vec<u32> = (0..chunk.spans.len() as u32)
-            .map(|id| merged.intern(chunk.term(id)))
+            .map(|id| merged.intern(chunk.open_term(id)))
             .collect();
         let id = |local: u32| match local {
             DEFAULT_GRAPH => DEFAULT_GRAPH,

@@ -1,13 +1,15 @@
 //! Merging encoded chunks into one dictionary and id triples.
 //!
-//! Every chunk's distinct terms are sorted on their own (chunks in parallel), then the
-//! sorted runs are merged: walking the merge assigns global ids in term order, builds the
-//! front-coded dictionary and, per chunk, the table from local to global ids. Chunks are then rewritten to global ids in parallel.
+//! Every chunk's distinct terms are sorted on their own when it is sealed (chunks in
+//! parallel), then the sorted runs are merged: walking the merge assigns global ids in term
+//! order, builds the front-coded dictionary and, per chunk, the table from local to global
+//! ids. Chunks are then rewritten to global ids in parallel, straight into one array.
 //! An existing store joins as one more chunk, so adding data rebuilds a consistent store.
 
 use std::cmp::Ordering;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
 
+use quiver_model::dictionary::RunDrain;
 use quiver_model::{Dictionary, DictionaryBuilder, Id};
 use quiver_store::{EncodedGraphs, Store};
 use rayon::prelude::*;
@@ -43,144 +45,128 @@ pub(crate) fn store_as_chunk(store: &Store) -> Result<Chunk, LoadError> {
 }
 
 pub(crate) fn merge(mut chunks: Vec<Chunk>) -> Result<(Dictionary, EncodedGraphs), LoadError> {
-    // Each chunk's terms sorted on their own (in parallel, in cache), then one k-way merge
-    // of the sorted runs: sorting all chunks' terms together compared terms through two
-    // indirections scattered over every chunk's arena, which was the slowest step of a load.
-    let runs: Vec<SortedRun> = chunks.par_iter_mut().map(SortedRun::new).collect();
-    // Global ids by rank in each run, written in order; turned into tables by local id in
-    // parallel below (scattering them here would miss the cache on every term).
-    let mut by_rank: Vec<Vec<Id>> = runs
+    // Sealed chunks hold their terms sorted (sorted on the parser threads, in cache), so
+    // one k-way merge of the chunks' runs assigns global ids in term order: sorting all
+    // chunks' terms together compared terms scattered over every chunk, the slowest step
+    // of a load.
+    chunks.par_iter_mut().for_each(Chunk::seal);
+    // Global ids by local id (a sealed chunk's local id is its term's rank), written in order.
+    let mut maps: Vec<Vec<Id>> = chunks
         .iter()
-        .map(|r| Vec::with_capacity(r.locals.len()))
+        .map(|c| Vec::with_capacity(c.term_count()))
+        .collect();
+    // Each run is read once and given back behind the merge, as the dictionary grows.
+    let mut runs: Vec<RunDrain<'_>> = chunks
+        .iter_mut()
+        .map(|c| c.drain_terms().expect("sealed above"))
         .collect();
     let mut builder = DictionaryBuilder::new();
-    let mut heap: BinaryHeap<Head<'_>> = runs
-        .iter()
-        .enumerate()
-        .filter(|(_, run)| !run.locals.is_empty())
-        .map(|(index, run)| Head {
-            term: run.term(0),
-            run: index as u32,
-            rank: 0,
-        })
-        .collect();
-    let mut previous: Option<&[u8]> = None;
-    while let Some(mut head) = heap.peek_mut() {
-        let term = head.term;
-        if previous != Some(term) {
-            builder.push(term);
-            previous = Some(term);
-        }
-        let id = quiver_model::term_id(builder.len() - 1).map_err(|_| LoadError::TooManyTerms)?;
-        let run = &runs[head.run as usize];
-        by_rank[head.run as usize].push(id);
-        head.rank += 1;
-        if (head.rank as usize) < run.locals.len() {
-            head.term = run.term(head.rank as usize);
-        } else {
-            PeekMut::pop(head);
+    let mut heap: BinaryHeap<Head> = BinaryHeap::with_capacity(runs.len());
+    for (index, run) in runs.iter_mut().enumerate() {
+        if let Some(term) = run.next_term() {
+            heap.push(Head {
+                term: term.to_vec(),
+                run: index as u32,
+            });
         }
     }
-    drop(heap);
-    let locals: Vec<Vec<u32>> = runs.into_iter().map(|run| run.locals).collect();
-    let dictionary = builder.finish();
-
-    let per_chunk: Vec<EncodedGraphs> = chunks
-        .into_par_iter()
-        .zip(locals.into_par_iter().zip(by_rank.into_par_iter()))
-        .map(|(chunk, (locals, by_rank))| {
-            let mut map: Vec<Id> = vec![0; locals.len()];
-            for (&local, id) in locals.iter().zip(by_rank) {
-                map[local as usize] = id;
+    let mut previous: Vec<u8> = Vec::new();
+    while let Some(mut head) = heap.peek_mut() {
+        if builder.is_empty() || previous != head.term {
+            builder.push(&head.term);
+            previous.clear();
+            previous.extend_from_slice(&head.term);
+        }
+        let id = quiver_model::term_id(builder.len() - 1).map_err(|_| LoadError::TooManyTerms)?;
+        let run = head.run as usize;
+        maps[run].push(id);
+        match runs[run].next_term() {
+            Some(term) => {
+                head.term.clear();
+                head.term.extend_from_slice(term);
             }
-            let mut graphs = EncodedGraphs::default();
+            None => {
+                PeekMut::pop(head);
+            }
+        }
+    }
+    drop((heap, runs));
+    let dictionary = builder.finish();
+    // The chunks' terms are in the dictionary now: only their statements are needed.
+    chunks.iter_mut().for_each(Chunk::release_terms);
+    quiver_model::memory::trim_heap();
+
+    // The default graph's triples go straight to their place in one array (each chunk's
+    // share counted first), so the id triples never exist twice; each chunk's statements
+    // are freed as soon as it is rewritten.
+    let shares: Vec<usize> = chunks
+        .par_iter()
+        .map(|c| c.quads.iter().filter(|q| q[3] == DEFAULT_GRAPH).count())
+        .collect();
+    let mut default_graph: Vec<[Id; 3]> = vec![[0; 3]; shares.iter().sum()];
+    let mut places = Vec::with_capacity(shares.len());
+    let mut rest = default_graph.as_mut_slice();
+    for &share in &shares {
+        let (place, tail) = rest.split_at_mut(share);
+        places.push(place);
+        rest = tail;
+    }
+    let named_graphs: Vec<(Id, Vec<[Id; 3]>)> = chunks
+        .into_par_iter()
+        .zip(maps.into_par_iter())
+        .zip(places.into_par_iter())
+        .flat_map_iter(|((mut chunk, map), place)| {
             let mut named: Vec<[Id; 4]> = Vec::new();
+            let mut next = place.iter_mut();
             for q in &chunk.quads {
                 let triple = [map[q[0] as usize], map[q[1] as usize], map[q[2] as usize]];
                 if q[3] == DEFAULT_GRAPH {
-                    graphs.default_graph.push(triple);
+                    *next.next().expect("counted above") = triple;
                 } else {
                     named.push([triple[0], triple[1], triple[2], map[q[3] as usize]]);
                 }
             }
+            // The statements' pages go back now: freed, they would stay with the allocator
+            // while the id triples fill beside them.
+            quiver_model::memory::release_pages(&mut chunk.quads);
+            drop(chunk);
             named.sort_unstable_by_key(|q| q[3]);
-            for group in named.chunk_by(|a, b| a[3] == b[3]) {
-                let triples = group.iter().map(|q| [q[0], q[1], q[2]]).collect();
-                graphs.named_graphs.push((group[0][3], triples));
-            }
+            let graphs: Vec<(Id, Vec<[Id; 3]>)> = named
+                .chunk_by(|a, b| a[3] == b[3])
+                .map(|group| {
+                    (
+                        group[0][3],
+                        group.iter().map(|q| [q[0], q[1], q[2]]).collect(),
+                    )
+                })
+                .collect();
             graphs
         })
         .collect();
-
-    let total = per_chunk.iter().map(|g| g.default_graph.len()).sum();
-    let mut merged = EncodedGraphs {
-        default_graph: Vec::with_capacity(total),
-        named_graphs: Vec::new(),
+    let merged = EncodedGraphs {
+        default_graph,
+        named_graphs,
     };
-    for graphs in per_chunk {
-        merged
-            .default_graph
-            .extend_from_slice(&graphs.default_graph);
-        merged.named_graphs.extend(graphs.named_graphs);
-    }
     Ok((dictionary, merged))
-}
-
-/// A chunk's distinct terms in ascending order, packed in one arena.
-struct SortedRun {
-    arena: Vec<u8>,
-    /// End offset in `arena` of each term, by rank.
-    ends: Vec<u64>,
-    /// The chunk's local id of each term, by rank.
-    locals: Vec<u32>,
-}
-
-impl SortedRun {
-    /// Sorts a chunk's terms, taking them out of the chunk (its statements stay).
-    fn new(chunk: &mut Chunk) -> Self {
-        let mut locals: Vec<u32> = (0..chunk.spans.len() as u32).collect();
-        locals.sort_unstable_by(|&a, &b| chunk.term(a).cmp(chunk.term(b)));
-        let mut arena = Vec::with_capacity(chunk.arena.len());
-        let ends = locals
-            .iter()
-            .map(|&local| {
-                arena.extend_from_slice(chunk.term(local));
-                arena.len() as u64
-            })
-            .collect();
-        chunk.arena = Vec::new();
-        chunk.spans = Vec::new();
-        Self {
-            arena,
-            ends,
-            locals,
-        }
-    }
-
-    fn term(&self, rank: usize) -> &[u8] {
-        let start = if rank == 0 { 0 } else { self.ends[rank - 1] };
-        &self.arena[start as usize..self.ends[rank] as usize]
-    }
 }
 
 /// The smallest term not yet merged of one run (ordered so the heap's top is the least).
 #[derive(PartialEq, Eq)]
-struct Head<'a> {
-    term: &'a [u8],
+struct Head {
+    term: Vec<u8>,
     run: u32,
-    rank: u32,
 }
 
-impl Ord for Head<'_> {
+impl Ord for Head {
     fn cmp(&self, other: &Self) -> Ordering {
         other
             .term
-            .cmp(self.term)
+            .cmp(&self.term)
             .then_with(|| other.run.cmp(&self.run))
     }
 }
 
-impl PartialOrd for Head<'_> {
+impl PartialOrd for Head {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }

@@ -186,7 +186,7 @@ mod tests {
         let ParsedUpdate::Data(data) = &prepared.update else {
             panic!("{prepared:?}")
         };
-        assert_eq!(data.chunk.quads.len(), 1);
+        assert_eq!(data.quads().len(), 1);
         assert_eq!(prepared.operations, 1);
         let prepared = prepare(&request(text, &["http://g"], &[]), "http://s/", false).unwrap();
         assert!(matches!(prepared.update, ParsedUpdate::Sparql(_)));

@@ -201,13 +201,13 @@ pub(super) fn run(
                 own.sources = sources;
                 own.ids = chunks
                     .iter()
-                    .map(|c| vec![Id::MAX; c.spans.len()])
+                    .map(|c| vec![Id::MAX; c.term_count()])
                     .collect();
                 for (number, chunk) in chunks.iter().enumerate() {
                     for &[_, predicate, _, _] in &chunk.quads {
                         let reference = (number as u64) << 32 | u64::from(predicate);
                         own.predicates.entry(reference).or_insert_with(|| {
-                            match decode_term(chunk.term(predicate)) {
+                            match decode_term(&chunk.term(predicate)) {
                                 Ok(DecodedTerm::Iri(iri)) => iri.to_owned(),
                                 _ => String::new(),
                             }
@@ -225,8 +225,7 @@ pub(super) fn run(
                 }
                 state.borrow_mut().sent += sent;
                 // The chunk's terms go to their owners: only its statements stay here.
-                chunk.arena = Vec::new();
-                chunk.spans = Vec::new();
+                chunk.release_terms();
                 // Sent on now (a time per chunk), and taken in by the owners before the
                 // next chunk's terms pile up beside them.
                 input.advance_to(number as u64 + 1);

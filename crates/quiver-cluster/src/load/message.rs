@@ -120,8 +120,7 @@ pub(super) fn term_messages(
     let mut batches: Vec<(Vec<u64>, Vec<u32>, Vec<u8>)> =
         (0..workers).map(|_| Default::default()).collect();
     let mut messages = Vec::new();
-    for local in 0..chunk.spans.len() as u32 {
-        let term = chunk.term(local);
+    chunk.for_each_term(|local, term| {
         let to = term_owner(term, workers);
         let (refs, ends, bytes) = &mut batches[to as usize];
         refs.push(u64::from(number) << 32 | u64::from(local));
@@ -137,7 +136,7 @@ pub(super) fn term_messages(
                 bytes,
             });
         }
-    }
+    });
     for (to, (refs, ends, bytes)) in batches.into_iter().enumerate() {
         if !refs.is_empty() {
             messages.push(LoadMessage::Terms {

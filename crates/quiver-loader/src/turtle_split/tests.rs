@@ -14,7 +14,7 @@ fn statements(chunks: &[Chunk]) -> Vec<String> {
     for chunk in chunks {
         for quad in &chunk.quads {
             let term = |id: u32| {
-                let text = decode_term(chunk.term(id)).unwrap().to_term().to_string();
+                let text = decode_term(&chunk.term(id)).unwrap().to_term().to_string();
                 match text.strip_prefix("_:") {
                     Some(label) if label.len() > 2 => "[]".to_owned(),
                     _ => text,
