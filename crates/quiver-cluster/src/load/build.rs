@@ -190,6 +190,8 @@ pub(super) fn build(
         }),
     };
     let named = graphs.into_iter().collect();
+    // What the exchange freed goes back before the build's own peak.
+    quiver_model::memory::trim_heap();
     let store = Store::loaded_partition(dictionary, ids, default_graph, named, info)?;
     // A grown partition is saved beside the old one, which it replaces once every
     // partition is saved.

@@ -84,10 +84,14 @@ impl EdgeSender {
                 .map(|(&id, _)| id);
         }
         if let Some(chunk) = self.chunks.get_mut(self.next) {
-            let quads = std::mem::take(&mut chunk.quads);
+            let mut quads = std::mem::take(&mut chunk.quads);
             let ids = std::mem::take(&mut self.ids[self.next]);
             self.next += 1;
-            return (self.edges(&quads, &ids, workers), false);
+            let messages = self.edges(&quads, &ids, workers);
+            // Given back now: freed, the statements' pages would stay with the allocator
+            // while the edges this process owns pile up beside them.
+            quiver_model::memory::release_pages(&mut quads);
+            return (messages, false);
         }
         let predicates: Vec<(Id, String)> =
             std::mem::take(&mut self.vocabulary).into_iter().collect();
