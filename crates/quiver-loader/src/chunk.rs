@@ -15,7 +15,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 use oxrdf::{GraphNameRef, Quad, TermRef};
-use quiver_model::dictionary::{RunDrain, SortedRun};
+use quiver_model::dictionary::SortedRun;
 use quiver_model::term::{drop_flat, triple_nesting, MAX_TRIPLE_NESTING};
 use quiver_model::{encode_term, DictionaryBuilder};
 
@@ -77,10 +77,10 @@ impl Chunk {
         }
     }
 
-    /// Reads a sealed chunk's terms once, ascending (local id `i` is the `i`-th), giving
-    /// their memory back as it goes; `None` if the chunk is not sealed.
-    pub(crate) fn drain_terms(&mut self) -> Option<RunDrain<'_>> {
-        self.sorted.as_deref_mut().map(SortedRun::drain)
+    /// A sealed chunk's terms, ascending (local id `i` is the `i`-th), for a merge to
+    /// drain; `None` if the chunk is not sealed.
+    pub(crate) fn sorted_run(&mut self) -> Option<&mut SortedRun> {
+        self.sorted.as_deref_mut()
     }
 
     /// Frees the terms, keeping the statements (a cluster's load, once it has sent them to

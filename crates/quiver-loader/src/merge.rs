@@ -6,10 +6,7 @@
 //! ids. Chunks are then rewritten to global ids in parallel, straight into one array.
 //! An existing store joins as one more chunk, so adding data rebuilds a consistent store.
 
-use std::cmp::Ordering;
-use std::collections::binary_heap::{BinaryHeap, PeekMut};
-
-use quiver_model::dictionary::RunDrain;
+use quiver_model::dictionary::{merge_runs, SortedRun};
 use quiver_model::{Dictionary, DictionaryBuilder, Id};
 use quiver_store::{EncodedGraphs, Store};
 use rayon::prelude::*;
@@ -56,41 +53,23 @@ pub(crate) fn merge(mut chunks: Vec<Chunk>) -> Result<(Dictionary, EncodedGraphs
         .map(|c| Vec::with_capacity(c.term_count()))
         .collect();
     // Each run is read once and given back behind the merge, as the dictionary grows.
-    let mut runs: Vec<RunDrain<'_>> = chunks
+    let mut runs: Vec<&mut SortedRun> = chunks
         .iter_mut()
-        .map(|c| c.drain_terms().expect("sealed above"))
+        .map(|c| c.sorted_run().expect("sealed above"))
         .collect();
     let mut builder = DictionaryBuilder::new();
-    let mut heap: BinaryHeap<Head> = BinaryHeap::with_capacity(runs.len());
-    for (index, run) in runs.iter_mut().enumerate() {
-        if let Some(term) = run.next_term() {
-            heap.push(Head {
-                term: term.to_vec(),
-                run: index as u32,
-            });
-        }
-    }
     let mut previous: Vec<u8> = Vec::new();
-    while let Some(mut head) = heap.peek_mut() {
-        if builder.is_empty() || previous != head.term {
-            builder.push(&head.term);
+    merge_runs(&mut runs, |term, run, _| {
+        if builder.is_empty() || previous != term {
+            builder.push(term);
             previous.clear();
-            previous.extend_from_slice(&head.term);
+            previous.extend_from_slice(term);
         }
         let id = quiver_model::term_id(builder.len() - 1).map_err(|_| LoadError::TooManyTerms)?;
-        let run = head.run as usize;
         maps[run].push(id);
-        match runs[run].next_term() {
-            Some(term) => {
-                head.term.clear();
-                head.term.extend_from_slice(term);
-            }
-            None => {
-                PeekMut::pop(head);
-            }
-        }
-    }
-    drop((heap, runs));
+        Ok(())
+    })?;
+    drop(runs);
     let dictionary = builder.finish();
     // The chunks' terms are in the dictionary now: only their statements are needed.
     chunks.iter_mut().for_each(Chunk::release_terms);
@@ -148,26 +127,4 @@ pub(crate) fn merge(mut chunks: Vec<Chunk>) -> Result<(Dictionary, EncodedGraphs
         named_graphs,
     };
     Ok((dictionary, merged))
-}
-
-/// The smallest term not yet merged of one run (ordered so the heap's top is the least).
-#[derive(PartialEq, Eq)]
-struct Head {
-    term: Vec<u8>,
-    run: u32,
-}
-
-impl Ord for Head {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .term
-            .cmp(&self.term)
-            .then_with(|| other.run.cmp(&self.run))
-    }
-}
-
-impl PartialOrd for Head {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
 }

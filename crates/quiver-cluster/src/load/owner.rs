@@ -1,16 +1,18 @@
 //! The owners' part of a load: their terms sorted and numbered (`p × count + owner`), or
 //! found in the share they grow, and each origin answered with its terms' ids.
 
+use quiver_model::dictionary::{merge_runs, SortedRun};
 use quiver_model::{Dictionary, DictionaryBuilder, Id};
-use rayon::prelude::*;
 
 use super::message::*;
 
-/// The terms an owner receives: `(start, length, origin, ref)` into one arena.
+/// The terms an owner receives: one sorted run per message (front-coded as it arrives, so
+/// the raw text of every term an owner numbers is never held at once), with the origin and
+/// the reference of each term by rank.
 #[derive(Default)]
 pub(super) struct Owned {
-    arena: Vec<u8>,
-    entries: Vec<(u64, u32, u32, u64)>,
+    runs: Vec<SortedRun>,
+    origins: Vec<(u32, Vec<u64>)>,
 }
 
 impl Owned {
@@ -22,16 +24,15 @@ impl Owned {
                 ends,
                 bytes,
                 ..
-            } => {
-                let base = self.arena.len() as u64;
-                self.arena.extend_from_slice(&bytes);
-                let mut start = 0u32;
-                for (reference, end) in refs.into_iter().zip(ends) {
-                    self.entries
-                        .push((base + u64::from(start), end - start, from, reference));
-                    start = end;
+            } => match sorted_run(&refs, &ends, &bytes) {
+                Ok((run, refs)) => {
+                    self.runs.push(run);
+                    self.origins.push((from, refs));
                 }
-            }
+                Err(message) => {
+                    state.borrow_mut().failure.get_or_insert(message);
+                }
+            },
             LoadMessage::Failed { message, .. } => {
                 state.borrow_mut().failure.get_or_insert(message);
             }
@@ -39,94 +40,143 @@ impl Owned {
         }
     }
 
-    /// Sorts and numbers the terms, keeps the dictionary, and answers the origins.
+    /// Merges and numbers the terms, keeps the dictionary, and answers the origins.
     pub(super) fn number(self, index: u32, workers: u32, state: &Shared) -> Vec<LoadMessage> {
         let failed = state.borrow().failure.clone();
         if let Some(message) = failed {
             // Passed on to this worker's later operators.
             return vec![LoadMessage::Failed { to: index, message }];
         }
-        let Owned { arena, mut entries } = self;
-        let term = |&(start, length, _, _): &(u64, u32, u32, u64)| {
-            &arena[start as usize..start as usize + length as usize]
-        };
-        entries.par_sort_unstable_by(|a, b| term(a).cmp(term(b)));
+        let Owned { mut runs, origins } = self;
         let existing = state
             .borrow()
             .existing
             .as_ref()
             .map(|store| store.dictionary().clone());
+        let mut answers = Answers::new(workers);
+        let mut runs: Vec<&mut SortedRun> = runs.iter_mut().collect();
+        let mut previous: Vec<u8> = Vec::new();
+        let mut id: Id = 0;
+        let mut first = true;
         // Each distinct term's id: the next position of a new dictionary, or (a cluster
         // grown) its id in the existing share, else the next position after its terms.
         let numbered = match existing {
             None => {
                 let mut builder = DictionaryBuilder::new();
-                answer_origins(&entries, term, workers, |bytes| {
-                    cluster_id(builder.push(bytes), index, workers)
+                merge_runs(&mut runs, |term, run, rank| {
+                    if std::mem::take(&mut first) || previous != term {
+                        id = cluster_id(builder.push(term), index, workers).ok_or(())?;
+                        previous.clear();
+                        previous.extend_from_slice(term);
+                    }
+                    let (from, refs) = &origins[run];
+                    answers.add(*from, refs[rank as usize], id);
+                    Ok(())
                 })
-                .map(|answers| (answers, builder.finish()))
+                .map(|()| builder.finish())
             }
             Some(mut dictionary) => {
                 let base = dictionary.local_len();
                 let mut new_terms: Vec<std::sync::Arc<[u8]>> = Vec::new();
-                answer_origins(&entries, term, workers, |bytes| {
-                    dictionary.lookup(bytes).or_else(|| {
-                        new_terms.push(bytes.into());
-                        cluster_id(base + new_terms.len() as u64 - 1, index, workers)
-                    })
-                })
-                .and_then(|answers| {
-                    if !new_terms.is_empty() {
-                        dictionary.append_absent_batch(&new_terms).ok()?;
+                merge_runs(&mut runs, |term, run, rank| {
+                    if std::mem::take(&mut first) || previous != term {
+                        id = match dictionary.lookup(term) {
+                            Some(id) => id,
+                            None => {
+                                new_terms.push(term.into());
+                                let position = base + new_terms.len() as u64 - 1;
+                                cluster_id(position, index, workers).ok_or(())?
+                            }
+                        };
+                        previous.clear();
+                        previous.extend_from_slice(term);
                     }
-                    Some((answers, dictionary))
+                    let (from, refs) = &origins[run];
+                    answers.add(*from, refs[rank as usize], id);
+                    Ok(())
+                })
+                .and_then(|()| {
+                    if !new_terms.is_empty() {
+                        dictionary.append_absent_batch(&new_terms).map_err(|_| ())?;
+                    }
+                    Ok(dictionary)
                 })
             }
         };
         match numbered {
-            Some(((answers, messages), dictionary)) => {
+            Ok(dictionary) => {
+                let (answers, messages) = answers.finish();
                 finish_numbering(answers, messages, dictionary, index, workers, state)
             }
-            None => too_many(index),
+            Err(()) => too_many(index),
         }
     }
+}
+
+/// A message's terms as a sorted run, with their references by rank. An origin sends a
+/// sealed chunk's terms, distinct and ascending; any others are sorted here, and a term
+/// sent twice in one message is refused.
+fn sorted_run(refs: &[u64], ends: &[u32], bytes: &[u8]) -> Result<(SortedRun, Vec<u64>), String> {
+    let malformed = || "a message of terms does not hold its terms".to_owned();
+    if refs.len() != ends.len() || ends.windows(2).any(|w| w[0] > w[1]) {
+        return Err(malformed());
+    }
+    if ends.last().is_some_and(|&end| end as usize > bytes.len()) {
+        return Err(malformed());
+    }
+    let term = |i: usize| {
+        let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+        &bytes[start..ends[i] as usize]
+    };
+    let mut order: Vec<usize> = (0..refs.len()).collect();
+    if (1..refs.len()).any(|i| term(i - 1) >= term(i)) {
+        order.sort_unstable_by(|&a, &b| term(a).cmp(term(b)));
+        if order.windows(2).any(|w| term(w[0]) == term(w[1])) {
+            return Err("a message of terms holds one term twice".into());
+        }
+    }
+    let mut builder = DictionaryBuilder::new();
+    let refs = order
+        .iter()
+        .map(|&i| {
+            builder.push(term(i));
+            refs[i]
+        })
+        .collect();
+    Ok((builder.finish_run(), refs))
 }
 
 /// The refs of an origin's terms and their ids, not yet sent.
 pub(super) type Answer = (Vec<u64>, Vec<Id>);
 
-/// Each origin's ids for its terms, `entries` sorted by term, `id_of` giving each distinct
-/// term's id (`None`: the ids cannot number it): the answers left to send and the full
-/// batches sent already.
-pub(super) fn answer_origins<'a>(
-    entries: &[(u64, u32, u32, u64)],
-    term: impl Fn(&(u64, u32, u32, u64)) -> &'a [u8],
-    workers: u32,
-    mut id_of: impl FnMut(&'a [u8]) -> Option<Id>,
-) -> Option<(Vec<Answer>, Vec<LoadMessage>)> {
-    let mut answers: Vec<Answer> = (0..workers).map(|_| Default::default()).collect();
-    let mut messages = Vec::new();
-    let mut previous: Option<&[u8]> = None;
-    let mut id: Id = 0;
-    for entry in entries {
-        let bytes = term(entry);
-        if previous != Some(bytes) {
-            id = id_of(bytes)?;
-            previous = Some(bytes);
-        }
-        let (refs, ids) = &mut answers[entry.2 as usize];
-        refs.push(entry.3);
-        ids.push(id);
-        if refs.len() >= BATCH {
-            let (refs, ids) = std::mem::take(&mut answers[entry.2 as usize]);
-            messages.push(LoadMessage::Ids {
-                to: entry.2,
-                refs,
-                ids,
-            });
+/// Each origin's ids for its terms, sent in batches of [`BATCH`] as they fill.
+struct Answers {
+    pending: Vec<Answer>,
+    sent: Vec<LoadMessage>,
+}
+
+impl Answers {
+    fn new(workers: u32) -> Self {
+        Answers {
+            pending: (0..workers).map(|_| Default::default()).collect(),
+            sent: Vec::new(),
         }
     }
-    Some((answers, messages))
+
+    fn add(&mut self, to: u32, reference: u64, id: Id) {
+        let (refs, ids) = &mut self.pending[to as usize];
+        refs.push(reference);
+        ids.push(id);
+        if refs.len() >= BATCH {
+            let (refs, ids) = std::mem::take(&mut self.pending[to as usize]);
+            self.sent.push(LoadMessage::Ids { to, refs, ids });
+        }
+    }
+
+    /// The answers left to send and the batches made already.
+    fn finish(self) -> (Vec<Answer>, Vec<LoadMessage>) {
+        (self.pending, self.sent)
+    }
 }
 
 /// The id of an owner's term at `position`, if the ids can number it.

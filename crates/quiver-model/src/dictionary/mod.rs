@@ -72,7 +72,7 @@ mod run;
 mod share;
 mod writes;
 
-pub use run::{RunDrain, SortedRun};
+pub use run::{merge_runs, RunDrain, SortedRun};
 pub use share::{record_misses, term_owner, Resolver};
 
 /// Terms recently found in the sorted part, with their ids (shared by clones). Only the

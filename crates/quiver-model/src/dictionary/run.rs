@@ -103,6 +103,60 @@ impl RunDrain<'_> {
     }
 }
 
+/// Visits every term of `runs` in ascending order, ties in run order, as `visit(term, run,
+/// rank)`: one k-way merge, each run drained as it is read (see [`SortedRun::drain`]). The
+/// first error `visit` returns stops the walk.
+pub fn merge_runs<E>(
+    runs: &mut [&mut SortedRun],
+    mut visit: impl FnMut(&[u8], usize, u64) -> Result<(), E>,
+) -> Result<(), E> {
+    /// The smallest term not yet visited of one run; the heap's top is the least.
+    #[derive(PartialEq, Eq)]
+    struct Head {
+        term: Vec<u8>,
+        run: usize,
+        rank: u64,
+    }
+    impl Ord for Head {
+        fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+            other
+                .term
+                .cmp(&self.term)
+                .then_with(|| other.run.cmp(&self.run))
+        }
+    }
+    impl PartialOrd for Head {
+        fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    let mut drains: Vec<RunDrain<'_>> = runs.iter_mut().map(|run| run.drain()).collect();
+    let mut heap = std::collections::BinaryHeap::with_capacity(drains.len());
+    for (run, drain) in drains.iter_mut().enumerate() {
+        if let Some(term) = drain.next_term() {
+            heap.push(Head {
+                term: term.to_vec(),
+                run,
+                rank: 0,
+            });
+        }
+    }
+    while let Some(mut head) = heap.peek_mut() {
+        visit(&head.term, head.run, head.rank)?;
+        match drains[head.run].next_term() {
+            Some(term) => {
+                head.term.clear();
+                head.term.extend_from_slice(term);
+                head.rank += 1;
+            }
+            None => {
+                std::collections::binary_heap::PeekMut::pop(head);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The state of a sequential reading: the next rank, where its bytes start, the last term.
 #[derive(Default)]
 struct RunReader {
@@ -169,6 +223,59 @@ mod tests {
             drained += 1;
         }
         assert_eq!(drained, terms.len());
+    }
+
+    #[test]
+    fn runs_merge_in_term_order_with_ties_in_run_order() {
+        let all = terms(3_000);
+        let mut runs: Vec<SortedRun> = (0..3)
+            .map(|r| {
+                let mut builder = DictionaryBuilder::new();
+                // Run r holds every term whose index is not r modulo 3, so each term is
+                // in two runs.
+                all.iter()
+                    .enumerate()
+                    .filter(|(i, _)| i % 3 != r)
+                    .for_each(|(_, t)| {
+                        builder.push(t);
+                    });
+                builder.finish_run()
+            })
+            .collect();
+        let mut seen: Vec<(Vec<u8>, usize, u64)> = Vec::new();
+        let mut refs: Vec<&mut SortedRun> = runs.iter_mut().collect();
+        merge_runs::<()>(&mut refs, |term, run, rank| {
+            seen.push((term.to_vec(), run, rank));
+            Ok(())
+        })
+        .unwrap();
+        let mut expected = Vec::new();
+        let mut ranks = [0u64; 3];
+        for (i, term) in all.iter().enumerate() {
+            for (run, rank) in ranks.iter_mut().enumerate() {
+                if i % 3 != run {
+                    expected.push((term.clone(), run, *rank));
+                    *rank += 1;
+                }
+            }
+        }
+        assert_eq!(seen, expected);
+        // An error stops the walk.
+        let mut builder = DictionaryBuilder::new();
+        all.iter().for_each(|t| {
+            builder.push(t);
+        });
+        let mut run = builder.finish_run();
+        let mut visits = 0;
+        let stopped = merge_runs(&mut [&mut run], |_, _, _| {
+            visits += 1;
+            if visits == 5 {
+                Err("stop")
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!((stopped, visits), (Err("stop"), 5));
     }
 
     #[test]
