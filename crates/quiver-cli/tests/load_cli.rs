@@ -442,6 +442,41 @@ fn lubm_1_loads_from_the_generator() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
 }
 
+/// A figure in MiB of the load's summary line (`…; store: …, 134.5 MiB on disk; peak memory
+/// 166.7 MiB`): the number just before ` MiB{after}`.
+fn summary_mib(summary: &str, after: &str) -> f64 {
+    let end = summary
+        .find(&format!(" MiB{after}"))
+        .unwrap_or_else(|| panic!("no ` MiB{after}` in {summary}"));
+    let start = summary[..end].rfind(' ').map_or(0, |i| i + 1);
+    summary[start..end]
+        .parse()
+        .unwrap_or_else(|_| panic!("no figure before ` MiB{after}` in {summary}"))
+}
+
+/// The loader's peak stays within 1.5× the store it builds plus a fixed 24 MiB (the
+/// process, its threads and their blocks): LUBM-40 loads at ~1.24× (167 MiB for a 134.5 MiB
+/// store) on two threads. Before the phases gave their memory back it peaked at 1.9–2.0×
+/// (250–270 MiB), which this bound refuses.
+#[test]
+fn the_loaders_peak_stays_within_one_and_a_half_times_the_store() {
+    let dir = TempDir::new("peak");
+    let store = dir.join("store");
+    let output = load_ok(&store, &["--lubm", "40", "--threads", "2"], &[]);
+    let text = stderr(&output);
+    let summary = text
+        .lines()
+        .find(|line| line.starts_with("loaded "))
+        .unwrap_or_else(|| panic!("no summary in {text}"));
+    let stored = summary_mib(summary, " on disk");
+    let peak = summary_mib(&format!("{summary}\n"), "\n");
+    assert!(stored > 100.0, "{summary}");
+    assert!(
+        peak <= 1.5 * stored + 24.0,
+        "the load peaked at {peak} MiB for a {stored} MiB store: {summary}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Bad input
 // ---------------------------------------------------------------------------------------
