@@ -195,6 +195,8 @@ pub(super) fn run(
     });
     match parsed {
         Ok((mut chunks, statements, sources)) => {
+            // The parse's blocks and tables are freed: give them back before the exchange.
+            quiver_model::memory::trim_heap();
             {
                 let mut own = state.borrow_mut();
                 own.statements = statements;

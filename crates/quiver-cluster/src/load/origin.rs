@@ -72,6 +72,8 @@ impl EdgeSender {
             let most = counts.iter().copied().max().unwrap_or(0);
             self.id_bound = most * u64::from(workers);
             self.chunks = std::mem::take(&mut state.chunks);
+            // The owners' answers are taken in and freed: give them back before the edges.
+            quiver_model::memory::trim_heap();
             self.ids = std::mem::take(&mut state.ids);
             for (&reference, iri) in &std::mem::take(&mut state.predicates) {
                 let (chunk, local) = ((reference >> 32) as usize, reference as u32 as usize);
