@@ -58,14 +58,11 @@ pub(crate) fn merge(mut chunks: Vec<Chunk>) -> Result<(Dictionary, EncodedGraphs
         .map(|c| c.sorted_run().expect("sealed above"))
         .collect();
     let mut builder = DictionaryBuilder::new();
-    let mut previous: Vec<u8> = Vec::new();
+    let mut id: Id = 0;
     merge_runs(&mut runs, |term, run, _| {
-        if builder.is_empty() || previous != term {
-            builder.push(term);
-            previous.clear();
-            previous.extend_from_slice(term);
+        if let Some(term) = term {
+            id = quiver_model::term_id(builder.push(term)).map_err(|_| LoadError::TooManyTerms)?;
         }
-        let id = quiver_model::term_id(builder.len() - 1).map_err(|_| LoadError::TooManyTerms)?;
         maps[run].push(id);
         Ok(())
     })?;

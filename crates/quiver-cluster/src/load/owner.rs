@@ -53,62 +53,40 @@ impl Owned {
             .existing
             .as_ref()
             .map(|store| store.dictionary().clone());
-        let mut answers = Answers::new(workers);
         let mut runs: Vec<&mut SortedRun> = runs.iter_mut().collect();
-        let mut previous: Vec<u8> = Vec::new();
-        let mut id: Id = 0;
-        let mut first = true;
         // Each distinct term's id: the next position of a new dictionary, or (a cluster
         // grown) its id in the existing share, else the next position after its terms.
         let numbered = match existing {
             None => {
                 let mut builder = DictionaryBuilder::new();
-                merge_runs(&mut runs, |term, run, rank| {
-                    if std::mem::take(&mut first) || previous != term {
-                        id = cluster_id(builder.push(term), index, workers).ok_or(())?;
-                        previous.clear();
-                        previous.extend_from_slice(term);
-                    }
-                    let (from, refs) = &origins[run];
-                    answers.add(*from, refs[rank as usize], id);
-                    Ok(())
+                answer_origins(&mut runs, &origins, workers, |term| {
+                    cluster_id(builder.push(term), index, workers)
                 })
-                .map(|()| builder.finish())
+                .map(|answers| (answers, builder.finish()))
             }
             Some(mut dictionary) => {
                 let base = dictionary.local_len();
                 let mut new_terms: Vec<std::sync::Arc<[u8]>> = Vec::new();
-                merge_runs(&mut runs, |term, run, rank| {
-                    if std::mem::take(&mut first) || previous != term {
-                        id = match dictionary.lookup(term) {
-                            Some(id) => id,
-                            None => {
-                                new_terms.push(term.into());
-                                let position = base + new_terms.len() as u64 - 1;
-                                cluster_id(position, index, workers).ok_or(())?
-                            }
-                        };
-                        previous.clear();
-                        previous.extend_from_slice(term);
-                    }
-                    let (from, refs) = &origins[run];
-                    answers.add(*from, refs[rank as usize], id);
-                    Ok(())
+                answer_origins(&mut runs, &origins, workers, |term| {
+                    dictionary.lookup(term).or_else(|| {
+                        new_terms.push(term.into());
+                        cluster_id(base + new_terms.len() as u64 - 1, index, workers)
+                    })
                 })
-                .and_then(|()| {
+                .and_then(|answers| {
                     if !new_terms.is_empty() {
-                        dictionary.append_absent_batch(&new_terms).map_err(|_| ())?;
+                        dictionary.append_absent_batch(&new_terms).ok()?;
                     }
-                    Ok(dictionary)
+                    Some((answers, dictionary))
                 })
             }
         };
         match numbered {
-            Ok(dictionary) => {
+            Some((answers, dictionary)) => {
                 let (answers, messages) = answers.finish();
                 finish_numbering(answers, messages, dictionary, index, workers, state)
             }
-            Err(()) => too_many(index),
+            None => too_many(index),
         }
     }
 }
@@ -144,6 +122,28 @@ fn sorted_run(refs: &[u64], ends: &[u32], bytes: &[u8]) -> Result<(SortedRun, Ve
         })
         .collect();
     Ok((builder.finish_run(), refs))
+}
+
+/// Each origin's ids for the terms of `runs` (`origins[i]`: run `i`'s origin and its terms'
+/// refs by rank), `id_of` giving each distinct term's id (`None`: the ids cannot number it).
+fn answer_origins(
+    runs: &mut [&mut SortedRun],
+    origins: &[(u32, Vec<u64>)],
+    workers: u32,
+    mut id_of: impl FnMut(&[u8]) -> Option<Id>,
+) -> Option<Answers> {
+    let mut answers = Answers::new(workers);
+    let mut id: Id = 0;
+    merge_runs::<()>(runs, |term, run, rank| {
+        if let Some(term) = term {
+            id = id_of(term).ok_or(())?;
+        }
+        let (from, refs) = &origins[run];
+        answers.add(*from, refs[rank as usize], id);
+        Ok(())
+    })
+    .ok()?;
+    Some(answers)
 }
 
 /// The refs of an origin's terms and their ids, not yet sent.

@@ -104,11 +104,12 @@ impl RunDrain<'_> {
 }
 
 /// Visits every term of `runs` in ascending order, ties in run order, as `visit(term, run,
-/// rank)`: one k-way merge, each run drained as it is read (see [`SortedRun::drain`]). The
-/// first error `visit` returns stops the walk.
+/// rank)`, `term` given only at the first occurrence of each distinct term (`None` where
+/// an earlier run held it too): one k-way merge, each run drained as it is read (see
+/// [`SortedRun::drain`]). The first error `visit` returns stops the walk.
 pub fn merge_runs<E>(
     runs: &mut [&mut SortedRun],
-    mut visit: impl FnMut(&[u8], usize, u64) -> Result<(), E>,
+    mut visit: impl FnMut(Option<&[u8]>, usize, u64) -> Result<(), E>,
 ) -> Result<(), E> {
     /// The smallest term not yet visited of one run; the heap's top is the least.
     #[derive(PartialEq, Eq)]
@@ -141,8 +142,15 @@ pub fn merge_runs<E>(
             });
         }
     }
+    let mut previous: Option<Vec<u8>> = None;
     while let Some(mut head) = heap.peek_mut() {
-        visit(&head.term, head.run, head.rank)?;
+        let repeated = previous.as_deref() == Some(&head.term[..]);
+        if !repeated {
+            let last = previous.get_or_insert_with(Vec::new);
+            last.clear();
+            last.extend_from_slice(&head.term);
+        }
+        visit((!repeated).then_some(&head.term[..]), head.run, head.rank)?;
         match drains[head.run].next_term() {
             Some(term) => {
                 head.term.clear();
@@ -243,12 +251,17 @@ mod tests {
             })
             .collect();
         let mut seen: Vec<(Vec<u8>, usize, u64)> = Vec::new();
+        let mut given = Vec::new();
         let mut refs: Vec<&mut SortedRun> = runs.iter_mut().collect();
         merge_runs::<()>(&mut refs, |term, run, rank| {
-            seen.push((term.to_vec(), run, rank));
+            given.push(term.is_some());
+            let term = term.map_or_else(|| seen.last().unwrap().0.clone(), <[u8]>::to_vec);
+            seen.push((term, run, rank));
             Ok(())
         })
         .unwrap();
+        // Each term is given at its first occurrence only (every term is in two runs).
+        assert!(given.iter().enumerate().all(|(i, &g)| g == (i % 2 == 0)));
         let mut expected = Vec::new();
         let mut ranks = [0u64; 3];
         for (i, term) in all.iter().enumerate() {
