@@ -14,13 +14,15 @@
 //! profiles); `owl:equivalentClass`, `owl:equivalentProperty`, `owl:inverseOf`,
 //! `owl:SymmetricProperty`, `owl:TransitiveProperty`, `owl:intersectionOf` (both ways),
 //! `owl:unionOf` (as inclusions), and restrictions with `owl:someValuesFrom`,
-//! `owl:allValuesFrom` and `owl:hasValue` (OWL 2 RL); the class and property
-//! hierarchies are derived closed (every class and property its own subclass or
-//! subproperty). Not derived: the axiomatic triples and resource typing of RDFS (`x a
-//! rdfs:Resource`, `p a rdf:Property`) and `owl:Thing` typing, domains and ranges at the
-//! schema level, `owl:sameAs` and what implies it (functional and inverse-functional
-//! properties, keys), property chains, and the inconsistency rules.
+//! `owl:allValuesFrom` and `owl:hasValue`, `owl:sameAs` with functional and
+//! inverse-functional properties, reasoned over representatives (`equality.rs`) (OWL 2
+//! RL); the class and property hierarchies are derived closed (every class and property
+//! its own subclass or subproperty). Not derived: the axiomatic triples and resource
+//! typing of RDFS (`x a rdfs:Resource`, `p a rdf:Property`) and `owl:Thing` typing,
+//! domains and ranges at the schema level, keys, property chains, and the inconsistency
+//! rules.
 
+mod equality;
 mod facts;
 mod maintain;
 mod materialise;

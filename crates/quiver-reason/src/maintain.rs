@@ -12,7 +12,14 @@
 //!    semi-naively, over what remains and what was added.
 //!
 //! A change to the ontology itself (a subclass axiom, a restriction) changes the rules;
-//! the caller computes the entailment again then ([`Ontology::is_schema`]).
+//! the caller computes the entailment again then ([`Ontology::is_schema`]). So it does
+//! when a change touches equality (`equality.rs` reasons over representatives, which
+//! DRed does not see): [`maintain`] answers `None` when a triple it would assert, retract,
+//! overdelete or add is an `owl:sameAs` triple, one of a functional or inverse-functional
+//! property, or names a term equal to another. Otherwise no equality rule applies to
+//! those triples: the overdeletion is the one the equality rules would give, a triple it
+//! rederives or adds follows by the other rules alone, and the entailment, closed under
+//! equality before, stays so.
 
 use quiver_model::Id;
 use rayon::prelude::*;
@@ -127,10 +134,15 @@ impl Ontology {
         .into_iter()
         .flatten()
         .collect();
-        let schema_classes = [v.transitive_property, v.symmetric_property]
-            .into_iter()
-            .flatten()
-            .collect();
+        let schema_classes = [
+            v.transitive_property,
+            v.symmetric_property,
+            v.functional_property,
+            v.inverse_functional_property,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         Self {
             profile,
             vocabulary,
@@ -208,10 +220,36 @@ impl Facts for Overlay<'_> {
     }
 }
 
+/// Whether a change that asserts, retracts, adds or removes one of these triples could
+/// change which terms are equal, or the facts of a term equal to another.
+struct EqualityGuard<'a> {
+    same_as: Option<Id>,
+    schema: &'a Schema,
+    entailed: &'a dyn Facts,
+}
+
+impl EqualityGuard<'_> {
+    fn touched_by(&self, facts: &[[Id; 3]]) -> bool {
+        let Some(same_as) = self.same_as else {
+            return false;
+        };
+        let merged = |t: Id| any_object(self.entailed, t, same_as, |u| u != t);
+        facts.par_iter().any(|&[s, p, o]| {
+            p == same_as
+                || self.schema.functional.contains(&p)
+                || self.schema.inverse_functional.contains(&p)
+                || merged(s)
+                || merged(p)
+                || merged(o)
+        })
+    }
+}
+
 /// The changes to the entailment `entailed` (of the old asserted triples under
 /// `ontology`) when the asserted triples `deleted` are retracted and `inserted` asserted
 /// (none of them part of the ontology); `asserted` says whether a triple is asserted
-/// after the change.
+/// after the change. `None` when the change touches equality: the caller computes the
+/// entailment again.
 pub fn maintain(
     ontology: &Ontology,
     terms: &impl Terms,
@@ -219,8 +257,19 @@ pub fn maintain(
     deleted: &[[Id; 3]],
     inserted: &[[Id; 3]],
     asserted: &(dyn Fn(&[Id; 3]) -> bool + Sync),
-) -> Maintained {
+) -> Option<Maintained> {
     let schema = &ontology.schema;
+    // `owl:sameAs` as the dictionary after the change names it (the change may bring it).
+    let guard = EqualityGuard {
+        same_as: terms
+            .iri("http://www.w3.org/2002/07/owl#sameAs")
+            .filter(|_| ontology.profile == Profile::OwlRl),
+        schema,
+        entailed,
+    };
+    if guard.touched_by(deleted) || guard.touched_by(inserted) {
+        return None;
+    }
     // 1. Overdelete.
     let mut over: FxHashSet<[Id; 3]> = deleted
         .iter()
@@ -234,6 +283,11 @@ pub fn maintain(
             .filter(|f| !over.contains(f) && entailed.contains(f) && !asserted(f))
             .collect();
         over.extend(delta.iter().copied());
+    }
+    // What the overdeleted facts stand for under equality is not followed here.
+    let overdeleted: Vec<[Id; 3]> = over.iter().copied().collect();
+    if guard.touched_by(&overdeleted) {
+        return None;
     }
     // 2. Rederive what one rule still gives from what remains.
     let empty = FactSet::with_all_by_object(Vec::new());
@@ -276,7 +330,10 @@ pub fn maintain(
         .into_par_iter()
         .filter(|f| !entailed.contains(f))
         .collect();
-    Maintained { removed, added }
+    if guard.touched_by(&added) {
+        return None;
+    }
+    Some(Maintained { removed, added })
 }
 
 /// Whether one rule derives `fact` from `known`: the rules of `rules.rs` read from their

@@ -12,7 +12,10 @@
 //! - `cls-int1`: `x a Cᵢ` for every member of an intersection ⇒ `x a C`;
 //! - `cls-svf1`, `cls-svf2`: `x p y`, `y a D` ⇒ `x a ∃p.D`, from either side;
 //! - `cls-hv1`, `cls-hv2`: `x a ∃p.{v}` ⇒ `x p v`, and back;
-//! - `cls-avf`: `x a ∀p.D`, `x p y` ⇒ `y a D`, from either side.
+//! - `cls-avf`: `x a ∀p.D`, `x p y` ⇒ `y a D`, from either side;
+//! - `prp-fp`, `prp-ifp`: `x p y₁`, `x p y₂` ⇒ `y₁ owl:sameAs y₂` for a functional `p`,
+//!   and `x₁ p y`, `x₂ p y` ⇒ `x₁ owl:sameAs x₂` for an inverse-functional one (literals
+//!   are not made equal). The equality rules themselves are `equality.rs`'s.
 //!
 //! (`cls-int2` and `cls-uni` are inclusions the schema closes.) A derived triple whose
 //! subject would be a literal is dropped, as RDF has none.
@@ -128,5 +131,30 @@ fn fire_property<T: Terms>(
     if schema.transitive.contains(&p) {
         known.for_objects(y, p, &mut |z| out.push([x, p, z]));
         known.for_subjects(p, x, &mut |w| out.push([w, p, y]));
+    }
+    if let Some(same_as) = schema.same_as {
+        let is_literal = |id: Id| out.terms.is_literal(id);
+        if schema.functional.contains(&p) && !is_literal(y) {
+            let mut equal = Vec::new();
+            known.for_objects(x, p, &mut |z| {
+                if z != y && !is_literal(z) {
+                    equal.push(z);
+                }
+            });
+            for z in equal {
+                out.push([y, same_as, z]);
+            }
+        }
+        if schema.inverse_functional.contains(&p) {
+            let mut equal = Vec::new();
+            known.for_subjects(p, y, &mut |w| {
+                if w != x {
+                    equal.push(w);
+                }
+            });
+            for w in equal {
+                out.push([x, same_as, w]);
+            }
+        }
     }
 }

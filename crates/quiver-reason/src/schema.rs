@@ -33,6 +33,11 @@ pub(crate) struct Schema {
     pub domains: FxHashMap<Id, Vec<Id>>,
     pub ranges: FxHashMap<Id, Vec<Id>>,
     pub transitive: FxHashSet<Id>,
+    /// `owl:sameAs`, when the dictionary has it (equalities are derived only then).
+    pub same_as: Option<Id>,
+    /// `owl:FunctionalProperty` and `owl:InverseFunctionalProperty` properties.
+    pub functional: FxHashSet<Id>,
+    pub inverse_functional: FxHashSet<Id>,
     /// `x p y`, `y a filler` ⇒ `x a restriction`: by `p`, (filler, restriction); a filler
     /// of `owl:Thing` is `None` (any `y`).
     pub some_by_property: FxHashMap<Id, Vec<(Option<Id>, Id)>>,
@@ -67,6 +72,7 @@ impl Schema {
         let mut sub_property: Vec<(Id, Id)> = Vec::new();
         let mut schema = Schema {
             rdf_type: vocabulary.rdf_type,
+            same_as: vocabulary.same_as.filter(|_| owl),
             ..Schema::default()
         };
         let mut inverses: Vec<(Id, Id)> = Vec::new();
@@ -116,6 +122,10 @@ impl Schema {
                     schema.transitive.insert(s);
                 } else if is(o, vocabulary.symmetric_property) {
                     symmetric.push(s);
+                } else if is(o, vocabulary.functional_property) {
+                    schema.functional.insert(s);
+                } else if is(o, vocabulary.inverse_functional_property) {
+                    schema.inverse_functional.insert(s);
                 }
             } else if is(p, vocabulary.on_property) {
                 on_property.insert(s, o);
@@ -221,6 +231,14 @@ impl Schema {
         schema
             .looked_up_by_object
             .extend(schema.transitive.iter().copied());
+        schema
+            .looked_up_by_object
+            .extend(schema.inverse_functional.iter().copied());
+        if schema.same_as.is_none() {
+            // Without `owl:sameAs` in the dictionary no equality can be written.
+            schema.functional.clear();
+            schema.inverse_functional.clear();
+        }
 
         let restrictions = Restrictions {
             on_property: &on_property,
@@ -267,6 +285,8 @@ impl Schema {
             && self.domains.is_empty()
             && self.ranges.is_empty()
             && self.transitive.is_empty()
+            && self.functional.is_empty()
+            && self.inverse_functional.is_empty()
             && self.some_by_property.is_empty()
             && self.value_by_class.is_empty()
             && self.value_by_property.is_empty()

@@ -77,6 +77,9 @@ pub struct Vocabulary {
     pub all_values_from: Option<Id>,
     pub has_value: Option<Id>,
     pub thing: Option<Id>,
+    pub same_as: Option<Id>,
+    pub functional_property: Option<Id>,
+    pub inverse_functional_property: Option<Id>,
     /// Declarations: `rdfs:Class`, `owl:Class`, `rdf:Property`, `owl:ObjectProperty`,
     /// `owl:DatatypeProperty`.
     pub rdfs_class: Option<Id>,
@@ -112,11 +115,51 @@ impl Vocabulary {
             all_values_from: owl("allValuesFrom"),
             has_value: owl("hasValue"),
             thing: owl("Thing"),
+            same_as: owl("sameAs"),
+            functional_property: owl("FunctionalProperty"),
+            inverse_functional_property: owl("InverseFunctionalProperty"),
             rdfs_class: rdfs("Class"),
             owl_class: owl("Class"),
             rdf_property: rdf("Property"),
             object_property: owl("ObjectProperty"),
             datatype_property: owl("DatatypeProperty"),
         }
+    }
+
+    /// Every id of the vocabulary the rules read (those in the dictionary).
+    pub fn ids(&self) -> rustc_hash::FxHashSet<Id> {
+        [
+            self.rdf_type,
+            self.rdf_first,
+            self.rdf_rest,
+            self.rdf_nil,
+            self.sub_class_of,
+            self.sub_property_of,
+            self.domain,
+            self.range,
+            self.equivalent_class,
+            self.equivalent_property,
+            self.inverse_of,
+            self.symmetric_property,
+            self.transitive_property,
+            self.intersection_of,
+            self.union_of,
+            self.on_property,
+            self.some_values_from,
+            self.all_values_from,
+            self.has_value,
+            self.thing,
+            self.same_as,
+            self.functional_property,
+            self.inverse_functional_property,
+            self.rdfs_class,
+            self.owl_class,
+            self.rdf_property,
+            self.object_property,
+            self.datatype_property,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 }

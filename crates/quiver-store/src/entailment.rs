@@ -193,6 +193,13 @@ const DERIVED_PROPERTIES: [&str; 3] = [
     "http://www.w3.org/2000/01/rdf-schema#subPropertyOf",
 ];
 
+const SAME_AS: &str = "http://www.w3.org/2002/07/owl#sameAs";
+/// The classes whose properties derive `owl:sameAs`.
+const EQUALITY_CLASSES: [&str; 2] = [
+    "http://www.w3.org/2002/07/owl#FunctionalProperty",
+    "http://www.w3.org/2002/07/owl#InverseFunctionalProperty",
+];
+
 impl Store {
     /// This store with its default graph closed under `profile`: a new version with an
     /// entailed layer (replacing any it had), its asserted graphs unchanged. `progress`
@@ -212,9 +219,19 @@ impl Store {
         // asserted triple uses them (a domain alone derives types; declared classes are
         // their own subclasses).
         let mut dictionary = asserted.dictionary.clone();
-        for iri in DERIVED_PROPERTIES {
+        let encoded = |iri: &str| {
             let mut term = Vec::new();
             quiver_model::term::encode_iri(iri, &mut term);
+            term
+        };
+        // Functional and inverse-functional properties derive `owl:sameAs`.
+        let equalities = profile == Profile::OwlRl
+            && EQUALITY_CLASSES
+                .iter()
+                .any(|iri| dictionary.lookup(&encoded(iri)).is_some());
+        let same_as = equalities.then_some(SAME_AS);
+        for iri in DERIVED_PROPERTIES.into_iter().chain(same_as) {
+            let term = encoded(iri);
             if dictionary.lookup(&term).is_none() && dictionary.append(&term).is_err() {
                 // No id left for it: what it would name is not derived, the rest is.
             }

@@ -3,7 +3,8 @@
 //! reads the old entailed graph through [`GraphFacts`] and returns the triples to remove
 //! from it and to add; they are applied to the entailed graph as persistent patches, like
 //! the asserted changes. Only a change to the ontology itself (a triple of a schema
-//! property, or typing a property transitive or symmetric) makes the entailment be
+//! property, or typing a property transitive, symmetric, functional or inverse
+//! functional) or one that touches equality (`owl:sameAs`) makes the entailment be
 //! computed again from the asserted triples.
 
 use std::sync::Arc;
@@ -117,16 +118,20 @@ impl Store {
             .filter(|t| holds(&old, t) && !holds(&next, t))
             .collect();
         let ontology = layer.ontology(&old);
+        // Which triples make an ontology, as the dictionary after the change names them:
+        // the change may bring a term of the vocabulary the old one lacked.
+        let vocabulary =
+            Ontology::read(&[], &DictionaryTerms::new(&next.dictionary), layer.profile);
         if inserted
             .iter()
             .chain(&deleted)
-            .any(|t| ontology.is_schema(t))
+            .any(|t| vocabulary.is_schema(t))
         {
             return Ok(next.reasoned(layer.profile, &mut |_| {}).0);
         }
 
         let entailed_view = old.entailed().expect("the store has an entailed layer");
-        let maintained = {
+        let Some(maintained) = ({
             let terms = DictionaryTerms::new(&next.dictionary);
             let asserted = |t: &[Id; 3]| holds(&next, t);
             maintain(
@@ -139,6 +144,9 @@ impl Store {
                 &inserted,
                 &asserted,
             )
+        }) else {
+            // The change touches equality.
+            return Ok(next.reasoned(layer.profile, &mut |_| {}).0);
         };
         // In predicate ids: a removed triple's predicate is in the old space, an added
         // one's may be new to the store.
