@@ -1,6 +1,7 @@
 //! A store with reasoning under transactions: commits keep its entailment current, and
-//! after reopening (the log replayed: what a crash leaves) and after a checkpoint the
-//! entailment equals the closure computed from scratch over the asserted triples.
+//! after reopening (the log replayed: what a crash leaves), after a checkpoint and after a
+//! process killed in the middle of its updates, the entailment equals the closure computed
+//! from scratch over the asserted triples.
 
 mod common;
 
@@ -67,9 +68,8 @@ const UPDATES: [&str; 5] = [
     "INSERT DATA { <http://example.org/dept> <http://example.org/partOf> <http://example.org/uni> . <http://example.org/lab> <http://example.org/partOf> <http://example.org/dept> }",
 ];
 
-#[test]
-fn commits_replay_and_checkpoints_keep_the_entailment() {
-    let dir = Scratch::new("reasoning");
+/// A store of `DATA` with its OWL 2 RL entailment, saved under `dir/store`.
+fn reasoning_store(dir: &Scratch) -> std::path::PathBuf {
     let file = dir.path().join("data.ttl");
     std::fs::write(&file, DATA).unwrap();
     let (store, _) = quiver_loader::load_files(
@@ -86,6 +86,13 @@ fn commits_replay_and_checkpoints_keep_the_entailment() {
     let store_dir = dir.path().join("store");
     let (store, _) = store.reasoned(Profile::OwlRl, &mut |_| {});
     store.save(&store_dir).unwrap();
+    store_dir
+}
+
+#[test]
+fn commits_replay_and_checkpoints_keep_the_entailment() {
+    let dir = Scratch::new("reasoning");
+    let store_dir = reasoning_store(&dir);
 
     let mut seen = Vec::new();
     {
@@ -112,4 +119,81 @@ fn commits_replay_and_checkpoints_keep_the_entailment() {
     let db = Database::open(&store_dir, options(SyncMode::Always)).unwrap();
     assert_eq!(db.log_stats().records, 0, "the checkpoint emptied the log");
     assert_eq!(&check(&db.snapshot(), "checkpointed"), seen.last().unwrap());
+}
+
+const KILL_CHILD: &str = "QUIVER_DB_TEST_REASONING_KILL_CHILD";
+
+/// Updates the killed child cycles through: those of `UPDATES`, and equalities (an
+/// `owl:sameAs`, a functional property), which compute the entailment again.
+fn cycled_update(k: usize) -> String {
+    let e = "http://example.org/";
+    let owl = "http://www.w3.org/2002/07/owl#";
+    match k % 8 {
+        5 => format!("INSERT DATA {{ <{e}ann> <{owl}sameAs> <{e}cy{k}> . <{e}cy{k}> <{e}partOf> <{e}lab{k}> }}"),
+        6 => format!("INSERT DATA {{ <{e}advisor> a <{owl}FunctionalProperty> . <{e}eve{k}> <{e}advisor> <{e}bob> , <{e}dan{k}> }}"),
+        7 => format!("DELETE WHERE {{ <{e}ann> <{owl}sameAs> ?x }}"),
+        i => UPDATES[i].to_owned(),
+    }
+}
+
+#[test]
+fn a_process_killed_amid_its_updates_leaves_a_consistent_entailment() {
+    if let Some(dir) = std::env::var_os(KILL_CHILD) {
+        // The child: updates committed one after another, with checkpoints every few
+        // commits (which fold the entailed layer), until it is killed.
+        let options = quiver_db::DbOptions {
+            checkpoint_bytes: 2 << 10,
+            ..options(SyncMode::Always)
+        };
+        let db = Database::open(std::path::Path::new(&dir), options).unwrap();
+        println!("\n#ready");
+        for k in 0.. {
+            db.update(&cycled_update(k), None, &ExecOptions::default())
+                .unwrap();
+            println!("\n#ack {k}");
+        }
+        return;
+    }
+    let dir = Scratch::new("reasoning-kill");
+    let store_dir = reasoning_store(&dir);
+    let mut acknowledged = 0;
+    for (trial, delay_ms) in [30u64, 120, 300, 70].into_iter().enumerate() {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_process_killed_amid_its_updates_leaves_a_consistent_entailment",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(KILL_CHILD, &store_dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let reader = std::thread::spawn(move || {
+            use std::io::BufRead;
+            stdout
+                .lines()
+                .map_while(Result::ok)
+                .filter(|line| line.starts_with("#ack"))
+                .count()
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200 + delay_ms));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let acks = reader.join().unwrap();
+        acknowledged += acks;
+        eprintln!("trial {trial}: killed after {acks} acknowledged updates");
+        let db = Database::open(&store_dir, options(SyncMode::Always))
+            .unwrap_or_else(|e| panic!("trial {trial}: reopening after the kill: {e}"));
+        check(
+            &db.snapshot(),
+            &format!("trial {trial}, killed after {acks} updates"),
+        );
+    }
+    assert!(
+        acknowledged >= 8,
+        "the children committed only {acknowledged} updates before being killed"
+    );
 }
