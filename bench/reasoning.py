@@ -18,8 +18,11 @@ updates kept current, beside owlrl (RDFLib's OWL 2 RL reasoner) with Oxigraph.
    --jena, Apache Jena 5.6's OWL Micro reasoner too (bench/peers/jena-reasoner.sh: its
    materialisation, then q1-q14 on the materialised model), same rows required.
 
+   --no-owlrl leaves owlrl and Oxigraph out (owlrl takes hours past LUBM-5): Jena's rows
+   are then checked against Quiver's.
+
 Usage: bench/reasoning.py [--universities 100] [--peer-universities 1] [--runs 5] [--jena]
-                          [--json bench/results/2core/reasoning-lubm100.json]
+                          [--no-owlrl] [--json bench/results/2core/reasoning-lubm100.json]
 Needs a release build (cargo build --release --bin quiver) and the Python package with
 owlrl and pyoxigraph (scripts/test installs them into target/test-venv: run this script
 with target/test-venv/bin/python3); --jena needs Java 17 and Maven.
@@ -166,7 +169,7 @@ def jena(data, runs):
     return json.loads(lines[-1])
 
 
-def peer(universities, runs, scratch, with_jena):
+def peer(universities, runs, scratch, with_jena, with_owlrl):
     """owlrl's closure and Oxigraph's answers over it, beside Quiver on the same data."""
     data = os.path.join(scratch, f"peer-lubm{universities}.nt")
     if universities == 1:
@@ -174,20 +177,24 @@ def peer(universities, runs, scratch, with_jena):
             open(data, "wb").write(f.read())
     else:
         subprocess.run([QUIVER, "gen", "lubm", "--universities", str(universities), "--output", data], check=True)
-    graph = rdflib.Graph()
-    graph.parse(data, format="nt")
-    graph.parse(ONTOLOGY, format="xml")
-    asserted = len(graph)
-    started = time.perf_counter()
-    owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(graph)
-    owlrl_seconds = time.perf_counter() - started
-    closure = os.path.join(scratch, "closure.nt")
-    with open(closure, "w", encoding="utf-8") as out:
-        for s, p, o in graph:
-            if not isinstance(s, rdflib.Literal):
-                out.write(f"{s.n3()} {p.n3()} {o.n3()} .\n")
-    oxigraph = pyoxigraph.Store()
-    oxigraph.bulk_load(path=closure, format=pyoxigraph.RdfFormat.N_TRIPLES)
+    asserted = owlrl_seconds = closure_triples = oxigraph = None
+    if with_owlrl:
+        graph = rdflib.Graph()
+        graph.parse(data, format="nt")
+        graph.parse(ONTOLOGY, format="xml")
+        asserted = len(graph)
+        started = time.perf_counter()
+        owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(graph)
+        owlrl_seconds = time.perf_counter() - started
+        closure_triples = len(graph)
+        closure = os.path.join(scratch, "closure.nt")
+        with open(closure, "w", encoding="utf-8") as out:
+            for s, p, o in graph:
+                if not isinstance(s, rdflib.Literal):
+                    out.write(f"{s.n3()} {p.n3()} {o.n3()} .\n")
+        del graph
+        oxigraph = pyoxigraph.Store()
+        oxigraph.bulk_load(path=closure, format=pyoxigraph.RdfFormat.N_TRIPLES)
 
     store = quiver.Store()
     store.load(path=data)
@@ -197,7 +204,7 @@ def peer(universities, runs, scratch, with_jena):
     quiver_seconds = time.perf_counter() - started
     ours = query_latencies(store, runs, True)
     theirs = {}
-    for name, text in queries():
+    for name, text in queries() if oxigraph is not None else []:
         count, ms = timed(lambda: len(list(oxigraph.query(text))), runs)
         theirs[name] = {"rows": count, "median_ms": ms}
         if count != ours[name]["rows"]:
@@ -216,7 +223,7 @@ def peer(universities, runs, scratch, with_jena):
         "universities": universities,
         "asserted_triples_rdflib": asserted,
         "owlrl_closure_seconds": owlrl_seconds,
-        "owlrl_closure_triples": len(graph),
+        "owlrl_closure_triples": closure_triples,
         "quiver_reason_seconds": quiver_seconds,
         "quiver": ours,
         "oxigraph_over_owlrl": theirs,
@@ -230,6 +237,7 @@ def main():
     parser.add_argument("--peer-universities", type=int, default=1)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--jena", action="store_true", help="also run Jena's OWL Micro reasoner")
+    parser.add_argument("--no-owlrl", action="store_true", help="leave owlrl and Oxigraph out")
     parser.add_argument("--json")
     args = parser.parse_args()
     result = {"machine": f"{os.cpu_count()} cores", "quiver": os.path.relpath(QUIVER, ROOT)}
@@ -248,20 +256,25 @@ def main():
         print(f"updates of {u['triples']} triples: insert {u['insert_seconds']:.3f} s, delete "
               f"{u['delete_seconds']:.3f} s, recompute {u['recompute_seconds']:.2f} s", flush=True)
         del store
-        result["peer"] = peer(args.peer_universities, args.runs, scratch, args.jena)
+        result["peer"] = peer(args.peer_universities, args.runs, scratch, args.jena, not args.no_owlrl)
         p = result["peer"]
-        print(f"LUBM-{p['universities']} peer: owlrl closure {p['owlrl_closure_seconds']:.1f} s, "
-              f"Quiver reason {p['quiver_reason_seconds']:.3f} s "
-              f"({p['owlrl_closure_seconds'] / p['quiver_reason_seconds']:.0f}x)")
+        if p["owlrl_closure_seconds"] is not None:
+            print(f"LUBM-{p['universities']} peer: owlrl closure {p['owlrl_closure_seconds']:.1f} s, "
+                  f"Quiver reason {p['quiver_reason_seconds']:.3f} s "
+                  f"({p['owlrl_closure_seconds'] / p['quiver_reason_seconds']:.0f}x)")
+        else:
+            print(f"LUBM-{p['universities']} peer: Quiver reason {p['quiver_reason_seconds']:.3f} s")
         j = p["jena_owl_micro"]
         if j:
             print(f"  Jena OWL Micro: materialised in {j['materialise_seconds']:.1f} s "
                   f"({j['materialise_seconds'] / p['quiver_reason_seconds']:.0f}x Quiver's reason), "
                   f"{j['entailed_triples']} triples entailed")
         for name in p["quiver"]:
-            ours, theirs = p["quiver"][name], p["oxigraph_over_owlrl"][name]
-            line = (f"  {name}: {ours['rows']} rows, Quiver {ours['median_ms']:.3f} ms, "
-                    f"Oxigraph {theirs['median_ms']:.3f} ms ({theirs['median_ms'] / max(ours['median_ms'], 1e-9):.0f}x)")
+            ours, theirs = p["quiver"][name], p["oxigraph_over_owlrl"].get(name)
+            line = f"  {name}: {ours['rows']} rows, Quiver {ours['median_ms']:.3f} ms"
+            if theirs:
+                line += (f", Oxigraph {theirs['median_ms']:.3f} ms "
+                         f"({theirs['median_ms'] / max(ours['median_ms'], 1e-9):.0f}x)")
             if j:
                 ms = j["queries"][name]["median_ms"]
                 line += f", Jena {ms:.3f} ms ({ms / max(ours['median_ms'], 1e-9):.0f}x)"

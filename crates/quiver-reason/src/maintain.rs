@@ -220,8 +220,8 @@ impl Facts for Overlay<'_> {
     }
 }
 
-/// Whether a change that asserts, retracts, adds or removes one of these triples could
-/// change which terms are equal, or the facts of a term equal to another.
+/// Whether a change that asserts, retracts, overdeletes or adds one of these triples could
+/// change which terms are equal, or touch the facts of a term equal to another.
 struct EqualityGuard<'a> {
     same_as: Option<Id>,
     schema: &'a Schema,

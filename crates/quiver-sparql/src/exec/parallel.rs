@@ -1,11 +1,22 @@
 //! Running an operator's work on the query's worker threads.
 //!
 //! Work that is linear in rows (grouping, sort keys, top-k) is cut into morsels of rows and
-//! run on rayon, in the global pool when it has the query's thread count, else in a pool of
-//! that many threads (as the exploration executor does). Small inputs stay on the calling
+//! run on rayon (as the exploration executor does). Small inputs stay on the calling
 //! thread.
+//!
+//! **Concurrent queries do not queue behind each other's parallel work.** Rayon's workers
+//! take their own queued tasks before the ones injected from outside, so a query whose
+//! parallel step arrives while another query's step holds every worker waits for that
+//! step to end: a 60 ms query waited 1.1 s behind a 1.6 s one. So one query at a time
+//! runs its parallel steps in the global pool; a step that finds the global pool taken
+//! runs in a spare pool of the query's thread count, kept for the next such step, and the
+//! operating system shares the cores between the two. Spare pools are few
+//! ([`MAX_SPARE_POOLS`]); past them a step queues in the global pool as before.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rayon::ThreadPool;
 
 use crate::context::ExecContext;
 use crate::error::QueryError;
@@ -50,19 +61,116 @@ pub fn set_min_parallel_rows(rows: usize) {
     MIN_PARALLEL_ROWS.store(rows.max(4), Ordering::Relaxed);
 }
 
-/// Runs `f` on the query's worker threads.
+/// Runs `f` on the query's worker threads: in the global pool when no other query's step
+/// runs there and it has the query's thread count, else in a spare pool (see the module's
+/// documentation). Work already on a pool's thread stays in that pool.
 pub(crate) fn on_workers<T: Send>(
     ctx: &ExecContext<'_>,
     f: impl FnOnce() -> Result<T, QueryError> + Send,
 ) -> Result<T, QueryError> {
-    if ctx.threads <= 1 || rayon::current_num_threads() == ctx.threads {
+    in_pool(ctx.threads, f)
+}
+
+/// [`on_workers`] for `threads` threads.
+fn in_pool<T: Send>(
+    threads: usize,
+    f: impl FnOnce() -> Result<T, QueryError> + Send,
+) -> Result<T, QueryError> {
+    if threads <= 1 || rayon::current_thread_index().is_some() {
         return f();
     }
+    let global_fits = rayon::current_num_threads() == threads;
+    if global_fits {
+        if let Some(_held) = GlobalPool::take() {
+            return f();
+        }
+    }
+    match SparePool::take(threads)? {
+        Some(spare) => spare.pool.install(f),
+        // Every spare pool is taken: queue in the global pool.
+        None if global_fits => f(),
+        None => fresh_pool(threads)?.install(f),
+    }
+}
+
+fn fresh_pool(threads: usize) -> Result<ThreadPool, QueryError> {
     rayon::ThreadPoolBuilder::new()
-        .num_threads(ctx.threads)
+        .num_threads(threads)
+        .thread_name(|i| format!("quiver-spare-{i}"))
         .build()
-        .map_err(|e| QueryError::Unsupported(format!("cannot start worker threads: {e}")))?
-        .install(f)
+        .map_err(|e| QueryError::Unsupported(format!("cannot start worker threads: {e}")))
+}
+
+/// Whether a query's step runs in the global pool.
+static GLOBAL_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// The global pool held by one query's step; given back when dropped (also on a panic).
+struct GlobalPool;
+
+impl GlobalPool {
+    fn take() -> Option<GlobalPool> {
+        GLOBAL_TAKEN
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            .then_some(GlobalPool)
+    }
+}
+
+impl Drop for GlobalPool {
+    fn drop(&mut self) {
+        GLOBAL_TAKEN.store(false, Ordering::Release);
+    }
+}
+
+/// Spare pools in existence at most: bounds the threads concurrent queries start.
+pub(crate) const MAX_SPARE_POOLS: usize = 4;
+
+/// Idle spare pools, with their thread counts, and how many exist.
+static SPARE: Mutex<(Vec<(usize, Arc<ThreadPool>)>, usize)> = Mutex::new((Vec::new(), 0));
+
+/// A spare pool taken by one step; back among the idle ones when dropped.
+struct SparePool {
+    threads: usize,
+    pool: Arc<ThreadPool>,
+}
+
+impl SparePool {
+    /// An idle spare pool of `threads` threads, or a new one while there are fewer than
+    /// [`MAX_SPARE_POOLS`]; `None` when all are taken.
+    fn take(threads: usize) -> Result<Option<SparePool>, QueryError> {
+        let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+        let (idle, count) = &mut *spare;
+        if let Some(i) = idle.iter().position(|(t, _)| *t == threads) {
+            let (_, pool) = idle.swap_remove(i);
+            return Ok(Some(SparePool { threads, pool }));
+        }
+        if *count >= MAX_SPARE_POOLS {
+            // An idle pool of another size makes way for this one.
+            if idle.pop().is_none() {
+                return Ok(None);
+            }
+            *count -= 1;
+        }
+        *count += 1;
+        drop(spare);
+        match fresh_pool(threads) {
+            Ok(pool) => Ok(Some(SparePool {
+                threads,
+                pool: Arc::new(pool),
+            })),
+            Err(e) => {
+                SPARE.lock().unwrap_or_else(|e| e.into_inner()).1 -= 1;
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for SparePool {
+    fn drop(&mut self) {
+        let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+        spare.0.push((self.threads, Arc::clone(&self.pool)));
+    }
 }
 
 /// `f` over the morsels of `0..rows`, in order: on the calling thread for small inputs or a
@@ -84,4 +192,58 @@ pub(crate) fn map_morsels<T: Send>(
         return starts.into_iter().map(run).collect();
     }
     on_workers(ctx, || starts.into_par_iter().map(run).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rayon::prelude::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// A query's parallel step completes while another query's step holds every worker of
+    /// the global pool (before spare pools, it waited for that step to end).
+    #[test]
+    fn a_step_does_not_wait_for_another_querys_step_holding_the_pool() {
+        let threads = rayon::current_num_threads().max(2);
+        let (started, started_rx) = mpsc::channel::<()>();
+        let (release, release_rx) = mpsc::channel::<()>();
+        let release_rx = Mutex::new(release_rx);
+        let holder = std::thread::spawn(move || {
+            in_pool(threads, || {
+                (0..threads).into_par_iter().for_each(|_| {
+                    started.send(()).unwrap();
+                    let _ = release_rx
+                        .lock()
+                        .unwrap()
+                        .recv_timeout(Duration::from_secs(60));
+                });
+                Ok(())
+            })
+        });
+        // Every worker of the holder's pool is busy (one waits on the lock, the others
+        // are parked in their task).
+        for _ in 0..threads {
+            started_rx
+                .recv_timeout(Duration::from_secs(30))
+                .expect("the holding step started on every worker");
+        }
+        let (done, done_rx) = mpsc::channel();
+        let other = std::thread::spawn(move || {
+            let sum = in_pool(threads, || {
+                Ok((0..1000usize).into_par_iter().sum::<usize>())
+            });
+            done.send(sum.unwrap()).unwrap();
+        });
+        let sum = done_rx.recv_timeout(Duration::from_secs(30));
+        for _ in 0..threads {
+            release.send(()).unwrap();
+        }
+        assert_eq!(
+            sum.expect("the second step waited for the first to end"),
+            499_500
+        );
+        holder.join().unwrap().unwrap();
+        other.join().unwrap();
+    }
 }

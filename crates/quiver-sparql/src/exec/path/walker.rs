@@ -155,15 +155,7 @@ pub(super) fn pairs(
                 .map(walk)
                 .collect::<Result<Vec<_>, QueryError>>()
         };
-        let parts = if rayon::current_num_threads() == ctx.threads {
-            run()?
-        } else {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(ctx.threads)
-                .build()
-                .map_err(|e| QueryError::Unsupported(format!("cannot start worker threads: {e}")))?
-                .install(run)?
-        };
+        let parts = crate::exec::parallel::on_workers(&ctx, run)?;
         let (mut from, mut to) = (Vec::new(), Vec::new());
         for (f, t) in parts {
             from.extend(f);
