@@ -125,8 +125,11 @@ impl Drop for GlobalPool {
 /// Spare pools in existence at most: bounds the threads concurrent queries start.
 pub(crate) const MAX_SPARE_POOLS: usize = 4;
 
-/// Idle spare pools, with their thread counts, and how many exist.
-static SPARE: Mutex<(Vec<(usize, Arc<ThreadPool>)>, usize)> = Mutex::new((Vec::new(), 0));
+/// Idle spare pools, each with its thread count.
+type IdlePools = Vec<(usize, Arc<ThreadPool>)>;
+
+/// Idle spare pools, and how many exist.
+static SPARE: Mutex<(IdlePools, usize)> = Mutex::new((Vec::new(), 0));
 
 /// A spare pool taken by one step; back among the idle ones when dropped.
 struct SparePool {

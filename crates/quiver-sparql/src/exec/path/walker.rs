@@ -155,7 +155,7 @@ pub(super) fn pairs(
                 .map(walk)
                 .collect::<Result<Vec<_>, QueryError>>()
         };
-        let parts = crate::exec::parallel::on_workers(&ctx, run)?;
+        let parts = crate::exec::parallel::on_workers(ctx, run)?;
         let (mut from, mut to) = (Vec::new(), Vec::new());
         for (f, t) in parts {
             from.extend(f);
