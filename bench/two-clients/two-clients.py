@@ -112,7 +112,7 @@ def main():
         server.terminate()
         server.wait()
     result = {
-        "quiver": os.path.relpath(args.quiver, ROOT) if args.quiver.startswith(ROOT) else os.path.basename(args.quiver),
+        "quiver": os.path.relpath(os.path.abspath(args.quiver), ROOT),
         "machine": f"{os.cpu_count()} cores",
         "short": os.path.relpath(args.short, ROOT),
         "heavy": os.path.relpath(args.heavy, ROOT),

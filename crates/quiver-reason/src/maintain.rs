@@ -229,12 +229,12 @@ struct EqualityGuard<'a> {
 }
 
 impl EqualityGuard<'_> {
-    fn touched_by(&self, facts: &[[Id; 3]]) -> bool {
+    fn touched_by<'f>(&self, facts: impl IntoParallelIterator<Item = &'f [Id; 3]>) -> bool {
         let Some(same_as) = self.same_as else {
             return false;
         };
         let merged = |t: Id| any_object(self.entailed, t, same_as, |u| u != t);
-        facts.par_iter().any(|&[s, p, o]| {
+        facts.into_par_iter().any(|&[s, p, o]| {
             p == same_as
                 || self.schema.functional.contains(&p)
                 || self.schema.inverse_functional.contains(&p)
@@ -285,8 +285,7 @@ pub fn maintain(
         over.extend(delta.iter().copied());
     }
     // What the overdeleted facts stand for under equality is not followed here.
-    let overdeleted: Vec<[Id; 3]> = over.iter().copied().collect();
-    if guard.touched_by(&overdeleted) {
+    if guard.touched_by(&over) {
         return None;
     }
     // 2. Rederive what one rule still gives from what remains.
