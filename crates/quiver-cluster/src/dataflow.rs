@@ -7,21 +7,25 @@
 //! by where the next step runs ([`crate::route`]), through the dataflow's loop: each hop
 //! is one tick later. An intersection whose partner lists live at other workers takes two
 //! more ticks: the fetch of those lists and its answer ([`crate::fetch`]). Rows past the
-//! last step go to worker 0, the coordinator, which collects them. A query is finished
-//! when the weights of the messages that reached the coordinator add up to the weight it
-//! started with (`message::WEIGHT`: each message hands its share on to those it sends), so
-//! a light query is answered as soon as its last message arrives, whatever other queries
-//! hold timely's frontier back. Behind that, a query enters at one time and the
-//! coordinator advances its input past every tick the plan can take, so once the probe
-//! passes that time every row has arrived: timely's progress tracking still ends a query
-//! whose shares became too small to split. Queries asked at once run together, each
-//! entering after the last one's ticks. One long-lived dataflow, rather than one per
-//! query, keeps a light query at a few messages and no dataflow construction.
+//! last step go to worker 0, the coordinator, which collects them.
 //!
-//! Worker 0 takes requests from the thread that runs the query ([`TimelyPartitions`]
-//! implements `BgpPartitions`), which waits for the answer while checking the query's
-//! deadline and cancel flag, and has the query cancelled on every worker when it gives up.
-//! The plan carries the query's time left, memory budget and LIMIT bound to the workers.
+//! A query ends by its messages' weights (`message::WEIGHT`: each message hands its share
+//! on to those it sends): once the weights of the messages that reached the coordinator
+//! add up to the weight it started with, it is answered, whatever other queries are in
+//! flight. The coordinator does not advance its input for each query: messages at a time
+//! the input still holds never move timely's frontier, so their hops send no progress
+//! updates between the processes (which cost a light query more than its rows). Only a
+//! query that cannot end by weight (a share too small to split, or one still running after
+//! [`BACKSTOP`]) moves the input past every tick it can take, and progress tracking ends
+//! it. One long-lived dataflow, rather than one per query, keeps a light query at a few
+//! messages and no dataflow construction.
+//!
+//! The thread that runs a query ([`TimelyPartitions`] implements `BgpPartitions`) first
+//! runs in place the steps whose rows stay on this process's partitions
+//! ([`crate::in_place`]), and hands what leaves to worker 0; it then waits for the answer
+//! while checking the query's deadline and cancel flag, and has the query cancelled on
+//! every worker when it gives up. The plan carries the query's time left, memory budget
+//! and LIMIT bound to the workers.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -49,6 +53,7 @@ use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
 use crate::dictionary::{Ask, ClusterResolver};
+use crate::in_place::{InPlace, LocalParts};
 use crate::message::{
     hand_on, route, table_counts, time_left, Carried, Failure, Message, Payload, Plan, WEIGHT,
 };
@@ -70,6 +75,31 @@ struct Arrival {
 }
 
 impl Arrival {
+    /// Takes in a finished message: its rows (or error), what it carries and its weight.
+    fn take(&mut self, message: Message) {
+        let Payload::Rows(rows) = message.payload else {
+            return;
+        };
+        self.parts.push(rows);
+        self.exchanged += message.exchanged;
+        self.truncated |= message.truncated;
+        WorkerStep::add_all(&mut self.trace, message.trace);
+        match message.weight {
+            Some(weight) => self.weight += weight,
+            None => self.unweighed = true,
+        }
+    }
+
+    /// The answer of the pattern's run, and what its hops exchanged.
+    fn answer(self) -> (Answer, Exchanged) {
+        let answer = self
+            .parts
+            .into_iter()
+            .collect::<Result<Vec<Table>, Failure>>()
+            .map(|parts| (Table::concat(parts), self.truncated, self.trace));
+        (answer, self.exchanged)
+    }
+
     /// Whether every message of the query has arrived, by their weights.
     fn complete(&self) -> bool {
         !self.unweighed && self.weight == WEIGHT
@@ -96,11 +126,11 @@ type Reply = mpsc::Sender<Answer>;
 
 /// What the coordinator is asked.
 pub(crate) enum Request {
-    /// A pattern's run, under the query number the asker chose.
+    /// A pattern's run, under the query number the asker chose: its messages, routed and
+    /// weighed (the first ones, or those left by a run in place).
     Run {
         query: u64,
-        plan: Arc<Plan>,
-        input: Table,
+        messages: Vec<Message>,
         reply: Reply,
     },
     /// The asker gave the query up: every worker drops its messages.
@@ -135,6 +165,9 @@ pub struct TimelyPartitions {
     coordinator: Arc<Coordinator>,
     /// The number of the next query asked.
     queries: AtomicU64,
+    /// This process's partitions, where the asking thread runs what stays here (process 0
+    /// only, where queries are asked).
+    local: Option<LocalParts>,
     /// Set when a run did not come back (a worker or process stopped, or the query gave
     /// up waiting): the workers may never end, so they are not waited for.
     broken: std::sync::atomic::AtomicBool,
@@ -261,6 +294,7 @@ impl TimelyPartitions {
                     })));
             }
         }
+        let local = (first == 0).then(|| LocalParts::new(first as u32, parts.clone(), workers));
         let parts = Arc::new(parts);
         let receiver = Arc::new(Mutex::new(Some(receiver)));
         let totals = Arc::new(Mutex::new(Totals::default()));
@@ -288,6 +322,7 @@ impl TimelyPartitions {
             totals,
             coordinator,
             queries: AtomicU64::new(0),
+            local,
             broken: std::sync::atomic::AtomicBool::new(false),
         };
         partitions.check_loads()?;
@@ -395,21 +430,32 @@ fn serve(
     let workers = worker.peers() as u32;
     let arrived: Rc<RefCell<Arrived>> = Rc::default();
     let mut input: InputHandleVec<u64, Message> = InputHandleVec::new();
+    // A second input that sends nothing, moved with the first: two capabilities at the
+    // input's time keep a message at that time from ever being the one thing that holds
+    // the frontier, so consuming it sends no progress update between the processes
+    // (timely's `ProgressMode::Demand` sends only what could move the frontier).
+    let mut hold: InputHandleVec<u64, Message> = InputHandleVec::new();
     let probe = ProbeHandle::new();
     let load = part.partition_info().and_then(|info| info.load.clone());
     let (mut questions, answers) =
         crate::dictionary::build(worker, part.dictionary().clone(), load);
     let mut state = Worker::new(part, index as u32, workers, pool);
     let sink = Rc::clone(&arrived);
+    // The exploring operator's address, by which the asker wakes the coordinator.
+    let address: Rc<RefCell<Vec<usize>>> = Rc::default();
+    let noted = Rc::clone(&address);
     worker.dataflow::<u64, _, _>(|scope| {
         let (handle, cycle) = scope.feedback(1);
+        let held = scope.input_from(&mut hold);
         scope
             .input_from(&mut input)
+            .concat(held)
             .concat(cycle)
             .unary(
                 Exchange::new(|m: &Message| u64::from(m.to)),
                 "Explore",
-                move |_, _| {
+                move |_, info| {
+                    *noted.borrow_mut() = info.address.to_vec();
                     move |input, output| {
                         input.for_each_stamp(|time, batches| {
                             let mut session = output.session(&time);
@@ -418,19 +464,8 @@ fn serve(
                                     let finished = message.step as usize >= message.plan.finish()
                                         && matches!(message.payload, Payload::Rows(_));
                                     if finished {
-                                        let Payload::Rows(rows) = message.payload else {
-                                            continue;
-                                        };
                                         let mut arrived = sink.borrow_mut();
-                                        let query = arrived.entry(message.query).or_default();
-                                        query.parts.push(rows);
-                                        query.exchanged += message.exchanged;
-                                        query.truncated |= message.truncated;
-                                        WorkerStep::add_all(&mut query.trace, message.trace);
-                                        match message.weight {
-                                            Some(weight) => query.weight += weight,
-                                            None => query.unweighed = true,
-                                        }
+                                        arrived.entry(message.query).or_default().take(message);
                                         continue;
                                     }
                                     let (mut next, carried, record) = state.handle(message);
@@ -452,18 +487,21 @@ fn serve(
     };
     let Some(requests) = requests else {
         drop(input);
+        drop(hold);
         drop(questions);
         while worker.step_or_park(None) {}
         return;
     };
-    coordinator.set(std::thread::current());
-    // Several queries run at once: each enters at the input's current time and moves the
-    // input past every hop it can make, so the next enters later. A query is finished once
-    // the probe passes its last time; the hops of queries entered later do not hold it
-    // back, and every query's rows move as soon as they arrive.
+    coordinator.set(worker.sync_activator_for(address.take()));
+    // Several queries run at once, each entering at the input's current time. A query is
+    // finished when its messages' weights are all back; the input is not advanced for it,
+    // so that its messages leave timely's global frontier where it is and its hops send
+    // no progress updates between the processes (which, on a light query, cost more than
+    // its rows). Only a query that cannot end by weight (a share too small to split, or
+    // one still running after [`BACKSTOP`]) moves the input past every hop it can make:
+    // it is finished once the probe passes that time.
     let mut time = 0u64;
-    // (query, its last time, where its answer goes)
-    let mut pending: Vec<(u64, u64, Reply)> = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
     // Dictionary questions: (request, owners asked, where the answer goes).
     let mut asked: Vec<Asked> = Vec::new();
     let mut next_question = 0u64;
@@ -471,7 +509,7 @@ fn serve(
     let mut take = |request: Request,
                     time: &mut u64,
                     input: &mut InputHandleVec<u64, Message>,
-                    pending: &mut Vec<(u64, u64, Reply)>,
+                    pending: &mut Vec<Pending>,
                     asked: &mut Vec<Asked>| {
         match request {
             Request::Dictionary { ask, reply } => {
@@ -491,30 +529,22 @@ fn serve(
             }
             Request::Run {
                 query,
-                plan,
-                input: rows,
+                messages,
                 reply,
             } => {
-                let start = plan.trace.then(|| WorkerStep {
-                    messages: 0,
-                    rows_out: rows.rows as u64,
-                    ..WorkerStep::new(0, 0, WorkerRole::Start, rows.rows as u64)
-                });
-                let mut messages = route(&plan, query, 0, rows, workers, false);
-                let carried = Carried {
-                    exchanged: Exchanged::default(),
-                    weight: Some(WEIGHT),
-                    trace: Vec::new(),
-                };
-                hand_on(&mut messages, 0, carried, start);
+                // Every hop is a tick: past the last step and the hop to the coordinator.
+                let ticks = messages.first().map_or(0, |m| m.plan.ticks());
+                let end = *time + ticks as u64 + 2;
                 for message in messages {
                     input.send(message);
                 }
-                // Every hop is a tick: past the last step and the hop to the coordinator.
-                let end = *time + plan.ticks() as u64 + 2;
-                *time = end;
-                input.advance_to(end);
-                pending.push((query, end, reply));
+                input.flush();
+                pending.push(Pending {
+                    query,
+                    end,
+                    reply,
+                    since: std::time::Instant::now(),
+                });
             }
             Request::Cancel(query) => {
                 let plan = Arc::new(Plan::cancel());
@@ -538,9 +568,10 @@ fn serve(
     while open || !pending.is_empty() || !asked.is_empty() {
         if pending.is_empty() && asked.is_empty() {
             // Idle: wait for a request (the asker wakes this thread).
-            match requests.recv() {
+            match wait_briefly(&requests, Duration::MAX) {
                 Ok(request) => take(request, &mut time, &mut input, &mut pending, &mut asked),
-                Err(_) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
         loop {
@@ -553,8 +584,9 @@ fn serve(
                 }
             }
         }
-        // Parked between events rather than spinning: on a machine with fewer cores than
-        // workers, a spinning coordinator would hold a core the other processes need.
+        // Polls for a while ([`SPIN`]), then parks between events: on a machine with fewer
+        // cores than workers, a spinning coordinator would hold a core the other processes
+        // need. A request's activation ends either.
         worker.step_or_park(Some(Duration::from_millis(1)));
         asked.retain(|(request, owners, reply)| {
             let mut answers = answers.borrow_mut();
@@ -568,51 +600,112 @@ fn serve(
             let _ = reply.send(found);
             false
         });
-        pending.retain(|(query, end, reply)| {
-            // Finished when its messages' weights are all back, or else (a share too small
-            // to split) once the probe passes its last time.
-            let weighed = arrived.borrow().get(query).is_some_and(Arrival::complete);
-            if !weighed && probe.less_than(end) {
-                return true;
-            }
-            let arrival = arrived.borrow_mut().remove(query).unwrap_or_default();
-            let Arrival {
-                parts,
-                exchanged,
-                truncated,
-                trace,
-                ..
-            } = arrival;
-            let mut totals = totals.lock().unwrap_or_else(|e| e.into_inner());
-            totals.exchanged += exchanged;
-            totals.by_progress += u64::from(!weighed);
-            drop(totals);
-            let answer = parts
-                .into_iter()
-                .collect::<Result<Vec<Table>, Failure>>()
-                .map(|parts| (Table::concat(parts), truncated, trace));
-            // The asker may have given up (a timeout): its answer is dropped.
-            let _ = reply.send(answer);
-            false
-        });
+        // The backstop: the input moves past the last time of every query that cannot end
+        // by weight, and progress tracking ends it.
+        let behind = pending
+            .iter()
+            .filter(|p| {
+                p.since.elapsed() >= BACKSTOP
+                    || arrived.borrow().get(&p.query).is_some_and(|a| a.unweighed)
+            })
+            .map(|p| p.end)
+            .max();
+        if let Some(end) = behind.filter(|&end| end > time) {
+            time = end;
+            input.advance_to(time);
+            hold.advance_to(time);
+        }
+        pending.retain(
+            |Pending {
+                 query, end, reply, ..
+             }| {
+                // Finished when its messages' weights are all back, or else once the probe
+                // passes its last time (which it does only after the backstop moved the input).
+                let weighed = arrived.borrow().get(query).is_some_and(Arrival::complete);
+                if !weighed && (*end > time || probe.less_than(end)) {
+                    return true;
+                }
+                let arrival = arrived.borrow_mut().remove(query).unwrap_or_default();
+                let (answer, exchanged) = arrival.answer();
+                let mut totals = totals.lock().unwrap_or_else(|e| e.into_inner());
+                totals.exchanged += exchanged;
+                totals.by_progress += u64::from(!weighed);
+                drop(totals);
+                // The asker may have given up (a timeout): its answer is dropped.
+                let _ = reply.send(answer);
+                false
+            },
+        );
     }
     drop(input);
+    drop(hold);
     drop(questions);
     while worker.step_or_park(None) {}
 }
 
-/// The thread of the coordinator's worker, woken when a request arrives.
+/// A query in flight at the coordinator: its number, the time the input must pass for
+/// progress tracking to end it, where its answer goes, and since when it runs.
+struct Pending {
+    query: u64,
+    end: u64,
+    reply: Reply,
+    since: std::time::Instant,
+}
+
+/// How long a query runs before the coordinator stops waiting for its weights alone and
+/// moves the input on, so that progress tracking ends it too: a heavy query's few progress
+/// rounds cost nothing beside it.
+const BACKSTOP: Duration = Duration::from_millis(20);
+
+/// How long the coordinator between requests, and a query waiting for its rows, poll
+/// before they park. Parking and waking a thread cost about 25 µs on a small virtual
+/// machine, and a query crosses two such waits of ours (the asker to the coordinator, and
+/// back): polling a little longer than a light query's round trip keeps them out of its
+/// latency, at the price of this much CPU each time one goes idle. Timely's workers keep
+/// their own, shorter polling: on a machine with fewer cores than threads, workers that
+/// poll longer take the cores the network threads need (measured slower on 2 cores).
+const SPIN: Duration = Duration::from_micros(200);
+
+/// The next value of `channel`: polled for [`SPIN`], then waited for at most `limit`
+/// (`Duration::MAX`: for ever).
+fn wait_briefly<T>(
+    channel: &mpsc::Receiver<T>,
+    limit: Duration,
+) -> Result<T, mpsc::RecvTimeoutError> {
+    let start = std::time::Instant::now();
+    loop {
+        match channel.try_recv() {
+            Ok(value) => return Ok(value),
+            Err(mpsc::TryRecvError::Disconnected) => {
+                return Err(mpsc::RecvTimeoutError::Disconnected)
+            }
+            Err(mpsc::TryRecvError::Empty) if start.elapsed() < SPIN => std::thread::yield_now(),
+            Err(mpsc::TryRecvError::Empty) => break,
+        }
+    }
+    if limit == Duration::MAX {
+        return channel
+            .recv()
+            .map_err(|_| mpsc::RecvTimeoutError::Disconnected);
+    }
+    channel.recv_timeout(limit)
+}
+
+/// The coordinator's worker, woken when a request arrives: timely's activation of its
+/// exploring operator, which also ends the worker's polling (a plain unpark would wait
+/// for the polling to time out).
 #[derive(Default, Debug)]
-pub(crate) struct Coordinator(Mutex<Option<std::thread::Thread>>);
+pub(crate) struct Coordinator(Mutex<Option<timely::scheduling::SyncActivator>>);
 
 impl Coordinator {
-    fn set(&self, thread: std::thread::Thread) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+    fn set(&self, activator: timely::scheduling::SyncActivator) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(activator);
     }
 
     pub(crate) fn wake(&self) {
-        if let Some(thread) = self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            thread.unpark();
+        if let Some(activator) = self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            // An error: the worker has ended, and the request's channel says so.
+            let _ = activator.activate();
         }
     }
 }
@@ -748,11 +841,43 @@ impl TimelyPartitions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
+        let Some(local) = requests.as_ref().and(self.local.as_ref()) else {
+            return Err(QueryError::Unsupported(
+                "only process 0 of a cluster answers queries".into(),
+            ));
+        };
+        let plan = Arc::new(plan);
+        let start = plan.trace.then(|| WorkerStep {
+            messages: 0,
+            rows_out: input.rows as u64,
+            ..WorkerStep::new(0, 0, WorkerRole::Start, input.rows as u64)
+        });
+        let mut messages = route(&plan, query, 0, input, self.workers, false);
+        let carried = Carried {
+            exchanged: Exchanged::default(),
+            weight: Some(WEIGHT),
+            trace: Vec::new(),
+        };
+        hand_on(&mut messages, 0, carried, start);
+        let messages = match local.run(messages, state)? {
+            InPlace::Done(finished) => {
+                let mut arrival = Arrival::default();
+                for message in finished {
+                    arrival.take(message);
+                }
+                let (answer, exchanged) = arrival.answer();
+                self.totals
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .exchanged += exchanged;
+                return answer.map_err(QueryError::from);
+            }
+            InPlace::HandOff(messages) => messages,
+        };
         let sent = requests.as_ref().map(|requests| {
             requests.send(Request::Run {
                 query,
-                plan: Arc::new(plan),
-                input,
+                messages,
                 reply,
             })
         });
@@ -767,12 +892,7 @@ impl TimelyPartitions {
         };
         match sent {
             Some(Ok(())) => self.coordinator.wake(),
-            Some(Err(_)) => return Err(stopped()),
-            None => {
-                return Err(QueryError::Unsupported(
-                    "only process 0 of a cluster answers queries".into(),
-                ))
-            }
+            Some(Err(_)) | None => return Err(stopped()),
         }
         let cancel = || {
             if let Some(requests) = requests.as_ref() {
@@ -790,7 +910,7 @@ impl TimelyPartitions {
                     .store(true, std::sync::atomic::Ordering::Relaxed);
                 return Err(error);
             }
-            match answer.recv_timeout(Duration::from_millis(5)) {
+            match wait_briefly(&answer, Duration::from_millis(5)) {
                 Ok(Ok(answer)) => return Ok(answer),
                 Ok(Err(failure)) => {
                     cancel();

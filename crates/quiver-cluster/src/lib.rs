@@ -12,6 +12,7 @@ pub mod connect;
 pub mod dataflow;
 mod dictionary;
 mod fetch;
+mod in_place;
 pub mod load;
 pub mod local;
 mod message;

@@ -147,7 +147,7 @@ pub(crate) enum Payload {
 
 impl Payload {
     /// The rows or ids it moves.
-    fn rows(&self) -> u64 {
+    pub(crate) fn rows(&self) -> u64 {
         match self {
             Payload::Rows(rows) => rows.as_ref().map_or(0, |rows| rows.rows as u64),
             Payload::Fetch { values, .. } => values.len() as u64,

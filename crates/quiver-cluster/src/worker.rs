@@ -126,6 +126,11 @@ impl Worker {
         }
     }
 
+    /// Drops what the worker holds of `query` (rows waiting for partner lists).
+    pub(crate) fn forget(&mut self, query: u64) {
+        self.stash.forget(query);
+    }
+
     /// This worker's share of the merge of `FROM` graphs `plan` reads, if it reads one
     /// ([`read`] gives the graph either way).
     fn share(&mut self, plan: &Plan) -> Option<Arc<GraphIndex>> {

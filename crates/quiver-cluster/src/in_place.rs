@@ -1,0 +1,165 @@
+//! Light queries in place (Wukong's in-place execution): the thread that asks a query runs
+//! the steps whose rows stay on this process's partitions itself, with no message, no
+//! handoff to the coordinator's thread and no round of timely's progress. A query that
+//! starts at a constant this process owns, and whose rows stay here, is answered in the
+//! time of its steps.
+//!
+//! The moment rows would leave the process, or grow past a light query's size, what is in
+//! flight is handed to the dataflow as it stands: the messages already routed, with their
+//! shares of the query's weight ([`crate::message::WEIGHT`]), so that nothing is run twice
+//! and the coordinator ends the query by its weights as for any other. Heavy steps thus
+//! still run on the workers, in parallel.
+
+use std::sync::{Arc, Mutex};
+
+use quiver_sparql::context::QueryState;
+use quiver_sparql::error::QueryError;
+use quiver_sparql::memory::MemoryPool;
+use quiver_store::Store;
+
+use crate::message::{hand_on, Message, Payload};
+use crate::worker::Worker;
+
+/// The most rows (or list ids) a message may carry to be handled in place: about a light
+/// query's fan-out (Wukong moves the query, rather than fetching records, past ~300).
+const ROWS: u64 = 256;
+
+/// The most messages handled in place before the rest go to the dataflow: a light
+/// query's steps, several times over.
+const MESSAGES: usize = 64;
+
+/// Sets of workers kept for the asking threads (queries asked at once, at most).
+const KEPT: usize = 8;
+
+/// This process's partitions, for the asking threads, and the workers that ran on them
+/// (kept for what they learnt: the partner lists they fetched, as the dataflow's do).
+pub(crate) struct LocalParts {
+    /// The first worker of this process (its partitions are `first..first + parts.len()`).
+    first: u32,
+    parts: Vec<Store>,
+    /// Workers in the whole cluster.
+    workers: u32,
+    idle: Mutex<Vec<Vec<Option<Worker>>>>,
+    pool: Arc<MemoryPool>,
+}
+
+/// How a query's run in place ended.
+pub(crate) enum InPlace {
+    /// Every message reached the end here: the finished messages, for the coordinator's
+    /// bookkeeping ([`crate::dataflow`]'s `Arrival`).
+    Done(Vec<Message>),
+    /// The messages for the dataflow (the finished ones among them), weights intact.
+    HandOff(Vec<Message>),
+}
+
+impl LocalParts {
+    pub(crate) fn new(first: u32, parts: Vec<Store>, workers: u32) -> Self {
+        Self {
+            first,
+            parts,
+            workers,
+            idle: Mutex::default(),
+            pool: MemoryPool::new(None),
+        }
+    }
+
+    /// The worker index of `to` among this process's partitions, if it is one.
+    fn local(&self, to: u32) -> Option<usize> {
+        let at = to.checked_sub(self.first)? as usize;
+        (at < self.parts.len()).then_some(at)
+    }
+
+    /// Runs `messages` (a query's first, routed and weighed) here while every one that is
+    /// not finished goes to a partition of this process and carries few rows.
+    pub(crate) fn run(
+        &self,
+        messages: Vec<Message>,
+        state: &QueryState,
+    ) -> Result<InPlace, QueryError> {
+        let query = messages.first().map(|m| m.query);
+        // Workers of this thread, each built on the first message its partition handles.
+        let mut workers = self
+            .idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_else(|| (0..self.parts.len()).map(|_| None).collect());
+        let ran = self.run_with(&mut workers, messages, state);
+        // Rows a handed-off query left waiting for lists wait no more.
+        for worker in workers.iter_mut().flatten() {
+            if let Some(query) = query {
+                worker.forget(query);
+            }
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < KEPT {
+            idle.push(workers);
+        }
+        ran
+    }
+
+    fn run_with(
+        &self,
+        workers: &mut [Option<Worker>],
+        mut messages: Vec<Message>,
+        state: &QueryState,
+    ) -> Result<InPlace, QueryError> {
+        let mut finished = Vec::new();
+        let mut handled = 0;
+        // Fetches and their answers first: rows waiting for lists in a worker of this
+        // thread must not be left there by a handoff (the dataflow's worker would drop the
+        // answers). They all go to this process's partitions (see `leaves`).
+        let next = |messages: &mut Vec<Message>| match messages
+            .iter()
+            .position(|m| !matches!(m.payload, Payload::Rows(_)))
+        {
+            Some(at) => Some(messages.swap_remove(at)),
+            None => messages.pop(),
+        };
+        while let Some(message) = next(&mut messages) {
+            let rows = matches!(message.payload, Payload::Rows(_));
+            if rows && message.step as usize >= message.plan.finish() {
+                finished.push(message);
+                continue;
+            }
+            let here = self.local(message.to).filter(|_| {
+                !rows
+                    || (handled < MESSAGES
+                        && message.payload.rows() <= ROWS
+                        && messages.iter().all(|m| self.local(m.to).is_some()))
+            });
+            let Some(at) = here else {
+                messages.push(message);
+                messages.append(&mut finished);
+                return Ok(InPlace::HandOff(messages));
+            };
+            state.check()?;
+            handled += 1;
+            let worker = workers[at].get_or_insert_with(|| {
+                Worker::new(
+                    self.parts[at].clone(),
+                    self.first + at as u32,
+                    self.workers,
+                    Arc::clone(&self.pool),
+                )
+            });
+            // Kept to be handed on instead if its step asks lists of another process:
+            // the answers would come back to the dataflow's worker, which does not hold
+            // the rows waiting for them.
+            let kept = message.clone();
+            let from = message.to;
+            let (mut next, carried, record) = worker.handle(message);
+            let leaves = next
+                .iter()
+                .any(|m| !matches!(m.payload, Payload::Rows(_)) && self.local(m.to).is_none());
+            if leaves {
+                messages.push(kept);
+                messages.append(&mut finished);
+                return Ok(InPlace::HandOff(messages));
+            }
+            hand_on(&mut next, from, carried, record);
+            messages.append(&mut next);
+        }
+        Ok(InPlace::Done(finished))
+    }
+}
