@@ -112,6 +112,11 @@ impl Arrival {
 struct Totals {
     exchanged: Exchanged,
     by_progress: u64,
+    /// Runs answered in place by the asking thread, runs it handed to the dataflow, and
+    /// the messages it handled.
+    in_place: u64,
+    handed_off: u64,
+    steps_in_place: u64,
 }
 
 /// What reached the coordinator, by query.
@@ -179,6 +184,15 @@ impl std::fmt::Debug for TimelyPartitions {
             .field("workers", &self.workers)
             .finish_non_exhaustive()
     }
+}
+
+/// What the asking threads ran in place: runs answered there, runs handed to the dataflow
+/// (after their first steps, or none), and the messages (steps, fetches) handled there.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InPlaceRuns {
+    pub answered: u64,
+    pub handed_off: u64,
+    pub messages: u64,
 }
 
 /// Where this process stands in a cluster of processes (timely's own configuration).
@@ -404,6 +418,16 @@ impl TimelyPartitions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .by_progress
+    }
+
+    /// What the asking threads ran in place so far ([`crate::in_place`]).
+    pub fn in_place(&self) -> InPlaceRuns {
+        let totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        InPlaceRuns {
+            answered: totals.in_place,
+            handed_off: totals.handed_off,
+            messages: totals.steps_in_place,
+        }
     }
 
     /// Waits for this process's workers to end: when the coordinator's requests end (it
@@ -860,19 +884,24 @@ impl TimelyPartitions {
         };
         hand_on(&mut messages, 0, carried, start);
         let messages = match local.run(messages, state)? {
-            InPlace::Done(finished) => {
+            InPlace::Done(finished, handled) => {
                 let mut arrival = Arrival::default();
                 for message in finished {
                     arrival.take(message);
                 }
                 let (answer, exchanged) = arrival.answer();
-                self.totals
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .exchanged += exchanged;
+                let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+                totals.exchanged += exchanged;
+                totals.in_place += 1;
+                totals.steps_in_place += handled as u64;
                 return answer.map_err(QueryError::from);
             }
-            InPlace::HandOff(messages) => messages,
+            InPlace::HandOff(messages, handled) => {
+                let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+                totals.handed_off += 1;
+                totals.steps_in_place += handled as u64;
+                messages
+            }
         };
         let sent = requests.as_ref().map(|requests| {
             requests.send(Request::Run {

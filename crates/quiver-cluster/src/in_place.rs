@@ -43,13 +43,13 @@ pub(crate) struct LocalParts {
     pool: Arc<MemoryPool>,
 }
 
-/// How a query's run in place ended.
+/// How a query's run in place ended, and the messages handled here on the way.
 pub(crate) enum InPlace {
     /// Every message reached the end here: the finished messages, for the coordinator's
     /// bookkeeping ([`crate::dataflow`]'s `Arrival`).
-    Done(Vec<Message>),
+    Done(Vec<Message>, usize),
     /// The messages for the dataflow (the finished ones among them), weights intact.
-    HandOff(Vec<Message>),
+    HandOff(Vec<Message>, usize),
 }
 
 impl LocalParts {
@@ -131,7 +131,7 @@ impl LocalParts {
             let Some(at) = here else {
                 messages.push(message);
                 messages.append(&mut finished);
-                return Ok(InPlace::HandOff(messages));
+                return Ok(InPlace::HandOff(messages, handled));
             };
             state.check()?;
             handled += 1;
@@ -155,11 +155,11 @@ impl LocalParts {
             if leaves {
                 messages.push(kept);
                 messages.append(&mut finished);
-                return Ok(InPlace::HandOff(messages));
+                return Ok(InPlace::HandOff(messages, handled));
             }
             hand_on(&mut next, from, carried, record);
             messages.append(&mut next);
         }
-        Ok(InPlace::Done(finished))
+        Ok(InPlace::Done(finished, handled))
     }
 }

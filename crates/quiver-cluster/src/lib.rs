@@ -20,5 +20,5 @@ pub mod route;
 mod worker;
 
 pub use connect::LoopbackPorts;
-pub use dataflow::{ClusterConfig, TimelyPartitions};
+pub use dataflow::{ClusterConfig, InPlaceRuns, TimelyPartitions};
 pub use local::LocalPartitions;

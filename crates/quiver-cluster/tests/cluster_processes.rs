@@ -15,7 +15,7 @@ use std::process::{Child, Command};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quiver_cluster::{ClusterConfig, LoopbackPorts, TimelyPartitions};
+use quiver_cluster::{ClusterConfig, InPlaceRuns, LoopbackPorts, TimelyPartitions};
 use quiver_sparql::partitions::BgpPartitions;
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError, QueryResults};
 use quiver_store::partition::{open_partition, save_partitioned};
@@ -127,7 +127,13 @@ fn processes_on_loopback_answer_like_the_whole_store() {
 
 /// `store` cut for a cluster of `processes` × `workers`, the other processes started, and
 /// every query answered as the whole store answers it; the processes end with the cluster.
-fn check_cluster(store: &Store, queries: &[String], processes: usize, workers: usize) {
+/// Returns what the asking thread ran in place.
+fn check_cluster(
+    store: &Store,
+    queries: &[String],
+    processes: usize,
+    workers: usize,
+) -> InPlaceRuns {
     let expected: Vec<Vec<String>> = queries
         .iter()
         .map(|q| rows(store, q, None, None).unwrap_or_else(|e| panic!("{q}: {e}")))
@@ -141,7 +147,7 @@ fn check_cluster(store: &Store, queries: &[String], processes: usize, workers: u
     let (mut coordinator, layout) = open_partition(&dir, 0, total).unwrap();
     coordinator.use_statistics(layout.statistics.as_ref().unwrap());
     for (query, expected) in queries.iter().zip(&expected) {
-        let got = rows(&coordinator, query, Some(Arc::clone(&cluster)), None)
+        let got = rows(&coordinator, query, Some(dynamic(&cluster)), None)
             .unwrap_or_else(|e| panic!("{processes} × {workers}: {query}: {e}"));
         if query.to_ascii_uppercase().contains("LIMIT") && !query.contains("ORDER BY") {
             assert_eq!(
@@ -153,13 +159,20 @@ fn check_cluster(store: &Store, queries: &[String], processes: usize, workers: u
             assert_eq!(&got, expected, "{processes} × {workers}: {query}");
         }
     }
+    let runs = cluster.in_place();
     stop(cluster, children);
     let _ = std::fs::remove_dir_all(&dir);
+    runs
+}
+
+/// The cluster as the queries' options take it.
+fn dynamic(cluster: &Arc<TimelyPartitions>) -> Arc<dyn BgpPartitions> {
+    Arc::clone(cluster) as Arc<dyn BgpPartitions>
 }
 
 /// Process 0 of a cluster of `processes` × `workers` over the partitioned store in `dir`,
 /// the other processes started.
-fn start(dir: &Path, processes: usize, workers: usize) -> (Arc<dyn BgpPartitions>, Vec<Child>) {
+fn start(dir: &Path, processes: usize, workers: usize) -> (Arc<TimelyPartitions>, Vec<Child>) {
     let mut ports = common::loopback_ports(processes);
     let children = (1..processes)
         .map(|p| spawn(dir, p, workers, &ports))
@@ -175,7 +188,7 @@ fn start(dir: &Path, processes: usize, workers: usize) -> (Arc<dyn BgpPartitions
 }
 
 /// Ends process 0's cluster and checks that the other processes end with it.
-fn stop(cluster: Arc<dyn BgpPartitions>, mut children: Vec<Child>) {
+fn stop(cluster: Arc<TimelyPartitions>, mut children: Vec<Child>) {
     drop(cluster);
     for child in &mut children {
         assert!(
@@ -195,7 +208,15 @@ fn coordinate_clusters() {
         .collect();
     let lubm = common::lubm_queries();
     for (processes, workers) in [(1, 1), (2, 1), (3, 1), (2, 2)] {
-        check_cluster(&store, &lubm, processes, workers);
+        let runs = check_cluster(&store, &lubm, processes, workers);
+        // Both ways of running were taken: steps whose rows stayed on process 0 ran on the
+        // asking thread (on one process, whole light queries), and the heavy queries (and
+        // on more processes, what left process 0) went through the dataflow.
+        assert!(runs.messages > 0, "{processes} × {workers}: {runs:?}");
+        assert!(runs.handed_off > 0, "{processes} × {workers}: {runs:?}");
+        if processes == 1 {
+            assert!(runs.answered > 0, "{processes} × {workers}: {runs:?}");
+        }
         check_cluster(&random, &shapes, processes, workers);
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../queries/lubm-basic");
@@ -228,7 +249,7 @@ fn coordinate_clusters() {
     let (cluster, mut children) = start(&dir, 2, 1);
     let mut child = children.remove(0);
     assert_eq!(
-        rows(&store, &queries[0], Some(Arc::clone(&cluster)), None).unwrap(),
+        rows(&store, &queries[0], Some(dynamic(&cluster)), None).unwrap(),
         expected[0]
     );
     child.kill().unwrap();
@@ -238,7 +259,7 @@ fn coordinate_clusters() {
     let outcome = rows(
         &store,
         &queries[1],
-        Some(Arc::clone(&cluster)),
+        Some(dynamic(&cluster)),
         Some(Duration::from_secs(60)),
     );
     match outcome {
@@ -279,7 +300,7 @@ fn governed_on_every_process(store: &Store) {
         SELECT ?x WHERE { ?x ub:worksFor <http://www.Department0.University0.edu> }";
     let expected = rows(store, light, None, None).unwrap();
     assert_eq!(
-        rows(store, light, Some(Arc::clone(&cluster)), None).unwrap(),
+        rows(store, light, Some(dynamic(&cluster)), None).unwrap(),
         expected
     );
     let before: Vec<u64> = children.iter().map(|c| resident(c.id())).collect();
@@ -290,7 +311,7 @@ fn governed_on_every_process(store: &Store) {
     let outcome = rows_within(
         store,
         cross,
-        Some(Arc::clone(&cluster)),
+        Some(dynamic(&cluster)),
         Some(Duration::from_secs(60)),
         Some(64 << 20),
     );
@@ -311,7 +332,7 @@ fn governed_on_every_process(store: &Store) {
     let outcome = rows_within(
         store,
         cross,
-        Some(Arc::clone(&cluster)),
+        Some(dynamic(&cluster)),
         Some(Duration::from_millis(150)),
         Some(8 << 30),
     );
@@ -330,7 +351,7 @@ fn governed_on_every_process(store: &Store) {
     // next query, and the memory's release, can wait for it.
     let started = Instant::now();
     assert_eq!(
-        rows(store, light, Some(Arc::clone(&cluster)), None).unwrap(),
+        rows(store, light, Some(dynamic(&cluster)), None).unwrap(),
         expected
     );
     let next = started.elapsed();
