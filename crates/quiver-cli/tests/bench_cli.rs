@@ -528,10 +528,11 @@ fn the_benchmarks_run_on_a_cluster_and_report_the_exchange() {
         assert_eq!(c["query"], w["query"]);
         assert_eq!(c["rows"], w["rows"]);
         assert!(number(c, "median_us") > 0.0, "{c}");
-        // Every query crosses workers: at least the start and the rows sent back.
-        assert!(number(c, "messages_per_run") >= 2.0, "{c}");
     }
     let q2 = on_cluster.iter().find(|q| q["query"] == "q2").unwrap();
+    // A query whose rows stay on process 0 runs there, in place; q2 starts on every
+    // partition: the start and the rows sent back at least.
+    assert!(number(q2, "messages_per_run") >= 2.0, "{q2}");
     // q2 starts on every partition and returns the other partition's share of its rows.
     assert!(number(q2, "rows_exchanged_per_run") > 100.0, "{q2}");
     assert!(
@@ -557,8 +558,9 @@ fn the_benchmarks_run_on_a_cluster_and_report_the_exchange() {
     );
     let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert!(number(&report, "queries") > 0.0, "{report}");
+    // Queries that leave process 0 exchange messages (those that stay run in place).
     assert!(
-        number(&report["cluster"], "messages_per_query") >= 2.0,
+        number(&report["cluster"], "messages_per_query") > 0.0,
         "{report}"
     );
 }

@@ -58,6 +58,7 @@ use crate::message::{
     hand_on, route, table_counts, time_left, Carried, Failure, Message, Payload, Plan, WEIGHT,
 };
 use crate::route::{aggregate_graph, classes, settled, split_foreign_intersections};
+use crate::types::{SharedTable, TypeTable};
 use crate::worker::Worker;
 
 /// What reached the coordinator of one query: the rows (or errors) that finished it, what
@@ -173,6 +174,8 @@ pub struct TimelyPartitions {
     /// This process's partitions, where the asking thread runs what stays here (process 0
     /// only, where queries are asked).
     local: Option<LocalParts>,
+    /// This process's replicated `rdf:type` memberships, once exchanged ([`crate::types`]).
+    types: SharedTable,
     /// Set when a run did not come back (a worker or process stopped, or the query gave
     /// up waiting): the workers may never end, so they are not waited for.
     broken: std::sync::atomic::AtomicBool,
@@ -211,8 +214,20 @@ pub struct ClusterConfig {
 
 impl TimelyPartitions {
     /// `store` cut into `workers` partitions, each served by a worker thread of this
-    /// process.
+    /// process; its `rdf:type` memberships replicated when they fit [`crate::types::BUDGET`].
     pub fn in_process(store: &Store, workers: u32) -> Result<Self, String> {
+        let triples = store
+            .rdf_type()
+            .map_or(0, |p| store.predicate_stats(p).triples);
+        Self::in_process_with(store, workers, crate::types::fits(triples))
+    }
+
+    /// [`Self::in_process`], with the `rdf:type` memberships replicated or not.
+    pub fn in_process_with(
+        store: &Store,
+        workers: u32,
+        replicate_types: bool,
+    ) -> Result<Self, String> {
         let parts: Vec<Store> = (0..workers)
             .map(|index| store.partition(index, workers))
             .collect();
@@ -226,7 +241,15 @@ impl TimelyPartitions {
             graphs_classes.insert(graph, classes(&indexes, rdf_type));
         }
         let communication = crate::connect::in_process(workers as usize)?;
-        Self::start(parts, 0, communication, graphs_classes, rdf_type, workers)
+        Self::start(
+            parts,
+            0,
+            communication,
+            graphs_classes,
+            rdf_type,
+            workers,
+            replicate_types,
+        )
     }
 
     /// This process's share of the partitioned store in `dir` (`quiver partition`), in a
@@ -265,6 +288,14 @@ impl TimelyPartitions {
             })
             .collect::<Result<Vec<Store>, String>>()?;
         let rdf_type = parts.first().and_then(Store::rdf_type);
+        // Every process decides alike, from the same layout.
+        let type_triples = match (&layout.statistics, rdf_type) {
+            (Some(statistics), Some(p)) => statistics
+                .predicates
+                .get(p as usize)
+                .map_or(0, |stats| stats.triples),
+            _ => 0,
+        };
         let graphs_classes = layout
             .classes
             .into_iter()
@@ -283,6 +314,7 @@ impl TimelyPartitions {
             graphs_classes,
             rdf_type,
             total as u32,
+            crate::types::fits(type_triples),
         )
     }
 
@@ -293,7 +325,12 @@ impl TimelyPartitions {
         classes: HashMap<GraphRef, Vec<Id>>,
         rdf_type: Option<PredId>,
         workers: u32,
+        replicate_types: bool,
     ) -> Result<Self, String> {
+        // The first worker of every process, where the replicated memberships gather.
+        let per_process = parts.len().max(1) as u32;
+        let firsts: Arc<Vec<u32>> = Arc::new((0..workers).step_by(per_process as usize).collect());
+        let types: SharedTable = Arc::default();
         let (requests, receiver) = mpsc::channel::<Request>();
         let requests = Arc::new(Mutex::new((first == 0).then_some(requests)));
         let coordinator = Arc::new(Coordinator::default());
@@ -308,7 +345,8 @@ impl TimelyPartitions {
                     })));
             }
         }
-        let local = (first == 0).then(|| LocalParts::new(first as u32, parts.clone(), workers));
+        let local = (first == 0)
+            .then(|| LocalParts::new(first as u32, parts.clone(), workers, Arc::clone(&types)));
         let parts = Arc::new(parts);
         let receiver = Arc::new(Mutex::new(Some(receiver)));
         let totals = Arc::new(Mutex::new(Totals::default()));
@@ -317,13 +355,30 @@ impl TimelyPartitions {
         // One memory pool for the workers of this process, sized by the limit the
         // coordinator's plans carry.
         let pool = MemoryPool::new(None);
+        let table = Arc::clone(&types);
         let guards = timely::execute::execute_from(
             builders,
             others,
             timely::WorkerConfig::default(),
             move |worker| {
                 let part = parts[worker.index() - first].clone();
-                serve(worker, part, &receiver, &shared, &thread, Arc::clone(&pool));
+                crate::types::build(
+                    worker,
+                    &part,
+                    rdf_type,
+                    &firsts,
+                    Arc::clone(&table),
+                    replicate_types,
+                );
+                serve(
+                    worker,
+                    part,
+                    &receiver,
+                    &shared,
+                    &thread,
+                    Arc::clone(&pool),
+                    (Arc::clone(&table), replicate_types),
+                );
             },
         )?;
         let partitions = Self {
@@ -337,10 +392,14 @@ impl TimelyPartitions {
             coordinator,
             queries: AtomicU64::new(0),
             local,
+            types,
             broken: std::sync::atomic::AtomicBool::new(false),
         };
         partitions.check_loads()?;
         partitions.learn_names()?;
+        if replicate_types {
+            partitions.await_types();
+        }
         Ok(partitions)
     }
 
@@ -420,6 +479,21 @@ impl TimelyPartitions {
             .by_progress
     }
 
+    /// Waits (a minute at most) for this process's replicated memberships, exchanged as the
+    /// workers start, so that the first queries already check types where their rows are.
+    fn await_types(&self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while self.types.get().is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// This process's replicated `rdf:type` memberships, if the cluster replicates them and
+    /// they have arrived.
+    pub fn types(&self) -> Option<&TypeTable> {
+        self.types.get()
+    }
+
     /// What the asking threads ran in place so far ([`crate::in_place`]).
     pub fn in_place(&self) -> InPlaceRuns {
         let totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
@@ -449,6 +523,7 @@ fn serve(
     totals: &Mutex<Totals>,
     coordinator: &Coordinator,
     pool: Arc<MemoryPool>,
+    (types, replicated): (SharedTable, bool),
 ) {
     let index = worker.index();
     let workers = worker.peers() as u32;
@@ -463,7 +538,7 @@ fn serve(
     let load = part.partition_info().and_then(|info| info.load.clone());
     let (mut questions, answers) =
         crate::dictionary::build(worker, part.dictionary().clone(), load);
-    let mut state = Worker::new(part, index as u32, workers, pool);
+    let mut state = Worker::new(part, index as u32, workers, pool, Arc::clone(&types));
     let sink = Rc::clone(&arrived);
     // The exploring operator's address, by which the asker wakes the coordinator.
     let address: Rc<RefCell<Vec<usize>>> = Rc::default();
@@ -590,7 +665,10 @@ fn serve(
         }
     };
     while open || !pending.is_empty() || !asked.is_empty() {
-        if pending.is_empty() && asked.is_empty() {
+        // Idle once the replicated memberships have arrived: until then, the worker steps
+        // their exchange.
+        let settled = !replicated || types.get().is_some();
+        if pending.is_empty() && asked.is_empty() && settled {
             // Idle: wait for a request (the asker wakes this thread).
             match wait_briefly(&requests, Duration::MAX) {
                 Ok(request) => take(request, &mut time, &mut input, &mut pending, &mut asked),
@@ -876,7 +954,15 @@ impl TimelyPartitions {
             rows_out: input.rows as u64,
             ..WorkerStep::new(0, 0, WorkerRole::Start, input.rows as u64)
         });
-        let mut messages = route(&plan, query, 0, input, self.workers, false);
+        let mut messages = route(
+            &plan,
+            query,
+            0,
+            input,
+            self.workers,
+            false,
+            self.types.get(),
+        );
         let carried = Carried {
             exchanged: Exchanged::default(),
             weight: Some(WEIGHT),

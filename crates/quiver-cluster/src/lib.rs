@@ -17,6 +17,7 @@ pub mod load;
 pub mod local;
 mod message;
 pub mod route;
+pub mod types;
 mod worker;
 
 pub use connect::LoopbackPorts;

@@ -18,6 +18,7 @@ use quiver_sparql::table::{Table, VarId};
 use serde::{Deserialize, Serialize};
 
 use crate::route::{by_owner, orient, place, with_classes, Placement};
+use crate::types::TypeTable;
 
 /// What every worker needs of one pattern's run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -261,7 +262,8 @@ pub(crate) fn hand_on(
 }
 
 /// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
-/// steps over the classes run here first, and rows past the last step go to worker 0 (with
+/// steps over the classes, and with this process's replicated memberships (`types`),
+/// checks of `rdf:type`, run here first, and rows past the last step go to worker 0 (with
 /// the columns it reads only). Empty rows travel to one worker only, so that the end still
 /// learns their columns. A count read from the index goes to every worker.
 pub(crate) fn route(
@@ -271,6 +273,7 @@ pub(crate) fn route(
     mut rows: Table,
     workers: u32,
     truncated: bool,
+    types: Option<&TypeTable>,
 ) -> Vec<Message> {
     let message = |step: usize, to: u32, run: Option<Step>, rows: Table| Message {
         query,
@@ -297,6 +300,14 @@ pub(crate) fn route(
             };
             return vec![message(step, 0, None, rows)];
         };
+        let checked = types.and_then(|table| {
+            crate::types::check(table, &plan.bgp, planned, plan.graph, plan.rdf_type, &rows)
+        });
+        if let Some(checked) = checked {
+            rows = checked;
+            step += 1;
+            continue;
+        }
         let run = planned.partner.map(|_| orient(&plan.bgp, planned, &rows));
         match place(
             &plan.bgp,

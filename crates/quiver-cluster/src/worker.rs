@@ -30,6 +30,7 @@ use quiver_store::{GraphIndex, Store};
 use crate::fetch::{ListCache, Stash, Waiting};
 use crate::message::{counts_table, route, to_owners, Carried, Failure, Message, Payload, Plan};
 use crate::route::{count_on, distinct_values, partition_graph, place, source, Placement};
+use crate::types::SharedTable;
 
 /// A worker's shares of the merges of `FROM` graphs it was asked for lately, by the
 /// graphs' names (a store being read-only, a share stays valid).
@@ -92,6 +93,8 @@ pub(crate) struct Worker {
     states: States,
     cache: ListCache,
     stash: Stash,
+    /// This process's replicated `rdf:type` memberships, once exchanged.
+    types: SharedTable,
     /// Rows (or, answering a fetch, list ids) the message being handled produced, for its
     /// record under a traced plan, and whether they are the walk of a split intersection.
     produced: u64,
@@ -109,8 +112,15 @@ fn partner_of(bgp: &Bgp, run: &Step) -> Option<(PredId, quiver_store::Direction,
 }
 
 impl Worker {
-    pub(crate) fn new(part: Store, index: u32, workers: u32, pool: Arc<MemoryPool>) -> Self {
+    pub(crate) fn new(
+        part: Store,
+        index: u32,
+        workers: u32,
+        pool: Arc<MemoryPool>,
+        types: SharedTable,
+    ) -> Self {
         Self {
+            types,
             part,
             index,
             workers,
@@ -157,6 +167,7 @@ impl Worker {
                     rows,
                     self.workers,
                     truncated || cut,
+                    self.types.get(),
                 )
             }
             Err(error) => vec![failed(query, plan, error.into())],

@@ -160,6 +160,8 @@ fn check_cluster(
         }
     }
     let runs = cluster.in_place();
+    // Process 0 holds the cluster's `rdf:type` memberships (they fit the budget).
+    assert!(cluster.types().is_some(), "{processes} × {workers}");
     stop(cluster, children);
     let _ = std::fs::remove_dir_all(&dir);
     runs

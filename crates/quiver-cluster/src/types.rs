@@ -1,0 +1,178 @@
+//! `rdf:type` membership replicated on every process, so that a type check runs where the
+//! rows are (Wukong's replication of small, hot data).
+//!
+//! A partition holds the types of the vertices it owns, so a check such as LUBM's
+//! `?x rdf:type ub:GraduateStudent`, with `?x` bound, ran at the owner of each `?x`: a hop
+//! for every light query whose rows span the processes, and on heavy ones, rows moved only
+//! to be dropped. When the cluster's type memberships fit a budget ([`BUDGET`]), every
+//! process holds all of them, as `(instance, class)` pairs, sorted: 8 bytes per
+//! `rdf:type` triple of the default graph (16 with 64-bit ids). Such a check is then a
+//! filter applied where the rows are, before they are routed (`message::route`), and never
+//! a step of its own.
+//!
+//! The table is exchanged once, when the cluster starts, through a small dataflow of its
+//! own: every worker sends its partition's share (a class's instances that it owns) to the
+//! first worker of every process, which sorts them once every worker has sent all (timely's
+//! frontier) and publishes the process's table. Until then, and on a process without one,
+//! checks run at their owners as before: each worker decides from its own process's table,
+//! so the processes never need to agree.
+
+use std::sync::{Arc, OnceLock};
+
+use quiver_model::{Id, PredId};
+use quiver_sparql::bgp::{Bgp, Node, Pred};
+use quiver_sparql::dataset::GraphRef;
+use quiver_sparql::step::{Step, StepKind};
+use quiver_sparql::table::{Table, UNBOUND};
+use quiver_store::{Direction, Store};
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::operator::Operator;
+use timely::dataflow::operators::Input;
+use timely::dataflow::InputHandleVec;
+
+/// The most memory a process gives to the replicated memberships: past it, checks run at
+/// their owners. LUBM-1000's 20 M type triples take 160 MB.
+pub const BUDGET: u64 = 1 << 30;
+
+/// Pairs sent in one message.
+const BATCH: usize = 1 << 16;
+
+/// Every `(instance, class)` pair of `rdf:type` in the default graph, sorted.
+#[derive(Debug, Default)]
+pub struct TypeTable {
+    pairs: Vec<(Id, Id)>,
+}
+
+/// A process's table, published by its first worker once complete.
+pub(crate) type SharedTable = Arc<OnceLock<TypeTable>>;
+
+impl TypeTable {
+    fn new(mut pairs: Vec<(Id, Id)>) -> Self {
+        pairs.sort_unstable();
+        pairs.dedup();
+        pairs.shrink_to_fit();
+        Self { pairs }
+    }
+
+    /// Whether `instance` is of class `class`.
+    pub fn contains(&self, instance: Id, class: Id) -> bool {
+        self.pairs.binary_search(&(instance, class)).is_ok()
+    }
+
+    /// The pairs, sorted.
+    pub fn pairs(&self) -> &[(Id, Id)] {
+        &self.pairs
+    }
+
+    /// The bytes it takes.
+    pub fn bytes(&self) -> usize {
+        self.pairs.len() * std::mem::size_of::<(Id, Id)>()
+    }
+}
+
+/// Whether memberships of `triples` `rdf:type` triples fit the budget.
+pub(crate) fn fits(triples: u64) -> bool {
+    triples.saturating_mul(std::mem::size_of::<(Id, Id)>() as u64) <= BUDGET
+}
+
+/// `rows` kept where step `step` of `bgp`, a check of `rdf:type` with both ends bound,
+/// holds (`None`: the step is not such a check, or reads another graph than the default).
+pub(crate) fn check(
+    table: &TypeTable,
+    bgp: &Bgp,
+    step: &Step,
+    graph: GraphRef,
+    rdf_type: Option<PredId>,
+    rows: &Table,
+) -> Option<Table> {
+    let pattern = &bgp.patterns[step.pattern];
+    let typed = matches!(pattern.predicate, Pred::Const(p) if Some(p) == rdf_type);
+    if !typed
+        || graph != GraphRef::Default
+        || step.partner.is_some()
+        || !matches!(step.kind, StepKind::Walk(_))
+    {
+        return None;
+    }
+    let values = |node: Node| -> Option<Box<dyn Fn(usize) -> Id + '_>> {
+        match node {
+            Node::Const(c) => Some(Box::new(move |_| c)),
+            Node::Var(v) => rows.column(v).map(|column| {
+                let column: &[Id] = column;
+                Box::new(move |row: usize| column[row]) as Box<dyn Fn(usize) -> Id>
+            }),
+            Node::Absent => None,
+        }
+    };
+    let instance = values(pattern.subject)?;
+    let class = values(pattern.object)?;
+    let kept: Vec<u32> = (0..rows.rows)
+        .filter(|&row| {
+            let (x, c) = (instance(row), class(row));
+            x != UNBOUND && c != UNBOUND && table.contains(x, c)
+        })
+        .map(|row| row as u32)
+        .collect();
+    Some(rows.gather(&kept))
+}
+
+/// The `(instance, class)` pairs whose instance `part` owns: its share of each class's
+/// instances, in the default graph.
+fn owned_pairs(part: &Store, rdf_type: PredId) -> Vec<(Id, Id)> {
+    let graph = part.graph();
+    let mut pairs = Vec::new();
+    for &class in graph.predicate_objects(rdf_type) {
+        pairs.extend(
+            graph
+                .get(class, rdf_type, Direction::In)
+                .iter()
+                .map(|&instance| (instance, class)),
+        );
+    }
+    pairs
+}
+
+/// One message of the exchange: pairs for the first worker of a process.
+type Batch = (u32, Vec<(Id, Id)>);
+
+/// Builds the exchange on a worker: when `wanted`, it sends its partition's pairs to every
+/// process's first worker (`firsts`); a first worker publishes its process's table in
+/// `table` once every worker has sent all.
+pub(crate) fn build(
+    worker: &mut timely::worker::Worker,
+    part: &Store,
+    rdf_type: Option<PredId>,
+    firsts: &[u32],
+    table: SharedTable,
+    wanted: bool,
+) {
+    let mut input: InputHandleVec<u64, Batch> = InputHandleVec::new();
+    let publishes = wanted && firsts.contains(&(worker.index() as u32));
+    let mut gathered: Vec<(Id, Id)> = Vec::new();
+    worker.dataflow::<u64, _, _>(|scope| {
+        scope.input_from(&mut input).sink(
+            Exchange::new(|batch: &Batch| u64::from(batch.0)),
+            "Types",
+            move |(input, frontier)| {
+                input.for_each(|_, batches| {
+                    for (_, pairs) in batches.drain(..) {
+                        gathered.extend(pairs);
+                    }
+                });
+                if publishes && frontier.frontier().is_empty() && table.get().is_none() {
+                    let _ = table.set(TypeTable::new(std::mem::take(&mut gathered)));
+                }
+            },
+        );
+    });
+    if let (true, Some(rdf_type)) = (wanted, rdf_type) {
+        let pairs = owned_pairs(part, rdf_type);
+        for &to in firsts {
+            for chunk in pairs.chunks(BATCH) {
+                input.send((to, chunk.to_vec()));
+            }
+        }
+    }
+    // Closed at once: the frontier passes once every worker's pairs have arrived.
+    drop(input);
+}
