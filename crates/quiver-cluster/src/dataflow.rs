@@ -13,8 +13,8 @@
 //! on to those it sends): once the weights of the messages that reached the coordinator
 //! add up to the weight it started with, it is answered, whatever other queries are in
 //! flight. The coordinator does not advance its input for each query: messages at a time
-//! the input still holds never move timely's frontier, so their hops send no progress
-//! updates between the processes (which cost a light query more than its rows). Only a
+//! the input still holds never move timely's frontier, so their hops send far fewer
+//! progress updates between the processes (which cost a light query more than its rows). Only a
 //! query that cannot end by weight (a share too small to split, or one still running after
 //! [`BACKSTOP`]) moves the input past every tick it can take, and progress tracking ends
 //! it. One long-lived dataflow, rather than one per query, keeps a light query at a few
@@ -529,11 +529,6 @@ fn serve(
     let workers = worker.peers() as u32;
     let arrived: Rc<RefCell<Arrived>> = Rc::default();
     let mut input: InputHandleVec<u64, Message> = InputHandleVec::new();
-    // A second input that sends nothing, moved with the first: two capabilities at the
-    // input's time keep a message at that time from ever being the one thing that holds
-    // the frontier, so consuming it sends no progress update between the processes
-    // (timely's `ProgressMode::Demand` sends only what could move the frontier).
-    let mut hold: InputHandleVec<u64, Message> = InputHandleVec::new();
     let probe = ProbeHandle::new();
     let load = part.partition_info().and_then(|info| info.load.clone());
     let (mut questions, answers) =
@@ -545,10 +540,8 @@ fn serve(
     let noted = Rc::clone(&address);
     worker.dataflow::<u64, _, _>(|scope| {
         let (handle, cycle) = scope.feedback(1);
-        let held = scope.input_from(&mut hold);
         scope
             .input_from(&mut input)
-            .concat(held)
             .concat(cycle)
             .unary(
                 Exchange::new(|m: &Message| u64::from(m.to)),
@@ -586,7 +579,6 @@ fn serve(
     };
     let Some(requests) = requests else {
         drop(input);
-        drop(hold);
         drop(questions);
         while worker.step_or_park(None) {}
         return;
@@ -595,8 +587,8 @@ fn serve(
     // Several queries run at once, each entering at the input's current time. A query is
     // finished when its messages' weights are all back; the input is not advanced for it,
     // so that its messages leave timely's global frontier where it is and its hops send
-    // no progress updates between the processes (which, on a light query, cost more than
-    // its rows). Only a query that cannot end by weight (a share too small to split, or
+    // far fewer progress updates between the processes (which, on a light query, cost
+    // more than its rows). Only a query that cannot end by weight (a share too small to split, or
     // one still running after [`BACKSTOP`]) moves the input past every hop it can make:
     // it is finished once the probe passes that time.
     let mut time = 0u64;
@@ -715,7 +707,6 @@ fn serve(
         if let Some(end) = behind.filter(|&end| end > time) {
             time = end;
             input.advance_to(time);
-            hold.advance_to(time);
         }
         pending.retain(
             |Pending {
@@ -740,7 +731,6 @@ fn serve(
         );
     }
     drop(input);
-    drop(hold);
     drop(questions);
     while worker.step_or_park(None) {}
 }
