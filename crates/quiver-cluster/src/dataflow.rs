@@ -14,11 +14,11 @@
 //! add up to the weight it started with, it is answered, whatever other queries are in
 //! flight. The coordinator does not advance its input for each query: messages at a time
 //! the input still holds never move timely's frontier, so their hops send far fewer
-//! progress updates between the processes (which cost a light query more than its rows). Only a
-//! query that cannot end by weight (a share too small to split, or one still running after
-//! [`BACKSTOP`]) moves the input past every tick it can take, and progress tracking ends
-//! it. One long-lived dataflow, rather than one per query, keeps a light query at a few
-//! messages and no dataflow construction.
+//! progress updates between the processes (which cost a light query more than its rows).
+//! Only a query that cannot end by weight (a share too small to split, or one still
+//! running after [`BACKSTOP`]) moves the input past every tick it can take, and progress
+//! tracking ends it. One long-lived dataflow, rather than one per query, keeps a light
+//! query at a few messages and no dataflow construction.
 //!
 //! The thread that runs a query ([`TimelyPartitions`] implements `BgpPartitions`) first
 //! runs in place the steps whose rows stay on this process's partitions
@@ -288,13 +288,15 @@ impl TimelyPartitions {
             })
             .collect::<Result<Vec<Store>, String>>()?;
         let rdf_type = parts.first().and_then(Store::rdf_type);
-        // Every process decides alike, from the same layout.
+        // Every process decides alike, from the same layout (without statistics, the size
+        // is unknown: nothing is replicated).
         let type_triples = match (&layout.statistics, rdf_type) {
+            (_, None) => 0,
             (Some(statistics), Some(p)) => statistics
                 .predicates
                 .get(p as usize)
-                .map_or(0, |stats| stats.triples),
-            _ => 0,
+                .map_or(u64::MAX, |stats| stats.triples),
+            (None, Some(_)) => u64::MAX,
         };
         let graphs_classes = layout
             .classes
@@ -588,9 +590,9 @@ fn serve(
     // finished when its messages' weights are all back; the input is not advanced for it,
     // so that its messages leave timely's global frontier where it is and its hops send
     // far fewer progress updates between the processes (which, on a light query, cost
-    // more than its rows). Only a query that cannot end by weight (a share too small to split, or
-    // one still running after [`BACKSTOP`]) moves the input past every hop it can make:
-    // it is finished once the probe passes that time.
+    // more than its rows). Only a query that cannot end by weight (a share too small to
+    // split, or one still running after [`BACKSTOP`]) moves the input past every hop it
+    // can make: it is finished once the probe passes that time.
     let mut time = 0u64;
     let mut pending: Vec<Pending> = Vec::new();
     // Dictionary questions: (request, owners asked, where the answer goes).
@@ -653,6 +655,8 @@ fn serve(
                         trace: Vec::new(),
                     });
                 }
+                // Sent now: the input no longer moves on with each query.
+                input.flush();
             }
         }
     };
@@ -678,9 +682,9 @@ fn serve(
                 }
             }
         }
-        // Polls for a while ([`SPIN`]), then parks between events: on a machine with fewer
-        // cores than workers, a spinning coordinator would hold a core the other processes
-        // need. A request's activation ends either.
+        // Timely polls briefly, then parks between events: on a machine with fewer cores
+        // than workers, a spinning coordinator would hold a core the other processes need.
+        // A request's activation ends either.
         worker.step_or_park(Some(Duration::from_millis(1)));
         asked.retain(|(request, owners, reply)| {
             let mut answers = answers.borrow_mut();
@@ -713,7 +717,7 @@ fn serve(
                  query, end, reply, ..
              }| {
                 // Finished when its messages' weights are all back, or else once the probe
-                // passes its last time (which it does only after the backstop moved the input).
+                // passes its last time (only after the backstop moved the input past it).
                 let weighed = arrived.borrow().get(query).is_some_and(Arrival::complete);
                 if !weighed && (*end > time || probe.less_than(end)) {
                     return true;
