@@ -63,6 +63,11 @@ pub struct LoadArgs {
     /// process that started it (`--processes`): no port to bind, none to race for
     #[arg(long, value_name = "FD", requires = "cluster", hide = true)]
     pub listen_fd: Option<i32>,
+    /// With --partitions, --processes or --cluster: the most memory each process of the cluster gives to the `rdf:type` memberships it
+    /// holds for the whole cluster, so that type checks run where the rows are (recorded in
+    /// the layout; default 1G; 0: none)
+    #[arg(long, value_name = "SIZE", value_parser = crate::partition::parse_budget)]
+    pub replication_budget: Option<usize>,
     /// Write a cluster load's figures (per partition and in all) to this JSON file
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -107,6 +112,10 @@ pub fn run(args: LoadArgs) -> Result<()> {
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global();
+    let cluster = args.partitions.is_some() || args.processes.is_some() || args.cluster.is_some();
+    if args.replication_budget.is_some() && !cluster {
+        bail!("--replication-budget is for a cluster: give --partitions, --processes or --cluster");
+    }
     if args.processes.is_some() || args.cluster.is_some() {
         if args.reasoning.reasoning.is_some() {
             bail!("--reasoning is not available for a cluster load yet: load one store with it");
@@ -211,6 +220,7 @@ pub fn run(args: LoadArgs) -> Result<()> {
             bail!("--reasoning and --partitions: a cluster's partitions do not hold an entailment yet");
         }
         let bytes_on_disk = crate::partition::write(&store, &args.location, partitions)?;
+        crate::partition::record_budget(&args.location, args.replication_budget)?;
         summary(&store, &report, bytes_on_disk);
         return Ok(());
     }

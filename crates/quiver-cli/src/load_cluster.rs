@@ -89,6 +89,8 @@ pub fn run(args: LoadArgs, threads: usize) -> Result<()> {
             if let Some(process) = statuses.iter().position(|s| *s != Some(true)) {
                 bail!("process {} of the load did not end cleanly", process + 1);
             }
+            // Once every process has written the layout they share here.
+            crate::partition::record_budget(&args.location, args.replication_budget)?;
             loaded
         }
         (None, Some(hosts)) => {
@@ -108,6 +110,8 @@ pub fn run(args: LoadArgs, threads: usize) -> Result<()> {
                 listener: crate::local_cluster::inherited(args.listen_fd)?,
             };
             let loaded = progress.load(&args.location, input, config)?;
+            // Each process's own layout (on its machine).
+            crate::partition::record_budget(&args.location, args.replication_budget)?;
             if process != 0 {
                 return Ok(());
             }

@@ -27,12 +27,41 @@ pub struct PartitionArgs {
     /// Directory to write the partitioned store into (new or empty)
     #[arg(long)]
     pub output: PathBuf,
+    /// The most memory each process of the cluster gives to the `rdf:type` memberships it
+    /// holds for the whole cluster, so that type checks run where the rows are (recorded in
+    /// the layout; default 1G; 0: none)
+    #[arg(long, value_name = "SIZE", value_parser = parse_budget)]
+    pub replication_budget: Option<usize>,
 }
 
 pub fn run(args: PartitionArgs) -> Result<()> {
     ensure_empty(&args.output)?;
     let store = crate::location::open_snapshot(&args.location)?;
-    write(&store, &args.output, args.partitions).map(|_| ())
+    write(&store, &args.output, args.partitions)?;
+    record_budget(&args.output, args.replication_budget)
+}
+
+/// A replication budget: a size, or 0 for none.
+pub fn parse_budget(text: &str) -> Result<usize, String> {
+    match text.trim() {
+        "0" => Ok(0),
+        _ => crate::limits::parse_size(text),
+    }
+}
+
+/// Records `budget` (if given) as the replication budget in the layout of the partitioned
+/// store in `dir`.
+pub fn record_budget(dir: &Path, budget: Option<usize>) -> Result<()> {
+    let Some(budget) = budget else {
+        return Ok(());
+    };
+    quiver_store::partition::set_replication_budget(dir, Some(budget as u64))
+        .with_context(|| format!("recording the replication budget in {}", dir.display()))?;
+    eprintln!(
+        "replication budget: {} per process for the rdf:type memberships",
+        mib(budget as u64)
+    );
+    Ok(())
 }
 
 /// Fails unless `dir` is absent or an empty directory.

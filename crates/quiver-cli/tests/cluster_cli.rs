@@ -115,12 +115,19 @@ fn a_cluster_of_processes_answers_like_the_whole_store() {
     }
 
     // A cluster loaded by its processes (`load --processes`: each parses its universities,
-    // every partition holds only its own terms) answers the same over HTTP.
+    // every partition holds only its own terms) answers the same over HTTP; on 3 processes,
+    // with no `rdf:type` memberships replicated (a budget of 0, recorded in the layout).
     for processes in [2, 3] {
         let dir = scratch.join(format!("cluster-cli-loaded-{processes}"));
         let _ = std::fs::remove_dir_all(&dir);
+        let budget: &[&str] = if processes == 3 {
+            &["--replication-budget", "0"]
+        } else {
+            &[]
+        };
         let output = quiver()
             .args(["load", "--lubm", "1", "--processes", &processes.to_string()])
+            .args(budget)
             .arg("--location")
             .arg(&dir)
             .output()
@@ -131,6 +138,10 @@ fn a_cluster_of_processes_answers_like_the_whole_store() {
             stderr.contains(&format!("into {processes} partitions")),
             "{stderr}"
         );
+        let layout: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("partitions.json")).unwrap()).unwrap();
+        let recorded = (processes == 3).then_some(0);
+        assert_eq!(layout["replication_budget"].as_u64(), recorded, "{layout}");
         let mut cluster = Server::start_cluster(&dir, processes, &[]);
         for (query, expected) in queries.iter().zip(&expected) {
             assert_eq!(

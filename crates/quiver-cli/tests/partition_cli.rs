@@ -91,6 +91,45 @@ fn partitioned_loads_and_cuts_write_every_triple_once_and_refuse_whole_store_ope
         stderr(&out)
     );
     check_layout(&loaded, 3, triples);
+    // No replication budget given: none recorded (the cluster's default applies).
+    assert!(json(&loaded.join("partitions.json"))
+        .get("replication_budget")
+        .is_none());
+
+    // A replication budget is recorded in the layout; it is for clusters only.
+    let cut = temp.join("budgeted");
+    let out = quiver(&[
+        "partition",
+        "--location",
+        path(&whole),
+        "--partitions",
+        "2",
+        "--output",
+        path(&cut),
+        "--replication-budget",
+        "64M",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    check_layout(&cut, 2, triples);
+    assert_eq!(
+        json(&cut.join("partitions.json"))["replication_budget"],
+        64 << 20
+    );
+    let out = quiver(&[
+        "load",
+        "--lubm",
+        "1",
+        "--location",
+        path(&temp.join("not-a-cluster")),
+        "--replication-budget",
+        "0",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--replication-budget is for a cluster"),
+        "{}",
+        stderr(&out)
+    );
 
     // Opened as one store, the whole layout or one partition is refused.
     let query = "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }";

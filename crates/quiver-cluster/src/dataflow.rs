@@ -214,12 +214,17 @@ pub struct ClusterConfig {
 
 impl TimelyPartitions {
     /// `store` cut into `workers` partitions, each served by a worker thread of this
-    /// process; its `rdf:type` memberships replicated when they fit [`crate::types::BUDGET`].
+    /// process; its `rdf:type` memberships replicated when they fit the default budget
+    /// ([`crate::types::BUDGET`]).
     pub fn in_process(store: &Store, workers: u32) -> Result<Self, String> {
         let triples = store
             .rdf_type()
             .map_or(0, |p| store.predicate_stats(p).triples);
-        Self::in_process_with(store, workers, crate::types::fits(triples))
+        Self::in_process_with(
+            store,
+            workers,
+            crate::types::fits(triples, crate::types::BUDGET),
+        )
     }
 
     /// [`Self::in_process`], with the `rdf:type` memberships replicated or not.
@@ -316,7 +321,10 @@ impl TimelyPartitions {
             graphs_classes,
             rdf_type,
             total as u32,
-            crate::types::fits(type_triples),
+            crate::types::fits(
+                type_triples,
+                layout.replication_budget.unwrap_or(crate::types::BUDGET),
+            ),
         )
     }
 

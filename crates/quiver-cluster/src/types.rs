@@ -31,8 +31,9 @@ use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::Input;
 use timely::dataflow::InputHandleVec;
 
-/// The most memory a process gives to the replicated memberships: past it, checks run at
-/// their owners. LUBM-1000's 20 M type triples take 160 MB.
+/// The most memory a process gives to the replicated memberships by default (a layout may
+/// record another budget: `quiver partition --replication-budget`): past it, checks run at
+/// their owners. LUBM-1000's 20 M type triples take 240 to 320 MB.
 pub const BUDGET: u64 = 1 << 30;
 
 /// Pairs sent in one message.
@@ -102,10 +103,10 @@ impl TypeTable {
     }
 }
 
-/// Whether memberships of `triples` `rdf:type` triples fit the budget (their pairs and
-/// at most two bucket offsets each).
-pub(crate) fn fits(triples: u64) -> bool {
-    triples.saturating_mul(std::mem::size_of::<(Id, Id)>() as u64 + 8) <= BUDGET
+/// Whether memberships of `triples` `rdf:type` triples fit `budget` bytes (their pairs
+/// and at most two bucket offsets each); a budget of 0 replicates nothing.
+pub(crate) fn fits(triples: u64, budget: u64) -> bool {
+    budget > 0 && triples.saturating_mul(std::mem::size_of::<(Id, Id)>() as u64 + 8) <= budget
 }
 
 /// `rows` kept where step `step` of `bgp`, a check of `rdf:type` with both ends bound,

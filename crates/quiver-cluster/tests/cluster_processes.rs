@@ -127,12 +127,14 @@ fn processes_on_loopback_answer_like_the_whole_store() {
 
 /// `store` cut for a cluster of `processes` × `workers`, the other processes started, and
 /// every query answered as the whole store answers it; the processes end with the cluster.
-/// Returns what the asking thread ran in place.
+/// Returns what the asking thread ran in place. `budget`: the replication budget recorded
+/// in the layout (`None`: the default).
 fn check_cluster(
     store: &Store,
     queries: &[String],
     processes: usize,
     workers: usize,
+    budget: Option<u64>,
 ) -> InPlaceRuns {
     let expected: Vec<Vec<String>> = queries
         .iter()
@@ -140,6 +142,9 @@ fn check_cluster(
         .collect();
     let dir = scratch(&format!("{processes}x{workers}"));
     save_partitioned(store, &dir, (processes * workers) as u32, |_, _| {}).unwrap();
+    if budget.is_some() {
+        quiver_store::partition::set_replication_budget(&dir, budget).unwrap();
+    }
     let (cluster, children) = start(&dir, processes, workers);
     // The coordinator plans on its own first partition, as the first process has it, with
     // the whole store's statistics.
@@ -160,8 +165,13 @@ fn check_cluster(
         }
     }
     let runs = cluster.in_place();
-    // Process 0 holds the cluster's `rdf:type` memberships (they fit the budget).
-    assert!(cluster.types().is_some(), "{processes} × {workers}");
+    // Process 0 holds the cluster's `rdf:type` memberships when they fit the budget (they
+    // do, but for a budget of 0).
+    assert_eq!(
+        cluster.types().is_some(),
+        budget != Some(0),
+        "{processes} × {workers}"
+    );
     stop(cluster, children);
     let _ = std::fs::remove_dir_all(&dir);
     runs
@@ -210,7 +220,7 @@ fn coordinate_clusters() {
         .collect();
     let lubm = common::lubm_queries();
     for (processes, workers) in [(1, 1), (2, 1), (3, 1), (2, 2)] {
-        let runs = check_cluster(&store, &lubm, processes, workers);
+        let runs = check_cluster(&store, &lubm, processes, workers, None);
         // Both ways of running were taken: steps whose rows stayed on process 0 ran on the
         // asking thread (on one process, whole light queries), and the heavy queries (and
         // on more processes, what left process 0) went through the dataflow.
@@ -219,8 +229,11 @@ fn coordinate_clusters() {
         if processes == 1 {
             assert!(runs.answered > 0, "{processes} × {workers}: {runs:?}");
         }
-        check_cluster(&random, &shapes, processes, workers);
+        check_cluster(&random, &shapes, processes, workers, None);
     }
+    // A layout whose budget is 0 replicates nothing: the checks run at their owners, with
+    // the same answers.
+    check_cluster(&store, &lubm, 2, 1, Some(0));
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../queries/lubm-basic");
     let queries: Vec<String> = (1..=2)
         .map(|q| std::fs::read_to_string(root.join(format!("q{q}.rq"))).unwrap())

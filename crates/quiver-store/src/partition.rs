@@ -139,6 +139,11 @@ pub struct PartitionLayout {
     /// from layouts written before they were.
     #[serde(default)]
     pub statistics: Option<PlannerStatistics>,
+    /// The most bytes each process of the cluster gives to the `rdf:type` memberships it
+    /// holds for the whole cluster (`quiver-cluster`'s replication; 0: none); absent: the
+    /// cluster's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication_budget: Option<u64>,
 }
 
 /// The classes of one graph (`graph`: the name's term id, `None` for the default graph).
@@ -311,6 +316,7 @@ pub fn save_partitioned(
         load: None,
         classes: graph_classes(&store),
         statistics: Some(statistics.finish(store.rdf_type())),
+        replication_budget: None,
     };
     let written = write_layout(dir, &layout)?;
     Ok((layout, bytes + written))
@@ -329,6 +335,7 @@ pub fn new_layout(count: u32) -> PartitionLayout {
         load: None,
         classes: Vec::new(),
         statistics: None,
+        replication_budget: None,
     }
 }
 
@@ -372,6 +379,19 @@ pub fn graph_classes(store: &Store) -> Vec<GraphClasses> {
             classes: index.predicate_objects(rdf_type).to_vec(),
         })
         .collect()
+}
+
+/// Records `budget` as the replication budget in the layout of the partitioned store in
+/// `dir` (written again whole, atomically).
+pub fn set_replication_budget(dir: &Path, budget: Option<u64>) -> Result<(), StoreError> {
+    let Some(mut layout) = read_layout(dir)? else {
+        return Err(StoreError::Invalid {
+            dir: dir.display().to_string(),
+            message: "not a partitioned store".into(),
+        });
+    };
+    layout.replication_budget = budget;
+    write_layout(dir, &layout).map(|_| ())
 }
 
 /// The layout of the partitioned store in `dir`, or `None` when `dir` holds none.

@@ -215,6 +215,8 @@ pub fn load_cluster(
     let mut loaded = loaded.ok_or_else(|| {
         ClusterLoadError::Workers("no worker of this process returned the layout".into())
     })?;
+    // A grown cluster keeps the replication budget its layout recorded.
+    loaded.layout.replication_budget = existing.as_ref().and_then(|l| l.replication_budget);
     // Every partition of this process saved: the layout, last.
     write_layout(dir, &loaded.layout).map_err(|e| refuse(e.to_string()))?;
     for index in first..first + local {
