@@ -956,6 +956,7 @@ impl TimelyPartitions {
             rows_out: input.rows as u64,
             ..WorkerStep::new(0, 0, WorkerRole::Start, input.rows as u64)
         });
+        let mut filtered = Vec::new();
         let mut messages = route(
             &plan,
             query,
@@ -964,11 +965,12 @@ impl TimelyPartitions {
             self.workers,
             false,
             self.types.get(),
+            &mut filtered,
         );
         let carried = Carried {
             exchanged: Exchanged::default(),
             weight: Some(WEIGHT),
-            trace: Vec::new(),
+            trace: filtered,
         };
         hand_on(&mut messages, 0, carried, start);
         let messages = match local.run(messages, state)? {

@@ -12,7 +12,7 @@ use quiver_sparql::bgp::{Bgp, Node};
 use quiver_sparql::dataset::GraphRef;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
-use quiver_sparql::partitions::{Exchanged, WorkerStep};
+use quiver_sparql::partitions::{Exchanged, WorkerRole, WorkerStep};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::{Table, VarId};
 use serde::{Deserialize, Serialize};
@@ -263,7 +263,8 @@ pub(crate) fn hand_on(
 
 /// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
 /// steps over the classes, and with this process's replicated memberships (`types`),
-/// checks of `rdf:type`, run here first, and rows past the last step go to worker 0 (with
+/// checks of `rdf:type` (recorded in `filtered` under a traced plan), run here first, and
+/// rows past the last step go to worker 0 (with
 /// the columns it reads only). Empty rows travel to one worker only, so that the end still
 /// learns their columns. A count read from the index goes to every worker.
 pub(crate) fn route(
@@ -274,6 +275,7 @@ pub(crate) fn route(
     workers: u32,
     truncated: bool,
     types: Option<&TypeTable>,
+    filtered: &mut Vec<WorkerStep>,
 ) -> Vec<Message> {
     let message = |step: usize, to: u32, run: Option<Step>, rows: Table| Message {
         query,
@@ -300,10 +302,19 @@ pub(crate) fn route(
             };
             return vec![message(step, 0, None, rows)];
         };
+        let started = plan.trace.then(std::time::Instant::now);
         let checked = types.and_then(|table| {
             crate::types::check(table, &plan.bgp, planned, plan.graph, plan.rdf_type, &rows)
         });
         if let Some(checked) = checked {
+            if let Some(started) = started {
+                // The worker is filled in by the caller, which knows it.
+                filtered.push(WorkerStep {
+                    rows_out: checked.rows as u64,
+                    micros: started.elapsed().as_secs_f64() * 1e6,
+                    ..WorkerStep::new(step as u32, 0, WorkerRole::Filtered, rows.rows as u64)
+                });
+            }
             rows = checked;
             step += 1;
             continue;

@@ -95,6 +95,8 @@ pub(crate) struct Worker {
     stash: Stash,
     /// This process's replicated `rdf:type` memberships, once exchanged.
     types: SharedTable,
+    /// Under a traced plan, the checks the message being handled filtered by them.
+    filtered: Vec<WorkerStep>,
     /// Rows (or, answering a fetch, list ids) the message being handled produced, for its
     /// record under a traced plan, and whether they are the walk of a split intersection.
     produced: u64,
@@ -121,6 +123,7 @@ impl Worker {
     ) -> Self {
         Self {
             types,
+            filtered: Vec::new(),
             part,
             index,
             workers,
@@ -168,6 +171,7 @@ impl Worker {
                     self.workers,
                     truncated || cut,
                     self.types.get(),
+                    &mut self.filtered,
                 )
             }
             Err(error) => vec![failed(query, plan, error.into())],
@@ -189,7 +193,14 @@ impl Worker {
         };
         self.produced = 0;
         self.walked = false;
-        let (next, carried) = self.run(message);
+        let (next, mut carried) = self.run(message);
+        let filtered = std::mem::take(&mut self.filtered)
+            .into_iter()
+            .map(|record| WorkerStep {
+                worker: self.index,
+                ..record
+            });
+        WorkerStep::add_all(&mut carried.trace, filtered);
         let record = record.map(|(record, started)| WorkerStep {
             role: if self.walked {
                 WorkerRole::Walked

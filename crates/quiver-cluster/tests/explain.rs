@@ -149,18 +149,30 @@ fn check_query(
     (checked, work)
 }
 
-fn explains_every_step(partitions: impl Fn(&Store) -> Arc<dyn BgpPartitions>, moves: bool) {
+/// Explains every LUBM query; `moves` and `filters`: whether rows moved between workers, and
+/// whether type checks were filtered where the rows were (replicated memberships).
+fn explains_every_step(
+    partitions: impl Fn(&Store) -> Arc<dyn BgpPartitions>,
+    moves: bool,
+    filters: bool,
+) {
     let store = common::lubm1();
     let partitions = partitions(&store);
     let mut checked = 0;
     let mut moved = 0;
+    let mut filtered = 0;
     for query in common::lubm_queries() {
         let (steps, work) = check_query(&store, &query, &partitions);
         checked += steps;
         moved += work.iter().map(|w| w.sent.rows).sum::<u64>();
+        filtered += work
+            .iter()
+            .filter(|w| w.role == WorkerRole::Filtered)
+            .count();
     }
     assert!(checked >= 40, "only {checked} steps checked");
     assert_eq!(moved > 0, moves, "{moved} rows moved");
+    assert_eq!(filtered > 0, filters, "{filtered} filtered records");
 }
 
 #[test]
@@ -168,12 +180,23 @@ fn timely_workers_explain_every_step() {
     explains_every_step(
         |store| Arc::new(TimelyPartitions::in_process(store, 3).unwrap()),
         true,
+        true,
+    );
+    // Without the memberships, the checks run at the owners, each a step of its own.
+    explains_every_step(
+        |store| Arc::new(TimelyPartitions::in_process_with(store, 3, false).unwrap()),
+        true,
+        false,
     );
 }
 
 #[test]
 fn in_memory_partitions_explain_every_step() {
-    explains_every_step(|store| Arc::new(LocalPartitions::of(store, 3)), false);
+    explains_every_step(
+        |store| Arc::new(LocalPartitions::of(store, 3)),
+        false,
+        false,
+    );
 }
 
 /// q1 and q3 on a graph where their intersection fetches its partner lists (on a fresh

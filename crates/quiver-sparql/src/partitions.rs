@@ -88,6 +88,9 @@ pub enum WorkerRole {
     /// Answered other workers' fetches of the partner lists it holds: rows in are the
     /// values asked, rows out the ids of their lists.
     Lent,
+    /// Filtered the rows it sent on by a check it could answer where they were (the
+    /// `rdf:type` memberships every process of a cluster holds): no hop of its own.
+    Filtered,
 }
 
 impl WorkerRole {
@@ -99,6 +102,7 @@ impl WorkerRole {
             WorkerRole::Walked => "walked",
             WorkerRole::Checked => "checked",
             WorkerRole::Lent => "lent lists",
+            WorkerRole::Filtered => "filtered",
         }
     }
 }
