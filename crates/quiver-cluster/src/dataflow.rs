@@ -55,7 +55,8 @@ use timely::dataflow::{InputHandleVec, ProbeHandle};
 use crate::dictionary::{Ask, ClusterResolver};
 use crate::in_place::{InPlace, LocalParts};
 use crate::message::{
-    hand_on, route, table_counts, time_left, Carried, Failure, Message, Payload, Plan, WEIGHT,
+    hand_on, route, table_counts, time_left, Carried, Failure, Filter, Message, Payload, Plan,
+    WEIGHT,
 };
 use crate::route::{aggregate_graph, classes, settled, split_foreign_intersections};
 use crate::types::{SharedTable, TypeTable};
@@ -964,8 +965,10 @@ impl TimelyPartitions {
             input,
             self.workers,
             false,
-            self.types.get(),
-            &mut filtered,
+            Filter {
+                types: self.types.get(),
+                records: &mut filtered,
+            },
         );
         let carried = Carried {
             exchanged: Exchanged::default(),

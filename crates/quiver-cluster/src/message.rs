@@ -261,9 +261,17 @@ pub(crate) fn hand_on(
     }
 }
 
+/// What a route can check rows against where they are, and where it records those checks
+/// under a traced plan (with worker 0: the caller names the worker).
+pub(crate) struct Filter<'a> {
+    /// This process's replicated `rdf:type` memberships, if it holds them.
+    pub types: Option<&'a TypeTable>,
+    pub records: &'a mut Vec<WorkerStep>,
+}
+
 /// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
 /// steps over the classes, and with this process's replicated memberships (`types`),
-/// checks of `rdf:type` (recorded in `filtered` under a traced plan), run here first, and
+/// checks of `rdf:type` (recorded under a traced plan), run here first, and
 /// rows past the last step go to worker 0 (with
 /// the columns it reads only). Empty rows travel to one worker only, so that the end still
 /// learns their columns. A count read from the index goes to every worker.
@@ -274,9 +282,9 @@ pub(crate) fn route(
     mut rows: Table,
     workers: u32,
     truncated: bool,
-    types: Option<&TypeTable>,
-    filtered: &mut Vec<WorkerStep>,
+    filter: Filter<'_>,
 ) -> Vec<Message> {
+    let Filter { types, records } = filter;
     let message = |step: usize, to: u32, run: Option<Step>, rows: Table| Message {
         query,
         step: step as u32,
@@ -309,7 +317,7 @@ pub(crate) fn route(
         if let Some(checked) = checked {
             if let Some(started) = started {
                 // The worker is filled in by the caller, which knows it.
-                filtered.push(WorkerStep {
+                records.push(WorkerStep {
                     rows_out: checked.rows as u64,
                     micros: started.elapsed().as_secs_f64() * 1e6,
                     ..WorkerStep::new(step as u32, 0, WorkerRole::Filtered, rows.rows as u64)

@@ -28,7 +28,9 @@ use quiver_store::partition::owner;
 use quiver_store::{GraphIndex, Store};
 
 use crate::fetch::{ListCache, Stash, Waiting};
-use crate::message::{counts_table, route, to_owners, Carried, Failure, Message, Payload, Plan};
+use crate::message::{
+    counts_table, route, to_owners, Carried, Failure, Filter, Message, Payload, Plan,
+};
 use crate::route::{count_on, distinct_values, partition_graph, place, source, Placement};
 use crate::types::SharedTable;
 
@@ -170,8 +172,10 @@ impl Worker {
                     rows,
                     self.workers,
                     truncated || cut,
-                    self.types.get(),
-                    &mut self.filtered,
+                    Filter {
+                        types: self.types.get(),
+                        records: &mut self.filtered,
+                    },
                 )
             }
             Err(error) => vec![failed(query, plan, error.into())],
