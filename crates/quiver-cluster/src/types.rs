@@ -7,9 +7,8 @@
 //! to be dropped. When the cluster's type memberships fit a budget ([`BUDGET`]), every
 //! process holds all of them, as `(instance, class)` pairs, sorted and indexed by
 //! instance: 12 to 16 bytes per `rdf:type` triple of the default graph (more with 64-bit
-//! ids). Such a check is then a
-//! filter applied where the rows are, before they are routed (`message::route`), and never
-//! a step of its own.
+//! ids). Such a check is then a filter applied where the rows are, before they are routed
+//! (`message::route`), and never a step of its own.
 //!
 //! The table is exchanged once, when the cluster starts, through a small dataflow of its
 //! own: every worker sends its partition's share (a class's instances that it owns) to the
