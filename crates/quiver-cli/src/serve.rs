@@ -276,6 +276,18 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
         location.display()
     ));
     let partitions = TimelyPartitions::cluster(location, cluster).map_err(|e| anyhow!(e))?;
+    args.log.say(&match partitions.types() {
+        Some(table) => format!(
+            "process {}: the cluster's rdf:type memberships held here ({} pairs, {}), type checks run where the rows are",
+            args.process,
+            table.pairs().len(),
+            crate::memory::mib(table.bytes() as u64)
+        ),
+        None => format!(
+            "process {}: no rdf:type memberships replicated (past the layout's replication budget), type checks run at their owners",
+            args.process
+        ),
+    });
     if args.process != 0 {
         partitions.wait();
         // One write: the processes of a cluster on this machine often share a terminal or

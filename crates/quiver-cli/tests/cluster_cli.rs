@@ -150,6 +150,13 @@ fn a_cluster_of_processes_answers_like_the_whole_store() {
                 "loaded by {processes} processes: {query}"
             );
         }
+        // Each process says whether it holds the memberships (process 0 before it serves).
+        let said = if processes == 3 {
+            "process 1: no rdf:type memberships replicated"
+        } else {
+            "process 0: the cluster's rdf:type memberships held here"
+        };
+        assert!(cluster.logged(said), "{said}: {}", cluster.log());
         let status = cluster
             .terminate(Duration::from_secs(20))
             .expect("the cluster stops");
