@@ -564,9 +564,7 @@ fn serve(
                             let mut session = output.session(&time);
                             for batch in batches {
                                 for message in batch.drain(..) {
-                                    let finished = message.step as usize >= message.plan.finish()
-                                        && matches!(message.payload, Payload::Rows(_));
-                                    if finished {
+                                    if message.is_finished() {
                                         let mut arrived = sink.borrow_mut();
                                         arrived.entry(message.query).or_default().take(message);
                                         continue;

@@ -120,11 +120,11 @@ impl LocalParts {
             None => messages.pop(),
         };
         while let Some(message) = next(&mut messages) {
-            let rows = matches!(message.payload, Payload::Rows(_));
-            if rows && message.step as usize >= message.plan.finish() {
+            if message.is_finished() {
                 finished.push(message);
                 continue;
             }
+            let rows = matches!(message.payload, Payload::Rows(_));
             let here = self.local(message.to).filter(|_| {
                 !rows
                     || (handled < MESSAGES
@@ -149,14 +149,16 @@ impl LocalParts {
             });
             // Kept to be handed on instead if its step asks lists of another process:
             // the answers would come back to the dataflow's worker, which does not hold
-            // the rows waiting for them.
-            let kept = message.clone();
+            // the rows waiting for them. Only the rows of a kept intersection ask lists.
+            let fetches = rows && message.run.is_some_and(|run| run.partner.is_some());
+            let kept = fetches.then(|| message.clone());
             let from = message.to;
             let (mut next, carried, record) = worker.handle(message);
-            let leaves = next
-                .iter()
-                .any(|m| !matches!(m.payload, Payload::Rows(_)) && self.local(m.to).is_none());
-            if leaves {
+            let leaves = |next: &[Message]| {
+                next.iter()
+                    .any(|m| !matches!(m.payload, Payload::Rows(_)) && self.local(m.to).is_none())
+            };
+            if let Some(kept) = kept.filter(|_| leaves(&next)) {
                 messages.push(kept);
                 messages.append(&mut finished);
                 return Ok(InPlace::HandOff(messages, handled));

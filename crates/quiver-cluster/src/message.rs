@@ -182,6 +182,13 @@ pub(crate) struct Message {
     pub trace: Vec<WorkerStep>,
 }
 
+impl Message {
+    /// Whether its rows (or error) are past the plan's last step, for the coordinator.
+    pub(crate) fn is_finished(&self) -> bool {
+        self.step as usize >= self.plan.finish() && matches!(self.payload, Payload::Rows(_))
+    }
+}
+
 /// The weight a query starts with. Each message holds a share; a worker that handles a
 /// message hands its share on to the messages it sends, split among them (the answers to
 /// a fetch bring theirs back to the waiting rows). Once the shares of the messages that
