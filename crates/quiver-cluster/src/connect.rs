@@ -20,7 +20,7 @@ use std::sync::Arc;
 use timely_communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 use timely_communication::allocator::ProcessBuilder;
 use timely_communication::networking::start_connections;
-use timely_communication::{AllocatorBuilder, Hooks};
+use timely_communication::AllocatorBuilder;
 
 use crate::ClusterConfig;
 
@@ -43,11 +43,11 @@ pub(crate) fn cluster(config: ClusterConfig) -> Result<Communication, String> {
             report: false,
             zerocopy: false,
         }
-        .try_build();
+        .try_build_with(crate::buffers::hooks());
     };
     let sockets = connect(&config, &listener)
         .map_err(|e| format!("cannot connect to the other processes: {e}"))?;
-    let hooks = Hooks::default();
+    let hooks = crate::buffers::hooks();
     let allocators =
         ProcessBuilder::new_typed_vector(config.workers, hooks.refill.clone(), hooks.spill.clone());
     let (builders, guard) = initialize_networking_from_sockets(

@@ -8,6 +8,7 @@
 //! runs the partitions in one process, moving rows between them in memory: the reference
 //! that the processes of a cluster, exchanging rows over the network, must agree with.
 
+pub mod buffers;
 pub mod connect;
 pub mod dataflow;
 mod dictionary;

@@ -22,10 +22,12 @@ use std::rc::Rc;
 
 use quiver_loader::{Chunk, Progress};
 use quiver_model::{decode_term, DecodedTerm, Id};
-use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::channels::pact::ExchangeCore;
 use timely::dataflow::operators::generic::operator::Operator;
-use timely::dataflow::operators::Input;
-use timely::dataflow::InputHandleVec;
+use timely::dataflow::operators::{Input, Probe};
+use timely::dataflow::{InputHandleVec, ProbeHandle};
+
+use crate::buffers::OneEach;
 
 use super::{ClusterLoadError, LoadedCluster, PartitionSummary, Shares};
 
@@ -33,6 +35,12 @@ use super::build::*;
 use super::message::*;
 use super::origin::*;
 use super::owner::*;
+
+/// How many chunks an origin sends ahead of the slowest builder.
+const WINDOW: u64 = 4;
+
+/// How long an origin waits before it looks at the builders' progress again.
+const WAIT: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// One worker's part of the load; the first worker of each process returns the cluster.
 pub(super) fn run(
@@ -52,6 +60,8 @@ pub(super) fn run(
     let result: Rc<RefCell<Option<LoadedCluster>>> = Rc::default();
     let writes_layout = (index as usize - first).is_multiple_of(local.max(1));
     let mut input: InputHandleVec<u64, LoadMessage> = InputHandleVec::new();
+    let probe = ProbeHandle::new();
+    let origins_probe = probe.clone();
     worker.dataflow::<u64, _, _>(|scope| {
         let (owners, origins, builders) = (Rc::clone(&state), Rc::clone(&state), Rc::clone(&state));
         let layout = Rc::clone(&state);
@@ -62,7 +72,7 @@ pub(super) fn run(
         scope
             .input_from(&mut input)
             .unary_frontier(
-                Exchange::new(LoadMessage::to),
+                ExchangeCore::<OneEach<LoadMessage>, _>::new_core(LoadMessage::to),
                 "Owners",
                 move |capability, _| {
                     let mut capability = Some(capability);
@@ -77,7 +87,11 @@ pub(super) fn run(
                             if let Some(capability) = capability.take() {
                                 let mut session = output.session(&capability);
                                 let owned = std::mem::take(&mut owned);
-                                for message in owned.number(index, workers, &owners) {
+                                let answers = owned.number(index, workers, &owners);
+                                // The terms the owner merged are freed: their pages go
+                                // back before the answers are sent.
+                                quiver_model::memory::trim_heap();
+                                for message in answers {
                                     count_sent(&owners, index, &message);
                                     session.give(message);
                                 }
@@ -87,13 +101,14 @@ pub(super) fn run(
                 },
             )
             .unary_frontier(
-                Exchange::new(LoadMessage::to),
+                ExchangeCore::<OneEach<LoadMessage>, _>::new_core(LoadMessage::to),
                 "Origins",
                 move |capability, info| {
                     let mut capability = Some(capability);
                     let mut counts = vec![0u64; workers as usize];
                     let mut sender = EdgeSender::default();
                     let activator = activator(info.address);
+                    let probe = origins_probe;
                     move |(input, frontier), output| {
                         input.for_each(|_, batch| {
                             for message in batch.drain(..) {
@@ -103,9 +118,19 @@ pub(super) fn run(
                         if !frontier.frontier().is_empty() {
                             return;
                         }
-                        let Some(held) = capability.as_ref() else {
+                        let Some(held) = capability.as_mut() else {
                             return;
                         };
+                        // Flow control: chunk k is sent at time k once every builder has
+                        // taken in the edges of the chunks before k − WINDOW, so that what
+                        // is in flight (serialised in timely's buffers, which keep their
+                        // largest size) stays a few chunks per origin.
+                        let time = sender.next_chunk() as u64;
+                        if probe.less_than(&time.saturating_sub(WINDOW)) {
+                            activator.activate_after(WAIT);
+                            return;
+                        }
+                        held.downgrade(&time);
                         let (messages, last) = sender.step(index, workers, &counts, &origins);
                         let mut session = output.session(held);
                         for message in messages {
@@ -122,7 +147,7 @@ pub(super) fn run(
                 },
             )
             .unary_frontier(
-                Exchange::new(LoadMessage::to),
+                ExchangeCore::<OneEach<LoadMessage>, _>::new_core(LoadMessage::to),
                 "Builders",
                 move |capability, _| {
                     let mut capability = Some(capability);
@@ -133,6 +158,13 @@ pub(super) fn run(
                                 edges.take(message);
                             }
                         });
+                        // Held at what may still arrive, so that the probe tells the
+                        // origins which chunks every builder has taken in.
+                        if let (Some(held), Some(&time)) =
+                            (capability.as_mut(), frontier.frontier().first())
+                        {
+                            held.downgrade(&time);
+                        }
                         if frontier.frontier().is_empty() {
                             if let Some(capability) = capability.take() {
                                 let edges = std::mem::take(&mut edges);
@@ -149,37 +181,42 @@ pub(super) fn run(
                     }
                 },
             )
-            .sink(Exchange::new(LoadMessage::to), "Layout", {
-                let dir = layout_dir;
-                let mut saved: BTreeMap<u32, Result<PartitionSummary, String>> = BTreeMap::new();
-                let mut finished = false;
-                move |(input, frontier)| {
-                    input.for_each(|_, batch| {
-                        for message in batch.drain(..) {
-                            if let LoadMessage::Saved { summary, .. } = message {
-                                let summary = *summary;
-                                let from = summary.as_ref().map_or(u32::MAX, |s| s.index);
-                                saved.insert(from, summary);
+            .probe_with(&probe)
+            .sink(
+                ExchangeCore::<OneEach<LoadMessage>, _>::new_core(LoadMessage::to),
+                "Layout",
+                {
+                    let dir = layout_dir;
+                    let mut saved: BTreeMap<u32, Result<PartitionSummary, String>> =
+                        BTreeMap::new();
+                    let mut finished = false;
+                    move |(input, frontier)| {
+                        input.for_each(|_, batch| {
+                            for message in batch.drain(..) {
+                                if let LoadMessage::Saved { summary, .. } = message {
+                                    let summary = *summary;
+                                    let from = summary.as_ref().map_or(u32::MAX, |s| s.index);
+                                    saved.insert(from, summary);
+                                }
+                            }
+                        });
+                        if frontier.frontier().is_empty() && !finished {
+                            finished = true;
+                            let outcome = finish_layout(workers, std::mem::take(&mut saved))
+                                .and_then(|cluster| {
+                                    if grow {
+                                        replace_partition(&dir, index)?;
+                                    }
+                                    Ok(writes_layout.then_some(cluster))
+                                });
+                            match outcome {
+                                Ok(cluster) => *done.borrow_mut() = cluster,
+                                Err(message) => layout.borrow_mut().failure = Some(message),
                             }
                         }
-                    });
-                    if frontier.frontier().is_empty() && !finished {
-                        finished = true;
-                        let outcome = finish_layout(workers, std::mem::take(&mut saved)).and_then(
-                            |cluster| {
-                                if grow {
-                                    replace_partition(&dir, index)?;
-                                }
-                                Ok(writes_layout.then_some(cluster))
-                            },
-                        );
-                        match outcome {
-                            Ok(cluster) => *done.borrow_mut() = cluster,
-                            Err(message) => layout.borrow_mut().failure = Some(message),
-                        }
                     }
-                }
-            });
+                },
+            );
     });
     // The partition this load adds to, then this worker's share, parsed while the dataflow
     // waits; its terms to their owners.
@@ -249,6 +286,7 @@ pub(super) fn run(
     if let Some(failure) = state.borrow_mut().failure.take() {
         return Err(ClusterLoadError::Input(failure));
     }
+    quiver_model::memory::trim_heap();
     let loaded = result.borrow_mut().take();
     Ok(loaded)
 }

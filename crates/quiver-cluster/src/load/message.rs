@@ -12,8 +12,17 @@ use serde::{Deserialize, Serialize};
 
 use super::PartitionSummary;
 
-/// Items per message: terms, ids or edges.
-pub(super) const BATCH: usize = 1 << 16;
+/// The most bytes a message carries (terms, ids or edges), well under timely's first
+/// network buffer (1 MiB): a slab whose messages outgrow it doubles its buffers for good,
+/// and the load of LUBM-100 on four processes, in messages of up to 5 MiB, left 48 MiB of
+/// buffers in each process.
+pub(super) const MESSAGE_BYTES: usize = 256 << 10;
+
+/// Ids per message.
+pub(super) const IDS: usize = MESSAGE_BYTES / (8 + ID_BYTES);
+
+/// Edges per message (OUT and IN together).
+pub(super) const EDGES: usize = MESSAGE_BYTES / (4 * ID_BYTES);
 
 /// The graph of an edge in the default graph (ids stay below the cluster's bound, which
 /// is checked to leave this free).
@@ -126,7 +135,7 @@ pub(super) fn term_messages(
         refs.push(u64::from(number) << 32 | u64::from(local));
         bytes.extend_from_slice(term);
         ends.push(bytes.len() as u32);
-        if refs.len() >= BATCH || bytes.len() >= 64 << 20 {
+        if refs.len() * 12 + bytes.len() >= MESSAGE_BYTES {
             let (refs, ends, bytes) = std::mem::take(&mut batches[to as usize]);
             messages.push(LoadMessage::Terms {
                 to,

@@ -55,6 +55,11 @@ pub(super) struct EdgeSender {
 }
 
 impl EdgeSender {
+    /// The number of the chunk the next step sends (one past the last for the vocabulary).
+    pub(super) fn next_chunk(&self) -> usize {
+        self.next
+    }
+
     /// The next messages, and whether they are the last.
     pub(super) fn step(
         &mut self,
@@ -121,7 +126,7 @@ impl EdgeSender {
         let flush = |to: u32, batches: &mut [QuadEdges], messages: &mut Vec<LoadMessage>, all| {
             let (out, inn) = &batches[to as usize];
             let size = out.len() + inn.len();
-            if (all && size > 0) || size >= BATCH {
+            if (all && size > 0) || size >= EDGES {
                 let (out, inn) = std::mem::take(&mut batches[to as usize]);
                 messages.push(LoadMessage::Edges { to, out, inn });
             }

@@ -149,7 +149,7 @@ fn answer_origins(
 /// The refs of an origin's terms and their ids, not yet sent.
 pub(super) type Answer = (Vec<u64>, Vec<Id>);
 
-/// Each origin's ids for its terms, sent in batches of [`BATCH`] as they fill.
+/// Each origin's ids for its terms, sent in batches of [`IDS`] as they fill.
 struct Answers {
     pending: Vec<Answer>,
     sent: Vec<LoadMessage>,
@@ -167,7 +167,7 @@ impl Answers {
         let (refs, ids) = &mut self.pending[to as usize];
         refs.push(reference);
         ids.push(id);
-        if refs.len() >= BATCH {
+        if refs.len() >= IDS {
             let (refs, ids) = std::mem::take(&mut self.pending[to as usize]);
             self.sent.push(LoadMessage::Ids { to, refs, ids });
         }
