@@ -451,7 +451,8 @@ impl TimelyPartitions {
     }
 
     /// With a partitioned dictionary, the coordinator learns the terms of the graph names
-    /// and classes it binds without asking the partitions.
+    /// and classes it binds without asking the partitions, for good: they are not in the
+    /// rows of every query that decodes them.
     fn learn_names(&self) -> Result<(), String> {
         let Some(store) = &self.coordinator_store else {
             return Ok(());
@@ -459,7 +460,7 @@ impl TimelyPartitions {
         let classes = self.classes.values().flatten().copied();
         store
             .dictionary()
-            .resolve_ids(store.graph_names().chain(classes))
+            .resolve_ids_for_good(store.graph_names().chain(classes))
     }
 
     /// Learns the terms of the ids in `table` that other owners hold (a partitioned

@@ -16,7 +16,13 @@
 //! prepare under [`record_misses`] lists the terms it looked up and found nowhere), the
 //! ids of the rows the partitions return before anything decodes them. They are kept in
 //! an overlay shared by the dictionary's clones, which a lookup or a decode reads after
-//! its own share.
+//! its own share. The overlay is bounded: it keeps two generations of [`FOREIGN_TERMS`]
+//! terms each, and once the newer is full, the older is dropped and a new one begins. So
+//! the terms a query has just learnt stay known while it decodes its rows, even when
+//! other queries fill the overlay meanwhile (a single generation, emptied when full,
+//! could drop them between their learning and their decoding); only as many terms again
+//! learnt by others within that time would drop them. Pinned terms (the predicates, graph
+//! names and classes every query may need) stay in every generation.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -32,19 +38,71 @@ pub(super) struct Share {
     pub count: u32,
     pub index: u32,
     pub id_bound: u64,
+    /// Terms a generation of the overlay holds ([`FOREIGN_TERMS`]).
+    cap: usize,
     foreign: RwLock<Foreign>,
     resolver: RwLock<Option<Arc<dyn Resolver>>>,
 }
 
-/// Terms of other owners learnt by this one (a coordinator), and terms found nowhere in
-/// the cluster (asked for again and again by queries that name them).
+/// Terms of other owners learnt by this one (a coordinator), in two generations, and
+/// terms found nowhere in the cluster (asked for again and again by queries that name
+/// them).
 #[derive(Debug, Default)]
 struct Foreign {
+    newer: Generation,
+    older: Generation,
+    absent: std::collections::HashSet<Vec<u8>>,
+    /// Terms every generation keeps (the predicates, graph names and classes).
+    pinned: Vec<(Id, Arc<[u8]>)>,
+}
+
+/// Terms learnt, both ways.
+#[derive(Debug, Default)]
+struct Generation {
     by_id: HashMap<Id, Arc<[u8]>>,
     by_term: HashMap<Arc<[u8]>, Id>,
-    absent: std::collections::HashSet<Vec<u8>>,
-    /// Terms kept when the others start afresh (the predicates every partition knows).
-    pinned: Vec<(Id, Arc<[u8]>)>,
+}
+
+impl Generation {
+    fn insert(&mut self, id: Id, term: Arc<[u8]>) {
+        self.by_term.insert(Arc::clone(&term), id);
+        self.by_id.insert(id, term);
+    }
+}
+
+impl Foreign {
+    fn term(&self, id: Id) -> Option<&Arc<[u8]>> {
+        self.newer
+            .by_id
+            .get(&id)
+            .or_else(|| self.older.by_id.get(&id))
+    }
+
+    fn id(&self, term: &[u8]) -> Option<Id> {
+        self.newer
+            .by_term
+            .get(term)
+            .or_else(|| self.older.by_term.get(term))
+            .copied()
+    }
+
+    /// Learns `(id, term)`, in the newer generation; a full one becomes the older (the
+    /// older dropped) and a new one begins, with the pinned terms, first.
+    fn learn(&mut self, learnt: impl IntoIterator<Item = (Id, Vec<u8>)>, pin: bool, cap: usize) {
+        if self.newer.by_id.len() >= cap {
+            self.older = std::mem::take(&mut self.newer);
+            for (id, term) in &self.pinned {
+                self.newer.insert(*id, Arc::clone(term));
+            }
+        }
+        for (id, term) in learnt {
+            let term: Arc<[u8]> = term.into();
+            if pin {
+                self.pinned.push((id, Arc::clone(&term)));
+            }
+            self.newer.insert(id, term);
+        }
+    }
 }
 
 /// How a coordinator's share asks the other owners (the cluster's dataflow implements it).
@@ -55,9 +113,10 @@ pub trait Resolver: Send + Sync + std::fmt::Debug {
     fn terms(&self, ids: Vec<Id>) -> Result<Vec<(Id, Vec<u8>)>, String>;
 }
 
-/// Foreign terms kept before the overlay starts afresh: a coordinator decoding many
-/// distinct results would otherwise keep them all.
-const FOREIGN_TERMS: usize = 16 << 20;
+/// Foreign terms a generation of the overlay holds before a new one begins: a coordinator
+/// decoding many distinct results would otherwise keep them all. Two generations are
+/// kept.
+const FOREIGN_TERMS: usize = 8 << 20;
 
 /// The owner, among `count`, of the term encoded as `term`: FNV-1a over its bytes, mixed
 /// by SplitMix64's finaliser (stable across builds and platforms, unlike std's hasher,
@@ -97,11 +156,17 @@ impl Dictionary {
     /// Makes this dictionary owner `index`'s share of a cluster of `count` owners whose
     /// ids stay below `id_bound` (see the module's documentation): its `p`-th term is id
     /// `p × count + index`.
-    pub fn into_share(mut self, index: u32, count: u32, id_bound: u64) -> Self {
+    pub fn into_share(self, index: u32, count: u32, id_bound: u64) -> Self {
+        self.into_share_keeping(index, count, id_bound, FOREIGN_TERMS)
+    }
+
+    /// [`Self::into_share`] with `cap` foreign terms per generation of the overlay.
+    fn into_share_keeping(mut self, index: u32, count: u32, id_bound: u64, cap: usize) -> Self {
         self.share = Some(Arc::new(Share {
             count: count.max(1),
             index,
             id_bound,
+            cap,
             foreign: RwLock::default(),
             resolver: RwLock::default(),
         }));
@@ -147,7 +212,7 @@ impl Dictionary {
             let known: std::collections::HashSet<&[u8]> =
                 found.iter().map(|(_, t)| &t[..]).collect();
             for term in terms {
-                if !known.contains(&term[..]) && foreign.absent.len() < FOREIGN_TERMS {
+                if !known.contains(&term[..]) && foreign.absent.len() < share.cap {
                     foreign.absent.insert(term);
                 }
             }
@@ -159,6 +224,16 @@ impl Dictionary {
     /// Asks the owners of those of `ids` this share neither holds nor has learnt for their
     /// terms, in one request, and learns them: before rows from the partitions are decoded.
     pub fn resolve_ids(&self, ids: impl IntoIterator<Item = Id>) -> Result<(), String> {
+        self.resolve(ids, false)
+    }
+
+    /// [`Self::resolve_ids`], learning the terms for good (graph names and classes, which
+    /// any query may decode without their being in its rows).
+    pub fn resolve_ids_for_good(&self, ids: impl IntoIterator<Item = Id>) -> Result<(), String> {
+        self.resolve(ids, true)
+    }
+
+    fn resolve(&self, ids: impl IntoIterator<Item = Id>, pin: bool) -> Result<(), String> {
         let Some(resolver) = self.resolver() else {
             return Ok(());
         };
@@ -167,7 +242,7 @@ impl Dictionary {
             return Ok(());
         }
         let found = resolver.terms(unknown)?;
-        self.learn_foreign(found);
+        self.learn(found, pin);
         Ok(())
     }
 
@@ -219,7 +294,7 @@ impl Dictionary {
     pub(super) fn foreign_term(&self, id: Id) -> Option<Arc<[u8]>> {
         let share = self.share.as_ref()?;
         let foreign = share.foreign.read().unwrap_or_else(|e| e.into_inner());
-        foreign.by_id.get(&id).cloned()
+        foreign.term(id).cloned()
     }
 
     /// The id of a foreign term learnt; records the term as a miss when it is neither
@@ -228,10 +303,7 @@ impl Dictionary {
         let share = self.share.as_ref()?;
         let (found, absent) = {
             let foreign = share.foreign.read().unwrap_or_else(|e| e.into_inner());
-            (
-                foreign.by_term.get(term).copied(),
-                foreign.absent.contains(term),
-            )
+            (foreign.id(term), foreign.absent.contains(term))
         };
         if found.is_none() && !absent && term_owner(term, share.count) != share.index {
             MISSES.with(|m| {
@@ -256,7 +328,7 @@ impl Dictionary {
             .filter(|&id| {
                 (id as u64) < share.id_bound
                     && self.local(id).is_none()
-                    && !foreign.by_id.contains_key(&id)
+                    && foreign.term(id).is_none()
             })
             .collect();
         unknown.sort_unstable();
@@ -279,23 +351,7 @@ impl Dictionary {
             return;
         };
         let mut foreign = share.foreign.write().unwrap_or_else(|e| e.into_inner());
-        if foreign.by_id.len() >= FOREIGN_TERMS {
-            let pinned = std::mem::take(&mut foreign.pinned);
-            *foreign = Foreign::default();
-            for (id, term) in &pinned {
-                foreign.by_term.insert(Arc::clone(term), *id);
-                foreign.by_id.insert(*id, Arc::clone(term));
-            }
-            foreign.pinned = pinned;
-        }
-        for (id, term) in terms {
-            let term: Arc<[u8]> = term.into();
-            if pin {
-                foreign.pinned.push((id, Arc::clone(&term)));
-            }
-            foreign.by_term.insert(Arc::clone(&term), id);
-            foreign.by_id.insert(id, term);
-        }
+        foreign.learn(terms, pin, share.cap);
     }
 }
 
@@ -357,5 +413,30 @@ mod tests {
         assert_eq!(coordinator.cursor().term(id), Some(&own[0][..]));
         // Clones share what was learnt.
         assert_eq!(coordinator.clone().term(id).as_ref(), Some(own[0]));
+    }
+
+    /// The overlay keeps what a query has just learnt while others fill it: one new
+    /// generation later the terms are still known (a single generation emptied when full
+    /// lost them), two later they are dropped; pinned terms stay throughout.
+    #[test]
+    fn learnt_terms_outlive_one_new_generation() {
+        let coordinator =
+            Dictionary::from_sorted(&[b"own".to_vec()]).into_share_keeping(0, 2, 1 << 20, 4);
+        let term = |i: u32| format!("t{i}").into_bytes();
+        coordinator.pin_foreign([(1, b"pinned".to_vec())]);
+        // A query learns its rows' terms...
+        coordinator.learn_foreign([(3, term(3)), (5, term(5))]);
+        // ...while others fill the overlay past a generation.
+        coordinator.learn_foreign((7..20).step_by(2).map(|i| (i, term(i))));
+        coordinator.learn_foreign([(21, term(21))]);
+        assert_eq!(coordinator.term(3).as_deref(), Some(&term(3)[..]));
+        assert_eq!(coordinator.lookup(&term(5)), Some(5));
+        assert_eq!(coordinator.unknown_foreign([3, 5, 21]), Vec::<Id>::new());
+        // A second new generation drops them; the pinned term stays.
+        coordinator.learn_foreign((23..40).step_by(2).map(|i| (i, term(i))));
+        coordinator.learn_foreign([(41, term(41))]);
+        assert_eq!(coordinator.unknown_foreign([3, 5, 41]), vec![3, 5]);
+        assert_eq!(coordinator.term(1).as_deref(), Some(&b"pinned"[..]));
+        assert_eq!(coordinator.lookup(b"pinned"), Some(1));
     }
 }
