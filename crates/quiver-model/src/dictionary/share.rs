@@ -221,6 +221,33 @@ impl Dictionary {
         Ok(learnt)
     }
 
+    /// The id of `term` (encoded), asking its owner when another owner of a partitioned
+    /// dictionary may hold it and it is neither learnt nor known to be absent: a term a
+    /// query computes (`IRI(…)`, `CONCAT(…)`) that names a stored term must get the stored
+    /// id, or it would not join with the rows that hold it. One request per such term.
+    pub fn lookup_resolving(&self, term: &[u8]) -> Result<Option<Id>, String> {
+        if let Some(id) = self.lookup(term) {
+            return Ok(Some(id));
+        }
+        let Some(share) = &self.share else {
+            return Ok(None);
+        };
+        if self.resolver().is_none() || term_owner(term, share.count) == share.index {
+            return Ok(None);
+        }
+        let absent = share
+            .foreign
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .absent
+            .contains(term);
+        if absent {
+            return Ok(None);
+        }
+        self.resolve_terms(vec![term.to_vec()])?;
+        Ok(self.lookup(term))
+    }
+
     /// Asks the owners of those of `ids` this share neither holds nor has learnt for their
     /// terms, in one request, and learns them: before rows from the partitions are decoded.
     pub fn resolve_ids(&self, ids: impl IntoIterator<Item = Id>) -> Result<(), String> {
