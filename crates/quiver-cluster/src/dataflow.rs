@@ -274,6 +274,12 @@ impl TimelyPartitions {
             ));
         }
         let total = processes * config.workers;
+        let first = config.process * config.workers;
+        // A grown load killed after it committed this process's partitions: finished.
+        let own: Vec<u32> = (first..first + config.workers)
+            .map(|index| index as u32)
+            .collect();
+        quiver_store::partition_commit::recover_grown(dir, &own).map_err(|e| e.to_string())?;
         let layout = read_layout(dir)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("{}: not a partitioned store", dir.display()))?;
@@ -285,7 +291,6 @@ impl TimelyPartitions {
                 config.workers
             ));
         }
-        let first = config.process * config.workers;
         let parts = (first..first + config.workers)
             .map(|index| {
                 open_partition(dir, index as u32, total as u32)

@@ -343,6 +343,18 @@ fn adding_to_a_loaded_cluster_equals_loading_all_at_once() {
         .filter(|n| n.starts_with("partition-"))
         .collect();
     assert_eq!(names.len(), 3, "{names:?}");
+    // Nor a commit record inside them.
+    for name in &names {
+        for record in [
+            quiver_store::partition_commit::COMMITTED_FILE,
+            quiver_store::partition_commit::SAVED_FOR_FILE,
+        ] {
+            assert!(
+                !location.join(name).join(record).exists(),
+                "{name}/{record}"
+            );
+        }
+    }
     // And it answers like the single store.
     let (partitions, coordinator) = serve(&location);
     for query in common::lubm_queries() {

@@ -24,6 +24,7 @@ pub mod graph;
 mod graph_update;
 pub mod mutable;
 pub mod partition;
+pub mod partition_commit;
 pub mod partition_stats;
 mod patch;
 pub mod persist;

@@ -10,6 +10,7 @@ use quiver_store::partition::{
     graph_classes, new_layout, partition_dir, GraphClasses, PartitionInfo, SplitEdges,
     PARTITION_HASH,
 };
+use quiver_store::partition_commit::next_partition_dir;
 use quiver_store::partition_stats::StatisticsMerger;
 use quiver_store::{Direction, LoadInfo, Store};
 use rayon::prelude::*;
@@ -17,22 +18,6 @@ use rayon::prelude::*;
 use super::{peak_rss, LoadedCluster, PartitionSummary};
 
 use super::message::*;
-
-/// Where a grown load saves partition `index` before it replaces the old one.
-pub(super) fn next_dir(dir: &Path, index: u32) -> std::path::PathBuf {
-    dir.join(format!("partition-{index}.next"))
-}
-
-/// Puts a grown partition in place of the old one (kept as `.old` until the layout is
-/// written).
-pub(super) fn replace_partition(dir: &Path, index: u32) -> Result<(), String> {
-    let current = partition_dir(dir, index);
-    let old = dir.join(format!("partition-{index}.old"));
-    let _ = std::fs::remove_dir_all(&old);
-    std::fs::rename(&current, &old)
-        .and_then(|()| std::fs::rename(next_dir(dir, index), &current))
-        .map_err(|e| format!("{}: {e}", current.display()))
-}
 
 /// A builder's edges by graph (`DEFAULT` for the default graph; predicate term ids until
 /// the vocabulary is complete), vocabulary and id bound.
@@ -223,10 +208,14 @@ pub(super) fn build(
     // A grown partition is saved beside the old one, which it replaces once every
     // partition is saved.
     let target = match existing {
-        Some(_) => next_dir(dir, index),
+        Some(_) => next_partition_dir(dir, index),
         None => partition_dir(dir, index),
     };
     let bytes = store.save(&target).map_err(|e| e.to_string())?;
+    if existing.is_some() {
+        let load = format!("{:016x}", state.borrow().load);
+        quiver_store::partition_commit::mark_saved(&target, &load).map_err(|e| e.to_string())?;
+    }
     let sent = state.borrow().sent;
     state.borrow_mut().rdf_type = store.rdf_type();
     Ok(PartitionSummary {

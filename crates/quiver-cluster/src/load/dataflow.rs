@@ -8,9 +8,10 @@
 //!    predicates and graph names they use to every worker.
 //! 3. **Builders** build their partition from its edges, its share of the dictionary and
 //!    the predicates of all, save it, and send its summary to every worker.
-//! 4. **Layout**: every worker, with every summary, makes the layout (and, growing a
-//!    cluster, puts its new partition in place of the old); the first of each process
-//!    returns it, and its process writes it once all its workers have ended.
+//! 4. **Layout**: every worker, with every summary, makes the layout; the first of each
+//!    process returns it, and its process writes it once all its workers have ended
+//!    (growing a cluster, it first commits its new partitions and puts them in place of
+//!    the old: `quiver_store::partition_commit`).
 //!
 //! A worker whose share could not be read tells every worker; they all skip the work
 //! after it and no layout is written.
@@ -55,7 +56,9 @@ pub(super) fn run(
     let index = worker.index() as u32;
     let workers = worker.peers() as u32;
     // Leftovers of a grown load that did not finish.
-    let _ = std::fs::remove_dir_all(next_dir(dir, index));
+    let _ = std::fs::remove_dir_all(quiver_store::partition_commit::next_partition_dir(
+        dir, index,
+    ));
     let state: Shared = Rc::default();
     let result: Rc<RefCell<Option<LoadedCluster>>> = Rc::default();
     let writes_layout = (index as usize - first).is_multiple_of(local.max(1));
@@ -66,7 +69,7 @@ pub(super) fn run(
         let (owners, origins, builders) = (Rc::clone(&state), Rc::clone(&state), Rc::clone(&state));
         let layout = Rc::clone(&state);
         let done = Rc::clone(&result);
-        let (dir, layout_dir) = (dir.to_owned(), dir.to_owned());
+        let dir = dir.to_owned();
         let activators = scope;
         let activator = move |address| activators.activator_for(address);
         scope
@@ -186,7 +189,6 @@ pub(super) fn run(
                 ExchangeCore::<OneEach<LoadMessage>, _>::new_core(LoadMessage::to),
                 "Layout",
                 {
-                    let dir = layout_dir;
                     let mut saved: BTreeMap<u32, Result<PartitionSummary, String>> =
                         BTreeMap::new();
                     let mut finished = false;
@@ -203,12 +205,7 @@ pub(super) fn run(
                         if frontier.frontier().is_empty() && !finished {
                             finished = true;
                             let outcome = finish_layout(workers, std::mem::take(&mut saved))
-                                .and_then(|cluster| {
-                                    if grow {
-                                        replace_partition(&dir, index)?;
-                                    }
-                                    Ok(writes_layout.then_some(cluster))
-                                });
+                                .map(|cluster| writes_layout.then_some(cluster));
                             match outcome {
                                 Ok(cluster) => *done.borrow_mut() = cluster,
                                 Err(message) => layout.borrow_mut().failure = Some(message),

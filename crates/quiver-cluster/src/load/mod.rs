@@ -117,7 +117,8 @@ pub enum ClusterLoadError {
 /// `cluster` (see the module's documentation), or adds it to the cluster loaded there
 /// before (by as many workers): its terms keep their ids, new terms take the next ones,
 /// and each partition is saved anew beside the old, which it replaces once every
-/// partition is saved. Every process of a cluster calls it with the same input; each
+/// partition is saved: committed first (`quiver_store::partition_commit`), so that a
+/// process killed meanwhile leaves the cluster as it was or as the load made it. Every process of a cluster calls it with the same input; each
 /// returns once its layout file is written, with every partition's summary.
 pub fn load_cluster(
     dir: &Path,
@@ -125,12 +126,17 @@ pub fn load_cluster(
     cluster: LoadCluster,
     progress: Arc<dyn Progress + Send + Sync>,
 ) -> Result<LoadedCluster, ClusterLoadError> {
-    use quiver_store::partition::{partition_dir, read_layout, write_layout};
+    use quiver_store::partition::{read_layout, write_layout};
+    use quiver_store::partition_commit::{commit_grown, recover_grown};
     let started = std::time::Instant::now();
     let refuse = |message: String| ClusterLoadError::Store {
         dir: dir.to_owned(),
         message,
     };
+    let (first, local, total) = cluster.workers();
+    let own: Vec<u32> = (first..first + local).map(|index| index as u32).collect();
+    // A grown load killed after it committed its partitions: finished first.
+    recover_grown(dir, &own).map_err(|e| refuse(e.to_string()))?;
     let existing = read_layout(dir).map_err(|e| refuse(e.to_string()))?;
     if existing.is_none() && dir.join("manifest.json").exists() {
         return Err(refuse(
@@ -141,7 +147,6 @@ pub fn load_cluster(
         dir: dir.to_owned(),
         message: e.to_string(),
     })?;
-    let (first, local, total) = cluster.workers();
     if total == 0 || total > quiver_store::partition::MAX_PARTITIONS as usize {
         return Err(ClusterLoadError::Input(format!(
             "{total} workers: give 1 to {}",
@@ -217,11 +222,15 @@ pub fn load_cluster(
     })?;
     // A grown cluster keeps the replication budget its layout recorded.
     loaded.layout.replication_budget = existing.as_ref().and_then(|l| l.replication_budget);
-    // Every partition of this process saved: the layout, last.
-    write_layout(dir, &loaded.layout).map_err(|e| refuse(e.to_string()))?;
-    for index in first..first + local {
-        let old = partition_dir(dir, index as u32).with_extension("old");
-        let _ = std::fs::remove_dir_all(old);
+    // Every partition of the load saved: this process's new partitions committed, then
+    // put in place of the old; the layout, last.
+    if grow {
+        for &index in &own {
+            commit_grown(dir, index, &loaded.layout).map_err(|e| refuse(e.to_string()))?;
+        }
+        recover_grown(dir, &own).map_err(|e| refuse(e.to_string()))?;
+    } else {
+        write_layout(dir, &loaded.layout).map_err(|e| refuse(e.to_string()))?;
     }
     loaded.seconds = started.elapsed().as_secs_f64();
     Ok(loaded)
