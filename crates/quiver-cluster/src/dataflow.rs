@@ -42,7 +42,8 @@ use quiver_sparql::error::QueryError;
 use quiver_sparql::memory::MemoryPool;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::{
-    BgpPartitions, Exchanged, Explored, PartitionTrace, PartitionedBgp, WorkerRole, WorkerStep,
+    BgpPartitions, Exchanged, Explored, HeldBytes, PartitionTrace, PartitionedBgp, WorkerRole,
+    WorkerStep,
 };
 use quiver_sparql::table::Table;
 use quiver_store::{GraphIndex, Store};
@@ -847,6 +848,13 @@ impl BgpPartitions for TimelyPartitions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .exchanged
+    }
+
+    fn held_bytes(&self) -> HeldBytes {
+        HeldBytes {
+            network_buffers: crate::buffers::network_buffer_bytes(),
+            replicated: self.types.get().map_or(0, |table| table.bytes() as u64),
+        }
     }
 
     fn explore(&self, mut request: PartitionedBgp<'_>) -> Result<Explored, QueryError> {

@@ -9,7 +9,8 @@
 //! dataset the store's triples, terms, version (its last commit's sequence number) and log
 //! size, commits and checkpoints with their time, the prepared-query cache's hits and
 //! misses, device (GPU) runs, and for a cluster the rows, messages and bytes exchanged
-//! between workers. Endpoints are the routes' names (`/store/…` is `/store`) and datasets
+//! between workers and what this process holds beside its partitions (network buffers,
+//! the replicated `rdf:type` memberships). Endpoints are the routes' names (`/store/…` is `/store`) and datasets
 //! the configured ones, so a client cannot grow the label set.
 //!
 //! Who may read it: a client on the loopback; others with the update token, or anyone
@@ -74,6 +75,8 @@ struct DatasetMetrics {
     exchanged_rows: PerDataset<Counter>,
     exchanged_messages: PerDataset<Counter>,
     exchanged_bytes: PerDataset<Counter>,
+    network_buffer_bytes: PerDataset<Gauge>,
+    replicated_bytes: PerDataset<Gauge>,
 }
 
 /// The server's metrics: counted per request, the rest read from the state when scraped.
@@ -225,6 +228,16 @@ impl Metrics {
             "Bytes moved between a cluster's processes",
             d.exchanged_bytes.clone(),
         );
+        registry.register(
+            "cluster_network_buffer_bytes",
+            "Bytes this process's network buffers between a cluster's processes hold",
+            d.network_buffer_bytes.clone(),
+        );
+        registry.register(
+            "cluster_replicated_bytes",
+            "Bytes of what every process of a cluster holds whole (the rdf:type memberships)",
+            d.replicated_bytes.clone(),
+        );
         Self {
             registry,
             requests,
@@ -332,6 +345,14 @@ impl Metrics {
                 set(&d.exchanged_rows, exchanged.rows);
                 set(&d.exchanged_messages, exchanged.messages);
                 set(&d.exchanged_bytes, exchanged.bytes);
+                let held = partitions.held_bytes();
+                let gauge = |family: &PerDataset<Gauge>, value: u64| {
+                    family
+                        .get_or_create(&labels)
+                        .set(i64::try_from(value).unwrap_or(i64::MAX));
+                };
+                gauge(&d.network_buffer_bytes, held.network_buffers);
+                gauge(&d.replicated_bytes, held.replicated);
             }
         }
         let mut text = String::new();

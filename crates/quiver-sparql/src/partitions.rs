@@ -168,6 +168,15 @@ pub struct Exchanged {
     pub bytes: u64,
 }
 
+/// Memory a process holds for its part in the partitions beside their data, in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeldBytes {
+    /// Buffers of the network between the processes.
+    pub network_buffers: u64,
+    /// What is replicated on every process (a cluster's `rdf:type` memberships).
+    pub replicated: u64,
+}
+
 impl std::ops::AddAssign for Exchanged {
     fn add_assign(&mut self, other: Self) {
         self.messages += other.messages;
@@ -197,6 +206,11 @@ pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
     /// between processes or threads).
     fn exchanged(&self) -> Exchanged {
         Exchanged::default()
+    }
+
+    /// Memory this process holds for the partitions beside their data (none by default).
+    fn held_bytes(&self) -> HeldBytes {
+        HeldBytes::default()
     }
 
     /// Every row of the pattern over the partitions (any order), before the pattern's
