@@ -455,14 +455,6 @@ impl Store {
         self.dictionary.lookup(&bytes)
     }
 
-    /// [`Store::term_id`] for a term a query computes: on a partitioned dictionary, asked
-    /// of the owner that may hold it ([`quiver_model::Dictionary::lookup_resolving`]).
-    pub fn computed_term_id(&self, term: TermRef<'_>) -> Result<Option<Id>, String> {
-        let mut bytes = Vec::new();
-        encode_term(term, &mut bytes);
-        self.dictionary.lookup_resolving(&bytes)
-    }
-
     /// [`Store::term_id`] for a query's constants, looked up again each time a query is
     /// prepared: answered from the dictionary's recently found terms when it can.
     pub fn constant_id(&self, term: TermRef<'_>) -> Option<Id> {

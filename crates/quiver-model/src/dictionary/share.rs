@@ -221,31 +221,26 @@ impl Dictionary {
         Ok(learnt)
     }
 
-    /// The id of `term` (encoded), asking its owner when another owner of a partitioned
-    /// dictionary may hold it and it is neither learnt nor known to be absent: a term a
-    /// query computes (`IRI(…)`, `CONCAT(…)`) that names a stored term must get the stored
-    /// id, or it would not join with the rows that hold it. One request per such term.
-    pub fn lookup_resolving(&self, term: &[u8]) -> Result<Option<Id>, String> {
-        if let Some(id) = self.lookup(term) {
-            return Ok(Some(id));
-        }
+    /// Whether another owner of a partitioned dictionary may hold `term` (encoded): this
+    /// share asks the others, the term is another owner's, and neither this share nor what
+    /// it has learnt holds it, nor is it known to be absent. The terms a query computes
+    /// (`IRI(…)`, `CONCAT(…)`) that another owner may hold are asked of their owners in one
+    /// batch ([`Self::resolve_terms`]) before they are given ids, so that a term naming a
+    /// stored one gets the stored id and joins with the rows that hold it.
+    pub fn held_elsewhere(&self, term: &[u8]) -> bool {
         let Some(share) = &self.share else {
-            return Ok(None);
+            return false;
         };
         if self.resolver().is_none() || term_owner(term, share.count) == share.index {
-            return Ok(None);
+            return false;
         }
-        let absent = share
-            .foreign
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .absent
-            .contains(term);
-        if absent {
-            return Ok(None);
-        }
-        self.resolve_terms(vec![term.to_vec()])?;
-        Ok(self.lookup(term))
+        self.lookup(term).is_none()
+            && !share
+                .foreign
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .absent
+                .contains(term)
     }
 
     /// Asks the owners of those of `ids` this share neither holds nor has learnt for their

@@ -50,7 +50,7 @@ impl Evaluator<'_> {
         let mut reservation = ctx.reservation();
         for (var, expression) in chain.into_iter().rev() {
             reservation.try_grow(table.rows.saturating_mul(ID_BYTES))?;
-            let evaluate = |row: usize| -> Id {
+            let term_of = |row: usize| {
                 let bindings = |variable: &Variable| self.binding(&table, row, variable);
                 let exists = |pattern: &GraphPattern| self.exists(pattern, &table, row);
                 let scope = scopes.wrapping_add(row as u64);
@@ -61,8 +61,10 @@ impl Evaluator<'_> {
                     &self.expressions,
                     scope,
                 )
-                .map_or(UNBOUND, |term| self.intern(&term))
             };
+            self.resolve_computed(&table, &term_of)?;
+            let evaluate =
+                |row: usize| -> Id { term_of(row).map_or(UNBOUND, |term| self.intern(&term)) };
             let column = match self.remembered_inputs(expression, &table) {
                 Some(columns) => {
                     let mut remembered: FxHashMap<[Id; REMEMBERED_VARS], Id> = FxHashMap::default();
@@ -117,6 +119,45 @@ impl Evaluator<'_> {
             }
         }
         Ok(table)
+    }
+
+    /// On a cluster's coordinator whose dictionary is partitioned, asks the owners, in one
+    /// batch, for the terms the column computes (`term_of` each row) that they may hold
+    /// (`Dictionary::held_elsewhere`): interned, such a term then gets its stored id and
+    /// joins with the rows that hold it, where it would otherwise get a query-local id.
+    /// The column's expressions are evaluated twice there; elsewhere, nothing is done.
+    fn resolve_computed(
+        &self,
+        table: &Table,
+        term_of: &dyn Fn(usize) -> Option<oxrdf::Term>,
+    ) -> Result<(), QueryError> {
+        let dictionary = self.store.dictionary();
+        if !dictionary.resolves() {
+            return Ok(());
+        }
+        let ctx = self.ctx();
+        let mut asked: Vec<Vec<u8>> = Vec::new();
+        let mut seen: rustc_hash::FxHashSet<Vec<u8>> = Default::default();
+        for row in 0..table.rows {
+            ctx.tick(row)?;
+            let Some(term) = term_of(row) else {
+                continue;
+            };
+            if term.is_blank_node() {
+                continue;
+            }
+            let mut bytes = Vec::new();
+            quiver_model::encode_term(term.as_ref(), &mut bytes);
+            if dictionary.held_elsewhere(&bytes) && seen.insert(bytes.clone()) {
+                asked.push(bytes);
+            }
+        }
+        if asked.is_empty() {
+            return Ok(());
+        }
+        dictionary.resolve_terms(asked).map(|_| ()).map_err(|e| {
+            QueryError::Unsupported(format!("the cluster's dictionary did not answer: {e}"))
+        })
     }
 
     /// The columns of the variables `expression` reads when it is a function of their ids

@@ -226,16 +226,7 @@ impl<'a> Evaluator<'a> {
         if let Some(&id) = locals.found.get(term).or_else(|| locals.index.get(term)) {
             return id;
         }
-        let stored = self
-            .store
-            .computed_term_id(term.as_ref())
-            .unwrap_or_else(|e| {
-                self.state.fail(QueryError::Unsupported(format!(
-                    "the cluster's dictionary did not answer: {e}"
-                )));
-                None
-            });
-        if let Some(id) = stored {
+        if let Some(id) = self.store.term_id(term.as_ref()) {
             if locals.found.len() < FOUND_TERMS {
                 locals.found.insert(term.clone(), id);
             }
