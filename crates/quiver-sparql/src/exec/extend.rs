@@ -136,8 +136,9 @@ impl Evaluator<'_> {
             return Ok(());
         }
         let ctx = self.ctx();
-        let mut asked: Vec<Vec<u8>> = Vec::new();
-        let mut seen: rustc_hash::FxHashSet<Vec<u8>> = Default::default();
+        let mut asked: rustc_hash::FxHashSet<Vec<u8>> = Default::default();
+        // One encoding buffer for the column: a term is copied only when it is asked.
+        let mut bytes = Vec::new();
         for row in 0..table.rows {
             ctx.tick(row)?;
             let Some(term) = term_of(row) else {
@@ -146,15 +147,16 @@ impl Evaluator<'_> {
             if term.is_blank_node() {
                 continue;
             }
-            let mut bytes = Vec::new();
+            bytes.clear();
             quiver_model::encode_term(term.as_ref(), &mut bytes);
-            if dictionary.held_elsewhere(&bytes) && seen.insert(bytes.clone()) {
-                asked.push(bytes);
+            if !asked.contains(&bytes) && dictionary.held_elsewhere(&bytes) {
+                asked.insert(bytes.clone());
             }
         }
         if asked.is_empty() {
             return Ok(());
         }
+        let asked = asked.into_iter().collect();
         dictionary.resolve_terms(asked).map(|_| ()).map_err(|e| {
             QueryError::Unsupported(format!("the cluster's dictionary did not answer: {e}"))
         })
