@@ -177,7 +177,7 @@ pub fn run(args: EmulateArgs) -> Result<()> {
             Target {
                 store: &cluster.coordinator,
                 prepare: PrepareOptions {
-                    partitioned: true,
+                    partitions: Some(std::sync::Arc::clone(&partitions)),
                     ..PrepareOptions::default()
                 },
                 exec: ExecOptions {

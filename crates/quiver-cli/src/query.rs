@@ -82,7 +82,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
             base_iri: args.base.clone(),
             plan,
             dataset: None,
-            partitioned: false,
+            partitions: None,
         },
     )?;
     let threads = crate::threads(args.threads);

@@ -38,6 +38,7 @@ use quiver_model::{Id, PredId};
 use quiver_sparql::bgp::Bgp;
 use quiver_sparql::context::QueryState;
 use quiver_sparql::dataset::{graph_index, GraphRef};
+use quiver_sparql::degree::DegreeAsk;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::memory::MemoryPool;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
@@ -549,8 +550,7 @@ fn serve(
     let mut input: InputHandleVec<u64, Message> = InputHandleVec::new();
     let probe = ProbeHandle::new();
     let load = part.partition_info().and_then(|info| info.load.clone());
-    let (mut questions, answers) =
-        crate::dictionary::build(worker, part.dictionary().clone(), load);
+    let (mut questions, answers) = crate::dictionary::build(worker, part.clone(), load);
     let mut state = Worker::new(part, index as u32, workers, pool, Arc::clone(&types));
     let sink = Rc::clone(&arrived);
     // The exploring operator's address, by which the asker wakes the coordinator.
@@ -902,6 +902,25 @@ impl BgpPartitions for TimelyPartitions {
             }
             cap = cap.saturating_mul(4);
         }
+    }
+
+    fn degrees(&self, asks: &[DegreeAsk]) -> Result<Option<Vec<u64>>, QueryError> {
+        let resolver = ClusterResolver {
+            requests: Arc::downgrade(&self.requests),
+            coordinator: Arc::clone(&self.coordinator),
+        };
+        let answers = resolver
+            .ask(Ask::Degrees(asks.to_vec()))
+            .map_err(|e| QueryError::Unsupported(format!("the cluster did not answer: {e}")))?;
+        let mut sizes = vec![0; asks.len()];
+        for (position, size) in answers {
+            let size = <[u8; 8]>::try_from(size.as_slice())
+                .map_err(|_| QueryError::Unsupported("a malformed record size".into()))?;
+            if let Some(slot) = sizes.get_mut(position as usize) {
+                *slot = u64::from_le_bytes(size);
+            }
+        }
+        Ok(Some(sizes))
     }
 
     fn aggregate(

@@ -1,9 +1,11 @@
-//! A coordinator's questions to the owners of a partitioned dictionary (a cluster loaded
-//! by its processes, where each partition holds only its own terms): the ids of a query's
-//! constants before it is planned, the terms of the rows the partitions return before
-//! they are decoded. Each question is one message per owner asked, through a small
-//! dataflow of its own beside the exploration's (one hop to the owners, one back to the
-//! coordinator), and is answered once every owner asked has answered.
+//! A coordinator's questions to the owners of terms and records: with a partitioned
+//! dictionary (a cluster loaded by its processes, where each partition holds only its own
+//! terms), the ids of a query's constants before it is planned and the terms of the rows
+//! the partitions return before they are decoded; on any cluster, the sizes of the
+//! records of a query's constants that the coordinator's partition does not hold, for its
+//! planner. Each question is one message per owner asked, through a small dataflow of its
+//! own beside the exploration's (one hop to the owners, one back to the coordinator), and
+//! is answered once every owner asked has answered.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -12,7 +14,9 @@ use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::time::Duration;
 
 use quiver_model::dictionary::{term_owner, Resolver};
-use quiver_model::{Dictionary, Id};
+use quiver_model::Id;
+use quiver_sparql::degree::DegreeAsk;
+use quiver_store::Store;
 use serde::{Deserialize, Serialize};
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
@@ -35,6 +39,9 @@ pub(crate) enum Body {
     Ids(Vec<Vec<u8>>),
     /// The encodings of these ids.
     Terms(Vec<Id>),
+    /// The sizes of these records, each by its position in the coordinator's request
+    /// (answered as `Found` of `(position, size as 8 little-endian bytes)`).
+    Degrees(Vec<(Id, DegreeAsk)>),
     /// `(id, encoding)` found.
     Found(Vec<(Id, Vec<u8>)>),
     /// Which load wrote the owner's partition (answered as `Found` of one pair: the
@@ -45,11 +52,11 @@ pub(crate) enum Body {
 /// What the coordinator's worker has received, by request: answers, and their pairs.
 pub(crate) type Answers = Rc<RefCell<HashMap<u64, (usize, Vec<(Id, Vec<u8>)>)>>>;
 
-/// Builds the dictionary dataflow on a worker whose partition's dictionary is
-/// `dictionary`; returns its input (fed by the coordinator only) and what arrives back.
+/// Builds the questions' dataflow on a worker whose partition is `part`; returns its input
+/// (fed by the coordinator only) and what arrives back.
 pub(crate) fn build(
     worker: &mut timely::worker::Worker,
-    dictionary: Dictionary,
+    part: Store,
     load: Option<String>,
 ) -> (InputHandleVec<u64, Question>, Answers) {
     let index = worker.index() as Id;
@@ -77,7 +84,7 @@ pub(crate) fn build(
                                                 load.clone().unwrap_or_default().into_bytes(),
                                             )]),
                                         },
-                                        _ => answer(&dictionary, question),
+                                        _ => answer(&part, question),
                                     };
                                     session.give(answer);
                                 }
@@ -107,7 +114,8 @@ pub(crate) fn build(
 }
 
 /// An owner's answer: what it holds of the question.
-fn answer(dictionary: &Dictionary, question: Question) -> Question {
+fn answer(part: &Store, question: Question) -> Question {
+    let dictionary = part.dictionary();
     let found = match question.body {
         Body::Ids(terms) => terms
             .into_iter()
@@ -116,6 +124,10 @@ fn answer(dictionary: &Dictionary, question: Question) -> Question {
         Body::Terms(ids) => ids
             .into_iter()
             .filter_map(|id| dictionary.term(id).map(|term| (id, term)))
+            .collect(),
+        Body::Degrees(asks) => asks
+            .into_iter()
+            .map(|(position, ask)| (position, ask.count(part).to_le_bytes().to_vec()))
             .collect(),
         Body::Found(found) => found,
         Body::Load => Vec::new(),
@@ -144,6 +156,15 @@ pub(crate) fn questions(request: u64, workers: u32, ask: Ask) -> Vec<Question> {
                 }
             }
         }
+        Ask::Degrees(asks) => {
+            for (position, ask) in asks.into_iter().enumerate() {
+                let to = quiver_store::partition::owner(ask.vertex, workers);
+                let body = bodies.entry(to).or_insert(Body::Degrees(Vec::new()));
+                if let Body::Degrees(list) = body {
+                    list.push((position as Id, ask));
+                }
+            }
+        }
         Ask::Terms(ids) => {
             for id in ids {
                 let to = quiver_store::partition::owner(id, workers);
@@ -166,6 +187,8 @@ pub(crate) fn questions(request: u64, workers: u32, ask: Ask) -> Vec<Question> {
 pub(crate) enum Ask {
     Ids(Vec<Vec<u8>>),
     Terms(Vec<Id>),
+    /// The sizes of records, each asked of the owner of its vertex.
+    Degrees(Vec<DegreeAsk>),
     /// Every worker's partition's load.
     Loads,
 }

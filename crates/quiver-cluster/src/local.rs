@@ -5,6 +5,7 @@
 
 use quiver_model::Id;
 use quiver_sparql::context::{ExecContext, QueryState};
+use quiver_sparql::degree::DegreeAsk;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
@@ -104,6 +105,17 @@ impl LocalPartitions {
 impl BgpPartitions for LocalPartitions {
     fn name(&self) -> String {
         format!("{} partitions in this process", self.parts.len())
+    }
+
+    fn degrees(&self, asks: &[DegreeAsk]) -> Result<Option<Vec<u64>>, QueryError> {
+        let count = self.count();
+        let sizes = asks
+            .iter()
+            .map(|ask| {
+                ask.count(&self.parts[quiver_store::partition::owner(ask.vertex, count) as usize])
+            })
+            .collect();
+        Ok(Some(sizes))
     }
 
     fn aggregate(

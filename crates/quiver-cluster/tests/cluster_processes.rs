@@ -43,7 +43,7 @@ fn rows_within(
     max_memory: Option<usize>,
 ) -> Result<Vec<String>, QueryError> {
     let prepare_options = PrepareOptions {
-        partitioned: partitions.is_some(),
+        partitions: partitions.clone(),
         ..PrepareOptions::default()
     };
     let prepared = prepare(store, query, &prepare_options)?;

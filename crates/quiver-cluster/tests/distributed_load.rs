@@ -373,7 +373,7 @@ fn rows(
 ) -> Vec<String> {
     use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
     let prepare_options = PrepareOptions {
-        partitioned: partitions.is_some(),
+        partitions: partitions.clone(),
         ..PrepareOptions::default()
     };
     let prepared = prepare(store, query, &prepare_options).unwrap();

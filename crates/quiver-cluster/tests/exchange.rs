@@ -25,7 +25,7 @@ use quiver_store::Store;
 /// The rows of `query` on `store`, its basic graph patterns run by `partitions`.
 fn count_rows(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> usize {
     let prepare_options = PrepareOptions {
-        partitioned: partitions.is_some(),
+        partitions: partitions.clone(),
         ..PrepareOptions::default()
     };
     let prepared = prepare(store, query, &prepare_options).unwrap();

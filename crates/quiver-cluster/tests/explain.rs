@@ -29,7 +29,7 @@ fn profile(
     explain: bool,
 ) -> ExecutionProfile {
     let prepare_options = PrepareOptions {
-        partitioned: true,
+        partitions: Some(Arc::clone(&partitions)),
         ..PrepareOptions::default()
     };
     let prepared = prepare(store, query, &prepare_options).unwrap();

@@ -107,7 +107,7 @@ pub fn run(
     let store = &*job.store;
     let prepare_options = PrepareOptions {
         dataset: job.dataset.clone(),
-        partitioned: job.options.partitions.is_some(),
+        partitions: job.options.partitions.clone(),
         ..PrepareOptions::default()
     };
     let (cached, hit) = match job.cache.prepare(store, &job.query, &prepare_options) {
@@ -294,7 +294,7 @@ pub fn explain(
 ) -> Result<String, ApiError> {
     let prepare_options = PrepareOptions {
         dataset: request.dataset.clone(),
-        partitioned: options.partitions.is_some(),
+        partitions: options.partitions.clone(),
         ..PrepareOptions::default()
     };
     let (cached, _) = cache

@@ -213,7 +213,7 @@ async fn answer(
     let looked_up = Instant::now();
     let prepare_options = PrepareOptions {
         dataset: request.dataset.clone(),
-        partitioned: state.config.partitions.is_some(),
+        partitions: state.config.partitions.clone(),
         ..PrepareOptions::default()
     };
     if let Some(cached) = state.queries.get(&store, &request.query, &prepare_options) {

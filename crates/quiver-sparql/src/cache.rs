@@ -68,14 +68,14 @@ impl Key {
             base_iri: options.base_iri.clone(),
             plan: options.plan.clone(),
             dataset: options.dataset.as_ref().map(|d| format!("{d:?}")),
-            partitioned: options.partitioned,
+            partitioned: options.partitioned(),
         }
     }
 
     fn matches(&self, text: &str, options: &PrepareOptions, view: quiver_store::View) -> bool {
         self.text == text
             && self.view == view
-            && self.partitioned == options.partitioned
+            && self.partitioned == options.partitioned()
             && self.base_iri == options.base_iri
             && self.plan == options.plan
             && match (&self.dataset, &options.dataset) {
@@ -134,7 +134,7 @@ impl QueryCache {
         options.base_iri.hash(&mut hasher);
         options.plan.hash(&mut hasher);
         options.dataset.is_some().hash(&mut hasher);
-        options.partitioned.hash(&mut hasher);
+        options.partitioned().hash(&mut hasher);
         hasher.finish()
     }
 

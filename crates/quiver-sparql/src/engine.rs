@@ -1,5 +1,6 @@
 //! The public face of the engine: prepare a query once, execute it many times.
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,11 +31,20 @@ pub struct PrepareOptions {
     /// An RDF dataset that replaces the query's own `FROM` / `FROM NAMED` clauses (the
     /// protocol's `default-graph-uri` / `named-graph-uri`).
     pub dataset: Option<QueryDataset>,
-    /// Prepare on one partition of a partitioned store, whose basic graph patterns an
-    /// [`ExecOptions::partitions`] runs: counts and DISTINCTs are read from the index only
-    /// where the partitions' counts add up, since the coordinator's graph holds only a part
-    /// of the data.
-    pub partitioned: bool,
+    /// Prepare on one partition of a partitioned store, whose basic graph patterns these
+    /// partitions run (the same as [`ExecOptions::partitions`]): counts and DISTINCTs are
+    /// read from the index only where the partitions' counts add up, since the
+    /// coordinator's graph holds only a part of the data, and the sizes of the constants'
+    /// records the coordinator lacks are asked of the partitions, in one batch, for the
+    /// planner.
+    pub partitions: Option<Arc<dyn crate::partitions::BgpPartitions>>,
+}
+
+impl PrepareOptions {
+    /// Whether the query is prepared on one partition of a partitioned store.
+    pub fn partitioned(&self) -> bool {
+        self.partitions.is_some()
+    }
 }
 
 /// Options for one execution.
@@ -229,27 +239,52 @@ fn prepare_parsed(
     select_star: bool,
 ) -> Result<PreparedQuery, QueryError> {
     let dictionary = store.dictionary();
-    if !dictionary.resolves() {
+    let partitions = options
+        .partitions
+        .as_ref()
+        .filter(|_| store.partition_info().is_some());
+    if !dictionary.resolves() && partitions.is_none() {
         return plan_parsed(store, query, options, started, select_star);
     }
-    // A coordinator holding its share of a cluster's dictionary: the constants other
-    // owners hold are asked of them in one batch, then the query is planned again with
-    // them known (twice more at most: a constant found may lead the planner to others).
-    for _ in 0..3 {
-        let (prepared, misses) = quiver_model::dictionary::record_misses(|| {
-            plan_parsed(store, query, options, started, select_star)
-        });
-        if misses.is_empty() {
+    // A coordinator holding its share of a cluster: the constants other owners hold are
+    // asked of them in one batch, then the sizes of their records the planner wanted, and
+    // the query is planned again with them known (a few times at most: a constant found
+    // may lead the planner to others).
+    use crate::degree::{record_foreign_degrees, Guess};
+    let plan = || plan_parsed(store, query, options, started, select_star);
+    let mut degrees = HashMap::new();
+    for _ in 0..4 {
+        let ((prepared, misses), recorded) =
+            record_foreign_degrees(&degrees, Guess::Average, || {
+                quiver_model::dictionary::record_misses(plan)
+            });
+        if !misses.is_empty() && dictionary.resolves() {
+            let learnt = dictionary.resolve_terms(misses).map_err(|e| {
+                QueryError::Unsupported(format!("the cluster's dictionary did not answer: {e}"))
+            })?;
+            if learnt > 0 {
+                continue;
+            }
+        }
+        let Some(partitions) = partitions.filter(|_| !recorded.lacked.is_empty()) else {
+            return prepared;
+        };
+        // One record whose size, from the fewest to the most, leaves every plan as it is:
+        // not worth a round trip.
+        let unchanged = |guess| record_foreign_degrees(&degrees, guess, plan).1.plans;
+        if recorded.lacked.len() == 1
+            && [Guess::Fewest, Guess::Most]
+                .into_iter()
+                .all(|guess| unchanged(guess) == recorded.plans)
+        {
             return prepared;
         }
-        let learnt = dictionary.resolve_terms(misses).map_err(|e| {
-            QueryError::Unsupported(format!("the cluster's dictionary did not answer: {e}"))
-        })?;
-        if learnt == 0 {
+        let Some(sizes) = partitions.degrees(&recorded.lacked)? else {
             return prepared;
-        }
+        };
+        degrees.extend(recorded.lacked.into_iter().zip(sizes));
     }
-    plan_parsed(store, query, options, started, select_star)
+    record_foreign_degrees(&degrees, Guess::Average, plan).0
 }
 
 fn plan_parsed(
@@ -264,7 +299,7 @@ fn plan_parsed(
         None => None,
     };
     let mut compiler = Compiler::new(store, user_plans);
-    compiler.partitioned = options.partitioned;
+    compiler.partitioned = options.partitioned();
     let (Query::Select {
         dataset,
         pattern,

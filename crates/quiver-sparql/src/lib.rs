@@ -15,7 +15,7 @@ pub mod cache;
 pub mod compile;
 pub mod context;
 pub mod dataset;
-mod degree;
+pub mod degree;
 pub mod describe;
 pub mod device;
 pub mod engine;

@@ -7,11 +7,14 @@
 //! steps on the partitions (`quiver-cluster`) through [`crate::exec::bgp::explore::run_step`]
 //! and returns every row. Rows may come back in any order: a BGP's rows are a bag. Property
 //! paths and DESCRIBE ask for edges the same way (`crate::exec::edges`), and counts read
-//! from the index are counted by each partition and added up by the caller.
+//! from the index are counted by each partition and added up by the caller. The planner
+//! asks the sizes of the records the coordinator's partition lacks in one batch
+//! ([`BgpPartitions::degrees`]).
 
 use crate::bgp::Bgp;
 use crate::context::QueryState;
 use crate::dataset::GraphRef;
+use crate::degree::DegreeAsk;
 use crate::error::QueryError;
 use crate::operator::index_aggregate::{Counts, IndexAggregate};
 use crate::step::Step;
@@ -211,6 +214,15 @@ pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
     /// Memory this process holds for the partitions beside their data (none by default).
     fn held_bytes(&self) -> HeldBytes {
         HeldBytes::default()
+    }
+
+    /// The sizes of records the coordinator's partition does not hold, for its planner:
+    /// each ask's count, in order, from the partition that owns the vertex (asked in one
+    /// batch while a query is prepared; see [`crate::degree`]). `None`: this executor does
+    /// not answer them, and the planner estimates.
+    fn degrees(&self, asks: &[DegreeAsk]) -> Result<Option<Vec<u64>>, QueryError> {
+        let _ = asks;
+        Ok(None)
     }
 
     /// Every row of the pattern over the partitions (any order), before the pattern's

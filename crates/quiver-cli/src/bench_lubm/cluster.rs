@@ -55,7 +55,7 @@ pub(crate) fn measure(
         ..ExecOptions::default()
     };
     let prepare_options = PrepareOptions {
-        partitioned: true,
+        partitions: Some(Arc::clone(&executor)),
         ..PrepareOptions::default()
     };
     let coordinator = &cluster.coordinator;
@@ -97,8 +97,8 @@ pub(crate) fn measure(
             },
         });
     }
-    drop(options);
-    drop(executor);
+    // The cluster's processes stop once its last handle is gone: every one before them.
+    drop((options, prepare_options, executor));
     drop(cluster);
     Ok(measured)
 }

@@ -168,7 +168,11 @@ impl Session {
             base_iri: None,
             plan: options.plan.as_deref().map(read).transpose()?,
             dataset: None,
-            partitioned: self.cluster.is_some(),
+            partitions: self.cluster.as_ref().map(|cluster| {
+                let partitions: std::sync::Arc<dyn quiver_sparql::partitions::BgpPartitions> =
+                    cluster.partitions.clone();
+                partitions
+            }),
         };
         let mut plan_times = Vec::new();
         let mut prepared = None;

@@ -46,7 +46,7 @@ pub struct Compiler<'a> {
     /// The operators of the EXISTS patterns in the compiled expressions.
     pub exists: ExistsOperators,
     /// Compile for a partitioned store: only the index aggregates whose partitions' counts
-    /// add up (see `PrepareOptions::partitioned`).
+    /// add up (see `PrepareOptions::partitions`).
     pub partitioned: bool,
     /// Whether a SERVICE was compiled (EXISTS patterns' included).
     pub services: bool,

@@ -126,7 +126,9 @@ pub fn plan(
         search::improve(&estimator, bgp, candidates, best);
     }
     let steps = best.map(|b| b.steps).unwrap_or_default();
-    crate::fuse::fuse_intersections(bgp, store, graph, steps, bound)
+    let steps = crate::fuse::fuse_intersections(bgp, store, graph, steps, bound);
+    crate::degree::note_plan(&steps);
+    steps
 }
 
 /// A step that can come next, and the rows expected after it.

@@ -1,0 +1,162 @@
+//! Planning on a cluster's coordinator, which holds only its own partition: the plan of
+//! every LUBM query equals the whole store's, because the sizes of the records other
+//! partitions own (a constant's neighbours) are asked of them at prepare time rather
+//! than guessed from averages.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use quiver_cluster::{LocalPartitions, TimelyPartitions};
+use quiver_sparql::context::QueryState;
+use quiver_sparql::degree::DegreeAsk;
+use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
+use quiver_sparql::partitions::{BgpPartitions, Explored, PartitionedBgp};
+use quiver_sparql::{prepare, PrepareOptions, QueryError};
+use quiver_store::partition_stats::StatisticsMerger;
+use quiver_store::Store;
+
+/// The steps of every basic graph pattern of `query` prepared on `store` (alone and
+/// seeded), in order, without the planner's estimates: averages come from merged
+/// statistics, so only the order and kind of steps must agree.
+fn plans(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> Vec<String> {
+    let options = PrepareOptions {
+        partitions,
+        ..PrepareOptions::default()
+    };
+    let prepared = prepare(store, query, &options).unwrap();
+    let text = format!("{:?}", prepared.operator());
+    let mut steps = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("Step { pattern: ") {
+        rest = &rest[at..];
+        let end = rest.find('}').unwrap() + 1;
+        let step = &rest[..end];
+        let estimate = step.find("estimate: ").unwrap();
+        let after = estimate + step[estimate..].find(',').unwrap();
+        steps.push(format!("{}{}", &step[..estimate], &step[after + 2..]));
+        rest = &rest[end..];
+    }
+    steps
+}
+
+#[test]
+fn the_coordinator_plans_every_lubm_query_as_the_whole_store() {
+    let store = common::lubm1();
+    let count = 3;
+    let cluster = TimelyPartitions::in_process(&store, count).unwrap();
+    let partitions: Arc<dyn BgpPartitions> = Arc::new(cluster);
+    // Partition 0 with the whole store's statistics merged from the partitions, as a
+    // cluster's coordinator opens it.
+    let parts: Vec<Store> = (0..count).map(|i| store.partition(i, count)).collect();
+    let mut statistics = StatisticsMerger::default();
+    for part in &parts {
+        statistics.add(part);
+    }
+    let mut coordinator = parts[0].clone();
+    coordinator.use_statistics(&statistics.finish(store.rdf_type()));
+    let mut differ = Vec::new();
+    let mut steps = 0;
+    for query in common::lubm_queries() {
+        let whole = plans(&store, &query, None);
+        let cut = plans(&coordinator, &query, Some(Arc::clone(&partitions)));
+        steps += whole.len();
+        if whole != cut {
+            differ.push(format!("{query}\nwhole: {whole:?}\ncut:   {cut:?}"));
+        }
+    }
+    assert!(steps >= 40, "only {steps} steps planned");
+    assert!(
+        differ.is_empty(),
+        "{} plans differ:\n{}",
+        differ.len(),
+        differ.join("\n\n")
+    );
+}
+
+/// Partitions that count the batches of record sizes asked of them.
+#[derive(Debug)]
+struct Counting {
+    inner: LocalPartitions,
+    batches: AtomicUsize,
+    asks: AtomicUsize,
+}
+
+impl BgpPartitions for Counting {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn degrees(&self, asks: &[DegreeAsk]) -> Result<Option<Vec<u64>>, QueryError> {
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.asks.fetch_add(asks.len(), Ordering::Relaxed);
+        self.inner.degrees(asks)
+    }
+
+    fn explore(&self, request: PartitionedBgp<'_>) -> Result<Explored, QueryError> {
+        self.inner.explore(request)
+    }
+
+    fn aggregate(
+        &self,
+        aggregate: &IndexAggregate,
+        merged: &[quiver_model::Id],
+        state: &QueryState,
+    ) -> Result<Vec<Counts>, QueryError> {
+        self.inner.aggregate(aggregate, merged, state)
+    }
+}
+
+/// The sizes are asked in one batch per query, and only where they may change the plan: a
+/// light query whose one foreign record leads the plan whatever its size pays no round
+/// trip for it.
+#[test]
+fn record_sizes_are_asked_once_and_only_where_they_may_change_the_plan() {
+    let store = common::lubm1();
+    let count = 3;
+    let counting = Arc::new(Counting {
+        inner: LocalPartitions::of(&store, count),
+        batches: AtomicUsize::new(0),
+        asks: AtomicUsize::new(0),
+    });
+    let mut statistics = StatisticsMerger::default();
+    for part in counting.inner.partitions() {
+        statistics.add(part);
+    }
+    let mut coordinator = counting.inner.partitions()[0].clone();
+    coordinator.use_statistics(&statistics.finish(store.rdf_type()));
+    let department = (0..15)
+        .map(|d| format!("http://www.Department{d}.University0.edu"))
+        .find(|iri| quiver_store::partition::owner(store.iri_id(iri).unwrap(), count) != 0)
+        .unwrap();
+    let ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
+    let asked = |query: &str| {
+        let before = (
+            counting.batches.load(Ordering::Relaxed),
+            counting.asks.load(Ordering::Relaxed),
+        );
+        let partitions: Arc<dyn BgpPartitions> = counting.clone();
+        let options = PrepareOptions {
+            partitions: Some(partitions),
+            ..PrepareOptions::default()
+        };
+        prepare(&coordinator, query, &options).unwrap();
+        (
+            counting.batches.load(Ordering::Relaxed) - before.0,
+            counting.asks.load(Ordering::Relaxed) - before.1,
+        )
+    };
+    // q4's shape: the department leads, whatever its size.
+    let light = format!(
+        "SELECT ?x ?n WHERE {{ ?x <{ub}worksFor> <{department}> . ?x a <{ub}FullProfessor> . ?x <{ub}name> ?n }}"
+    );
+    assert_eq!(asked(&light), (0, 0), "{light}");
+    // Two records of the department, in two patterns of one query and one of another
+    // pattern: one batch of three.
+    let two = format!(
+        "SELECT * WHERE {{ ?x <{ub}worksFor> <{department}> . ?y <{ub}memberOf> <{department}> \
+         OPTIONAL {{ ?z ?p <{department}> }} }}"
+    );
+    assert_eq!(asked(&two), (1, 3), "{two}");
+}
