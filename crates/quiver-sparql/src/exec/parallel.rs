@@ -109,10 +109,13 @@ struct GlobalPool;
 
 impl GlobalPool {
     fn take() -> Option<GlobalPool> {
-        GLOBAL_TAKEN
+        // Built only when taken: a guard built and dropped on a refusal would give the
+        // pool back while another query's step holds it (`then_some` builds its value
+        // either way), and that query's step would then share its workers with the next.
+        let taken = GLOBAL_TAKEN
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-            .then_some(GlobalPool)
+            .is_ok();
+        taken.then(|| GlobalPool)
     }
 }
 
@@ -203,6 +206,28 @@ mod tests {
     use rayon::prelude::*;
     use std::sync::mpsc;
     use std::time::Duration;
+
+    /// Taking the global pool while a step holds it is refused, and the refusal leaves it
+    /// held: only its holder gives it back.
+    #[test]
+    fn a_refused_take_leaves_the_global_pool_held() {
+        // Other tests' steps may hold it a moment.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let held = loop {
+            if let Some(held) = GlobalPool::take() {
+                break held;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the global pool stayed taken"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        for _ in 0..3 {
+            assert!(GlobalPool::take().is_none(), "taken twice");
+        }
+        drop(held);
+    }
 
     /// A query's parallel step completes while another query's step holds every worker of
     /// the global pool (before spare pools, it waited for that step to end).
