@@ -17,30 +17,6 @@ use quiver_sparql::{prepare, PrepareOptions, QueryError};
 use quiver_store::partition_stats::StatisticsMerger;
 use quiver_store::Store;
 
-/// The steps of every basic graph pattern of `query` prepared on `store` (alone and
-/// seeded), in order, without the planner's estimates: averages come from merged
-/// statistics, so only the order and kind of steps must agree.
-fn plans(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> Vec<String> {
-    let options = PrepareOptions {
-        partitions,
-        ..PrepareOptions::default()
-    };
-    let prepared = prepare(store, query, &options).unwrap();
-    let text = format!("{:?}", prepared.operator());
-    let mut steps = Vec::new();
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find("Step { pattern: ") {
-        rest = &rest[at..];
-        let end = rest.find('}').unwrap() + 1;
-        let step = &rest[..end];
-        let estimate = step.find("estimate: ").unwrap();
-        let after = estimate + step[estimate..].find(',').unwrap();
-        steps.push(format!("{}{}", &step[..estimate], &step[after + 2..]));
-        rest = &rest[end..];
-    }
-    steps
-}
-
 #[test]
 fn the_coordinator_plans_every_lubm_query_as_the_whole_store() {
     let store = common::lubm1();
@@ -59,8 +35,8 @@ fn the_coordinator_plans_every_lubm_query_as_the_whole_store() {
     let mut differ = Vec::new();
     let mut steps = 0;
     for query in common::lubm_queries() {
-        let whole = plans(&store, &query, None);
-        let cut = plans(&coordinator, &query, Some(Arc::clone(&partitions)));
+        let whole = common::plan_shapes(&store, &query, Some(Arc::clone(&partitions)));
+        let cut = common::plan_shapes(&coordinator, &query, Some(Arc::clone(&partitions)));
         steps += whole.len();
         if whole != cut {
             differ.push(format!("{query}\nwhole: {whole:?}\ncut:   {cut:?}"));

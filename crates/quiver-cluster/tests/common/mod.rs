@@ -243,3 +243,31 @@ pub fn campus() -> quiver_store::Store {
     }
     quiver_loader::load_quads(quads, None).unwrap().0
 }
+
+/// The steps of every basic graph pattern of `query` prepared on `store` (alone and
+/// seeded), in order, without the planner's estimates: averages come from merged
+/// statistics, so only the order and kind of steps must agree.
+pub fn plan_shapes(
+    store: &quiver_store::Store,
+    query: &str,
+    partitions: Option<std::sync::Arc<dyn quiver_sparql::partitions::BgpPartitions>>,
+) -> Vec<String> {
+    let options = quiver_sparql::PrepareOptions {
+        partitions,
+        ..quiver_sparql::PrepareOptions::default()
+    };
+    let prepared = quiver_sparql::prepare(store, query, &options).unwrap();
+    let text = format!("{:?}", prepared.operator());
+    let mut steps = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("Step { pattern: ") {
+        rest = &rest[at..];
+        let end = rest.find('}').unwrap() + 1;
+        let step = &rest[..end];
+        let estimate = step.find("estimate: ").unwrap();
+        let after = estimate + step[estimate..].find(',').unwrap();
+        steps.push(format!("{}{}", &step[..estimate], &step[after + 2..]));
+        rest = &rest[end..];
+    }
+    steps
+}
