@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use quiver_cluster::load::{load_cluster, LoadCluster, LoadInput};
 use quiver_loader::{LoadOptions, NoProgress};
+use quiver_sparql::partitions::BgpPartitions;
 use quiver_store::partition::{open_partition, read_layout};
 use quiver_store::Store;
 
@@ -452,6 +453,14 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
     let (partitions, coordinator) = serve(&location);
     for query in common::lubm_queries() {
         check(&whole, &coordinator, &partitions, &query);
+        // Planned as on the whole store: the constants resolved at their owners, then the
+        // sizes of their records asked there.
+        let asking: Arc<dyn BgpPartitions> = partitions.clone();
+        assert_eq!(
+            common::plan_shapes(&coordinator, &query, Some(Arc::clone(&asking))),
+            common::plan_shapes(&whole, &query, Some(asking)),
+            "{query}"
+        );
     }
     // Terms a query computes row by row that name stored terms, which other owners may
     // hold and the coordinator has not seen (neither a constant of the query nor in rows
