@@ -280,6 +280,37 @@ fn coordinate_clusters() {
     );
     child.kill().unwrap();
     let _ = child.wait();
+    // A query whose planning asks process 1 the sizes of two records (a student of
+    // process 1 and a department, joined by any predicate) fails as fast.
+    let (coordinator, _) = open_partition(&dir, 0, 2).unwrap();
+    let (student, department) = (0..100)
+        .map(|s| format!("http://www.Department0.University0.edu/UndergraduateStudent{s}"))
+        .find_map(|iri| {
+            let id = store.iri_id(&iri)?;
+            (quiver_store::partition::owner(id, 2) == 1).then_some(iri)
+        })
+        .zip(Some("http://www.Department0.University0.edu"))
+        .unwrap();
+    let asking = format!("SELECT ?p WHERE {{ <{student}> ?p <{department}> }}");
+    let started = Instant::now();
+    let prepared = quiver_sparql::prepare(
+        &coordinator,
+        &asking,
+        &PrepareOptions {
+            partitions: Some(dynamic(&cluster)),
+            ..PrepareOptions::default()
+        },
+    );
+    match prepared {
+        Err(QueryError::Unsupported(error)) => assert!(error.contains("stopped"), "{error}"),
+        Err(other) => panic!("planning without a process gave {other}"),
+        Ok(_) => panic!("planning without a process asked nothing"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the planning's failure took {:?}",
+        started.elapsed()
+    );
     let started = Instant::now();
     // The query may run for a minute: the closed connection, not its deadline, ends it.
     let outcome = rows(
