@@ -423,6 +423,73 @@ fn check(
     }
 }
 
+/// The endpoint the SERVICE queries call, answered by [`Remote`].
+const REMOTE: &str = "http://remote.example/sparql";
+
+/// A SPARQL endpoint answered by a store of this process.
+#[derive(Debug)]
+struct Remote(Store);
+
+impl quiver_sparql::service::ServiceClient for Remote {
+    fn select(
+        &self,
+        _endpoint: &oxrdf::NamedNode,
+        queries: &[String],
+        _state: &quiver_sparql::context::QueryState,
+    ) -> Result<Vec<quiver_sparql::service::ServiceSolutions>, quiver_sparql::service::ServiceError>
+    {
+        use quiver_sparql::service::{ServiceError, ServiceSolutions};
+        use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+        let failed = |e: quiver_sparql::QueryError| ServiceError::Failed(e.to_string());
+        queries
+            .iter()
+            .map(|query| {
+                let prepared =
+                    prepare(&self.0, query, &PrepareOptions::default()).map_err(failed)?;
+                match prepared
+                    .execute(&self.0, &ExecOptions::default())
+                    .map_err(failed)?
+                {
+                    QueryResults::Solutions(solutions) => Ok(ServiceSolutions {
+                        variables: solutions.variables.clone(),
+                        rows: (0..solutions.len()).map(|r| solutions.row(r)).collect(),
+                        bytes: 0,
+                    }),
+                    _ => Err(ServiceError::Failed("not a SELECT".into())),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The rows of `query`, its SERVICE calls answered by `remote`.
+fn rows_with_service(
+    store: &Store,
+    query: &str,
+    partitions: Option<Arc<quiver_cluster::TimelyPartitions>>,
+    remote: &Arc<Remote>,
+) -> Vec<String> {
+    use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+    let partitions = partitions.map(|p| p as Arc<dyn BgpPartitions>);
+    let prepare_options = PrepareOptions {
+        partitions: partitions.clone(),
+        ..PrepareOptions::default()
+    };
+    let prepared = prepare(store, query, &prepare_options).unwrap();
+    let options = ExecOptions {
+        partitions,
+        service: Some(remote.clone()),
+        ..ExecOptions::default()
+    };
+    let QueryResults::Solutions(solutions) = prepared.execute(store, &options).unwrap() else {
+        panic!("{query}: not a SELECT");
+    };
+    let mut rows = Vec::new();
+    solutions.for_each_row(|row| rows.push(format!("{row:?}")));
+    rows.sort();
+    rows
+}
+
 /// The loaded cluster in `dir` served by this process's workers, and its coordinator's
 /// store planning with the whole store's statistics.
 fn serve(dir: &Path) -> (Arc<quiver_cluster::TimelyPartitions>, Store) {
@@ -470,6 +537,12 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
         "SELECT ?x WHERE { VALUES ?i { 1 7 } BIND(CONCAT('GraduateStudent', STR(?i)) AS ?m) ?x ub:name ?m }",
         "SELECT ?x WHERE { VALUES ?i { 2 } BIND(STRDT(CONCAT('Course', STR(?i)), xsd:string) AS ?m) ?x ub:name ?m }",
         "SELECT ?x ?d WHERE { ?x ub:worksFor ?d0 BIND(IRI(STR(?d0)) AS ?d) ?d ub:subOrganizationOf ?u }",
+        // An aggregate's values name stored literals no row brought before: they surface
+        // through the SELECT expression that binds them, resolved as a BIND's are.
+        "SELECT ?x WHERE { { SELECT ?g (GROUP_CONCAT(?part; separator='') AS ?m) WHERE { \
+         VALUES (?g ?part) { (1 'GraduateStudent') (1 '1') (2 'GraduateStudent') (2 '2') \
+         (3 'GraduateStudent') (3 '3') (4 'GraduateStudent') (4 '4') (5 'GraduateStudent') (5 '5') } \
+         } GROUP BY ?g } ?x ub:name ?m }",
     ];
     for query in computed {
         let query = format!(
@@ -479,6 +552,22 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
         assert!(!rows(&whole, &query, None).is_empty(), "{query}");
         check(&whole, &coordinator, &partitions, &query);
     }
+    // A SERVICE's answers naming stored terms no row brought before (e-mail addresses
+    // other owners hold) join with the cluster's rows.
+    let service = format!(
+        "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> \
+         SELECT ?x WHERE {{ SERVICE <{REMOTE}> {{ VALUES ?s {{ {} }} ?s ub:emailAddress ?e }} \
+         ?x ub:emailAddress ?e }}",
+        (1..=8)
+            .map(|s| format!("<http://www.Department3.University0.edu/GraduateStudent{s}>"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let remote = Arc::new(Remote(whole.clone()));
+    let expected = rows_with_service(&whole, &service, None, &remote);
+    assert_eq!(expected.len(), 8, "{expected:?}");
+    let found = rows_with_service(&coordinator, &service, Some(partitions.clone()), &remote);
+    assert_eq!(found, expected);
     drop(partitions);
     // The random graph's shapes, with blank nodes, literals and named graphs.
     let files = write_files(&dir);
@@ -490,6 +579,7 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
     let extra = [
         "SELECT ?s ?o WHERE { ?s ex:name ?o FILTER(lang(?o) = 'fr') }",
         "SELECT ?s WHERE { ?s ex:age 42 }",
+        "SELECT ?s WHERE { { SELECT (SUM(?v) AS ?a) WHERE { VALUES ?v { 40 2 } } } ?s ex:age ?a }",
         "SELECT ?g ?s WHERE { GRAPH ?g { ?s ?p ?o } }",
         "SELECT ?o WHERE { GRAPH ex:g7 { ex:e7 ex:p4 ?o } }",
         "SELECT ?s ?o WHERE { ?s ex:p1 ?o FILTER(STRSTARTS(STR(?o), 'http://ex/e1')) } ORDER BY ?o ?s",
@@ -502,6 +592,9 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
         "DESCRIBE ex:e5",
         "SELECT ?x ?y WHERE { ?x ex:p1+ ?y } ORDER BY ?x ?y LIMIT 50",
     ];
+    // The sum names a stored literal, which the aggregate must join with.
+    let summed = extra.iter().find(|shape| shape.contains("SUM(")).unwrap();
+    assert!(!rows(&whole, &format!("{prefix}{summed}"), None).is_empty());
     for shape in common::QUERIES.iter().chain(&extra) {
         check(
             &whole,
