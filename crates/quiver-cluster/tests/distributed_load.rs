@@ -372,6 +372,16 @@ fn rows(
     query: &str,
     partitions: Option<Arc<dyn quiver_sparql::partitions::BgpPartitions>>,
 ) -> Vec<String> {
+    rows_calling(store, query, partitions, None)
+}
+
+/// [`rows`], the query's SERVICE calls answered by `service`.
+fn rows_calling(
+    store: &Store,
+    query: &str,
+    partitions: Option<Arc<dyn quiver_sparql::partitions::BgpPartitions>>,
+    service: Option<Arc<dyn quiver_sparql::service::ServiceClient>>,
+) -> Vec<String> {
     use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
     let prepare_options = PrepareOptions {
         partitions: partitions.clone(),
@@ -380,6 +390,7 @@ fn rows(
     let prepared = prepare(store, query, &prepare_options).unwrap();
     let options = ExecOptions {
         partitions,
+        service,
         ..ExecOptions::default()
     };
     let mut rows = Vec::new();
@@ -462,34 +473,6 @@ impl quiver_sparql::service::ServiceClient for Remote {
     }
 }
 
-/// The rows of `query`, its SERVICE calls answered by `remote`.
-fn rows_with_service(
-    store: &Store,
-    query: &str,
-    partitions: Option<Arc<quiver_cluster::TimelyPartitions>>,
-    remote: &Arc<Remote>,
-) -> Vec<String> {
-    use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
-    let partitions = partitions.map(|p| p as Arc<dyn BgpPartitions>);
-    let prepare_options = PrepareOptions {
-        partitions: partitions.clone(),
-        ..PrepareOptions::default()
-    };
-    let prepared = prepare(store, query, &prepare_options).unwrap();
-    let options = ExecOptions {
-        partitions,
-        service: Some(remote.clone()),
-        ..ExecOptions::default()
-    };
-    let QueryResults::Solutions(solutions) = prepared.execute(store, &options).unwrap() else {
-        panic!("{query}: not a SELECT");
-    };
-    let mut rows = Vec::new();
-    solutions.for_each_row(|row| rows.push(format!("{row:?}")));
-    rows.sort();
-    rows
-}
-
 /// The loaded cluster in `dir` served by this process's workers, and its coordinator's
 /// store planning with the whole store's statistics.
 fn serve(dir: &Path) -> (Arc<quiver_cluster::TimelyPartitions>, Store) {
@@ -563,10 +546,15 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let remote = Arc::new(Remote(whole.clone()));
-    let expected = rows_with_service(&whole, &service, None, &remote);
+    let remote: Arc<dyn quiver_sparql::service::ServiceClient> = Arc::new(Remote(whole.clone()));
+    let expected = rows_calling(&whole, &service, None, Some(Arc::clone(&remote)));
     assert_eq!(expected.len(), 8, "{expected:?}");
-    let found = rows_with_service(&coordinator, &service, Some(partitions.clone()), &remote);
+    let found = rows_calling(
+        &coordinator,
+        &service,
+        Some(partitions.clone()),
+        Some(remote),
+    );
     assert_eq!(found, expected);
     drop(partitions);
     // The random graph's shapes, with blank nodes, literals and named graphs.
