@@ -59,7 +59,8 @@ pub type PlanShape = Vec<(usize, StepKind, Option<(usize, Direction)>)>;
 /// What a recording planning did ([`record_foreign_degrees`]).
 #[derive(Debug, Default)]
 pub struct Recorded {
-    /// The foreign records it wanted and found neither held nor known (sorted, each once).
+    /// The foreign records it wanted and found neither held nor known (each once, in the
+    /// order first wanted).
     pub lacked: Vec<DegreeAsk>,
     /// The plans it made, in order.
     pub plans: Vec<PlanShape>,
@@ -92,9 +93,9 @@ pub fn record_foreign_degrees<R>(
     let result = f();
     let recording = FOREIGN.with(|cell| std::mem::replace(&mut *cell.borrow_mut(), outer));
     let mut recorded = recording.map(|r| r.recorded).unwrap_or_default();
-    let lacked = &mut recorded.lacked;
-    lacked.sort_unstable_by_key(|a| (a.vertex, a.predicate, a.direction as u8));
-    lacked.dedup();
+    // Each once, in the order first wanted (planning is deterministic).
+    let mut seen = std::collections::HashSet::new();
+    recorded.lacked.retain(|ask| seen.insert(*ask));
     (result, recorded)
 }
 
