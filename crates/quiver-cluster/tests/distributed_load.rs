@@ -501,6 +501,40 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
     let cluster = LoadCluster::InProcess { workers: 3 };
     load_cluster(&location, input, cluster, Arc::new(NoProgress)).unwrap();
     let (partitions, coordinator) = serve(&location);
+    // A SERVICE's answers naming stored terms no row brought before (e-mail addresses
+    // other owners hold) join with the cluster's rows; first, before any other query's
+    // rows bring those terms to the coordinator.
+    let service = format!(
+        "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> \
+         SELECT ?x WHERE {{ SERVICE <{REMOTE}> {{ VALUES ?s {{ {} }} ?s ub:emailAddress ?e }} \
+         ?x ub:emailAddress ?e }}",
+        (1..=8)
+            .map(|s| format!("<http://www.Department3.University0.edu/GraduateStudent{s}>"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let remote: Arc<dyn quiver_sparql::service::ServiceClient> = Arc::new(Remote(whole.clone()));
+    // Joined, and seeding an OPTIONAL pattern with the answers' terms (the answers come
+    // first there: no row has brought those terms).
+    let seeding = service.replace("SELECT ?x", "SELECT ?e ?x").replace(
+        "?x ub:emailAddress ?e }",
+        "OPTIONAL { ?x ub:emailAddress ?e } }",
+    );
+    for query in [seeding, service] {
+        let expected = rows_calling(&whole, &query, None, Some(Arc::clone(&remote)));
+        assert_eq!(expected.len(), 8, "{expected:?}");
+        assert!(
+            expected.iter().all(|row| !row.contains("None")),
+            "{expected:?}"
+        );
+        let found = rows_calling(
+            &coordinator,
+            &query,
+            Some(partitions.clone()),
+            Some(Arc::clone(&remote)),
+        );
+        assert_eq!(found, expected, "{query}");
+    }
     for query in common::lubm_queries() {
         check(&whole, &coordinator, &partitions, &query);
         // Planned as on the whole store: the constants resolved at their owners, then the
@@ -535,27 +569,6 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
         assert!(!rows(&whole, &query, None).is_empty(), "{query}");
         check(&whole, &coordinator, &partitions, &query);
     }
-    // A SERVICE's answers naming stored terms no row brought before (e-mail addresses
-    // other owners hold) join with the cluster's rows.
-    let service = format!(
-        "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> \
-         SELECT ?x WHERE {{ SERVICE <{REMOTE}> {{ VALUES ?s {{ {} }} ?s ub:emailAddress ?e }} \
-         ?x ub:emailAddress ?e }}",
-        (1..=8)
-            .map(|s| format!("<http://www.Department3.University0.edu/GraduateStudent{s}>"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    let remote: Arc<dyn quiver_sparql::service::ServiceClient> = Arc::new(Remote(whole.clone()));
-    let expected = rows_calling(&whole, &service, None, Some(Arc::clone(&remote)));
-    assert_eq!(expected.len(), 8, "{expected:?}");
-    let found = rows_calling(
-        &coordinator,
-        &service,
-        Some(partitions.clone()),
-        Some(remote),
-    );
-    assert_eq!(found, expected);
     drop(partitions);
     // The random graph's shapes, with blank nodes, literals and named graphs.
     let files = write_files(&dir);

@@ -62,7 +62,16 @@ impl Evaluator<'_> {
                     scope,
                 )
             };
-            self.resolve_computed(&table, &term_of)?;
+            // Terms other owners hold, asked of them in one batch for the column.
+            self.learn_held_elsewhere(|visit| {
+                for row in 0..table.rows {
+                    ctx.tick(row)?;
+                    if let Some(term) = term_of(row) {
+                        visit(&term);
+                    }
+                }
+                Ok(())
+            })?;
             let evaluate =
                 |row: usize| -> Id { term_of(row).map_or(UNBOUND, |term| self.intern(&term)) };
             let column = match self.remembered_inputs(expression, &table) {
@@ -119,47 +128,6 @@ impl Evaluator<'_> {
             }
         }
         Ok(table)
-    }
-
-    /// On a cluster's coordinator whose dictionary is partitioned, asks the owners, in one
-    /// batch, for the terms the column computes (`term_of` each row) that they may hold
-    /// (`Dictionary::held_elsewhere`): interned, such a term then gets its stored id and
-    /// joins with the rows that hold it, where it would otherwise get a query-local id.
-    /// The column's expressions are evaluated twice there; elsewhere, nothing is done.
-    fn resolve_computed(
-        &self,
-        table: &Table,
-        term_of: &dyn Fn(usize) -> Option<oxrdf::Term>,
-    ) -> Result<(), QueryError> {
-        let dictionary = self.store.dictionary();
-        if !dictionary.resolves() {
-            return Ok(());
-        }
-        let ctx = self.ctx();
-        let mut asked: rustc_hash::FxHashSet<Vec<u8>> = Default::default();
-        // One encoding buffer for the column: a term is copied only when it is asked.
-        let mut bytes = Vec::new();
-        for row in 0..table.rows {
-            ctx.tick(row)?;
-            let Some(term) = term_of(row) else {
-                continue;
-            };
-            if term.is_blank_node() {
-                continue;
-            }
-            bytes.clear();
-            quiver_model::encode_term(term.as_ref(), &mut bytes);
-            if !asked.contains(&bytes) && dictionary.held_elsewhere(&bytes) {
-                asked.insert(bytes.clone());
-            }
-        }
-        if asked.is_empty() {
-            return Ok(());
-        }
-        let asked = asked.into_iter().collect();
-        dictionary.resolve_terms(asked).map(|_| ()).map_err(|e| {
-            QueryError::Unsupported(format!("the cluster's dictionary did not answer: {e}"))
-        })
     }
 
     /// The columns of the variables `expression` reads when it is a function of their ids

@@ -37,6 +37,7 @@ pub use group::GroupProfile;
 pub use path::PathProfile;
 
 pub mod bgp;
+mod computed_terms;
 mod distinct;
 pub mod edges;
 mod expression;

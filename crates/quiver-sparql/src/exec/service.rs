@@ -302,6 +302,12 @@ impl Evaluator<'_> {
         };
         let mut memory = ctx.reservation();
         memory.try_grow(table_bytes(answer.rows.len(), table.vars.len()))?;
+        // The answer's terms other owners of a partitioned dictionary hold, asked of them
+        // in one batch: they then get their stored ids and join with the cluster's rows.
+        self.learn_held_elsewhere(|visit| {
+            answer.rows.iter().flatten().flatten().for_each(visit);
+            Ok(())
+        })?;
         let mut blank_nodes: FxHashMap<String, Term> = FxHashMap::default();
         let mut values = vec![UNBOUND; table.vars.len()];
         for (i, row) in answer.rows.iter().enumerate() {
