@@ -514,8 +514,8 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
             .join(" ")
     );
     let remote: Arc<dyn quiver_sparql::service::ServiceClient> = Arc::new(Remote(whole.clone()));
-    // Joined, and seeding an OPTIONAL pattern with the answers' terms (the answers come
-    // first there: no row has brought those terms).
+    // Seeding an OPTIONAL pattern with the answers' terms (the answers come first there:
+    // no row has brought those terms), then joined with a pattern.
     let seeding = service.replace("SELECT ?x", "SELECT ?e ?x").replace(
         "?x ub:emailAddress ?e }",
         "OPTIONAL { ?x ub:emailAddress ?e } }",
