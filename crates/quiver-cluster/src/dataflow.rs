@@ -432,11 +432,7 @@ impl TimelyPartitions {
             .partition_info()
             .and_then(|info| info.load.clone())
             .unwrap_or_default();
-        let resolver = ClusterResolver {
-            requests: Arc::downgrade(&self.requests),
-            coordinator: Arc::clone(&self.coordinator),
-        };
-        let mut loads = resolver.ask(Ask::Loads)?;
+        let mut loads = self.owners().ask(Ask::Loads)?;
         loads.sort();
         for (worker, load) in loads {
             if load != own.as_bytes() {
@@ -448,6 +444,15 @@ impl TimelyPartitions {
             }
         }
         Ok(())
+    }
+
+    /// The way to ask the owners questions through the running cluster (answered only on
+    /// process 0).
+    fn owners(&self) -> ClusterResolver {
+        ClusterResolver {
+            requests: Arc::downgrade(&self.requests),
+            coordinator: Arc::clone(&self.coordinator),
+        }
     }
 
     /// Process 0's first partition, where queries are planned (`None` on the other
@@ -905,11 +910,8 @@ impl BgpPartitions for TimelyPartitions {
     }
 
     fn degrees(&self, asks: &[DegreeAsk]) -> Result<Option<Vec<u64>>, QueryError> {
-        let resolver = ClusterResolver {
-            requests: Arc::downgrade(&self.requests),
-            coordinator: Arc::clone(&self.coordinator),
-        };
-        let answers = resolver
+        let answers = self
+            .owners()
             .ask(Ask::Degrees(asks.to_vec()))
             .map_err(|e| QueryError::Unsupported(format!("the cluster did not answer: {e}")))?;
         let mut sizes = vec![0; asks.len()];

@@ -10,8 +10,8 @@
 //! size, commits and checkpoints with their time, the prepared-query cache's hits and
 //! misses, device (GPU) runs, and for a cluster the rows, messages and bytes exchanged
 //! between workers and what this process holds beside its partitions (network buffers,
-//! the replicated `rdf:type` memberships). Endpoints are the routes' names (`/store/…` is `/store`) and datasets
-//! the configured ones, so a client cannot grow the label set.
+//! the replicated `rdf:type` memberships). Endpoints are the routes' names (`/store/…` is
+//! `/store`) and datasets the configured ones, so a client cannot grow the label set.
 //!
 //! Who may read it: a client on the loopback; others with the update token, or anyone
 //! when the server runs with `--public-metrics` ([`allowed`]).

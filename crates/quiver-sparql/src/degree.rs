@@ -37,8 +37,7 @@ impl DegreeAsk {
     /// vertices it owns).
     pub fn count(&self, store: &Store) -> u64 {
         let graph = crate::dataset::graph_index(store, self.graph);
-        let predicate = self.predicate.map_or(Pred::Var(0), Pred::Const);
-        record_size(graph, self.vertex, predicate, self.direction) as u64
+        record_size(graph, self.vertex, self.predicate, self.direction) as u64
     }
 }
 
@@ -149,10 +148,8 @@ fn foreign_size(
     (vertex, predicate, direction): (quiver_model::Id, Pred, Direction),
     (average, most): (f64, f64),
 ) -> f64 {
-    let predicate = match predicate {
-        Pred::Const(p) => Some(p),
-        Pred::Var(_) => None,
-        Pred::Absent => return 0.0,
+    let Some(predicate) = record_predicate(predicate) else {
+        return 0.0;
     };
     let Some(graph) = graph_ref(store, graph) else {
         return average;
@@ -192,7 +189,8 @@ pub(crate) fn constant_degree(
     direction: Direction,
 ) -> f64 {
     if holds_record(store, vertex, predicate, direction) {
-        return record_size(graph, vertex, predicate, direction) as f64;
+        return record_predicate(predicate)
+            .map_or(0, |over| record_size(graph, vertex, over, direction)) as f64;
     }
     match predicate {
         Pred::Const(p) if direction == Direction::In && Some(p) == store.rdf_type() => {
@@ -223,21 +221,30 @@ pub(crate) fn constant_degree(
     }
 }
 
-/// The neighbours in `vertex`'s record in `direction` over `predicate` (every predicate's,
-/// for a variable), on a graph that holds it.
+/// The predicate a pattern's record is over: `Some(None)` for every predicate (a
+/// variable), `None` for a predicate the store does not have (no record).
+fn record_predicate(predicate: Pred) -> Option<Option<quiver_model::PredId>> {
+    match predicate {
+        Pred::Const(p) => Some(Some(p)),
+        Pred::Var(_) => Some(None),
+        Pred::Absent => None,
+    }
+}
+
+/// The neighbours in `vertex`'s record in `direction` over `predicate` (`None`: every
+/// predicate's), on a graph that holds it.
 fn record_size(
     graph: &GraphIndex,
     vertex: quiver_model::Id,
-    predicate: Pred,
+    predicate: Option<quiver_model::PredId>,
     direction: Direction,
 ) -> usize {
     match predicate {
-        Pred::Const(p) => graph.get(vertex, p, direction).len(),
-        Pred::Var(_) => graph
+        Some(p) => graph.get(vertex, p, direction).len(),
+        None => graph
             .edges(vertex, direction)
             .iter()
             .map(|(_, n)| n.len())
             .sum(),
-        Pred::Absent => 0,
     }
 }

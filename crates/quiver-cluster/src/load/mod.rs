@@ -118,8 +118,9 @@ pub enum ClusterLoadError {
 /// before (by as many workers): its terms keep their ids, new terms take the next ones,
 /// and each partition is saved anew beside the old, which it replaces once every
 /// partition is saved: committed first (`quiver_store::partition_commit`), so that a
-/// process killed meanwhile leaves the cluster as it was or as the load made it. Every process of a cluster calls it with the same input; each
-/// returns once its layout file is written, with every partition's summary.
+/// process killed meanwhile leaves the cluster as it was or as the load made it. Every
+/// process of a cluster calls it with the same input; each returns once its layout file is
+/// written, with every partition's summary.
 pub fn load_cluster(
     dir: &Path,
     input: LoadInput,
