@@ -30,7 +30,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
@@ -58,8 +58,9 @@ use crate::dictionary::{Ask, ClusterResolver};
 use crate::in_place::{InPlace, LocalParts};
 use crate::message::{
     hand_on, route, table_counts, time_left, Carried, Failure, Filter, Message, Payload, Plan,
-    WEIGHT,
+    PlanCopy, WEIGHT,
 };
+use crate::plans::{Plans, FORGET_BATCH};
 use crate::route::{aggregate_graph, classes, settled, split_foreign_intersections};
 use crate::types::{SharedTable, TypeTable};
 use crate::worker::Worker;
@@ -182,6 +183,8 @@ pub struct TimelyPartitions {
     /// Set when a run did not come back (a worker or process stopped, or the query gave
     /// up waiting): the workers may never end, so they are not waited for.
     broken: std::sync::atomic::AtomicBool,
+    /// The plans of queries this process's workers hold ([`crate::plans`]).
+    plans: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for TimelyPartitions {
@@ -374,6 +377,8 @@ impl TimelyPartitions {
         // coordinator's plans carry.
         let pool = MemoryPool::new(None);
         let table = Arc::clone(&types);
+        let plans = Arc::new(AtomicUsize::new(0));
+        let plans_held = Arc::clone(&plans);
         let guards = timely::execute::execute_from(
             builders,
             others,
@@ -390,12 +395,14 @@ impl TimelyPartitions {
                 );
                 serve(
                     worker,
+                    per_process,
                     part,
                     &receiver,
                     &shared,
                     &thread,
                     Arc::clone(&pool),
                     (Arc::clone(&table), replicate_types),
+                    &plans_held,
                 );
             },
         )?;
@@ -412,6 +419,7 @@ impl TimelyPartitions {
             local,
             types,
             broken: std::sync::atomic::AtomicBool::new(false),
+            plans,
         };
         partitions.check_loads()?;
         partitions.learn_names()?;
@@ -518,6 +526,12 @@ impl TimelyPartitions {
         self.types.get()
     }
 
+    /// The plans of queries this process's workers hold: those in flight, and those of
+    /// queries over that the coordinator has not yet told them to forget.
+    pub fn plans_held(&self) -> usize {
+        self.plans.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// What the asking threads ran in place so far ([`crate::in_place`]).
     pub fn in_place(&self) -> InPlaceRuns {
         let totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
@@ -540,14 +554,17 @@ impl TimelyPartitions {
 
 /// One worker: its dataflow, then (worker 0) the requests until they end, or (the others)
 /// steps until the dataflow ends.
+#[allow(clippy::too_many_arguments)]
 fn serve(
     worker: &mut timely::worker::Worker,
+    per_process: u32,
     part: Store,
     receiver: &Mutex<Option<mpsc::Receiver<Request>>>,
     totals: &Mutex<Totals>,
     coordinator: &Coordinator,
     pool: Arc<MemoryPool>,
     (types, replicated): (SharedTable, bool),
+    plans_held: &Arc<AtomicUsize>,
 ) {
     let index = worker.index();
     let workers = worker.peers() as u32;
@@ -558,6 +575,12 @@ fn serve(
     let (mut questions, answers) = crate::dictionary::build(worker, part.clone(), load);
     let mut state = Worker::new(part, index as u32, workers, pool, Arc::clone(&types));
     let sink = Rc::clone(&arrived);
+    let plans = Rc::new(RefCell::new(Plans::new(
+        index as u32,
+        per_process,
+        Arc::clone(plans_held),
+    )));
+    let known = Rc::clone(&plans);
     // The exploring operator's address, by which the asker wakes the coordinator.
     let address: Rc<RefCell<Vec<usize>>> = Rc::default();
     let noted = Rc::clone(&address);
@@ -575,13 +598,30 @@ fn serve(
                         input.for_each_stamp(|time, batches| {
                             let mut session = output.session(&time);
                             for batch in batches {
-                                for message in batch.drain(..) {
+                                for mut message in batch.drain(..) {
+                                    let mut known = known.borrow_mut();
+                                    if let Err(failure) = known.receive(&mut message) {
+                                        // On the coordinator, a query whose plan it no
+                                        // longer holds is over: nothing waits for this.
+                                        if index != 0 {
+                                            let mut lost = plan_lost(message, failure);
+                                            known.stamp(&mut lost);
+                                            session.give(lost);
+                                        }
+                                        continue;
+                                    }
+                                    if let Payload::Forget(queries) = &message.payload {
+                                        known.forget(queries);
+                                    }
                                     if message.is_finished() {
                                         let mut arrived = sink.borrow_mut();
                                         arrived.entry(message.query).or_default().take(message);
                                         continue;
                                     }
                                     let (mut next, carried, record) = state.handle(message);
+                                    for message in &mut next {
+                                        known.stamp(message);
+                                    }
                                     hand_on(&mut next, index as u32, carried, record);
                                     session.give_iterator(next.into_iter());
                                 }
@@ -614,6 +654,8 @@ fn serve(
     // can make: it is finished once the probe passes that time.
     let mut time = 0u64;
     let mut pending: Vec<Pending> = Vec::new();
+    // Queries over, of which the workers are not told yet (their plans, their states).
+    let mut over: Vec<u64> = Vec::new();
     // Dictionary questions: (request, owners asked, where the answer goes).
     let mut asked: Vec<Asked> = Vec::new();
     let mut next_question = 0u64;
@@ -647,7 +689,10 @@ fn serve(
                 // Every hop is a tick: past the last step and the hop to the coordinator.
                 let ticks = messages.first().map_or(0, |m| m.plan.ticks());
                 let end = *time + ticks as u64 + 2;
-                for message in messages {
+                let mut plans = plans.borrow_mut();
+                for mut message in messages {
+                    plans.hold(query, &message.plan);
+                    plans.stamp(&mut message);
                     input.send(message);
                 }
                 input.flush();
@@ -659,20 +704,10 @@ fn serve(
                 });
             }
             Request::Cancel(query) => {
-                let plan = Arc::new(Plan::cancel());
-                for to in 0..workers {
-                    input.send(Message {
-                        query,
-                        step: 0,
-                        to,
-                        plan: Arc::clone(&plan),
-                        run: None,
-                        payload: Payload::Cancel,
-                        exchanged: Exchanged::default(),
-                        truncated: false,
-                        weight: None,
-                        trace: Vec::new(),
-                    });
+                let mut plans = plans.borrow_mut();
+                for mut message in broadcast(query, workers, || Payload::Cancel) {
+                    plans.stamp(&mut message);
+                    input.send(message);
                 }
                 // Sent now: the input no longer moves on with each query.
                 input.flush();
@@ -741,6 +776,7 @@ fn serve(
                 if !weighed && (*end > time || probe.less_than(end)) {
                     return true;
                 }
+                over.push(*query);
                 let arrival = arrived.borrow_mut().remove(query).unwrap_or_default();
                 let (answer, exchanged) = arrival.answer();
                 let mut totals = totals.lock().unwrap_or_else(|e| e.into_inner());
@@ -752,10 +788,53 @@ fn serve(
                 false
             },
         );
+        // Every message of these queries arrived: no worker needs their plans any more.
+        if over.len() >= FORGET_BATCH {
+            let mut plans = plans.borrow_mut();
+            for mut message in broadcast(0, workers, || Payload::Forget(over.clone())) {
+                plans.stamp(&mut message);
+                input.send(message);
+            }
+            input.flush();
+            over.clear();
+        }
     }
     drop(input);
     drop(questions);
     while worker.step_or_park(None) {}
+}
+
+/// One message to every worker, each carrying `payload()` and no plan.
+fn broadcast(query: u64, workers: u32, payload: impl Fn() -> Payload) -> Vec<Message> {
+    let plan = Arc::new(Plan::cancel());
+    (0..workers)
+        .map(|to| Message {
+            query,
+            step: 0,
+            to,
+            from: 0,
+            plan: Arc::clone(&plan),
+            plan_copy: PlanCopy::Sent,
+            run: None,
+            payload: payload(),
+            exchanged: Exchanged::default(),
+            truncated: false,
+            weight: None,
+            trace: Vec::new(),
+        })
+        .collect()
+}
+
+/// The message that tells the coordinator a worker could not run `message`, its plan not
+/// at hand (past every step: finished, whatever the plan), with the weight it carried.
+fn plan_lost(message: Message, failure: Failure) -> Message {
+    Message {
+        step: u32::MAX,
+        to: 0,
+        run: None,
+        payload: Payload::Rows(Err(failure)),
+        ..message
+    }
 }
 
 /// A query in flight at the coordinator: its number, the time the input must pass for

@@ -17,6 +17,7 @@ mod in_place;
 pub mod load;
 pub mod local;
 mod message;
+mod plans;
 pub mod route;
 pub mod types;
 mod worker;

@@ -2,7 +2,8 @@
 //! pattern's plan with the query's limits, rows (or a worker's typed error), the fetch of
 //! partner lists and its answer, a cancellation; each message's share of its query's
 //! weight, by which the coordinator knows a query is finished; and where rows go next
-//! ([`route`]).
+//! ([`route`]). A message's plan crosses to another process only where the receiver does
+//! not hold it yet ([`crate::plans`]), which its wire form ([`Wire`]) leaves out.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -144,6 +145,8 @@ pub(crate) enum Payload {
     },
     /// The query was given up: drop its messages.
     Cancel,
+    /// These queries are over: drop what is kept of them (their plans, their states).
+    Forget(Vec<u64>),
 }
 
 impl Payload {
@@ -153,19 +156,32 @@ impl Payload {
             Payload::Rows(rows) => rows.as_ref().map_or(0, |rows| rows.rows as u64),
             Payload::Fetch { values, .. } => values.len() as u64,
             Payload::Lists { lists, .. } => lists.iter().map(|(_, l)| l.len() as u64).sum(),
-            Payload::Cancel => 0,
+            Payload::Cancel | Payload::Forget(_) => 0,
         }
     }
 }
 
-/// A message of a query on its way to worker `to`, at step `step` (the plan's `finish`:
-/// finished, for the coordinator).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Whether a message's plan goes with it to another process ([`crate::plans`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum PlanCopy {
+    /// A copy goes with it (within a process, the plan is shared, never copied).
+    #[default]
+    Sent,
+    /// The receiver holds the plan: none goes, and the receiver restores its own.
+    Held,
+}
+
+/// A message of a query on its way to worker `to` from worker `from`, at step `step` (the
+/// plan's `finish`: finished, for the coordinator).
+#[derive(Debug, Clone)]
 pub(crate) struct Message {
     pub query: u64,
     pub step: u32,
     pub to: u32,
+    /// The worker that sent it (set as it is sent: [`crate::plans::Plans::stamp`]).
+    pub from: u32,
     pub plan: Arc<Plan>,
+    pub plan_copy: PlanCopy,
     /// A kept intersection's step as oriented by the router (`route::orient`).
     pub run: Option<Step>,
     pub payload: Payload,
@@ -180,6 +196,84 @@ pub(crate) struct Message {
     /// Under a traced plan, what the workers of the hops before did (handed on like
     /// `exchanged`); empty otherwise.
     pub trace: Vec<WorkerStep>,
+}
+
+/// A message as it crosses between processes (timely's exchange serializes it): the plan
+/// only where it goes with it.
+#[derive(Serialize)]
+struct WireRef<'a> {
+    query: u64,
+    step: u32,
+    to: u32,
+    from: u32,
+    plan: Option<&'a Plan>,
+    run: &'a Option<Step>,
+    payload: &'a Payload,
+    exchanged: &'a Exchanged,
+    truncated: bool,
+    weight: Option<u64>,
+    trace: &'a [WorkerStep],
+}
+
+/// [`WireRef`] as it is read (the same fields in the same order).
+#[derive(Deserialize)]
+struct Wire {
+    query: u64,
+    step: u32,
+    to: u32,
+    from: u32,
+    plan: Option<Plan>,
+    run: Option<Step>,
+    payload: Payload,
+    exchanged: Exchanged,
+    truncated: bool,
+    weight: Option<u64>,
+    trace: Vec<WorkerStep>,
+}
+
+impl Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        WireRef {
+            query: self.query,
+            step: self.step,
+            to: self.to,
+            from: self.from,
+            plan: (self.plan_copy == PlanCopy::Sent).then_some(&*self.plan),
+            run: &self.run,
+            payload: &self.payload,
+            exchanged: &self.exchanged,
+            truncated: self.truncated,
+            weight: self.weight,
+            trace: &self.trace,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    /// A message whose plan stayed behind comes with an empty one in its place, until the
+    /// receiver restores its own ([`crate::plans::Plans::receive`]).
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = Wire::deserialize(deserializer)?;
+        let (plan, plan_copy) = match wire.plan {
+            Some(plan) => (plan, PlanCopy::Sent),
+            None => (Plan::cancel(), PlanCopy::Held),
+        };
+        Ok(Message {
+            query: wire.query,
+            step: wire.step,
+            to: wire.to,
+            from: wire.from,
+            plan: Arc::new(plan),
+            plan_copy,
+            run: wire.run,
+            payload: wire.payload,
+            exchanged: wire.exchanged,
+            truncated: wire.truncated,
+            weight: wire.weight,
+            trace: wire.trace,
+        })
+    }
 }
 
 impl Message {
@@ -296,7 +390,9 @@ pub(crate) fn route(
         query,
         step: step as u32,
         to,
+        from: 0,
         plan: Arc::clone(plan),
+        plan_copy: PlanCopy::Sent,
         run,
         payload: Payload::Rows(Ok(rows)),
         exchanged: Exchanged::default(),
@@ -433,7 +529,9 @@ mod tests {
             query: 0,
             step: 0,
             to: 0,
+            from: 0,
             plan: Arc::new(Plan::cancel()),
+            plan_copy: PlanCopy::Sent,
             run: None,
             payload: Payload::Cancel,
             exchanged: Exchanged::default(),

@@ -29,7 +29,7 @@ use quiver_store::{GraphIndex, Store};
 
 use crate::fetch::{ListCache, Stash, Waiting};
 use crate::message::{
-    counts_table, route, to_owners, Carried, Failure, Filter, Message, Payload, Plan,
+    counts_table, route, to_owners, Carried, Failure, Filter, Message, Payload, Plan, PlanCopy,
 };
 use crate::route::{count_on, distinct_values, partition_graph, place, source, Placement};
 use crate::types::SharedTable;
@@ -83,6 +83,11 @@ impl States {
         }
         self.kept.push_back((query, Arc::clone(&state)));
         state
+    }
+
+    /// Drops `query`'s state (and with it, its memory budget).
+    fn forget(&mut self, query: u64) {
+        self.kept.retain(|(q, _)| *q != query);
     }
 }
 
@@ -141,9 +146,10 @@ impl Worker {
         }
     }
 
-    /// Drops what the worker holds of `query` (rows waiting for partner lists).
+    /// Drops what the worker holds of `query`: rows waiting for partner lists, its state.
     pub(crate) fn forget(&mut self, query: u64) {
         self.stash.forget(query);
+        self.states.forget(query);
     }
 
     /// This worker's share of the merge of `FROM` graphs `plan` reads, if it reads one
@@ -233,13 +239,19 @@ impl Worker {
             Payload::Fetch { values, .. } => (WorkerRole::Lent, values.len() as u64),
             // The intersection, once every owner answered (its rows were counted in).
             Payload::Lists { .. } => (WorkerRole::Ran, 0),
-            Payload::Cancel => return None,
+            Payload::Cancel | Payload::Forget(_) => return None,
         };
         Some(WorkerStep::new(message.step, self.index, role, rows_in))
     }
 
     /// Handles one message (see [`Self::handle`]).
     fn run(&mut self, message: Message) -> (Vec<Message>, Carried) {
+        if let Payload::Forget(queries) = &message.payload {
+            for &query in queries {
+                self.forget(query);
+            }
+            return (Vec::new(), Carried::default());
+        }
         let state = self.states.of(message.query, &message.plan);
         if let Payload::Cancel = message.payload {
             state.fail(QueryError::Cancelled);
@@ -311,7 +323,7 @@ impl Worker {
                 from,
                 values,
             } => self.answer_fetch(query, step, &plan, run, batch, from, values),
-            Payload::Lists { .. } | Payload::Cancel => Vec::new(),
+            Payload::Lists { .. } | Payload::Cancel | Payload::Forget(_) => Vec::new(),
         };
         (
             next,
@@ -424,7 +436,9 @@ impl Worker {
                 query,
                 step,
                 to,
+                from: 0,
                 plan: Arc::clone(&plan),
+                plan_copy: PlanCopy::Sent,
                 run: Some(run),
                 payload: Payload::Fetch {
                     batch,
@@ -527,7 +541,9 @@ impl Worker {
             query,
             step,
             to,
+            from: 0,
             plan: Arc::clone(&plan),
+            plan_copy: PlanCopy::Sent,
             run: Some(check),
             payload: Payload::Rows(Ok(rows)),
             exchanged: Exchanged::default(),
@@ -564,7 +580,9 @@ impl Worker {
             query,
             step,
             to: from,
+            from: 0,
             plan: Arc::clone(plan),
+            plan_copy: PlanCopy::Sent,
             run,
             payload: Payload::Lists { batch, lists },
             exchanged: Exchanged::default(),
@@ -635,7 +653,9 @@ fn failed(query: u64, plan: &Arc<Plan>, error: Failure) -> Message {
         query,
         step: plan.finish() as u32,
         to: 0,
+        from: 0,
         plan: Arc::clone(plan),
+        plan_copy: PlanCopy::Sent,
         run: None,
         payload: Payload::Rows(Err(error)),
         exchanged: Exchanged::default(),
