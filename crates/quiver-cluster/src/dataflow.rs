@@ -185,6 +185,40 @@ pub struct TimelyPartitions {
     broken: std::sync::atomic::AtomicBool,
     /// The plans of queries this process's workers hold ([`crate::plans`]).
     plans: Arc<AtomicUsize>,
+    /// The record sizes the planner asked of the owners so far.
+    sizes: Mutex<KeptSizes>,
+}
+
+/// Record sizes asked of their owners, kept for the planning of later queries: the
+/// partitions do not change while the cluster runs. Sizes over a merge of `FROM` graphs
+/// are not kept (the ask does not name the graphs merged).
+#[derive(Default)]
+struct KeptSizes {
+    sizes: HashMap<DegreeAsk, u64>,
+    /// Records asked of the owners, in all.
+    asked: u64,
+}
+
+/// Record sizes kept at most; past it, the kept ones are dropped and kept anew.
+const SIZES_KEPT: usize = 1 << 16;
+
+impl KeptSizes {
+    fn get(&self, ask: &DegreeAsk) -> Option<u64> {
+        self.sizes.get(ask).copied()
+    }
+
+    /// Keeps the sizes `found` of the records `asked`.
+    fn add(&mut self, asked: &[DegreeAsk], found: &[u64]) {
+        self.asked += asked.len() as u64;
+        if self.sizes.len() + asked.len() > SIZES_KEPT {
+            self.sizes.clear();
+        }
+        for (ask, &size) in asked.iter().zip(found) {
+            if ask.graph != GraphRef::Merged {
+                self.sizes.insert(*ask, size);
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for TimelyPartitions {
@@ -420,6 +454,7 @@ impl TimelyPartitions {
             types,
             broken: std::sync::atomic::AtomicBool::new(false),
             plans,
+            sizes: Mutex::default(),
         };
         partitions.check_loads()?;
         partitions.learn_names()?;
@@ -530,6 +565,12 @@ impl TimelyPartitions {
     /// queries over that the coordinator has not yet told them to forget.
     pub fn plans_held(&self) -> usize {
         self.plans.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The record sizes the planner asked of the owners so far (each is asked once: the
+    /// sizes are kept).
+    pub fn record_sizes_asked(&self) -> u64 {
+        self.sizes.lock().unwrap_or_else(|e| e.into_inner()).asked
     }
 
     /// What the asking threads ran in place so far ([`crate::in_place`]).
@@ -989,19 +1030,39 @@ impl BgpPartitions for TimelyPartitions {
     }
 
     fn degrees(&self, asks: &[DegreeAsk]) -> Result<Option<Vec<u64>>, QueryError> {
-        let answers = self
-            .owners()
-            .ask(Ask::Degrees(asks.to_vec()))
-            .map_err(|e| QueryError::Unsupported(format!("the cluster did not answer: {e}")))?;
-        let mut sizes = vec![0; asks.len()];
-        for (position, size) in answers {
-            let size = <[u8; 8]>::try_from(size.as_slice())
-                .map_err(|_| QueryError::Unsupported("a malformed record size".into()))?;
-            if let Some(slot) = sizes.get_mut(position as usize) {
-                *slot = u64::from_le_bytes(size);
+        let mut sizes: Vec<Option<u64>> = {
+            let kept = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
+            asks.iter().map(|ask| kept.get(ask)).collect()
+        };
+        let missing: Vec<DegreeAsk> = asks
+            .iter()
+            .zip(&sizes)
+            .filter(|(_, size)| size.is_none())
+            .map(|(ask, _)| *ask)
+            .collect();
+        if !missing.is_empty() {
+            let answers = self
+                .owners()
+                .ask(Ask::Degrees(missing.clone()))
+                .map_err(|e| QueryError::Unsupported(format!("the cluster did not answer: {e}")))?;
+            let mut found = vec![0; missing.len()];
+            for (position, size) in answers {
+                let size = <[u8; 8]>::try_from(size.as_slice())
+                    .map_err(|_| QueryError::Unsupported("a malformed record size".into()))?;
+                if let Some(slot) = found.get_mut(position as usize) {
+                    *slot = u64::from_le_bytes(size);
+                }
+            }
+            let mut kept = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
+            kept.add(&missing, &found);
+            let mut found = found.into_iter();
+            for size in sizes.iter_mut().filter(|size| size.is_none()) {
+                *size = found.next();
             }
         }
-        Ok(Some(sizes))
+        Ok(Some(
+            sizes.into_iter().map(Option::unwrap_or_default).collect(),
+        ))
     }
 
     fn aggregate(

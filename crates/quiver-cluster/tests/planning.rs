@@ -136,3 +136,48 @@ fn record_sizes_are_asked_once_and_only_where_they_may_change_the_plan() {
     );
     assert_eq!(asked(&two), (1, 3), "{two}");
 }
+
+/// On a cluster, the record sizes asked of the owners are kept: a later query that needs
+/// the same records asks only for those it is the first to need.
+#[test]
+fn a_cluster_asks_each_record_size_once() {
+    let store = common::lubm1();
+    let count = 3;
+    let cluster = Arc::new(TimelyPartitions::in_process(&store, count).unwrap());
+    let parts: Vec<Store> = (0..count).map(|i| store.partition(i, count)).collect();
+    let mut statistics = StatisticsMerger::default();
+    for part in &parts {
+        statistics.add(part);
+    }
+    let mut coordinator = parts[0].clone();
+    coordinator.use_statistics(&statistics.finish(store.rdf_type()));
+    let foreign: Vec<String> = (0..15)
+        .map(|d| format!("http://www.Department{d}.University0.edu"))
+        .filter(|iri| quiver_store::partition::owner(store.iri_id(iri).unwrap(), count) != 0)
+        .take(2)
+        .collect();
+    let ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
+    let query = |department: &str| {
+        format!(
+            "SELECT * WHERE {{ ?x <{ub}worksFor> <{department}> . ?y <{ub}memberOf> <{department}> \
+             OPTIONAL {{ ?z ?p <{department}> }} }}"
+        )
+    };
+    let asked = |query: &str| {
+        let before = cluster.record_sizes_asked();
+        let partitions: Arc<dyn BgpPartitions> = cluster.clone();
+        // Planned as on the whole store, which holds every record.
+        assert_eq!(
+            common::plan_shapes(&coordinator, query, Some(Arc::clone(&partitions))),
+            common::plan_shapes(&store, query, Some(partitions)),
+            "{query}"
+        );
+        cluster.record_sizes_asked() - before
+    };
+    let first = query(&foreign[0]);
+    // Three records asked, then none: the same query planned again, as on the whole store.
+    assert_eq!(asked(&first), 3, "{first}");
+    assert_eq!(asked(&first), 0, "{first}");
+    // Another department: its three records.
+    assert_eq!(asked(&query(&foreign[1])), 3);
+}
