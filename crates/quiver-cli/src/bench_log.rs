@@ -275,6 +275,7 @@ pub(crate) fn status_of(error: &QueryError) -> &'static str {
         QueryError::Timeout(_) => "timeout",
         QueryError::MemoryLimit { .. } => "memory",
         QueryError::TooManyResults(_) => "too-many-results",
+        QueryError::Cluster(_) => "cluster",
         _ => "error",
     }
 }

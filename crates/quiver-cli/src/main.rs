@@ -126,6 +126,15 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => error.exit(),
     };
+    // A cluster's lost connection is one line of the log, not each of timely's threads'
+    // panics with their backtraces.
+    quiver_cluster::connect::report_lost_connections(|message| {
+        if tracing::dispatcher::has_been_set() {
+            tracing::error!(target: "quiver", "{message}");
+        } else {
+            eprintln!("error: {message}");
+        }
+    });
     let result = match cli.command {
         Command::Gen(command) => gen::run(command),
         Command::Load(args) => load::run(args),

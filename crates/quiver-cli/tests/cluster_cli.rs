@@ -242,6 +242,77 @@ fn a_cluster_reads_its_config_file_logs_json_from_every_process_and_reports_the_
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A process of the cluster killed: process 0 says so in one line of its log (not a
+/// panic with a backtrace from each of timely's threads), `/status` answers 503 within
+/// 2 s, with no query asked, the `cluster_answering` gauge falls to 0, and a query fails
+/// with 503 and a message that says why.
+#[test]
+fn a_killed_process_makes_the_cluster_unavailable_and_says_so_once() {
+    let whole = store("cluster");
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let dir = scratch.join("cluster-cli-killed");
+    partition(whole, 2, &dir);
+    let mut cluster = Server::start_cluster(&dir, 2, &[]);
+    let status = cluster.get("/status", &[]);
+    assert_eq!(status.status, 200, "{}", status.text());
+    assert_eq!(status.json()["cluster"]["answering"], true);
+    // The header and q4's ten rows.
+    assert_eq!(rows(&cluster, &lubm_query("q4")).len(), 11);
+    let answering = |cluster: &Server| {
+        let metrics = cluster.get("/metrics", &[]).text();
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix("quiver_cluster_answering{dataset=\"default\"} "))
+            .map(str::to_owned)
+    };
+    assert_eq!(answering(&cluster).as_deref(), Some("1"));
+    let children = cluster.children();
+    assert_eq!(children.len(), 1, "process 1 alone: {children:?}");
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &children[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let started = std::time::Instant::now();
+    let status = loop {
+        let status = cluster.get("/status", &[]);
+        if status.status != 200 || started.elapsed() > Duration::from_secs(5) {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let noticed = started.elapsed();
+    assert_eq!(status.status, 503, "{}", status.text());
+    assert!(
+        noticed < Duration::from_secs(2),
+        "noticed after {noticed:?}"
+    );
+    let body = status.json();
+    assert_eq!(body["status"], "unavailable", "{body}");
+    assert_eq!(body["cluster"]["answering"], false, "{body}");
+    assert!(
+        body["cluster"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("restart the cluster")),
+        "{body}"
+    );
+    assert_eq!(answering(&cluster).as_deref(), Some("0"));
+    let reply = cluster.query(&lubm_query("q4"), TSV);
+    assert_eq!(reply.status, 503, "{}", reply.text());
+    assert!(
+        reply.text().contains("the cluster cannot answer"),
+        "{}",
+        reply.text()
+    );
+    assert!(cluster.logged("lost its connection to another process of the cluster"));
+    let log = cluster.log();
+    assert_eq!(log.matches("lost its connection").count(), 1, "{log}");
+    assert!(!log.contains("panicked at"), "{log}");
+    assert!(!log.contains("stack backtrace"), "{log}");
+    cluster.terminate(Duration::from_secs(20));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The console's report lines of `script` (`N rows`, `N triples`, `answer: …`) on the
 /// store at `location`, with `extra` arguments.
 fn console_counts(location: &Path, extra: &[&str], script: &str) -> Vec<String> {

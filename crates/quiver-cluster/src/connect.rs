@@ -202,3 +202,40 @@ pub unsafe fn inherited_listener(fd: i32) -> std::io::Result<Arc<TcpListener>> {
     }
     Ok(Arc::new(listener))
 }
+
+/// Reports, in one line given to `report`, the first failure of timely's communication in
+/// this process (a connection to another process of the cluster closed), instead of the
+/// panics with backtraces that timely's network and worker threads print as they fail one
+/// after the other; later ones are silent. Every other panic (and one of timely's on the
+/// main thread) goes to the hook installed before. For binaries: the hook is the process's,
+/// installed once.
+pub fn report_lost_connections(report: impl Fn(&str) + Send + Sync + 'static) {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let previous = std::panic::take_hook();
+        let reported = std::sync::atomic::AtomicBool::new(false);
+        std::panic::set_hook(Box::new(move |info| {
+            let thread = std::thread::current();
+            let name = thread.name().unwrap_or("");
+            let timely = info
+                .location()
+                .is_some_and(|at| at.file().contains("timely_communication"));
+            if !timely || name == "main" {
+                return previous(info);
+            }
+            if reported.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            let payload = info.payload();
+            let detail = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("a network thread failed");
+            report(&format!(
+                "this process lost its connection to another process of the cluster ({detail}, \
+                 on {name}): queries on the cluster fail until it is restarted"
+            ));
+        }));
+    });
+}

@@ -531,9 +531,10 @@ impl TimelyPartitions {
             .columns
             .iter()
             .flat_map(|column| column[..table.rows.min(column.len())].iter().copied());
-        store.dictionary().resolve_ids(ids).map_err(|e| {
-            QueryError::Unsupported(format!("the cluster's dictionary did not answer: {e}"))
-        })
+        store
+            .dictionary()
+            .resolve_ids(ids)
+            .map_err(|e| QueryError::Cluster(format!("its dictionary did not answer: {e}")))
     }
 
     /// The runs so far whose end was found by timely's progress rather than by their
@@ -760,10 +761,12 @@ fn serve(
         // their exchange.
         let settled = !replicated || types.get().is_some();
         if pending.is_empty() && asked.is_empty() && settled {
-            // Idle: wait for a request (the asker wakes this thread).
-            match wait_briefly(&requests, Duration::MAX) {
+            // Idle: wait for a request (the asker wakes this thread), polling timely now
+            // and then, which notices a lost connection.
+            match wait_briefly(&requests, IDLE_POLL) {
                 Ok(request) => take(request, &mut time, &mut input, &mut pending, &mut asked),
-                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                // On to step the worker.
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
@@ -892,6 +895,11 @@ struct Pending {
 /// rounds cost nothing beside it.
 const BACKSTOP: Duration = Duration::from_millis(20);
 
+/// How long the idle coordinator waits for a request before it steps timely's worker,
+/// whose polling of the network fails (and ends this thread) when a connection to another
+/// process closed: then `unavailable` says so, and the next query fails at once.
+const IDLE_POLL: Duration = Duration::from_millis(100);
+
 /// How long the coordinator between requests, and a query waiting for its rows, poll
 /// before they park. Parking and waking a thread cost about 25 µs on a small virtual
 /// machine, and a query crosses two such waits of ours (the asker to the coordinator, and
@@ -901,8 +909,7 @@ const BACKSTOP: Duration = Duration::from_millis(20);
 /// poll longer take the cores the network threads need (measured slower on 2 cores).
 const SPIN: Duration = Duration::from_micros(200);
 
-/// The next value of `channel`: polled for [`SPIN`], then waited for at most `limit`
-/// (`Duration::MAX`: for ever).
+/// The next value of `channel`: polled for [`SPIN`], then waited for at most `limit`.
 fn wait_briefly<T>(
     channel: &mpsc::Receiver<T>,
     limit: Duration,
@@ -917,11 +924,6 @@ fn wait_briefly<T>(
             Err(mpsc::TryRecvError::Empty) if start.elapsed() < SPIN => std::thread::yield_now(),
             Err(mpsc::TryRecvError::Empty) => break,
         }
-    }
-    if limit == Duration::MAX {
-        return channel
-            .recv()
-            .map_err(|_| mpsc::RecvTimeoutError::Disconnected);
     }
     channel.recv_timeout(limit)
 }
@@ -980,6 +982,21 @@ impl BgpPartitions for TimelyPartitions {
             network_buffers: crate::buffers::network_buffer_bytes(),
             replicated: self.types.get().map_or(0, |table| table.bytes() as u64),
         }
+    }
+
+    /// A worker thread of this process ended while the cluster runs: a lost connection
+    /// ends them (timely's communication fails every worker of the process), and the
+    /// coordinator's, polling timely while idle ([`IDLE_POLL`]), ends within that time.
+    fn unavailable(&self) -> Option<String> {
+        let guards = self.guards.lock().unwrap_or_else(|e| e.into_inner());
+        let ended = guards
+            .as_ref()
+            .is_some_and(|guards| guards.guards().iter().any(|g| g.is_finished()));
+        ended.then(|| {
+            "a worker of this process stopped: a process of the cluster ended or its \
+             connection closed; restart the cluster"
+                .to_string()
+        })
     }
 
     fn explore(&self, mut request: PartitionedBgp<'_>) -> Result<Explored, QueryError> {
@@ -1044,11 +1061,11 @@ impl BgpPartitions for TimelyPartitions {
             let answers = self
                 .owners()
                 .ask(Ask::Degrees(missing.clone()))
-                .map_err(|e| QueryError::Unsupported(format!("the cluster did not answer: {e}")))?;
+                .map_err(|e| QueryError::Cluster(format!("its owners did not answer: {e}")))?;
             let mut found = vec![0; missing.len()];
             for (position, size) in answers {
                 let size = <[u8; 8]>::try_from(size.as_slice())
-                    .map_err(|_| QueryError::Unsupported("a malformed record size".into()))?;
+                    .map_err(|_| QueryError::Cluster("a malformed record size".into()))?;
                 if let Some(slot) = found.get_mut(position as usize) {
                     *slot = u64::from_le_bytes(size);
                 }
@@ -1179,9 +1196,9 @@ impl TimelyPartitions {
         let stopped = || {
             self.broken
                 .store(true, std::sync::atomic::Ordering::Relaxed);
-            QueryError::Unsupported(
-                "the cluster's workers have stopped: a process of the cluster ended or its \
-                 connection closed; restart the cluster"
+            QueryError::Cluster(
+                "its workers have stopped: a process of the cluster ended or its connection \
+                 closed; restart the cluster"
                     .into(),
             )
         };

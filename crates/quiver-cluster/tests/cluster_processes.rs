@@ -315,7 +315,7 @@ fn coordinate_clusters() {
         },
     );
     match prepared {
-        Err(QueryError::Unsupported(error)) => assert!(error.contains("stopped"), "{error}"),
+        Err(QueryError::Cluster(error)) => assert!(error.contains("stopped"), "{error}"),
         Err(other) => panic!("planning without a process gave {other}"),
         Ok(_) => panic!("planning without a process asked nothing"),
     }
@@ -333,7 +333,7 @@ fn coordinate_clusters() {
         Some(Duration::from_secs(60)),
     );
     match outcome {
-        Err(QueryError::Unsupported(error)) => {
+        Err(QueryError::Cluster(error)) => {
             assert!(error.contains("stopped"), "{error}")
         }
         other => panic!("a query without a process gave {other:?}"),

@@ -74,8 +74,8 @@ impl ApiError {
     }
 
     /// The status for an engine error: bad queries are the client's (400), time limits 504,
-    /// result caps 422, cancellation (shutdown) 503, the memory budget 507, a failed GPU
-    /// 500, a refused SERVICE 403 and a failed one 502.
+    /// result caps 422, cancellation (shutdown) and a cluster that cannot answer 503, the
+    /// memory budget 507, a failed GPU 500, a refused SERVICE 403 and a failed one 502.
     pub fn from_query(error: &QueryError) -> Self {
         let status = match error {
             QueryError::Syntax(_)
@@ -85,7 +85,7 @@ impl ApiError {
             | QueryError::Text(_) => StatusCode::BAD_REQUEST,
             QueryError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             QueryError::TooManyResults(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            QueryError::Cancelled => StatusCode::SERVICE_UNAVAILABLE,
+            QueryError::Cancelled | QueryError::Cluster(_) => StatusCode::SERVICE_UNAVAILABLE,
             QueryError::MemoryLimit { .. } | QueryError::IdsExhausted(_) => {
                 StatusCode::INSUFFICIENT_STORAGE
             }

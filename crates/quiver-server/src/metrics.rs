@@ -77,6 +77,7 @@ struct DatasetMetrics {
     exchanged_bytes: PerDataset<Counter>,
     network_buffer_bytes: PerDataset<Gauge>,
     replicated_bytes: PerDataset<Gauge>,
+    cluster_answering: PerDataset<Gauge>,
 }
 
 /// The server's metrics: counted per request, the rest read from the state when scraped.
@@ -238,6 +239,11 @@ impl Metrics {
             "Bytes of what every process of a cluster holds whole (the rdf:type memberships)",
             d.replicated_bytes.clone(),
         );
+        registry.register(
+            "cluster_answering",
+            "1 while the cluster can answer queries, 0 once a process of it ended",
+            d.cluster_answering.clone(),
+        );
         Self {
             registry,
             requests,
@@ -353,6 +359,10 @@ impl Metrics {
                 };
                 gauge(&d.network_buffer_bytes, held.network_buffers);
                 gauge(&d.replicated_bytes, held.replicated);
+                gauge(
+                    &d.cluster_answering,
+                    u64::from(partitions.unavailable().is_none()),
+                );
             }
         }
         let mut text = String::new();

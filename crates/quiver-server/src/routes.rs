@@ -500,8 +500,11 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
     let config = &state.config;
     let store = state.snapshot();
     let (triples, terms) = state.size();
+    // A cluster that cannot answer (a process ended): the status says so, as 503, for the
+    // health checks of whoever restarts it.
+    let unavailable = config.partitions.as_ref().and_then(|p| p.unavailable());
     let body = serde_json::json!({
-        "status": "ok",
+        "status": if unavailable.is_some() { "unavailable" } else { "ok" },
         "version": env!("CARGO_PKG_VERSION"),
         "writable": state.access.writable,
         "dataset": state.name,
@@ -530,9 +533,19 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
             "name": device.name(),
             "runs": device.runs(),
         })),
+        "cluster": config.partitions.as_ref().map(|partitions| serde_json::json!({
+            "partitions": partitions.name(),
+            "answering": unavailable.is_none(),
+            "error": unavailable,
+        })),
     });
     let body = with_activity(body, limits, &state.memory, state.started);
+    let code = match unavailable {
+        Some(_) => StatusCode::SERVICE_UNAVAILABLE,
+        None => StatusCode::OK,
+    };
     (
+        code,
         [
             (header::CONTENT_TYPE, "application/json"),
             (header::CACHE_CONTROL, "no-store"),

@@ -259,9 +259,9 @@ fn prepare_parsed(
                 quiver_model::dictionary::record_misses(plan)
             });
         if !misses.is_empty() && dictionary.resolves() {
-            let learnt = dictionary.resolve_terms(misses).map_err(|e| {
-                QueryError::Unsupported(format!("the cluster's dictionary did not answer: {e}"))
-            })?;
+            let learnt = dictionary
+                .resolve_terms(misses)
+                .map_err(|e| QueryError::Cluster(format!("its dictionary did not answer: {e}")))?;
             if learnt > 0 {
                 continue;
             }

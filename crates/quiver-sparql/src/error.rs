@@ -48,6 +48,11 @@ pub enum QueryError {
     /// not a text query.
     #[error("text search: {0}")]
     Text(String),
+    /// The cluster the query runs on cannot answer: a process of it ended, its connection
+    /// closed, or its owners did not answer a question. Not the query's fault: the same
+    /// query succeeds once the cluster is restarted.
+    #[error("the cluster cannot answer: {0}")]
+    Cluster(String),
 }
 
 impl QueryError {

@@ -216,6 +216,12 @@ pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
         HeldBytes::default()
     }
 
+    /// Why the partitions cannot answer any query now, if they cannot (a process of a
+    /// cluster ended or its connection closed); `None` while they can.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
+
     /// The sizes of records the coordinator's partition does not hold, for its planner:
     /// each ask's count, in order, from the partition that owns the vertex (asked in one
     /// batch while a query is prepared; see [`crate::degree`]). `None`: this executor does

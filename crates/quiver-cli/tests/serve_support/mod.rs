@@ -198,6 +198,17 @@ impl Server {
         Some(kib * 1024)
     }
 
+    /// The processes the server started (a cluster's other processes), from
+    /// `/proc/PID/task/PID/children`.
+    pub fn children(&self) -> Vec<u32> {
+        let pid = self.child.id();
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|child| child.parse().ok())
+            .collect()
+    }
+
     /// Everything the server wrote on stderr so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")

@@ -42,8 +42,9 @@ impl Evaluator<'_> {
             return Ok(());
         }
         let asked = asked.into_iter().collect();
-        dictionary.resolve_terms(asked).map(|_| ()).map_err(|e| {
-            QueryError::Unsupported(format!("the cluster's dictionary did not answer: {e}"))
-        })
+        dictionary
+            .resolve_terms(asked)
+            .map(|_| ())
+            .map_err(|e| QueryError::Cluster(format!("its dictionary did not answer: {e}")))
     }
 }
