@@ -289,7 +289,7 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
         ),
     });
     if args.process != 0 {
-        partitions.wait();
+        let ended = partitions.wait();
         // One write: the processes of a cluster on this machine often share a terminal or
         // a log, and stop at the same moment (eprintln! writes piece by piece).
         match args.log.log_format {
@@ -302,6 +302,7 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
                 args.log.say(&format!("process {} stopped", args.process))
             }
         }
+        ended.map_err(|error| anyhow!("process {}: {error}", args.process))?;
         return Ok(None);
     }
     let total = (processes * workers) as u32;

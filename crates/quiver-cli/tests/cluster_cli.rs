@@ -245,7 +245,8 @@ fn a_cluster_reads_its_config_file_logs_json_from_every_process_and_reports_the_
 /// A process of the cluster killed: process 0 says so in one line of its log (not a
 /// panic with a backtrace from each of timely's threads), `/status` answers 503 within
 /// 2 s, with no query asked, the `cluster_answering` gauge falls to 0, and a query fails
-/// with 503 and a message that says why.
+/// with 503 and a message that says why. Process 0 killed: process 1 ends with an error
+/// that says why, without a panic.
 #[test]
 fn a_killed_process_makes_the_cluster_unavailable_and_says_so_once() {
     let whole = store("cluster");
@@ -310,6 +311,31 @@ fn a_killed_process_makes_the_cluster_unavailable_and_says_so_once() {
     assert!(!log.contains("panicked at"), "{log}");
     assert!(!log.contains("stack backtrace"), "{log}");
     cluster.terminate(Duration::from_secs(20));
+
+    // Process 0 killed: process 1 ends, saying why in one line, with an error status.
+    let cluster = Server::start_cluster(&dir, 2, &[]);
+    let process_1 = cluster.children()[0];
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &cluster.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // Process 1 writes to the stderr it shares with process 0.
+    let said = "error: process 1: a connection to another process of the cluster closed";
+    assert!(cluster.logged(said), "{}", cluster.log());
+    let log = cluster.log();
+    assert!(log.contains("process 1 stopped"), "{log}");
+    assert!(!log.contains("panicked at"), "{log}");
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(format!("/proc/{process_1}/stat"))
+        .is_ok_and(|stat| !stat.contains(") Z "))
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "process 1 lives on"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -206,9 +206,10 @@ pub unsafe fn inherited_listener(fd: i32) -> std::io::Result<Arc<TcpListener>> {
 /// Reports, in one line given to `report`, the first failure of timely's communication in
 /// this process (a connection to another process of the cluster closed), instead of the
 /// panics with backtraces that timely's network and worker threads print as they fail one
-/// after the other; later ones are silent. Every other panic (and one of timely's on the
-/// main thread) goes to the hook installed before. For binaries: the hook is the process's,
-/// installed once.
+/// after the other; later ones are silent (on the main thread too, which fails with them
+/// when it joins timely's threads). Every other panic, and one of timely's on the main
+/// thread before any, goes to the hook installed before. For binaries: the hook is the
+/// process's, installed once.
 pub fn report_lost_connections(report: impl Fn(&str) + Send + Sync + 'static) {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
@@ -220,7 +221,8 @@ pub fn report_lost_connections(report: impl Fn(&str) + Send + Sync + 'static) {
             let timely = info
                 .location()
                 .is_some_and(|at| at.file().contains("timely_communication"));
-            if !timely || name == "main" {
+            let before = reported.load(std::sync::atomic::Ordering::Relaxed);
+            if !timely || (name == "main" && !before) {
                 return previous(info);
             }
             if reported.swap(true, std::sync::atomic::Ordering::Relaxed) {

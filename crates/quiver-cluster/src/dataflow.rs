@@ -585,11 +585,24 @@ impl TimelyPartitions {
     }
 
     /// Waits for this process's workers to end: when the coordinator's requests end (it
-    /// is dropped), or its process is gone.
-    pub fn wait(self) {
+    /// is dropped), or its process is gone. Once a connection to another process closed
+    /// (the coordinator's process ended without stopping the cluster), an error says so.
+    pub fn wait(self) -> Result<(), String> {
         let guards = self.guards.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(guards) = guards {
-            drop(guards.join());
+        let Some(guards) = guards else {
+            return Ok(());
+        };
+        // Timely's threads fail one after the other (each panics), and so does its guard
+        // of the network threads, dropped here: the failure is this process's end, not a
+        // fault of it.
+        let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| guards.join()));
+        match joined {
+            Ok(workers) if workers.iter().all(Result::is_ok) => Ok(()),
+            _ => Err(
+                "a connection to another process of the cluster closed before \
+                      the cluster was stopped"
+                    .into(),
+            ),
         }
     }
 }

@@ -112,9 +112,11 @@ fn serve_as_process(spec: &str) {
         addresses: fields[3].split(',').map(str::to_owned).collect(),
         listener: common::inherited(fields[4]),
     };
+    // A process ends cleanly with its cluster (its exit status is checked by `stop`).
     TimelyPartitions::cluster(Path::new(fields[0]), config)
         .unwrap()
-        .wait();
+        .wait()
+        .unwrap();
 }
 
 #[test]

@@ -767,7 +767,7 @@ fn processes_serving_two_loads_refuse_to_start() {
         };
         if let Ok(cluster) = quiver_cluster::TimelyPartitions::cluster(Path::new(fields[0]), config)
         {
-            cluster.wait();
+            let _ = cluster.wait();
         }
         return;
     }

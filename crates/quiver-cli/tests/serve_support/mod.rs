@@ -198,6 +198,11 @@ impl Server {
         Some(kib * 1024)
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The processes the server started (a cluster's other processes), from
     /// `/proc/PID/task/PID/children`.
     pub fn children(&self) -> Vec<u32> {
