@@ -242,6 +242,15 @@ fn a_cluster_reads_its_config_file_logs_json_from_every_process_and_reports_the_
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Sends SIGKILL to process `pid`.
+fn kill(pid: u32) {
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "kill {pid}");
+}
+
 /// A process of the cluster killed: process 0 says so in one line of its log (not a
 /// panic with a backtrace from each of timely's threads), `/status` answers 503 within
 /// 2 s, with no query asked, the `cluster_answering` gauge falls to 0, and a query fails
@@ -269,11 +278,7 @@ fn a_killed_process_makes_the_cluster_unavailable_and_says_so_once() {
     assert_eq!(answering(&cluster).as_deref(), Some("1"));
     let children = cluster.children();
     assert_eq!(children.len(), 1, "process 1 alone: {children:?}");
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", &children[0].to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    kill(children[0]);
     let started = std::time::Instant::now();
     let status = loop {
         let status = cluster.get("/status", &[]);
@@ -315,11 +320,7 @@ fn a_killed_process_makes_the_cluster_unavailable_and_says_so_once() {
     // Process 0 killed: process 1 ends, saying why in one line, with an error status.
     let cluster = Server::start_cluster(&dir, 2, &[]);
     let process_1 = cluster.children()[0];
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", &cluster.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    kill(cluster.pid());
     // Process 1 writes to the stderr it shares with process 0.
     let said = "error: process 1: a connection to another process of the cluster closed";
     assert!(cluster.logged(said), "{}", cluster.log());

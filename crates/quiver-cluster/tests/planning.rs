@@ -23,15 +23,8 @@ fn the_coordinator_plans_every_lubm_query_as_the_whole_store() {
     let count = 3;
     let cluster = TimelyPartitions::in_process(&store, count).unwrap();
     let partitions: Arc<dyn BgpPartitions> = Arc::new(cluster);
-    // Partition 0 with the whole store's statistics merged from the partitions, as a
-    // cluster's coordinator opens it.
     let parts: Vec<Store> = (0..count).map(|i| store.partition(i, count)).collect();
-    let mut statistics = StatisticsMerger::default();
-    for part in &parts {
-        statistics.add(part);
-    }
-    let mut coordinator = parts[0].clone();
-    coordinator.use_statistics(&statistics.finish(store.rdf_type()));
+    let coordinator = coordinator_of(&parts, &store);
     let mut differ = Vec::new();
     let mut steps = 0;
     for query in common::lubm_queries() {
@@ -49,6 +42,18 @@ fn the_coordinator_plans_every_lubm_query_as_the_whole_store() {
         differ.len(),
         differ.join("\n\n")
     );
+}
+
+/// Partition 0 of `parts` with the whole store's statistics merged from the partitions, as
+/// a cluster's coordinator opens it.
+fn coordinator_of(parts: &[Store], store: &Store) -> Store {
+    let mut statistics = StatisticsMerger::default();
+    for part in parts {
+        statistics.add(part);
+    }
+    let mut coordinator = parts[0].clone();
+    coordinator.use_statistics(&statistics.finish(store.rdf_type()));
+    coordinator
 }
 
 /// Partitions that count the batches of record sizes asked of them.
@@ -96,12 +101,7 @@ fn record_sizes_are_asked_once_and_only_where_they_may_change_the_plan() {
         batches: AtomicUsize::new(0),
         asks: AtomicUsize::new(0),
     });
-    let mut statistics = StatisticsMerger::default();
-    for part in counting.inner.partitions() {
-        statistics.add(part);
-    }
-    let mut coordinator = counting.inner.partitions()[0].clone();
-    coordinator.use_statistics(&statistics.finish(store.rdf_type()));
+    let coordinator = coordinator_of(counting.inner.partitions(), &store);
     let department = (0..15)
         .map(|d| format!("http://www.Department{d}.University0.edu"))
         .find(|iri| quiver_store::partition::owner(store.iri_id(iri).unwrap(), count) != 0)
@@ -145,12 +145,7 @@ fn a_cluster_asks_each_record_size_once() {
     let count = 3;
     let cluster = Arc::new(TimelyPartitions::in_process(&store, count).unwrap());
     let parts: Vec<Store> = (0..count).map(|i| store.partition(i, count)).collect();
-    let mut statistics = StatisticsMerger::default();
-    for part in &parts {
-        statistics.add(part);
-    }
-    let mut coordinator = parts[0].clone();
-    coordinator.use_statistics(&statistics.finish(store.rdf_type()));
+    let coordinator = coordinator_of(&parts, &store);
     let foreign: Vec<String> = (0..15)
         .map(|d| format!("http://www.Department{d}.University0.edu"))
         .filter(|iri| quiver_store::partition::owner(store.iri_id(iri).unwrap(), count) != 0)
