@@ -1260,12 +1260,19 @@ impl Drop for TimelyPartitions {
             .unwrap_or_else(|e| e.into_inner())
             .take();
         drop(requests);
+        let lost = self.unavailable().is_some();
         if let Some(guards) = self.guards.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            if self.broken.load(std::sync::atomic::Ordering::Relaxed) {
-                // A worker may wait forever on a stopped peer: leave the threads be.
+            if lost || self.broken.load(std::sync::atomic::Ordering::Relaxed) {
+                // A worker may wait forever on a stopped peer: leave the threads be (and
+                // timely's guard of the network threads, which panics once one failed).
                 std::mem::forget(guards);
             } else {
-                drop(guards.join());
+                // A connection lost while the workers drain fails them, and the guard
+                // with them: the cluster is being dropped, so that is no one's error.
+                let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    drop(guards.join());
+                }));
+                drop(joined);
             }
         }
     }

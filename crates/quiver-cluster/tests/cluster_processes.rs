@@ -346,6 +346,26 @@ fn coordinate_clusters() {
         started.elapsed()
     );
     drop(cluster);
+
+    // A process killed with no query asked: the cluster says within 2 s that it cannot
+    // answer, and its handle drops without a panic.
+    let (cluster, mut children) = start(&dir, 2, 1);
+    assert_eq!(cluster.unavailable(), None);
+    children[0].kill().unwrap();
+    let _ = children[0].wait();
+    let started = Instant::now();
+    while cluster.unavailable().is_none() && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let noticed = started.elapsed();
+    let reason = cluster.unavailable().expect("a killed process is noticed");
+    assert!(reason.contains("restart the cluster"), "{reason}");
+    assert!(
+        noticed < Duration::from_secs(2),
+        "noticed after {noticed:?}"
+    );
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(cluster)));
+    assert!(dropped.is_ok(), "dropping the cluster's handle panicked");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
