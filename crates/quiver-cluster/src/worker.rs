@@ -67,7 +67,10 @@ struct States {
 const STATES_KEPT: usize = 256;
 
 impl States {
-    fn of(&mut self, query: u64, plan: &Plan) -> Arc<QueryState> {
+    /// The state of `query`, built from `plan`'s limits on its first message here. The
+    /// pool's limit is taken from `plan` only `with_limit` (a cancellation's plan is empty:
+    /// it has no limit to give).
+    fn of(&mut self, query: u64, plan: &Plan, with_limit: bool) -> Arc<QueryState> {
         if let Some((_, state)) = self.kept.iter().find(|(q, _)| *q == query) {
             return Arc::clone(state);
         }
@@ -75,7 +78,9 @@ impl States {
             .time_left
             .map(|(left, seconds)| (Instant::now() + left, seconds));
         // Every plan carries the coordinator's limit, the same for all.
-        self.pool.set_limit(plan.max_memory);
+        if with_limit {
+            self.pool.set_limit(plan.max_memory);
+        }
         let budget = self.pool.budget();
         let state = Arc::new(QueryState::new(deadline, None, budget, None));
         if self.kept.len() == STATES_KEPT {
@@ -252,8 +257,9 @@ impl Worker {
             }
             return (Vec::new(), Carried::default());
         }
-        let state = self.states.of(message.query, &message.plan);
-        if let Payload::Cancel = message.payload {
+        let cancel = matches!(message.payload, Payload::Cancel);
+        let state = self.states.of(message.query, &message.plan, !cancel);
+        if cancel {
             state.fail(QueryError::Cancelled);
             // Its rows waiting for lists wait no more: the answers are dropped too.
             self.stash.forget(message.query);
@@ -662,5 +668,51 @@ fn failed(query: u64, plan: &Arc<Plan>, error: Failure) -> Message {
         weight: None,
         truncated: false,
         trace: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(query: u64, plan: Plan, payload: Payload) -> Message {
+        Message {
+            query,
+            step: 0,
+            to: 0,
+            from: 0,
+            plan: Arc::new(plan),
+            plan_copy: PlanCopy::Sent,
+            run: None,
+            payload,
+            exchanged: Exchanged::default(),
+            truncated: false,
+            weight: None,
+            trace: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_cancellation_of_a_query_never_seen_leaves_the_pools_limit() {
+        let pool = MemoryPool::new(None);
+        let mut worker = Worker::new(Store::default(), 0, 1, Arc::clone(&pool), Arc::default());
+        let limited = Plan {
+            max_memory: Some(1 << 20),
+            ..Plan::cancel()
+        };
+        // A query's first message here (a fetch of no lists) sets the limit its plan carries.
+        let fetch = Payload::Fetch {
+            batch: 0,
+            from: 0,
+            values: Vec::new(),
+        };
+        worker.handle(message(1, limited, fetch));
+        assert_eq!(pool.limit(), Some(1 << 20));
+        // Its cancellation, or another query's this worker never saw, carries no plan.
+        worker.handle(message(2, Plan::cancel(), Payload::Cancel));
+        assert_eq!(pool.limit(), Some(1 << 20));
+        // And the queries over are forgotten, states and all.
+        worker.handle(message(0, Plan::cancel(), Payload::Forget(vec![1, 2])));
+        assert!(worker.states.kept.is_empty());
     }
 }
