@@ -1,21 +1,25 @@
 //! How the processes of a cluster meet: a [`ClusterConfig`] made into timely's allocators.
 //!
-//! Given only the addresses, timely's own start-up runs: each process binds its address
-//! and connects to the processes before it. A cluster started on one machine
-//! (`quiver cluster`, `quiver load --processes`, the tests) cannot know a free port for
-//! each process without a race: a port found free, released, and bound again by the
-//! process may be taken in between by any other program. There the launcher binds every
-//! process's listening socket itself, on port 0, and hands each process its own
-//! ([`ClusterConfig::listener`]); the process then connects exactly as timely's start-up
-//! does (timely's `start_connections` to the processes before it, which send their
-//! number first; accepting from the ones after it on the socket given), and gives the
-//! connections to timely's `initialize_networking_from_sockets`. The wire protocol stays
-//! timely's.
+//! Each process binds its address (or is handed a socket already bound), connects to the
+//! processes before it as timely's own start-up does (timely's `start_connections`, which
+//! sends this process's number first), accepts the ones after it, and gives the
+//! connections to timely's `initialize_networking_from_sockets`; the wire protocol stays
+//! timely's. A cluster started on one machine (`quiver cluster`, `quiver load --processes`,
+//! the tests) cannot know a free port for each process without a race: a port found free,
+//! released, and bound again by the process may be taken in between by any other program.
+//! There the launcher binds every process's listening socket itself, on port 0, and hands
+//! each process its own ([`ClusterConfig::listener`]).
+//!
+//! Every connection is made here, so each is tuned ([`keep_alive`]): the operating
+//! system's keepalive probes are the cluster's heartbeat, and a machine that vanished
+//! without closing its connections (powered off, cut off) is given up within [`SILENCE`],
+//! as a closed connection is at once.
 
 use std::any::Any;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
+use std::time::Duration;
 
 use timely_communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 use timely_communication::allocator::ProcessBuilder;
@@ -35,15 +39,17 @@ pub(crate) fn in_process(workers: usize) -> Result<Communication, String> {
 
 /// The allocators of process `config.process` of a cluster.
 pub(crate) fn cluster(config: ClusterConfig) -> Result<Communication, String> {
-    let Some(listener) = config.listener.clone() else {
-        return timely::CommunicationConfig::Cluster {
-            threads: config.workers,
-            process: config.process,
-            addresses: config.addresses,
-            report: false,
-            zerocopy: false,
+    let listener = match config.listener.clone() {
+        Some(listener) => listener,
+        None => {
+            let address = config
+                .addresses
+                .get(config.process)
+                .ok_or_else(|| format!("no address for process {}", config.process))?;
+            let listener = TcpListener::bind(address)
+                .map_err(|e| format!("cannot listen at {address}: {e}"))?;
+            Arc::new(listener)
         }
-        .try_build_with(crate::buffers::hooks());
     };
     let sockets = connect(&config, &listener)
         .map_err(|e| format!("cannot connect to the other processes: {e}"))?;
@@ -97,7 +103,33 @@ fn connect(
         *slot = Some(stream);
     }
     sockets.extend(later);
+    for socket in sockets.iter().flatten() {
+        keep_alive(socket)?;
+    }
     Ok(sockets)
+}
+
+/// How long a connection to another process may go unanswered (keepalive probes, or data
+/// sent and not acknowledged) before it is given up, as a closed one is: timely's threads
+/// then fail, and the cluster says it cannot answer. An idle connection is probed after a
+/// second of silence, then every second. A process that hangs while its machine still
+/// answers (a stopped process) is not found this way: its kernel answers the probes.
+pub const SILENCE: Duration = Duration::from_secs(4);
+
+/// Turns on the operating system's heartbeat on a connection between processes: keepalive
+/// probes after 1 s of silence, every 1 s, and (on Linux) the connection given up after
+/// [`SILENCE`] without an answer.
+pub fn keep_alive(stream: &TcpStream) -> std::io::Result<()> {
+    let socket = socket2::SockRef::from(stream);
+    let probes = socket2::TcpKeepalive::new()
+        .with_time(Duration::from_secs(1))
+        .with_interval(Duration::from_secs(1));
+    #[cfg(target_os = "linux")]
+    let probes = probes.with_retries(3);
+    socket.set_tcp_keepalive(&probes)?;
+    #[cfg(target_os = "linux")]
+    socket.set_tcp_user_timeout(Some(SILENCE))?;
+    Ok(())
 }
 
 /// Listening sockets for the processes of a cluster started on this machine, bound on
@@ -240,4 +272,27 @@ pub fn report_lost_connections(report: impl Fn(&str) + Send + Sync + 'static) {
             ));
         }));
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn connections_between_processes_carry_the_heartbeat() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let socket = socket2::SockRef::from(&stream);
+        assert!(!socket.keepalive().unwrap(), "off by default");
+        keep_alive(&stream).unwrap();
+        assert!(socket.keepalive().unwrap());
+        assert_eq!(socket.tcp_keepalive_time().unwrap(), Duration::from_secs(1));
+        assert_eq!(
+            socket.tcp_keepalive_interval().unwrap(),
+            Duration::from_secs(1)
+        );
+        assert_eq!(socket.tcp_keepalive_retries().unwrap(), 3);
+        assert_eq!(socket.tcp_user_timeout().unwrap(), Some(SILENCE));
+    }
 }

@@ -68,6 +68,25 @@ fn rows_within(
 fn spawn(dir: &Path, process: usize, workers: usize, ports: &LoopbackPorts) -> Child {
     let mut command = Command::new(std::env::current_exe().unwrap());
     let fd = ports.hand_over(process, &mut command).unwrap();
+    spawn_with(
+        command,
+        dir,
+        process,
+        workers,
+        ports.addresses(),
+        &fd.to_string(),
+    )
+}
+
+/// [`spawn`] for `command`, the listening socket given as descriptor `fd` (`-`: none).
+fn spawn_with(
+    mut command: Command,
+    dir: &Path,
+    process: usize,
+    workers: usize,
+    addresses: &[String],
+    fd: &str,
+) -> Child {
     command
         .args(["--exact", TEST, "--nocapture"])
         .env(
@@ -75,7 +94,7 @@ fn spawn(dir: &Path, process: usize, workers: usize, ports: &LoopbackPorts) -> C
             format!(
                 "{}|{process}|{workers}|{}|{fd}",
                 dir.display(),
-                ports.addresses().join(",")
+                addresses.join(",")
             ),
         )
         .spawn()
@@ -283,6 +302,35 @@ fn coordinate_clusters() {
     let _ = std::fs::remove_dir_all(&dir);
 
     governed_on_every_process(&store);
+
+    // Processes given only the addresses, as across machines, bind their own and connect
+    // (the ports are found free and released first: a race the tests accept here alone).
+    let dir = scratch("addresses");
+    save_partitioned(&store, &dir, 2, |_, _| {}).unwrap();
+    let addresses = common::loopback_ports(2).addresses().to_vec();
+    let child = spawn_with(
+        Command::new(std::env::current_exe().unwrap()),
+        &dir,
+        1,
+        1,
+        &addresses,
+        "-",
+    );
+    let config = ClusterConfig {
+        process: 0,
+        addresses,
+        workers: 1,
+        listener: None,
+    };
+    let cluster = Arc::new(TimelyPartitions::cluster(&dir, config).unwrap());
+    for (query, expected) in queries.iter().zip(&expected) {
+        assert_eq!(
+            &rows(&store, query, Some(dynamic(&cluster)), None).unwrap(),
+            expected
+        );
+    }
+    stop(cluster, vec![child]);
+    let _ = std::fs::remove_dir_all(&dir);
 
     // A process killed: the next query fails within 2 s, never hangs.
     let dir = scratch("killed");

@@ -190,6 +190,10 @@ pub fn loopback_ports(count: usize) -> quiver_cluster::LoopbackPorts {
 /// The listening socket a child process inherited, from the descriptor number its
 /// parent put in its spec.
 pub fn inherited(fd: &str) -> Option<std::sync::Arc<std::net::TcpListener>> {
+    // `-`: none, the process binds its address itself.
+    if fd == "-" {
+        return None;
+    }
     let fd: i32 = fd.parse().unwrap();
     // SAFETY: the parent handed this descriptor to this process (`LoopbackPorts::
     // hand_over`) and named it in the spec; nothing else here owns it; read once.
