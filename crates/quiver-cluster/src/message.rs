@@ -53,7 +53,8 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The plan a cancellation travels with: nothing to run.
+    /// An empty plan, nothing to run: what a cancellation or a forgetting travels with,
+    /// and what stands in for a plan left behind until its receiver restores it.
     pub fn cancel() -> Self {
         Self {
             bgp: Bgp::default(),

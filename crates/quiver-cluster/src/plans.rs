@@ -56,7 +56,8 @@ impl Plans {
         worker / self.per_process != self.index / self.per_process
     }
 
-    /// Keeps `plan` for `query` (the coordinator's worker, for each query it starts).
+    /// Keeps `plan` for `query`: on the coordinator's worker, each query's it starts; on
+    /// any worker, those it received from or sent to other processes.
     pub(crate) fn hold(&mut self, query: u64, plan: &Arc<Plan>) {
         if let std::collections::hash_map::Entry::Vacant(entry) = self.held.entry(query) {
             entry.insert(Arc::clone(plan));
@@ -221,15 +222,16 @@ mod tests {
     #[test]
     fn a_worker_that_sent_a_message_holds_its_plan() {
         let plan = plan();
+        // Worker 2 of process 1 asks worker 1 of process 0.
         let mut two = Plans::new(2, 2, Arc::default());
-        let mut three_in_other = Plans::new(1, 2, Arc::default());
+        let mut one = Plans::new(1, 2, Arc::default());
         let mut request = message(3, 1, &plan);
         two.stamp(&mut request);
         let (mut request, _) = across(&request);
-        three_in_other.receive(&mut request).unwrap();
+        one.receive(&mut request).unwrap();
         // The answer goes back without the plan.
         let mut answer = message(3, 2, &plan);
-        three_in_other.stamp(&mut answer);
+        one.stamp(&mut answer);
         assert_eq!(answer.plan_copy, PlanCopy::Held);
     }
 
