@@ -863,7 +863,7 @@ fn serve(
 
 /// One message to every worker, each carrying `payload()` and no plan.
 fn broadcast(query: u64, workers: u32, payload: impl Fn() -> Payload) -> Vec<Message> {
-    let plan = Arc::new(Plan::cancel());
+    let plan = Arc::new(Plan::empty());
     (0..workers)
         .map(|to| Message {
             query,

@@ -55,7 +55,7 @@ pub(crate) struct Plan {
 impl Plan {
     /// An empty plan, nothing to run: what a cancellation or a forgetting travels with,
     /// and what stands in for a plan left behind until its receiver restores it.
-    pub fn cancel() -> Self {
+    pub fn empty() -> Self {
         Self {
             bgp: Bgp::default(),
             steps: Vec::new(),
@@ -258,7 +258,7 @@ impl<'de> Deserialize<'de> for Message {
         let wire = Wire::deserialize(deserializer)?;
         let (plan, plan_copy) = match wire.plan {
             Some(plan) => (plan, PlanCopy::Sent),
-            None => (Plan::cancel(), PlanCopy::Held),
+            None => (Plan::empty(), PlanCopy::Held),
         };
         Ok(Message {
             query: wire.query,
@@ -531,7 +531,7 @@ mod tests {
             step: 0,
             to: 0,
             from: 0,
-            plan: Arc::new(Plan::cancel()),
+            plan: Arc::new(Plan::empty()),
             plan_copy: PlanCopy::Sent,
             run: None,
             payload: Payload::Cancel,

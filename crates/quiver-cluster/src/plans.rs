@@ -153,7 +153,7 @@ mod tests {
         Arc::new(Plan {
             classes: (0..40).collect(),
             cap: 10,
-            ..Plan::cancel()
+            ..Plan::empty()
         })
     }
 

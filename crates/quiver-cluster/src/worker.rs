@@ -698,7 +698,7 @@ mod tests {
         let mut worker = Worker::new(Store::default(), 0, 1, Arc::clone(&pool), Arc::default());
         let limited = Plan {
             max_memory: Some(1 << 20),
-            ..Plan::cancel()
+            ..Plan::empty()
         };
         // A query's first message here (a fetch of no lists) sets the limit its plan carries.
         let fetch = Payload::Fetch {
@@ -709,10 +709,10 @@ mod tests {
         worker.handle(message(1, limited, fetch));
         assert_eq!(pool.limit(), Some(1 << 20));
         // Its cancellation, or another query's this worker never saw, carries no plan.
-        worker.handle(message(2, Plan::cancel(), Payload::Cancel));
+        worker.handle(message(2, Plan::empty(), Payload::Cancel));
         assert_eq!(pool.limit(), Some(1 << 20));
         // And the queries over are forgotten, states and all.
-        worker.handle(message(0, Plan::cancel(), Payload::Forget(vec![1, 2])));
+        worker.handle(message(0, Plan::empty(), Payload::Forget(vec![1, 2])));
         assert!(worker.states.kept.is_empty());
     }
 }
