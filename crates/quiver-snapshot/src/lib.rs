@@ -23,6 +23,7 @@
 //! store is a cache of its source data, not an interchange format); the header records
 //! it, and a file from a machine of the other byte order is refused.
 
+mod checksum;
 mod error;
 mod fault;
 mod format;

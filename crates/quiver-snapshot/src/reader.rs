@@ -321,7 +321,7 @@ fn verify_sections(
     }
     for section in &entry.sections {
         let (offset, len) = sections[&section.name];
-        if crc32(&bytes[offset..offset + len]) != section.crc32 {
+        if crate::checksum::crc32(&bytes[offset..offset + len]) != section.crc32 {
             return Err(SnapshotError::Checksum {
                 path: path.to_path_buf(),
                 region: format!("section '{}'", section.name),
@@ -329,50 +329,4 @@ fn verify_sections(
         }
     }
     Ok(sections)
-}
-
-/// Bytes whose crc32 one thread computes at a time: large enough that combining the parts
-/// costs nothing beside them.
-const CRC_PART: usize = 4 << 20;
-
-/// The crc32 of `bytes`, its parts computed on the rayon pool's threads and combined.
-fn crc32(bytes: &[u8]) -> u32 {
-    use rayon::prelude::*;
-    if bytes.len() <= CRC_PART {
-        return crc32fast::hash(bytes);
-    }
-    let parts: Vec<crc32fast::Hasher> = bytes
-        .par_chunks(CRC_PART)
-        .map(|part| {
-            let mut hasher = crc32fast::Hasher::new();
-            hasher.update(part);
-            hasher
-        })
-        .collect();
-    let mut whole = crc32fast::Hasher::new();
-    for part in &parts {
-        whole.combine(part);
-    }
-    whole.finalize()
-}
-
-#[cfg(test)]
-mod crc_tests {
-    use super::*;
-
-    #[test]
-    fn a_crc_computed_in_parts_is_the_crc_of_the_whole() {
-        // Odd lengths around the parts' size, and one part exactly.
-        for len in [
-            0,
-            1,
-            CRC_PART - 1,
-            CRC_PART,
-            CRC_PART + 1,
-            3 * CRC_PART + 12_345,
-        ] {
-            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
-            assert_eq!(crc32(&bytes), crc32fast::hash(&bytes), "{len} bytes");
-        }
-    }
 }

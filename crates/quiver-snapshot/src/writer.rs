@@ -246,7 +246,7 @@ impl PendingFile {
             name: section.to_owned(),
             offset,
             len: bytes.len() as u64,
-            crc32: crc32fast::hash(bytes),
+            crc32: crate::checksum::crc32(bytes),
         });
         self.len = end;
         Ok(())
