@@ -11,7 +11,8 @@
 //! [`hooks`] gives timely a refill that maps each buffer apart (anonymous memory: its
 //! pages are resident only once written, and return to the system when it is dropped) and
 //! keeps at most [`SPARE`] unused buffers per slab. [`network_buffer_bytes`] tells how
-//! much the slabs of this process hold. [`OneEach`] keeps exchanges of large records from
+//! much the slabs of this process hold. [`OneEach`] keeps exchanges of large records (a
+//! load's messages, the `rdf:type` memberships a cluster exchanges as it starts) from
 //! gathering them into messages of megabytes.
 
 use std::collections::VecDeque;
