@@ -12,8 +12,9 @@
 //!
 //! The table is exchanged once, when the cluster starts, through a small dataflow of its
 //! own: every worker sends its partition's share (a class's instances that it owns) to the
-//! first worker of every process, which sorts them once every worker has sent all (timely's
-//! frontier) and publishes the process's table. Until then, and on a process without one,
+//! first worker of every process, a few batches ahead of what they have taken in
+//! ([`IN_FLIGHT`]), and each sorts them once every worker has sent all (timely's frontier)
+//! and publishes the process's table. Until then, and on a process without one,
 //! checks run at their owners as before: each worker decides from its own process's table,
 //! so the processes never need to agree.
 
@@ -27,8 +28,8 @@ use quiver_sparql::table::{Table, UNBOUND};
 use quiver_store::{Direction, Store};
 use timely::dataflow::channels::pact::ExchangeCore;
 use timely::dataflow::operators::generic::operator::Operator;
-use timely::dataflow::operators::Input;
-use timely::dataflow::InputHandleVec;
+use timely::dataflow::operators::{Input, Probe};
+use timely::dataflow::{InputHandleVec, ProbeHandle};
 
 use crate::buffers::OneEach;
 
@@ -39,6 +40,12 @@ pub const BUDGET: u64 = 1 << 30;
 
 /// Pairs sent in one message.
 const BATCH: usize = 1 << 16;
+
+/// Batches a worker may have sent beyond those every first worker has taken in. Timely has
+/// no flow control of its own: a worker that sends its whole share at once serialises it
+/// into its network buffers faster than they drain, and they grow to hold it all, and
+/// keep buffers of that size for good.
+const IN_FLIGHT: u64 = 4;
 
 /// Every `(instance, class)` pair of `rdf:type` in the default graph, sorted, with a
 /// bucket index over the instances' ids so that a check reads two neighbouring offsets and
@@ -170,6 +177,10 @@ fn owned_pairs(part: &Store, rdf_type: PredId) -> Vec<(Id, Id)> {
 /// One message of the exchange: pairs for the first worker of a process.
 type Batch = (u32, Vec<(Id, Id)>);
 
+/// What the gathering operator sends on: nothing (its output's frontier is what the
+/// senders wait on).
+type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;
+
 /// Builds the exchange on a worker: when `wanted`, it sends its partition's pairs to every
 /// process's first worker (`firsts`); a first worker publishes its process's table in
 /// `table` once every worker has sent all.
@@ -184,34 +195,49 @@ pub(crate) fn build(
     let mut input: InputHandleVec<u64, Batch> = InputHandleVec::new();
     let publishes = wanted && firsts.contains(&(worker.index() as u32));
     let mut gathered: Vec<(Id, Id)> = Vec::new();
+    let probe = ProbeHandle::new();
     worker.dataflow::<u64, _, _>(|scope| {
-        scope.input_from(&mut input).sink(
-            // Each batch a message of its own (512 KiB): gathered, the memberships left
-            // every process's network buffers at the size of its whole share for good
-            // (LUBM-100 on 2 processes: 2 × 16 MiB mapped, 18 MiB resident).
-            ExchangeCore::<OneEach<Batch>, _>::new_core(|batch: &Batch| u64::from(batch.0)),
-            "Types",
-            move |(input, frontier)| {
-                input.for_each(|_, batches| {
-                    for (_, pairs) in batches.drain(..) {
-                        gathered.extend(pairs);
+        scope
+            .input_from(&mut input)
+            .unary_frontier::<Nothing, _, _, _>(
+                // Each batch a message of its own (512 KiB): gathered, the memberships
+                // left every process's network buffers at the size of its whole share
+                // for good (LUBM-100 on 2 processes: 2 × 16 MiB mapped, 18 MiB
+                // resident).
+                ExchangeCore::<OneEach<Batch>, _>::new_core(|batch: &Batch| u64::from(batch.0)),
+                "Types",
+                move |_, _| {
+                    move |(input, frontier), _output| {
+                        input.for_each(|_, batches| {
+                            for (_, pairs) in batches.drain(..) {
+                                gathered.extend(pairs);
+                            }
+                        });
+                        if publishes && frontier.frontier().is_empty() && table.get().is_none() {
+                            let _ = table.set(TypeTable::new(std::mem::take(&mut gathered)));
+                            // Gathering the pairs grew a list by doubling, and
+                            // sorting them, on the heap: the blocks it freed go back
+                            // (LUBM-100 on 2 processes: ~40 MiB a serving process
+                            // kept for nothing).
+                            quiver_model::memory::trim_heap();
+                        }
                     }
-                });
-                if publishes && frontier.frontier().is_empty() && table.get().is_none() {
-                    let _ = table.set(TypeTable::new(std::mem::take(&mut gathered)));
-                    // Gathering the pairs grew a list by doubling, and sorting them, on
-                    // the heap: the blocks it freed go back (LUBM-100 on 2 processes:
-                    // ~40 MiB a serving process kept for nothing).
-                    quiver_model::memory::trim_heap();
-                }
-            },
-        );
+                },
+            )
+            .probe_with(&probe);
     });
     if let (true, Some(rdf_type)) = (wanted, rdf_type) {
         let pairs = owned_pairs(part, rdf_type);
-        for &to in firsts {
-            for chunk in pairs.chunks(BATCH) {
-                input.send((to, chunk.to_vec()));
+        let batches = firsts
+            .iter()
+            .flat_map(|&to| pairs.chunks(BATCH).map(move |chunk| (to, chunk)));
+        // Batch k at time k: once the probe passes k − IN_FLIGHT, every first worker has
+        // taken in the batches sent before it.
+        for (k, (to, chunk)) in (0u64..).zip(batches) {
+            input.send((to, chunk.to_vec()));
+            input.advance_to(k + 1);
+            while k >= IN_FLIGHT && probe.less_equal(&(k - IN_FLIGHT)) {
+                worker.step();
             }
         }
     }
