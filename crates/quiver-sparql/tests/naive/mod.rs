@@ -7,12 +7,40 @@
 
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 
 use oxrdf::{Term, Triple};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 
 pub type Row = BTreeMap<String, Term>;
+
+thread_local! {
+    /// Candidate triples the evaluator may still try on this thread ([`within`]).
+    static WORK: Cell<u64> = const { Cell::new(u64::MAX) };
+}
+
+/// Runs `f` with the evaluator allowed to try at most `work` candidate triples: `None`
+/// when they ran out, so that its answers are incomplete (nested loops are exponential in
+/// a random query's patterns, EXISTS inside EXISTS over cross products). Unbounded
+/// otherwise.
+pub fn within<T>(work: u64, f: impl FnOnce() -> T) -> Option<T> {
+    WORK.with(|left| left.set(work));
+    let value = f();
+    let left = WORK.with(|left| left.replace(u64::MAX));
+    (left > 0).then_some(value)
+}
+
+/// Takes one try from the budget; `false` once it is spent.
+fn try_one() -> bool {
+    WORK.with(|left| match left.get() {
+        0 => false,
+        n => {
+            left.set(n - 1);
+            true
+        }
+    })
+}
 
 fn match_term(pattern: &TermPattern, value: &Term, row: &mut Row) -> bool {
     match pattern {
@@ -141,6 +169,9 @@ pub fn bgp(triples: &Triples<'_>, patterns: &[TriplePattern], seed: Row) -> Vec<
         let mut next = Vec::new();
         for row in &rows {
             for triple in triples.candidates(pattern, row) {
+                if !try_one() {
+                    return Vec::new();
+                }
                 if !plausible(pattern, triple, row) {
                     continue;
                 }
