@@ -592,19 +592,24 @@ impl TimelyPartitions {
         let Some(guards) = guards else {
             return Ok(());
         };
-        // Timely's threads fail one after the other (each panics), and so does its guard
-        // of the network threads, dropped here: the failure is this process's end, not a
-        // fault of it.
-        let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| guards.join()));
-        match joined {
-            Ok(workers) if workers.iter().all(Result::is_ok) => Ok(()),
-            _ => Err(
-                "a connection to another process of the cluster closed before \
-                      the cluster was stopped"
-                    .into(),
-            ),
+        if joined(guards) {
+            return Ok(());
         }
+        Err(
+            "a connection to another process of the cluster closed before the cluster was \
+             stopped"
+                .into(),
+        )
     }
+}
+
+/// Joins this process's worker threads; whether every one ended well. After a lost
+/// connection, timely's threads fail one after the other (each panics), and so does its
+/// guard of the network threads, dropped here: that is the process's end, not a fault of
+/// it, so the panic is caught.
+fn joined(guards: WorkerGuards<()>) -> bool {
+    let workers = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| guards.join()));
+    workers.is_ok_and(|workers| workers.iter().all(Result::is_ok))
 }
 
 /// One worker: its dataflow, then (worker 0) the requests until they end, or (the others)
@@ -1267,12 +1272,9 @@ impl Drop for TimelyPartitions {
                 // timely's guard of the network threads, which panics once one failed).
                 std::mem::forget(guards);
             } else {
-                // A connection lost while the workers drain fails them, and the guard
-                // with them: the cluster is being dropped, so that is no one's error.
-                let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    drop(guards.join());
-                }));
-                drop(joined);
+                // A connection lost while the workers drain fails them: the cluster is
+                // being dropped, so that is no one's error.
+                joined(guards);
             }
         }
     }
