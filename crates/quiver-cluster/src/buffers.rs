@@ -13,7 +13,8 @@
 //! keeps at most [`SPARE`] unused buffers per slab. [`network_buffer_bytes`] tells how
 //! much the slabs of this process hold. [`OneEach`] keeps exchanges of large records (a
 //! load's messages, the `rdf:type` memberships a cluster exchanges as it starts) from
-//! gathering them into messages of megabytes.
+//! gathering them into messages of megabytes; [`Bounded`] does so for the queries'
+//! exchange, whose records range from bytes to hundreds of KiB.
 
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
@@ -127,6 +128,103 @@ impl<T> ContainerBuilder for OneEach<T> {
 
 impl<T> LengthPreservingContainerBuilder for OneEach<T> {}
 
+/// The most bytes of records [`Bounded`] gathers into one container (one record larger
+/// than this goes alone): with a record's header and a container's, under a slab's first
+/// buffer of 1 MiB.
+pub const CONTAINER_BYTES: usize = 512 << 10;
+
+/// A record that tells about how many bytes it takes serialized.
+pub trait Weighed {
+    fn wire_bytes(&self) -> usize;
+}
+
+/// A container builder that gathers records into containers of at most
+/// [`CONTAINER_BYTES`] (or of timely's default length, for small records), for an exchange
+/// whose records range from a few bytes to hundreds of KiB: light queries' messages still
+/// travel together, heavy ones' pieces never make a container of megabytes.
+pub struct Bounded<T> {
+    current: Vec<T>,
+    bytes: usize,
+    pending: VecDeque<Vec<T>>,
+    shipped: Option<Vec<T>>,
+}
+
+impl<T> Default for Bounded<T> {
+    fn default() -> Self {
+        Self {
+            current: Vec::new(),
+            bytes: 0,
+            pending: VecDeque::new(),
+            shipped: None,
+        }
+    }
+}
+
+impl<T> Bounded<T> {
+    fn seal(&mut self) {
+        if !self.current.is_empty() {
+            self.pending.push_back(std::mem::take(&mut self.current));
+            self.bytes = 0;
+        }
+    }
+}
+
+impl<T: Weighed> PushInto<T> for Bounded<T> {
+    fn push_into(&mut self, item: T) {
+        let bytes = item.wire_bytes();
+        if self.bytes + bytes > CONTAINER_BYTES {
+            self.seal();
+        }
+        if self.current.capacity() == 0 {
+            // The container shipped last, emptied by timely, takes the records again.
+            self.current = self.shipped.take().unwrap_or_default();
+            self.current.clear();
+        }
+        self.current.push(item);
+        self.bytes += bytes;
+        if self.current.len() >= timely::container::buffer::default_capacity::<T>() {
+            self.seal();
+        }
+    }
+}
+
+impl<T> ContainerBuilder for Bounded<T> {
+    type Container = Vec<T>;
+
+    fn extract(&mut self) -> Option<&mut Vec<T>> {
+        self.shipped = Some(self.pending.pop_front()?);
+        self.shipped.as_mut()
+    }
+
+    fn finish(&mut self) -> Option<&mut Vec<T>> {
+        self.seal();
+        self.extract()
+    }
+}
+
+impl<T> LengthPreservingContainerBuilder for Bounded<T> {}
+
+/// `items` cut into runs of at most `limit` bytes each (an item larger goes alone), in
+/// order; none for none.
+pub(crate) fn cut<T>(items: Vec<T>, bytes: impl Fn(&T) -> usize, limit: usize) -> Vec<Vec<T>> {
+    let mut pieces = Vec::new();
+    let mut piece = Vec::new();
+    let mut held = 0;
+    for item in items {
+        let size = bytes(&item);
+        if held + size > limit && !piece.is_empty() {
+            pieces.push(std::mem::take(&mut piece));
+            held = 0;
+        }
+        held += size;
+        piece.push(item);
+    }
+    if !piece.is_empty() {
+        pieces.push(piece);
+    }
+    pieces
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +256,52 @@ mod tests {
             shipped.push(std::mem::take(container));
         }
         assert_eq!(shipped, vec![vec![0], vec![1], vec![2]]);
+        assert!(builder.finish().is_none());
+    }
+
+    struct Sized(usize);
+
+    impl Weighed for Sized {
+        fn wire_bytes(&self) -> usize {
+            self.0
+        }
+    }
+
+    #[test]
+    fn bounded_gathers_small_records_and_never_a_container_past_its_bound() {
+        let mut builder = Bounded::default();
+        // Small records, then large ones, then one past the bound alone.
+        let sizes = [
+            10,
+            20,
+            30,
+            200 << 10,
+            200 << 10,
+            200 << 10,
+            100,
+            CONTAINER_BYTES + 1,
+            5,
+        ];
+        let mut shipped: Vec<Vec<usize>> = Vec::new();
+        for size in sizes {
+            builder.push_into(Sized(size));
+            while let Some(container) = builder.extract() {
+                shipped.push(container.drain(..).map(|s| s.0).collect());
+            }
+        }
+        while let Some(container) = builder.finish() {
+            shipped.push(container.drain(..).map(|s| s.0).collect());
+        }
+        assert_eq!(shipped.concat(), sizes, "every record once, in order");
+        for container in &shipped {
+            let bytes: usize = container.iter().sum();
+            assert!(
+                bytes <= CONTAINER_BYTES || container.len() == 1,
+                "{container:?}"
+            );
+        }
+        // The small ones and the first two large travel together.
+        assert_eq!(shipped[0], vec![10, 20, 30, 200 << 10, 200 << 10]);
         assert!(builder.finish().is_none());
     }
 }

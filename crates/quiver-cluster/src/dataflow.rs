@@ -49,11 +49,12 @@ use quiver_sparql::partitions::{
 use quiver_sparql::table::Table;
 use quiver_store::{GraphIndex, Store};
 use timely::communication::WorkerGuards;
-use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::channels::pact::ExchangeCore;
 use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
+use crate::buffers::Bounded;
 use crate::dictionary::{Ask, ClusterResolver};
 use crate::in_place::{InPlace, LocalParts};
 use crate::message::{
@@ -650,7 +651,7 @@ fn serve(
             .input_from(&mut input)
             .concat(cycle)
             .unary(
-                Exchange::new(|m: &Message| u64::from(m.to)),
+                ExchangeCore::<Bounded<Message>, _>::new_core(|m: &Message| u64::from(m.to)),
                 "Explore",
                 move |_, info| {
                     *noted.borrow_mut() = info.address.to_vec();
@@ -682,7 +683,9 @@ fn serve(
                                     for message in &mut next {
                                         known.stamp(message);
                                     }
-                                    hand_on(&mut next, index as u32, carried, record);
+                                    let process = index as u32 / per_process;
+                                    let remote = |to: u32| to / per_process != process;
+                                    hand_on(&mut next, index as u32, carried, record, remote);
                                     session.give_iterator(next.into_iter());
                                 }
                             }
@@ -1183,7 +1186,7 @@ impl TimelyPartitions {
             weight: Some(WEIGHT),
             trace: filtered,
         };
-        hand_on(&mut messages, 0, carried, start);
+        hand_on(&mut messages, 0, carried, start, |to| !local.holds(to));
         let messages = match local.run(messages, state)? {
             InPlace::Done(finished, handled) => {
                 let mut arrival = Arrival::default();

@@ -3,9 +3,11 @@
 //! terms), the ids of a query's constants before it is planned and the terms of the rows
 //! the partitions return before they are decoded; on any cluster, the sizes of the
 //! records of a query's constants that the coordinator's partition does not hold, for its
-//! planner. Each question is one message per owner asked, through a small dataflow of its
-//! own beside the exploration's (one hop to the owners, one back to the coordinator), and
-//! is answered once every owner asked has answered.
+//! planner. A question goes to each owner asked through a small dataflow of its own beside
+//! the exploration's (one hop to the owners, one back to the coordinator), and is answered
+//! once every owner asked has answered. Questions and answers travel in pieces of at most
+//! [`PIECE_BYTES`] (the terms of a million result rows are megabytes, and timely's
+//! network buffers keep the size of the largest message for good: see [`crate::buffers`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -18,11 +20,12 @@ use quiver_model::Id;
 use quiver_sparql::degree::DegreeAsk;
 use quiver_store::Store;
 use serde::{Deserialize, Serialize};
-use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::channels::pact::ExchangeCore;
 use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::Input;
 use timely::dataflow::InputHandleVec;
 
+use crate::buffers::{cut, Bounded, Weighed};
 use crate::dataflow::{Coordinator, Request};
 
 /// A question to one owner, or its answer to the coordinator.
@@ -31,6 +34,24 @@ pub(crate) struct Question {
     pub request: u64,
     pub to: u32,
     pub body: Body,
+    /// An answer's last piece (a question's pieces are each answered apart, in order).
+    pub last: bool,
+}
+
+/// The most bytes of terms, ids or sizes one question or answer carries.
+const PIECE_BYTES: usize = crate::message::PIECE_BYTES;
+
+impl Weighed for Question {
+    fn wire_bytes(&self) -> usize {
+        const ID: usize = std::mem::size_of::<Id>();
+        match &self.body {
+            Body::Ids(terms) => terms.iter().map(|t| t.len() + 8).sum(),
+            Body::Terms(ids) => ids.len() * ID,
+            Body::Degrees(asks) => asks.len() * std::mem::size_of::<(Id, DegreeAsk)>(),
+            Body::Found(found) => found.iter().map(|(_, t)| ID + 8 + t.len()).sum(),
+            Body::Load => 0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -67,7 +88,7 @@ pub(crate) fn build(
         scope
             .input_from(&mut input)
             .unary(
-                Exchange::new(|q: &Question| u64::from(q.to)),
+                ExchangeCore::<Bounded<Question>, _>::new_core(|q: &Question| u64::from(q.to)),
                 "Dictionary",
                 move |_, _| {
                     move |input, output| {
@@ -76,17 +97,18 @@ pub(crate) fn build(
                             for batch in batches {
                                 for question in batch.drain(..) {
                                     let answer = match question.body {
-                                        Body::Load => Question {
+                                        Body::Load => vec![Question {
                                             request: question.request,
                                             to: 0,
                                             body: Body::Found(vec![(
                                                 index,
                                                 load.clone().unwrap_or_default().into_bytes(),
                                             )]),
-                                        },
+                                            last: true,
+                                        }],
                                         _ => answer(&part, question),
                                     };
-                                    session.give(answer);
+                                    session.give_iterator(answer.into_iter());
                                 }
                             }
                         });
@@ -94,7 +116,7 @@ pub(crate) fn build(
                 },
             )
             .sink(
-                Exchange::new(|_: &Question| 0),
+                ExchangeCore::<Bounded<Question>, _>::new_core(|_: &Question| 0),
                 "Answers",
                 move |(input, _)| {
                     input.for_each(|_, batch| {
@@ -102,7 +124,7 @@ pub(crate) fn build(
                             if let Body::Found(found) = question.body {
                                 let mut answers = sink.borrow_mut();
                                 let entry = answers.entry(question.request).or_default();
-                                entry.0 += 1;
+                                entry.0 += usize::from(question.last);
                                 entry.1.extend(found);
                             }
                         }
@@ -113,8 +135,8 @@ pub(crate) fn build(
     (input, answers)
 }
 
-/// An owner's answer: what it holds of the question.
-fn answer(part: &Store, question: Question) -> Question {
+/// An owner's answer: what it holds of the question, in pieces, the last marked.
+fn answer(part: &Store, question: Question) -> Vec<Question> {
     let dictionary = part.dictionary();
     let found = match question.body {
         Body::Ids(terms) => terms
@@ -132,14 +154,26 @@ fn answer(part: &Store, question: Question) -> Question {
         Body::Found(found) => found,
         Body::Load => Vec::new(),
     };
-    Question {
-        request: question.request,
-        to: 0,
-        body: Body::Found(found),
+    const ID: usize = std::mem::size_of::<Id>();
+    let mut pieces = cut(found, |(_, t)| ID + 8 + t.len(), PIECE_BYTES);
+    if pieces.is_empty() {
+        pieces.push(Vec::new());
     }
+    let count = pieces.len();
+    pieces
+        .into_iter()
+        .enumerate()
+        .map(|(at, found)| Question {
+            request: question.request,
+            to: 0,
+            body: Body::Found(found),
+            last: at + 1 == count,
+        })
+        .collect()
 }
 
-/// The questions of one request to the owners of `terms` or `ids`, one per owner asked.
+/// The questions of one request to the owners of `terms` or `ids`, in pieces of at most
+/// [`PIECE_BYTES`] (the asker waits for as many answers).
 pub(crate) fn questions(request: u64, workers: u32, ask: Ask) -> Vec<Question> {
     let mut bodies: HashMap<u32, Body> = HashMap::new();
     match ask {
@@ -174,10 +208,34 @@ pub(crate) fn questions(request: u64, workers: u32, ask: Ask) -> Vec<Question> {
             }
         }
     }
-    let mut questions: Vec<Question> = bodies
-        .into_iter()
-        .map(|(to, body)| Question { request, to, body })
-        .collect();
+    const ID: usize = std::mem::size_of::<Id>();
+    let mut questions: Vec<Question> = Vec::new();
+    for (to, body) in bodies {
+        let question = |body| Question {
+            request,
+            to,
+            body,
+            last: true,
+        };
+        match body {
+            Body::Ids(terms) => questions.extend(
+                cut(terms, |t| t.len() + 8, PIECE_BYTES)
+                    .into_iter()
+                    .map(|piece| question(Body::Ids(piece))),
+            ),
+            Body::Terms(ids) => questions.extend(
+                cut(ids, |_| ID, PIECE_BYTES)
+                    .into_iter()
+                    .map(|piece| question(Body::Terms(piece))),
+            ),
+            Body::Degrees(asks) => questions.extend(
+                cut(asks, std::mem::size_of_val, PIECE_BYTES)
+                    .into_iter()
+                    .map(|piece| question(Body::Degrees(piece))),
+            ),
+            body => questions.push(question(body)),
+        }
+    }
     questions.sort_by_key(|q| q.to);
     questions
 }
@@ -237,5 +295,42 @@ impl Resolver for ClusterResolver {
 
     fn terms(&self, ids: Vec<Id>) -> Result<Vec<(Id, Vec<u8>)>, String> {
         self.ask(Ask::Terms(ids))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn questions_and_answers_go_in_pieces_each_within_bounds() {
+        // 300,000 ids (1.2 MB) over 3 owners.
+        let ids: Vec<Id> = (0..300_000).collect();
+        let asked = questions(7, 3, Ask::Terms(ids.clone()));
+        assert!(asked.len() > 3, "{} questions", asked.len());
+        assert!(asked
+            .iter()
+            .all(|q| q.wire_bytes() <= PIECE_BYTES && q.last));
+        let mut all: Vec<Id> = asked
+            .iter()
+            .flat_map(|q| match &q.body {
+                Body::Terms(ids) => ids.clone(),
+                _ => unreachable!(),
+            })
+            .collect();
+        all.sort();
+        assert_eq!(all, ids, "every id asked once");
+        // An owner's answer of 40,000 terms of 40 bytes (2 MB): in pieces, the last
+        // marked alone.
+        let found: Vec<(Id, Vec<u8>)> = (0..40_000).map(|i| (i, vec![b'x'; 40])).collect();
+        let pieces = cut(found.clone(), |(_, t)| 12 + t.len(), PIECE_BYTES);
+        assert!(pieces.len() > 1);
+        assert_eq!(pieces.concat(), found);
+        assert!(pieces
+            .iter()
+            .all(|p| p.iter().map(|(_, t)| 12 + t.len()).sum::<usize>() <= PIECE_BYTES));
+        // One item past the bound goes alone.
+        let cut_large = cut(vec![10, PIECE_BYTES + 1, 10], |&n| n, PIECE_BYTES);
+        assert_eq!(cut_large, vec![vec![10], vec![PIECE_BYTES + 1], vec![10]]);
     }
 }

@@ -90,22 +90,70 @@ impl Stash {
         self.waiting.retain(|_, waiting| waiting.query != query);
     }
 
-    /// Adds one owner's answer to batch `number` (its lists, and what its fetch and it
-    /// exchanged, with its weight); returns the batch once every owner answered (an answer for a batch this
-    /// worker does not hold is dropped).
+    /// Adds a piece of one owner's answer to batch `number` (its lists, and what its fetch
+    /// and it exchanged, with its weight; `last`: the owner's last piece, which arrives
+    /// last, as timely's exchange keeps the order of what one worker sends another);
+    /// returns the batch once every owner answered (an answer for a batch this worker does
+    /// not hold is dropped).
     pub(crate) fn answer(
         &mut self,
         number: u64,
         lists: Vec<(Id, Vec<Id>)>,
         carried: crate::message::Carried,
+        last: bool,
     ) -> Option<Waiting> {
         let waiting = self.waiting.get_mut(&number)?;
         waiting.lists.extend(lists);
         waiting.carried.add(carried);
+        if !last {
+            return None;
+        }
         waiting.pending -= 1;
         if waiting.pending > 0 {
             return None;
         }
         self.waiting.remove(&number)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Carried, Plan};
+    use quiver_sparql::step::StepKind;
+
+    #[test]
+    fn rows_wait_for_the_last_piece_of_every_owner() {
+        let mut stash = Stash::default();
+        let waiting = Waiting {
+            query: 1,
+            step: 0,
+            run: Step::new(0, StepKind::Walk(Direction::Out), 1.0),
+            plan: std::sync::Arc::new(Plan::empty()),
+            rows: Table::unit(),
+            carried: Carried::default(),
+            truncated: false,
+            pending: 2,
+            lists: HashMap::new(),
+        };
+        let batch = stash.park(waiting);
+        let piece = |value: Id| vec![(value, vec![value + 100])];
+        // Owner A's first piece, owner B's whole answer, then A's last piece.
+        assert!(stash
+            .answer(batch, piece(1), Carried::default(), false)
+            .is_none());
+        assert!(stash
+            .answer(batch, piece(2), Carried::default(), true)
+            .is_none());
+        let done = stash
+            .answer(batch, piece(3), Carried::default(), true)
+            .unwrap();
+        let mut values: Vec<Id> = done.lists.keys().copied().collect();
+        values.sort();
+        assert_eq!(values, [1, 2, 3]);
+        // Answered: a late piece finds no batch.
+        assert!(stash
+            .answer(batch, piece(4), Carried::default(), true)
+            .is_none());
     }
 }

@@ -72,6 +72,11 @@ impl LocalParts {
         (at < self.parts.len()).then_some(at)
     }
 
+    /// Whether worker `to` is one of this process's.
+    pub(crate) fn holds(&self, to: u32) -> bool {
+        self.local(to).is_some()
+    }
+
     /// Runs `messages` (a query's first, routed and weighed) here while every one that is
     /// not finished goes to a partition of this process and carries few rows.
     pub(crate) fn run(
@@ -163,7 +168,7 @@ impl LocalParts {
                 messages.append(&mut finished);
                 return Ok(InPlace::HandOff(messages, handled));
             }
-            hand_on(&mut next, from, carried, record);
+            hand_on(&mut next, from, carried, record, |to| !self.holds(to));
             messages.append(&mut next);
         }
         Ok(InPlace::Done(finished, handled))

@@ -139,10 +139,12 @@ pub(crate) enum Payload {
         from: u32,
         values: Vec<Id>,
     },
-    /// The answer to a fetch: each value's list.
+    /// The answer to a fetch: each value's list, in pieces (a list is never cut), the
+    /// last one marked.
     Lists {
         batch: u64,
         lists: Vec<(Id, Vec<Id>)>,
+        last: bool,
     },
     /// The query was given up: drop its messages.
     Cancel,
@@ -278,6 +280,26 @@ impl<'de> Deserialize<'de> for Message {
 }
 
 impl Message {
+    /// A copy of everything but its payload (which is left a cancellation), for the
+    /// pieces of its rows ([`in_pieces`]); what it carries from earlier hops stays with
+    /// the first piece, handed on later.
+    fn clone_header(&self) -> Message {
+        Message {
+            query: self.query,
+            step: self.step,
+            to: self.to,
+            from: self.from,
+            plan: Arc::clone(&self.plan),
+            plan_copy: self.plan_copy,
+            run: self.run,
+            payload: Payload::Cancel,
+            exchanged: Exchanged::default(),
+            truncated: self.truncated,
+            weight: None,
+            trace: Vec::new(),
+        }
+    }
+
     /// Whether its rows (or error) are past the plan's last step, for the coordinator.
     pub(crate) fn is_finished(&self) -> bool {
         self.step as usize >= self.plan.finish() && matches!(self.payload, Payload::Rows(_))
@@ -333,17 +355,84 @@ fn share(messages: &mut [Message], weight: Option<u64>) {
     }
 }
 
+/// The most bytes of rows one message carries to another process; larger rows go in
+/// pieces. Timely serializes what one worker sends another into a byte slab (1 MiB at
+/// first) that doubles its buffers whenever a message does not fit and never gives them
+/// back: one message of q1's rows on LUBM-1000 left every process holding 64 MiB of
+/// buffers for good. Pieces this size, gathered at most [`crate::buffers::CONTAINER_BYTES`]
+/// to a container, keep the slabs at their first buffer.
+pub(crate) const PIECE_BYTES: usize = 256 << 10;
+
+/// About the bytes of a plan on the wire (its patterns, steps and limits), as a message's
+/// size counts it.
+const PLAN_BYTES: usize = 1 << 10;
+
+impl crate::buffers::Weighed for Message {
+    /// About the bytes it takes on the wire: its ids, and its plan where one goes with it
+    /// (a plan is a few hundred bytes; headers are left out).
+    fn wire_bytes(&self) -> usize {
+        const ID: usize = std::mem::size_of::<Id>();
+        let ids = match &self.payload {
+            Payload::Rows(Ok(rows)) => rows.rows * rows.columns.len(),
+            Payload::Rows(Err(_)) | Payload::Cancel => 0,
+            Payload::Fetch { values, .. } => values.len(),
+            Payload::Lists { lists, .. } => lists.iter().map(|(_, list)| list.len() + 1).sum(),
+            Payload::Forget(queries) => 2 * queries.len(),
+        };
+        let plan = match self.plan_copy {
+            PlanCopy::Sent => PLAN_BYTES,
+            PlanCopy::Held => 0,
+        };
+        ids * ID + plan
+    }
+}
+
+/// `messages` with the rows of each that goes to another process (`remote(to)`) cut into
+/// pieces of at most [`PIECE_BYTES`], in order. Every step handles its rows one at a time
+/// (a row's successors do not depend on the other rows of its message), so pieces are
+/// handled as the whole would be.
+fn in_pieces(messages: &mut Vec<Message>, remote: impl Fn(u32) -> bool) {
+    use crate::buffers::Weighed;
+    let large = |m: &Message| m.wire_bytes() > PIECE_BYTES && remote(m.to);
+    if !messages.iter().any(large) {
+        return;
+    }
+    let mut pieces = Vec::with_capacity(messages.len());
+    for mut message in messages.drain(..) {
+        if !large(&message) {
+            pieces.push(message);
+            continue;
+        }
+        let Payload::Rows(Ok(rows)) = &mut message.payload else {
+            pieces.push(message);
+            continue;
+        };
+        let rows = std::mem::take(rows);
+        let width = rows.columns.len() * std::mem::size_of::<Id>();
+        let each = ((PIECE_BYTES - PLAN_BYTES) / width).max(1);
+        for start in (0..rows.rows).step_by(each) {
+            let mut piece = message.clone_header();
+            piece.payload = Payload::Rows(Ok(rows.slice(start, (start + each).min(rows.rows))));
+            pieces.push(piece);
+        }
+    }
+    *messages = pieces;
+}
+
 /// `messages`, sent by worker `from`, handed what they move to other workers on top of
 /// what `carried` says the hops before exchanged (a message of rows always has at least one
 /// successor: empty rows travel on too), and `carried`'s weight, shared among them. Under
 /// a traced plan, `record` (what `from` did to send them) joins the hops' records, with
-/// what the messages move.
+/// what the messages move. Rows for another process (`remote(to)`) are cut into pieces
+/// first.
 pub(crate) fn hand_on(
-    messages: &mut [Message],
+    messages: &mut Vec<Message>,
     from: u32,
     carried: Carried,
     record: Option<WorkerStep>,
+    remote: impl Fn(u32) -> bool,
 ) {
+    in_pieces(messages, remote);
     share(messages, carried.weight);
     let mut sent = Exchanged::default();
     for message in messages.iter().filter(|m| m.to != from) {
@@ -540,6 +629,67 @@ mod tests {
             weight: None,
             trace: Vec::new(),
         }
+    }
+
+    fn rows_to(to: u32, rows: usize, width: usize) -> Message {
+        let columns: Vec<Vec<Id>> = (0..width)
+            .map(|c| (0..rows).map(|r| (r * width + c) as Id).collect())
+            .collect();
+        Message {
+            to,
+            payload: Payload::Rows(Ok(Table {
+                vars: (0..width).collect(),
+                columns,
+                rows,
+            })),
+            ..message()
+        }
+    }
+
+    #[test]
+    fn rows_for_another_process_go_in_pieces_that_add_up_to_them() {
+        use crate::buffers::Weighed;
+        // 200,000 rows of 3 columns (2.4 MB) to worker 1 of another process, the same to
+        // worker 0 of this one, and a few rows to worker 1.
+        let big = rows_to(1, 200_000, 3);
+        let whole = match &big.payload {
+            Payload::Rows(Ok(rows)) => rows.clone(),
+            _ => unreachable!(),
+        };
+        let mut messages = vec![big, rows_to(0, 200_000, 3), rows_to(1, 10, 3)];
+        let carried = Carried {
+            exchanged: Exchanged::default(),
+            weight: Some(WEIGHT),
+            trace: Vec::new(),
+        };
+        hand_on(&mut messages, 0, carried, None, |to| to == 1);
+        let pieces: Vec<&Message> = messages.iter().filter(|m| m.to == 1).collect();
+        assert!(pieces.len() > 8, "{} pieces", pieces.len());
+        assert!(pieces.iter().all(|m| m.wire_bytes() <= PIECE_BYTES));
+        let tables: Vec<Table> = pieces[..pieces.len() - 1]
+            .iter()
+            .map(|m| match &m.payload {
+                Payload::Rows(Ok(rows)) => rows.clone(),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            Table::concat(tables),
+            whole,
+            "the pieces, in order, are the rows"
+        );
+        // Rows that stay in the process travel whole; the small message too.
+        let local: Vec<&Message> = messages.iter().filter(|m| m.to == 0).collect();
+        assert_eq!(local.len(), 1);
+        assert_eq!(local[0].payload.rows(), 200_000);
+        assert_eq!(messages.last().unwrap().payload.rows(), 10);
+        // The query's weight is shared among all of them, whole.
+        let weights: u64 = messages.iter().map(|m| m.weight.unwrap()).sum();
+        assert_eq!(weights, WEIGHT);
+        // What they move counts every piece.
+        let sent = messages[0].exchanged;
+        assert_eq!(sent.messages, pieces.len() as u64);
+        assert_eq!(sent.rows, 200_010);
     }
 
     #[test]

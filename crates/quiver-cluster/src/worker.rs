@@ -27,9 +27,11 @@ use quiver_sparql::table::Table;
 use quiver_store::partition::owner;
 use quiver_store::{GraphIndex, Store};
 
+use crate::buffers::cut;
 use crate::fetch::{ListCache, Stash, Waiting};
 use crate::message::{
     counts_table, route, to_owners, Carried, Failure, Filter, Message, Payload, Plan, PlanCopy,
+    PIECE_BYTES,
 };
 use crate::route::{count_on, distinct_values, partition_graph, place, source, Placement};
 use crate::types::SharedTable;
@@ -269,11 +271,11 @@ impl Worker {
             // Given up by the asker: nothing waits for these rows.
             return (Vec::new(), Carried::default());
         }
-        if let Payload::Lists { batch, lists } = message.payload {
+        if let Payload::Lists { batch, lists, last } = message.payload {
             return self.lists_arrived(
                 &message.plan,
                 message.run,
-                batch,
+                (batch, last),
                 lists,
                 Carried {
                     exchanged: message.exchanged,
@@ -348,7 +350,7 @@ impl Worker {
         &mut self,
         plan: &Plan,
         run: Option<Step>,
-        batch: u64,
+        (batch, last): (u64, bool),
         lists: Vec<(Id, Vec<Id>)>,
         carried: Carried,
         state: &QueryState,
@@ -362,7 +364,7 @@ impl Worker {
                     .insert((plan.graph, q, direction, *value), list.clone());
             }
         }
-        match self.stash.answer(batch, lists, carried) {
+        match self.stash.answer(batch, lists, carried, last) {
             Some(mut waiting) => {
                 let carried = std::mem::take(&mut waiting.carried);
                 (self.intersect(waiting, state), carried)
@@ -582,20 +584,36 @@ impl Worker {
             None => Vec::new(),
         };
         self.produced += lists.iter().map(|(_, list)| list.len() as u64).sum::<u64>();
-        vec![Message {
-            query,
-            step,
-            to: from,
-            from: 0,
-            plan: Arc::clone(plan),
-            plan_copy: PlanCopy::Sent,
-            run,
-            payload: Payload::Lists { batch, lists },
-            exchanged: Exchanged::default(),
-            weight: None,
-            truncated: false,
-            trace: Vec::new(),
-        }]
+        // In pieces, as rows are (`message::PIECE_BYTES`); the asker waits for the last.
+        const ID: usize = std::mem::size_of::<Id>();
+        let bytes = |(_, list): &(Id, Vec<Id>)| ID * (list.len() + 1) + 8;
+        let mut pieces = cut(lists, bytes, PIECE_BYTES);
+        if pieces.is_empty() {
+            pieces.push(Vec::new());
+        }
+        let count = pieces.len();
+        pieces
+            .into_iter()
+            .enumerate()
+            .map(|(at, lists)| Message {
+                query,
+                step,
+                to: from,
+                from: 0,
+                plan: Arc::clone(plan),
+                plan_copy: PlanCopy::Sent,
+                run,
+                payload: Payload::Lists {
+                    batch,
+                    lists,
+                    last: at + 1 == count,
+                },
+                exchanged: Exchanged::default(),
+                weight: None,
+                truncated: false,
+                trace: Vec::new(),
+            })
+            .collect()
     }
 
     /// Runs `waiting`'s intersection, every partner list at hand, and routes its rows on.
@@ -689,6 +707,86 @@ mod tests {
             truncated: false,
             weight: None,
             trace: Vec::new(),
+        }
+    }
+
+    /// A fetch of lists of megabytes is answered in pieces within bounds, each list
+    /// whole, in order, the last piece marked.
+    #[test]
+    fn a_fetch_of_large_lists_is_answered_in_pieces() {
+        use oxrdf::{GraphName, NamedNode, Quad};
+        use quiver_store::Direction;
+        let iri = |s: String| NamedNode::new(s).unwrap();
+        let p = iri("http://ex/p".into());
+        // Three hubs of 100,000 neighbours each (400 KB a list).
+        let quads: Vec<Quad> = (0..3)
+            .flat_map(|h| {
+                let hub = iri(format!("http://ex/hub{h}"));
+                let p = p.clone();
+                (0..100_000).map(move |n| {
+                    let to = iri(format!("http://ex/n{n}"));
+                    Quad::new(hub.clone(), p.clone(), to, GraphName::DefaultGraph)
+                })
+            })
+            .collect();
+        let (store, _) = quiver_loader::load_quads(quads, None).unwrap();
+        let predicate = store.predicate_id("http://ex/p").unwrap();
+        let hubs: Vec<Id> = (0..3)
+            .map(|h| store.iri_id(&format!("http://ex/hub{h}")).unwrap())
+            .collect();
+        let pattern = |subject, object| quiver_sparql::bgp::Pattern {
+            subject,
+            predicate: Pred::Const(predicate),
+            object,
+            text: String::new(),
+        };
+        // The walk ?a p ?x, its partner ?b p ?x: the lists fetched are ?b's.
+        let plan = Plan {
+            bgp: Bgp {
+                patterns: vec![
+                    pattern(Node::Var(0), Node::Var(2)),
+                    pattern(Node::Var(1), Node::Var(2)),
+                ],
+                equalities: Vec::new(),
+            },
+            ..Plan::empty()
+        };
+        let mut run = Step::new(0, StepKind::Walk(Direction::Out), 1.0);
+        run.partner = Some((1, Direction::Out));
+        let mut worker = Worker::new(store.clone(), 0, 2, MemoryPool::new(None), Arc::default());
+        let fetch = Payload::Fetch {
+            batch: 5,
+            from: 1,
+            values: hubs.clone(),
+        };
+        let (answers, ..) = worker.handle(Message {
+            run: Some(run),
+            ..message(1, plan, fetch)
+        });
+        assert!(answers.len() >= 3, "{} pieces", answers.len());
+        let mut lists = Vec::new();
+        for (at, answer) in answers.iter().enumerate() {
+            assert_eq!(answer.to, 1);
+            let Payload::Lists {
+                batch,
+                lists: piece,
+                last,
+            } = &answer.payload
+            else {
+                panic!("{:?}", answer.payload);
+            };
+            assert_eq!((*batch, *last), (5, at + 1 == answers.len()));
+            let ids: usize = piece.iter().map(|(_, l)| l.len() + 1).sum();
+            assert!(ids * 4 <= PIECE_BYTES || piece.len() == 1);
+            lists.extend(piece.iter().cloned());
+        }
+        let values: Vec<Id> = lists.iter().map(|(v, _)| *v).collect();
+        assert_eq!(values, hubs);
+        for (hub, list) in &lists {
+            assert_eq!(
+                list.as_slice(),
+                store.graph().get(*hub, predicate, Direction::Out)
+            );
         }
     }
 

@@ -259,7 +259,10 @@ fn coordinate_clusters() {
         .iter()
         .map(|q| format!("PREFIX ex: <{}> {q}", common::EX))
         .collect();
-    let lubm = common::lubm_queries();
+    let mut lubm = common::lubm_queries();
+    // Every triple to the coordinator: rows of megabytes, which cross between processes
+    // in pieces (`message::PIECE_BYTES`).
+    lubm.push("SELECT ?s ?p ?o WHERE { ?s ?p ?o }".into());
     for (processes, workers) in [(1, 1), (2, 1), (3, 1), (2, 2)] {
         let runs = check_cluster(&store, &lubm, (processes, workers), None, true);
         // Both ways of running were taken: steps whose rows stayed on process 0 ran on the

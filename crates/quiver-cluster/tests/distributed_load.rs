@@ -569,6 +569,14 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
         assert!(!rows(&whole, &query, None).is_empty(), "{query}");
         check(&whole, &coordinator, &partitions, &query);
     }
+    // Every triple: the terms of every row, of megabytes, come from their owners in
+    // pieces (`dictionary::PIECE_BYTES`).
+    check(
+        &whole,
+        &coordinator,
+        &partitions,
+        "SELECT ?s ?p ?o WHERE { ?s ?p ?o }",
+    );
     drop(partitions);
     // The random graph's shapes, with blank nodes, literals and named graphs.
     let files = write_files(&dir);
