@@ -58,8 +58,8 @@ use crate::buffers::Bounded;
 use crate::dictionary::{Ask, ClusterResolver};
 use crate::in_place::{InPlace, LocalParts};
 use crate::message::{
-    hand_on, route, table_counts, time_left, Carried, Failure, Filter, Message, Payload, Plan,
-    PlanCopy, WEIGHT,
+    counted_rows, hand_on, route, table_counts, time_left, Carried, Failure, Filter, Message,
+    Payload, Plan, PlanCopy, WEIGHT,
 };
 use crate::plans::{Plans, FORGET_BATCH};
 use crate::route::{aggregate_graph, classes, settled, split_foreign_intersections};
@@ -1039,6 +1039,8 @@ impl BgpPartitions for TimelyPartitions {
                 classes: self.classes_of(request.graph, request.merged),
                 rdf_type: self.rdf_type,
                 keep: request.keep.clone(),
+                // Counted on the workers only where no bound may cut the rows.
+                count_by: request.count_by.clone().filter(|_| request.limit.is_none()),
                 merged: request.merged.to_vec(),
                 aggregate: None,
                 cap,
@@ -1051,7 +1053,15 @@ impl BgpPartitions for TimelyPartitions {
                 Some(_) => request.input.clone(),
                 None => std::mem::take(&mut request.input),
             };
+            let count_by = plan.count_by.clone();
             let (rows, truncated, trace) = self.ask(plan, input, request.state)?;
+            let (rows, counts) = match &count_by {
+                Some(keys) => {
+                    let (rows, counts) = counted_rows(rows, keys);
+                    (rows, Some(counts))
+                }
+                None => (rows, None),
+            };
             WorkerStep::add_all(&mut work, trace);
             self.learn_terms(&rows)?;
             let enough = request.limit.is_none_or(|limit| rows.rows >= limit);
@@ -1061,7 +1071,11 @@ impl BgpPartitions for TimelyPartitions {
                     steps,
                     work,
                 });
-                return Ok(Explored { rows, trace });
+                return Ok(Explored {
+                    rows,
+                    trace,
+                    counts,
+                });
             }
             cap = cap.saturating_mul(4);
         }
@@ -1120,6 +1134,7 @@ impl BgpPartitions for TimelyPartitions {
             classes: Vec::new(),
             rdf_type: self.rdf_type,
             keep: None,
+            count_by: None,
             merged: merged.to_vec(),
             aggregate: Some(aggregate.clone()),
             cap: u64::MAX,

@@ -165,6 +165,10 @@ impl BgpPartitions for LocalPartitions {
             steps,
             work,
         });
-        Ok(Explored { rows, trace })
+        Ok(Explored {
+            rows,
+            trace,
+            counts: None,
+        })
     }
 }

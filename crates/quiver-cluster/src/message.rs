@@ -35,6 +35,9 @@ pub(crate) struct Plan {
     /// The only columns the coordinator reads (`PartitionedBgp::keep`): rows past the last
     /// step leave their worker with these alone.
     pub keep: Option<Vec<VarId>>,
+    /// Rows past the last step leave their worker counted by these columns
+    /// (`PartitionedBgp::count_by`): each key found once, with its count ([`count_rows`]).
+    pub count_by: Option<Vec<VarId>>,
     /// The `FROM` graphs whose merge `graph` is, if it is one.
     pub merged: Vec<Id>,
     /// A count read from the index instead of steps: one hop, on every worker, whose rows
@@ -63,6 +66,7 @@ impl Plan {
             classes: Vec::new(),
             rdf_type: None,
             keep: None,
+            count_by: None,
             merged: Vec::new(),
             aggregate: None,
             cap: u64::MAX,
@@ -501,6 +505,10 @@ pub(crate) fn route(
                 Some(keep) => rows.into_reshape(keep),
                 None => rows,
             };
+            let rows = match &plan.count_by {
+                Some(keys) => count_rows(&rows, keys),
+                None => rows,
+            };
             return vec![message(step, 0, None, rows)];
         };
         let started = plan.trace.then(std::time::Instant::now);
@@ -565,6 +573,87 @@ pub(crate) fn to_owners(
         messages.push(message(0, rows));
     }
     messages
+}
+
+/// The variables of the two columns that hold a count's 32-bit halves after the keys
+/// ([`count_rows`]); no query has this many variables.
+pub(crate) const COUNT_HIGH: VarId = VarId::MAX;
+pub(crate) const COUNT_LOW: VarId = VarId::MAX - 1;
+
+/// `rows` counted by the values of `keys`: each distinct key once, in order of first
+/// appearance, then its count's high and low 32 bits (columns [`COUNT_HIGH`],
+/// [`COUNT_LOW`]). A GROUP BY that only counts rows needs no more of a worker's rows.
+pub(crate) fn count_rows(rows: &Table, keys: &[VarId]) -> Table {
+    let columns: Vec<&[Id]> = keys
+        .iter()
+        .map(|&k| rows.column(k).unwrap_or(&[]))
+        .collect();
+    let value = |column: &[Id], row: usize| {
+        column
+            .get(row)
+            .copied()
+            .unwrap_or(quiver_sparql::table::UNBOUND)
+    };
+    // One or two keys packed into one integer, more compared as vectors.
+    let (first, counts) = match columns.as_slice() {
+        [] => (
+            vec![0; rows.rows.min(1)],
+            vec![rows.rows as u64; rows.rows.min(1)],
+        ),
+        [a] => count_by_key(rows.rows, |row| u128::from(value(a, row))),
+        [a, b] => count_by_key(rows.rows, |row| {
+            (u128::from(value(a, row)) << 64) | u128::from(value(b, row))
+        }),
+        _ => count_by_key(rows.rows, |row| {
+            columns.iter().map(|c| value(c, row)).collect::<Vec<Id>>()
+        }),
+    };
+    let mut vars = keys.to_vec();
+    vars.extend([COUNT_HIGH, COUNT_LOW]);
+    let mut out: Vec<Vec<Id>> = columns
+        .iter()
+        .map(|c| first.iter().map(|&r| value(c, r)).collect())
+        .collect();
+    out.push(counts.iter().map(|&n| (n >> 32) as Id).collect());
+    out.push(counts.iter().map(|&n| n as Id).collect());
+    Table {
+        vars,
+        columns: out,
+        rows: first.len(),
+    }
+}
+
+/// The first row of each distinct `key(row)` over `rows` rows, in order, and its count.
+fn count_by_key<K: std::hash::Hash + Eq>(
+    rows: usize,
+    key: impl Fn(usize) -> K,
+) -> (Vec<usize>, Vec<u64>) {
+    let mut found: rustc_hash::FxHashMap<K, usize> = Default::default();
+    let mut first = Vec::new();
+    let mut counts: Vec<u64> = Vec::new();
+    for row in 0..rows {
+        let at = *found.entry(key(row)).or_insert_with(|| {
+            first.push(row);
+            counts.push(0);
+            first.len() - 1
+        });
+        counts[at] += 1;
+    }
+    (first, counts)
+}
+
+/// The keys and counts of [`count_rows`]'s tables (of every worker, concatenated).
+pub(crate) fn counted_rows(table: Table, keys: &[VarId]) -> (Table, Vec<u64>) {
+    let (Some(high), Some(low)) = (table.column(COUNT_HIGH), table.column(COUNT_LOW)) else {
+        // No worker sent rows (an empty answer keeps its columns): nothing counted.
+        return (table.into_reshape(keys), Vec::new());
+    };
+    let counts = high
+        .iter()
+        .zip(low)
+        .map(|(&h, &l)| (u64::from(h) << 32) | u64::from(l))
+        .collect();
+    (table.into_reshape(keys), counts)
 }
 
 /// A partition's counts as rows: the keys, then each count as two 32-bit halves.
@@ -690,6 +779,49 @@ mod tests {
         let sent = messages[0].exchanged;
         assert_eq!(sent.messages, pieces.len() as u64);
         assert_eq!(sent.rows, 200_010);
+    }
+
+    #[test]
+    fn rows_counted_by_key_add_up_to_a_naive_count() {
+        use std::collections::BTreeMap;
+        // 3 columns with few distinct values each; counted by none, one, two, three keys.
+        let rows = 5_000;
+        let table = Table {
+            vars: vec![0, 1, 2],
+            columns: vec![
+                (0..rows).map(|r| (r * 7 % 13) as Id).collect(),
+                (0..rows).map(|r| (r * 11 % 5) as Id).collect(),
+                (0..rows).map(|r| (r % 3) as Id).collect(),
+            ],
+            rows,
+        };
+        for keys in [vec![], vec![1], vec![2, 0], vec![0, 1, 2]] {
+            let mut naive: BTreeMap<Vec<Id>, u64> = BTreeMap::new();
+            for r in 0..rows {
+                *naive
+                    .entry(keys.iter().map(|&k| table.value(r, k)).collect())
+                    .or_default() += 1;
+            }
+            // Two workers' counts, concatenated as the coordinator gets them.
+            let halves = [table.slice(0, 1_234), table.slice(1_234, rows)];
+            let parts = halves.iter().map(|h| count_rows(h, &keys)).collect();
+            let (found, counts) = counted_rows(Table::concat(parts), &keys);
+            assert_eq!(found.vars, keys);
+            let mut summed: BTreeMap<Vec<Id>, u64> = BTreeMap::new();
+            for (r, &count) in counts.iter().enumerate() {
+                *summed
+                    .entry(keys.iter().map(|&k| found.value(r, k)).collect())
+                    .or_default() += count;
+            }
+            assert_eq!(summed, naive, "{keys:?}");
+        }
+        // A count past 32 bits survives its halves.
+        let big = Table {
+            vars: vec![0, COUNT_HIGH, COUNT_LOW],
+            columns: vec![vec![9], vec![3], vec![7]],
+            rows: 1,
+        };
+        assert_eq!(counted_rows(big, &[0]).1, vec![(3u64 << 32) | 7]);
     }
 
     #[test]

@@ -42,6 +42,12 @@ pub struct PartitionedBgp<'a> {
     /// may stop each step at a bound of rows and return fewer rows than exist, at least
     /// these many when there are that many (any of them answer the LIMIT).
     pub limit: Option<usize>,
+    /// Only the number of rows per distinct value of these columns is read (a GROUP BY
+    /// whose aggregates all count rows): the partitions may count the rows by these keys
+    /// where they are found and return each key they found with its count
+    /// ([`Explored::counts`]) instead of the rows. Only set without `limit` and where the
+    /// pattern has no equalities.
+    pub count_by: Option<Vec<crate::table::VarId>>,
     /// Record what each worker did at each step ([`PartitionTrace`], for EXPLAIN): the
     /// messages of a cluster's run then carry their records to the coordinator.
     pub trace: bool,
@@ -53,11 +59,19 @@ pub struct PartitionedBgp<'a> {
 pub struct Explored {
     pub rows: Table,
     pub trace: Option<PartitionTrace>,
+    /// Under [`PartitionedBgp::count_by`], where the partitions counted: `rows` holds the
+    /// keys alone and each row stands for `counts[row]` rows (a key may come more than
+    /// once, from several partitions).
+    pub counts: Option<Vec<u64>>,
 }
 
 impl From<Table> for Explored {
     fn from(rows: Table) -> Self {
-        Self { rows, trace: None }
+        Self {
+            rows,
+            trace: None,
+            counts: None,
+        }
     }
 }
 

@@ -167,6 +167,7 @@ impl PartitionedEdges<'_> {
                 input,
                 state: self.state,
                 keep: None,
+                count_by: None,
                 limit: None,
                 trace: false,
             })

@@ -103,6 +103,73 @@ pub(crate) fn columns_read(
     Some(columns)
 }
 
+/// The keys by which a basic graph pattern's rows may be counted before they are grouped
+/// (`PartitionedBgp::count_by`): where every aggregate counts rows — `COUNT(*)`, or
+/// `COUNT(?v)` of a variable the pattern binds, so every row binds it, without DISTINCT —
+/// and there are keys, each a variable of the pattern (without keys, the rows leave the
+/// workers with no column already: a number each).
+pub(crate) fn counts_only(
+    vars: &crate::bgp::Vars,
+    bgp: &crate::bgp::Bgp,
+    keys: &[VarId],
+    aggregates: &[(VarId, Aggregate)],
+) -> Option<Vec<VarId>> {
+    let bound = bgp.vars();
+    let counts_rows = |aggregate: &Aggregate| {
+        aggregate.function == Function::Count
+            && !aggregate.distinct
+            && match &aggregate.argument {
+                None => true,
+                Some(Expression::Variable(variable)) => {
+                    vars.get(variable).is_some_and(|v| bound.contains(&v))
+                }
+                Some(_) => false,
+            }
+    };
+    let keyed = !keys.is_empty() && keys.iter().all(|k| bound.contains(k));
+    (keyed && aggregates.iter().all(|(_, a)| counts_rows(a))).then(|| keys.to_vec())
+}
+
+/// [`group`] over rows that stand for several each (`weights[row]`: a pattern's rows
+/// counted by key where the partitions found them), under aggregates that only count rows
+/// ([`counts_only`]): each group's count is the sum of its rows' weights.
+pub fn counted(
+    evaluator: &dyn Scope,
+    table: &Table,
+    weights: &[u64],
+    keys: &[VarId],
+    aggregates: &[(VarId, Aggregate)],
+) -> Result<(Table, GroupProfile), QueryError> {
+    let started = Instant::now();
+    ensure_addressable(table.rows)?;
+    let ctx = evaluator.ctx();
+    let mut memory = ctx.reservation();
+    let groups = Groups::of(&ctx, &mut memory, table, keys)?;
+    let mut sums = vec![0u64; groups.count];
+    for (&group, &weight) in groups.of_row.iter().zip(weights) {
+        sums[group as usize] += weight;
+    }
+    let counts = integers(evaluator, sums);
+    let mut vars = keys.to_vec();
+    let mut columns = groups.key_columns(table, keys);
+    for (var, _) in aggregates {
+        vars.push(*var);
+        memory.try_grow(groups.count * ID_BYTES)?;
+        columns.push(counts.clone());
+    }
+    let profile = GroupProfile {
+        rows: weights.iter().sum::<u64>() as usize,
+        groups: groups.count,
+        micros: started.elapsed().as_secs_f64() * 1e6,
+    };
+    let table = Table {
+        vars,
+        columns,
+        rows: groups.count,
+    };
+    Ok((table, profile))
+}
+
 /// Bytes of one entry of a group index over `width` key columns.
 fn group_entry_bytes(width: usize) -> usize {
     width * ID_BYTES + 4 + 3 * std::mem::size_of::<usize>() + 8

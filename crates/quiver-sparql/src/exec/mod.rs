@@ -128,6 +128,11 @@ pub struct Evaluator<'a> {
     /// pattern over partitions (what a GROUP BY above it reads): the rest stay on the
     /// workers.
     pending_columns: RefCell<Option<Vec<VarId>>>,
+    /// The keys by which that pattern's rows may be counted where they are, when the GROUP
+    /// BY above it only counts rows (`PartitionedBgp::count_by`).
+    pending_count_by: RefCell<Option<Vec<VarId>>>,
+    /// What the partitions counted for it: the rows it returned stand for these many each.
+    counted: RefCell<Option<Vec<u64>>>,
     /// The result cap and the operators whose row count is at most the result's (every
     /// row they produce is a result row): they fail as soon as they exceed it.
     result_cap: Option<(usize, FxHashSet<usize>)>,
@@ -164,6 +169,8 @@ impl<'a> Evaluator<'a> {
             cut: Cell::new(false),
             rows_built: Cell::new(0),
             pending_columns: RefCell::new(None),
+            pending_count_by: RefCell::new(None),
+            counted: RefCell::new(None),
             result_cap: None,
         }
     }
@@ -447,14 +454,21 @@ impl<'a> Evaluator<'a> {
                 if let Some(table) = self.group_over_pairs(inner, keys, aggregates)? {
                     return Ok(table);
                 }
-                if self.partitions.is_some() && matches!(**inner, Operator::Bgp(_)) {
+                if let (Some(_), Operator::Bgp(planned)) = (&self.partitions, &**inner) {
                     *self.pending_columns.borrow_mut() =
                         group::columns_read(self.vars, keys, aggregates);
+                    *self.pending_count_by.borrow_mut() =
+                        group::counts_only(self.vars, &planned.bgp, keys, aggregates);
                 }
                 let table = self.evaluate(inner);
                 self.pending_columns.borrow_mut().take();
+                self.pending_count_by.borrow_mut().take();
+                let counted = self.counted.borrow_mut().take();
                 let table = table?;
-                let (table, profile) = group(self, &table, keys, aggregates)?;
+                let (table, profile) = match counted {
+                    Some(weights) => group::counted(self, &table, &weights, keys, aggregates)?,
+                    None => group(self, &table, keys, aggregates)?,
+                };
                 self.group_profiles.borrow_mut().push(profile);
                 table
             }

@@ -61,8 +61,13 @@ impl Evaluator<'_> {
                         .filter(|_| planned.bgp.equalities.is_empty()),
                     // Equalities drop rows after the partitions: no bound may stop them.
                     limit: limit.filter(|_| planned.bgp.equalities.is_empty()),
+                    count_by: self
+                        .pending_count_by
+                        .take()
+                        .filter(|_| planned.bgp.equalities.is_empty() && limit.is_none()),
                     trace: self.trace_partitions,
                 })?;
+                *self.counted.borrow_mut() = explored.counts;
                 if let Some(t) = &explored.trace {
                     profile = trace::step_profiles(t, explored.rows.rows);
                 }
