@@ -287,7 +287,7 @@ fn answers(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>
 
 /// A GROUP BY that only counts rows has them counted by key on each worker: its groups
 /// leave the workers, not its rows (agg1: undergraduates per department), with the whole
-/// store's counts; counts it cannot take so (DISTINCT, a variable the pattern does not
+/// store's counts; so does a DISTINCT projection of a pattern; counts it cannot take so (DISTINCT, a variable the pattern does not
 /// bind, beside MIN) and counts without a key give the whole store's answers too.
 #[test]
 fn a_grouped_count_moves_its_groups_not_its_rows() {
@@ -302,21 +302,24 @@ fn a_grouped_count_moves_its_groups_not_its_rows() {
     );
     let groups = count_rows(&store, &agg1, None);
     assert!(rows > 20 * groups, "{rows} rows in {groups} groups");
-    for workers in [2u32, 3] {
-        let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
-        let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
-        assert_eq!(
-            answers(&store, &agg1, Some(dynamic)),
-            answers(&store, &agg1, None),
-            "{workers} workers"
-        );
-        // Each worker sends each group once at most, beside the start.
-        let moved = cluster.exchanged().rows;
-        let bound = u64::from(workers) * (groups as u64 + 1);
-        assert!(
-            moved <= bound,
-            "{workers} workers moved {moved} rows, over {bound}"
-        );
+    let departments = format!("{prefix} SELECT DISTINCT ?d WHERE {{ {students} }}");
+    for query in [&agg1, &departments] {
+        for workers in [2u32, 3] {
+            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
+            assert_eq!(
+                answers(&store, query, Some(dynamic)),
+                answers(&store, query, None),
+                "{workers} workers: {query}"
+            );
+            // Each worker sends each group once at most, beside the start.
+            let moved = cluster.exchanged().rows;
+            let bound = u64::from(workers) * (groups as u64 + 1);
+            assert!(
+                moved <= bound,
+                "{workers} workers moved {moved} rows, over {bound}: {query}"
+            );
+        }
     }
     let others = [
         format!("SELECT (COUNT(*) AS ?n) (COUNT(?d) AS ?m) WHERE {{ {students} }}"),
@@ -326,6 +329,10 @@ fn a_grouped_count_moves_its_groups_not_its_rows() {
         format!("SELECT ?d (COUNT(?absent) AS ?n) WHERE {{ {students} }} GROUP BY ?d"),
         format!("SELECT ?d (COUNT(?x) AS ?n) (MIN(STR(?x)) AS ?s) WHERE {{ {students} }} GROUP BY ?d HAVING (COUNT(?x) > 2)"),
         format!("SELECT ?d WHERE {{ {students} }} GROUP BY ?d"),
+        format!("SELECT DISTINCT ?d ?x WHERE {{ {students} }}"),
+        format!("SELECT DISTINCT ?d WHERE {{ {students} }} ORDER BY DESC(?d) LIMIT 3"),
+        format!("SELECT (COUNT(DISTINCT ?d) AS ?n) WHERE {{ {students} }}"),
+        format!("SELECT DISTINCT ?u WHERE {{ {students} OPTIONAL {{ ?d ub:subOrganizationOf ?u }} }}"),
     ];
     for query in others {
         let query = format!("{prefix} {query}");

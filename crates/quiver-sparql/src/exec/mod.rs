@@ -193,6 +193,21 @@ impl<'a> Evaluator<'a> {
         self.result_cap = Some((cap, spine));
     }
 
+    /// The variables of `inner`, a projection of a basic graph pattern run over partitions,
+    /// when each is the pattern's: DISTINCT above it needs each of their combinations once
+    /// (`PartitionedBgp::count_by`).
+    fn distinct_keys(&self, inner: &Operator) -> Option<Vec<VarId>> {
+        self.partitions.as_ref()?;
+        let Operator::Project(projected, vars) = inner else {
+            return None;
+        };
+        let Operator::Bgp(planned) = &**projected else {
+            return None;
+        };
+        let bound = planned.bgp.vars();
+        (!vars.is_empty() && vars.iter().all(|v| bound.contains(v))).then(|| vars.clone())
+    }
+
     /// The context of an operator reading `graph`.
     pub fn context(&self, graph: GraphRef) -> ExecContext<'_> {
         ExecContext {
@@ -417,8 +432,15 @@ impl<'a> Evaluator<'a> {
             Operator::Distinct(inner) => match limit {
                 Some(limit) => self.grow_until(inner, limit, |table| distinct(&self.ctx(), &table))?,
                 None => {
-                    let table = self.evaluate(inner)?;
-                    distinct(&self.ctx(), &table)?
+                    // Over partitions, the distinct rows of a pattern's projection may be
+                    // found on each worker before the rows leave it (its counts unread).
+                    if let Some(keys) = self.distinct_keys(inner) {
+                        *self.pending_count_by.borrow_mut() = Some(keys);
+                    }
+                    let table = self.evaluate(inner);
+                    self.pending_count_by.borrow_mut().take();
+                    self.counted.borrow_mut().take();
+                    distinct(&self.ctx(), &table?)?
                 }
             },
             Operator::OrderBy(inner, keys) => {
