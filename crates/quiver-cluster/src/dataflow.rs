@@ -1070,6 +1070,7 @@ impl BgpPartitions for TimelyPartitions {
                     executor: self.name(),
                     steps,
                     work,
+                    counted_by: count_by,
                 });
                 return Ok(Explored {
                     rows,

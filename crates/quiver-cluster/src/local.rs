@@ -164,6 +164,7 @@ impl BgpPartitions for LocalPartitions {
             executor: self.name(),
             steps,
             work,
+            counted_by: None,
         });
         Ok(Explored {
             rows,

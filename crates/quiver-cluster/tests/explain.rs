@@ -220,3 +220,36 @@ fn fetched_lists_bring_their_records_back() {
             .all(|w| w.rows_out > 0 && w.sent.rows == w.rows_out));
     }
 }
+
+/// A GROUP BY that only counts rows says in EXPLAIN that the rows left the workers counted
+/// by its key; a plain pattern does not.
+#[test]
+fn a_count_by_key_on_the_workers_is_explained() {
+    let store = common::lubm1();
+    let partitions: Arc<dyn BgpPartitions> =
+        Arc::new(TimelyPartitions::in_process(&store, 3).unwrap());
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    let students = "?x a ub:UndergraduateStudent . ?x ub:memberOf ?d";
+    for (query, counted) in [
+        (
+            format!("SELECT ?d (COUNT(*) AS ?n) WHERE {{ {students} }} GROUP BY ?d"),
+            true,
+        ),
+        (format!("SELECT ?d ?x WHERE {{ {students} }}"), false),
+    ] {
+        let profile = profile(
+            &store,
+            &format!("{prefix} {query}"),
+            partitions.clone(),
+            true,
+        );
+        let trace = profile.bgps[0].partitions.as_ref().expect("a trace");
+        assert_eq!(trace.counted_by.is_some(), counted, "{query}");
+        let text = quiver_sparql::explain::render(&profile);
+        assert_eq!(
+            text.contains("counted by 1 key"),
+            counted,
+            "{query}: {text}"
+        );
+    }
+}

@@ -201,4 +201,11 @@ fn render_workers(out: &mut String, trace: &PartitionTrace) {
         "  moved between workers: {} messages, {} rows, {} bytes",
         moved.messages, moved.rows, moved.bytes
     );
+    if let Some(keys) = &trace.counted_by {
+        let _ = writeln!(
+            out,
+            "  rows left each worker counted by {} key(s) (a GROUP BY that counts, or DISTINCT)",
+            keys.len()
+        );
+    }
 }

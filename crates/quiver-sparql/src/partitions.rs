@@ -86,6 +86,8 @@ pub struct PartitionTrace {
     /// What each worker did at each of those steps, summed over its messages (and over the
     /// runs a LIMIT repeated with a larger bound).
     pub work: Vec<WorkerStep>,
+    /// The rows left each worker counted by these keys ([`PartitionedBgp::count_by`]).
+    pub counted_by: Option<Vec<crate::table::VarId>>,
 }
 
 /// What a worker did in a step of a pattern's run over partitions.
