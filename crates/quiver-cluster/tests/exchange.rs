@@ -324,7 +324,7 @@ fn a_grouped_count_moves_its_groups_not_its_rows() {
     let others = [
         format!("SELECT (COUNT(*) AS ?n) (COUNT(?d) AS ?m) WHERE {{ {students} }}"),
         format!("SELECT ?d (COUNT(*) AS ?n) WHERE {{ {students} . ?d ub:subOrganizationOf ?u }} GROUP BY ?d ?u"),
-        format!("SELECT (COUNT(*) AS ?n) WHERE {{ ?x a ub:Nothing }}"),
+        "SELECT (COUNT(*) AS ?n) WHERE { ?x a ub:Nothing }".to_string(),
         format!("SELECT ?d (COUNT(DISTINCT ?x) AS ?n) WHERE {{ {students} }} GROUP BY ?d"),
         format!("SELECT ?d (COUNT(?absent) AS ?n) WHERE {{ {students} }} GROUP BY ?d"),
         format!("SELECT ?d (COUNT(?x) AS ?n) (MIN(STR(?x)) AS ?s) WHERE {{ {students} }} GROUP BY ?d HAVING (COUNT(?x) > 2)"),
