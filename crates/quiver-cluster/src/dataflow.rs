@@ -295,6 +295,7 @@ impl TimelyPartitions {
             rdf_type,
             workers,
             replicate_types,
+            threads_per_worker(workers as usize),
         )
     }
 
@@ -359,6 +360,11 @@ impl TimelyPartitions {
                 )
             })
             .collect();
+        // The processes given this machine's address share its cores.
+        let host = |address: &String| address.rsplit_once(':').map(|(host, _)| host.to_owned());
+        let own = host(&config.addresses[config.process]);
+        let sharing = config.addresses.iter().filter(|a| host(a) == own).count();
+        let threads = threads_per_worker(config.workers * sharing.max(1));
         let communication = crate::connect::cluster(config)?;
         Self::start(
             parts,
@@ -371,9 +377,11 @@ impl TimelyPartitions {
                 type_triples,
                 layout.replication_budget.unwrap_or(crate::types::BUDGET),
             ),
+            threads,
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn start(
         parts: Vec<Store>,
         first: usize,
@@ -382,6 +390,7 @@ impl TimelyPartitions {
         rdf_type: Option<PredId>,
         workers: u32,
         replicate_types: bool,
+        threads: usize,
     ) -> Result<Self, String> {
         // The first worker of every process, where the replicated memberships gather.
         let per_process = parts.len().max(1) as u32;
@@ -430,7 +439,7 @@ impl TimelyPartitions {
                 );
                 serve(
                     worker,
-                    per_process,
+                    (per_process, threads),
                     part,
                     &receiver,
                     &shared,
@@ -613,12 +622,19 @@ fn joined(guards: WorkerGuards<()>) -> bool {
     workers.is_ok_and(|workers| workers.iter().all(Result::is_ok))
 }
 
+/// The threads each of `workers` workers sharing this machine may run a large step on: its
+/// share of the cores (at least one).
+fn threads_per_worker(workers: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    (cores / workers.max(1)).max(1)
+}
+
 /// One worker: its dataflow, then (worker 0) the requests until they end, or (the others)
 /// steps until the dataflow ends.
 #[allow(clippy::too_many_arguments)]
 fn serve(
     worker: &mut timely::worker::Worker,
-    per_process: u32,
+    (per_process, threads): (u32, usize),
     part: Store,
     receiver: &Mutex<Option<mpsc::Receiver<Request>>>,
     totals: &Mutex<Totals>,
@@ -634,7 +650,8 @@ fn serve(
     let probe = ProbeHandle::new();
     let load = part.partition_info().and_then(|info| info.load.clone());
     let (mut questions, answers) = crate::dictionary::build(worker, part.clone(), load);
-    let mut state = Worker::new(part, index as u32, workers, pool, Arc::clone(&types));
+    let mut state =
+        Worker::new(part, index as u32, workers, pool, Arc::clone(&types)).with_threads(threads);
     let sink = Rc::clone(&arrived);
     let plans = Rc::new(RefCell::new(Plans::new(
         index as u32,

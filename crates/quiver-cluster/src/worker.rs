@@ -19,7 +19,7 @@ use quiver_sparql::bgp::{Bgp, Node, Pred};
 use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
-use quiver_sparql::exec::bgp::explore::{run_intersection, run_step_bounded};
+use quiver_sparql::exec::bgp::explore::{run_intersection, run_step_bounded, PARALLEL_MIN_ROWS};
 use quiver_sparql::memory::MemoryPool;
 use quiver_sparql::partitions::{Exchanged, WorkerRole, WorkerStep};
 use quiver_sparql::step::{Step, StepKind};
@@ -115,6 +115,8 @@ pub(crate) struct Worker {
     /// record under a traced plan, and whether they are the walk of a split intersection.
     produced: u64,
     walked: bool,
+    /// Threads a large step's rows are split over ([`in_morsels`]).
+    threads: usize,
 }
 
 /// The partner pattern's predicate and direction of a kept intersection, and its source.
@@ -150,7 +152,14 @@ impl Worker {
             stash: Stash::default(),
             produced: 0,
             walked: false,
+            threads: 1,
         }
+    }
+
+    /// The worker with `threads` threads for a large step (its share of the cores).
+    pub(crate) fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
     }
 
     /// Drops what the worker holds of `query`: rows waiting for partner lists, its state.
@@ -395,7 +404,9 @@ impl Worker {
             let planned = run.as_ref().unwrap_or(&plan.steps[step as usize]);
             let (_, planned) = place(&plan.bgp, planned, &rows, plan.rdf_type);
             let ctx = context(part, read(part, &share, plan), state);
-            run_step_bounded(&ctx, &plan.bgp, &planned, &rows, plan.cap())
+            in_morsels(self.threads, &rows, plan.cap(), |rows| {
+                run_step_bounded(&ctx, &plan.bgp, &planned, rows, plan.cap())
+            })
         };
         self.forward(query, step, plan, result, truncated)
     }
@@ -648,9 +659,39 @@ impl Worker {
             }
         };
         let ctx = context(&self.part, graph, state);
-        let result = run_intersection(&ctx, &plan.bgp, &run, &rows, plan.cap(), &partner_lists);
+        let result = in_morsels(self.threads, &rows, plan.cap(), |rows| {
+            run_intersection(&ctx, &plan.bgp, &run, rows, plan.cap(), &partner_lists)
+        });
         self.forward(query, step, &plan, result, truncated)
     }
+}
+
+/// `step` over `rows`, cut into morsels run on the worker's `threads` threads when they
+/// are many (`PARALLEL_MIN_ROWS`, as the single store's exploration splits its rows): the
+/// morsels' rows in order, at most `cap` of them, and whether some stopped at the cap. A
+/// process with one worker on many cores thus runs a heavy step on all of them.
+fn in_morsels(
+    threads: usize,
+    rows: &Table,
+    cap: usize,
+    step: impl Fn(&Table) -> Result<(Table, bool), QueryError> + Sync,
+) -> Result<(Table, bool), QueryError> {
+    use rayon::prelude::*;
+    if threads <= 1 || rows.rows < PARALLEL_MIN_ROWS {
+        return step(rows);
+    }
+    let morsel = (rows.rows / (threads * 8)).max(PARALLEL_MIN_ROWS / 8);
+    let starts: Vec<usize> = (0..rows.rows).step_by(morsel).collect();
+    let parts = starts
+        .into_par_iter()
+        .map(|start| step(&rows.slice(start, (start + morsel).min(rows.rows))))
+        .collect::<Result<Vec<(Table, bool)>, QueryError>>()?;
+    let stopped = parts.iter().any(|(_, truncated)| *truncated);
+    let table = Table::concat(parts.into_iter().map(|(table, _)| table).collect());
+    if table.rows > cap {
+        return Ok((table.slice(0, cap), true));
+    }
+    Ok((table, stopped))
 }
 
 /// The graph `plan` reads on `part`: the partition's own, or `share`, its share of a merge.
@@ -707,6 +748,46 @@ mod tests {
             truncated: false,
             weight: None,
             trace: Vec::new(),
+        }
+    }
+
+    /// A large step split into morsels over threads gives the rows of one run over all,
+    /// in order, and a cap still bounds them.
+    #[test]
+    fn morsels_give_the_rows_of_one_run() {
+        let rows = 10_000;
+        let table = Table {
+            vars: vec![0],
+            columns: vec![(0..rows as Id).collect()],
+            rows,
+        };
+        // A step keeping the even values, each twice.
+        let step = |rows: &Table| -> Result<(Table, bool), QueryError> {
+            let kept: Vec<Id> = rows.columns[0]
+                .iter()
+                .filter(|&&v| v % 2 == 0)
+                .flat_map(|&v| [v, v])
+                .collect();
+            let count = kept.len();
+            Ok((
+                Table {
+                    vars: vec![0],
+                    columns: vec![kept],
+                    rows: count,
+                },
+                false,
+            ))
+        };
+        let (whole, _) = step(&table).unwrap();
+        for threads in [1, 2, 7] {
+            let (split, truncated) = in_morsels(threads, &table, usize::MAX, step).unwrap();
+            assert_eq!(split, whole, "{threads} threads");
+            assert!(!truncated);
+            let (capped, truncated) = in_morsels(threads, &table, 100, step).unwrap();
+            if threads > 1 {
+                assert_eq!(capped, whole.slice(0, 100));
+                assert!(truncated);
+            }
         }
     }
 
