@@ -225,6 +225,24 @@ pub(crate) fn cut<T>(items: Vec<T>, bytes: impl Fn(&T) -> usize, limit: usize) -
     pieces
 }
 
+/// An answer's `items` in pieces ([`cut`]), each with whether it is the last: at least one
+/// piece, empty for no items, so that the asker always learns the answer is whole.
+pub(crate) fn answer_pieces<T>(
+    items: Vec<T>,
+    bytes: impl Fn(&T) -> usize,
+    limit: usize,
+) -> impl Iterator<Item = (Vec<T>, bool)> {
+    let mut pieces = cut(items, bytes, limit);
+    if pieces.is_empty() {
+        pieces.push(Vec::new());
+    }
+    let count = pieces.len();
+    pieces
+        .into_iter()
+        .enumerate()
+        .map(move |(at, piece)| (piece, at + 1 == count))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,7 @@ use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::Input;
 use timely::dataflow::InputHandleVec;
 
-use crate::buffers::{cut, Bounded, Weighed};
+use crate::buffers::{answer_pieces, cut, Bounded, Weighed};
 use crate::dataflow::{Coordinator, Request};
 
 /// A question to one owner, or its answer to the coordinator.
@@ -155,19 +155,12 @@ fn answer(part: &Store, question: Question) -> Vec<Question> {
         Body::Load => Vec::new(),
     };
     const ID: usize = std::mem::size_of::<Id>();
-    let mut pieces = cut(found, |(_, t)| ID + 8 + t.len(), PIECE_BYTES);
-    if pieces.is_empty() {
-        pieces.push(Vec::new());
-    }
-    let count = pieces.len();
-    pieces
-        .into_iter()
-        .enumerate()
-        .map(|(at, found)| Question {
+    answer_pieces(found, |(_, t)| ID + 8 + t.len(), PIECE_BYTES)
+        .map(|(found, last)| Question {
             request: question.request,
             to: 0,
             body: Body::Found(found),
-            last: at + 1 == count,
+            last,
         })
         .collect()
 }

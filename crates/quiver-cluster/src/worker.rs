@@ -27,7 +27,7 @@ use quiver_sparql::table::Table;
 use quiver_store::partition::owner;
 use quiver_store::{GraphIndex, Store};
 
-use crate::buffers::cut;
+use crate::buffers::answer_pieces;
 use crate::fetch::{ListCache, Stash, Waiting};
 use crate::message::{
     counts_table, route, to_owners, Carried, Failure, Filter, Message, Payload, Plan, PlanCopy,
@@ -598,15 +598,8 @@ impl Worker {
         // In pieces, as rows are (`message::PIECE_BYTES`); the asker waits for the last.
         const ID: usize = std::mem::size_of::<Id>();
         let bytes = |(_, list): &(Id, Vec<Id>)| ID * (list.len() + 1) + 8;
-        let mut pieces = cut(lists, bytes, PIECE_BYTES);
-        if pieces.is_empty() {
-            pieces.push(Vec::new());
-        }
-        let count = pieces.len();
-        pieces
-            .into_iter()
-            .enumerate()
-            .map(|(at, lists)| Message {
+        answer_pieces(lists, bytes, PIECE_BYTES)
+            .map(|(lists, last)| Message {
                 query,
                 step,
                 to: from,
@@ -614,11 +607,7 @@ impl Worker {
                 plan: Arc::clone(plan),
                 plan_copy: PlanCopy::Sent,
                 run,
-                payload: Payload::Lists {
-                    batch,
-                    lists,
-                    last: at + 1 == count,
-                },
+                payload: Payload::Lists { batch, lists, last },
                 exchanged: Exchanged::default(),
                 weight: None,
                 truncated: false,

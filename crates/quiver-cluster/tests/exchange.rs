@@ -22,8 +22,14 @@ use quiver_sparql::partitions::{BgpPartitions, Exchanged};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
 
-/// The rows of `query` on `store`, its basic graph patterns run by `partitions`.
-fn count_rows(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> usize {
+/// Each solution of `query` on `store` (a SELECT), its basic graph patterns run by
+/// `partitions`, handed to `each`.
+fn for_each_solution(
+    store: &Store,
+    query: &str,
+    partitions: Option<Arc<dyn BgpPartitions>>,
+    mut each: impl FnMut(String),
+) {
     let prepare_options = PrepareOptions {
         partitions: partitions.clone(),
         ..PrepareOptions::default()
@@ -35,12 +41,17 @@ fn count_rows(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitio
     };
     match prepared.execute(store, &options).unwrap() {
         QueryResults::Solutions(solutions) => {
-            let mut rows = 0;
-            solutions.for_each_row(|_| rows += 1);
-            rows
+            solutions.for_each_row(|row| each(format!("{row:?}")))
         }
         _ => panic!("{query}: not a SELECT"),
     }
+}
+
+/// The rows of `query` on `store`, its basic graph patterns run by `partitions`.
+fn count_rows(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> usize {
+    let mut rows = 0;
+    for_each_solution(store, query, partitions, |_| rows += 1);
+    rows
 }
 
 /// Wukong's query `name` (`queries/lubm-basic/`).
@@ -265,22 +276,8 @@ fn a_limit_is_enforced_on_every_worker() {
 
 /// The solutions of `query` on `store` (its patterns run by `partitions`), as sorted text.
 fn answers(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> Vec<String> {
-    let prepare_options = PrepareOptions {
-        partitions: partitions.clone(),
-        ..PrepareOptions::default()
-    };
-    let prepared = prepare(store, query, &prepare_options).unwrap();
-    let options = ExecOptions {
-        partitions,
-        ..ExecOptions::default()
-    };
     let mut rows = Vec::new();
-    match prepared.execute(store, &options).unwrap() {
-        QueryResults::Solutions(solutions) => {
-            solutions.for_each_row(|row| rows.push(format!("{row:?}")))
-        }
-        _ => panic!("{query}: not a SELECT"),
-    }
+    for_each_solution(store, query, partitions, |row| rows.push(row));
     rows.sort();
     rows
 }
