@@ -362,8 +362,8 @@ fn share(messages: &mut [Message], weight: Option<u64>) {
 /// The most bytes of rows one message carries to another process; larger rows go in
 /// pieces. Timely serializes what one worker sends another into a byte slab (1 MiB at
 /// first) that doubles its buffers whenever a message does not fit and never gives them
-/// back: one message of q1's rows on LUBM-1000 left every process holding 64 MiB of
-/// buffers for good. Pieces this size, gathered at most [`crate::buffers::CONTAINER_BYTES`]
+/// back: q1's rows and the terms of q2's million rows on LUBM-1000, one message each, left
+/// process 0 holding 96 MiB of buffers for good. Pieces this size, gathered at most [`crate::buffers::CONTAINER_BYTES`]
 /// to a container, keep the slabs at their first buffer.
 pub(crate) const PIECE_BYTES: usize = 256 << 10;
 
@@ -645,8 +645,10 @@ fn count_by_key<K: std::hash::Hash + Eq>(
 /// The keys and counts of [`count_rows`]'s tables (of every worker, concatenated).
 pub(crate) fn counted_rows(table: Table, keys: &[VarId]) -> (Table, Vec<u64>) {
     let (Some(high), Some(low)) = (table.column(COUNT_HIGH), table.column(COUNT_LOW)) else {
-        // No worker sent rows (an empty answer keeps its columns): nothing counted.
-        return (table.into_reshape(keys), Vec::new());
+        // Rows that were not counted (every route counts them, so none): each stands for
+        // itself.
+        let counts = vec![1; table.rows];
+        return (table.into_reshape(keys), counts);
     };
     let counts = high
         .iter()
