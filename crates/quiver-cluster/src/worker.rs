@@ -27,7 +27,7 @@ use quiver_sparql::table::Table;
 use quiver_store::partition::owner;
 use quiver_store::{GraphIndex, Store};
 
-use crate::buffers::answer_pieces;
+use crate::buffers::{answer_pieces, cut};
 use crate::fetch::{ListCache, Stash, Waiting};
 use crate::message::{
     counts_table, route, to_owners, Carried, Failure, Filter, Message, Payload, Plan, PlanCopy,
@@ -442,6 +442,7 @@ impl Worker {
         if self.cheaper_split(&waiting, &asks) {
             return self.split(waiting, state);
         }
+        let asks = fetch_pieces(asks);
         waiting.pending = asks.len();
         let (query, step, run, plan) = (
             waiting.query,
@@ -655,6 +656,19 @@ impl Worker {
     }
 }
 
+/// Each owner's values to ask cut into pieces of at most [`PIECE_BYTES`] (as rows are),
+/// each a fetch of its own that the owner answers apart (its answer's last piece marked):
+/// the waiting rows wait for as many answers as there are pieces.
+fn fetch_pieces(asks: Vec<(u32, Vec<Id>)>) -> Vec<(u32, Vec<Id>)> {
+    asks.into_iter()
+        .flat_map(|(to, values)| {
+            cut(values, |_| std::mem::size_of::<Id>(), PIECE_BYTES)
+                .into_iter()
+                .map(move |piece| (to, piece))
+        })
+        .collect()
+}
+
 /// `step` over `rows`, cut into morsels run on the worker's `threads` threads when they
 /// are many (`PARALLEL_MIN_ROWS`, as the single store's exploration splits its rows): the
 /// morsels' rows in order, at most `cap` of them, and whether some stopped at the cap. A
@@ -737,6 +751,26 @@ mod tests {
             truncated: false,
             weight: None,
             trace: Vec::new(),
+        }
+    }
+
+    /// The values a worker asks of an owner go in pieces within bounds, every value once,
+    /// in order.
+    #[test]
+    fn a_fetch_of_many_values_goes_in_pieces() {
+        let asks = vec![(1, (0..200_000).collect::<Vec<Id>>()), (2, vec![5, 6])];
+        let pieces = fetch_pieces(asks.clone());
+        assert!(pieces.len() > 3, "{} pieces", pieces.len());
+        assert!(pieces
+            .iter()
+            .all(|(_, values)| values.len() * std::mem::size_of::<Id>() <= PIECE_BYTES));
+        for (to, values) in asks {
+            let sent: Vec<Id> = pieces
+                .iter()
+                .filter(|(owner, _)| *owner == to)
+                .flat_map(|(_, piece)| piece.iter().copied())
+                .collect();
+            assert_eq!(sent, values);
         }
     }
 
