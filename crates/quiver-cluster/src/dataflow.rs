@@ -629,9 +629,6 @@ fn threads_per_worker(workers: usize) -> usize {
     (cores / workers.max(1)).max(1)
 }
 
-/// Messages a worker sends itself that it handles at once in one activation, at most.
-const INLINE: usize = 256;
-
 /// One worker: its dataflow, then (worker 0) the requests until they end, or (the others)
 /// steps until the dataflow ends.
 #[allow(clippy::too_many_arguments)]
@@ -678,52 +675,35 @@ fn serve(
                     move |input, output| {
                         input.for_each_stamp(|time, batches| {
                             let mut session = output.session(&time);
-                            // Messages this worker sends itself are handled at once, a
-                            // few hundred per activation: consecutive steps whose rows stay
-                            // here take no hop through the loop.
-                            let mut inline = INLINE;
                             for batch in batches {
-                                for message in batch.drain(..) {
-                                    let mut here = vec![message];
-                                    while let Some(mut message) = here.pop() {
-                                        let mut known = known.borrow_mut();
-                                        if let Err(failure) = known.receive(&mut message) {
-                                            // On the coordinator, a query whose plan it no
-                                            // longer holds is over: nothing waits for this.
-                                            if index != 0 {
-                                                let mut lost = plan_lost(message, failure);
-                                                known.stamp(&mut lost);
-                                                session.give(lost);
-                                            }
-                                            continue;
+                                for mut message in batch.drain(..) {
+                                    let mut known = known.borrow_mut();
+                                    if let Err(failure) = known.receive(&mut message) {
+                                        // On the coordinator, a query whose plan it no
+                                        // longer holds is over: nothing waits for this.
+                                        if index != 0 {
+                                            let mut lost = plan_lost(message, failure);
+                                            known.stamp(&mut lost);
+                                            session.give(lost);
                                         }
-                                        if let Payload::Forget(queries) = &message.payload {
-                                            known.forget(queries);
-                                        }
-                                        if message.is_finished() {
-                                            let mut arrived = sink.borrow_mut();
-                                            arrived.entry(message.query).or_default().take(message);
-                                            continue;
-                                        }
-                                        let (mut next, carried, record) = state.handle(message);
-                                        for message in &mut next {
-                                            known.stamp(message);
-                                        }
-                                        let process = index as u32 / per_process;
-                                        let remote = |to: u32| to / per_process != process;
-                                        hand_on(&mut next, index as u32, carried, record, remote);
-                                        for message in next {
-                                            let mine = message.to == index as u32
-                                                && !message.is_finished()
-                                                && matches!(message.payload, Payload::Rows(Ok(_)));
-                                            if mine && inline > 0 {
-                                                inline -= 1;
-                                                here.push(message);
-                                            } else {
-                                                session.give(message);
-                                            }
-                                        }
+                                        continue;
                                     }
+                                    if let Payload::Forget(queries) = &message.payload {
+                                        known.forget(queries);
+                                    }
+                                    if message.is_finished() {
+                                        let mut arrived = sink.borrow_mut();
+                                        arrived.entry(message.query).or_default().take(message);
+                                        continue;
+                                    }
+                                    let (mut next, carried, record) = state.handle(message);
+                                    for message in &mut next {
+                                        known.stamp(message);
+                                    }
+                                    let process = index as u32 / per_process;
+                                    let remote = |to: u32| to / per_process != process;
+                                    hand_on(&mut next, index as u32, carried, record, remote);
+                                    session.give_iterator(next.into_iter());
                                 }
                             }
                         });
