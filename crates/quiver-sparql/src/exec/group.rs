@@ -55,22 +55,43 @@ pub fn group(
     keys: &[VarId],
     aggregates: &[(VarId, Aggregate)],
 ) -> Result<(Table, GroupProfile), QueryError> {
+    grouped(evaluator, table, None, keys, aggregates)
+}
+
+/// [`group`], or with `weights`, [`counted`].
+fn grouped(
+    evaluator: &dyn Scope,
+    table: &Table,
+    weights: Option<&[u64]>,
+    keys: &[VarId],
+    aggregates: &[(VarId, Aggregate)],
+) -> Result<(Table, GroupProfile), QueryError> {
     let started = Instant::now();
     ensure_addressable(table.rows)?;
     let ctx = evaluator.ctx();
     let mut memory = ctx.reservation();
     let groups = Groups::of(&ctx, &mut memory, table, keys)?;
+    // Rows that stand for several each: every aggregate is the sum of its rows' weights.
+    let counts = weights.map(|weights| {
+        let mut sums = vec![0u64; groups.count];
+        for (&group, &weight) in groups.of_row.iter().zip(weights) {
+            sums[group as usize] += weight;
+        }
+        integers(evaluator, sums)
+    });
     let mut vars = keys.to_vec();
     let mut columns = groups.key_columns(table, keys);
     for (var, aggregate) in aggregates {
         vars.push(*var);
         memory.try_grow(groups.count * ID_BYTES)?;
-        columns.push(aggregate_column(
-            evaluator, &ctx, table, &groups, aggregate,
-        )?);
+        columns.push(match &counts {
+            Some(counts) => counts.clone(),
+            None => aggregate_column(evaluator, &ctx, table, &groups, aggregate)?,
+        });
     }
+    let rows = weights.map_or(table.rows, |w| w.iter().sum::<u64>() as usize);
     let profile = GroupProfile {
-        rows: table.rows,
+        rows,
         groups: groups.count,
         micros: started.elapsed().as_secs_f64() * 1e6,
     };
@@ -140,34 +161,7 @@ pub fn counted(
     keys: &[VarId],
     aggregates: &[(VarId, Aggregate)],
 ) -> Result<(Table, GroupProfile), QueryError> {
-    let started = Instant::now();
-    ensure_addressable(table.rows)?;
-    let ctx = evaluator.ctx();
-    let mut memory = ctx.reservation();
-    let groups = Groups::of(&ctx, &mut memory, table, keys)?;
-    let mut sums = vec![0u64; groups.count];
-    for (&group, &weight) in groups.of_row.iter().zip(weights) {
-        sums[group as usize] += weight;
-    }
-    let counts = integers(evaluator, sums);
-    let mut vars = keys.to_vec();
-    let mut columns = groups.key_columns(table, keys);
-    for (var, _) in aggregates {
-        vars.push(*var);
-        memory.try_grow(groups.count * ID_BYTES)?;
-        columns.push(counts.clone());
-    }
-    let profile = GroupProfile {
-        rows: weights.iter().sum::<u64>() as usize,
-        groups: groups.count,
-        micros: started.elapsed().as_secs_f64() * 1e6,
-    };
-    let table = Table {
-        vars,
-        columns,
-        rows: groups.count,
-    };
-    Ok((table, profile))
+    grouped(evaluator, table, Some(weights), keys, aggregates)
 }
 
 /// Bytes of one entry of a group index over `width` key columns.
