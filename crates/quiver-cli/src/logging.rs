@@ -87,7 +87,7 @@ impl LogArgs {
     /// Says `message` to the operator: a line on stderr as text, an INFO event as JSON.
     pub fn say(&self, message: &str) {
         match self.log_format {
-            LogFormat::Text => eprintln!("{message}"),
+            LogFormat::Text => whole_line_to_stderr(message),
             LogFormat::Json => tracing::info!(target: "quiver", "{message}"),
         }
     }
@@ -95,8 +95,20 @@ impl LogArgs {
     /// Warns the operator: a line on stderr as text, a WARN event as JSON.
     pub fn warn(&self, message: &str) {
         match self.log_format {
-            LogFormat::Text => eprintln!("warning: {message}"),
+            LogFormat::Text => whole_line_to_stderr(&format!("warning: {message}")),
             LogFormat::Json => tracing::warn!(target: "quiver", "{message}"),
         }
     }
+}
+
+/// Writes `text` and its newline to stderr in one write, so that the processes of a
+/// cluster sharing one terminal (or one pipe) never cut into each other's lines:
+/// `eprintln!` writes the text and the newline apart, and another process's line can
+/// land between them. A write to a pipe of at most `PIPE_BUF` (4 KiB) bytes is atomic.
+fn whole_line_to_stderr(text: &str) {
+    use std::io::Write;
+    let mut line = String::with_capacity(text.len() + 1);
+    line.push_str(text);
+    line.push('\n');
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }

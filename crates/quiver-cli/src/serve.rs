@@ -290,18 +290,9 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
     });
     if args.process != 0 {
         let ended = partitions.wait();
-        // One write: the processes of a cluster on this machine often share a terminal or
-        // a log, and stop at the same moment (eprintln! writes piece by piece).
-        match args.log.log_format {
-            crate::logging::LogFormat::Text => {
-                let line = format!("process {} stopped\n", args.process);
-                let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
-            }
-            // One event is one write too.
-            crate::logging::LogFormat::Json => {
-                args.log.say(&format!("process {} stopped", args.process))
-            }
-        }
+        // One write (as every line `say` writes): the processes of a cluster on this
+        // machine often share a terminal or a log, and stop at the same moment.
+        args.log.say(&format!("process {} stopped", args.process));
         ended.map_err(|error| anyhow!("process {}: {error}", args.process))?;
         return Ok(None);
     }
