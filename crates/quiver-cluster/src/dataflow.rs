@@ -58,8 +58,8 @@ use crate::buffers::Bounded;
 use crate::dictionary::{Ask, ClusterResolver};
 use crate::in_place::{InPlace, LocalParts};
 use crate::message::{
-    counted_rows, hand_on, route, table_counts, time_left, Carried, Failure, Filter, Message,
-    Payload, Plan, PlanCopy, WEIGHT,
+    counted_rows, hand_on, route, table_counts, time_left, uniform_counts, Carried, Failure,
+    Filter, Message, Payload, Plan, PlanCopy, WEIGHT,
 };
 use crate::plans::{Plans, FORGET_BATCH};
 use crate::route::{aggregate_graph, classes, settled, split_foreign_intersections};
@@ -102,7 +102,10 @@ impl Arrival {
             .parts
             .into_iter()
             .collect::<Result<Vec<Table>, Failure>>()
-            .map(|parts| (Table::concat(parts), self.truncated, self.trace));
+            .map(|parts| {
+                let parts = uniform_counts(parts);
+                (Table::concat(parts), self.truncated, self.trace)
+            });
         (answer, self.exchanged)
     }
 

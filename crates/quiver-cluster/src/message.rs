@@ -506,7 +506,7 @@ pub(crate) fn route(
                 None => rows,
             };
             let rows = match &plan.count_by {
-                Some(keys) => count_rows(&rows, keys),
+                Some(keys) => count_if_smaller(rows, keys),
                 None => rows,
             };
             return vec![message(step, 0, None, rows)];
@@ -621,6 +621,47 @@ pub(crate) fn count_rows(rows: &Table, keys: &[VarId]) -> Table {
         columns: out,
         rows: first.len(),
     }
+}
+
+/// `rows` as they leave a worker under a count by `keys`: counted ([`count_rows`]) where
+/// that makes them smaller, else the rows of `keys` as they are, each standing for itself.
+/// Keys nearly unique per row (`MIN(?x)` grouped by `?d` counts by both) count to about as
+/// many rows, which would carry the count's two columns more; [`uniform_counts`] joins the
+/// two kinds at the coordinator.
+pub(crate) fn count_if_smaller(rows: Table, keys: &[VarId]) -> Table {
+    let counted = count_rows(&rows, keys);
+    let width = keys.len();
+    if width == 0 || counted.rows * (width + 2) < rows.rows * width {
+        counted
+    } else {
+        rows.into_reshape(keys)
+    }
+}
+
+/// The parts of a counted run's answer (the rows each finished message brought), made one
+/// shape for [`Table::concat`]: a part a worker sent uncounted ([`count_if_smaller`]) gets
+/// a count of one for each row, and every part the counted parts' columns, in their order.
+/// Parts of a run that counted nowhere stay as they are ([`counted_rows`] counts each of
+/// their rows once).
+pub(crate) fn uniform_counts(parts: Vec<Table>) -> Vec<Table> {
+    let Some(vars) = parts
+        .iter()
+        .find(|part| part.column(COUNT_HIGH).is_some())
+        .map(|part| part.vars.clone())
+    else {
+        return parts;
+    };
+    parts
+        .into_iter()
+        .map(|mut part| {
+            if part.column(COUNT_HIGH).is_none() {
+                part.vars.extend([COUNT_HIGH, COUNT_LOW]);
+                part.columns.push(vec![0; part.rows]);
+                part.columns.push(vec![1; part.rows]);
+            }
+            part.into_reshape(&vars)
+        })
+        .collect()
 }
 
 /// The first row of each distinct `key(row)` over `rows` rows, in order, and its count.
@@ -817,6 +858,29 @@ mod tests {
             }
             assert_eq!(summed, naive, "{keys:?}");
         }
+        // Rows that counting would not shrink leave uncounted, and join counted ones.
+        let unique = table.slice(0, 13);
+        let keys = [0, 2];
+        let sent = count_if_smaller(unique.clone(), &keys);
+        assert!(sent.column(COUNT_HIGH).is_none(), "{sent:?}");
+        let few = count_if_smaller(table.clone(), &keys);
+        assert!(few.column(COUNT_HIGH).is_some() && few.rows < table.rows);
+        let (found, counts) = counted_rows(Table::concat(uniform_counts(vec![sent, few])), &keys);
+        let mut summed: BTreeMap<(Id, Id), u64> = BTreeMap::new();
+        for (r, &count) in counts.iter().enumerate() {
+            *summed
+                .entry((found.value(r, 0), found.value(r, 2)))
+                .or_default() += count;
+        }
+        let mut naive: BTreeMap<(Id, Id), u64> = BTreeMap::new();
+        for part in [&unique, &table] {
+            for r in 0..part.rows {
+                *naive
+                    .entry((part.value(r, 0), part.value(r, 2)))
+                    .or_default() += 1;
+            }
+        }
+        assert_eq!(summed, naive);
         // A count past 32 bits survives its halves.
         let big = Table {
             vars: vec![0, COUNT_HIGH, COUNT_LOW],

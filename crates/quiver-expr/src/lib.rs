@@ -185,6 +185,14 @@ impl Number {
         numeric::add_numbers(self.0, other.0).map(Self)
     }
 
+    /// `self` added `count` times, as one product with numeric type promotion: exact for
+    /// integers and decimals (`None` where it overflows), rounded once for floats and
+    /// doubles (where `count` additions would round at each).
+    pub fn times(self, count: u64) -> Option<Self> {
+        let count = value::Numeric::Integer(i64::try_from(count).ok()?.into());
+        numeric::multiply_numbers(self.0, count).map(Self)
+    }
+
     /// The value of an `xsd:float`; `None` for any other type.
     pub fn as_float(self) -> Option<f32> {
         match self.0 {

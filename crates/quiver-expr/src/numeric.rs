@@ -167,15 +167,28 @@ pub(crate) fn subtract(a: &Term, b: &Term) -> Option<Term> {
     .or_else(|| datetime::subtract(a, b))
 }
 
+/// `*` on numbers.
+const MULTIPLY: Operation = Operation {
+    integer: |a, b| a.checked_mul(b).map(Numeric::Integer),
+    decimal: |a, b| a.checked_mul(b),
+    float: |a, b| a * b,
+    double: |a, b| a * b,
+};
+
+/// `a * b` on numbers (`None` on an integer or decimal overflow).
+pub(crate) fn multiply_numbers(a: Numeric, b: Numeric) -> Option<Numeric> {
+    combine(a, b, &MULTIPLY)
+}
+
 /// `a * b`.
 pub(crate) fn multiply(a: &Term, b: &Term) -> Option<Term> {
     binary(
         a,
         b,
-        |a, b| a.checked_mul(b).map(Numeric::Integer),
-        |a, b| a.checked_mul(b),
-        |a, b| a * b,
-        |a, b| a * b,
+        MULTIPLY.integer,
+        MULTIPLY.decimal,
+        MULTIPLY.float,
+        MULTIPLY.double,
     )
 }
 

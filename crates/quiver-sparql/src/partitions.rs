@@ -43,7 +43,7 @@ pub struct PartitionedBgp<'a> {
     /// these many when there are that many (any of them answer the LIMIT).
     pub limit: Option<usize>,
     /// Only the number of rows per distinct value of these columns is read (a GROUP BY
-    /// whose aggregates all count rows): the partitions may count the rows by these keys
+    /// whose keys and aggregates read these columns alone, or a DISTINCT): the partitions may count the rows by these keys
     /// where they are found and return each key they found with its count
     /// ([`Explored::counts`]) instead of the rows. Only set without `limit` and where the
     /// pattern has no equalities.

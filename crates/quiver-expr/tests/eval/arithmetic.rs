@@ -221,6 +221,36 @@ fn number_add_is_add_on_numbers() {
     assert_eq!(Number::zero().to_term().to_string(), term("0").to_string());
 }
 
+/// `Number::times` (a value that stands for several rows in SUM) is `multiply` by the count
+/// on the terms: integers and decimals exact, overflow `None`, floats in their type.
+#[test]
+fn number_times_is_multiply_by_the_count() {
+    use quiver_expr::Number;
+    for value in [
+        "1",
+        "-7",
+        "2.5",
+        "-0.125",
+        "xsd:float(1.5)",
+        "1e0",
+        "\"3\"^^xsd:byte",
+        "4611686018427387904",
+    ] {
+        for count in [0u64, 1, 2, 3, 1000] {
+            let expected = multiply(&term(value), &term(&count.to_string()));
+            let got = Number::of(&term(value))
+                .and_then(|n| n.times(count))
+                .map(Number::to_term);
+            assert_eq!(
+                got.as_ref().map(ToString::to_string),
+                expected.as_ref().map(ToString::to_string),
+                "{value} * {count}"
+            );
+        }
+    }
+    assert!(Number::of(&term("1")).unwrap().times(u64::MAX).is_none());
+}
+
 #[test]
 fn float_and_double_numbers_are_their_terms() {
     use quiver_expr::Number;

@@ -71,21 +71,14 @@ fn grouped(
     let ctx = evaluator.ctx();
     let mut memory = ctx.reservation();
     let groups = Groups::of(&ctx, &mut memory, table, keys)?;
-    // Rows that stand for several each: every aggregate is the sum of its rows' weights.
-    let counts = weights.map(|weights| {
-        let mut sums = vec![0u64; groups.count];
-        for (&group, &weight) in groups.of_row.iter().zip(weights) {
-            sums[group as usize] += weight;
-        }
-        integers(evaluator, sums)
-    });
     let mut vars = keys.to_vec();
     let mut columns = groups.key_columns(table, keys);
     for (var, aggregate) in aggregates {
         vars.push(*var);
         memory.try_grow(groups.count * ID_BYTES)?;
-        columns.push(match &counts {
-            Some(counts) => counts.clone(),
+        columns.push(match weights {
+            // Rows that stand for several each.
+            Some(weights) => weighted_column(evaluator, &ctx, table, &groups, weights, aggregate)?,
             None => aggregate_column(evaluator, &ctx, table, &groups, aggregate)?,
         });
     }
@@ -105,7 +98,7 @@ fn grouped(
 
 /// The columns a grouping of `keys` and `aggregates` reads of its input, when each
 /// aggregate reads at most one variable (`COUNT(*)` none); `None` when an aggregate's
-/// argument is an expression.
+/// argument is an expression, or for `COUNT(DISTINCT *)`, which reads whole solutions.
 pub(crate) fn columns_read(
     vars: &crate::bgp::Vars,
     keys: &[VarId],
@@ -114,6 +107,7 @@ pub(crate) fn columns_read(
     let mut columns = keys.to_vec();
     for (_, aggregate) in aggregates {
         match &aggregate.argument {
+            None if aggregate.distinct => return None,
             None => {}
             Some(Expression::Variable(variable)) => columns.push(vars.get(variable)?),
             Some(_) => return None,
@@ -124,36 +118,42 @@ pub(crate) fn columns_read(
     Some(columns)
 }
 
-/// The keys by which a basic graph pattern's rows may be counted before they are grouped
-/// (`PartitionedBgp::count_by`): where every aggregate counts rows — `COUNT(*)`, or
-/// `COUNT(?v)` of a variable the pattern binds, so every row binds it, without DISTINCT —
-/// and there are keys, each a variable of the pattern (without keys, the rows leave the
-/// workers with no column already: a number each).
-pub(crate) fn counts_only(
+/// The columns by which a basic graph pattern's rows may be counted before they are
+/// grouped (`PartitionedBgp::count_by`): the GROUP BY keys and the variables the
+/// aggregates read, when each aggregate reads a variable the pattern binds (so every row
+/// binds it) or nothing (`COUNT(*)`, without DISTINCT: distinct solutions need every
+/// column), and those columns are not none (without any, the rows leave the workers with
+/// no column already: a number each). A plain COUNT of such a variable counts rows: it
+/// reads no column. Every aggregate gives the same over rows that stand for several each
+/// ([`weighted_column`]): COUNT, SUM and AVG weigh them, GROUP_CONCAT repeats them, and
+/// MIN, MAX, SAMPLE and every DISTINCT do not depend on how often a value comes.
+pub(crate) fn counted_columns(
     vars: &crate::bgp::Vars,
     bgp: &crate::bgp::Bgp,
     keys: &[VarId],
     aggregates: &[(VarId, Aggregate)],
 ) -> Option<Vec<VarId>> {
     let bound = bgp.vars();
-    let counts_rows = |aggregate: &Aggregate| {
-        aggregate.function == Function::Count
-            && !aggregate.distinct
-            && match &aggregate.argument {
-                None => true,
-                Some(Expression::Variable(variable)) => {
-                    vars.get(variable).is_some_and(|v| bound.contains(&v))
+    let mut columns = keys.to_vec();
+    for (_, aggregate) in aggregates {
+        match &aggregate.argument {
+            None if !aggregate.distinct => {}
+            Some(Expression::Variable(variable)) => {
+                let var = vars.get(variable).filter(|v| bound.contains(v))?;
+                let counts_rows = aggregate.function == Function::Count && !aggregate.distinct;
+                if !counts_rows && !columns.contains(&var) {
+                    columns.push(var);
                 }
-                Some(_) => false,
             }
-    };
-    let keyed = !keys.is_empty() && keys.iter().all(|k| bound.contains(k));
-    (keyed && aggregates.iter().all(|(_, a)| counts_rows(a))).then(|| keys.to_vec())
+            _ => return None,
+        }
+    }
+    let counted = !columns.is_empty() && columns.iter().all(|c| bound.contains(c));
+    counted.then_some(columns)
 }
 
 /// [`group`] over rows that stand for several each (`weights[row]`: a pattern's rows
-/// counted by key where the partitions found them), under aggregates that only count rows
-/// ([`counts_only`]): each group's count is the sum of its rows' weights.
+/// counted where the partitions found them by the columns [`counted_columns`] names).
 pub fn counted(
     evaluator: &dyn Scope,
     table: &Table,
@@ -162,6 +162,81 @@ pub fn counted(
     aggregates: &[(VarId, Aggregate)],
 ) -> Result<(Table, GroupProfile), QueryError> {
     grouped(evaluator, table, Some(weights), keys, aggregates)
+}
+
+/// An aggregate over rows that stand for `weights[row]` rows each, as over the rows they
+/// stand for ([`counted_columns`] chose them): a plain COUNT adds the weights (every row
+/// binds what it counts), SUM and AVG add
+/// each value times its weight (one product: [`Number::times`]), GROUP_CONCAT repeats
+/// each value as often; MIN, MAX, SAMPLE and every DISTINCT aggregate read a bag's set,
+/// which the weights do not change.
+fn weighted_column(
+    evaluator: &dyn Scope,
+    ctx: &ExecContext<'_>,
+    table: &Table,
+    groups: &Groups,
+    weights: &[u64],
+    aggregate: &Aggregate,
+) -> Result<Vec<Id>, QueryError> {
+    if aggregate.distinct
+        || matches!(
+            aggregate.function,
+            Function::Min | Function::Max | Function::Sample
+        )
+    {
+        return aggregate_column(evaluator, ctx, table, groups, aggregate);
+    }
+    if aggregate.function == Function::Count {
+        let mut counts = vec![0u64; groups.count];
+        for (&group, &weight) in groups.of_row.iter().zip(weights) {
+            counts[group as usize] += weight;
+        }
+        return Ok(integers(evaluator, counts));
+    }
+    // Only COUNT may go without an argument (`COUNT(*)`).
+    let Some(argument) = &aggregate.argument else {
+        return aggregate_column(evaluator, ctx, table, groups, aggregate);
+    };
+    let values = argument_ids(evaluator, ctx, table, argument)?;
+    let mut stopped: Option<QueryError> = None;
+    let entries = Checked {
+        inner: groups.of_row.iter().zip(weights).zip(values.iter()),
+        ctx,
+        seen: 0,
+        stopped: &mut stopped,
+    }
+    .map(|((&group, &weight), &id)| (group as usize, id, weight));
+    let column = match &aggregate.function {
+        Function::Sum | Function::Avg => {
+            let mut decoder = Decoder::new(evaluator);
+            let mut numbers: FxHashMap<Id, Option<Number>> = FxHashMap::default();
+            let mut sums: Vec<Option<Number>> = vec![Some(Number::zero()); groups.count];
+            let mut counts = vec![0_i64; groups.count];
+            for (group, id, weight) in entries {
+                let number = *numbers
+                    .entry(id)
+                    .or_insert_with(|| decoder.term(id).and_then(Number::of));
+                if let Some(sum) = sums[group] {
+                    sums[group] = number
+                        .and_then(|number| number.times(weight))
+                        .and_then(|added| sum.checked_add(added));
+                    counts[group] = counts[group].saturating_add(weight as i64);
+                }
+            }
+            sum_terms(evaluator, &aggregate.function, sums, counts)
+        }
+        _ => fold(
+            evaluator,
+            &aggregate.function,
+            groups.count,
+            entries
+                .flat_map(|(group, id, weight)| std::iter::repeat_n((group, id), weight as usize)),
+        ),
+    };
+    match stopped {
+        Some(error) => Err(error),
+        None => Ok(column),
+    }
 }
 
 /// Bytes of one entry of a group index over `width` key columns.

@@ -128,8 +128,8 @@ pub struct Evaluator<'a> {
     /// pattern over partitions (what a GROUP BY above it reads): the rest stay on the
     /// workers.
     pending_columns: RefCell<Option<Vec<VarId>>>,
-    /// The keys by which that pattern's rows may be counted where they are, when the GROUP
-    /// BY above it only counts rows (`PartitionedBgp::count_by`).
+    /// The columns by which that pattern's rows may be counted where they are, when the
+    /// GROUP BY (or DISTINCT) above it reads no other (`PartitionedBgp::count_by`).
     pending_count_by: RefCell<Option<Vec<VarId>>>,
     /// What the partitions counted for it: the rows it returned stand for these many each.
     counted: RefCell<Option<Vec<u64>>>,
@@ -480,7 +480,7 @@ impl<'a> Evaluator<'a> {
                     *self.pending_columns.borrow_mut() =
                         group::columns_read(self.vars, keys, aggregates);
                     *self.pending_count_by.borrow_mut() =
-                        group::counts_only(self.vars, &planned.bgp, keys, aggregates);
+                        group::counted_columns(self.vars, &planned.bgp, keys, aggregates);
                 }
                 let table = self.evaluate(inner);
                 self.pending_columns.borrow_mut().take();

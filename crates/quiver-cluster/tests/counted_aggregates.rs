@@ -1,0 +1,141 @@
+//! Aggregates over rows counted on the workers: a GROUP BY whose keys and aggregates read
+//! only variables of its pattern has the pattern's rows counted by those columns where
+//! they are found, and the coordinator weighs what it receives (SUM and AVG multiply,
+//! COUNT adds the weights, GROUP_CONCAT repeats; MIN, MAX, SAMPLE and DISTINCT read the
+//! set). Each answer must be the whole store's, and the rows moved the counted pairs, not
+//! the pattern's rows.
+
+use std::sync::Arc;
+
+use oxrdf::vocab::{rdf, xsd};
+use oxrdf::{GraphName, Literal, NamedNode, Quad, Term};
+use quiver_cluster::TimelyPartitions;
+use quiver_sparql::partitions::BgpPartitions;
+use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+use quiver_store::Store;
+
+const EX: &str = "http://example.org/";
+
+/// The prices items take, by `item % 7`: integers, a decimal and a double (each exact in
+/// binary, so that a sum does not depend on the order it is added in).
+fn price(item: u32) -> Literal {
+    match item % 7 {
+        0..=3 => Literal::from(i64::from(item % 7) + 1),
+        4 => Literal::new_typed_literal("2.5", xsd::DECIMAL),
+        5 => Literal::new_typed_literal("0.25", xsd::DOUBLE),
+        _ => Literal::new_typed_literal("-7", xsd::INTEGER),
+    }
+}
+
+/// 3,000 items (of class `ex:Item`) in 6 groups, each with a price ([`price`]), its group's label and a name
+/// of its own; one item of group 5 has a second price that is no number.
+fn shop() -> Store {
+    let iri = |s: String| NamedNode::new(s).unwrap();
+    let ex = |name: &str| iri(format!("{EX}{name}"));
+    let mut quads = Vec::new();
+    let mut add = |s: NamedNode, p: NamedNode, o: Term| {
+        quads.push(Quad::new(s, p, o, GraphName::DefaultGraph));
+    };
+    for item in 0..3000u32 {
+        let node = ex(&format!("item{item}"));
+        let group = item % 6;
+        add(node.clone(), rdf::TYPE.into_owned(), ex("Item").into());
+        add(
+            node.clone(),
+            ex("group"),
+            ex(&format!("group{group}")).into(),
+        );
+        add(node.clone(), ex("price"), price(item).into());
+        add(
+            node.clone(),
+            ex("label"),
+            Literal::new_simple_literal(format!("g{group}")).into(),
+        );
+        add(
+            node,
+            ex("name"),
+            Literal::new_simple_literal(format!("item {item}")).into(),
+        );
+    }
+    add(ex("item5"), ex("price"), Literal::from("free").into());
+    quiver_loader::load_quads(quads, None).unwrap().0
+}
+
+/// The solutions of `query` on `store` (its patterns run by `partitions`), as sorted text.
+fn answers(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> Vec<String> {
+    let prepare_options = PrepareOptions {
+        partitions: partitions.clone(),
+        ..PrepareOptions::default()
+    };
+    let prepared = prepare(store, query, &prepare_options).unwrap();
+    let options = ExecOptions {
+        partitions,
+        ..ExecOptions::default()
+    };
+    let mut rows = Vec::new();
+    match prepared.execute(store, &options).unwrap() {
+        QueryResults::Solutions(solutions) => {
+            solutions.for_each_row(|row| rows.push(format!("{row:?}")))
+        }
+        _ => panic!("{query}: not a SELECT"),
+    }
+    rows.sort();
+    rows
+}
+
+#[test]
+fn aggregates_over_counted_rows_answer_like_the_whole_store() {
+    let store = shop();
+    let prefix = format!("PREFIX ex: <{EX}> ");
+    // Counted by (group, price): 42 pairs and the odd price, of 3,001 rows.
+    let counted = [
+        "SELECT ?g (SUM(?p) AS ?s) (AVG(?p) AS ?a) (MIN(?p) AS ?lo) (MAX(?p) AS ?hi) \
+         (COUNT(?p) AS ?n) (COUNT(*) AS ?all) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
+        "SELECT (SUM(?p) AS ?s) (AVG(?p) AS ?a) (COUNT(DISTINCT ?p) AS ?d) \
+         WHERE { ?i a ex:Item ; ex:price ?p }",
+        "SELECT ?g (GROUP_CONCAT(?l) AS ?c) (SAMPLE(?l) AS ?one) (COUNT(DISTINCT ?p) AS ?d) \
+         (SUM(DISTINCT ?p) AS ?sd) (AVG(DISTINCT ?p) AS ?ad) \
+         WHERE { ?i a ex:Item ; ex:group ?g ; ex:label ?l ; ex:price ?p } GROUP BY ?g",
+        "SELECT ?g (SUM(?p) AS ?s) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } \
+         GROUP BY ?g HAVING (SUM(?p) > 100) ORDER BY ?s",
+    ];
+    // Not counted (a filter between, an expression, every solution's DISTINCT, keys
+    // unique per row, which the workers send uncounted): the whole store's answers all
+    // the same.
+    let others = [
+        "SELECT ?g (MIN(?i) AS ?first) (MAX(?i) AS ?last) (SUM(?p) AS ?s) (COUNT(?i) AS ?n) \
+         WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
+        "SELECT (SUM(?p) AS ?s) (AVG(?p) AS ?a) (COUNT(DISTINCT ?p) AS ?d) \
+         WHERE { ?i a ex:Item ; ex:price ?p . FILTER(isNumeric(?p)) }",
+        "SELECT ?g (SUM(?p * 2) AS ?s) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
+        "SELECT ?g (COUNT(DISTINCT *) AS ?n) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
+        "SELECT ?g (MAX(?n) AS ?last) WHERE { ?i a ex:Item ; ex:group ?g ; ex:name ?n } GROUP BY ?g",
+    ];
+    for (query, bounded) in counted
+        .iter()
+        .map(|q| (q, true))
+        .chain(others.iter().map(|q| (q, false)))
+    {
+        let query = format!("{prefix}{query}");
+        let expected = answers(&store, &query, None);
+        assert!(!expected.is_empty(), "{query}");
+        for workers in [2u32, 3] {
+            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
+            assert_eq!(
+                answers(&store, &query, Some(dynamic)),
+                expected,
+                "{workers} workers: {query}"
+            );
+            if bounded {
+                // Each worker sends each counted pair once at most, beside the start.
+                let moved = cluster.exchanged().rows;
+                let bound = u64::from(workers) * (43 + 1);
+                assert!(
+                    moved <= bound,
+                    "{workers} workers moved {moved} rows, over {bound}: {query}"
+                );
+            }
+        }
+    }
+}
