@@ -64,9 +64,10 @@ const DEFAULT_QUERIES: [(&str, &str); 15] = [
 ];
 
 /// Analytical SPARQL 1.1 over LUBM (`queries/lubm-analytics/`): counts, DISTINCT over
-/// predicates and classes, GROUP BY with ORDER BY/LIMIT, ORDER BY over strings, string
-/// filters, OPTIONAL with `!BOUND`, subqueries; built into the binary.
-const ANALYTICS_QUERIES: [(&str, &str); 15] = [
+/// predicates and classes, GROUP BY with ORDER BY/LIMIT, COUNT(DISTINCT), MIN and MAX per
+/// group, ORDER BY over strings, string filters, OPTIONAL with `!BOUND`, subqueries; built
+/// into the binary.
+const ANALYTICS_QUERIES: [(&str, &str); 17] = [
     (
         "a01-count-all",
         include_str!("../../../queries/lubm-analytics/a01-count-all.rq"),
@@ -126,6 +127,14 @@ const ANALYTICS_QUERIES: [(&str, &str); 15] = [
     (
         "a15-classes-by-size",
         include_str!("../../../queries/lubm-analytics/a15-classes-by-size.rq"),
+    ),
+    (
+        "a16-count-distinct-by-group",
+        include_str!("../../../queries/lubm-analytics/a16-count-distinct-by-group.rq"),
+    ),
+    (
+        "a17-group-min-max",
+        include_str!("../../../queries/lubm-analytics/a17-group-min-max.rq"),
     ),
 ];
 

@@ -583,7 +583,19 @@ pub(crate) const COUNT_LOW: VarId = VarId::MAX - 1;
 /// `rows` counted by the values of `keys`: each distinct key once, in order of first
 /// appearance, then its count's high and low 32 bits (columns [`COUNT_HIGH`],
 /// [`COUNT_LOW`]). A GROUP BY that only counts rows needs no more of a worker's rows.
+#[cfg(test)]
 pub(crate) fn count_rows(rows: &Table, keys: &[VarId]) -> Table {
+    count_rows_while(rows, keys, |_, _| true).expect("counting goes on")
+}
+
+/// [`count_rows`], given up (`None`) once `goes_on(rows seen, keys found)` says no: asked
+/// after 4,096 rows and at every doubling, so that rows whose keys hardly repeat are not
+/// hashed to the end.
+fn count_rows_while(
+    rows: &Table,
+    keys: &[VarId],
+    goes_on: impl Fn(usize, usize) -> bool,
+) -> Option<Table> {
     let columns: Vec<&[Id]> = keys
         .iter()
         .map(|&k| rows.column(k).unwrap_or(&[]))
@@ -600,13 +612,17 @@ pub(crate) fn count_rows(rows: &Table, keys: &[VarId]) -> Table {
             vec![0; rows.rows.min(1)],
             vec![rows.rows as u64; rows.rows.min(1)],
         ),
-        [a] => count_by_key(rows.rows, |row| u128::from(value(a, row))),
-        [a, b] => count_by_key(rows.rows, |row| {
-            (u128::from(value(a, row)) << 64) | u128::from(value(b, row))
-        }),
-        _ => count_by_key(rows.rows, |row| {
-            columns.iter().map(|c| value(c, row)).collect::<Vec<Id>>()
-        }),
+        [a] => count_by_key(rows.rows, |row| u128::from(value(a, row)), goes_on)?,
+        [a, b] => count_by_key(
+            rows.rows,
+            |row| (u128::from(value(a, row)) << 64) | u128::from(value(b, row)),
+            goes_on,
+        )?,
+        _ => count_by_key(
+            rows.rows,
+            |row| columns.iter().map(|c| value(c, row)).collect::<Vec<Id>>(),
+            goes_on,
+        )?,
     };
     let mut vars = keys.to_vec();
     vars.extend([COUNT_HIGH, COUNT_LOW]);
@@ -616,25 +632,26 @@ pub(crate) fn count_rows(rows: &Table, keys: &[VarId]) -> Table {
         .collect();
     out.push(counts.iter().map(|&n| (n >> 32) as Id).collect());
     out.push(counts.iter().map(|&n| n as Id).collect());
-    Table {
+    Some(Table {
         vars,
         columns: out,
         rows: first.len(),
-    }
+    })
 }
 
 /// `rows` as they leave a worker under a count by `keys`: counted ([`count_rows`]) where
-/// that makes them smaller, else the rows of `keys` as they are, each standing for itself.
+/// that makes them smaller, else the rows of `keys` as they are, each standing for itself
+/// (found after a few thousand rows where the keys hardly repeat: no more are hashed).
 /// Keys nearly unique per row (`MIN(?x)` grouped by `?d` counts by both) count to about as
 /// many rows, which would carry the count's two columns more; [`uniform_counts`] joins the
 /// two kinds at the coordinator.
 pub(crate) fn count_if_smaller(rows: Table, keys: &[VarId]) -> Table {
-    let counted = count_rows(&rows, keys);
     let width = keys.len();
-    if width == 0 || counted.rows * (width + 2) < rows.rows * width {
-        counted
-    } else {
-        rows.into_reshape(keys)
+    // Keys found in so many rows shrink them past the count's two columns more.
+    let shrinks = |seen: usize, found: usize| width == 0 || found * (width + 2) < seen * width;
+    match count_rows_while(&rows, keys, shrinks) {
+        Some(counted) if shrinks(rows.rows, counted.rows) => counted,
+        _ => rows.into_reshape(keys),
     }
 }
 
@@ -664,15 +681,27 @@ pub(crate) fn uniform_counts(parts: Vec<Table>) -> Vec<Table> {
         .collect()
 }
 
-/// The first row of each distinct `key(row)` over `rows` rows, in order, and its count.
+/// Rows counted before [`count_rows_while`] first asks whether to go on.
+const COUNT_CHECKED_AFTER: usize = 4096;
+
+/// The first row of each distinct `key(row)` over `rows` rows, in order, and its count;
+/// `None` once `goes_on(rows seen, keys found)` says no ([`count_rows_while`]).
 fn count_by_key<K: std::hash::Hash + Eq>(
     rows: usize,
     key: impl Fn(usize) -> K,
-) -> (Vec<usize>, Vec<u64>) {
+    goes_on: impl Fn(usize, usize) -> bool,
+) -> Option<(Vec<usize>, Vec<u64>)> {
     let mut found: rustc_hash::FxHashMap<K, usize> = Default::default();
     let mut first = Vec::new();
     let mut counts: Vec<u64> = Vec::new();
+    let mut check = COUNT_CHECKED_AFTER;
     for row in 0..rows {
+        if row == check {
+            if !goes_on(row, first.len()) {
+                return None;
+            }
+            check *= 2;
+        }
         let at = *found.entry(key(row)).or_insert_with(|| {
             first.push(row);
             counts.push(0);
@@ -680,7 +709,7 @@ fn count_by_key<K: std::hash::Hash + Eq>(
         });
         counts[at] += 1;
     }
-    (first, counts)
+    Some((first, counts))
 }
 
 /// The keys and counts of [`count_rows`]'s tables (of every worker, concatenated).
@@ -863,6 +892,17 @@ mod tests {
         let keys = [0, 2];
         let sent = count_if_smaller(unique.clone(), &keys);
         assert!(sent.column(COUNT_HIGH).is_none(), "{sent:?}");
+        let many = Table {
+            vars: vec![0, 1],
+            columns: vec![(0..10_000).collect(), vec![4; 10_000]],
+            rows: 10_000,
+        };
+        assert!(count_rows_while(&many, &[0, 1], |seen, found| found < seen / 2).is_none());
+        let sent_many = count_if_smaller(many, &[1, 0]);
+        assert_eq!(
+            (sent_many.vars.as_slice(), sent_many.rows),
+            (&[1, 0][..], 10_000)
+        );
         let few = count_if_smaller(table.clone(), &keys);
         assert!(few.column(COUNT_HIGH).is_some() && few.rows < table.rows);
         let (found, counts) = counted_rows(Table::concat(uniform_counts(vec![sent, few])), &keys);
