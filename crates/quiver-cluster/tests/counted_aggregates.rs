@@ -1,9 +1,9 @@
 //! Aggregates over rows counted on the workers: a GROUP BY whose keys and aggregates read
-//! only variables of its pattern has the pattern's rows counted by those columns where
-//! they are found, and the coordinator weighs what it receives (SUM and AVG multiply,
-//! COUNT adds the weights, GROUP_CONCAT repeats; MIN, MAX, SAMPLE and DISTINCT read the
-//! set). Each answer must be the whole store's, and the rows moved the counted pairs, not
-//! the pattern's rows.
+//! only variables of its pattern (plain, or through an expression decided by them) has the
+//! pattern's rows counted by those columns where they are found, and the coordinator
+//! weighs what it receives (SUM and AVG multiply, COUNT adds the weights, GROUP_CONCAT
+//! repeats; MIN, MAX, SAMPLE and DISTINCT read the set). Each answer must be the whole
+//! store's, and the rows moved the counted pairs, not the pattern's rows.
 
 use std::sync::Arc;
 
@@ -86,7 +86,7 @@ fn answers(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>
 #[test]
 fn aggregates_over_counted_rows_answer_like_the_whole_store() {
     let store = shop();
-    let prefix = format!("PREFIX ex: <{EX}> ");
+    let prefix = format!("PREFIX ex: <{EX}> PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> ");
     // Counted by (group, price): 42 pairs and the odd price, of 3,001 rows.
     let counted = [
         "SELECT ?g (SUM(?p) AS ?s) (AVG(?p) AS ?a) (MIN(?p) AS ?lo) (MAX(?p) AS ?hi) \
@@ -98,16 +98,19 @@ fn aggregates_over_counted_rows_answer_like_the_whole_store() {
          WHERE { ?i a ex:Item ; ex:group ?g ; ex:label ?l ; ex:price ?p } GROUP BY ?g",
         "SELECT ?g (SUM(?p) AS ?s) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } \
          GROUP BY ?g HAVING (SUM(?p) > 100) ORDER BY ?s",
+        "SELECT ?g (AVG(xsd:float(xsd:string(?p))) AS ?a) (SUM(?p * 2) AS ?s) \
+         (COUNT(xsd:integer(?p)) AS ?n) (MAX(STR(?p)) AS ?m) \
+         WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
     ];
-    // Not counted (a filter between, an expression, every solution's DISTINCT, keys
-    // unique per row, which the workers send uncounted): the whole store's answers all
-    // the same.
+    // Not counted (a filter between, a random expression, every solution's DISTINCT,
+    // keys unique per row, which the workers send uncounted): the whole store's answers
+    // all the same.
     let others = [
         "SELECT ?g (MIN(?i) AS ?first) (MAX(?i) AS ?last) (SUM(?p) AS ?s) (COUNT(?i) AS ?n) \
          WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
         "SELECT (SUM(?p) AS ?s) (AVG(?p) AS ?a) (COUNT(DISTINCT ?p) AS ?d) \
          WHERE { ?i a ex:Item ; ex:price ?p . FILTER(isNumeric(?p)) }",
-        "SELECT ?g (SUM(?p * 2) AS ?s) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
+        "SELECT ?g (COUNT(IF(RAND() < 2, ?p, ?p)) AS ?n) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
         "SELECT ?g (COUNT(DISTINCT *) AS ?n) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
         "SELECT ?g (MAX(?n) AS ?last) WHERE { ?i a ex:Item ; ex:group ?g ; ex:name ?n } GROUP BY ?g",
     ];

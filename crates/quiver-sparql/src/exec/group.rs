@@ -120,13 +120,15 @@ pub(crate) fn columns_read(
 
 /// The columns by which a basic graph pattern's rows may be counted before they are
 /// grouped (`PartitionedBgp::count_by`): the GROUP BY keys and the variables the
-/// aggregates read, when each aggregate reads a variable the pattern binds (so every row
-/// binds it) or nothing (`COUNT(*)`, without DISTINCT: distinct solutions need every
-/// column), and those columns are not none (without any, the rows leave the workers with
-/// no column already: a number each). A plain COUNT of such a variable counts rows: it
-/// reads no column. Every aggregate gives the same over rows that stand for several each
-/// ([`weighted_column`]): COUNT, SUM and AVG weigh them, GROUP_CONCAT repeats them, and
-/// MIN, MAX, SAMPLE and every DISTINCT do not depend on how often a value comes.
+/// aggregates read, when each aggregate reads variables the pattern binds (so every row
+/// binds them), through an expression decided by them alone (nothing random, fresh or
+/// EXISTS: it gives a counted row what it gives each row the count stands for), or reads
+/// nothing (`COUNT(*)`, without DISTINCT: distinct solutions need every column), and those
+/// columns are not none (without any, the rows leave the workers with no column already: a
+/// number each). A plain COUNT of a variable counts rows: it reads no column. Every
+/// aggregate gives the same over rows that stand for several each ([`weighted_column`]):
+/// COUNT, SUM and AVG weigh them, GROUP_CONCAT repeats them, and MIN, MAX, SAMPLE and
+/// every DISTINCT do not depend on how often a value comes.
 pub(crate) fn counted_columns(
     vars: &crate::bgp::Vars,
     bgp: &crate::bgp::Bgp,
@@ -138,14 +140,22 @@ pub(crate) fn counted_columns(
     for (_, aggregate) in aggregates {
         match &aggregate.argument {
             None if !aggregate.distinct => {}
-            Some(Expression::Variable(variable)) => {
-                let var = vars.get(variable).filter(|v| bound.contains(v))?;
-                let counts_rows = aggregate.function == Function::Count && !aggregate.distinct;
-                if !counts_rows && !columns.contains(&var) {
-                    columns.push(var);
+            None => return None,
+            Some(argument) => {
+                let mut read = Vec::new();
+                if !crate::operands::per_id(argument, &mut read) {
+                    return None;
+                }
+                let counts_rows = aggregate.function == Function::Count
+                    && !aggregate.distinct
+                    && matches!(argument, Expression::Variable(_));
+                for variable in &read {
+                    let var = vars.get(variable).filter(|v| bound.contains(v))?;
+                    if !counts_rows && !columns.contains(&var) {
+                        columns.push(var);
+                    }
                 }
             }
-            _ => return None,
         }
     }
     let counted = !columns.is_empty() && columns.iter().all(|c| bound.contains(c));
@@ -165,8 +175,8 @@ pub fn counted(
 }
 
 /// An aggregate over rows that stand for `weights[row]` rows each, as over the rows they
-/// stand for ([`counted_columns`] chose them): a plain COUNT adds the weights (every row
-/// binds what it counts), SUM and AVG add
+/// stand for ([`counted_columns`] chose them): COUNT adds the weights of the rows where
+/// its argument has a value (every row binds a plain variable), SUM and AVG add
 /// each value times its weight (one product: [`Number::times`]), GROUP_CONCAT repeats
 /// each value as often; MIN, MAX, SAMPLE and every DISTINCT aggregate read a bag's set,
 /// which the weights do not change.
@@ -187,9 +197,15 @@ fn weighted_column(
         return aggregate_column(evaluator, ctx, table, groups, aggregate);
     }
     if aggregate.function == Function::Count {
+        let values = match &aggregate.argument {
+            None | Some(Expression::Variable(_)) => None,
+            Some(argument) => Some(argument_ids(evaluator, ctx, table, argument)?),
+        };
         let mut counts = vec![0u64; groups.count];
-        for (&group, &weight) in groups.of_row.iter().zip(weights) {
-            counts[group as usize] += weight;
+        for (row, (&group, &weight)) in groups.of_row.iter().zip(weights).enumerate() {
+            if values.as_ref().is_none_or(|values| values[row] != UNBOUND) {
+                counts[group as usize] += weight;
+            }
         }
         return Ok(integers(evaluator, counts));
     }
