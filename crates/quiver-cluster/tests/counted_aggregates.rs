@@ -3,7 +3,8 @@
 //! pattern's rows counted by those columns where they are found, and the coordinator
 //! weighs what it receives (SUM and AVG multiply, COUNT adds the weights, GROUP_CONCAT
 //! repeats; MIN, MAX, SAMPLE and DISTINCT read the set). Each answer must be the whole
-//! store's, and the rows moved the counted pairs, not the pattern's rows.
+//! store's, and the rows moved the counted pairs, not the pattern's rows, a FILTER between
+//! the grouping and the pattern included when it reads only the pattern's variables.
 
 use std::sync::Arc;
 
@@ -98,18 +99,26 @@ fn aggregates_over_counted_rows_answer_like_the_whole_store() {
          WHERE { ?i a ex:Item ; ex:group ?g ; ex:label ?l ; ex:price ?p } GROUP BY ?g",
         "SELECT ?g (SUM(?p) AS ?s) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } \
          GROUP BY ?g HAVING (SUM(?p) > 100) ORDER BY ?s",
+        "SELECT ?g (SUM(?p) AS ?s) (COUNT(*) AS ?n) \
+         WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p . FILTER(?p > 1) } GROUP BY ?g",
+        "SELECT (SUM(?p) AS ?s) (AVG(?p) AS ?a) (COUNT(DISTINCT ?p) AS ?d) \
+         WHERE { ?i a ex:Item ; ex:price ?p . FILTER(isNumeric(?p)) }",
         "SELECT ?g (AVG(xsd:float(xsd:string(?p))) AS ?a) (SUM(?p * 2) AS ?s) \
          (COUNT(xsd:integer(?p)) AS ?n) (MAX(STR(?p)) AS ?m) \
          WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
     ];
-    // Not counted (a filter between, a random expression, every solution's DISTINCT,
-    // keys unique per row, which the workers send uncounted): the whole store's answers
-    // all the same.
+    // Not counted (keys unique per row, which the workers send uncounted, a filter with
+    // EXISTS, a filter that seeds the pattern with its one passing id, a random
+    // expression, every solution's DISTINCT): the whole store's answers all the same.
     let others = [
         "SELECT ?g (MIN(?i) AS ?first) (MAX(?i) AS ?last) (SUM(?p) AS ?s) (COUNT(?i) AS ?n) \
          WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
-        "SELECT (SUM(?p) AS ?s) (AVG(?p) AS ?a) (COUNT(DISTINCT ?p) AS ?d) \
-         WHERE { ?i a ex:Item ; ex:price ?p . FILTER(isNumeric(?p)) }",
+        "SELECT ?g (SUM(?p) AS ?s) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p ; \
+         ex:name ?n . FILTER(STRENDS(?n, \"7\")) } GROUP BY ?g",
+        "SELECT ?g (SUM(?p) AS ?s) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p . \
+         FILTER EXISTS { ?i ex:label \"g1\" } } GROUP BY ?g",
+        "SELECT ?g (SUM(?p) AS ?s) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p . \
+         FILTER(?g = ex:group1) } GROUP BY ?g",
         "SELECT ?g (COUNT(IF(RAND() < 2, ?p, ?p)) AS ?n) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
         "SELECT ?g (COUNT(DISTINCT *) AS ?n) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
         "SELECT ?g (MAX(?n) AS ?last) WHERE { ?i a ex:Item ; ex:group ?g ; ex:name ?n } GROUP BY ?g",

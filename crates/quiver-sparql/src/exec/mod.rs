@@ -46,6 +46,7 @@ mod filter;
 mod graph_var;
 pub mod group;
 mod group_pairs;
+mod group_partitions;
 mod id_filter;
 pub mod index_aggregate;
 mod join;
@@ -476,21 +477,11 @@ impl<'a> Evaluator<'a> {
                 if let Some(table) = self.group_over_pairs(inner, keys, aggregates)? {
                     return Ok(table);
                 }
-                if let (Some(_), Operator::Bgp(planned)) = (&self.partitions, &**inner) {
-                    *self.pending_columns.borrow_mut() =
-                        group::columns_read(self.vars, keys, aggregates);
-                    *self.pending_count_by.borrow_mut() =
-                        group::counted_columns(self.vars, &planned.bgp, keys, aggregates);
+                if let Some(table) = self.group_over_partitions(inner, keys, aggregates)? {
+                    return Ok(table);
                 }
-                let table = self.evaluate(inner);
-                self.pending_columns.borrow_mut().take();
-                self.pending_count_by.borrow_mut().take();
-                let counted = self.counted.borrow_mut().take();
-                let table = table?;
-                let (table, profile) = match counted {
-                    Some(weights) => group::counted(self, &table, &weights, keys, aggregates)?,
-                    None => group(self, &table, keys, aggregates)?,
-                };
+                let table = self.evaluate(inner)?;
+                let (table, profile) = group(self, &table, keys, aggregates)?;
                 self.group_profiles.borrow_mut().push(profile);
                 table
             }
