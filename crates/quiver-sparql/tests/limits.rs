@@ -196,7 +196,7 @@ fn top_k_checks_inside() {
 fn group_by_checks_inside() {
     cancels_inside_any(
         "SELECT ?o (SAMPLE(?s) AS ?n) { ?s <http://x/p> ?o } GROUP BY ?o",
-        &["exec/group.rs", "exec/parallel.rs"],
+        &["exec/group/mod.rs", "exec/parallel.rs"],
     );
     // Counts read from the index, group by group.
     cancels_inside(
