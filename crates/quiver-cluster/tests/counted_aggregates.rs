@@ -4,7 +4,8 @@
 //! weighs what it receives (SUM and AVG multiply, COUNT adds the weights, GROUP_CONCAT
 //! repeats; MIN, MAX, SAMPLE and DISTINCT read the set). Each answer must be the whole
 //! store's, and the rows moved the counted pairs, not the pattern's rows, a FILTER between
-//! the grouping and the pattern included when it reads only the pattern's variables.
+//! the grouping (or a DISTINCT) and the pattern included when it reads only the pattern's
+//! variables.
 
 use std::sync::Arc;
 
@@ -103,6 +104,7 @@ fn aggregates_over_counted_rows_answer_like_the_whole_store() {
          WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p . FILTER(?p > 1) } GROUP BY ?g",
         "SELECT (SUM(?p) AS ?s) (AVG(?p) AS ?a) (COUNT(DISTINCT ?p) AS ?d) \
          WHERE { ?i a ex:Item ; ex:price ?p . FILTER(isNumeric(?p)) }",
+        "SELECT DISTINCT ?g WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p . FILTER(?p < 0) }",
         "SELECT ?g (AVG(xsd:float(xsd:string(?p))) AS ?a) (SUM(?p * 2) AS ?s) \
          (COUNT(xsd:integer(?p)) AS ?n) (MAX(STR(?p)) AS ?m) \
          WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
@@ -119,6 +121,9 @@ fn aggregates_over_counted_rows_answer_like_the_whole_store() {
          FILTER EXISTS { ?i ex:label \"g1\" } } GROUP BY ?g",
         "SELECT ?g (SUM(?p) AS ?s) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p . \
          FILTER(?g = ex:group1) } GROUP BY ?g",
+        "SELECT DISTINCT ?g WHERE { ?i a ex:Item ; ex:group ?g . FILTER(?g != ex:group1) }",
+        "SELECT DISTINCT ?g ?l WHERE { ?i a ex:Item ; ex:group ?g ; ex:label ?l ; ex:name ?n . \
+         FILTER(STRENDS(?n, \"7\")) } ORDER BY ?l",
         "SELECT ?g (COUNT(IF(RAND() < 2, ?p, ?p)) AS ?n) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
         "SELECT ?g (COUNT(DISTINCT *) AS ?n) WHERE { ?i a ex:Item ; ex:group ?g ; ex:price ?p } GROUP BY ?g",
         "SELECT ?g (MAX(?n) AS ?last) WHERE { ?i a ex:Item ; ex:group ?g ; ex:name ?n } GROUP BY ?g",

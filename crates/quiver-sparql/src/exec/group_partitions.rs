@@ -1,5 +1,5 @@
-//! GROUP BY over a basic graph pattern that runs on partitions (a cluster's workers), with
-//! or without a FILTER between them.
+//! GROUP BY and DISTINCT over a basic graph pattern that runs on partitions (a cluster's
+//! workers), with or without a FILTER between them.
 //!
 //! Only the columns the grouping (and the filter) read are asked of the partitions; the
 //! rest stay on the workers. Where the aggregates allow it (`group::counted_columns`), the
@@ -8,7 +8,9 @@
 //! by the pattern's variables alone (nothing random, fresh or EXISTS) is counted through:
 //! its variables join the counted columns, and it keeps or drops a counted row as it would
 //! each row that row stands for, its count kept beside it. Any other filter, or a filter
-//! whose few passing ids seed the pattern (`filter_seeding_bgp`), runs as written.
+//! whose few passing ids seed the pattern (`filter_seeding_bgp`), runs as written. A
+//! DISTINCT over a projection of the pattern (through such a filter or not) asks the same
+//! counts of the projected and filtered columns, and reads none of them.
 
 use spargebra::algebra::Expression;
 
@@ -72,6 +74,39 @@ impl Evaluator<'_> {
             None => (table, counted),
         };
         self.grouped(table, counted, keys, aggregates).map(Some)
+    }
+
+    /// The columns by which the rows of `inner` may be counted where they are found when
+    /// a DISTINCT is above it: `inner` projects a basic graph pattern run over partitions,
+    /// or a FILTER over one decided by the pattern's variables, and each variable projected
+    /// is the pattern's. Counting only drops repeated rows, which the DISTINCT drops too:
+    /// any path the filter takes (seeding the pattern included) gives the same rows.
+    pub(crate) fn distinct_keys(&self, inner: &Operator) -> Option<Vec<VarId>> {
+        self.partitions.as_ref()?;
+        let Operator::Project(projected, vars) = inner else {
+            return None;
+        };
+        let (planned, filter) = match &**projected {
+            Operator::Bgp(planned) => (planned, None),
+            Operator::Filter(expression, filtered) => match &**filtered {
+                Operator::Bgp(planned) => (planned, Some(expression)),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let bound = planned.bgp.vars();
+        if vars.is_empty() || !vars.iter().all(|v| bound.contains(v)) {
+            return None;
+        }
+        let mut keys = vars.clone();
+        if let Some(expression) = filter {
+            for var in self.filter_columns(planned, expression)? {
+                if !keys.contains(&var) {
+                    keys.push(var);
+                }
+            }
+        }
+        Some(keys)
     }
 
     /// The columns `expression` reads, when it is decided by variables the pattern binds

@@ -194,21 +194,6 @@ impl<'a> Evaluator<'a> {
         self.result_cap = Some((cap, spine));
     }
 
-    /// The variables of `inner`, a projection of a basic graph pattern run over partitions,
-    /// when each is the pattern's: DISTINCT above it needs each of their combinations once
-    /// (`PartitionedBgp::count_by`).
-    fn distinct_keys(&self, inner: &Operator) -> Option<Vec<VarId>> {
-        self.partitions.as_ref()?;
-        let Operator::Project(projected, vars) = inner else {
-            return None;
-        };
-        let Operator::Bgp(planned) = &**projected else {
-            return None;
-        };
-        let bound = planned.bgp.vars();
-        (!vars.is_empty() && vars.iter().all(|v| bound.contains(v))).then(|| vars.clone())
-    }
-
     /// The context of an operator reading `graph`.
     pub fn context(&self, graph: GraphRef) -> ExecContext<'_> {
         ExecContext {
