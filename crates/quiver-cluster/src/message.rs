@@ -606,16 +606,22 @@ fn count_rows_while(
             .copied()
             .unwrap_or(quiver_sparql::table::UNBOUND)
     };
-    // One or two keys packed into one integer, more compared as vectors.
+    // Keys that fit 128 bits together (four 32-bit ids) packed into one integer, more
+    // compared as vectors.
+    let bits = Id::BITS as usize;
     let (first, counts) = match columns.as_slice() {
         [] => (
             vec![0; rows.rows.min(1)],
             vec![rows.rows as u64; rows.rows.min(1)],
         ),
         [a] => count_by_key(rows.rows, |row| u128::from(value(a, row)), goes_on)?,
-        [a, b] => count_by_key(
+        _ if columns.len() * bits <= 128 => count_by_key(
             rows.rows,
-            |row| (u128::from(value(a, row)) << 64) | u128::from(value(b, row)),
+            |row| {
+                columns
+                    .iter()
+                    .fold(0u128, |key, c| (key << bits) | u128::from(value(c, row)))
+            },
             goes_on,
         )?,
         _ => count_by_key(
@@ -867,7 +873,13 @@ mod tests {
             ],
             rows,
         };
-        for keys in [vec![], vec![1], vec![2, 0], vec![0, 1, 2]] {
+        for keys in [
+            vec![],
+            vec![1],
+            vec![2, 0],
+            vec![0, 1, 2],
+            vec![0, 1, 2, 1, 0],
+        ] {
             let mut naive: BTreeMap<Vec<Id>, u64> = BTreeMap::new();
             for r in 0..rows {
                 *naive
