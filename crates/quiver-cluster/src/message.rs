@@ -36,7 +36,8 @@ pub(crate) struct Plan {
     /// step leave their worker with these alone.
     pub keep: Option<Vec<VarId>>,
     /// Rows past the last step leave their worker counted by these columns
-    /// (`PartitionedBgp::count_by`): each key found once, with its count ([`count_rows`]).
+    /// (`PartitionedBgp::count_by`): each key found once, with its count ([`count_rows`]),
+    /// or uncounted where that would not shrink them ([`count_if_smaller`]).
     pub count_by: Option<Vec<VarId>>,
     /// The `FROM` graphs whose merge `graph` is, if it is one.
     pub merged: Vec<Id>,
@@ -582,7 +583,8 @@ pub(crate) const COUNT_LOW: VarId = VarId::MAX - 1;
 
 /// `rows` counted by the values of `keys`: each distinct key once, in order of first
 /// appearance, then its count's high and low 32 bits (columns [`COUNT_HIGH`],
-/// [`COUNT_LOW`]). A GROUP BY that only counts rows needs no more of a worker's rows.
+/// [`COUNT_LOW`]). A GROUP BY over these columns (or a DISTINCT of them) needs no more of
+/// a worker's rows.
 #[cfg(test)]
 pub(crate) fn count_rows(rows: &Table, keys: &[VarId]) -> Table {
     count_rows_while(rows, keys, |_, _| true).expect("counting goes on")

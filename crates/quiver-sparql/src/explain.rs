@@ -204,7 +204,7 @@ fn render_workers(out: &mut String, trace: &PartitionTrace) {
     if let Some(keys) = &trace.counted_by {
         let _ = writeln!(
             out,
-            "  rows left each worker counted by {} key(s) (a GROUP BY that counts, or DISTINCT)",
+            "  rows left each worker counted by {} key(s) (a GROUP BY or DISTINCT over them)",
             keys.len()
         );
     }
