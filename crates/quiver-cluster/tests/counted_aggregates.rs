@@ -7,13 +7,14 @@
 //! the grouping (or a DISTINCT) and the pattern included when it reads only the pattern's
 //! variables.
 
+mod common;
+
 use std::sync::Arc;
 
 use oxrdf::vocab::{rdf, xsd};
 use oxrdf::{GraphName, Literal, NamedNode, Quad, Term};
 use quiver_cluster::TimelyPartitions;
 use quiver_sparql::partitions::BgpPartitions;
-use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
 
 const EX: &str = "http://example.org/";
@@ -61,28 +62,6 @@ fn shop() -> Store {
     }
     add(ex("item5"), ex("price"), Literal::from("free").into());
     quiver_loader::load_quads(quads, None).unwrap().0
-}
-
-/// The solutions of `query` on `store` (its patterns run by `partitions`), as sorted text.
-fn answers(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> Vec<String> {
-    let prepare_options = PrepareOptions {
-        partitions: partitions.clone(),
-        ..PrepareOptions::default()
-    };
-    let prepared = prepare(store, query, &prepare_options).unwrap();
-    let options = ExecOptions {
-        partitions,
-        ..ExecOptions::default()
-    };
-    let mut rows = Vec::new();
-    match prepared.execute(store, &options).unwrap() {
-        QueryResults::Solutions(solutions) => {
-            solutions.for_each_row(|row| rows.push(format!("{row:?}")))
-        }
-        _ => panic!("{query}: not a SELECT"),
-    }
-    rows.sort();
-    rows
 }
 
 #[test]
@@ -134,13 +113,13 @@ fn aggregates_over_counted_rows_answer_like_the_whole_store() {
         .chain(others.iter().map(|q| (q, false)))
     {
         let query = format!("{prefix}{query}");
-        let expected = answers(&store, &query, None);
+        let expected = common::sorted_answers(&store, &query, None);
         assert!(!expected.is_empty(), "{query}");
         for workers in [2u32, 3] {
             let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
             let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
             assert_eq!(
-                answers(&store, &query, Some(dynamic)),
+                common::sorted_answers(&store, &query, Some(dynamic)),
                 expected,
                 "{workers} workers: {query}"
             );

@@ -19,38 +19,12 @@ use std::sync::Arc;
 
 use quiver_cluster::TimelyPartitions;
 use quiver_sparql::partitions::{BgpPartitions, Exchanged};
-use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
-
-/// Each solution of `query` on `store` (a SELECT), its basic graph patterns run by
-/// `partitions`, handed to `each`.
-fn for_each_solution(
-    store: &Store,
-    query: &str,
-    partitions: Option<Arc<dyn BgpPartitions>>,
-    mut each: impl FnMut(String),
-) {
-    let prepare_options = PrepareOptions {
-        partitions: partitions.clone(),
-        ..PrepareOptions::default()
-    };
-    let prepared = prepare(store, query, &prepare_options).unwrap();
-    let options = ExecOptions {
-        partitions,
-        ..ExecOptions::default()
-    };
-    match prepared.execute(store, &options).unwrap() {
-        QueryResults::Solutions(solutions) => {
-            solutions.for_each_row(|row| each(format!("{row:?}")))
-        }
-        _ => panic!("{query}: not a SELECT"),
-    }
-}
 
 /// The rows of `query` on `store`, its basic graph patterns run by `partitions`.
 fn count_rows(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> usize {
     let mut rows = 0;
-    for_each_solution(store, query, partitions, |_| rows += 1);
+    common::for_each_solution(store, query, partitions, |_| rows += 1);
     rows
 }
 
@@ -274,14 +248,6 @@ fn a_limit_is_enforced_on_every_worker() {
     }
 }
 
-/// The solutions of `query` on `store` (its patterns run by `partitions`), as sorted text.
-fn answers(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> Vec<String> {
-    let mut rows = Vec::new();
-    for_each_solution(store, query, partitions, |row| rows.push(row));
-    rows.sort();
-    rows
-}
-
 /// A GROUP BY that only counts rows has them counted by key on each worker: its groups
 /// leave the workers, not its rows (agg1: undergraduates per department), with the whole
 /// store's counts; so does a DISTINCT projection of a pattern; counts it cannot take so (DISTINCT, a variable the pattern does not
@@ -305,8 +271,8 @@ fn a_grouped_count_moves_its_groups_not_its_rows() {
             let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
             let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
             assert_eq!(
-                answers(&store, query, Some(dynamic)),
-                answers(&store, query, None),
+                common::sorted_answers(&store, query, Some(dynamic)),
+                common::sorted_answers(&store, query, None),
                 "{workers} workers: {query}"
             );
             // Each worker sends each group once at most, beside the start.
@@ -333,13 +299,13 @@ fn a_grouped_count_moves_its_groups_not_its_rows() {
     ];
     for query in others {
         let query = format!("{prefix} {query}");
-        let expected = answers(&store, &query, None);
+        let expected = common::sorted_answers(&store, &query, None);
         assert!(!expected.is_empty(), "{query}");
         for workers in [2u32, 3] {
             let cluster: Arc<dyn BgpPartitions> =
                 Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
             assert_eq!(
-                answers(&store, &query, Some(cluster)),
+                common::sorted_answers(&store, &query, Some(cluster)),
                 expected,
                 "{workers} workers: {query}"
             );

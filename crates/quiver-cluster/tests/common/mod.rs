@@ -275,3 +275,41 @@ pub fn plan_shapes(
     }
     steps
 }
+
+/// Each solution of `query` on `store` (a SELECT), its basic graph patterns run by
+/// `partitions`, handed to `each`.
+pub fn for_each_solution(
+    store: &quiver_store::Store,
+    query: &str,
+    partitions: Option<std::sync::Arc<dyn quiver_sparql::partitions::BgpPartitions>>,
+    mut each: impl FnMut(String),
+) {
+    use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
+    let prepare_options = PrepareOptions {
+        partitions: partitions.clone(),
+        ..PrepareOptions::default()
+    };
+    let prepared = prepare(store, query, &prepare_options).unwrap();
+    let options = ExecOptions {
+        partitions,
+        ..ExecOptions::default()
+    };
+    match prepared.execute(store, &options).unwrap() {
+        QueryResults::Solutions(solutions) => {
+            solutions.for_each_row(|row| each(format!("{row:?}")))
+        }
+        _ => panic!("{query}: not a SELECT"),
+    }
+}
+
+/// The solutions of `query` on `store` (its patterns run by `partitions`), as sorted text.
+pub fn sorted_answers(
+    store: &quiver_store::Store,
+    query: &str,
+    partitions: Option<std::sync::Arc<dyn quiver_sparql::partitions::BgpPartitions>>,
+) -> Vec<String> {
+    let mut rows = Vec::new();
+    for_each_solution(store, query, partitions, |row| rows.push(row));
+    rows.sort();
+    rows
+}
