@@ -18,6 +18,9 @@
 //! aggregate (a non-number in SUM, an unbound or non-string value in GROUP_CONCAT…)
 //! leaves that aggregate unbound for that group only; COUNT skips unbound values and
 //! SAMPLE takes the first bound one.
+//!
+//! Rows that stand for several each (a pattern's rows counted where a cluster's workers
+//! found them) are grouped by the same code, each aggregate weighing them (`counted.rs`).
 
 use std::borrow::Cow;
 use std::time::Instant;
