@@ -29,13 +29,38 @@ pub fn run(mut args: ClusterArgs) -> Result<()> {
         bail!("quiver cluster writes its own host file: give --processes, not --cluster");
     }
     let location = crate::serve::root_location(&args.serve)?.to_path_buf();
-    // The other processes log as this one does.
+    // The other processes log as this one does; with --accept-queries, each serves HTTP
+    // too, process I at --bind's port + I (port 0: each its own free port).
+    let log = args.serve.log.as_flags();
+    let (accept, bind) = (args.serve.accept_queries, args.serve.bind);
+    let limits = args.serve.limits.clone();
+    if accept && bind.port() != 0 && usize::from(bind.port()) + args.processes as usize > 65_536 {
+        bail!(
+            "--bind {bind}: no room for the ports of {} processes above it",
+            args.processes
+        );
+    }
     let mut peers = Peers::start_with(
         &location,
         args.processes as usize,
         args.serve.workers,
         args.serve.threads,
-        &args.serve.log.as_flags(),
+        |process| {
+            let mut flags = log.clone();
+            if accept {
+                flags.extend(limits.as_flags());
+                let mut address = bind;
+                if bind.port() != 0 {
+                    address.set_port(bind.port() + process as u16);
+                }
+                flags.extend([
+                    "--accept-queries".into(),
+                    "--bind".into(),
+                    address.to_string(),
+                ]);
+            }
+            flags
+        },
     )?;
     args.serve.cluster = Some(peers.hosts().to_owned());
     args.serve.process = 0;

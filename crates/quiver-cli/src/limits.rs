@@ -251,6 +251,29 @@ impl QueryLimits {
 }
 
 impl LimitArgs {
+    /// The flags given, as another process's command line takes them (`quiver cluster`'s
+    /// processes answering queries under the same limits as process 0).
+    pub fn as_flags(&self) -> Vec<String> {
+        fn cap<T>(cap: &Cap<T>, shown: impl Fn(&T) -> String) -> String {
+            match cap {
+                Cap::Unlimited => "none".to_owned(),
+                Cap::At(value) => shown(value),
+            }
+        }
+        let mut flags = Vec::new();
+        if let Some(timeout) = &self.timeout {
+            let seconds = cap(timeout, |t| format!("{}s", t.as_secs_f64()));
+            flags.push(format!("--timeout={seconds}"));
+        }
+        if let Some(rows) = &self.max_results {
+            flags.push(format!("--max-results={}", cap(rows, usize::to_string)));
+        }
+        if let Some(bytes) = &self.max_memory {
+            flags.push(format!("--max-memory={}", cap(bytes, usize::to_string)));
+        }
+        flags
+    }
+
     /// The limits: each flag given, else its value in `defaults`.
     pub fn resolve(&self, defaults: QueryLimits) -> QueryLimits {
         QueryLimits {

@@ -60,16 +60,17 @@ impl Peers {
         workers: u32,
         threads: Option<u32>,
     ) -> Result<Self> {
-        Self::start_with(location, processes, workers, threads, &[])
+        Self::start_with(location, processes, workers, threads, |_| Vec::new())
     }
 
-    /// [`Peers::start`], each process also given the arguments `extra` (its logs').
+    /// [`Peers::start`], each process `I` also given the arguments `extra(I)` (its logs',
+    /// its HTTP address).
     pub fn start_with(
         location: &Path,
         processes: usize,
         workers: u32,
         threads: Option<u32>,
-        extra: &[String],
+        extra: impl Fn(usize) -> Vec<String>,
     ) -> Result<Self> {
         Self::spawn(processes, |command, hosts, process| {
             command
@@ -83,7 +84,7 @@ impl Peers {
             if let Some(threads) = threads {
                 command.args(["--threads", &threads.to_string()]);
             }
-            command.args(extra);
+            command.args(extra(process));
         })
     }
 

@@ -23,6 +23,7 @@ use clap::Args;
 use quiver_cluster::{ClusterConfig, TimelyPartitions};
 use quiver_db::{Database, SyncMode};
 use quiver_server::Config;
+use quiver_sparql::partitions::BgpPartitions;
 use quiver_store::partition::open_partition;
 
 use crate::limits::{self, human_size, LimitArgs, QueryLimits};
@@ -110,8 +111,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "HOSTFILE", conflicts_with = "writable")]
     pub cluster: Option<PathBuf>,
     /// This process's number in --cluster: 0 serves HTTP, the others their partitions
+    /// (and HTTP too with --accept-queries)
     #[arg(long, default_value = "0", requires = "cluster")]
     pub process: usize,
+    /// A process of --cluster other than 0 also serves HTTP at --bind, planning and
+    /// coordinating the queries it receives (process 0 always does); under `quiver
+    /// cluster`, every process does, process I at --bind's port + I
+    #[arg(long)]
+    pub accept_queries: bool,
     /// Worker threads per process of --cluster, one partition each (the store must be cut
     /// into processes × workers partitions)
     #[arg(long, default_value = "1", value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -196,11 +203,15 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .build_global()
         .ok();
     let mut datasets = Vec::new();
+    // A process of a cluster other than process 0, serving HTTP: its server stops when
+    // the cluster does.
+    let mut member: Option<Arc<TimelyPartitions>> = None;
     if let Some(hosts) = &args.cluster {
-        let Some(db) = join_cluster(&args, hosts, &mut config)? else {
+        let Some((db, partitions)) = join_cluster(&args, hosts, &mut config)? else {
             return Ok(());
         };
         datasets.push(quiver_server::Dataset::root(Arc::new(db), config.clone()));
+        member = (args.process != 0).then_some(partitions);
     } else {
         for spec in specs {
             datasets.push(spec.open(&args)?);
@@ -217,8 +228,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
         dataset.config.device = crate::device::as_bgp_device(&args.device.open(&store)?);
     }
     let shown = |value: Option<String>| value.unwrap_or_else(|| "none".into());
+    // A cluster's other processes say which they are: their lines share a terminal.
+    let tag = match member {
+        Some(_) => format!("process {}: ", args.process),
+        None => String::new(),
+    };
     args.log.say(&format!(
-        "limits: timeout {}, max-results {}, max-memory {} shared by the queries in flight; {} running, {} queued for up to {:?}",
+        "{tag}limits: timeout {}, max-results {}, max-memory {} shared by the queries in flight; {} running, {} queued for up to {:?}",
         shown(config.timeout.map(|t| format!("{t:?}"))),
         shown(config.max_results.map(|n| n.to_string())),
         shown(config.max_memory.map(human_size)),
@@ -233,18 +249,43 @@ pub fn run(args: ServeArgs) -> Result<()> {
         ));
     }
     let log = args.log.clone();
-    quiver_server::run(datasets, config, args.bind, |address| {
-        log.say(&format!("listening on http://{address}"));
-    })?;
-    args.log.say("server stopped");
+    let listening = format!("{tag}listening on http://");
+    let cluster_ended = member.clone().map(|partitions| async move {
+        while partitions.unavailable().is_none() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let stop = async move {
+        match cluster_ended {
+            Some(ended) => ended.await,
+            None => std::future::pending().await,
+        }
+    };
+    let served = quiver_server::run_until(datasets, config, args.bind, stop, |address| {
+        log.say(&format!("{listening}{address}"));
+    });
+    if let Some(partitions) = member {
+        // A process that leaves a running cluster (a signal) does not wait for process 0
+        // to end it: the others find its connections closed.
+        partitions.leave();
+        args.log.say(&format!("process {} stopped", args.process));
+    } else {
+        args.log.say("server stopped");
+    }
+    served?;
     Ok(())
 }
 
 /// Joins the cluster of `hosts` as process `args.process`, serving its partitions of the
-/// store at `args.location`. Process 0 gets the database of its own first partition and
-/// runs the queries' basic graph patterns on the cluster (`config.partitions`); another
-/// process serves until process 0 ends and returns `None`.
-fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<Option<Database>> {
+/// store at `args.location`. Process 0 (and with `--accept-queries`, any process) gets
+/// the database of its own first partition and runs the queries' basic graph patterns on
+/// the cluster (`config.partitions`), coordinating them; another process serves until
+/// process 0 ends and returns `None`.
+fn join_cluster(
+    args: &ServeArgs,
+    hosts: &Path,
+    config: &mut Config,
+) -> Result<Option<(Database, Arc<TimelyPartitions>)>> {
     let location = root_location(args)?;
     if !args.dataset.is_empty() {
         bail!("a cluster serves one partitioned store (--location), not --dataset");
@@ -288,7 +329,7 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
             args.process
         ),
     });
-    if args.process != 0 {
+    if args.process != 0 && !args.accept_queries {
         let ended = partitions.wait();
         // One write (as every line `say` writes): the processes of a cluster on this
         // machine often share a terminal or a log, and stop at the same moment.
@@ -302,19 +343,24 @@ fn join_cluster(args: &ServeArgs, hosts: &Path, config: &mut Config) -> Result<O
     if let Some(statistics) = &layout.statistics {
         coordinator.use_statistics(statistics);
     }
+    let tag = match args.process {
+        0 => String::new(),
+        process => format!("process {process}: "),
+    };
     args.log.say(&format!(
-        "store {}: {} triples, {} terms in {total} partitions over {processes} processes; read-only",
+        "{tag}store {}: {} triples, {} terms in {total} partitions over {processes} processes; read-only",
         location.display(),
         layout.triples,
         layout.terms
     ));
-    config.partitions = Some(Arc::new(partitions));
+    let partitions = Arc::new(partitions);
+    config.partitions = Some(Arc::clone(&partitions) as Arc<dyn BgpPartitions>);
     config.whole_store = Some((layout.triples, layout.terms));
-    Ok(Some(Database::in_memory(coordinator)))
+    Ok(Some((Database::in_memory(coordinator), partitions)))
 }
 
-/// Process 0's store, where queries are planned, and the layout: the first partition its
-/// worker serves (a partitioned dictionary learns the other owners' terms there).
+/// The store where this process plans its queries, and the layout: the first partition
+/// its worker serves (a partitioned dictionary learns the other owners' terms there).
 pub fn coordinator(
     partitions: &TimelyPartitions,
     location: &Path,

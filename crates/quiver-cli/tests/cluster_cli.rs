@@ -2,8 +2,9 @@
 //! 1, 2 and 3 real processes on this machine answers Wukong's q1–q12, a count, an
 //! aggregate, a property path and a DESCRIBE over HTTP exactly as `quiver serve` on the
 //! whole store does, and so does a cluster loaded by 2 and 3 processes (`load
-//! --processes`); EXPLAIN shows what each process's worker did; a cluster of the wrong
-//! size refuses to start; SIGTERM stops every process.
+//! --processes`); with `--accept-queries`, every process answers the same; EXPLAIN shows
+//! what each process's worker did; a cluster of the wrong size refuses to start; SIGTERM
+//! stops every process.
 
 mod serve_support;
 
@@ -28,6 +29,45 @@ fn rows(server: &Server, query: &str) -> Vec<String> {
     let mut lines: Vec<String> = reply.text().lines().map(str::to_owned).collect();
     lines.sort();
     lines
+}
+
+/// [`rows`] of the server at `address` (another process of a cluster).
+fn rows_at(address: &str, query: &str) -> Vec<String> {
+    let path = format!("/query?query={}", serve_support::encode(query));
+    let accept = if query.starts_with("DESCRIBE") {
+        N_TRIPLES
+    } else {
+        TSV
+    };
+    let reply = serve_support::request(address, "GET", &path, &[("Accept", accept)], b"");
+    assert_eq!(reply.status, 200, "{query}: {}", reply.text());
+    let mut lines: Vec<String> = reply.text().lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+/// The HTTP addresses of processes 1… of a cluster started with `--accept-queries`, from
+/// their `process I: listening on http://…` lines (waited for).
+fn other_addresses(cluster: &Server, processes: u32) -> Vec<(u32, String)> {
+    let started = std::time::Instant::now();
+    loop {
+        let log = cluster.log();
+        let found: Vec<(u32, String)> = (1..processes)
+            .filter_map(|process| {
+                let prefix = format!("process {process}: listening on http://");
+                let line = log.lines().find_map(|line| line.strip_prefix(&prefix))?;
+                Some((process, line.trim().to_owned()))
+            })
+            .collect();
+        if found.len() == processes as usize - 1 {
+            return found;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "not every process listens: {log}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn partition(store: &Path, partitions: u32, dir: &Path) {
@@ -71,13 +111,33 @@ fn a_cluster_of_processes_answers_like_the_whole_store() {
     for processes in [1, 2, 3] {
         let dir = scratch.join(format!("cluster-cli-{processes}"));
         partition(whole, processes, &dir);
-        let mut cluster = Server::start_cluster(&dir, processes, &[]);
+        // On 3 processes, every process accepts queries (`--accept-queries`) and answers
+        // them as process 0 does, coordinating them itself.
+        let accepting = processes == 3;
+        let flags: &[&str] = if accepting {
+            &["--accept-queries"]
+        } else {
+            &[]
+        };
+        let mut cluster = Server::start_cluster(&dir, processes, flags);
+        let others = if accepting {
+            other_addresses(&cluster, processes)
+        } else {
+            Vec::new()
+        };
         for (query, expected) in queries.iter().zip(&expected) {
             assert_eq!(
                 &rows(&cluster, query),
                 expected,
                 "{processes} processes: {query}"
             );
+            for (process, address) in &others {
+                assert_eq!(
+                    &rows_at(address, query),
+                    expected,
+                    "asked of process {process} of {processes}: {query}"
+                );
+            }
         }
         // EXPLAIN says what each process's worker did at each step of q7.
         let explained = cluster.get(

@@ -1,5 +1,5 @@
-//! Exploration over partitions on timely-dataflow: one long-lived dataflow per worker,
-//! which receives plans and rows tagged with a query number and routes them step by step.
+//! Exploration over partitions on timely-dataflow: long-lived dataflows on every worker,
+//! which receive plans and rows tagged with a query number and route them step by step.
 //!
 //! Each worker serves one partition. A message carries a query's plan, the step its rows
 //! are at and the worker they go to; timely's exchange (by that worker) moves it there,
@@ -7,7 +7,13 @@
 //! by where the next step runs ([`crate::route`]), through the dataflow's loop: each hop
 //! is one tick later. An intersection whose partner lists live at other workers takes two
 //! more ticks: the fetch of those lists and its answer ([`crate::fetch`]). Rows past the
-//! last step go to worker 0, the coordinator, which collects them.
+//! last step go to the query's coordinator, which collects them.
+//!
+//! **Every process coordinates.** The first worker of each process is the coordinator of
+//! the queries asked of that process, and every worker builds one lane (an exploration
+//! dataflow and a dictionary dataflow) per coordinator, fed by that coordinator's input
+//! alone. So a query asked of any process is planned there, starts there and ends there,
+//! and one coordinator's progress (below) never waits on another's input.
 //!
 //! A query ends by its messages' weights (`message::WEIGHT`: each message hands its share
 //! on to those it sends): once the weights of the messages that reached the coordinator
@@ -17,15 +23,15 @@
 //! progress updates between the processes (which cost a light query more than its rows).
 //! Only a query that cannot end by weight (a share too small to split, or one still
 //! running after [`BACKSTOP`]) moves the input past every tick it can take, and progress
-//! tracking ends it. One long-lived dataflow, rather than one per query, keeps a light
-//! query at a few messages and no dataflow construction.
+//! tracking ends it. Long-lived dataflows, rather than one per query, keep a light query
+//! at a few messages and no dataflow construction.
 //!
 //! The thread that runs a query ([`TimelyPartitions`] implements `BgpPartitions`) first
 //! runs in place the steps whose rows stay on this process's partitions
-//! ([`crate::in_place`]), and hands what leaves to worker 0; it then waits for the answer
-//! while checking the query's deadline and cancel flag, and has the query cancelled on
-//! every worker when it gives up. The plan carries the query's time left, memory budget
-//! and LIMIT bound to the workers.
+//! ([`crate::in_place`]), and hands what leaves to its process's coordinator; it then
+//! waits for the answer while checking the query's deadline and cancel flag, and has the
+//! query cancelled on every worker when it gives up. The plan carries the query's time
+//! left, memory budget and LIMIT bound to the workers.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -163,8 +169,8 @@ type Asked = (u64, usize, TermsReply);
 /// worker.
 pub struct TimelyPartitions {
     requests: Arc<Mutex<Option<mpsc::Sender<Request>>>>,
-    /// Process 0's first partition, where queries are planned: a clone of the store its
-    /// worker serves, so that what its dictionary learns of other owners' terms (a
+    /// This process's first partition, where its queries are planned: a clone of the store
+    /// its worker serves, so that what its dictionary learns of other owners' terms (a
     /// partitioned dictionary) is learnt once for both.
     coordinator_store: Option<Store>,
     guards: Mutex<Option<WorkerGuards<()>>>,
@@ -175,13 +181,14 @@ pub struct TimelyPartitions {
     /// What the runs so far exchanged and how they ended (counted by the coordinator's
     /// worker).
     totals: Arc<Mutex<Totals>>,
-    /// The coordinator's worker thread, woken for each request.
+    /// This process's coordinator (its first worker's thread), woken for each request.
     coordinator: Arc<Coordinator>,
+    /// This process's first worker: its coordinator.
+    first: u32,
     /// The number of the next query asked.
     queries: AtomicU64,
-    /// This process's partitions, where the asking thread runs what stays here (process 0
-    /// only, where queries are asked).
-    local: Option<LocalParts>,
+    /// This process's partitions, where the asking thread runs what stays here.
+    local: LocalParts,
     /// This process's replicated `rdf:type` memberships, once exchanged ([`crate::types`]).
     types: SharedTable,
     /// Set when a run did not come back (a worker or process stopped, or the query gave
@@ -306,8 +313,9 @@ impl TimelyPartitions {
     /// cluster of processes that find each other at `config.addresses` (timely's TCP
     /// connections; every process must be started). The store must be cut into as many
     /// partitions as the cluster has workers: a cluster of another size refuses to start.
-    /// Process 0 answers [`BgpPartitions::explore`]; the others serve until it ends
-    /// ([`Self::wait`]).
+    /// Every process answers [`BgpPartitions::explore`], coordinating the queries asked of
+    /// it; the cluster runs until process 0's partitions are dropped (the others may wait
+    /// for that: [`Self::wait`]).
     pub fn cluster(dir: &std::path::Path, config: ClusterConfig) -> Result<Self, String> {
         use quiver_store::partition::{open_partition, read_layout};
         let processes = config.addresses.len();
@@ -400,9 +408,9 @@ impl TimelyPartitions {
         let firsts: Arc<Vec<u32>> = Arc::new((0..workers).step_by(per_process as usize).collect());
         let types: SharedTable = Arc::default();
         let (requests, receiver) = mpsc::channel::<Request>();
-        let requests = Arc::new(Mutex::new((first == 0).then_some(requests)));
+        let requests = Arc::new(Mutex::new(Some(requests)));
         let coordinator = Arc::new(Coordinator::default());
-        let coordinator_store = parts.first().filter(|_| first == 0).cloned();
+        let coordinator_store = parts.first().cloned();
         if let Some(store) = &coordinator_store {
             if store.dictionary().share().is_some() {
                 store
@@ -413,8 +421,7 @@ impl TimelyPartitions {
                     })));
             }
         }
-        let local = (first == 0)
-            .then(|| LocalParts::new(first as u32, parts.clone(), workers, Arc::clone(&types)));
+        let local = LocalParts::new(first as u32, parts.clone(), workers, Arc::clone(&types));
         let parts = Arc::new(parts);
         let receiver = Arc::new(Mutex::new(Some(receiver)));
         let totals = Arc::new(Mutex::new(Totals::default()));
@@ -462,6 +469,7 @@ impl TimelyPartitions {
             workers,
             totals,
             coordinator,
+            first: first as u32,
             queries: AtomicU64::new(0),
             local,
             types,
@@ -493,8 +501,9 @@ impl TimelyPartitions {
         for (worker, load) in loads {
             if load != own.as_bytes() {
                 return Err(format!(
-                    "partition {worker} is from another load than partition 0 ({} and {own:?}): \
+                    "partition {worker} is from another load than partition {} ({} and {own:?}): \
                      the processes of this cluster serve different stores",
+                    self.first,
                     String::from_utf8_lossy(&load)
                 ));
             }
@@ -502,8 +511,7 @@ impl TimelyPartitions {
         Ok(())
     }
 
-    /// The way to ask the owners questions through the running cluster (answered only on
-    /// process 0).
+    /// The way to ask the owners questions through the running cluster, from this process.
     fn owners(&self) -> ClusterResolver {
         ClusterResolver {
             requests: Arc::downgrade(&self.requests),
@@ -511,8 +519,8 @@ impl TimelyPartitions {
         }
     }
 
-    /// Process 0's first partition, where queries are planned (`None` on the other
-    /// processes). Plan on this store, not on one opened again: with a partitioned
+    /// This process's first partition, where the queries this process coordinates are
+    /// planned. Plan on this store, not on one opened again: with a partitioned
     /// dictionary, it is the one that learns the other owners' terms.
     pub fn coordinator_store(&self) -> Option<Store> {
         self.coordinator_store.clone()
@@ -597,6 +605,14 @@ impl TimelyPartitions {
         }
     }
 
+    /// This process leaves its cluster: once dropped, it does not wait for its workers
+    /// (which serve the other processes' queries until process 0 ends the cluster); its
+    /// closed connections tell the other processes that it is gone.
+    pub fn leave(&self) {
+        self.broken
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Waits for this process's workers to end: when the coordinator's requests end (it
     /// is dropped), or its process is gone. Once a connection to another process closed
     /// (the coordinator's process ended without stopping the cluster), an error says so.
@@ -632,37 +648,59 @@ fn threads_per_worker(workers: usize) -> usize {
     (cores / workers.max(1)).max(1)
 }
 
-/// One worker: its dataflow, then (worker 0) the requests until they end, or (the others)
-/// steps until the dataflow ends.
-#[allow(clippy::too_many_arguments)]
-fn serve(
-    worker: &mut timely::worker::Worker,
-    (per_process, threads): (u32, usize),
-    part: Store,
-    receiver: &Mutex<Option<mpsc::Receiver<Request>>>,
-    totals: &Mutex<Totals>,
-    coordinator: &Coordinator,
-    pool: Arc<MemoryPool>,
-    (types, replicated): (SharedTable, bool),
-    plans_held: &Arc<AtomicUsize>,
-) {
+/// One coordinator's dataflows, as a worker built them: the exploration's (its input, fed
+/// by the coordinator's worker only, what reached it, its probe, the plans of its queries)
+/// and the dictionary questions'. Every worker builds one lane per coordinator, the same
+/// lanes in the same order (timely's rule); each lane's frontier depends on its own
+/// coordinator's input alone, so that one coordinator's backstop never waits for another.
+struct Lane {
+    input: InputHandleVec<u64, Message>,
+    questions: InputHandleVec<u64, crate::dictionary::Question>,
+    answers: crate::dictionary::Answers,
+    arrived: Rc<RefCell<Arrived>>,
+    probe: ProbeHandle<u64>,
+    plans: Rc<RefCell<Plans>>,
+    /// The exploring operator's address, by which the asker wakes the coordinator.
+    address: Rc<RefCell<Vec<usize>>>,
+}
+
+/// What a worker's lanes share: its partition, its process's memory pool and replicated
+/// memberships, the count of plans held, and its share of the cores.
+struct Shared<'a> {
+    part: &'a Store,
+    per_process: u32,
+    threads: usize,
+    pool: &'a Arc<MemoryPool>,
+    types: &'a SharedTable,
+    plans_held: &'a Arc<AtomicUsize>,
+}
+
+/// Builds on `worker` the lane of the coordinator `coordinator` (a worker's index).
+fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'_>) -> Lane {
     let index = worker.index();
     let workers = worker.peers() as u32;
     let arrived: Rc<RefCell<Arrived>> = Rc::default();
     let mut input: InputHandleVec<u64, Message> = InputHandleVec::new();
     let probe = ProbeHandle::new();
+    let part = shared.part.clone();
     let load = part.partition_info().and_then(|info| info.load.clone());
-    let (mut questions, answers) = crate::dictionary::build(worker, part.clone(), load);
-    let mut state =
-        Worker::new(part, index as u32, workers, pool, Arc::clone(&types)).with_threads(threads);
+    let (questions, answers) = crate::dictionary::build(worker, part.clone(), load, coordinator);
+    let mut state = Worker::new(
+        part,
+        index as u32,
+        workers,
+        Arc::clone(shared.pool),
+        Arc::clone(shared.types),
+    )
+    .with_threads(shared.threads);
     let sink = Rc::clone(&arrived);
+    let per_process = shared.per_process;
     let plans = Rc::new(RefCell::new(Plans::new(
         index as u32,
         per_process,
-        Arc::clone(plans_held),
+        Arc::clone(shared.plans_held),
     )));
     let known = Rc::clone(&plans);
-    // The exploring operator's address, by which the asker wakes the coordinator.
     let address: Rc<RefCell<Vec<usize>>> = Rc::default();
     let noted = Rc::clone(&address);
     worker.dataflow::<u64, _, _>(|scope| {
@@ -684,8 +722,8 @@ fn serve(
                                     if let Err(failure) = known.receive(&mut message) {
                                         // On the coordinator, a query whose plan it no
                                         // longer holds is over: nothing waits for this.
-                                        if index != 0 {
-                                            let mut lost = plan_lost(message, failure);
+                                        if index as u32 != coordinator {
+                                            let mut lost = plan_lost(message, failure, coordinator);
                                             known.stamp(&mut lost);
                                             session.give(lost);
                                         }
@@ -716,14 +754,79 @@ fn serve(
             .probe_with(&probe)
             .connect_loop(handle);
     });
-    let requests = if index == 0 {
+    Lane {
+        input,
+        questions,
+        answers,
+        arrived,
+        probe,
+        plans,
+        address,
+    }
+}
+
+/// One worker: a lane per coordinator (the first worker of each process), then (a
+/// coordinator) its process's requests until they end, or (the others) steps until every
+/// lane's dataflow ends. A coordinator other than process 0's also ends its requests once
+/// process 0's lane has ended: the cluster stops with process 0.
+#[allow(clippy::too_many_arguments)]
+fn serve(
+    worker: &mut timely::worker::Worker,
+    (per_process, threads): (u32, usize),
+    part: Store,
+    receiver: &Mutex<Option<mpsc::Receiver<Request>>>,
+    totals: &Mutex<Totals>,
+    coordinator: &Coordinator,
+    pool: Arc<MemoryPool>,
+    (types, replicated): (SharedTable, bool),
+    plans_held: &Arc<AtomicUsize>,
+) {
+    let index = worker.index();
+    let workers = worker.peers() as u32;
+    let process = index as u32 / per_process;
+    let shared = Shared {
+        part: &part,
+        per_process,
+        threads,
+        pool: &pool,
+        types: &types,
+        plans_held,
+    };
+    let lanes: Vec<Lane> = (0..workers.div_ceil(per_process))
+        .map(|p| lane(worker, p * per_process, &shared))
+        .collect();
+    let requests = if (index as u32).is_multiple_of(per_process) {
         receiver.lock().unwrap_or_else(|e| e.into_inner()).take()
     } else {
         None
     };
     let Some(requests) = requests else {
-        drop(input);
-        drop(questions);
+        // No coordinator: every input closes here.
+        drop(lanes);
+        while worker.step_or_park(None) {}
+        return;
+    };
+    // The first process's lane, watched by the other coordinators; the others' inputs
+    // close here.
+    let mut own = None;
+    let mut first_lane: Option<ProbeHandle<u64>> = None;
+    for (p, lane) in lanes.into_iter().enumerate() {
+        if p as u32 == process {
+            own = Some(lane);
+        } else if p == 0 {
+            first_lane = Some(lane.probe.clone());
+        }
+    }
+    let Some(Lane {
+        mut input,
+        mut questions,
+        answers,
+        arrived,
+        probe,
+        plans,
+        address,
+    }) = own
+    else {
         while worker.step_or_park(None) {}
         return;
     };
@@ -798,6 +901,10 @@ fn serve(
         }
     };
     while open || !pending.is_empty() || !asked.is_empty() {
+        // Process 0's coordinator has ended: so does this one, once its queries are over.
+        if first_lane.as_ref().is_some_and(ProbeHandle::done) {
+            open = false;
+        }
         // Idle once the replicated memberships have arrived: until then, the worker steps
         // their exchange.
         let settled = !replicated || types.get().is_some();
@@ -912,10 +1019,10 @@ fn broadcast(query: u64, workers: u32, payload: impl Fn() -> Payload) -> Vec<Mes
 
 /// The message that tells the coordinator a worker could not run `message`, its plan not
 /// at hand (past every step: finished, whatever the plan), with the weight it carried.
-fn plan_lost(message: Message, failure: Failure) -> Message {
+fn plan_lost(message: Message, failure: Failure, coordinator: u32) -> Message {
     Message {
         step: u32::MAX,
-        to: 0,
+        to: coordinator,
         run: None,
         payload: Payload::Rows(Err(failure)),
         ..message
@@ -1067,6 +1174,7 @@ impl BgpPartitions for TimelyPartitions {
                 time_left: time_left(request.state.deadline()),
                 max_memory: request.state.budget().limit(),
                 trace: request.trace,
+                coordinator: self.first,
             };
             // The input is kept for another run only under a LIMIT.
             let input = match request.limit {
@@ -1162,6 +1270,7 @@ impl BgpPartitions for TimelyPartitions {
             time_left: time_left(state.deadline()),
             max_memory: state.budget().limit(),
             trace: false,
+            coordinator: self.first,
         };
         let (table, ..) = self.ask(plan, Table::unit(), state)?;
         self.learn_terms(&table)?;
@@ -1193,16 +1302,12 @@ impl TimelyPartitions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        let Some(local) = requests.as_ref().and(self.local.as_ref()) else {
-            return Err(QueryError::Unsupported(
-                "only process 0 of a cluster answers queries".into(),
-            ));
-        };
+        let local = &self.local;
         let plan = Arc::new(plan);
         let start = plan.trace.then(|| WorkerStep {
             messages: 0,
             rows_out: input.rows as u64,
-            ..WorkerStep::new(0, 0, WorkerRole::Start, input.rows as u64)
+            ..WorkerStep::new(0, self.first, WorkerRole::Start, input.rows as u64)
         });
         let mut filtered = Vec::new();
         let mut messages = route(
@@ -1220,9 +1325,17 @@ impl TimelyPartitions {
         let carried = Carried {
             exchanged: Exchanged::default(),
             weight: Some(WEIGHT),
-            trace: filtered,
+            trace: filtered
+                .into_iter()
+                .map(|record| WorkerStep {
+                    worker: self.first,
+                    ..record
+                })
+                .collect(),
         };
-        hand_on(&mut messages, 0, carried, start, |to| !local.holds(to));
+        hand_on(&mut messages, self.first, carried, start, |to| {
+            !local.holds(to)
+        });
         let messages = match local.run(messages, state)? {
             InPlace::Done(finished, handled) => {
                 let mut arrival = Arrival::default();

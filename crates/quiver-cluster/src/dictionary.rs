@@ -73,12 +73,14 @@ pub(crate) enum Body {
 /// What the coordinator's worker has received, by request: answers, and their pairs.
 pub(crate) type Answers = Rc<RefCell<HashMap<u64, (usize, Vec<(Id, Vec<u8>)>)>>>;
 
-/// Builds the questions' dataflow on a worker whose partition is `part`; returns its input
-/// (fed by the coordinator only) and what arrives back.
+/// Builds the questions' dataflow of the coordinator `coordinator` (a worker) on a worker
+/// whose partition is `part`; returns its input (fed by that coordinator only) and what
+/// arrives back (there).
 pub(crate) fn build(
     worker: &mut timely::worker::Worker,
     part: Store,
     load: Option<String>,
+    coordinator: u32,
 ) -> (InputHandleVec<u64, Question>, Answers) {
     let index = worker.index() as Id;
     let mut input: InputHandleVec<u64, Question> = InputHandleVec::new();
@@ -99,14 +101,14 @@ pub(crate) fn build(
                                     let answer = match question.body {
                                         Body::Load => vec![Question {
                                             request: question.request,
-                                            to: 0,
+                                            to: coordinator,
                                             body: Body::Found(vec![(
                                                 index,
                                                 load.clone().unwrap_or_default().into_bytes(),
                                             )]),
                                             last: true,
                                         }],
-                                        _ => answer(&part, question),
+                                        _ => answer(&part, question, coordinator),
                                     };
                                     session.give_iterator(answer.into_iter());
                                 }
@@ -116,7 +118,9 @@ pub(crate) fn build(
                 },
             )
             .sink(
-                ExchangeCore::<Bounded<Question>, _>::new_core(|_: &Question| 0),
+                ExchangeCore::<Bounded<Question>, _>::new_core(move |_: &Question| {
+                    u64::from(coordinator)
+                }),
                 "Answers",
                 move |(input, _)| {
                     input.for_each(|_, batch| {
@@ -135,8 +139,9 @@ pub(crate) fn build(
     (input, answers)
 }
 
-/// An owner's answer: what it holds of the question, in pieces, the last marked.
-fn answer(part: &Store, question: Question) -> Vec<Question> {
+/// An owner's answer to `coordinator`: what it holds of the question, in pieces, the last
+/// marked.
+fn answer(part: &Store, question: Question, coordinator: u32) -> Vec<Question> {
     let dictionary = part.dictionary();
     let found = match question.body {
         Body::Ids(terms) => terms
@@ -158,7 +163,7 @@ fn answer(part: &Store, question: Question) -> Vec<Question> {
     answer_pieces(found, |(_, t)| ID + 8 + t.len(), PIECE_BYTES)
         .map(|(found, last)| Question {
             request: question.request,
-            to: 0,
+            to: coordinator,
             body: Body::Found(found),
             last,
         })

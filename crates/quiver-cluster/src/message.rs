@@ -54,6 +54,9 @@ pub(crate) struct Plan {
     /// Each worker records what it did, and the records travel on with the rows to the
     /// coordinator (EXPLAIN; `PartitionedBgp::trace`).
     pub trace: bool,
+    /// The worker that coordinates the query (the first of the process it was asked on),
+    /// where its finished rows and errors go.
+    pub coordinator: u32,
 }
 
 impl Plan {
@@ -74,6 +77,7 @@ impl Plan {
             time_left: None,
             max_memory: None,
             trace: false,
+            coordinator: 0,
         }
     }
 
@@ -468,7 +472,7 @@ pub(crate) struct Filter<'a> {
 /// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
 /// steps over the classes, and with this process's replicated memberships (`types`),
 /// checks of `rdf:type` (recorded under a traced plan), run here first, and
-/// rows past the last step go to worker 0 (with
+/// rows past the last step go to the query's coordinator (with
 /// the columns it reads only). Empty rows travel to one worker only, so that the end still
 /// learns their columns. A count read from the index goes to every worker.
 pub(crate) fn route(
@@ -510,7 +514,7 @@ pub(crate) fn route(
                 Some(keys) => count_if_smaller(rows, keys),
                 None => rows,
             };
-            return vec![message(step, 0, None, rows)];
+            return vec![message(step, plan.coordinator, None, rows)];
         };
         let started = plan.trace.then(std::time::Instant::now);
         let checked = types.and_then(|table| {
@@ -543,9 +547,13 @@ pub(crate) fn route(
                 step += 1;
             }
             Placement::Owner(node) => {
-                return to_owners(rows, node, workers, |to, part| message(step, to, run, part))
+                return to_owners(rows, node, workers, plan.coordinator, |to, part| {
+                    message(step, to, run, part)
+                })
             }
-            Placement::Everywhere if rows.rows == 0 => return vec![message(step, 0, run, rows)],
+            Placement::Everywhere if rows.rows == 0 => {
+                return vec![message(step, plan.coordinator, run, rows)]
+            }
             Placement::Everywhere => {
                 return (0..workers)
                     .map(|to| message(step, to, run, rows.clone()))
@@ -556,12 +564,13 @@ pub(crate) fn route(
 }
 
 /// The messages that carry `rows` to the owners of `node`'s values (`message` makes one,
-/// for a worker and its rows); rows without one go to worker 0, empty, so that the end
-/// still learns their columns.
+/// for a worker and its rows); rows without one go to the query's coordinator, empty, so
+/// that the end still learns their columns.
 pub(crate) fn to_owners(
     rows: Table,
     node: Node,
     workers: u32,
+    coordinator: u32,
     message: impl Fn(u32, Table) -> Message,
 ) -> Vec<Message> {
     let mut messages: Vec<Message> = by_owner(&rows, node, workers)
@@ -571,7 +580,7 @@ pub(crate) fn to_owners(
         .map(|(to, part)| message(to as u32, part))
         .collect();
     if messages.is_empty() {
-        messages.push(message(0, rows));
+        messages.push(message(coordinator, rows));
     }
     messages
 }

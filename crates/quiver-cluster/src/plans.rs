@@ -7,9 +7,9 @@
 //! Timely's exchange keeps the order of what one worker sends another, so a message that
 //! leaves its plan behind always arrives after the one that carried it. A worker knows
 //! that another holds a query's plan when it sent the plan there, or when that worker sent
-//! it a message of the query (a sender always holds its plan). The coordinator's worker
-//! holds every plan of the queries in flight (they all enter there), so nothing sent to it
-//! carries one.
+//! it a message of the query (a sender always holds its plan). A query's coordinator (the
+//! first worker of the process it was asked on) holds the plan of each of its queries in
+//! flight (they enter there), so nothing sent to it carries one.
 //!
 //! A worker keeps the plans it received until the coordinator, once the query is over
 //! (every message of it arrived, so none that needs the plan is still on its way), tells
@@ -89,8 +89,8 @@ impl Plans {
         // The receiver will take this worker for a holder of the plan: it must be one,
         // though the plan reached it from a worker of its own process.
         self.hold(message.query, &message.plan);
-        // The coordinator holds every plan in flight.
-        if to == 0 {
+        // The query's coordinator holds every plan in flight.
+        if to == message.plan.coordinator {
             return PlanCopy::Held;
         }
         let holders = self.holders.entry(message.query).or_default();

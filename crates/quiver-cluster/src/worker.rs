@@ -571,7 +571,7 @@ impl Worker {
             truncated: truncated || cut,
             trace: Vec::new(),
         };
-        to_owners(rows, node, self.workers, message)
+        to_owners(rows, node, self.workers, plan.coordinator, message)
     }
 
     /// Answers another worker's fetch with this partition's lists.
@@ -720,7 +720,7 @@ fn failed(query: u64, plan: &Arc<Plan>, error: Failure) -> Message {
     Message {
         query,
         step: plan.finish() as u32,
-        to: 0,
+        to: plan.coordinator,
         from: 0,
         plan: Arc::clone(plan),
         plan_copy: PlanCopy::Sent,

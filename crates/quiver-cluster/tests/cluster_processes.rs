@@ -23,6 +23,9 @@ use quiver_store::Store;
 
 /// Set in a child process: `DIR|PROCESS|WORKERS|ADDRESS,ADDRESS,…`.
 const CHILD: &str = "QUIVER_CLUSTER_TEST_PROCESS";
+/// Set in a child process that, once the cluster runs, asks every LUBM query itself (it
+/// coordinates them) and checks its answers, then writes `DIR/asked-PROCESS`.
+const ASK: &str = "QUIVER_CLUSTER_TEST_ASK";
 const TEST: &str = "processes_on_loopback_answer_like_the_whole_store";
 
 fn rows(
@@ -131,11 +134,39 @@ fn serve_as_process(spec: &str) {
         addresses: fields[3].split(',').map(str::to_owned).collect(),
         listener: common::inherited(fields[4]),
     };
+    let dir = Path::new(fields[0]);
+    let cluster = TimelyPartitions::cluster(dir, config).unwrap();
+    let cluster = match std::env::var_os(ASK) {
+        Some(_) => ask_as_process(dir, cluster, fields[1]),
+        None => cluster,
+    };
     // A process ends cleanly with its cluster (its exit status is checked by `stop`).
-    TimelyPartitions::cluster(Path::new(fields[0]), config)
-        .unwrap()
-        .wait()
-        .unwrap();
+    cluster.wait().unwrap();
+}
+
+/// A process other than process 0 coordinating queries: each LUBM query asked of it gives
+/// the whole store's answers, planned on its own first partition with the whole store's
+/// statistics, and what left its partitions went through its own coordinator.
+fn ask_as_process(dir: &Path, cluster: TimelyPartitions, process: &str) -> TimelyPartitions {
+    let store = common::lubm1();
+    let cluster = Arc::new(cluster);
+    let mut coordinator = cluster.coordinator_store().unwrap();
+    let layout = quiver_store::partition::read_layout(dir).unwrap().unwrap();
+    coordinator.use_statistics(layout.statistics.as_ref().unwrap());
+    for query in common::lubm_queries() {
+        let expected = rows(&store, &query, None, None).unwrap();
+        let got = rows(&coordinator, &query, Some(dynamic(&cluster)), None)
+            .unwrap_or_else(|e| panic!("process {process}: {query}: {e}"));
+        if query.to_ascii_uppercase().contains("LIMIT") && !query.contains("ORDER BY") {
+            assert_eq!(got.len(), expected.len(), "process {process}: {query}");
+        } else {
+            assert_eq!(got, expected, "process {process}: {query}");
+        }
+    }
+    let runs = cluster.in_place();
+    assert!(runs.handed_off > 0, "process {process}: {runs:?}");
+    std::fs::write(dir.join(format!("asked-{process}")), "").unwrap();
+    Arc::try_unwrap(cluster).unwrap()
 }
 
 #[test]
@@ -305,6 +336,7 @@ fn coordinate_clusters() {
     let _ = std::fs::remove_dir_all(&dir);
 
     governed_on_every_process(&store);
+    every_process_coordinates(&store, &lubm);
 
     // Processes given only the addresses, as across machines, bind their own and connect
     // (the ports are found free and released first: a race the tests accept here alone).
@@ -513,6 +545,60 @@ fn governed_on_every_process(store: &Store) {
             "process {} holds {after} bytes, {before} before",
             child.id()
         );
+    }
+    stop(cluster, children);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A cluster of 3 processes where processes 1 and 2 each ask every LUBM query while
+/// process 0 asks them too: every process coordinates queries (its own lane of the
+/// dataflows), and all of them answer as the whole store does, at the same time.
+fn every_process_coordinates(store: &Store, queries: &[String]) {
+    let dir = scratch("every");
+    save_partitioned(store, &dir, 3, |_, _| {}).unwrap();
+    let ports = common::loopback_ports(3);
+    let mut children: Vec<Child> = (1..3)
+        .map(|p| {
+            let mut command = Command::new(std::env::current_exe().unwrap());
+            command.env(ASK, "1");
+            let fd = ports.hand_over(p, &mut command).unwrap();
+            spawn_with(command, &dir, p, 1, ports.addresses(), &fd.to_string())
+        })
+        .collect();
+    let mut ports = ports;
+    let config = ClusterConfig {
+        process: 0,
+        addresses: ports.addresses().to_vec(),
+        workers: 1,
+        listener: ports.take(0),
+    };
+    let cluster = Arc::new(TimelyPartitions::cluster(&dir, config).unwrap());
+    let (mut coordinator, layout) = open_partition(&dir, 0, 3).unwrap();
+    coordinator.use_statistics(layout.statistics.as_ref().unwrap());
+    for query in queries {
+        let expected = rows(store, query, None, None).unwrap();
+        let got = rows(&coordinator, query, Some(dynamic(&cluster)), None)
+            .unwrap_or_else(|e| panic!("process 0: {query}: {e}"));
+        if query.to_ascii_uppercase().contains("LIMIT") && !query.contains("ORDER BY") {
+            assert_eq!(got.len(), expected.len(), "process 0: {query}");
+        } else {
+            assert_eq!(got, expected, "process 0: {query}");
+        }
+    }
+    // The cluster stops with process 0: it waits for the others' queries to be over (or
+    // for one of them to fail: it exits).
+    let started = Instant::now();
+    let asked = |p: usize| dir.join(format!("asked-{p}")).exists();
+    while !(1..3).all(asked)
+        && !children
+            .iter_mut()
+            .any(|c| matches!(c.try_wait(), Ok(Some(_))))
+        && started.elapsed() < Duration::from_secs(300)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for p in 1..3 {
+        assert!(asked(p), "process {p} did not answer its queries");
     }
     stop(cluster, children);
     let _ = std::fs::remove_dir_all(&dir);

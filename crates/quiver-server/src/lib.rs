@@ -334,6 +334,17 @@ pub fn run(
     address: SocketAddr,
     listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
+    run_until(datasets, config, address, std::future::pending(), listening)
+}
+
+/// [`run`], until `stop` resolves as well (a cluster's process: when its cluster ends).
+pub fn run_until(
+    datasets: Vec<Dataset>,
+    config: Config,
+    address: SocketAddr,
+    stop: impl Future<Output = ()> + Send + 'static,
+    listening: impl FnOnce(SocketAddr),
+) -> Result<(), ServerError> {
     config.check_exposure(address)?;
     check_datasets(&Dataset::checked(&datasets), address)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -348,7 +359,13 @@ pub fn run(
         let listener = bind(address).await?;
         let local = listener.local_addr().map_err(ServerError::Serve)?;
         // Handlers first: a client may signal as soon as it reads the address.
-        let shutdown = shutdown_signal();
+        let signal = shutdown_signal();
+        let shutdown = async move {
+            tokio::select! {
+                () = signal => {}
+                () = stop => {}
+            }
+        };
         listening(local);
         serve(listener, datasets, config, shutdown).await
     });
