@@ -6,6 +6,8 @@
 //! since the constant changes per request and a real client would send text. The report is
 //! the throughput (queries per second over all clients) and latency percentiles per
 //! template and overall; `--json` writes them, `--cdf` plots the latency distributions.
+//! With `--endpoint URL` (repeatable), the clients send their queries over HTTP instead,
+//! spread over the endpoints (the processes of a cluster that all accept queries).
 
 pub mod mix;
 
@@ -58,6 +60,38 @@ pub struct EmulateArgs {
     #[arg(long, default_value_t = 1, requires = "processes",
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub workers: u32,
+    /// Send the queries over HTTP to this SPARQL endpoint (`http://host:port/query`, one
+    /// keep-alive connection per client, results as TSV read to the last byte) instead
+    /// of running them here; repeatable: client i sends to the (i mod N)-th. The templates
+    /// are still filled from --location's store
+    #[arg(long, conflicts_with = "processes")]
+    pub endpoint: Vec<String>,
+}
+
+/// How a client runs a query: here, or at an endpoint over HTTP.
+enum Runner<'a> {
+    Here(&'a Target<'a>),
+    Http(Box<crate::bench_log::endpoint::Endpoint>),
+}
+
+/// How long a client waits for an endpoint's answer before the run fails.
+const HTTP_PATIENCE: Duration = Duration::from_secs(60);
+
+impl Runner<'_> {
+    /// Runs `text`: the rows (read to the last term, or to the last byte over HTTP).
+    fn run(&mut self, text: &str) -> Result<u64> {
+        match self {
+            Runner::Here(target) => {
+                let prepared = prepare(target.store, text, &target.prepare)?;
+                let results = prepared.execute(target.store, &target.exec)?;
+                Ok(consume(&results))
+            }
+            Runner::Http(endpoint) => match endpoint.request(text, HTTP_PATIENCE) {
+                Ok(rows) => Ok(rows as u64),
+                Err((status, message)) => anyhow::bail!("the endpoint: {status}: {message}"),
+            },
+        }
+    }
 }
 
 /// Where the clients' queries run: the store, or a cluster's coordinator and partitions.
@@ -151,8 +185,12 @@ pub fn run(args: EmulateArgs) -> Result<()> {
         .map(|t| format!("{} {}", t.name, t.weight))
         .collect::<Vec<_>>()
         .join(", ");
+    let over = match args.endpoint.as_slice() {
+        [] => String::new(),
+        endpoints => format!(" over HTTP to {}", endpoints.join(", ")),
+    };
     eprintln!(
-        "emulating {} client(s) for {} s on {} triples; mix: {mix_text}",
+        "emulating {} client(s) for {} s on {} triples{over}; mix: {mix_text}",
         args.clients,
         args.duration.as_secs_f64(),
         store.triples()
@@ -249,6 +287,7 @@ pub fn run(args: EmulateArgs) -> Result<()> {
             "duration_s": args.duration.as_secs_f64(),
             "elapsed_s": elapsed,
             "seed": args.seed,
+            "endpoints": args.endpoint,
             "queries": all.len(),
             "throughput_qps": throughput,
             "templates": templates.iter().zip(&per_template).map(|(t, s)| {
@@ -312,9 +351,17 @@ fn drive(
             .map(|client| {
                 let (done, stop) = (&done, &stop);
                 let seed = args.seed.wrapping_add(u64::from(client));
+                let endpoint = (!args.endpoint.is_empty())
+                    .then(|| args.endpoint[client as usize % args.endpoint.len()].clone());
                 scope.spawn(move || {
-                    let result =
-                        client_loop(store, target, bound, chooser, seed, deadline, done, stop);
+                    let runner = match endpoint {
+                        Some(url) => crate::bench_log::endpoint::Endpoint::new(&url)
+                            .map(|endpoint| Runner::Http(Box::new(endpoint))),
+                        None => Ok(Runner::Here(target)),
+                    };
+                    let result = runner.and_then(|runner| {
+                        client_loop(store, runner, bound, chooser, seed, deadline, done, stop)
+                    });
                     if result.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
@@ -351,11 +398,11 @@ fn drive(
 }
 
 /// One client: requests until the deadline (or until another client failed). The
-/// templates are filled from `store`, the whole store, and run on `target`.
+/// templates are filled from `store`, the whole store, and run by `runner`.
 #[allow(clippy::too_many_arguments)]
 fn client_loop(
     store: &Store,
-    target: &Target<'_>,
+    mut runner: Runner<'_>,
     bound: &[Bound<'_>],
     chooser: &WeightedChooser,
     seed: u64,
@@ -374,12 +421,9 @@ fn client_loop(
         let t = chooser.choose(&mut rng);
         bound[t].instantiate(store, &mut rng, &mut text)?;
         let started = Instant::now();
-        let prepared = prepare(target.store, &text, &target.prepare)
+        let rows = runner
+            .run(&text)
             .with_context(|| format!("template {}", bound[t].template.name))?;
-        let results = prepared
-            .execute(target.store, &target.exec)
-            .with_context(|| format!("template {}", bound[t].template.name))?;
-        let rows = consume(&results);
         log.latencies[t].push(started.elapsed().as_secs_f64() * 1e6);
         log.rows[t] += rows;
         done.fetch_add(1, Ordering::Relaxed);

@@ -846,6 +846,9 @@ fn serve(
     let mut asked: Vec<Asked> = Vec::new();
     let mut next_question = 0u64;
     let mut open = true;
+    // Whether the last round answered a query of this coordinator's (its asker may send
+    // the next one at once).
+    let mut answered = false;
     let mut take = |request: Request,
                     time: &mut u64,
                     input: &mut InputHandleVec<u64, Message>,
@@ -909,13 +912,35 @@ fn serve(
         // their exchange.
         let settled = !replicated || types.get().is_some();
         if pending.is_empty() && asked.is_empty() && settled {
-            // Idle: wait for a request (the asker wakes this thread), polling timely now
-            // and then, which notices a lost connection.
-            match wait_briefly(&requests, IDLE_POLL) {
-                Ok(request) => take(request, &mut time, &mut input, &mut pending, &mut asked),
-                // On to step the worker.
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            // Idle: right after answering, the asker's next request is polled for a
+            // moment ([`SPIN`]), the worker stepping meanwhile; then the worker parks in
+            // timely, woken by a request (the asker activates it), by any message of
+            // another coordinator's query for this worker's partition, or after
+            // [`IDLE_POLL`] (stepping notices a lost connection). It must not wait on the
+            // requests alone: other processes' queries need this worker.
+            let spin = if answered { SPIN } else { Duration::ZERO };
+            let started = std::time::Instant::now();
+            loop {
+                match requests.try_recv() {
+                    Ok(request) => {
+                        take(request, &mut time, &mut input, &mut pending, &mut asked);
+                        break;
+                    }
+                    Err(mpsc::TryRecvError::Empty) if started.elapsed() < spin => {
+                        // Yielding: on a machine with fewer cores than threads, the
+                        // asker and the other processes need the core more.
+                        worker.step();
+                        std::thread::yield_now();
+                    }
+                    Err(mpsc::TryRecvError::Empty) => {
+                        worker.step_or_park(Some(IDLE_POLL));
+                        break;
+                    }
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        open = false;
+                        break;
+                    }
+                }
             }
         }
         loop {
@@ -958,6 +983,7 @@ fn serve(
             time = end;
             input.advance_to(time);
         }
+        let waiting = pending.len();
         pending.retain(
             |Pending {
                  query, end, reply, ..
@@ -980,6 +1006,7 @@ fn serve(
                 false
             },
         );
+        answered = pending.len() < waiting;
         // Every message of these queries arrived: no worker needs their plans any more.
         if over.len() >= FORGET_BATCH {
             let mut plans = plans.borrow_mut();
@@ -1043,13 +1070,13 @@ struct Pending {
 /// rounds cost nothing beside it.
 const BACKSTOP: Duration = Duration::from_millis(20);
 
-/// How long the idle coordinator waits for a request before it steps timely's worker,
-/// whose polling of the network fails (and ends this thread) when a connection to another
+/// How long the idle coordinator's worker parks at most before it steps again, whose
+/// polling of the network fails (and ends this thread) when a connection to another
 /// process closed: then `unavailable` says so, and the next query fails at once.
 const IDLE_POLL: Duration = Duration::from_millis(100);
 
-/// How long the coordinator between requests, and a query waiting for its rows, poll
-/// before they park. Parking and waking a thread cost about 25 µs on a small virtual
+/// How long the coordinator right after answering a query (stepping its worker), and a
+/// query waiting for its rows, poll before they park. Parking and waking a thread cost about 25 µs on a small virtual
 /// machine, and a query crosses two such waits of ours (the asker to the coordinator, and
 /// back): polling a little longer than a light query's round trip keeps them out of its
 /// latency, at the price of this much CPU each time one goes idle. Timely's workers keep

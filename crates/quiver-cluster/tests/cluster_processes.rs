@@ -5,8 +5,11 @@
 //! shapes of the differential test over a random graph with named graphs, blank nodes and
 //! literals, give the whole store's answers on 1, 2 and 3 processes (and 2 processes × 2
 //! workers); a cluster of the wrong size refuses to start; a cross product is stopped on
-//! every process by its memory budget and by its deadline; and when a process is killed,
-//! the next query fails within 2 s, long before its timeout.
+//! every process by its memory budget and by its deadline; every process coordinates
+//! queries (asked of processes 1 and 2 while process 0 asks, all answered as the whole
+//! store does), and an idle coordinator's worker serves other processes' queries at once;
+//! and when a process is killed, the next query fails within 2 s, long before its
+//! timeout.
 
 mod common;
 
@@ -336,6 +339,7 @@ fn coordinate_clusters() {
     let _ = std::fs::remove_dir_all(&dir);
 
     governed_on_every_process(&store);
+    idle_coordinators_serve_other_queries(&store);
     every_process_coordinates(&store, &lubm);
 
     // Processes given only the addresses, as across machines, bind their own and connect
@@ -600,6 +604,49 @@ fn every_process_coordinates(store: &Store, queries: &[String]) {
     for p in 1..3 {
         assert!(asked(p), "process {p} did not answer its queries");
     }
+    stop(cluster, children);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every process's first worker coordinates, and an idle one must still serve the other
+/// processes' queries at once: 40 light queries asked of process 0 whose rows visit process
+/// 1 (which asks nothing) take well under the 8 s they took when an idle coordinator
+/// waited on its own requests alone (stepping timely every 100 ms).
+fn idle_coordinators_serve_other_queries(store: &Store) {
+    let dir = scratch("idle");
+    save_partitioned(store, &dir, 2, |_, _| {}).unwrap();
+    let (cluster, children) = start(&dir, 2, 1);
+    let (mut coordinator, layout) = open_partition(&dir, 0, 2).unwrap();
+    coordinator.use_statistics(layout.statistics.as_ref().unwrap());
+    // A department that process 1 owns: the query starts there.
+    let department = (0..15)
+        .map(|d| format!("http://www.Department{d}.University0.edu"))
+        .find(|iri| {
+            let id = store.iri_id(iri).unwrap();
+            quiver_store::partition::owner(id, 2) == 1
+        })
+        .unwrap();
+    let query = format!(
+        "SELECT ?x WHERE {{ ?x <http://swat.cse.lehigh.edu/onto/univ-bench.owl#worksFor> <{department}> }}"
+    );
+    let expected = rows(store, &query, None, None).unwrap();
+    assert!(!expected.is_empty());
+    let before = cluster.exchanged();
+    let started = Instant::now();
+    for _ in 0..40 {
+        let got = rows(&coordinator, &query, Some(dynamic(&cluster)), None).unwrap();
+        assert_eq!(got, expected);
+    }
+    let took = started.elapsed();
+    let moved = cluster.exchanged() - before;
+    assert!(
+        moved.messages >= 40,
+        "the rows did not visit process 1: {moved:?}"
+    );
+    assert!(
+        took < Duration::from_millis(1500),
+        "40 light queries took {took:?}"
+    );
     stop(cluster, children);
     let _ = std::fs::remove_dir_all(&dir);
 }
