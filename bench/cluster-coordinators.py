@@ -14,7 +14,8 @@ Each round starts, in turn, `quiver serve` on WHOLE, `quiver cluster` on PARTITI
 process i mod N), and runs `quiver bench emulate --endpoint …` against each, once per
 client count; the servers are stopped between configurations, so the three never share
 the cores. Writes each run's JSON to OUT_DIR and prints, per configuration and client
-count, the median throughput over the rounds and the median p50 and p99 latencies.
+count, the median throughput over the rounds and the median p50 and p99 latencies (all
+of them in OUT_DIR/summary.json).
 `--client` runs `bench emulate` from another binary than the servers' (a build from
 before `--endpoint` existed can then be measured); `--only` runs some configurations.
 """
@@ -115,10 +116,19 @@ def main():
                 stop(server)
     print("| configuration | clients | queries/s (median) | p50 µs | p99 µs |")
     print("|---|---:|---:|---:|---:|")
+    summary = []
     for (name, count), reports in results.items():
         median = lambda key: statistics.median(r["overall"][key] for r in reports)
         qps = statistics.median(r["throughput_qps"] for r in reports)
         print(f"| {name} | {count} | {qps:,.0f} | {median('p50_us'):.0f} | {median('p99_us'):.0f} |")
+        summary.append({
+            "configuration": name,
+            "clients": count,
+            "throughput_qps": [r["throughput_qps"] for r in reports],
+            "p50_us": [r["overall"]["p50_us"] for r in reports],
+            "p99_us": [r["overall"]["p99_us"] for r in reports],
+        })
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
 
 
 if __name__ == "__main__":
