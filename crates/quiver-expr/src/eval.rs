@@ -147,7 +147,7 @@ impl<'a> Evaluator<'a> {
         // Functions without arguments.
         match (function, args) {
             (Function::Rand, []) => return Some(numeric::rand(ctx)),
-            (Function::Now, []) => return Some(value::literal(ctx.now)),
+            (Function::Now, []) => return Some(value::literal(ctx.now())),
             (Function::Uuid, []) => return Some(term::uuid_iri(ctx)),
             (Function::StrUuid, []) => return Some(term::struuid(ctx)),
             (Function::BNode, []) => return term::bnode(ctx, self.scope, None),

@@ -64,3 +64,22 @@ fn now_is_constant() {
     check("YEAR(NOW())", "2024");
     check("DATATYPE(NOW())", "xsd:dateTime");
 }
+
+/// A context's `NOW()` is the clock's instant when the context was made (the query's
+/// start), in UTC, however much later it is first asked.
+#[test]
+fn now_is_when_the_context_was_made() {
+    use oxsdatatypes::DateTime;
+    let before = DateTime::now();
+    let context = quiver_expr::EvalContext::new();
+    let after = DateTime::now();
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    let now = context.now();
+    assert!(before <= now && now <= after, "{before} ≤ {now} ≤ {after}");
+    assert_eq!(context.now(), now, "the same instant on every call");
+    assert_eq!(
+        now.timezone().map(|z| z.to_string()),
+        Some("PT0S".into()),
+        "{now}"
+    );
+}
