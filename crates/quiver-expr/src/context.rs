@@ -88,9 +88,7 @@ impl EvalContext {
         *self.seed.get_or_init(|| {
             // RandomState is seeded by the OS; mixing in the clock guards against a
             // constant one.
-            let mut hasher = RandomState::new().build_hasher();
-            self.started.as_nanos().hash(&mut hasher);
-            hasher.finish()
+            RandomState::new().hash_one(self.started.as_nanos())
         })
     }
 
