@@ -17,7 +17,7 @@
 //!
 //! A query's constants are looked up each time it is prepared, and each binary search
 //! touches a score of cache lines spread over the whole dictionary: [`Dictionary::lookup_remembered`]
-//! remembers the last few thousand terms found in the sorted part (shared by clones, whose
+//! remembers the last several thousand terms found in the sorted part (shared by clones, whose
 //! sorted parts are the same, so every version of a store shares it).
 //!
 //! A store that takes writes looks up mostly absent terms: [`Dictionary::prepare_for_writes`]
@@ -77,12 +77,44 @@ pub use share::{record_misses, term_owner, Resolver};
 
 /// Terms recently found in the sorted part, with their ids (shared by clones). Only the
 /// sorted part's ids are remembered: they are the same in every version, while a term
-/// appended by one version is absent from the versions before it.
-#[derive(Debug, Default, Clone)]
-struct Remembered(Arc<std::sync::Mutex<std::collections::HashMap<Box<[u8]>, Id>>>);
+/// appended by one version is absent from the versions before it. Every query's constants
+/// are looked up here, by every thread that prepares queries, so the terms are kept in
+/// shards by their hash, each under its own lock: one lock for all made the threads wait
+/// for each other.
+#[derive(Debug, Clone)]
+struct Remembered {
+    shards: Arc<[std::sync::Mutex<RememberedShard>]>,
+    hasher: foldhash::fast::FixedState,
+}
 
-/// Terms [`Dictionary::lookup_remembered`] keeps before starting again.
-const REMEMBERED: usize = 4096;
+/// One shard of [`Remembered`].
+type RememberedShard = std::collections::HashMap<Box<[u8]>, Id, foldhash::fast::FixedState>;
+
+impl Default for Remembered {
+    fn default() -> Self {
+        Self {
+            shards: (0..REMEMBERED_SHARDS)
+                .map(|_| std::sync::Mutex::default())
+                .collect(),
+            hasher: foldhash::fast::FixedState::default(),
+        }
+    }
+}
+
+impl Remembered {
+    /// The shard that holds `term`, locked.
+    fn shard(&self, term: &[u8]) -> std::sync::MutexGuard<'_, RememberedShard> {
+        use std::hash::BuildHasher;
+        // The top bits: the shard's map takes its buckets from the low ones.
+        let at = (self.hasher.hash_one(term) >> 58) as usize % self.shards.len();
+        self.shards[at].lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Terms [`Dictionary::lookup_remembered`] keeps before starting again (each shard its
+/// share), and the shards.
+const REMEMBERED: usize = 16_384;
+const REMEMBERED_SHARDS: usize = 64;
 
 /// Terms appended after the sorted part: id `len + i` is `terms[i]`. The reverse index is
 /// shared by every version (see [`AppendedIndex`]).
@@ -402,14 +434,13 @@ impl Dictionary {
     /// [`Dictionary::lookup`], answered from the terms found recently when `term` is one
     /// of them: for the constants of queries, which come back again and again.
     pub fn lookup_remembered(&self, term: &[u8]) -> Option<Id> {
-        let lock = || self.remembered.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&id) = lock().get(term) {
+        if let Some(&id) = self.remembered.shard(term).get(term) {
             return Some(id);
         }
         match self.lookup_sorted(term) {
             Some(id) => {
-                let mut remembered = lock();
-                if remembered.len() >= REMEMBERED {
+                let mut remembered = self.remembered.shard(term);
+                if remembered.len() >= REMEMBERED / REMEMBERED_SHARDS {
                     remembered.clear();
                 }
                 remembered.insert(term.into(), id);
@@ -782,15 +813,15 @@ mod tests {
 
     #[test]
     fn remembered_lookups_agree_with_plain_ones_in_every_version() {
-        let terms: Vec<Vec<u8>> = (0..5000u32)
-            .map(|i| format!("http://x/{i:05}").into_bytes())
+        // More terms than are remembered, so that every shard fills and restarts.
+        let terms: Vec<Vec<u8>> = (0..2 * REMEMBERED + 1000)
+            .map(|i| format!("http://x/{i:06}").into_bytes())
             .collect();
         let old = Dictionary::from_sorted(&terms);
         let mut new = old.clone();
         let added = b"http://x/added".to_vec();
         let added_id = new.append(&added).unwrap();
         let absent = b"http://x/absent".to_vec();
-        // Twice over more terms than are remembered, so the memory fills and restarts.
         for round in 0..2 {
             for (i, term) in terms.iter().enumerate().rev() {
                 for dictionary in [&old, &new] {
