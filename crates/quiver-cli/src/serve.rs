@@ -264,16 +264,27 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let served = quiver_server::run_until(datasets, config, args.bind, stop, |address| {
         log.say(&format!("{listening}{address}"));
     });
-    if let Some(partitions) = member {
+    let Some(partitions) = member else {
+        args.log.say("server stopped");
+        served?;
+        return Ok(());
+    };
+    let ended = if partitions.unavailable().is_some() {
+        // The cluster ended: as a process that serves no HTTP, say whether it ended well
+        // (process 0 stopped it) or a connection closed first.
+        match Arc::try_unwrap(partitions) {
+            Ok(partitions) => partitions.wait(),
+            Err(_) => Ok(()),
+        }
+    } else {
         // A process that leaves a running cluster (a signal) does not wait for process 0
         // to end it: the others find its connections closed.
         partitions.leave();
-        args.log.say(&format!("process {} stopped", args.process));
-    } else {
-        args.log.say("server stopped");
-    }
+        Ok(())
+    };
+    args.log.say(&format!("process {} stopped", args.process));
     served?;
-    Ok(())
+    ended.map_err(|error| anyhow!("process {}: {error}", args.process))
 }
 
 /// Joins the cluster of `hosts` as process `args.process`, serving its partitions of the
