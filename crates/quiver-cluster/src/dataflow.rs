@@ -22,7 +22,7 @@
 //! the input still holds never move timely's frontier, so their hops send far fewer
 //! progress updates between the processes (which cost a light query more than its rows).
 //! Only a query that cannot end by weight (a share too small to split, or one still
-//! running after [`BACKSTOP`]) moves the input past every tick it can take, and progress
+//! running after 20 ms, `lanes::BACKSTOP`) moves the input past every tick it can take, and progress
 //! tracking ends it. Long-lived dataflows, rather than one per query, keep a light query
 //! at a few messages and no dataflow construction.
 //!
@@ -33,9 +33,7 @@
 //! query cancelled on every worker when it gives up. The plan carries the query's time
 //! left, memory budget and LIMIT bound to the workers.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
@@ -55,40 +53,33 @@ use quiver_sparql::partitions::{
 use quiver_sparql::table::Table;
 use quiver_store::{GraphIndex, Store};
 use timely::communication::WorkerGuards;
-use timely::dataflow::channels::pact::ExchangeCore;
-use timely::dataflow::operators::generic::operator::Operator;
-use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
-use timely::dataflow::{InputHandleVec, ProbeHandle};
 
-use crate::buffers::Bounded;
 use crate::dictionary::{Ask, ClusterResolver};
 use crate::in_place::{InPlace, LocalParts};
 use crate::message::{
     counted_rows, hand_on, route, table_counts, time_left, uniform_counts, Carried, Failure,
-    Filter, Message, Payload, Plan, PlanCopy, WEIGHT,
+    Filter, Message, Payload, Plan, WEIGHT,
 };
-use crate::plans::{Plans, FORGET_BATCH};
 use crate::route::{aggregate_graph, classes, settled, split_foreign_intersections};
 use crate::types::{SharedTable, TypeTable};
-use crate::worker::Worker;
 
 /// What reached the coordinator of one query: the rows (or errors) that finished it, what
 /// its hops exchanged, whether a step stopped at the plan's cap, and the weight they bring.
 #[derive(Default)]
-struct Arrival {
+pub(crate) struct Arrival {
     parts: Vec<Result<Table, Failure>>,
     exchanged: Exchanged,
     truncated: bool,
     weight: u64,
     /// A message came with no weight: the query ends when the probe passes its time.
-    unweighed: bool,
+    pub(crate) unweighed: bool,
     /// Under a traced plan, what the workers did.
     trace: Vec<WorkerStep>,
 }
 
 impl Arrival {
     /// Takes in a finished message: its rows (or error), what it carries and its weight.
-    fn take(&mut self, message: Message) {
+    pub(crate) fn take(&mut self, message: Message) {
         let Payload::Rows(rows) = message.payload else {
             return;
         };
@@ -103,7 +94,7 @@ impl Arrival {
     }
 
     /// The answer of the pattern's run, and what its hops exchanged.
-    fn answer(self) -> (Answer, Exchanged) {
+    pub(crate) fn answer(self) -> (Answer, Exchanged) {
         let answer = self
             .parts
             .into_iter()
@@ -116,7 +107,7 @@ impl Arrival {
     }
 
     /// Whether every message of the query has arrived, by their weights.
-    fn complete(&self) -> bool {
+    pub(crate) fn complete(&self) -> bool {
         !self.unweighed && self.weight == WEIGHT
     }
 }
@@ -124,9 +115,9 @@ impl Arrival {
 /// What the runs so far exchanged, and how many ended only when the probe passed their
 /// last time, their weights not all back.
 #[derive(Debug, Default)]
-struct Totals {
-    exchanged: Exchanged,
-    by_progress: u64,
+pub(crate) struct Totals {
+    pub(crate) exchanged: Exchanged,
+    pub(crate) by_progress: u64,
     /// Runs answered in place by the asking thread, runs it handed to the dataflow, and
     /// the messages it handled.
     in_place: u64,
@@ -135,14 +126,14 @@ struct Totals {
 }
 
 /// What reached the coordinator, by query.
-type Arrived = HashMap<u64, Arrival>;
+pub(crate) type Arrived = HashMap<u64, Arrival>;
 
 /// What a pattern's run answers: its rows, whether a step stopped at the plan's cap, and
 /// under a traced plan, what the workers did.
-type Answer = Result<(Table, bool, Vec<WorkerStep>), Failure>;
+pub(crate) type Answer = Result<(Table, bool, Vec<WorkerStep>), Failure>;
 
 /// Where the answer of a pattern's run goes.
-type Reply = mpsc::Sender<Answer>;
+pub(crate) type Reply = mpsc::Sender<Answer>;
 
 /// What the coordinator is asked.
 pub(crate) enum Request {
@@ -161,9 +152,6 @@ pub(crate) enum Request {
 
 /// Where the answer of a dictionary question goes: `(id, encoding)` found.
 pub(crate) type TermsReply = mpsc::Sender<Vec<(Id, Vec<u8>)>>;
-
-/// A dictionary question waiting: its number, the owners asked, where the answer goes.
-type Asked = (u64, usize, TermsReply);
 
 /// The partitions of a store served by the workers of timely-dataflow, one partition per
 /// worker.
@@ -447,7 +435,7 @@ impl TimelyPartitions {
                     Arc::clone(&table),
                     replicate_types,
                 );
-                serve(
+                crate::lanes::serve(
                     worker,
                     (per_process, threads),
                     part,
@@ -648,441 +636,16 @@ fn threads_per_worker(workers: usize) -> usize {
     (cores / workers.max(1)).max(1)
 }
 
-/// One coordinator's dataflows, as a worker built them: the exploration's (its input, fed
-/// by the coordinator's worker only, what reached it, its probe, the plans of its queries)
-/// and the dictionary questions'. Every worker builds one lane per coordinator, the same
-/// lanes in the same order (timely's rule); each lane's frontier depends on its own
-/// coordinator's input alone, so that one coordinator's backstop never waits for another.
-struct Lane {
-    input: InputHandleVec<u64, Message>,
-    questions: InputHandleVec<u64, crate::dictionary::Question>,
-    answers: crate::dictionary::Answers,
-    arrived: Rc<RefCell<Arrived>>,
-    probe: ProbeHandle<u64>,
-    plans: Rc<RefCell<Plans>>,
-    /// The exploring operator's address, by which the asker wakes the coordinator.
-    address: Rc<RefCell<Vec<usize>>>,
-}
-
-/// What a worker's lanes share: its partition, its process's memory pool and replicated
-/// memberships, the count of plans held, and its share of the cores.
-struct Shared<'a> {
-    part: &'a Store,
-    per_process: u32,
-    threads: usize,
-    pool: &'a Arc<MemoryPool>,
-    types: &'a SharedTable,
-    plans_held: &'a Arc<AtomicUsize>,
-}
-
-/// Builds on `worker` the lane of the coordinator `coordinator` (a worker's index).
-fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'_>) -> Lane {
-    let index = worker.index();
-    let workers = worker.peers() as u32;
-    let arrived: Rc<RefCell<Arrived>> = Rc::default();
-    let mut input: InputHandleVec<u64, Message> = InputHandleVec::new();
-    let probe = ProbeHandle::new();
-    let part = shared.part.clone();
-    let load = part.partition_info().and_then(|info| info.load.clone());
-    let (questions, answers) = crate::dictionary::build(worker, part.clone(), load, coordinator);
-    let mut state = Worker::new(
-        part,
-        index as u32,
-        workers,
-        Arc::clone(shared.pool),
-        Arc::clone(shared.types),
-    )
-    .with_threads(shared.threads);
-    let sink = Rc::clone(&arrived);
-    let per_process = shared.per_process;
-    let plans = Rc::new(RefCell::new(Plans::new(
-        index as u32,
-        per_process,
-        Arc::clone(shared.plans_held),
-    )));
-    let known = Rc::clone(&plans);
-    let address: Rc<RefCell<Vec<usize>>> = Rc::default();
-    let noted = Rc::clone(&address);
-    worker.dataflow::<u64, _, _>(|scope| {
-        let (handle, cycle) = scope.feedback(1);
-        scope
-            .input_from(&mut input)
-            .concat(cycle)
-            .unary(
-                ExchangeCore::<Bounded<Message>, _>::new_core(|m: &Message| u64::from(m.to)),
-                "Explore",
-                move |_, info| {
-                    *noted.borrow_mut() = info.address.to_vec();
-                    move |input, output| {
-                        input.for_each_stamp(|time, batches| {
-                            let mut session = output.session(&time);
-                            for batch in batches {
-                                for mut message in batch.drain(..) {
-                                    let mut known = known.borrow_mut();
-                                    if let Err(failure) = known.receive(&mut message) {
-                                        // On the coordinator, a query whose plan it no
-                                        // longer holds is over: nothing waits for this.
-                                        if index as u32 != coordinator {
-                                            let mut lost = plan_lost(message, failure, coordinator);
-                                            known.stamp(&mut lost);
-                                            session.give(lost);
-                                        }
-                                        continue;
-                                    }
-                                    if let Payload::Forget(queries) = &message.payload {
-                                        known.forget(queries);
-                                    }
-                                    if message.is_finished() {
-                                        let mut arrived = sink.borrow_mut();
-                                        arrived.entry(message.query).or_default().take(message);
-                                        continue;
-                                    }
-                                    let (mut next, carried, record) = state.handle(message);
-                                    for message in &mut next {
-                                        known.stamp(message);
-                                    }
-                                    let process = index as u32 / per_process;
-                                    let remote = |to: u32| to / per_process != process;
-                                    hand_on(&mut next, index as u32, carried, record, remote);
-                                    session.give_iterator(next.into_iter());
-                                }
-                            }
-                        });
-                    }
-                },
-            )
-            .probe_with(&probe)
-            .connect_loop(handle);
-    });
-    Lane {
-        input,
-        questions,
-        answers,
-        arrived,
-        probe,
-        plans,
-        address,
-    }
-}
-
-/// One worker: a lane per coordinator (the first worker of each process), then (a
-/// coordinator) its process's requests until they end, or (the others) steps until every
-/// lane's dataflow ends. A coordinator other than process 0's also ends its requests once
-/// process 0's lane has ended: the cluster stops with process 0.
-#[allow(clippy::too_many_arguments)]
-fn serve(
-    worker: &mut timely::worker::Worker,
-    (per_process, threads): (u32, usize),
-    part: Store,
-    receiver: &Mutex<Option<mpsc::Receiver<Request>>>,
-    totals: &Mutex<Totals>,
-    coordinator: &Coordinator,
-    pool: Arc<MemoryPool>,
-    (types, replicated): (SharedTable, bool),
-    plans_held: &Arc<AtomicUsize>,
-) {
-    let index = worker.index();
-    let workers = worker.peers() as u32;
-    let process = index as u32 / per_process;
-    let shared = Shared {
-        part: &part,
-        per_process,
-        threads,
-        pool: &pool,
-        types: &types,
-        plans_held,
-    };
-    let lanes: Vec<Lane> = (0..workers.div_ceil(per_process))
-        .map(|p| lane(worker, p * per_process, &shared))
-        .collect();
-    let requests = if (index as u32).is_multiple_of(per_process) {
-        receiver.lock().unwrap_or_else(|e| e.into_inner()).take()
-    } else {
-        None
-    };
-    let Some(requests) = requests else {
-        // No coordinator: every input closes here.
-        drop(lanes);
-        while worker.step_or_park(None) {}
-        return;
-    };
-    // The first process's lane, watched by the other coordinators; the others' inputs
-    // close here.
-    let mut own = None;
-    let mut first_lane: Option<ProbeHandle<u64>> = None;
-    for (p, lane) in lanes.into_iter().enumerate() {
-        if p as u32 == process {
-            own = Some(lane);
-        } else if p == 0 {
-            first_lane = Some(lane.probe.clone());
-        }
-    }
-    let Some(Lane {
-        mut input,
-        mut questions,
-        answers,
-        arrived,
-        probe,
-        plans,
-        address,
-    }) = own
-    else {
-        while worker.step_or_park(None) {}
-        return;
-    };
-    coordinator.set(worker.sync_activator_for(address.take()));
-    // Several queries run at once, each entering at the input's current time. A query is
-    // finished when its messages' weights are all back; the input is not advanced for it,
-    // so that its messages leave timely's global frontier where it is and its hops send
-    // far fewer progress updates between the processes (which, on a light query, cost
-    // more than its rows). Only a query that cannot end by weight (a share too small to
-    // split, or one still running after [`BACKSTOP`]) moves the input past every hop it
-    // can make: it is finished once the probe passes that time.
-    let mut time = 0u64;
-    let mut pending: Vec<Pending> = Vec::new();
-    // Queries over, of which the workers are not told yet (their plans, their states).
-    let mut over: Vec<u64> = Vec::new();
-    // Dictionary questions: (request, owners asked, where the answer goes).
-    let mut asked: Vec<Asked> = Vec::new();
-    let mut next_question = 0u64;
-    let mut open = true;
-    // Whether the last round answered a query of this coordinator's (its asker may send
-    // the next one at once).
-    let mut answered = false;
-    let mut take = |request: Request,
-                    time: &mut u64,
-                    input: &mut InputHandleVec<u64, Message>,
-                    pending: &mut Vec<Pending>,
-                    asked: &mut Vec<Asked>| {
-        match request {
-            Request::Dictionary { ask, reply } => {
-                next_question += 1;
-                let sent = crate::dictionary::questions(next_question, workers, ask);
-                if sent.is_empty() {
-                    let _ = reply.send(Vec::new());
-                    return;
-                }
-                asked.push((next_question, sent.len(), reply));
-                for question in sent {
-                    questions.send(question);
-                }
-                // Each question a time of its own: advancing the input sends them on
-                // (answers are taken as they arrive, not by the frontier).
-                questions.advance_to(next_question);
-            }
-            Request::Run {
-                query,
-                messages,
-                reply,
-            } => {
-                // Every hop is a tick: past the last step and the hop to the coordinator.
-                let ticks = messages.first().map_or(0, |m| m.plan.ticks());
-                let end = *time + ticks as u64 + 2;
-                let mut plans = plans.borrow_mut();
-                for mut message in messages {
-                    plans.hold(query, &message.plan);
-                    plans.stamp(&mut message);
-                    input.send(message);
-                }
-                input.flush();
-                pending.push(Pending {
-                    query,
-                    end,
-                    reply,
-                    since: std::time::Instant::now(),
-                });
-            }
-            Request::Cancel(query) => {
-                let mut plans = plans.borrow_mut();
-                for mut message in broadcast(query, workers, || Payload::Cancel) {
-                    plans.stamp(&mut message);
-                    input.send(message);
-                }
-                // Sent now: the input no longer moves on with each query.
-                input.flush();
-            }
-        }
-    };
-    while open || !pending.is_empty() || !asked.is_empty() {
-        // Process 0's coordinator has ended: so does this one, once its queries are over.
-        if first_lane.as_ref().is_some_and(ProbeHandle::done) {
-            open = false;
-        }
-        // Idle once the replicated memberships have arrived: until then, the worker steps
-        // their exchange.
-        let settled = !replicated || types.get().is_some();
-        if pending.is_empty() && asked.is_empty() && settled {
-            // Idle: right after answering, the asker's next request is polled for a
-            // moment ([`SPIN`]), the worker stepping meanwhile; then the worker parks in
-            // timely, woken by a request (the asker activates it), by any message of
-            // another coordinator's query for this worker's partition, or after
-            // [`IDLE_POLL`] (stepping notices a lost connection). It must not wait on the
-            // requests alone: other processes' queries need this worker.
-            let spin = if answered { SPIN } else { Duration::ZERO };
-            let started = std::time::Instant::now();
-            loop {
-                match requests.try_recv() {
-                    Ok(request) => {
-                        take(request, &mut time, &mut input, &mut pending, &mut asked);
-                        break;
-                    }
-                    Err(mpsc::TryRecvError::Empty) if started.elapsed() < spin => {
-                        // Yielding: on a machine with fewer cores than threads, the
-                        // asker and the other processes need the core more.
-                        worker.step();
-                        std::thread::yield_now();
-                    }
-                    Err(mpsc::TryRecvError::Empty) => {
-                        worker.step_or_park(Some(IDLE_POLL));
-                        break;
-                    }
-                    Err(mpsc::TryRecvError::Disconnected) => {
-                        open = false;
-                        break;
-                    }
-                }
-            }
-        }
-        loop {
-            match requests.try_recv() {
-                Ok(request) => take(request, &mut time, &mut input, &mut pending, &mut asked),
-                Err(mpsc::TryRecvError::Empty) => break,
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    open = false;
-                    break;
-                }
-            }
-        }
-        // Timely polls briefly, then parks between events: on a machine with fewer cores
-        // than workers, a spinning coordinator would hold a core the other processes need.
-        // A request's activation ends either.
-        worker.step_or_park(Some(Duration::from_millis(1)));
-        asked.retain(|(request, owners, reply)| {
-            let mut answers = answers.borrow_mut();
-            if answers
-                .get(request)
-                .is_none_or(|(answered, _)| answered < owners)
-            {
-                return true;
-            }
-            let (_, found) = answers.remove(request).unwrap_or_default();
-            let _ = reply.send(found);
-            false
-        });
-        // The backstop: the input moves past the last time of every query that cannot end
-        // by weight, and progress tracking ends it.
-        let behind = pending
-            .iter()
-            .filter(|p| {
-                p.since.elapsed() >= BACKSTOP
-                    || arrived.borrow().get(&p.query).is_some_and(|a| a.unweighed)
-            })
-            .map(|p| p.end)
-            .max();
-        if let Some(end) = behind.filter(|&end| end > time) {
-            time = end;
-            input.advance_to(time);
-        }
-        let waiting = pending.len();
-        pending.retain(
-            |Pending {
-                 query, end, reply, ..
-             }| {
-                // Finished when its messages' weights are all back, or else once the probe
-                // passes its last time (only after the backstop moved the input past it).
-                let weighed = arrived.borrow().get(query).is_some_and(Arrival::complete);
-                if !weighed && (*end > time || probe.less_than(end)) {
-                    return true;
-                }
-                over.push(*query);
-                let arrival = arrived.borrow_mut().remove(query).unwrap_or_default();
-                let (answer, exchanged) = arrival.answer();
-                let mut totals = totals.lock().unwrap_or_else(|e| e.into_inner());
-                totals.exchanged += exchanged;
-                totals.by_progress += u64::from(!weighed);
-                drop(totals);
-                // The asker may have given up (a timeout): its answer is dropped.
-                let _ = reply.send(answer);
-                false
-            },
-        );
-        answered = pending.len() < waiting;
-        // Every message of these queries arrived: no worker needs their plans any more.
-        if over.len() >= FORGET_BATCH {
-            let mut plans = plans.borrow_mut();
-            for mut message in broadcast(0, workers, || Payload::Forget(over.clone())) {
-                plans.stamp(&mut message);
-                input.send(message);
-            }
-            input.flush();
-            over.clear();
-        }
-    }
-    drop(input);
-    drop(questions);
-    while worker.step_or_park(None) {}
-}
-
-/// One message to every worker, each carrying `payload()` and no plan.
-fn broadcast(query: u64, workers: u32, payload: impl Fn() -> Payload) -> Vec<Message> {
-    let plan = Arc::new(Plan::empty());
-    (0..workers)
-        .map(|to| Message {
-            query,
-            step: 0,
-            to,
-            from: 0,
-            plan: Arc::clone(&plan),
-            plan_copy: PlanCopy::Sent,
-            run: None,
-            payload: payload(),
-            exchanged: Exchanged::default(),
-            truncated: false,
-            weight: None,
-            trace: Vec::new(),
-        })
-        .collect()
-}
-
-/// The message that tells the coordinator a worker could not run `message`, its plan not
-/// at hand (past every step: finished, whatever the plan), with the weight it carried.
-fn plan_lost(message: Message, failure: Failure, coordinator: u32) -> Message {
-    Message {
-        step: u32::MAX,
-        to: coordinator,
-        run: None,
-        payload: Payload::Rows(Err(failure)),
-        ..message
-    }
-}
-
-/// A query in flight at the coordinator: its number, the time the input must pass for
-/// progress tracking to end it, where its answer goes, and since when it runs.
-struct Pending {
-    query: u64,
-    end: u64,
-    reply: Reply,
-    since: std::time::Instant,
-}
-
-/// How long a query runs before the coordinator stops waiting for its weights alone and
-/// moves the input on, so that progress tracking ends it too: a heavy query's few progress
-/// rounds cost nothing beside it.
-const BACKSTOP: Duration = Duration::from_millis(20);
-
-/// How long the idle coordinator's worker parks at most before it steps again, whose
-/// polling of the network fails (and ends this thread) when a connection to another
-/// process closed: then `unavailable` says so, and the next query fails at once.
-const IDLE_POLL: Duration = Duration::from_millis(100);
-
 /// How long the coordinator right after answering a query (stepping its worker), and a
-/// query waiting for its rows, poll before they park. Parking and waking a thread cost about 25 µs on a small virtual
-/// machine, and a query crosses two such waits of ours (the asker to the coordinator, and
-/// back): polling a little longer than a light query's round trip keeps them out of its
-/// latency, at the price of this much CPU each time one goes idle. Timely's workers keep
-/// their own, shorter polling: on a machine with fewer cores than threads, workers that
-/// poll longer take the cores the network threads need (measured slower on 2 cores).
-const SPIN: Duration = Duration::from_micros(200);
+/// query waiting for its rows, poll before they park. Parking and waking a thread cost
+/// about 25 µs on a small virtual machine, and a query crosses two such waits of ours (the
+/// asker to the coordinator, and back): polling a little longer than a light query's round
+/// trip keeps them out of its latency, at the price of this much CPU each time one goes
+/// idle (measured: without either poll, the LUBM emulator on 2 processes answers 15% fewer
+/// queries). Timely's workers keep their own, shorter polling: on a machine with fewer
+/// cores than threads, workers that poll longer take the cores the network threads need
+/// (measured slower on 2 cores).
+pub(crate) const SPIN: Duration = Duration::from_micros(200);
 
 /// The next value of `channel`: polled for [`SPIN`], then waited for at most `limit`.
 fn wait_briefly<T>(
@@ -1110,7 +673,7 @@ fn wait_briefly<T>(
 pub(crate) struct Coordinator(Mutex<Option<timely::scheduling::SyncActivator>>);
 
 impl Coordinator {
-    fn set(&self, activator: timely::scheduling::SyncActivator) {
+    pub(crate) fn set(&self, activator: timely::scheduling::SyncActivator) {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(activator);
     }
 
@@ -1161,7 +724,8 @@ impl BgpPartitions for TimelyPartitions {
 
     /// A worker thread of this process ended while the cluster runs: a lost connection
     /// ends them (timely's communication fails every worker of the process), and the
-    /// coordinator's, polling timely while idle ([`IDLE_POLL`]), ends within that time.
+    /// coordinator's, polling timely while idle (every 100 ms, `lanes::IDLE_POLL`), ends within
+    /// that time.
     fn unavailable(&self) -> Option<String> {
         let guards = self.guards.lock().unwrap_or_else(|e| e.into_inner());
         let ended = guards

@@ -14,6 +14,7 @@ pub mod dataflow;
 mod dictionary;
 mod fetch;
 mod in_place;
+mod lanes;
 pub mod load;
 pub mod local;
 mod message;
