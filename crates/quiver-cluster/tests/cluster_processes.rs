@@ -71,6 +71,16 @@ fn rows_within(
     Ok(rows)
 }
 
+/// Checks that a cluster answered `query` as the whole store did: the same rows, or under
+/// a LIMIT without ORDER BY (any rows may be kept) as many.
+fn same_answers(query: &str, got: &[String], expected: &[String], cluster: &str) {
+    if query.to_ascii_uppercase().contains("LIMIT") && !query.contains("ORDER BY") {
+        assert_eq!(got.len(), expected.len(), "{cluster}: {query}");
+    } else {
+        assert_eq!(got, expected, "{cluster}: {query}");
+    }
+}
+
 fn spawn(dir: &Path, process: usize, workers: usize, ports: &LoopbackPorts) -> Child {
     let mut command = Command::new(std::env::current_exe().unwrap());
     let fd = ports.hand_over(process, &mut command).unwrap();
@@ -160,11 +170,7 @@ fn ask_as_process(dir: &Path, cluster: TimelyPartitions, process: &str) -> Timel
         let expected = rows(&store, &query, None, None).unwrap();
         let got = rows(&coordinator, &query, Some(dynamic(&cluster)), None)
             .unwrap_or_else(|e| panic!("process {process}: {query}: {e}"));
-        if query.to_ascii_uppercase().contains("LIMIT") && !query.contains("ORDER BY") {
-            assert_eq!(got.len(), expected.len(), "process {process}: {query}");
-        } else {
-            assert_eq!(got, expected, "process {process}: {query}");
-        }
+        same_answers(&query, &got, &expected, &format!("process {process}"));
     }
     let runs = cluster.in_place();
     assert!(runs.handed_off > 0, "process {process}: {runs:?}");
@@ -220,15 +226,7 @@ fn check_cluster(
         }
         let got = rows(&coordinator, query, Some(dynamic(&cluster)), None)
             .unwrap_or_else(|e| panic!("{processes} × {workers}: {query}: {e}"));
-        if query.to_ascii_uppercase().contains("LIMIT") && !query.contains("ORDER BY") {
-            assert_eq!(
-                got.len(),
-                expected.len(),
-                "{processes} × {workers}: {query}"
-            );
-        } else {
-            assert_eq!(&got, expected, "{processes} × {workers}: {query}");
-        }
+        same_answers(query, &got, expected, &format!("{processes} × {workers}"));
     }
     let runs = cluster.in_place();
     // The plans of the runs over are forgotten in batches of 64: each of process 0's
@@ -583,11 +581,7 @@ fn every_process_coordinates(store: &Store, queries: &[String]) {
         let expected = rows(store, query, None, None).unwrap();
         let got = rows(&coordinator, query, Some(dynamic(&cluster)), None)
             .unwrap_or_else(|e| panic!("process 0: {query}: {e}"));
-        if query.to_ascii_uppercase().contains("LIMIT") && !query.contains("ORDER BY") {
-            assert_eq!(got.len(), expected.len(), "process 0: {query}");
-        } else {
-            assert_eq!(got, expected, "process 0: {query}");
-        }
+        same_answers(query, &got, &expected, "process 0");
     }
     // The cluster stops with process 0: it waits for the others' queries to be over (or
     // for one of them to fail: it exits).
