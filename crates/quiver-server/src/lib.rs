@@ -348,7 +348,7 @@ pub fn run_until(
     config.check_exposure(address)?;
     check_datasets(&Dataset::checked(&datasets), address)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(config.threads.clamp(1, 4))
+        .worker_threads(limits::runtime_workers(config.threads))
         // Queries run on blocking threads, bounded by the admission semaphore.
         .max_blocking_threads(config.threads + 4)
         .thread_name("quiver-http")

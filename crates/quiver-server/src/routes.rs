@@ -36,7 +36,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
-use quiver_sparql::{ExecOptions, PrepareOptions};
+use quiver_sparql::{CachedQuery, ExecOptions, PrepareOptions};
+use quiver_store::Store;
 use tokio::sync::oneshot;
 
 use crate::access::{AccessEntry, LoggedBody, RequestLog};
@@ -44,7 +45,7 @@ use crate::admin;
 use crate::error::ApiError;
 use crate::execute::{self, Job};
 use crate::graph_store;
-use crate::limits::CancelOnDrop;
+use crate::limits::{CancelOnDrop, InlineSlot};
 use crate::negotiate::{content_type, negotiate};
 use crate::protocol::{self, Operation, QueryRequest, UpdateRequest};
 use crate::service_description;
@@ -206,38 +207,42 @@ async fn answer(
         Ok(store) => store,
         Err(error) => return refuse(state, error),
     };
-    // A query prepared before whose last run was cheap runs here, on this task, without
-    // waiting for a worker (heavy queries holding every worker do not delay it); never
-    // over a cluster, whose answers come from other processes (the task would block the
-    // runtime's thread while it waits for them).
+    // A light query runs here, on this task, without waiting for a worker (heavy queries
+    // holding every worker do not delay it, and the hand-off would cost more than the
+    // query); never over a cluster, whose answers come from other processes (the task
+    // would block the runtime's thread while it waits for them).
     let looked_up = Instant::now();
     let prepare_options = PrepareOptions {
         dataset: request.dataset.clone(),
         partitions: state.config.partitions.clone(),
         ..PrepareOptions::default()
     };
-    if let Some(cached) = state.queries.get(&store, &request.query, &prepare_options) {
-        // Never a query with SERVICE either: it waits on remote endpoints.
-        let local = state.config.partitions.is_none() && !cached.query.calls_services();
-        if local && cached.was_cheaper_than(execute::INLINE_MICROS, execute::INLINE_BYTES) {
-            let plan_micros = looked_up.elapsed().as_secs_f64() * 1e6;
-            let report = execute::Report {
-                log: log.clone(),
-                dataset: state.name.clone(),
-                slow_query: state.config.slow_query,
-                text: &request.query,
-            };
-            let outcome =
-                execute::run_inline(&store, &cached, &negotiated, &options, plan_micros, report);
-            drop(ticket);
-            return match outcome {
-                Ok((head, bytes)) => {
-                    state.limits.served.fetch_add(1, Ordering::Relaxed);
-                    respond(head, Body::from(bytes))
-                }
-                Err(error) => refuse(state, error),
-            };
+    let inline = if state.config.partitions.is_some() {
+        None
+    } else {
+        match light_query(state, &store, &request.query, &prepare_options) {
+            Ok(inline) => inline,
+            Err(error) => return refuse(state, error),
         }
+    };
+    if let Some((cached, _slot)) = inline {
+        let plan_micros = looked_up.elapsed().as_secs_f64() * 1e6;
+        let report = execute::Report {
+            log: log.clone(),
+            dataset: state.name.clone(),
+            slow_query: state.config.slow_query,
+            text: &request.query,
+        };
+        let outcome =
+            execute::run_inline(&store, &cached, &negotiated, &options, plan_micros, report);
+        drop(ticket);
+        return match outcome {
+            Ok((head, bytes)) => {
+                state.limits.served.fetch_add(1, Ordering::Relaxed);
+                respond(head, Body::from(bytes))
+            }
+            Err(error) => refuse(state, error),
+        };
     }
     let permit = match state.limits.acquire().await {
         Ok(permit) => permit,
@@ -277,6 +282,44 @@ async fn answer(
             ),
         ),
     }
+}
+
+/// The prepared query, if it should run on the request's task: a cached query whose
+/// fastest run was cheap ([`execute::INLINE_MICROS`], [`execute::INLINE_BYTES`]), or one
+/// not yet run, prepared here when its text is short, whose plan expects little work
+/// ([`execute::INLINE_WORK`]) and for which an inline slot is free
+/// ([`crate::limits::Limits::try_guess_inline`]). Never a query with SERVICE: it waits
+/// on remote endpoints. A query that does not parse or resolve is answered here too.
+fn light_query(
+    state: &Arc<AppState>,
+    store: &Store,
+    text: &str,
+    options: &PrepareOptions,
+) -> Result<Option<(Arc<CachedQuery>, Option<InlineSlot>)>, ApiError> {
+    let cached = match state.queries.get(store, text, options) {
+        Some(cached) => cached,
+        None if text.len() <= execute::INLINE_TEXT_BYTES => {
+            match state.queries.prepare(store, text, options) {
+                Ok((cached, _)) => cached,
+                Err(error) => return Err(ApiError::from_query(&error)),
+            }
+        }
+        None => return Ok(None),
+    };
+    if cached.query.calls_services() {
+        return Ok(None);
+    }
+    if cached.has_run() {
+        let cheap = cached.was_cheaper_than(execute::INLINE_MICROS, execute::INLINE_BYTES);
+        return Ok(cheap.then_some((cached, None)));
+    }
+    if cached.query.estimated_work() > execute::INLINE_WORK {
+        return Ok(None);
+    }
+    Ok(state
+        .limits
+        .try_guess_inline()
+        .map(|slot| (cached, Some(slot))))
 }
 
 /// The engine's options for a query of `state`'s dataset under its limits.

@@ -39,6 +39,11 @@ impl CachedQuery {
         self.last_bytes.store(bytes as u64, Ordering::Relaxed);
     }
 
+    /// Whether it has run (its cost is known).
+    pub fn has_run(&self) -> bool {
+        self.best_micros.load(Ordering::Relaxed) != u64::MAX
+    }
+
     /// Whether an execution took at most `micros` µs and the last wrote at most `bytes`
     /// bytes.
     pub fn was_cheaper_than(&self, micros: u64, bytes: u64) -> bool {
@@ -115,6 +120,17 @@ impl std::fmt::Debug for QueryCache {
             .field("capacity", &self.capacity)
             .finish_non_exhaustive()
     }
+}
+
+/// Drops the least recently used quarter of `entries` (at least one): a full cache makes
+/// room for many misses at once, where finding the one oldest entry on every miss would
+/// cost a pass over all of them each time (servers see streams of distinct texts).
+fn evict_least_recent(entries: &mut HashMap<u64, Entry>) {
+    let mut used: Vec<u64> = entries.values().map(|entry| entry.used).collect();
+    let last = (used.len() / 4).max(1) - 1;
+    let (_, &mut threshold, _) = used.select_nth_unstable(last);
+    // `used` values are distinct (a clock), so exactly `last + 1` entries go.
+    entries.retain(|_, entry| entry.used > threshold);
 }
 
 impl QueryCache {
@@ -203,14 +219,7 @@ impl QueryCache {
             state.version = Some(store.version());
         }
         if state.entries.len() >= self.capacity && !state.entries.contains_key(&hash) {
-            if let Some(oldest) = state
-                .entries
-                .iter()
-                .min_by_key(|(_, entry)| entry.used)
-                .map(|(&hash, _)| hash)
-            {
-                state.entries.remove(&oldest);
-            }
+            evict_least_recent(&mut state.entries);
         }
         state.clock += 1;
         let used = state.clock;

@@ -542,6 +542,18 @@ impl PreparedQuery {
         self.calls_services
     }
 
+    /// The rows the plan expects to build in all ([`crate::operator::estimate::estimated_work`]),
+    /// or [`crate::operator::estimate::UNKNOWN_ROWS`] for a query with an EXISTS pattern
+    /// (evaluated once per row, at a cost its operator does not tell). A server runs an
+    /// uncached query whose work is small on the request's own thread.
+    pub fn estimated_work(&self) -> f64 {
+        if self.exists.is_empty() {
+            crate::operator::estimate::estimated_work(&self.operator)
+        } else {
+            crate::operator::estimate::UNKNOWN_ROWS
+        }
+    }
+
     /// The query form in lower case: `select`, `ask`, `construct` or `describe`.
     pub fn form_name(&self) -> &'static str {
         match self.form {

@@ -136,3 +136,32 @@ fn the_least_recently_used_entry_makes_room() {
     assert!(!none.prepare(&store, texts[0], &options).unwrap().1);
     assert!(!none.prepare(&store, texts[0], &options).unwrap().1);
 }
+
+/// A full cache drops its least recently used quarter at once: the entries used since go
+/// on hitting, the two oldest of eight are gone, and the cache fills up again.
+#[test]
+fn a_full_cache_drops_its_least_recently_used_quarter() {
+    let store = support::load(DATA);
+    let cache = QueryCache::new(8);
+    let options = PrepareOptions::default();
+    let texts: Vec<String> = (0..12)
+        .map(|i| format!("ASK {{ ?s <http://x/p> ?o }} LIMIT {}", i + 1))
+        .collect();
+    for text in &texts[..8] {
+        cache.prepare(&store, text, &options).unwrap();
+    }
+    // Entries 0 and 1 are used again: 2 and 3 are now the least recent.
+    for text in &texts[..2] {
+        assert!(cache.get(&store, text, &options).is_some());
+    }
+    cache.prepare(&store, &texts[8], &options).unwrap();
+    assert_eq!(cache.len(), 7);
+    for (i, text) in texts[..9].iter().enumerate() {
+        let held = cache.get(&store, text, &options).is_some();
+        assert_eq!(held, i != 2 && i != 3, "entry {i}");
+    }
+    for text in &texts[9..] {
+        cache.prepare(&store, text, &options).unwrap();
+    }
+    assert!(cache.len() <= 8);
+}

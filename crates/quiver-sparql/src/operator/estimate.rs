@@ -83,6 +83,56 @@ pub fn estimated_rows(operator: &Operator) -> f64 {
     }
 }
 
+/// The rows `operator` is expected to build in all, its inputs' included: what a server
+/// weighs before running a query on a thread that serves other requests.
+///
+/// A basic graph pattern builds the rows of each of its steps (the seeded plan's too, for
+/// a pattern that may run seeded); a join, union or minus its operands' and, for a join,
+/// its own. What no statistics bound is [`UNKNOWN_ROWS`]: a property path (a closure
+/// walks as far as the graph goes, even from a constant), a SERVICE, the distinct keys of
+/// an index aggregate.
+pub fn estimated_work(operator: &Operator) -> f64 {
+    match operator {
+        Operator::Bgp(planned) => {
+            if planned.bgp.is_unsatisfiable() {
+                return 0.0;
+            }
+            let steps = |steps: &[crate::planner::Step]| -> f64 {
+                steps.iter().map(|step| step.estimate.max(1.0)).sum()
+            };
+            steps(&planned.alone) + planned.seeded.as_ref().map_or(0.0, |(_, s)| steps(s))
+        }
+        Operator::Path(_) | Operator::Service(_) => UNKNOWN_ROWS,
+        Operator::Values { rows, .. } => rows.len() as f64,
+        Operator::Join(a, b) | Operator::Union(a, b) | Operator::Minus(a, b) => {
+            estimated_work(a) + estimated_work(b) + estimated_rows(operator)
+        }
+        Operator::LeftJoin { left, right, .. } => {
+            estimated_work(left) + estimated_work(right) + estimated_rows(operator)
+        }
+        Operator::Filter(_, inner)
+        | Operator::Extend { inner, .. }
+        | Operator::Project(inner, _)
+        | Operator::Distinct(inner)
+        | Operator::OrderBy(inner, _)
+        | Operator::TopK { inner, .. }
+        | Operator::Slice { inner, .. }
+        | Operator::Group { inner, .. } => estimated_work(inner) + estimated_rows(inner),
+        Operator::GraphVar { branches, .. } => branches
+            .iter()
+            .map(|(_, branch)| estimated_work(branch))
+            .sum(),
+        Operator::Text(text) => text.estimate,
+        Operator::IndexAggregate(aggregate) => {
+            if aggregate.key.is_none() {
+                1.0
+            } else {
+                UNKNOWN_ROWS
+            }
+        }
+    }
+}
+
 /// Every variable a row of `operator` may bind (those [`certain_vars`] gives, and those
 /// bound in some rows only).
 pub fn possible_vars(operator: &Operator) -> Vec<VarId> {
