@@ -284,6 +284,10 @@ async fn answer(
     }
 }
 
+/// A query to run on the request's task, with the slot it holds when run on the
+/// planner's estimate alone.
+type LightQuery = (Arc<CachedQuery>, Option<InlineSlot>);
+
 /// The prepared query, if it should run on the request's task: a cached query whose
 /// fastest run was cheap ([`execute::INLINE_MICROS`], [`execute::INLINE_BYTES`]), or one
 /// not yet run, prepared here when its text is short, whose plan expects little work
@@ -295,7 +299,7 @@ fn light_query(
     store: &Store,
     text: &str,
     options: &PrepareOptions,
-) -> Result<Option<(Arc<CachedQuery>, Option<InlineSlot>)>, ApiError> {
+) -> Result<Option<LightQuery>, ApiError> {
     let cached = match state.queries.get(store, text, options) {
         Some(cached) => cached,
         None if text.len() <= execute::INLINE_TEXT_BYTES => {
