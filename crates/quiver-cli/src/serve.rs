@@ -251,7 +251,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let log = args.log.clone();
     let listening = format!("{tag}listening on http://");
     let cluster_ended = member.clone().map(|partitions| async move {
-        while partitions.unavailable().is_none() {
+        // Its workers end with the cluster; a silent peer that may come back does not
+        // end this process's server (its queries fail meanwhile).
+        while !partitions.ended() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     });
@@ -269,7 +271,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         served?;
         return Ok(());
     };
-    let ended = if partitions.unavailable().is_some() {
+    let ended = if partitions.ended() {
         // The cluster ended: as a process that serves no HTTP, say whether it ended well
         // (process 0 stopped it) or a connection closed first.
         match Arc::try_unwrap(partitions) {

@@ -400,6 +400,75 @@ fn a_killed_process_makes_the_cluster_unavailable_and_says_so_once() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Sends `signal` (`-STOP`, `-CONT`) to process `pid`.
+fn signal(pid: u32, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill {signal} {pid}");
+}
+
+/// A process of the cluster stopped (SIGSTOP: its connections stay open and its kernel
+/// answers keepalive probes): the next query fails within 2 s with 503 and a message that
+/// names the silent process, where it waited for its deadline before; `/status` says so.
+/// Continued, the process is heard again and the cluster answers as before.
+#[test]
+fn a_stopped_process_is_found_by_its_silence_and_answers_once_continued() {
+    let whole = store("cluster");
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let dir = scratch.join("cluster-cli-stopped");
+    partition(whole, 2, &dir);
+    let cluster = Server::start_cluster(&dir, 2, &["--timeout", "60"]);
+    let q4 = lubm_query("q4");
+    let answered = rows(&cluster, &q4);
+    assert_eq!(answered.len(), 11);
+    let q1 = lubm_query("q1");
+    let heavy = rows(&cluster, &q1);
+    let process_1 = cluster.children()[0];
+    signal(process_1, "-STOP");
+    let stopped = std::time::Instant::now();
+    let reply = cluster.query(&q4, TSV);
+    let failed = stopped.elapsed();
+    // Continue it whatever the assertions say: a stopped process outlives the test.
+    let continued = std::panic::catch_unwind(|| {
+        assert_eq!(reply.status, 503, "{}", reply.text());
+        assert!(failed < Duration::from_secs(2), "failed after {failed:?}");
+        assert!(
+            reply
+                .text()
+                .contains("process 1 of the cluster has not been heard from"),
+            "{}",
+            reply.text()
+        );
+        let status = cluster.get("/status", &[]);
+        assert_eq!(status.status, 503, "{}", status.text());
+        let body = status.json();
+        assert!(
+            body["cluster"]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("not been heard from")),
+            "{body}"
+        );
+    });
+    signal(process_1, "-CONT");
+    if let Err(panic) = continued {
+        std::panic::resume_unwind(panic);
+    }
+    let resumed = std::time::Instant::now();
+    while cluster.get("/status", &[]).status != 200 {
+        assert!(
+            resumed.elapsed() < Duration::from_secs(10),
+            "never heard again"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(rows(&cluster, &q4), answered);
+    assert_eq!(rows(&cluster, &q1), heavy);
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The console's report lines of `script` (`N rows`, `N triples`, `answer: …`) on the
 /// store at `location`, with `extra` arguments.
 fn console_counts(location: &Path, extra: &[&str], script: &str) -> Vec<String> {

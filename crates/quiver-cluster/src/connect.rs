@@ -11,12 +11,15 @@
 //! each process its own ([`ClusterConfig::listener`]).
 //!
 //! Every connection is made here, so each is tuned ([`keep_alive`]): the operating
-//! system's keepalive probes are the cluster's heartbeat, and a machine that vanished
-//! without closing its connections (powered off, cut off) is given up within [`SILENCE`],
-//! as a closed connection is at once.
+//! system's keepalive probes give up a machine that vanished without closing its
+//! connections (powered off, cut off) within [`SILENCE`], as a closed connection is at
+//! once. Beside timely's, each pair of processes gets one more connection for the
+//! heartbeat ([`crate::heartbeat`]), which also finds a process that stopped answering
+//! while its kernel still does: a process connects to each one before it a second time,
+//! sending its number with [`HEARTBEAT`] set.
 
 use std::any::Any;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,15 +29,25 @@ use timely_communication::allocator::ProcessBuilder;
 use timely_communication::networking::start_connections;
 use timely_communication::AllocatorBuilder;
 
+use crate::heartbeat::Heartbeat;
 use crate::ClusterConfig;
 
-/// Timely's allocators for the workers of this process, and what must live as long as
-/// they do (the network threads' guard).
-pub(crate) type Communication = (Vec<AllocatorBuilder>, Box<dyn Any + Send>);
+/// Timely's allocators for the workers of this process, what must live as long as they
+/// do (the network threads' guard), and, between processes, the heartbeat.
+pub(crate) type Communication = (
+    Vec<AllocatorBuilder>,
+    Box<dyn Any + Send>,
+    Option<Heartbeat>,
+);
+
+/// Set in the number a process sends first on its heartbeat's connections (timely's
+/// connections carry the number alone).
+const HEARTBEAT: u64 = 1 << 63;
 
 /// The workers of one process exchanging in memory.
 pub(crate) fn in_process(workers: usize) -> Result<Communication, String> {
-    timely::CommunicationConfig::Process(workers).try_build()
+    let (builders, guard) = timely::CommunicationConfig::Process(workers).try_build()?;
+    Ok((builders, guard, None))
 }
 
 /// The allocators of process `config.process` of a cluster.
@@ -51,8 +64,10 @@ pub(crate) fn cluster(config: ClusterConfig) -> Result<Communication, String> {
             Arc::new(listener)
         }
     };
-    let sockets = connect(&config, &listener)
+    let (sockets, beats) = connect(&config, &listener)
         .map_err(|e| format!("cannot connect to the other processes: {e}"))?;
+    let heartbeat = Heartbeat::start(config.process, beats)
+        .map_err(|e| format!("cannot start the heartbeat: {e}"))?;
     let hooks = crate::buffers::hooks();
     let allocators =
         ProcessBuilder::new_typed_vector(config.workers, hooks.refill.clone(), hooks.spill.clone());
@@ -67,32 +82,48 @@ pub(crate) fn cluster(config: ClusterConfig) -> Result<Communication, String> {
     Ok((
         builders.into_iter().map(AllocatorBuilder::Tcp).collect(),
         Box::new(guard),
+        Some(heartbeat),
     ))
 }
 
-/// One connection per other process, in process order (`None` for this one): to the
-/// processes before it, from the ones after it.
-fn connect(
-    config: &ClusterConfig,
-    listener: &TcpListener,
-) -> std::io::Result<Vec<Option<TcpStream>>> {
+/// Timely's connections and the heartbeat's, each one per other process in process order
+/// (`None` for this one).
+type Connections = (Vec<Option<TcpStream>>, Vec<Option<TcpStream>>);
+
+/// Two connections per other process (timely's and the heartbeat's): to the processes
+/// before it, from the ones after it. The processes before it listen already (timely's
+/// connections to them are made), so the heartbeat's connections to them never wait.
+fn connect(config: &ClusterConfig, listener: &TcpListener) -> std::io::Result<Connections> {
     let me = config.process;
     let processes = config.addresses.len();
     let addresses = Arc::new(config.addresses.clone());
     let mut sockets = start_connections(addresses, me, false)?;
     sockets.push(None);
+    let mut beats = Vec::with_capacity(processes);
+    for address in &config.addresses[..me] {
+        let mut stream = TcpStream::connect(address)?;
+        stream.set_nodelay(true)?;
+        stream.write_all(&(me as u64 | HEARTBEAT).to_be_bytes())?;
+        beats.push(Some(stream));
+    }
+    beats.push(None);
     let mut later: Vec<Option<TcpStream>> = (me + 1..processes).map(|_| None).collect();
+    let mut later_beats: Vec<Option<TcpStream>> = (me + 1..processes).map(|_| None).collect();
     listener.set_nonblocking(false)?;
-    while later.iter().any(Option::is_none) {
+    while later.iter().chain(&later_beats).any(Option::is_none) {
         let (mut stream, _) = listener.accept()?;
         stream.set_nodelay(true)?;
         let mut number = [0u8; 8];
         stream.read_exact(&mut number)?;
         // Timely sends the number big-endian.
-        let number = u64::from_be_bytes(number) as usize;
+        let number = u64::from_be_bytes(number);
+        let (slots, number) = match number & HEARTBEAT {
+            0 => (&mut later, number as usize),
+            _ => (&mut later_beats, (number & !HEARTBEAT) as usize),
+        };
         let slot = number
             .checked_sub(me + 1)
-            .and_then(|slot| later.get_mut(slot))
+            .and_then(|slot| slots.get_mut(slot))
             .filter(|slot| slot.is_none())
             .ok_or_else(|| {
                 std::io::Error::new(
@@ -103,10 +134,11 @@ fn connect(
         *slot = Some(stream);
     }
     sockets.extend(later);
-    for socket in sockets.iter().flatten() {
+    beats.extend(later_beats);
+    for socket in sockets.iter().chain(&beats).flatten() {
         keep_alive(socket)?;
     }
-    Ok(sockets)
+    Ok((sockets, beats))
 }
 
 /// How long a connection to another process may go unanswered (keepalive probes, or data

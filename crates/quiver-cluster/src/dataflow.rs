@@ -55,6 +55,7 @@ use quiver_store::{GraphIndex, Store};
 use timely::communication::WorkerGuards;
 
 use crate::dictionary::{Ask, ClusterResolver};
+use crate::heartbeat::Heartbeat;
 use crate::in_place::{InPlace, LocalParts};
 use crate::message::{
     counted_rows, hand_on, route, table_counts, time_left, uniform_counts, Carried, Failure,
@@ -186,6 +187,8 @@ pub struct TimelyPartitions {
     plans: Arc<AtomicUsize>,
     /// The record sizes the planner asked of the owners so far.
     sizes: Mutex<KeptSizes>,
+    /// What this process hears of the others ([`crate::heartbeat`]; none in one process).
+    heartbeat: Option<Heartbeat>,
 }
 
 /// Record sizes asked of their owners, kept for the planning of later queries: the
@@ -384,7 +387,7 @@ impl TimelyPartitions {
     fn start(
         parts: Vec<Store>,
         first: usize,
-        (builders, others): crate::connect::Communication,
+        (builders, others, heartbeat): crate::connect::Communication,
         classes: HashMap<GraphRef, Vec<Id>>,
         rdf_type: Option<PredId>,
         workers: u32,
@@ -406,6 +409,7 @@ impl TimelyPartitions {
                     .set_resolver(Some(Arc::new(ClusterResolver {
                         requests: Arc::downgrade(&requests),
                         coordinator: Arc::clone(&coordinator),
+                        liveness: heartbeat.as_ref().map(Heartbeat::liveness),
                     })));
             }
         }
@@ -464,6 +468,7 @@ impl TimelyPartitions {
             broken: std::sync::atomic::AtomicBool::new(false),
             plans,
             sizes: Mutex::default(),
+            heartbeat,
         };
         partitions.check_loads()?;
         partitions.learn_names()?;
@@ -504,6 +509,7 @@ impl TimelyPartitions {
         ClusterResolver {
             requests: Arc::downgrade(&self.requests),
             coordinator: Arc::clone(&self.coordinator),
+            liveness: self.heartbeat.as_ref().map(Heartbeat::liveness),
         }
     }
 
@@ -599,6 +605,24 @@ impl TimelyPartitions {
     pub fn leave(&self) {
         self.broken
             .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a worker thread of this process ended while the cluster runs: a lost
+    /// connection ends them (timely's communication fails every worker of the process),
+    /// and the coordinator's, polling timely while idle (every 100 ms, `lanes::IDLE_POLL`),
+    /// ends within that time. The cluster has then ended for this process.
+    pub fn ended(&self) -> bool {
+        let guards = self.guards.lock().unwrap_or_else(|e| e.into_inner());
+        guards
+            .as_ref()
+            .is_some_and(|guards| guards.guards().iter().any(|g| g.is_finished()))
+    }
+
+    /// Why another process counts as gone while this one's workers run: its heartbeat
+    /// went silent or its connection closed ([`crate::heartbeat`]). It may come back (a
+    /// stopped process continued), and then the cluster answers again.
+    pub fn silent(&self) -> Option<String> {
+        self.heartbeat.as_ref()?.liveness().silent()
     }
 
     /// Waits for this process's workers to end: when the coordinator's requests end (it
@@ -722,20 +746,17 @@ impl BgpPartitions for TimelyPartitions {
         }
     }
 
-    /// A worker thread of this process ended while the cluster runs: a lost connection
-    /// ends them (timely's communication fails every worker of the process), and the
-    /// coordinator's, polling timely while idle (every 100 ms, `lanes::IDLE_POLL`), ends within
-    /// that time.
+    /// Why the cluster cannot answer now: a worker of this process ended, or another
+    /// process is silent.
     fn unavailable(&self) -> Option<String> {
-        let guards = self.guards.lock().unwrap_or_else(|e| e.into_inner());
-        let ended = guards
-            .as_ref()
-            .is_some_and(|guards| guards.guards().iter().any(|g| g.is_finished()));
-        ended.then(|| {
-            "a worker of this process stopped: a process of the cluster ended or its \
-             connection closed; restart the cluster"
-                .to_string()
-        })
+        if self.ended() {
+            return Some(
+                "a worker of this process stopped: a process of the cluster ended or its \
+                 connection closed; restart the cluster"
+                    .to_string(),
+            );
+        }
+        self.silent()
     }
 
     fn explore(&self, mut request: PartitionedBgp<'_>) -> Result<Explored, QueryError> {
@@ -974,6 +995,14 @@ impl TimelyPartitions {
             }
         };
         loop {
+            if let Some(silent) = self.silent() {
+                // Every other worker drops the query's messages; the silent process's
+                // drop them when it comes back.
+                cancel();
+                self.broken
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                return Err(QueryError::Cluster(silent));
+            }
             if let Err(error) = state.check() {
                 // Every worker drops the query's messages from now on, and each of its
                 // steps checks the query's own deadline. A stopped peer may still keep

@@ -255,6 +255,8 @@ pub(crate) enum Ask {
 pub(crate) struct ClusterResolver {
     pub requests: Weak<Mutex<Option<mpsc::Sender<Request>>>>,
     pub coordinator: Arc<Coordinator>,
+    /// What this process hears of the others: a question to a silent owner fails.
+    pub liveness: Option<Arc<crate::heartbeat::Liveness>>,
 }
 
 /// How long a question may wait for its owners: they answer from memory, so a longer
@@ -273,14 +275,24 @@ impl ClusterResolver {
             .send(Request::Dictionary { ask, reply })
             .map_err(|_| "the cluster's workers have stopped")?;
         self.coordinator.wake();
-        match answer.recv_timeout(PATIENCE) {
-            Ok(found) => Ok(found),
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
-                "the owners did not answer within {} s",
-                PATIENCE.as_secs()
-            )),
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                Err("the cluster's workers have stopped".into())
+        let asked = std::time::Instant::now();
+        loop {
+            match answer.recv_timeout(Duration::from_millis(50)) {
+                Ok(found) => return Ok(found),
+                Err(mpsc::RecvTimeoutError::Timeout) if asked.elapsed() < PATIENCE => {
+                    if let Some(silent) = self.liveness.as_ref().and_then(|l| l.silent()) {
+                        return Err(silent);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    return Err(format!(
+                        "the owners did not answer within {} s",
+                        PATIENCE.as_secs()
+                    ))
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err("the cluster's workers have stopped".into())
+                }
             }
         }
     }

@@ -13,6 +13,7 @@ pub mod connect;
 pub mod dataflow;
 mod dictionary;
 mod fetch;
+pub mod heartbeat;
 mod in_place;
 mod lanes;
 pub mod load;

@@ -173,7 +173,9 @@ pub fn load_cluster(
         .as_ref()
         .map(|layout| layout.load.clone().unwrap_or_default());
     let shares = Arc::new(Shares::new(&input, total, grown.as_deref())?);
-    let (builders, others) = match cluster {
+    // The heartbeat beats while the load runs (nothing here asks it: a process that
+    // ends closes its connections, which fail the load).
+    let (builders, others, _heartbeat) = match cluster {
         LoadCluster::InProcess { workers } => crate::connect::in_process(workers),
         LoadCluster::Processes(config) => crate::connect::cluster(config),
     }
