@@ -1,4 +1,5 @@
 //! FILTERs decided per id (`exec/id_filter.rs`) where they read more than one variable,
+//! and comparisons of two varying variables decided on their ids (`exec/pair_filter.rs`),
 //! against Oxigraph on random graphs: variables that hold one value in every row count as
 //! constants (and the parts reading only them are evaluated once), the conjuncts of `&&`
 //! are decided one by one, and `?v != <iri>` / `!sameTerm(?v, c)` are id ranges. The bags
@@ -21,7 +22,7 @@ use support::{oxigraph_rows, Row};
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
-const QUERIES: [&str; 9] = [
+const QUERIES: [&str; 13] = [
     // BSBM explore Q5's shape: values close to a constant's.
     "SELECT ?s ?v WHERE { ex:c ex:p ?o . ?s ex:p ?v . \
      FILTER (?v < (?o + 2) && ?v > (?o - 2)) }",
@@ -40,6 +41,13 @@ const QUERIES: [&str; 9] = [
      FILTER (?v != ?w && STRLEN(STR(?w)) > 1 && ?s != ex:s0) }",
     "SELECT ?s ?v WHERE { ex:c ex:p ?o . ?s ex:p ?v . \
      FILTER (IF(?o > 2, ?v > ?o, ?v < ?o) && ?v IN (1, 2, 3, ?o)) }",
+    // Two varying variables compared: on ids where neither is a literal (`=`, `!=`) or
+    // where both are stored terms (`sameTerm`), by value otherwise; an unbound one drops
+    // the row.
+    "SELECT ?s ?t ?v ?w WHERE { ?s ex:p ?v . ?t ex:q ?w . FILTER (?v = ?w) }",
+    "SELECT ?s ?v ?w WHERE { ?s ex:p ?v . ?s ex:q ?w . FILTER (!sameTerm(?v, ?w)) }",
+    "SELECT ?s ?t ?v ?w WHERE { ?s ex:p ?v . ?t ex:q ?w . FILTER (sameTerm(?w, ?v) && ?s != ?t) }",
+    "SELECT ?s ?v ?w WHERE { ?s ex:p ?v OPTIONAL { ?s ex:q ?w } FILTER (?v != ?w) }",
 ];
 
 /// The object of a random `ex:p` triple.

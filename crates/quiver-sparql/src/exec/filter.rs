@@ -77,17 +77,24 @@ impl Evaluator<'_> {
         if let Some(table) = self.filter_by_ids(&table, expression)? {
             return Ok(table);
         }
+        if let Some(table) = self.filter_by_id_pairs(&table, expression)? {
+            return Ok(table);
+        }
         let mut conjuncts = Vec::new();
         conjuncts_of(expression, &mut conjuncts);
         if conjuncts.len() > 1 {
             // A row passes `a && b` when both are true (an error in either drops it): the
-            // conjuncts decided per id run first, each on the rows the last one kept.
+            // conjuncts decided per id or on pairs of ids run first, each on the rows the
+            // last one kept.
             let mut table = table;
             let mut rest: Vec<&Expression> = Vec::new();
             for conjunct in conjuncts {
-                match self.filter_by_ids(&table, conjunct)? {
-                    Some(kept) => table = kept,
-                    None => rest.push(conjunct),
+                if let Some(kept) = self.filter_by_ids(&table, conjunct)? {
+                    table = kept;
+                } else if let Some(kept) = self.filter_by_id_pairs(&table, conjunct)? {
+                    table = kept;
+                } else {
+                    rest.push(conjunct);
                 }
             }
             return if rest.is_empty() {

@@ -55,6 +55,7 @@ mod left_join;
 mod minus;
 mod order_by;
 mod ordered_scan;
+mod pair_filter;
 pub mod parallel;
 pub mod path;
 pub mod scope;
