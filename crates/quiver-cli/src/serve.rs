@@ -153,6 +153,12 @@ pub fn root_location(args: &ServeArgs) -> Result<&Path> {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
+    if args.accept_queries && args.cluster.is_none() {
+        bail!(
+            "--accept-queries is for a process of a cluster (--cluster HOSTS --process I, or \
+             quiver cluster): a server of one store always accepts queries"
+        );
+    }
     args.log.init()?;
     crate::memory::return_freed_memory_promptly();
     let threads = crate::threads(args.threads);

@@ -528,3 +528,19 @@ fn the_console_coordinates_a_cluster_like_the_whole_store() {
     assert_eq!(got, expected);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--accept-queries` without a cluster is refused, saying what it is for, before the store
+/// is opened (it was ignored).
+#[test]
+fn accept_queries_without_a_cluster_is_refused() {
+    let output = quiver()
+        .args(["serve", "--location", "no-such-store", "--accept-queries"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--accept-queries is for a process of a cluster"),
+        "{stderr}"
+    );
+}

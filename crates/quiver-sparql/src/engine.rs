@@ -544,10 +544,11 @@ impl PreparedQuery {
 
     /// The rows the plan expects to build in all ([`crate::operator::estimate::estimated_work`]),
     /// or [`crate::operator::estimate::UNKNOWN_ROWS`] for a query with an EXISTS pattern
-    /// (evaluated once per row, at a cost its operator does not tell). A server runs an
+    /// (evaluated once per row, at a cost its operator does not tell) and for DESCRIBE
+    /// (a resource's description may hold any number of triples). A server runs an
     /// uncached query whose work is small on the request's own thread.
     pub fn estimated_work(&self) -> f64 {
-        if self.exists.is_empty() {
+        if self.exists.is_empty() && !matches!(self.form, Form::Describe(_)) {
             crate::operator::estimate::estimated_work(&self.operator)
         } else {
             crate::operator::estimate::UNKNOWN_ROWS
