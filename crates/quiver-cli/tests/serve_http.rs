@@ -322,9 +322,21 @@ fn result_caps_give_422() {
     );
 }
 
+/// A large result streams in chunks; a small one of a query that ran on a worker (a scan
+/// the planner cannot tell light) goes whole with its head, its length given.
 #[test]
-fn large_results_stream_in_chunks() {
+fn large_results_stream_in_chunks_and_small_ones_go_whole() {
     let server = Server::start(lubm(), &[]);
+    let small = "SELECT ?s WHERE { ?s ?p ?o } ORDER BY ?s LIMIT 3";
+    let reply = server.query(small, "text/tab-separated-values");
+    assert_status(&reply, 200);
+    assert_eq!(reply.header("transfer-encoding"), None);
+    assert_eq!(
+        reply.header("content-length"),
+        Some(reply.body.len().to_string().as_str())
+    );
+    assert_eq!(reply.body, cli_query(lubm(), small, "tsv"));
+    assert_eq!(reply.text().lines().count(), 3 + 1);
     let reply = server.query(EVERYTHING, "text/tab-separated-values");
     assert_status(&reply, 200);
     assert_eq!(reply.header("transfer-encoding"), Some("chunked"));

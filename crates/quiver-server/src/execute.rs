@@ -7,22 +7,27 @@
 //! its plan expects little work ([`INLINE_TEXT_BYTES`], [`INLINE_WORK`]).
 //!
 //! The outcome of preparing and executing (the status line) is reported through a oneshot
-//! channel as a [`Head`] or an [`ApiError`] before any byte of the body is written; the rows
-//! are then encoded straight from the engine's id table (no term is allocated) into a
-//! [`ChannelWriter`] that blocks while the client is slow. Each large write sees write
+//! channel as a [`Head`] or an [`ApiError`] before any byte of the body is sent; the rows
+//! are encoded straight from the engine's id table (no term is allocated). The head waits
+//! for the body's first chunk ([`HeldHead`]): a result smaller than a chunk goes with its
+//! head, whole, as one response with its length (one write to the socket, where a head
+//! sent first, a chunk and the chunked encoding's end took up to three, each waking the
+//! client); a larger one streams through a [`ChannelWriter`] that blocks while the client
+//! is slow. Each large write sees write
 //! errors (client gone, cancelled, send timeout), and the serializer stops.
 //!
 //! Each run tells the access log its form and rows ([`RequestLog`]) and, past the slow-query
 //! threshold, writes the slow-query log: target `quiver::slow`, at WARN, with the request
 //! id, the query's text, its plan summary and its time.
 
-use std::io;
+use std::io::{self, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use quiver_sparql::{
     write_results, CachedQuery, ExecOptions, PrepareOptions, QueryCache, QueryResults,
-    ResultsFormat, Solutions,
+    ResultsFormat,
 };
 use quiver_store::Store;
 use tokio::runtime::Handle;
@@ -31,7 +36,7 @@ use tokio::sync::oneshot;
 use crate::access::RequestLog;
 use crate::error::ApiError;
 use crate::negotiate::{Negotiated, ResultKind};
-use crate::stream::{BodySender, ChannelWriter};
+use crate::stream::{BodySender, ChannelWriter, CHUNK_BYTES};
 
 /// A query ready to run.
 pub struct Job {
@@ -105,13 +110,80 @@ pub struct Head {
     pub execute_micros: f64,
 }
 
+/// What the request's task learns once the query has run: the head and, for a result
+/// smaller than a chunk, the whole body (`None`: it streams through the body's channel).
+pub type Outcome = Result<(Head, Option<Bytes>), ApiError>;
+
+/// The serializer's writer that holds the response's head back until the body's first
+/// chunk is ready: a body that ends first goes with the head, whole; otherwise the head
+/// goes, then the chunks through `writer`.
+struct HeldHead {
+    head: Option<(oneshot::Sender<Outcome>, Head)>,
+    buffer: Vec<u8>,
+    writer: ChannelWriter,
+}
+
+impl HeldHead {
+    /// Sends the head alone (the body follows through the channel).
+    fn release(&mut self) -> io::Result<()> {
+        if let Some((sender, head)) = self.head.take() {
+            if sender.send(Ok((head, None))).is_err() {
+                return Err(io::Error::new(
+                    io::ErrorKind::BrokenPipe,
+                    "the request went away while the query ran",
+                ));
+            }
+            let buffered = std::mem::take(&mut self.buffer);
+            self.writer.write_all(&buffered)?;
+        }
+        Ok(())
+    }
+
+    /// Ends the body: whole with the head if it was never released, else through the
+    /// channel. The bytes of the body.
+    fn finish(mut self) -> io::Result<u64> {
+        match self.head.take() {
+            Some((sender, head)) => {
+                let length = self.buffer.len() as u64;
+                let body = Bytes::from(std::mem::take(&mut self.buffer));
+                if sender.send(Ok((head, Some(body)))).is_err() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::BrokenPipe,
+                        "the request went away while the query ran",
+                    ));
+                }
+                Ok(length)
+            }
+            None => self.writer.finish(),
+        }
+    }
+
+    /// Aborts the response: after its head, the client sees the transfer cut short.
+    fn abort(mut self) {
+        let _ = self.release();
+        self.writer.abort();
+    }
+}
+
+impl Write for HeldHead {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.head.is_none() {
+            return self.writer.write(data);
+        }
+        self.buffer.extend_from_slice(data);
+        if self.buffer.len() >= CHUNK_BYTES {
+            self.release()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Runs `job` to the end; call on a blocking thread.
-pub fn run(
-    job: Job,
-    runtime: Handle,
-    head: oneshot::Sender<Result<Head, ApiError>>,
-    sender: BodySender,
-) {
+pub fn run(job: Job, runtime: Handle, head: oneshot::Sender<Outcome>, sender: BodySender) {
     let started = Instant::now();
     let store = &*job.store;
     let prepare_options = PrepareOptions {
@@ -172,7 +244,7 @@ pub fn run(
         plan_micros,
         execute_micros: execute_micros.max(0.0),
     };
-    if head.send(Ok(ready)).is_err() {
+    if head.is_closed() {
         return; // The request went away while the query ran.
     }
     let cancel = job.options.cancel.clone().unwrap_or_default();
@@ -180,6 +252,11 @@ pub fn run(
     if let Some(timeout) = job.options.timeout {
         writer = writer.with_query_deadline(started, timeout);
     }
+    let mut writer = HeldHead {
+        head: Some((head, ready)),
+        buffer: Vec::new(),
+        writer,
+    };
     let rows = match &results {
         QueryResults::Solutions(solutions) => solutions.len(),
         QueryResults::Graph(triples) => triples.len(),
@@ -187,10 +264,19 @@ pub fn run(
     };
     job.log.set_rows(rows);
     let written = match &results {
-        QueryResults::Solutions(solutions) => write_solutions(solutions, format, writer),
-        other => write_results(other, format, writer),
-    }
-    .and_then(ChannelWriter::finish);
+        QueryResults::Solutions(solutions) => {
+            quiver_sparql::results::write_solutions(solutions, format.syntax(), &mut writer)
+                .map(|_| ())
+        }
+        other => write_results(other, format, &mut writer).map(|_| ()),
+    };
+    let written = match written {
+        Ok(()) => writer.finish(),
+        Err(error) => {
+            writer.abort();
+            Err(error)
+        }
+    };
     let seconds = (started.elapsed().as_secs_f64() * 1e4).round() / 1e4;
     match written {
         Ok(bytes) => {
@@ -280,16 +366,6 @@ pub fn run_inline(
         },
         written,
     ))
-}
-
-/// Streams solutions in `format` (a tabular one; JSON otherwise) straight from the id
-/// columns, in writes of a few hundred KiB (each of which sees a failed send).
-fn write_solutions(
-    solutions: &Solutions<'_>,
-    format: ResultsFormat,
-    writer: ChannelWriter,
-) -> io::Result<ChannelWriter> {
-    quiver_sparql::results::write_solutions(solutions, format.syntax(), writer)
 }
 
 /// `explain=true`: prepares and runs the query, then renders its profile (the plan with

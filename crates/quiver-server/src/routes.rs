@@ -269,7 +269,11 @@ async fn answer(
         execute::run(job, runtime, head_tx, sender);
     });
     match head_rx.await {
-        Ok(Ok(head)) => {
+        Ok(Ok((head, Some(whole)))) => {
+            state.limits.served.fetch_add(1, Ordering::Relaxed);
+            respond(head, Body::from(whole))
+        }
+        Ok(Ok((head, None))) => {
             state.limits.served.fetch_add(1, Ordering::Relaxed);
             respond(head, Body::new(body))
         }
