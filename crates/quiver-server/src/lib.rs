@@ -10,12 +10,14 @@
 //! Every request works on one committed version of the store ([`state`]).
 //!
 //! How a query travels: the request is parsed ([`protocol`]) and its result formats
-//! negotiated ([`negotiate`]); it is then admitted or refused with 503 ([`limits`]: a
-//! semaphore of `threads` permits and a bounded queue where a request waits a short time), prepared, executed and serialized on a
-//! blocking thread ([`execute`]). The status line is decided once execution has succeeded or
-//! failed; the body then streams from the serializer through a bounded channel
-//! ([`stream`]), so a client that stops reading stops the serializer (backpressure) and one
-//! that stalls past the send timeout is cut off, instead of the server buffering the result.
+//! negotiated ([`negotiate`]); a light query then runs on the request's own task, and
+//! any other is admitted or refused with 503 ([`limits`]: a semaphore of `threads` permits
+//! and a bounded queue where a request waits a short time), prepared, executed and
+//! serialized on a blocking thread ([`execute`]). The status line is decided once execution
+//! has succeeded or failed; a result smaller than a chunk goes whole with it, a larger one
+//! streams from the serializer through a bounded channel ([`stream`]), so a client that
+//! stops reading stops the serializer (backpressure) and one that stalls past the send
+//! timeout is cut off, instead of the server buffering the result.
 //!
 //! The crate is a library so that the `quiver serve` command stays thin and tests can start a
 //! server in-process: [`run`] owns a runtime and blocks until SIGINT/SIGTERM; [`serve`] is the
