@@ -304,11 +304,7 @@ fn a_cluster_reads_its_config_file_logs_json_from_every_process_and_reports_the_
 
 /// Sends SIGKILL to process `pid`.
 fn kill(pid: u32) {
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success(), "kill {pid}");
+    signal(pid, "-KILL");
 }
 
 /// A process of the cluster killed: process 0 says so in one line of its log (not a
@@ -400,7 +396,7 @@ fn a_killed_process_makes_the_cluster_unavailable_and_says_so_once() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Sends `signal` (`-STOP`, `-CONT`) to process `pid`.
+/// Sends `signal` (`-KILL`, `-STOP`, `-CONT`) to process `pid`.
 fn signal(pid: u32, signal: &str) {
     let sent = std::process::Command::new("kill")
         .args([signal, &pid.to_string()])

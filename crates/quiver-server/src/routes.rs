@@ -304,15 +304,18 @@ fn light_query(
     text: &str,
     options: &PrepareOptions,
 ) -> Result<Option<LightQuery>, ApiError> {
-    let cached = match state.queries.get(store, text, options) {
-        Some(cached) => cached,
-        None if text.len() <= execute::INLINE_TEXT_BYTES => {
-            match state.queries.prepare(store, text, options) {
-                Ok((cached, _)) => cached,
-                Err(error) => return Err(ApiError::from_query(&error)),
-            }
+    // A short text is prepared here (from the cache when it is there); a long one runs
+    // here only when cached and known cheap.
+    let cached = if text.len() <= execute::INLINE_TEXT_BYTES {
+        match state.queries.prepare(store, text, options) {
+            Ok((cached, _)) => cached,
+            Err(error) => return Err(ApiError::from_query(&error)),
         }
-        None => return Ok(None),
+    } else {
+        match state.queries.get(store, text, options) {
+            Some(cached) => cached,
+            None => return Ok(None),
+        }
     };
     if cached.query.calls_services() {
         return Ok(None);
