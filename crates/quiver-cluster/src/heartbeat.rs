@@ -69,25 +69,69 @@ impl Liveness {
     /// Why another process counts as gone, if one does (silent for longer than
     /// [`SILENT_AFTER`], or its heartbeat's connection closed), with what to do.
     pub fn silent(&self) -> Option<String> {
+        self.gone(SILENT_AFTER).map(|gone| match gone.silent_for {
+            None => format!("{gone}; restart the cluster"),
+            Some(_) => {
+                format!("{gone}; queries fail until it answers again, or restart the cluster")
+            }
+        })
+    }
+
+    /// The first other process silent for longer than `limit`, or whose heartbeat's
+    /// connection closed.
+    pub fn gone(&self, limit: Duration) -> Option<Gone> {
+        self.find_gone(limit, true)
+    }
+
+    /// The first other process silent for longer than `limit`; one whose connection
+    /// closed is not counted (for work whose processes end one after the other, such as
+    /// a load: one that dies also breaks timely's connections, which tell).
+    pub fn unheard(&self, limit: Duration) -> Option<Gone> {
+        self.find_gone(limit, false)
+    }
+
+    fn find_gone(&self, limit: Duration, closed: bool) -> Option<Gone> {
         let now = self.millis(Instant::now());
-        let limit = SILENT_AFTER.as_millis() as u64;
+        let limit = limit.as_millis() as u64;
         self.heard
             .iter()
             .enumerate()
             .filter(|(process, _)| *process != self.me)
             .find_map(|(process, heard)| match heard.load(Ordering::Relaxed) {
-                CLOSED => Some(format!(
-                    "process {process} of the cluster closed its connection; restart the \
-                     cluster"
-                )),
-                at if now.saturating_sub(at) > limit => Some(format!(
-                    "process {process} of the cluster has not been heard from for {:.1} s \
-                     (stopped, hung or cut off); queries fail until it answers again, or \
-                     restart the cluster",
-                    (now - at) as f64 / 1e3
-                )),
+                CLOSED if !closed => None,
+                CLOSED => Some(Gone {
+                    process,
+                    silent_for: None,
+                }),
+                at if now.saturating_sub(at) > limit => Some(Gone {
+                    process,
+                    silent_for: Some(Duration::from_millis(now - at)),
+                }),
                 _ => None,
             })
+    }
+}
+
+/// Another process that counts as gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gone {
+    pub process: usize,
+    /// How long it has not been heard from; `None`: its connection closed.
+    pub silent_for: Option<Duration>,
+}
+
+impl std::fmt::Display for Gone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let process = self.process;
+        match self.silent_for {
+            None => write!(f, "process {process} of the cluster closed its connection"),
+            Some(silent) => write!(
+                f,
+                "process {process} of the cluster has not been heard from for {:.1} s \
+                 (stopped, hung or cut off)",
+                silent.as_secs_f64()
+            ),
+        }
     }
 }
 

@@ -617,15 +617,43 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
 }
 
 /// Set when this test binary runs again as one process of a cluster load:
-/// `dir|process|addresses|die|listening descriptor`, the input being `write_files(dir)`'s.
+/// `dir|process|addresses|fate|listening descriptor`, the input being `write_files(dir)`'s.
 const CHILD: &str = "QUIVER_TEST_LOAD_PROCESS";
 
-/// Dies (exits at once, as if killed) as soon as it has parsed anything.
-struct Dies;
+/// What becomes of a process of a load as soon as it has parsed anything.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fate {
+    /// It loads its share.
+    Lives,
+    /// It exits at once, as if killed.
+    Dies,
+    /// It stops itself (SIGSTOP): its connections stay open and its kernel answers for it.
+    Stops,
+}
 
-impl quiver_loader::Progress for Dies {
+impl Fate {
+    fn parse(text: &str) -> Self {
+        match text {
+            "Dies" => Fate::Dies,
+            "Stops" => Fate::Stops,
+            _ => Fate::Lives,
+        }
+    }
+}
+
+impl quiver_loader::Progress for Fate {
     fn statements(&self, _: u64) {
-        std::process::exit(9);
+        match self {
+            Fate::Lives => {}
+            Fate::Dies => std::process::exit(9),
+            Fate::Stops => {
+                let me = std::process::id().to_string();
+                std::process::Command::new("kill")
+                    .args(["-STOP", &me])
+                    .status()
+                    .unwrap();
+            }
+        }
     }
 }
 
@@ -634,7 +662,7 @@ fn load_as_process(
     process: usize,
     addresses: Vec<String>,
     listener: Option<Arc<std::net::TcpListener>>,
-    die: bool,
+    fate: Fate,
 ) -> Result<(), String> {
     let files = write_files_list(dir);
     let config = quiver_cluster::ClusterConfig {
@@ -643,10 +671,7 @@ fn load_as_process(
         workers: 1,
         listener,
     };
-    let progress: Arc<dyn quiver_loader::Progress + Send + Sync> = match die {
-        true => Arc::new(Dies),
-        false => Arc::new(NoProgress),
-    };
+    let progress: Arc<dyn quiver_loader::Progress + Send + Sync> = Arc::new(fate);
     let input = LoadInput::Files {
         piece_bytes: None,
         paths: files,
@@ -675,7 +700,7 @@ fn spawn(
     dir: &Path,
     process: usize,
     ports: &quiver_cluster::LoopbackPorts,
-    die: bool,
+    fate: Fate,
 ) -> std::process::Child {
     let mut command = std::process::Command::new(std::env::current_exe().unwrap());
     let fd = ports.hand_over(process, &mut command).unwrap();
@@ -684,7 +709,7 @@ fn spawn(
         .args(["--exact", "real_processes_load_a_cluster", "--nocapture"])
         .env(
             CHILD,
-            format!("{}|{process}|{addresses}|{die}|{fd}", dir.display()),
+            format!("{}|{process}|{addresses}|{fate:?}|{fd}", dir.display()),
         )
         .spawn()
         .unwrap()
@@ -700,7 +725,7 @@ fn real_processes_load_a_cluster() {
             fields[1].parse().unwrap(),
             addresses,
             common::inherited(fields[4]),
-            fields[3] == "true",
+            Fate::parse(fields[3]),
         );
         // A process that could not finish its load says why and fails.
         if let Err(error) = result {
@@ -719,10 +744,10 @@ fn real_processes_load_a_cluster() {
         write_files(&dir);
         let mut ports = common::loopback_ports(processes);
         let mut children: Vec<_> = (1..processes)
-            .map(|p| spawn(&dir, p, &ports, false))
+            .map(|p| spawn(&dir, p, &ports, Fate::Lives))
             .collect();
         let addresses = ports.addresses().to_vec();
-        load_as_process(&dir, 0, addresses, ports.take(0), false).unwrap();
+        load_as_process(&dir, 0, addresses, ports.take(0), Fate::Lives).unwrap();
         for child in &mut children {
             assert!(child.wait().unwrap().success());
         }
@@ -738,10 +763,11 @@ fn real_processes_load_a_cluster() {
     std::fs::create_dir_all(&dir).unwrap();
     write_files(&dir);
     let mut ports = common::loopback_ports(3);
-    let mut children: Vec<_> = (1..3).map(|p| spawn(&dir, p, &ports, p == 2)).collect();
+    let fate = |p| if p == 2 { Fate::Dies } else { Fate::Lives };
+    let mut children: Vec<_> = (1..3).map(|p| spawn(&dir, p, &ports, fate(p))).collect();
     let started = std::time::Instant::now();
     let addresses = ports.addresses().to_vec();
-    let error = load_as_process(&dir, 0, addresses, ports.take(0), false).unwrap_err();
+    let error = load_as_process(&dir, 0, addresses, ports.take(0), Fate::Lives).unwrap_err();
     assert!(
         started.elapsed() < std::time::Duration::from_secs(20),
         "{:?}",
@@ -755,6 +781,30 @@ fn real_processes_load_a_cluster() {
         let _ = child.kill();
         let _ = child.wait();
     }
+    assert!(read_layout(&dir.join("cluster")).unwrap().is_none());
+    // A process that stops while loading (its connections open, its kernel answering for
+    // it): the others stop with an error naming it once it has not been heard from for
+    // `SILENT_AFTER`, where they waited for as long as it stayed stopped, and no layout
+    // is written.
+    let dir = root.join("stopped");
+    std::fs::create_dir_all(&dir).unwrap();
+    write_files(&dir);
+    let mut ports = common::loopback_ports(2);
+    let mut stopped = spawn(&dir, 1, &ports, Fate::Stops);
+    let started = std::time::Instant::now();
+    let addresses = ports.addresses().to_vec();
+    let error = load_as_process(&dir, 0, addresses, ports.take(0), Fate::Lives).unwrap_err();
+    let waited = started.elapsed();
+    stopped.kill().unwrap();
+    let _ = stopped.wait();
+    assert!(
+        waited >= quiver_cluster::load::SILENT_AFTER && waited < std::time::Duration::from_secs(20),
+        "{waited:?}"
+    );
+    assert!(
+        error.contains("process 1 of the cluster has not been heard from"),
+        "{error}"
+    );
     assert!(read_layout(&dir.join("cluster")).unwrap().is_none());
     let _ = std::fs::remove_dir_all(&root);
 }

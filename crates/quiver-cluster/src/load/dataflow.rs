@@ -29,6 +29,7 @@ use timely::dataflow::operators::{Input, Probe};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
 use crate::buffers::OneEach;
+use crate::heartbeat::Liveness;
 
 use super::{ClusterLoadError, LoadedCluster, PartitionSummary, Shares};
 
@@ -43,14 +44,16 @@ const WINDOW: u64 = 4;
 /// How long an origin waits before it looks at the builders' progress again.
 const WAIT: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// One worker's part of the load; the first worker of each process returns the cluster.
+/// One worker's part of the load (its process's workers: `(first, how many)`); the first
+/// worker of each process returns the cluster. It gives up once another process is not
+/// heard from for [`super::SILENT_AFTER`] (`liveness`: none in one process).
 pub(super) fn run(
     worker: &mut timely::worker::Worker,
     dir: &Path,
     shares: &Shares,
-    first: usize,
-    local: usize,
+    (first, local): (usize, usize),
     grow: bool,
+    liveness: Option<&Liveness>,
     progress: &(dyn Progress + Send + Sync),
 ) -> Result<Option<LoadedCluster>, ClusterLoadError> {
     let index = worker.index() as u32;
@@ -279,7 +282,17 @@ pub(super) fn run(
         }
     }
     drop(input);
-    while worker.step_or_park(None) {}
+    // Woken at least every beat, to hear whether the other processes are still there.
+    while worker.step_or_park(Some(crate::heartbeat::BEAT)) {
+        if let Some(gone) = liveness.and_then(|l| l.unheard(super::SILENT_AFTER)) {
+            // Timely steps a worker's dataflows to their end once it returns: this one
+            // would wait for the silent process.
+            for dataflow in worker.installed_dataflows() {
+                worker.drop_dataflow(dataflow);
+            }
+            return Err(ClusterLoadError::Gone(gone));
+        }
+    }
     if let Some(failure) = state.borrow_mut().failure.take() {
         return Err(ClusterLoadError::Input(failure));
     }

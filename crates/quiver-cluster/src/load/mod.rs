@@ -111,7 +111,14 @@ pub enum ClusterLoadError {
     Store { dir: PathBuf, message: String },
     #[error("the load stopped: a process of the cluster ended or its connection closed ({0}); no store was written")]
     Workers(String),
+    #[error("the load stopped: {0}; no store was written")]
+    Gone(crate::heartbeat::Gone),
 }
+
+/// How long another process may go unheard before a load gives up on it: longer than a
+/// query's limit (`heartbeat::SILENT_AFTER`), as a load works every core for minutes and
+/// a false alarm costs all of it, and still within seconds.
+pub const SILENT_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Loads `input` into a new partitioned store in `dir`, one partition per worker of
 /// `cluster` (see the module's documentation), or adds it to the cluster loaded there
@@ -173,29 +180,37 @@ pub fn load_cluster(
         .as_ref()
         .map(|layout| layout.load.clone().unwrap_or_default());
     let shares = Arc::new(Shares::new(&input, total, grown.as_deref())?);
-    // The heartbeat beats while the load runs (nothing here asks it: a process that
-    // ends closes its connections, which fail the load).
-    let (builders, others, _heartbeat) = match cluster {
+    // The workers stop once another process is not heard from (a process that ends
+    // closes its connections, which fail the load at once).
+    let (builders, network, heartbeat) = match cluster {
         LoadCluster::InProcess { workers } => crate::connect::in_process(workers),
         LoadCluster::Processes(config) => crate::connect::cluster(config),
     }
     .map_err(ClusterLoadError::Workers)?;
+    let liveness = heartbeat
+        .as_ref()
+        .map(crate::heartbeat::Heartbeat::liveness);
     let target = dir.to_owned();
+    // Timely joins its network threads when its guards are dropped, and a thread reading
+    // from a stopped process waits for as long as that process stays stopped. So the
+    // network's guards are kept here, out of timely's: dropped once the load is over, or
+    // left to a thread of their own when it failed.
+    let network = NetworkGuards(Some(network));
     // A peer process that dies makes timely's communication threads panic, and their
     // guards panic again when dropped: caught here, the load fails with an error.
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
         let guards = timely::execute::execute_from(
             builders,
-            others,
+            Box::new(()),
             timely::WorkerConfig::default(),
             move |worker| {
                 dataflow::run(
                     worker,
                     &target,
                     &shares,
-                    first,
-                    local,
+                    (first, local),
                     grow,
+                    liveness.as_deref(),
                     progress.as_ref(),
                 )
             },
@@ -207,18 +222,17 @@ pub fn load_cluster(
                 Ok(Ok(Some(cluster))) => loaded = Some(cluster),
                 Ok(Ok(None)) => {}
                 Ok(Err(error)) => return Err(error),
-                Err(panic) => return Err(ClusterLoadError::Workers(panic)),
+                // A worker's panic comes as `Any`; the one this load meets is timely's
+                // on a broken connection.
+                Err(_) => return Err(broke()),
             }
         }
+        network.end();
         Ok(loaded)
     }));
     let loaded = match run {
         Ok(loaded) => loaded?,
-        Err(_) => {
-            return Err(ClusterLoadError::Workers(
-                "its connections to the other processes broke".into(),
-            ))
-        }
+        Err(_) => return Err(broke()),
     };
     let mut loaded = loaded.ok_or_else(|| {
         ClusterLoadError::Workers("no worker of this process returned the layout".into())
@@ -237,6 +251,36 @@ pub fn load_cluster(
     }
     loaded.seconds = started.elapsed().as_secs_f64();
     Ok(loaded)
+}
+
+/// A load whose connections between processes broke (a process died).
+fn broke() -> ClusterLoadError {
+    ClusterLoadError::Workers("its connections to the other processes broke".into())
+}
+
+/// Timely's network threads' guards, joined by [`Self::end`] once every worker ended
+/// well; dropped otherwise (a worker failed: another process may be stopped, and a
+/// thread reading from it never ends), they are joined on a thread of their own, which
+/// ends once that process does or with this one.
+struct NetworkGuards(Option<Box<dyn std::any::Any + Send>>);
+
+impl NetworkGuards {
+    fn end(mut self) {
+        drop(self.0.take());
+    }
+}
+
+impl Drop for NetworkGuards {
+    fn drop(&mut self) {
+        if let Some(guards) = self.0.take() {
+            let _ = std::thread::Builder::new()
+                .name("quiver-load-network".into())
+                .spawn(move || {
+                    // Their threads panic on a closed connection, and the guards on it.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(guards)));
+                });
+        }
+    }
 }
 
 /// The smallest byte range a large line-based file is cut into by default.
