@@ -780,6 +780,7 @@ impl BgpPartitions for TimelyPartitions {
                 keep: request.keep.clone(),
                 // Counted on the workers only where no bound may cut the rows.
                 count_by: request.count_by.clone().filter(|_| request.limit.is_none()),
+                top: request.top.clone().filter(|_| request.limit.is_none()),
                 merged: request.merged.to_vec(),
                 aggregate: None,
                 cap,
@@ -876,6 +877,7 @@ impl BgpPartitions for TimelyPartitions {
             rdf_type: self.rdf_type,
             keep: None,
             count_by: None,
+            top: None,
             merged: merged.to_vec(),
             aggregate: Some(aggregate.clone()),
             cap: u64::MAX,

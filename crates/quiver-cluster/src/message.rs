@@ -16,6 +16,7 @@ use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::{Exchanged, WorkerRole, WorkerStep};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::{Table, VarId};
+use quiver_sparql::top_rows::TopRows;
 use serde::{Deserialize, Serialize};
 
 use crate::route::{by_owner, orient, place, with_classes, Placement};
@@ -39,6 +40,9 @@ pub(crate) struct Plan {
     /// (`PartitionedBgp::count_by`): each key found once, with its count ([`count_rows`]),
     /// or uncounted where that would not shrink them ([`count_if_smaller`]).
     pub count_by: Option<Vec<VarId>>,
+    /// Rows past the last step leave their worker cut to the first in an order
+    /// (`PartitionedBgp::top`, [`TopRows::cut`]): a top-k's `k` per message.
+    pub top: Option<TopRows>,
     /// The `FROM` graphs whose merge `graph` is, if it is one.
     pub merged: Vec<Id>,
     /// A count read from the index instead of steps: one hop, on every worker, whose rows
@@ -71,6 +75,7 @@ impl Plan {
             rdf_type: None,
             keep: None,
             count_by: None,
+            top: None,
             merged: Vec::new(),
             aggregate: None,
             cap: u64::MAX,
@@ -472,8 +477,8 @@ pub(crate) struct Filter<'a> {
 /// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
 /// steps over the classes, and with this process's replicated memberships (`types`),
 /// checks of `rdf:type` (recorded under a traced plan), run here first, and
-/// rows past the last step go to the query's coordinator (with
-/// the columns it reads only). Empty rows travel to one worker only, so that the end still
+/// rows past the last step go to the query's coordinator (with the columns it reads only,
+/// a top-k's first rows only, counted where asked). Empty rows travel to one worker only, so that the end still
 /// learns their columns. A count read from the index goes to every worker.
 pub(crate) fn route(
     plan: &Arc<Plan>,
@@ -508,6 +513,10 @@ pub(crate) fn route(
         let Some(planned) = plan.steps.get(step) else {
             let rows = match &plan.keep {
                 Some(keep) => rows.into_reshape(keep),
+                None => rows,
+            };
+            let rows = match &plan.top {
+                Some(top) => top.cut(rows),
                 None => rows,
             };
             let rows = match &plan.count_by {

@@ -248,6 +248,52 @@ fn a_limit_is_enforced_on_every_worker() {
     }
 }
 
+/// A top-k right above a pattern (an ORDER BY of variables under a LIMIT) has each worker
+/// send on only the first rows of its own in that order: at most `k` per worker where the
+/// unordered pattern moves every row, and the whole store's rows, in its order (the orders
+/// below are total, so that the answer is one).
+#[test]
+fn a_top_k_leaves_each_worker_with_its_first_rows_only() {
+    let store = common::lubm1();
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\n";
+    let queries = [
+        (
+            "SELECT ?e WHERE { ?x ub:emailAddress ?e } ORDER BY ?e LIMIT 10",
+            10,
+        ),
+        (
+            "SELECT ?x ?n WHERE { ?x ub:name ?n } ORDER BY DESC(?n) ?x LIMIT 7",
+            7,
+        ),
+        (
+            "SELECT ?x ?e WHERE { ?x ub:emailAddress ?e } ORDER BY DESC(?x) LIMIT 5 OFFSET 3",
+            8,
+        ),
+    ];
+    for (query, k) in queries {
+        let query = format!("{prefix}{query}");
+        let unordered = query[..query.find(" ORDER BY").unwrap()].to_owned();
+        let mut whole = Vec::new();
+        common::for_each_solution(&store, &query, None, |row| whole.push(row));
+        assert!(!whole.is_empty(), "{query}");
+        for workers in [2u32, 3] {
+            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let mut rows = Vec::new();
+            common::for_each_solution(&store, &query, Some(cluster.clone()), |row| rows.push(row));
+            assert_eq!(rows, whole, "{query} on {workers} workers");
+            let cut = cluster.exchanged().rows;
+            let (all, found) = moved(&store, &unordered, workers);
+            let bound = (k + 1) * u64::from(workers);
+            assert!(
+                cut <= bound && all.rows > 10 * bound,
+                "{query} on {workers} workers moved {cut} rows, {} without the order \
+                 ({found} rows)",
+                all.rows
+            );
+        }
+    }
+}
+
 /// A GROUP BY that only counts rows has them counted by key on each worker: its groups
 /// leave the workers, not its rows (agg1: undergraduates per department), with the whole
 /// store's counts; so does a DISTINCT projection of a pattern; counts it cannot take so (DISTINCT, a variable the pattern does not

@@ -36,6 +36,7 @@ pub mod service;
 pub mod step;
 mod syntax_error;
 pub mod table;
+pub mod top_rows;
 pub mod update;
 
 /// GROUP BY's aggregates and profile, where other crates have always found them.

@@ -19,6 +19,7 @@ use crate::error::QueryError;
 use crate::operator::index_aggregate::{Counts, IndexAggregate};
 use crate::step::Step;
 use crate::table::Table;
+pub use crate::top_rows::TopRows;
 
 /// One basic graph pattern to run over the partitions.
 pub struct PartitionedBgp<'a> {
@@ -48,6 +49,11 @@ pub struct PartitionedBgp<'a> {
     /// ([`Explored::counts`]) instead of the rows. Only set without `limit` and where the
     /// pattern has no equalities.
     pub count_by: Option<Vec<crate::table::VarId>>,
+    /// Only the first rows in an order are read (an ORDER BY of variables under a LIMIT,
+    /// right above the pattern): the partitions may keep, of the rows each worker sends
+    /// on, those [`TopRows::cut`] keeps. Only set without `limit` and `count_by` and
+    /// where the pattern has no equalities.
+    pub top: Option<TopRows>,
     /// Record what each worker did at each step ([`PartitionTrace`], for EXPLAIN): the
     /// messages of a cluster's run then carry their records to the coordinator.
     pub trace: bool,

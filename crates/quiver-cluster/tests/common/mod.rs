@@ -81,6 +81,7 @@ pub const QUERIES: &[&str] = &[
     "SELECT * WHERE { { ?x ex:p1 ?y } UNION { ?x ex:p4 ?y } ?y ex:p3 ?z }",
     "SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ?p ?o } GROUP BY ?x",
     "SELECT * WHERE { ?x ex:p1 ?y } ORDER BY ?y ?x LIMIT 5",
+    "SELECT ?o ?s ?p WHERE { ?s ?p ?o } ORDER BY DESC(?o) ?s ?p LIMIT 4",
     "SELECT * WHERE { ?s ?p ?o } LIMIT 7",
     "SELECT * WHERE { ?x ex:p1 ?y . ?y ex:p2 ?z } LIMIT 3",
     "SELECT * WHERE { ?x ex:p1 ?y . ?y a ex:C2 . ?x a ex:C1 } LIMIT 2",

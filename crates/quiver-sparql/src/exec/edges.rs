@@ -168,6 +168,7 @@ impl PartitionedEdges<'_> {
                 state: self.state,
                 keep: None,
                 count_by: None,
+                top: None,
                 limit: None,
                 trace: false,
             })

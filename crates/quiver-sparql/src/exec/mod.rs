@@ -133,6 +133,9 @@ pub struct Evaluator<'a> {
     /// The columns by which that pattern's rows may be counted where they are, when the
     /// GROUP BY (or DISTINCT) above it reads no other (`PartitionedBgp::count_by`).
     pending_count_by: RefCell<Option<Vec<VarId>>>,
+    /// The first rows in an order, all a top-k right above that pattern reads
+    /// (`PartitionedBgp::top`).
+    pending_top: RefCell<Option<crate::top_rows::TopRows>>,
     /// What the partitions counted for it: the rows it returned stand for these many each.
     counted: RefCell<Option<Vec<u64>>>,
     /// The result cap and the operators whose row count is at most the result's (every
@@ -172,6 +175,7 @@ impl<'a> Evaluator<'a> {
             rows_built: Cell::new(0),
             pending_columns: RefCell::new(None),
             pending_count_by: RefCell::new(None),
+            pending_top: RefCell::new(None),
             counted: RefCell::new(None),
             result_cap: None,
         }
@@ -437,7 +441,12 @@ impl<'a> Evaluator<'a> {
             Operator::TopK { inner, keys, k } => {
                 let table = match self.top_k_candidates(inner, keys, *k)? {
                     Some(candidates) => candidates,
-                    None => self.evaluate(inner)?,
+                    None => {
+                        *self.pending_top.borrow_mut() = self.top_over_partitions(inner, keys, *k);
+                        let table = self.evaluate(inner);
+                        self.pending_top.borrow_mut().take();
+                        table?
+                    }
                 };
                 top_k::top_k(self, table, keys, *k)?
             }

@@ -55,9 +55,7 @@ impl KeyMap {
     ) -> Result<Self, QueryError> {
         let ctx = scope.ctx();
         let dictionary = ctx.store.dictionary();
-        let ordered_below =
-            Id::try_from(dictionary.rank(&[TAG_LANG]).min(dictionary.ordered_below()))
-                .unwrap_or(Id::MAX);
+        let ordered_below = ordered_below(ctx.store);
         let mut distinct: FxHashSet<Id> = FxHashSet::default();
         for column in columns {
             distinct.extend(unordered_ids(&ctx, column, ordered_below)?);
@@ -92,7 +90,10 @@ impl KeyMap {
             others.insert(id, next);
         }
         ranked.sort_by(|(a, _), (b, _)| quiver_expr::order_terms(a.as_ref(), b.as_ref()));
-        let start = (u128::from(ordered_below) + 1) << 64;
+        // After every key placed among the sorted terms, whose ranks are at most the first
+        // language-tagged literal's (which is above `ordered_below` in a cluster's share
+        // of a dictionary, whose ids do not sort: there `ordered_below` is 0).
+        let start = (u128::from(dictionary.rank(&[TAG_LANG])) + 1) << 64;
         let mut rank = 0u128;
         for (i, (term, id)) in ranked.iter().enumerate() {
             if term.is_none() {
@@ -137,6 +138,14 @@ impl KeyMap {
         })?;
         Ok(parts.concat())
     }
+}
+
+/// The ids below which ids sort as their terms do in `store`'s dictionary: its sorted
+/// part, up to the first language-tagged literal (0 for a cluster's share of a
+/// dictionary, whose ids do not sort).
+pub(crate) fn ordered_below(store: &quiver_store::Store) -> Id {
+    let dictionary = store.dictionary();
+    Id::try_from(dictionary.rank(&[TAG_LANG]).min(dictionary.ordered_below())).unwrap_or(Id::MAX)
 }
 
 /// Whether a term is of a kind whose encoding sorts like ORDER BY: blank node, IRI or

@@ -13,13 +13,14 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use oxrdf::Term;
-use spargebra::algebra::OrderExpression;
+use spargebra::algebra::{Expression, OrderExpression};
 
 use super::scope::Scope;
 use super::sort_key::{top_rows, RowKeys};
 use crate::context::{ensure_addressable, table_bytes, CHECK_STRIDE};
 use crate::error::QueryError;
 use crate::table::Table;
+use crate::top_rows::TopRows;
 
 /// The ORDER BY keys of one row.
 pub(crate) type OrderKey = Vec<Option<Term>>;
@@ -117,6 +118,42 @@ pub(crate) fn top_k(
         table.rows
     ));
     Ok(table.gather(&rows))
+}
+
+impl super::Evaluator<'_> {
+    /// What a top-k over `inner` asks of the partitions ([`TopRows`]): when `inner` is a
+    /// basic graph pattern that runs on them, every key is a variable of the query and
+    /// some ids sort as their terms do; `None` otherwise.
+    pub(crate) fn top_over_partitions(
+        &self,
+        inner: &crate::operator::Operator,
+        keys: &[OrderExpression],
+        k: usize,
+    ) -> Option<TopRows> {
+        self.partitions.as_ref()?;
+        if !matches!(inner, crate::operator::Operator::Bgp(_)) || k == 0 {
+            return None;
+        }
+        let keys = keys
+            .iter()
+            .map(|key| {
+                let (expression, descending) = match key {
+                    OrderExpression::Asc(e) => (e, false),
+                    OrderExpression::Desc(e) => (e, true),
+                };
+                let Expression::Variable(variable) = expression else {
+                    return None;
+                };
+                Some((self.vars.get(variable)?, descending))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let ordered_below = super::sort_key::ordered_below(self.store);
+        (ordered_below > 0).then_some(TopRows {
+            keys,
+            k,
+            ordered_below,
+        })
+    }
 }
 
 /// Bytes of one row's ORDER BY keys.

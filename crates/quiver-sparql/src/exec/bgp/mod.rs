@@ -65,6 +65,10 @@ impl Evaluator<'_> {
                         .pending_count_by
                         .take()
                         .filter(|_| planned.bgp.equalities.is_empty() && limit.is_none()),
+                    top: self
+                        .pending_top
+                        .take()
+                        .filter(|_| planned.bgp.equalities.is_empty() && limit.is_none()),
                     trace: self.trace_partitions,
                 })?;
                 *self.counted.borrow_mut() = explored.counts;
