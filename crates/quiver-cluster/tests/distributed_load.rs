@@ -600,6 +600,24 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
         "CONSTRUCT { ?s ex:copy ?o } WHERE { ?s ex:p2 ?o }",
         "DESCRIBE ex:e5",
         "SELECT ?x ?y WHERE { ?x ex:p1+ ?y } ORDER BY ?x ?y LIMIT 50",
+        // What a whole store decides on ids (their order, id ranges) over literals of
+        // every kind, which a share of the dictionary must decide on terms.
+        "SELECT ?o ?s ?p WHERE { ?s ?p ?o } ORDER BY ?o ?s ?p",
+        "SELECT ?o ?s ?p WHERE { ?s ?p ?o } ORDER BY DESC(?o) ?s ?p LIMIT 9",
+        "SELECT (MIN(?o) AS ?lo) (MAX(?o) AS ?hi) WHERE { ?s ?p ?o }",
+        "SELECT ?p (MIN(?o) AS ?lo) (MAX(?o) AS ?hi) (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p",
+        "SELECT ?s (MAX(?o) AS ?hi) WHERE { ?s ?p ?o } GROUP BY ?s ORDER BY ?s",
+        "SELECT ?s ?o WHERE { ?s ?p ?o FILTER(STRSTARTS(?o, 'v')) }",
+        "SELECT ?s ?o WHERE { ?s ?p ?o FILTER(REGEX(?o, '^ch')) }",
+        "SELECT ?s ?o WHERE { ?s ?p ?o FILTER(?o = 'plain') }",
+        "SELECT ?s ?o WHERE { ?s ?p ?o FILTER(?o > 'u') }",
+        "SELECT ?s ?o WHERE { ?s ?p ?o FILTER(?o >= 40) }",
+        "SELECT ?s ?o WHERE { ?s ?p ?o FILTER(isLiteral(?o) && !isNumeric(?o)) }",
+        "SELECT (COUNT(DISTINCT ?o) AS ?n) WHERE { ?s ?p ?o FILTER(isLiteral(?o)) }",
+        "SELECT DISTINCT ?o WHERE { ?s ?p ?o FILTER(isLiteral(?o)) } ORDER BY ?o",
+        "SELECT ?s ?o WHERE { ?s ?p ?o FILTER(LANGMATCHES(LANG(?o), 'en')) }",
+        "SELECT ?a ?b WHERE { ?a ?p ?o . ?b ?q ?o FILTER(?a != ?b) }",
+        "SELECT ?s WHERE { ?s ?p ?o FILTER(sameTerm(?o, 42)) }",
     ];
     // The sum names a stored literal, which the aggregate must join with.
     let summed = extra.iter().find(|shape| shape.contains("SUM(")).unwrap();

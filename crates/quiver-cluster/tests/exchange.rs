@@ -294,6 +294,58 @@ fn a_top_k_leaves_each_worker_with_its_first_rows_only() {
     }
 }
 
+/// The cut keeps every row whose keys do not sort by id (numbers, language-tagged
+/// literals): over values of every kind, a top-k gives the whole store's rows in its order,
+/// ascending and descending, and still moves fewer rows than the pattern has.
+#[test]
+fn a_top_k_over_terms_of_every_kind_gives_the_whole_stores_rows() {
+    use oxrdf::{GraphName, Literal, NamedNode, Quad, Term};
+    let iri = |name: String| NamedNode::new(format!("http://ex/{name}")).unwrap();
+    let quads = (0..400u32).map(|i| {
+        let object: Term = match i % 4 {
+            0 => Literal::from(i64::from(i * 37 % 101)).into(),
+            1 => Literal::new_simple_literal(format!("s{}", i * 13 % 97)).into(),
+            2 => Literal::new_language_tagged_literal(format!("l{}", i % 50), "en")
+                .unwrap()
+                .into(),
+            _ => iri(format!("o{}", i * 7 % 89)).into(),
+        };
+        Quad::new(
+            iri(format!("e{i}")),
+            iri("v".into()),
+            object,
+            GraphName::DefaultGraph,
+        )
+    });
+    let (store, _) = quiver_loader::load_quads(quads, None).unwrap();
+    let prefix = "PREFIX ex: <http://ex/>\n";
+    for order in ["?o ?s", "DESC(?o) ?s", "?s", "DESC(?s)"] {
+        let query =
+            format!("{prefix}SELECT ?o ?s WHERE {{ ?s ex:v ?o }} ORDER BY {order} LIMIT 12");
+        let mut whole = Vec::new();
+        common::for_each_solution(&store, &query, None, |row| whole.push(row));
+        assert_eq!(whole.len(), 12);
+        for workers in [2u32, 3] {
+            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let mut rows = Vec::new();
+            common::for_each_solution(&store, &query, Some(cluster.clone()), |row| rows.push(row));
+            assert_eq!(rows, whole, "{query} on {workers} workers");
+            let cut = cluster.exchanged().rows;
+            let (all, _) = moved(&store, &query[..query.find(" ORDER BY").unwrap()], workers);
+            // Subjects are IRIs, which sort by id: a worker sends its first 12 alone.
+            let bound = match order.contains("?o") {
+                true => all.rows * 3 / 4,
+                false => 13 * u64::from(workers),
+            };
+            assert!(
+                cut <= bound,
+                "{query} on {workers} workers moved {cut} rows, {} without the order",
+                all.rows
+            );
+        }
+    }
+}
+
 /// A GROUP BY that only counts rows has them counted by key on each worker: its groups
 /// leave the workers, not its rows (agg1: undergraduates per department), with the whole
 /// store's counts; so does a DISTINCT projection of a pattern; counts it cannot take so (DISTINCT, a variable the pattern does not
