@@ -795,6 +795,7 @@ impl BgpPartitions for TimelyPartitions {
                 None => std::mem::take(&mut request.input),
             };
             let count_by = plan.count_by.clone();
+            let cut_to = plan.top.clone();
             let (rows, truncated, trace) = self.ask(plan, input, request.state)?;
             let (rows, counts) = match &count_by {
                 Some(keys) => {
@@ -812,6 +813,7 @@ impl BgpPartitions for TimelyPartitions {
                     steps,
                     work,
                     counted_by: count_by,
+                    cut_to,
                 });
                 return Ok(Explored {
                     rows,

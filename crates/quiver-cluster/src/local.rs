@@ -165,6 +165,7 @@ impl BgpPartitions for LocalPartitions {
             steps,
             work,
             counted_by: None,
+            cut_to: None,
         });
         Ok(Explored {
             rows,

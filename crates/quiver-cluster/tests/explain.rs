@@ -253,3 +253,38 @@ fn a_count_by_key_on_the_workers_is_explained() {
         );
     }
 }
+
+/// EXPLAIN says when the rows leaving each worker were cut to a top-k's first rows (its
+/// keys variables); a top-k over an expression has no cut.
+#[test]
+fn a_top_k_cut_on_the_workers_is_explained() {
+    let store = common::lubm1();
+    let partitions: Arc<dyn BgpPartitions> =
+        Arc::new(TimelyPartitions::in_process(&store, 2).unwrap());
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    for (query, cut) in [
+        (
+            "SELECT ?e WHERE { ?x ub:emailAddress ?e } ORDER BY DESC(?e) LIMIT 7",
+            true,
+        ),
+        (
+            "SELECT ?e WHERE { ?x ub:emailAddress ?e } ORDER BY STR(?e) LIMIT 7",
+            false,
+        ),
+    ] {
+        let profile = profile(
+            &store,
+            &format!("{prefix} {query}"),
+            partitions.clone(),
+            true,
+        );
+        let trace = profile.bgps[0].partitions.as_ref().expect("a trace");
+        assert_eq!(trace.cut_to.as_ref().map(|top| top.k), cut.then_some(7));
+        let text = quiver_sparql::explain::render(&profile);
+        assert_eq!(
+            text.contains("cut to the first 7 in the order of 1 key(s)"),
+            cut,
+            "{query}: {text}"
+        );
+    }
+}

@@ -208,4 +208,13 @@ fn render_workers(out: &mut String, trace: &PartitionTrace) {
             keys.len()
         );
     }
+    if let Some(top) = &trace.cut_to {
+        let _ = writeln!(
+            out,
+            "  rows left each worker cut to the first {} in the order of {} key(s) (a top-k \
+             over them), with every row whose keys do not sort by id",
+            top.k,
+            top.keys.len()
+        );
+    }
 }

@@ -94,6 +94,8 @@ pub struct PartitionTrace {
     pub work: Vec<WorkerStep>,
     /// The rows left each worker counted by these keys ([`PartitionedBgp::count_by`]).
     pub counted_by: Option<Vec<crate::table::VarId>>,
+    /// The rows left each worker cut to a top-k's first rows ([`PartitionedBgp::top`]).
+    pub cut_to: Option<TopRows>,
 }
 
 /// What a worker did in a step of a pattern's run over partitions.
