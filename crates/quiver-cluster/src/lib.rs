@@ -21,6 +21,7 @@ pub mod local;
 mod message;
 mod plans;
 pub mod route;
+mod top_scan;
 pub mod types;
 mod worker;
 

@@ -112,9 +112,10 @@ pub(crate) struct Worker {
     /// Under a traced plan, the checks the message being handled filtered by them.
     filtered: Vec<WorkerStep>,
     /// Rows (or, answering a fetch, list ids) the message being handled produced, for its
-    /// record under a traced plan, and whether they are the walk of a split intersection.
+    /// record under a traced plan, and its role when not the one its message says (the
+    /// walk of a split intersection, a top-k's first rows read in order).
     produced: u64,
-    walked: bool,
+    role: Option<WorkerRole>,
     /// Threads a large step's rows are split over ([`in_morsels`]).
     threads: usize,
 }
@@ -151,7 +152,7 @@ impl Worker {
             cache: ListCache::default(),
             stash: Stash::default(),
             produced: 0,
-            walked: false,
+            role: None,
             threads: 1,
         }
     }
@@ -218,7 +219,7 @@ impl Worker {
             None
         };
         self.produced = 0;
-        self.walked = false;
+        self.role = None;
         let (next, mut carried) = self.run(message);
         let filtered = std::mem::take(&mut self.filtered)
             .into_iter()
@@ -228,11 +229,7 @@ impl Worker {
             });
         WorkerStep::add_all(&mut carried.trace, filtered);
         let record = record.map(|(record, started)| WorkerStep {
-            role: if self.walked {
-                WorkerRole::Walked
-            } else {
-                record.role
-            },
+            role: self.role.unwrap_or(record.role),
             rows_out: self.produced,
             micros: started.elapsed().as_secs_f64() * 1e6,
             ..record
@@ -397,6 +394,19 @@ impl Worker {
     ) -> Vec<Message> {
         let share = self.share(plan);
         let part = &self.part;
+        if step == 0 && run.is_none() && plan.top.is_some() {
+            let ctx = context(part, read(part, &share, plan), state);
+            match crate::top_scan::first_rows(&ctx, plan, &rows) {
+                // The pattern's rows this worker sends for the top-k: past the last step.
+                Ok(Some(first)) => {
+                    self.role = Some(WorkerRole::Ordered);
+                    let last = plan.steps.len().saturating_sub(1) as u32;
+                    return self.forward(query, last, plan, Ok((first, false)), truncated);
+                }
+                Ok(None) => {}
+                Err(error) => return self.forward(query, step, plan, Err(error), truncated),
+            }
+        }
         let result = if let Some(aggregate) = &plan.aggregate {
             count_on(part, aggregate, &plan.merged, state)
                 .map(|counts| (counts_table(counts, aggregate.key.is_some()), false))
@@ -548,7 +558,7 @@ impl Worker {
             Err(error) => return vec![failed(query, &plan, error.into())],
         };
         self.produced += rows.rows as u64;
-        self.walked = true;
+        self.role = Some(WorkerRole::Walked);
         let check = Step::new(partner, StepKind::Walk(partner_direction), run.estimate);
         let Placement::Owner(node) = place(&plan.bgp, &check, &rows, plan.rdf_type).0 else {
             return vec![failed(

@@ -118,6 +118,10 @@ pub enum WorkerRole {
     /// Filtered the rows it sent on by a check it could answer where they were (the
     /// `rdf:type` memberships every process of a cluster holds): no hop of its own.
     Filtered,
+    /// Read the pattern's first rows in object order for a top-k above it
+    /// (`ORDER BY ?o LIMIT k` over `?s p ?o`) and sent them on: the plan's steps did not
+    /// run on its partition.
+    Ordered,
 }
 
 impl WorkerRole {
@@ -130,6 +134,7 @@ impl WorkerRole {
             WorkerRole::Checked => "checked",
             WorkerRole::Lent => "lent lists",
             WorkerRole::Filtered => "filtered",
+            WorkerRole::Ordered => "read in order",
         }
     }
 }

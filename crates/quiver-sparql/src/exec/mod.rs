@@ -54,7 +54,7 @@ mod key_index;
 mod left_join;
 mod minus;
 mod order_by;
-mod ordered_scan;
+pub mod ordered_scan;
 mod pair_filter;
 pub mod parallel;
 pub mod path;

@@ -55,52 +55,88 @@ impl Evaluator<'_> {
             return Ok(None);
         }
         let ctx = self.context(planned.graph);
-        let objects = ctx.graph.predicate_objects(predicate);
-        if !objects.is_sorted() {
+        let Some(candidates) = object_order_candidates(&ctx, predicate, k)? else {
             return Ok(None);
-        }
-        let dictionary = self.store.dictionary();
-        if dictionary.share().is_some() {
-            // A share of a cluster's dictionary: ids do not sort like terms.
-            return Ok(None);
-        }
-        let base = dictionary.base_len();
-        let ordered_below = dictionary.rank(&[TAG_LANG]).min(base);
-        let mut memory = ctx.reservation();
-        let mut subjects: Vec<Id> = Vec::new();
-        let mut values: Vec<Id> = Vec::new();
-        let add = |value: Id, subjects: &mut Vec<Id>, values: &mut Vec<Id>| {
-            let found = ctx.graph.get(value, predicate, Direction::In);
-            subjects.extend_from_slice(found);
-            values.extend(std::iter::repeat_n(value, found.len()));
         };
-        for (i, &value) in objects.iter().enumerate() {
-            if (value as u64) >= ordered_below || subjects.len() >= k {
-                break;
-            }
-            if i % 256 == 255 {
-                ctx.check()?;
-                memory.try_resize(subjects.len() * 2 * ID_BYTES)?;
-            }
-            add(value, &mut subjects, &mut values);
-        }
-        if subjects.len() < k {
-            return Ok(None);
-        }
-        let appended = objects.partition_point(|&id| (id as u64) < base);
-        for (i, &value) in objects[appended..].iter().enumerate() {
-            ctx.tick(i)?;
-            add(value, &mut subjects, &mut values);
-        }
-        memory.try_resize(subjects.len() * 2 * ID_BYTES)?;
         self.notes.borrow_mut().push(format!(
             "top-k: {} candidate rows read in object order from the predicate index",
-            subjects.len()
+            candidates.subjects.len()
         ));
-        Ok(Some(Table {
+        Ok(Some(candidates.into_table(subject, object)))
+    }
+}
+
+/// The candidates of a top-k over the one pattern `?s predicate ?o` in the order of `?o`,
+/// ascending first (see the module doc), read from `ctx.graph` in the order of
+/// `ctx.store`'s dictionary: the subjects and objects of the first objects until they hold
+/// `k` rows, and of every object appended after the sort. `None` where the objects are not
+/// sorted, the dictionary is a share of a cluster's (whose ids do not sort) or the sorted
+/// objects hold fewer than `k` rows. A cluster's worker runs it on its partition, whose
+/// objects are those it holds the records of.
+pub fn object_order_candidates(
+    ctx: &crate::context::ExecContext<'_>,
+    predicate: quiver_model::PredId,
+    k: usize,
+) -> Result<Option<Candidates>, QueryError> {
+    let objects = ctx.graph.predicate_objects(predicate);
+    if !objects.is_sorted() {
+        return Ok(None);
+    }
+    let dictionary = ctx.store.dictionary();
+    if dictionary.share().is_some() {
+        // A share of a cluster's dictionary: ids do not sort like terms.
+        return Ok(None);
+    }
+    let base = dictionary.base_len();
+    let ordered_below = dictionary.rank(&[TAG_LANG]).min(base);
+    let mut memory = ctx.reservation();
+    let mut subjects: Vec<Id> = Vec::new();
+    let mut values: Vec<Id> = Vec::new();
+    let add = |value: Id, subjects: &mut Vec<Id>, values: &mut Vec<Id>| {
+        let found = ctx.graph.get(value, predicate, Direction::In);
+        subjects.extend_from_slice(found);
+        values.extend(std::iter::repeat_n(value, found.len()));
+    };
+    for (i, &value) in objects.iter().enumerate() {
+        if (value as u64) >= ordered_below || subjects.len() >= k {
+            break;
+        }
+        if i % 256 == 255 {
+            ctx.check()?;
+            memory.try_resize(subjects.len() * 2 * ID_BYTES)?;
+        }
+        add(value, &mut subjects, &mut values);
+    }
+    if subjects.len() < k {
+        return Ok(None);
+    }
+    let appended = objects.partition_point(|&id| (id as u64) < base);
+    for (i, &value) in objects[appended..].iter().enumerate() {
+        ctx.tick(i)?;
+        add(value, &mut subjects, &mut values);
+    }
+    memory.try_resize(subjects.len() * 2 * ID_BYTES)?;
+    Ok(Some(Candidates {
+        subjects,
+        objects: values,
+    }))
+}
+
+/// The rows of a pattern `?s p ?o` a top-k reads in object order: a subject and an object
+/// per row.
+#[derive(Debug, Default)]
+pub struct Candidates {
+    pub subjects: Vec<Id>,
+    pub objects: Vec<Id>,
+}
+
+impl Candidates {
+    /// The rows as a table of the pattern's subject and object variables.
+    pub fn into_table(self, subject: crate::table::VarId, object: crate::table::VarId) -> Table {
+        Table {
             vars: vec![subject, object],
-            rows: subjects.len(),
-            columns: vec![subjects, values],
-        }))
+            rows: self.subjects.len(),
+            columns: vec![self.subjects, self.objects],
+        }
     }
 }

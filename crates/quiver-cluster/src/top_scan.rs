@@ -1,0 +1,95 @@
+//! A top-k over one pattern `?s p ?o` in the order of `?o` (`ORDER BY ?e LIMIT 100` over a
+//! predicate's pairs), read by each worker in object order, as the single store reads it
+//! (`quiver_sparql::exec::ordered_scan`): the predicate's objects a partition holds the
+//! records of are sorted by id, and ids of a whole store's sorted dictionary sort as their
+//! terms do, so the first objects' rows hold the partition's first rows of the order.
+//! A worker then sends those rows (every row of its first objects until it has `k`, and
+//! of every object appended after the sort) straight to the coordinator, instead of
+//! walking all of the predicate's pairs to cut them afterwards. Where it cannot read them
+//! so (unsorted objects, fewer than `k` such rows) it sends every row of the objects it
+//! holds: all workers take the same path for a plan, so that their rows are those of the
+//! objects each holds, each row once (rows of the subjects each holds, as the plan's steps
+//! give, would overlap them). A share of a dictionary, whose ids do not sort, has no cut
+//! asked of it.
+
+use quiver_model::PredId;
+use quiver_sparql::bgp::{Node, Pred};
+use quiver_sparql::context::ExecContext;
+use quiver_sparql::error::QueryError;
+use quiver_sparql::exec::bgp::explore::run_step;
+use quiver_sparql::exec::ordered_scan::object_order_candidates;
+use quiver_sparql::step::{Step, StepKind};
+use quiver_sparql::table::Table;
+use quiver_store::Direction;
+
+use crate::message::Plan;
+
+/// The rows this worker sends for `plan`'s top-k from the start of its run (`rows`: the
+/// pattern's input, one row binding nothing), read in object order from `ctx`'s graph;
+/// `None` where the plan is not that shape or the order cannot be read there.
+pub(crate) fn first_rows(
+    ctx: &ExecContext<'_>,
+    plan: &Plan,
+    rows: &Table,
+) -> Result<Option<Table>, QueryError> {
+    let Some(top) = &plan.top else {
+        return Ok(None);
+    };
+    let Some(predicate) = object_order(plan) else {
+        return Ok(None);
+    };
+    if rows.rows != 1 || !rows.vars.is_empty() || top.k == 0 {
+        return Ok(None);
+    }
+    let pattern = &plan.bgp.patterns[0];
+    let (Node::Var(subject), Node::Var(object)) = (pattern.subject, pattern.object) else {
+        return Ok(None);
+    };
+    // The columns in the order the plan's steps bind them, as the other workers' rows
+    // have them (the coordinator puts every worker's rows together column by column).
+    let subject_first = match plan.steps.first().map(|step| step.kind) {
+        Some(StepKind::Index(Direction::In)) => true,
+        Some(StepKind::Index(Direction::Out)) => false,
+        _ => return Ok(None),
+    };
+    let table = match object_order_candidates(ctx, predicate, top.k)? {
+        Some(candidates) => candidates.into_table(subject, object),
+        // Fewer rows in order here than `k`, or objects out of order: every row of the
+        // objects it holds. Every worker sends rows of the objects it holds (where it
+        // holds their records), never rows of the subjects as the steps would, so that
+        // together they send each row once.
+        None => {
+            let pattern = 0;
+            let objects = Step::new(pattern, StepKind::Index(Direction::Out), 0.0);
+            let subjects = Step::new(pattern, StepKind::Walk(Direction::In), 0.0);
+            let objects = run_step(ctx, &plan.bgp, &objects, rows)?;
+            run_step(ctx, &plan.bgp, &subjects, &objects)?
+        }
+    };
+    Ok(Some(match subject_first {
+        true => table.into_reshape(&[subject, object]),
+        false => table.into_reshape(&[object, subject]),
+    }))
+}
+
+/// The predicate of `plan`'s one pattern `?s p ?o` when its top-k orders by `?o`,
+/// ascending, first. Not `rdf:type`, whose objects' records (the classes' instances) a
+/// partition holds for the instances it owns, not by class.
+fn object_order(plan: &Plan) -> Option<PredId> {
+    let top = plan.top.as_ref()?;
+    if plan.aggregate.is_some() || !plan.bgp.equalities.is_empty() {
+        return None;
+    }
+    let [pattern] = plan.bgp.patterns.as_slice() else {
+        return None;
+    };
+    let (Node::Var(subject), Pred::Const(predicate), Node::Var(object)) =
+        (pattern.subject, pattern.predicate, pattern.object)
+    else {
+        return None;
+    };
+    (subject != object
+        && top.keys.first() == Some(&(object, false))
+        && Some(predicate) != plan.rdf_type)
+        .then_some(predicate)
+}
