@@ -476,10 +476,10 @@ pub(crate) struct Filter<'a> {
 
 /// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
 /// steps over the classes, and with this process's replicated memberships (`types`),
-/// checks of `rdf:type` (recorded under a traced plan), run here first, and
-/// rows past the last step go to the query's coordinator (with the columns it reads only,
-/// a top-k's first rows only, counted where asked). Empty rows travel to one worker only, so that the end still
-/// learns their columns. A count read from the index goes to every worker.
+/// checks of `rdf:type` (recorded under a traced plan), run here first, and rows past the
+/// last step go to the query's coordinator (with the columns it reads only, a top-k's
+/// first rows only, counted where asked). Empty rows travel to one worker only, so that
+/// the end still learns their columns. A count read from the index goes to every worker.
 pub(crate) fn route(
     plan: &Arc<Plan>,
     query: u64,
