@@ -511,12 +511,13 @@ pub(crate) fn route(
     }
     loop {
         let Some(planned) = plan.steps.get(step) else {
-            let rows = match &plan.keep {
-                Some(keep) => rows.into_reshape(keep),
-                None => rows,
-            };
+            // Cut before the columns are dropped: the order's keys are among the pattern's.
             let rows = match &plan.top {
                 Some(top) => top.cut(rows),
+                None => rows,
+            };
+            let rows = match &plan.keep {
+                Some(keep) => rows.into_reshape(keep),
                 None => rows,
             };
             let rows = match &plan.count_by {
