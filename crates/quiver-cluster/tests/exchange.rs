@@ -248,6 +248,15 @@ fn a_limit_is_enforced_on_every_worker() {
     }
 }
 
+/// The solutions of `query` in order on a fresh cluster of `workers` workers over `store`,
+/// and the rows it moved.
+fn rows_moving(store: &Store, query: &str, workers: u32) -> (Vec<String>, u64) {
+    let cluster = Arc::new(TimelyPartitions::in_process(store, workers).unwrap());
+    let mut rows = Vec::new();
+    common::for_each_solution(store, query, Some(cluster.clone()), |row| rows.push(row));
+    (rows, cluster.exchanged().rows)
+}
+
 /// A top-k right above a pattern (an ORDER BY of variables under a LIMIT) has each worker
 /// send on only the first rows of its own in that order: at most `k` per worker where the
 /// unordered pattern moves every row, and the whole store's rows, in its order (the orders
@@ -277,11 +286,8 @@ fn a_top_k_leaves_each_worker_with_its_first_rows_only() {
         common::for_each_solution(&store, &query, None, |row| whole.push(row));
         assert!(!whole.is_empty(), "{query}");
         for workers in [2u32, 3] {
-            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
-            let mut rows = Vec::new();
-            common::for_each_solution(&store, &query, Some(cluster.clone()), |row| rows.push(row));
+            let (rows, cut) = rows_moving(&store, &query, workers);
             assert_eq!(rows, whole, "{query} on {workers} workers");
-            let cut = cluster.exchanged().rows;
             let (all, found) = moved(&store, &unordered, workers);
             let bound = (k + 1) * u64::from(workers);
             assert!(
@@ -326,11 +332,8 @@ fn a_top_k_over_terms_of_every_kind_gives_the_whole_stores_rows() {
         common::for_each_solution(&store, &query, None, |row| whole.push(row));
         assert_eq!(whole.len(), 12);
         for workers in [2u32, 3] {
-            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
-            let mut rows = Vec::new();
-            common::for_each_solution(&store, &query, Some(cluster.clone()), |row| rows.push(row));
+            let (rows, cut) = rows_moving(&store, &query, workers);
             assert_eq!(rows, whole, "{query} on {workers} workers");
-            let cut = cluster.exchanged().rows;
             let (all, _) = moved(&store, &query[..query.find(" ORDER BY").unwrap()], workers);
             // Subjects are IRIs, which sort by id: a worker sends its first 12 alone.
             let bound = match order.contains("?o") {
