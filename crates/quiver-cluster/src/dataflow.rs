@@ -780,6 +780,10 @@ impl BgpPartitions for TimelyPartitions {
                 keep: request.keep.clone(),
                 // Counted on the workers only where no bound may cut the rows.
                 count_by: request.count_by.clone().filter(|_| request.limit.is_none()),
+                extremes: request
+                    .extremes
+                    .clone()
+                    .filter(|_| request.limit.is_none() && request.count_by.is_some()),
                 top: request.top.clone().filter(|_| request.limit.is_none()),
                 merged: request.merged.to_vec(),
                 aggregate: None,
@@ -796,6 +800,7 @@ impl BgpPartitions for TimelyPartitions {
             };
             let count_by = plan.count_by.clone();
             let cut_to = plan.top.clone();
+            let narrowed = plan.extremes.clone();
             let (rows, truncated, trace) = self.ask(plan, input, request.state)?;
             let (rows, counts) = match &count_by {
                 Some(keys) => {
@@ -814,6 +819,7 @@ impl BgpPartitions for TimelyPartitions {
                     work,
                     counted_by: count_by,
                     cut_to,
+                    narrowed,
                 });
                 return Ok(Explored {
                     rows,
@@ -879,6 +885,7 @@ impl BgpPartitions for TimelyPartitions {
             rdf_type: self.rdf_type,
             keep: None,
             count_by: None,
+            extremes: None,
             top: None,
             merged: merged.to_vec(),
             aggregate: Some(aggregate.clone()),

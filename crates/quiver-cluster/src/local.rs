@@ -166,6 +166,7 @@ impl BgpPartitions for LocalPartitions {
             work,
             counted_by: None,
             cut_to: None,
+            narrowed: None,
         });
         Ok(Explored {
             rows,

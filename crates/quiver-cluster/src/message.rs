@@ -13,7 +13,7 @@ use quiver_sparql::bgp::{Bgp, Node};
 use quiver_sparql::dataset::GraphRef;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
-use quiver_sparql::partitions::{Exchanged, WorkerRole, WorkerStep};
+use quiver_sparql::partitions::{Exchanged, ExtremeValues, WorkerRole, WorkerStep};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::{Table, VarId};
 use quiver_sparql::top_rows::TopRows;
@@ -40,6 +40,10 @@ pub(crate) struct Plan {
     /// (`PartitionedBgp::count_by`): each key found once, with its count ([`count_rows`]),
     /// or uncounted where that would not shrink them ([`count_if_smaller`]).
     pub count_by: Option<Vec<VarId>>,
+    /// Before they are counted, the values of these counted columns (read only by MIN or
+    /// MAX) are narrowed to each group's extremes (`PartitionedBgp::extremes`,
+    /// [`ExtremeValues::narrow`]).
+    pub extremes: Option<ExtremeValues>,
     /// Rows past the last step leave their worker cut to the first in an order
     /// (`PartitionedBgp::top`, [`TopRows::cut`]): a top-k's `k` per message.
     pub top: Option<TopRows>,
@@ -75,6 +79,7 @@ impl Plan {
             rdf_type: None,
             keep: None,
             count_by: None,
+            extremes: None,
             top: None,
             merged: Vec::new(),
             aggregate: None,
@@ -520,9 +525,10 @@ pub(crate) fn route(
                 Some(keep) => rows.into_reshape(keep),
                 None => rows,
             };
-            let rows = match &plan.count_by {
-                Some(keys) => count_if_smaller(rows, keys),
-                None => rows,
+            let rows = match (&plan.count_by, &plan.extremes) {
+                (Some(keys), Some(extremes)) => count_if_smaller(extremes.narrow(rows, keys), keys),
+                (Some(keys), None) => count_if_smaller(rows, keys),
+                (None, _) => rows,
             };
             return vec![message(step, plan.coordinator, None, rows)];
         };

@@ -232,12 +232,19 @@ fn a_count_by_key_on_the_workers_is_explained() {
         Arc::new(TimelyPartitions::in_process(&store, 3).unwrap());
     let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
     let students = "?x a ub:UndergraduateStudent . ?x ub:memberOf ?d";
-    for (query, counted) in [
+    // (query, counted, a column narrowed to its extremes before counting)
+    for (query, counted, narrowed) in [
         (
             format!("SELECT ?d (COUNT(*) AS ?n) WHERE {{ {students} }} GROUP BY ?d"),
             true,
+            false,
         ),
-        (format!("SELECT ?d ?x WHERE {{ {students} }}"), false),
+        (
+            format!("SELECT ?d (MIN(?x) AS ?first) WHERE {{ {students} }} GROUP BY ?d"),
+            true,
+            true,
+        ),
+        (format!("SELECT ?d ?x WHERE {{ {students} }}"), false, false),
     ] {
         let profile = profile(
             &store,
@@ -247,10 +254,17 @@ fn a_count_by_key_on_the_workers_is_explained() {
         );
         let trace = profile.bgps[0].partitions.as_ref().expect("a trace");
         assert_eq!(trace.counted_by.is_some(), counted, "{query}");
+        assert_eq!(trace.narrowed.is_some(), narrowed, "{query}");
         let text = quiver_sparql::explain::render(&profile);
+        let keys = if narrowed { 2 } else { 1 };
         assert_eq!(
-            text.contains("counted by 1 key"),
+            text.contains(&format!("counted by {keys} key")),
             counted,
+            "{query}: {text}"
+        );
+        assert_eq!(
+            text.contains("narrowed 1 column(s) read only by MIN or MAX"),
+            narrowed,
             "{query}: {text}"
         );
     }

@@ -208,6 +208,14 @@ fn render_workers(out: &mut String, trace: &PartitionTrace) {
             keys.len()
         );
     }
+    if let Some(extremes) = &trace.narrowed {
+        let _ = writeln!(
+            out,
+            "  before counting, each worker narrowed {} column(s) read only by MIN or MAX \
+             to each group's least and greatest value that sort by id",
+            extremes.columns.len()
+        );
+    }
     if let Some(top) = &trace.cut_to {
         let _ = writeln!(
             out,

@@ -22,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod explain;
+pub mod extreme_values;
 mod fuse;
 pub mod memory;
 pub mod nesting;

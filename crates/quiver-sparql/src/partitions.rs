@@ -16,6 +16,7 @@ use crate::context::QueryState;
 use crate::dataset::GraphRef;
 use crate::degree::DegreeAsk;
 use crate::error::QueryError;
+pub use crate::extreme_values::ExtremeValues;
 use crate::operator::index_aggregate::{Counts, IndexAggregate};
 use crate::step::Step;
 use crate::table::Table;
@@ -54,6 +55,10 @@ pub struct PartitionedBgp<'a> {
     /// on, those [`TopRows::cut`] keeps. Only set without `limit` and `count_by` and
     /// where the pattern has no equalities.
     pub top: Option<TopRows>,
+    /// Under `count_by`, these of its columns are read only by MIN or MAX: the partitions
+    /// may replace their values by each group's least or greatest before counting
+    /// ([`ExtremeValues::narrow`]). Only set with `count_by`.
+    pub extremes: Option<ExtremeValues>,
     /// Record what each worker did at each step ([`PartitionTrace`], for EXPLAIN): the
     /// messages of a cluster's run then carry their records to the coordinator.
     pub trace: bool,
@@ -96,6 +101,9 @@ pub struct PartitionTrace {
     pub counted_by: Option<Vec<crate::table::VarId>>,
     /// The rows left each worker cut to a top-k's first rows ([`PartitionedBgp::top`]).
     pub cut_to: Option<TopRows>,
+    /// The values read only by MIN or MAX were narrowed on each worker before it counted
+    /// ([`PartitionedBgp::extremes`]).
+    pub narrowed: Option<ExtremeValues>,
 }
 
 /// What a worker did in a step of a pattern's run over partitions.

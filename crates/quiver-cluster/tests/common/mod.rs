@@ -124,6 +124,8 @@ pub const QUERIES: &[&str] = &[
     "SELECT ?y (COUNT(*) AS ?n) WHERE { ?x ex:p1 ?y } GROUP BY ?y",
     "SELECT ?p (COUNT(*) AS ?n) WHERE { ?x ?p ?y } GROUP BY ?p",
     "SELECT DISTINCT ?p WHERE { ?x ?p ?y }",
+    "SELECT ?p (MIN(?o) AS ?lo) (MAX(?o) AS ?hi) (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p",
+    "SELECT ?c (MIN(?x) AS ?first) (MAX(?y) AS ?last) WHERE { ?x a ?c . ?x ex:p1 ?y FILTER(?c != ex:C0) } GROUP BY ?c",
 ];
 
 /// A fixed random graph of `count` quads (a linear congruential sequence from `seed`).

@@ -169,6 +169,7 @@ impl PartitionedEdges<'_> {
                 keep: None,
                 count_by: None,
                 top: None,
+                extremes: None,
                 limit: None,
                 trace: false,
             })

@@ -10,13 +10,16 @@
 //! each row that row stands for, its count kept beside it. Any other filter, or a filter
 //! whose few passing ids seed the pattern (`filter_seeding_bgp`), runs as written. A
 //! DISTINCT over a projection of the pattern (through such a filter or not) asks the same
-//! counts of the projected and filtered columns, and reads none of them.
+//! counts of the projected and filtered columns, and reads none of them. A counted column
+//! only MIN or MAX read is narrowed to each group's extremes before it is counted
+//! (`extreme_values`).
 
 use spargebra::algebra::Expression;
 
 use super::group::{self, Aggregate};
 use super::Evaluator;
 use crate::error::QueryError;
+use crate::extreme_values::ExtremeValues;
 use crate::operator::{Operator, PlannedBgp};
 use crate::table::{Table, VarId};
 
@@ -47,6 +50,7 @@ impl Evaluator<'_> {
         };
         let mut columns = group::columns_read(self.vars, keys, aggregates);
         let mut count_by = group::counted_columns(self.vars, &planned.bgp, keys, aggregates);
+        let mut filtered = Vec::new();
         if let Some(expression) = filter {
             let Some(read) = self.filter_columns(planned, expression) else {
                 return Ok(None);
@@ -61,12 +65,23 @@ impl Evaluator<'_> {
                     }
                 }
             }
+            filtered = read;
         }
+        let extremes = count_by.as_ref().and_then(|counted| {
+            let columns = group::extreme_columns(self.vars, keys, aggregates, counted, &filtered);
+            let ordered_below = super::sort_key::ordered_below(self.store);
+            (!columns.is_empty() && ordered_below > 0).then_some(ExtremeValues {
+                columns,
+                ordered_below,
+            })
+        });
         *self.pending_columns.borrow_mut() = columns;
         *self.pending_count_by.borrow_mut() = count_by;
+        *self.pending_extremes.borrow_mut() = extremes;
         let table = self.evaluate(pattern);
         self.pending_columns.borrow_mut().take();
         self.pending_count_by.borrow_mut().take();
+        self.pending_extremes.borrow_mut().take();
         let counted = self.counted.borrow_mut().take();
         let table = table?;
         let (table, counted) = match filter {

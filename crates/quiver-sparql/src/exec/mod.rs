@@ -136,6 +136,9 @@ pub struct Evaluator<'a> {
     /// The first rows in an order, all a top-k right above that pattern reads
     /// (`PartitionedBgp::top`).
     pending_top: RefCell<Option<crate::top_rows::TopRows>>,
+    /// The counted columns only MIN or MAX read, which that pattern's partitions may
+    /// narrow before counting (`PartitionedBgp::extremes`).
+    pending_extremes: RefCell<Option<crate::extreme_values::ExtremeValues>>,
     /// What the partitions counted for it: the rows it returned stand for these many each.
     counted: RefCell<Option<Vec<u64>>>,
     /// The result cap and the operators whose row count is at most the result's (every
@@ -176,6 +179,7 @@ impl<'a> Evaluator<'a> {
             pending_columns: RefCell::new(None),
             pending_count_by: RefCell::new(None),
             pending_top: RefCell::new(None),
+            pending_extremes: RefCell::new(None),
             counted: RefCell::new(None),
             result_cap: None,
         }

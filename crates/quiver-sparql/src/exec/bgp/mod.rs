@@ -65,6 +65,10 @@ impl Evaluator<'_> {
                         .pending_count_by
                         .take()
                         .filter(|_| planned.bgp.equalities.is_empty() && limit.is_none()),
+                    extremes: self
+                        .pending_extremes
+                        .take()
+                        .filter(|_| planned.bgp.equalities.is_empty() && limit.is_none()),
                     top: self
                         .pending_top
                         .take()

@@ -17,6 +17,7 @@ use super::{
 use crate::context::ExecContext;
 use crate::error::QueryError;
 use crate::exec::scope::Scope;
+use crate::extreme_values::NarrowedColumn;
 use crate::table::{Table, VarId, UNBOUND};
 
 /// The columns by which a basic graph pattern's rows may be counted before they are
@@ -61,6 +62,54 @@ pub(crate) fn counted_columns(
     }
     let counted = !columns.is_empty() && columns.iter().all(|c| bound.contains(c));
     counted.then_some(columns)
+}
+
+/// The columns of `counted` (a grouping's [`counted_columns`]) that only MIN or MAX of the
+/// plain variable read, each with which of the two do: not a GROUP BY key, not read by
+/// the FILTER counted through (`filtered`), nor by any other aggregate. A worker may
+/// narrow their values to each group's extremes before counting
+/// ([`crate::extreme_values`]); a plain COUNT of such a variable counts rows and reads none.
+pub(crate) fn extreme_columns(
+    vars: &crate::bgp::Vars,
+    keys: &[VarId],
+    aggregates: &[(VarId, Aggregate)],
+    counted: &[VarId],
+    filtered: &[VarId],
+) -> Vec<NarrowedColumn> {
+    let mut columns: Vec<NarrowedColumn> = Vec::new();
+    let mut spoiled: Vec<VarId> = keys.iter().chain(filtered).copied().collect();
+    for (_, aggregate) in aggregates {
+        let Some(argument) = &aggregate.argument else {
+            continue;
+        };
+        match (&aggregate.function, argument) {
+            (Function::Min | Function::Max, Expression::Variable(variable)) => {
+                let Some(var) = vars.get(variable) else {
+                    continue;
+                };
+                let least = aggregate.function == Function::Min;
+                match columns.iter_mut().find(|c| c.var == var) {
+                    Some(column) => {
+                        column.least |= least;
+                        column.greatest |= !least;
+                    }
+                    None => columns.push(NarrowedColumn {
+                        var,
+                        least,
+                        greatest: !least,
+                    }),
+                }
+            }
+            (Function::Count, Expression::Variable(_)) if !aggregate.distinct => {}
+            _ => {
+                let mut read = Vec::new();
+                crate::operands::per_id(argument, &mut read);
+                spoiled.extend(read.iter().filter_map(|variable| vars.get(variable)));
+            }
+        }
+    }
+    columns.retain(|c| counted.contains(&c.var) && !spoiled.contains(&c.var));
+    columns
 }
 
 /// [`group`] over rows that stand for several each (`weights[row]`: a pattern's rows

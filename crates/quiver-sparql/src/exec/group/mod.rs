@@ -42,7 +42,7 @@ use crate::table::{Table, VarId, UNBOUND};
 
 pub use crate::operator::group::{Aggregate, Function};
 pub use counted::counted;
-pub(crate) use counted::counted_columns;
+pub(crate) use counted::{counted_columns, extreme_columns};
 
 mod counted;
 
