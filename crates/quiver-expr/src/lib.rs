@@ -69,6 +69,7 @@ use spargebra::algebra::{Expression, GraphPattern};
 use std::cmp::Ordering;
 
 pub use context::EvalContext;
+pub use order::OrderedTerm;
 pub use oxiri::Iri;
 
 /// Evaluates `expression` against one solution.

@@ -29,6 +29,51 @@ pub(crate) fn order_terms(a: Option<&Term>, b: Option<&Term>) -> Ordering {
     }
 }
 
+/// A term with its literal's value parsed once, for sorting many terms in ORDER BY's order:
+/// [`order_terms`] parses both values at each comparison, which dominates a sort of
+/// numbers or dates. Orders exactly as [`order_terms`] does.
+#[derive(Debug, Clone, Copy)]
+pub struct OrderedTerm<'a> {
+    term: &'a Term,
+    /// The value of the term when it is a literal.
+    value: Option<Value<'a>>,
+}
+
+impl<'a> OrderedTerm<'a> {
+    pub fn new(term: &'a Term) -> Self {
+        let value = match term {
+            Term::Literal(literal) => Some(Value::of_literal(literal)),
+            _ => None,
+        };
+        Self { term, value }
+    }
+}
+
+impl Ord for OrderedTerm<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self.term, self.value, other.term, other.value) {
+            (Term::Literal(a), Some(va), Term::Literal(b), Some(vb)) => {
+                order_valued_literals(a, va, b, vb)
+            }
+            _ => order_bound(self.term, other.term),
+        }
+    }
+}
+
+impl PartialOrd for OrderedTerm<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for OrderedTerm<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for OrderedTerm<'_> {}
+
 /// Rank of the kind of term: blank nodes, IRIs, literals, triple terms.
 fn term_rank(term: &Term) -> u8 {
     match term {
@@ -87,7 +132,11 @@ fn literal_rank(value: &Value<'_>) -> u8 {
 }
 
 fn order_literals(a: &Literal, b: &Literal) -> Ordering {
-    let (va, vb) = (Value::of_literal(a), Value::of_literal(b));
+    order_valued_literals(a, Value::of_literal(a), b, Value::of_literal(b))
+}
+
+/// [`order_literals`] with the literals' values already parsed.
+fn order_valued_literals(a: &Literal, va: Value<'_>, b: &Literal, vb: Value<'_>) -> Ordering {
     literal_rank(&va)
         .cmp(&literal_rank(&vb))
         .then_with(|| order_values(va, vb))

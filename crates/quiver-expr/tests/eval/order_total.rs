@@ -5,7 +5,7 @@
 
 use oxrdf::{BaseDirection, BlankNode, Literal, NamedNode, NamedOrBlankNode, Term, Triple};
 use proptest::prelude::*;
-use quiver_expr::order_terms;
+use quiver_expr::{order_terms, OrderedTerm};
 use std::cmp::Ordering;
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
@@ -119,6 +119,13 @@ proptest! {
                 prop_assert_ne!(cmp(x, z), Ordering::Greater, "{:?} <= {:?} <= {:?}", x, y, z);
             }
         }
+    }
+
+    /// Terms with their values parsed once order exactly as `order_terms` orders them.
+    #[test]
+    fn ordered_terms_order_as_order_terms(a in term(), b in term()) {
+        let (x, y) = (a.as_ref().map(OrderedTerm::new), b.as_ref().map(OrderedTerm::new));
+        prop_assert_eq!(x.cmp(&y), cmp(&a, &b), "{:?} vs {:?}", a, b);
     }
 
     #[test]
