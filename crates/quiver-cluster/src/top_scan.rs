@@ -1,5 +1,5 @@
 //! A top-k over one pattern `?s p ?o` in the order of `?o` (`ORDER BY ?e LIMIT 100` over a
-//! predicate's pairs), read by each worker in object order, as the single store reads it
+//! predicate's pairs, or `DESC(?e)`), read by each worker in object order, as the single store reads it
 //! (`quiver_sparql::exec::ordered_scan`): the predicate's objects a partition holds the
 //! records of are sorted by id, and ids of a whole store's sorted dictionary sort as their
 //! terms do, so the first objects' rows hold the partition's first rows of the order.
@@ -52,7 +52,8 @@ pub(crate) fn first_rows(
         Some(StepKind::Index(Direction::Out)) => false,
         _ => return Ok(None),
     };
-    let table = match object_order_candidates(ctx, predicate, top.k)? {
+    let descending = top.keys[0].1;
+    let table = match object_order_candidates(ctx, predicate, top.k, descending)? {
         Some(candidates) => candidates.into_table(subject, object),
         // Fewer rows in order here than `k`, or objects out of order: every row of the
         // objects it holds. Every worker sends rows of the objects it holds (where it
@@ -72,8 +73,8 @@ pub(crate) fn first_rows(
     }))
 }
 
-/// The predicate of `plan`'s one pattern `?s p ?o` when its top-k orders by `?o`,
-/// ascending, first. Not `rdf:type`, whose objects' records (the classes' instances) a
+/// The predicate of `plan`'s one pattern `?s p ?o` when its top-k orders by `?o` first
+/// (ascending or descending). Not `rdf:type`, whose objects' records (the classes' instances) a
 /// partition holds for the instances it owns, not by class.
 fn object_order(plan: &Plan) -> Option<PredId> {
     let top = plan.top.as_ref()?;
@@ -89,7 +90,7 @@ fn object_order(plan: &Plan) -> Option<PredId> {
         return None;
     };
     (subject != object
-        && top.keys.first() == Some(&(object, false))
+        && top.keys.first().is_some_and(|&(var, _)| var == object)
         && Some(predicate) != plan.rdf_type)
         .then_some(predicate)
 }

@@ -462,7 +462,7 @@ fn explain_shows_top_k_and_the_pushed_limit() {
     let store = store();
     let prepared = prepare(
         store,
-        "SELECT * { ?s <http://x/p> ?o } ORDER BY DESC(?o) LIMIT 3",
+        "SELECT * { ?s <http://x/p> ?o } ORDER BY STR(?o) LIMIT 3",
         &PrepareOptions::default(),
     )
     .unwrap();
@@ -471,18 +471,24 @@ fn explain_shows_top_k_and_the_pushed_limit() {
         .unwrap();
     let text = quiver_sparql::explain::render(&profile);
     assert!(text.contains("top-k: the first 3 of 20000 rows"), "{text}");
-    // In ascending object order, only the first objects' rows are read.
-    let prepared = prepare(
-        store,
-        "SELECT * { ?s <http://x/p> ?o } ORDER BY ?o LIMIT 3",
-        &PrepareOptions::default(),
-    )
-    .unwrap();
-    let (_, profile) = prepared
-        .execute_profiled(store, &ExecOptions::default())
+    // In object order, ascending or descending, only the first (last) objects' rows are
+    // read.
+    for order in ["?o", "DESC(?o)"] {
+        let prepared = prepare(
+            store,
+            &format!("SELECT * {{ ?s <http://x/p> ?o }} ORDER BY {order} LIMIT 3"),
+            &PrepareOptions::default(),
+        )
         .unwrap();
-    let text = quiver_sparql::explain::render(&profile);
-    assert!(text.contains("top-k: the first 3 of 40 rows"), "{text}");
+        let (_, profile) = prepared
+            .execute_profiled(store, &ExecOptions::default())
+            .unwrap();
+        let text = quiver_sparql::explain::render(&profile);
+        assert!(
+            text.contains("top-k: the first 3 of 40 rows"),
+            "{order}: {text}"
+        );
+    }
     let prepared = prepare(
         store,
         "SELECT * { ?s <http://x/p> ?o } LIMIT 3",
@@ -494,4 +500,41 @@ fn explain_shows_top_k_and_the_pushed_limit() {
         .unwrap();
     let text = quiver_sparql::explain::render(&profile);
     assert!(text.contains("stops once 3 rows are found"), "{text}");
+}
+
+/// A top-k read in object order, ascending or descending, gives the rows of the full sort
+/// sliced, over objects of one kind (IRIs, strings) and of kinds that do not sort by id
+/// (numbers, language-tagged strings: descending, these come first and are not read in
+/// order), ties broken by the subject.
+#[test]
+fn top_k_read_in_object_order_equals_the_full_sort_sliced() {
+    let mut text = String::new();
+    for i in 0..600 {
+        let object = match i % 4 {
+            0 => format!("<http://t/o{}>", i * 7 % 113),
+            1 => format!("\"s{}\"", i * 13 % 97),
+            2 => format!(
+                "\"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>",
+                i * 37 % 101
+            ),
+            _ => format!("\"l{}\"@en", i % 50),
+        };
+        text.push_str(&format!(
+            "<http://t/s{i}> <http://t/any> {object} .\n<http://t/s{i}> <http://t/iri> <http://t/o{}> .\n",
+            i * 7 % 113
+        ));
+    }
+    let store = support::load(&text);
+    for predicate in ["any", "iri"] {
+        for order in ["?o ?s", "DESC(?o) ?s", "DESC(?o) DESC(?s)"] {
+            let body = format!("?s <http://t/{predicate}> ?o");
+            let full = rows_of(&store, &format!("SELECT * {{ {body} }} ORDER BY {order}"));
+            assert_eq!(full.len(), 600);
+            for limit in [1, 9, 40, 700] {
+                let query = format!("SELECT * {{ {body} }} ORDER BY {order} LIMIT {limit}");
+                let expected: Vec<_> = full.iter().take(limit).cloned().collect();
+                assert_eq!(rows_of(&store, &query), expected, "{query}");
+            }
+        }
+    }
 }

@@ -5,6 +5,11 @@
 //! object appended by updates (whose ids do not sort like their terms) are added, and the
 //! top-k runs over those rows instead of the pattern's whole answer.
 //!
+//! `ORDER BY DESC(?o)` reads the list from its end the same way, where every object of the
+//! sorted part sorts by id: typed and language-tagged literals sort after all of those
+//! kinds, so where the predicate has any, the last rows of the order are among them, and
+//! their ids do not tell which.
+//!
 //! Rows tied on every key may be others than a full evaluation would keep at the cut, which
 //! SPARQL leaves open.
 
@@ -48,14 +53,16 @@ impl Evaluator<'_> {
         else {
             return Ok(None);
         };
-        let Some(OrderExpression::Asc(Expression::Variable(first))) = keys.first() else {
-            return Ok(None);
+        let (first, descending) = match keys.first() {
+            Some(OrderExpression::Asc(Expression::Variable(first))) => (first, false),
+            Some(OrderExpression::Desc(Expression::Variable(first))) => (first, true),
+            _ => return Ok(None),
         };
         if subject == object || k == 0 || self.vars.get(first) != Some(object) {
             return Ok(None);
         }
         let ctx = self.context(planned.graph);
-        let Some(candidates) = object_order_candidates(&ctx, predicate, k)? else {
+        let Some(candidates) = object_order_candidates(&ctx, predicate, k, descending)? else {
             return Ok(None);
         };
         self.notes.borrow_mut().push(format!(
@@ -67,16 +74,18 @@ impl Evaluator<'_> {
 }
 
 /// The candidates of a top-k over the one pattern `?s predicate ?o` in the order of `?o`,
-/// ascending first (see the module doc), read from `ctx.graph` in the order of
-/// `ctx.store`'s dictionary: the subjects and objects of the first objects until they hold
-/// `k` rows, and of every object appended after the sort. `None` where the objects are not
-/// sorted, the dictionary is a share of a cluster's (whose ids do not sort) or the sorted
-/// objects hold fewer than `k` rows. A cluster's worker runs it on its partition, whose
-/// objects are those it holds the records of.
+/// first (`descending` or not; see the module doc), read from `ctx.graph` in the order of
+/// `ctx.store`'s dictionary: the subjects and objects of the first objects (the last, when
+/// descending) until they hold `k` rows, and of every object appended after the sort.
+/// `None` where the objects are not sorted, the dictionary is a share of a cluster's (whose
+/// ids do not sort), the sorted objects hold fewer than `k` rows, or, descending, some do
+/// not sort by id. A cluster's worker runs it on its partition, whose objects are those it
+/// holds the records of.
 pub fn object_order_candidates(
     ctx: &crate::context::ExecContext<'_>,
     predicate: quiver_model::PredId,
     k: usize,
+    descending: bool,
 ) -> Result<Option<Candidates>, QueryError> {
     let objects = ctx.graph.predicate_objects(predicate);
     if !objects.is_sorted() {
@@ -97,8 +106,18 @@ pub fn object_order_candidates(
         subjects.extend_from_slice(found);
         values.extend(std::iter::repeat_n(value, found.len()));
     };
-    for (i, &value) in objects.iter().enumerate() {
-        if (value as u64) >= ordered_below || subjects.len() >= k {
+    let sorting = objects.partition_point(|&id| (id as u64) < ordered_below);
+    let appended = objects.partition_point(|&id| (id as u64) < base);
+    if descending && sorting < appended {
+        // Typed or language-tagged literals, which sort last: their ids do not tell which.
+        return Ok(None);
+    }
+    let in_order: Box<dyn Iterator<Item = &Id>> = match descending {
+        false => Box::new(objects[..sorting].iter()),
+        true => Box::new(objects[..sorting].iter().rev()),
+    };
+    for (i, &value) in in_order.enumerate() {
+        if subjects.len() >= k {
             break;
         }
         if i % 256 == 255 {
@@ -110,7 +129,6 @@ pub fn object_order_candidates(
     if subjects.len() < k {
         return Ok(None);
     }
-    let appended = objects.partition_point(|&id| (id as u64) < base);
     for (i, &value) in objects[appended..].iter().enumerate() {
         ctx.tick(i)?;
         add(value, &mut subjects, &mut values);
