@@ -943,6 +943,7 @@ impl TimelyPartitions {
             Filter {
                 types: self.types.get(),
                 records: &mut filtered,
+                terms: None,
             },
         );
         let carried = Carried {

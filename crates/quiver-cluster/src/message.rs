@@ -477,6 +477,9 @@ pub(crate) struct Filter<'a> {
     /// This process's replicated `rdf:type` memberships, if it holds them.
     pub types: Option<&'a TypeTable>,
     pub records: &'a mut Vec<WorkerStep>,
+    /// This worker's partition, whose dictionary (a copy of the whole store's, in a store
+    /// cut into partitions) ranks a top-k's keys by their terms ([`TopRows::cut_with_terms`]).
+    pub terms: Option<&'a quiver_store::Store>,
 }
 
 /// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
@@ -494,7 +497,11 @@ pub(crate) fn route(
     truncated: bool,
     filter: Filter<'_>,
 ) -> Vec<Message> {
-    let Filter { types, records } = filter;
+    let Filter {
+        types,
+        records,
+        terms,
+    } = filter;
     let message = |step: usize, to: u32, run: Option<Step>, rows: Table| Message {
         query,
         step: step as u32,
@@ -517,9 +524,10 @@ pub(crate) fn route(
     loop {
         let Some(planned) = plan.steps.get(step) else {
             // Cut before the columns are dropped: the order's keys are among the pattern's.
-            let rows = match &plan.top {
-                Some(top) => top.cut(rows),
-                None => rows,
+            let rows = match (&plan.top, terms) {
+                (Some(top), Some(store)) => top.cut_with_terms(rows, store),
+                (Some(top), None) => top.cut(rows),
+                (None, _) => rows,
             };
             let rows = match &plan.keep {
                 Some(keep) => rows.into_reshape(keep),

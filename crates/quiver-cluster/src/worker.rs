@@ -198,6 +198,7 @@ impl Worker {
                     Filter {
                         types: self.types.get(),
                         records: &mut self.filtered,
+                        terms: Some(&self.part),
                     },
                 )
             }

@@ -220,7 +220,7 @@ fn render_workers(out: &mut String, trace: &PartitionTrace) {
         let _ = writeln!(
             out,
             "  rows left each worker cut to the first {} in the order of {} key(s) (a top-k \
-             over them), with every row whose keys do not sort by id",
+             over them), with every row whose keys it could not rank",
             top.k,
             top.keys.len()
         );

@@ -4,12 +4,15 @@
 //! worker leave it instead of all of them. The caller's top-k over what arrives then
 //! gives the same answer (rows tied at the cut may be others, which SPARQL leaves open).
 //!
-//! A worker compares ids, not terms: the ids of a whole store's sorted dictionary below
+//! A worker compares ids where it can: the ids of a whole store's sorted dictionary below
 //! its first language-tagged literal sort as their terms do (blank nodes, IRIs, simple
-//! literals; `exec::sort_key`). So a row whose keys are all such ids (or unbound, which
-//! sorts first) competes for the cut, and any other row (a typed literal, a term appended
-//! after the sort, any id of a cluster's partitioned dictionary, whose ids do not sort)
-//! is kept: the cut never needs a term decoded, and where no id sorts it keeps every row.
+//! literals; `exec::sort_key`). With ids alone ([`TopRows::cut`]), a row whose keys are
+//! all such ids (or unbound, which sorts first) competes for the cut, and any other row (a
+//! typed literal, a term appended after the sort) is kept. A worker that holds a copy of
+//! the whole dictionary (each partition of a store cut into partitions) also ranks the
+//! other ids by their decoded terms, once per distinct id ([`TopRows::cut_with_terms`]),
+//! so that every row competes. Over a cluster's partitioned dictionary, whose ids do not
+//! sort, no cut is asked and every row is kept.
 
 use quiver_model::Id;
 use serde::{Deserialize, Serialize};
@@ -28,34 +31,75 @@ pub struct TopRows {
 
 impl TopRows {
     /// `rows` with only those dropped that at least `k` kept rows of comparable keys sort
-    /// before or with; kept rows stay in their order.
+    /// before or with; kept rows stay in their order. Only ids that sort by id compare.
     pub fn cut(&self, rows: Table) -> Table {
         if rows.rows <= self.k || self.ordered_below == 0 {
             return rows;
         }
+        self.cut_ranked(rows, |id| {
+            (id < self.ordered_below).then(|| (u128::from(id) + 1) << 64)
+        })
+    }
+
+    /// [`TopRows::cut`] where the worker holds the whole store's dictionary (`store`'s, as
+    /// each partition of a store cut into partitions does): every key compares, the ids
+    /// that do not sort by id (typed and language-tagged literals) decoded once each and
+    /// ranked as ORDER BY ranks their terms (`exec::sort_key`'s keys). A row with an id
+    /// this dictionary does not hold (a term the query computed) is kept.
+    pub fn cut_with_terms(&self, rows: Table, store: &quiver_store::Store) -> Table {
+        if rows.rows <= self.k || self.ordered_below == 0 {
+            return rows;
+        }
+        let held = store.terms();
+        let mut decoded: rustc_hash::FxHashSet<Id> = Default::default();
+        for &(var, _) in &self.keys {
+            if let Some(column) = rows.column(var) {
+                decoded.extend(column.iter().copied().filter(|&id| {
+                    id != UNBOUND && id >= self.ordered_below && u64::from(id) < held
+                }));
+            }
+        }
+        let Ok(others) = crate::exec::sort_key::keys_of_terms(
+            store.dictionary(),
+            decoded,
+            |id| store.term(id),
+            |_| Ok(()),
+        ) else {
+            return rows;
+        };
+        self.cut_ranked(rows, |id| {
+            if id < self.ordered_below {
+                Some((u128::from(id) + 1) << 64)
+            } else {
+                others.get(&id).copied()
+            }
+        })
+    }
+
+    /// The cut with `key(id)` ranking each bound id of a key column (`None`: it does not
+    /// compare, and its row is kept); unbound ranks first.
+    fn cut_ranked(&self, rows: Table, key: impl Fn(Id) -> Option<u128>) -> Table {
         let columns: Vec<(Option<&[Id]>, bool)> = self
             .keys
             .iter()
             .map(|&(var, descending)| (rows.column(var), descending))
             .collect();
-        let sorts = |id: Id| id == UNBOUND || id < self.ordered_below;
+        let rank = |column: Option<&[Id]>, row: u32| match column.map(|c| c[row as usize]) {
+            None | Some(UNBOUND) => Some(0),
+            Some(id) => key(id),
+        };
         let (mut ranked, mut kept): (Vec<u32>, Vec<u32>) =
             (0..rows.rows as u32).partition(|&row| {
                 columns
                     .iter()
-                    .all(|(column, _)| column.is_none_or(|c| sorts(c[row as usize])))
+                    .all(|&(column, _)| rank(column, row).is_some())
             });
         if ranked.len() <= self.k {
             return rows;
         }
-        // Unbound sorts first, then the ids in their order.
-        let key = |column: Option<&[Id]>, row: u32| match column.map(|c| c[row as usize]) {
-            None | Some(UNBOUND) => 0,
-            Some(id) => u128::from(id) + 1,
-        };
         let order = |a: &u32, b: &u32| {
             for &(column, descending) in &columns {
-                let ordering = key(column, *a).cmp(&key(column, *b));
+                let ordering = rank(column, *a).cmp(&rank(column, *b));
                 let ordering = if descending {
                     ordering.reverse()
                 } else {
