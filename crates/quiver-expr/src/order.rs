@@ -47,6 +47,12 @@ impl<'a> OrderedTerm<'a> {
         };
         Self { term, value }
     }
+
+    /// The term itself: two ordered terms compare equal exactly when their terms are
+    /// identical (`==`, cheaper than [`Ord::cmp`]).
+    pub fn term(&self) -> &'a Term {
+        self.term
+    }
 }
 
 impl Ord for OrderedTerm<'_> {

@@ -37,6 +37,7 @@ pub mod service;
 pub mod step;
 mod syntax_error;
 pub mod table;
+mod term_keys;
 pub mod top_rows;
 pub mod update;
 

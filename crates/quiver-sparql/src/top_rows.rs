@@ -59,12 +59,8 @@ impl TopRows {
                 }));
             }
         }
-        let Ok(others) = crate::exec::sort_key::keys_of_terms(
-            store.dictionary(),
-            decoded,
-            |id| store.term(id),
-            |_| Ok(()),
-        ) else {
+        let Ok(others) = crate::term_keys::keys_of_terms(store, decoded, |_| None, |_| Ok(()))
+        else {
             return rows;
         };
         self.cut_ranked(rows, |id| {

@@ -60,7 +60,7 @@ pub mod parallel;
 pub mod path;
 pub mod scope;
 mod service;
-pub(crate) mod sort_key;
+mod sort_key;
 mod text;
 mod top_k;
 mod union;

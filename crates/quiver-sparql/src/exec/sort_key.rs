@@ -18,9 +18,7 @@
 //!
 //! Distinct terms get distinct keys, since ORDER BY calls only identical terms equal.
 
-use oxrdf::vocab::xsd;
 use oxrdf::Term;
-use quiver_model::term::{encode_term, TAG_LANG};
 use quiver_model::Id;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -32,8 +30,8 @@ use crate::error::QueryError;
 use crate::memory::Reservation;
 use crate::table::UNBOUND;
 
-/// An ORDER BY key of one term.
-pub(crate) type SortKey = u128;
+use crate::term_keys::keys_of_terms;
+pub(crate) use crate::term_keys::{ordered_below, SortKey};
 
 /// Bytes charged per id that is decoded to get its key.
 const DECODED_BYTES: usize = 2 * std::mem::size_of::<Term>() + 64;
@@ -60,12 +58,7 @@ impl KeyMap {
             distinct.extend(unordered_ids(&ctx, column, ordered_below)?);
         }
         memory.try_grow(distinct.len().saturating_mul(DECODED_BYTES))?;
-        let others = keys_of_terms(
-            ctx.store.dictionary(),
-            distinct,
-            |id| scope.term(id),
-            |i| ctx.tick(i),
-        )?;
+        let others = keys_of_terms(ctx.store, distinct, |id| scope.term(id), |i| ctx.tick(i))?;
         Ok(Self {
             ordered_below,
             others,
@@ -85,71 +78,6 @@ impl KeyMap {
     }
 }
 
-/// The keys of `ids` (none below the dictionary's `ordered_below`, none UNBOUND), each
-/// decoded once with `term`: terms of the kinds that sort by encoding placed among the
-/// dictionary's sorted terms, other literals ranked among themselves after them, and an
-/// id `term` does not know sorting as UNBOUND does (key 0). `tick(i)` runs before the
-/// `i`th id (the query's checks).
-pub(crate) fn keys_of_terms(
-    dictionary: &quiver_model::Dictionary,
-    ids: impl IntoIterator<Item = Id>,
-    term: impl Fn(Id) -> Option<Term>,
-    mut tick: impl FnMut(usize) -> Result<(), QueryError>,
-) -> Result<FxHashMap<Id, SortKey>, QueryError> {
-    // Terms of the kinds that sort by encoding, placed among the sorted terms, and the
-    // other literals, ranked among themselves.
-    let mut placed: Vec<(u64, Vec<u8>, Id)> = Vec::new();
-    let mut ranked: Vec<(Option<Term>, Id)> = Vec::new();
-    for (i, id) in ids.into_iter().enumerate() {
-        tick(i)?;
-        let term = term(id);
-        match &term {
-            Some(term) if sorts_by_encoding(term) => {
-                let mut bytes = Vec::new();
-                encode_term(term.as_ref(), &mut bytes);
-                placed.push((dictionary.rank(&bytes), bytes, id));
-            }
-            _ => ranked.push((term, id)),
-        }
-    }
-    let mut others =
-        FxHashMap::with_capacity_and_hasher(placed.len() + ranked.len(), Default::default());
-    placed.sort_unstable();
-    let mut previous: Option<u64> = None;
-    let mut next = 0u128;
-    for (rank, _, id) in placed {
-        if previous != Some(rank) {
-            previous = Some(rank);
-            next = u128::from(rank) << 64;
-        }
-        next += 1;
-        others.insert(id, next);
-    }
-    // Each literal's value parsed once, not at each comparison.
-    let mut order: Vec<(Option<quiver_expr::OrderedTerm<'_>>, Id)> = ranked
-        .iter()
-        .map(|(term, id)| (term.as_ref().map(quiver_expr::OrderedTerm::new), *id))
-        .collect();
-    order.sort_unstable();
-    // After every key placed among the sorted terms, whose ranks are at most the first
-    // language-tagged literal's (which is above `ordered_below` in a cluster's share
-    // of a dictionary, whose ids do not sort: there `ordered_below` is 0).
-    let start = (u128::from(dictionary.rank(&[TAG_LANG])) + 1) << 64;
-    let mut rank = 0u128;
-    for (i, &(term, id)) in order.iter().enumerate() {
-        if term.is_none() {
-            // Not a term: sorts as UNBOUND does.
-            others.insert(id, 0);
-            continue;
-        }
-        if i > 0 && order[i - 1].0 != term {
-            rank += 1;
-        }
-        others.insert(id, start + rank);
-    }
-    Ok(others)
-}
-
 impl KeyMap {
     /// The keys of a column, computed on the query's threads.
     pub(crate) fn keys(
@@ -164,24 +92,6 @@ impl KeyMap {
                 .collect::<Vec<_>>()
         })?;
         Ok(parts.concat())
-    }
-}
-
-/// The ids below which ids sort as their terms do in `store`'s dictionary: its sorted
-/// part, up to the first language-tagged literal (0 for a cluster's share of a
-/// dictionary, whose ids do not sort).
-pub(crate) fn ordered_below(store: &quiver_store::Store) -> Id {
-    let dictionary = store.dictionary();
-    Id::try_from(dictionary.rank(&[TAG_LANG]).min(dictionary.ordered_below())).unwrap_or(Id::MAX)
-}
-
-/// Whether a term is of a kind whose encoding sorts like ORDER BY: blank node, IRI or
-/// simple literal.
-fn sorts_by_encoding(term: &Term) -> bool {
-    match term {
-        Term::BlankNode(_) | Term::NamedNode(_) => true,
-        Term::Literal(literal) => literal.language().is_none() && literal.datatype() == xsd::STRING,
-        Term::Triple(_) => false,
     }
 }
 
