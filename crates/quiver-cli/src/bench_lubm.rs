@@ -67,7 +67,7 @@ const DEFAULT_QUERIES: [(&str, &str); 15] = [
 /// predicates and classes, GROUP BY with ORDER BY/LIMIT, COUNT(DISTINCT), MIN and MAX per
 /// group, ORDER BY over strings, string filters, OPTIONAL with `!BOUND`, subqueries; built
 /// into the binary.
-const ANALYTICS_QUERIES: [(&str, &str); 17] = [
+const ANALYTICS_QUERIES: [(&str, &str); 18] = [
     (
         "a01-count-all",
         include_str!("../../../queries/lubm-analytics/a01-count-all.rq"),
@@ -135,6 +135,10 @@ const ANALYTICS_QUERIES: [(&str, &str); 17] = [
     (
         "a17-group-min-max",
         include_str!("../../../queries/lubm-analytics/a17-group-min-max.rq"),
+    ),
+    (
+        "a18-order-strings-desc",
+        include_str!("../../../queries/lubm-analytics/a18-order-strings-desc.rq"),
     ),
 ];
 
