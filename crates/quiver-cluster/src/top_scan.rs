@@ -1,8 +1,9 @@
 //! A top-k over one pattern `?s p ?o` in the order of `?o` (`ORDER BY ?e LIMIT 100` over a
-//! predicate's pairs, or `DESC(?e)`), read by each worker in object order, as the single store reads it
-//! (`quiver_sparql::exec::ordered_scan`): the predicate's objects a partition holds the
-//! records of are sorted by id, and ids of a whole store's sorted dictionary sort as their
-//! terms do, so the first objects' rows hold the partition's first rows of the order.
+//! predicate's pairs, or `DESC(?e)`), read by each worker in object order, as the single
+//! store reads it (`quiver_sparql::exec::ordered_scan`): the predicate's objects a
+//! partition holds the records of are sorted by id, and ids of a whole store's sorted
+//! dictionary sort as their terms do, so the first (or last) objects' rows hold the
+//! partition's first rows of the order.
 //! A worker then sends those rows (every row of its first objects until it has `k`, and
 //! of every object appended after the sort) straight to the coordinator, instead of
 //! walking all of the predicate's pairs to cut them afterwards. Where it cannot read them
@@ -74,8 +75,8 @@ pub(crate) fn first_rows(
 }
 
 /// The predicate of `plan`'s one pattern `?s p ?o` when its top-k orders by `?o` first
-/// (ascending or descending). Not `rdf:type`, whose objects' records (the classes' instances) a
-/// partition holds for the instances it owns, not by class.
+/// (ascending or descending). Not `rdf:type`, whose objects' records (the classes'
+/// instances) a partition holds for the instances it owns, not by class.
 fn object_order(plan: &Plan) -> Option<PredId> {
     let top = plan.top.as_ref()?;
     if plan.aggregate.is_some() || !plan.bgp.equalities.is_empty() {

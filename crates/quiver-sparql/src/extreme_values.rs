@@ -165,7 +165,11 @@ mod tests {
         fn narrowing_keeps_counts_and_extremes(
             rows in proptest::collection::vec((0u32..5, 0u32..200), 0..300),
             ordered_below in 0u32..220,
-            (least, greatest) in prop_oneof![Just((true, false)), Just((false, true)), Just((true, true))],
+            (least, greatest) in prop_oneof![
+                Just((true, false)),
+                Just((false, true)),
+                Just((true, true)),
+            ],
         ) {
             let table = Table {
                 vars: vec![0, 1],
@@ -180,7 +184,8 @@ mod tests {
                 ordered_below: Id::from(ordered_below),
             };
             let narrowed = extremes.narrow(table.clone(), &[0, 1]);
-            let (before, after) = (summary(&table, extremes.ordered_below), summary(&narrowed, extremes.ordered_below));
+            let before = summary(&table, extremes.ordered_below);
+            let after = summary(&narrowed, extremes.ordered_below);
             prop_assert_eq!(before.len(), after.len());
             for (b, a) in before.iter().zip(&after) {
                 prop_assert_eq!((b.0, b.1), (a.0, a.1));
@@ -189,7 +194,8 @@ mod tests {
             }
             if ordered_below > 0 {
                 let mut sorting: std::collections::BTreeSet<(Id, Id)> = Default::default();
-                for (&g, &v) in narrowed.column(0).unwrap().iter().zip(narrowed.column(1).unwrap()) {
+                let groups = narrowed.column(0).unwrap();
+                for (&g, &v) in groups.iter().zip(narrowed.column(1).unwrap()) {
                     if v < extremes.ordered_below {
                         sorting.insert((g, v));
                     }

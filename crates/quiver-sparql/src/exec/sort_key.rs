@@ -76,9 +76,7 @@ impl KeyMap {
             self.others.get(&id).copied().unwrap_or(0)
         }
     }
-}
 
-impl KeyMap {
     /// The keys of a column, computed on the query's threads.
     pub(crate) fn keys(
         &self,
