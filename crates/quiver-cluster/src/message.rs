@@ -541,19 +541,23 @@ pub(crate) fn route(
             return vec![message(step, plan.coordinator, None, rows)];
         };
         let started = plan.trace.then(std::time::Instant::now);
-        let checked = types.and_then(|table| {
-            crate::types::check(table, &plan.bgp, planned, plan.graph, plan.rdf_type, &rows)
+        let answered = types.and_then(|table| {
+            crate::types::answer(table, &plan.bgp, planned, plan.graph, plan.rdf_type, &rows)
         });
-        if let Some(checked) = checked {
+        if let Some((answered, expanded)) = answered {
             if let Some(started) = started {
+                let role = match expanded {
+                    true => WorkerRole::Typed,
+                    false => WorkerRole::Filtered,
+                };
                 // The worker is filled in by the caller, which knows it.
                 records.push(WorkerStep {
-                    rows_out: checked.rows as u64,
+                    rows_out: answered.rows as u64,
                     micros: started.elapsed().as_secs_f64() * 1e6,
-                    ..WorkerStep::new(step as u32, 0, WorkerRole::Filtered, rows.rows as u64)
+                    ..WorkerStep::new(step as u32, 0, role, rows.rows as u64)
                 });
             }
-            rows = checked;
+            rows = answered;
             step += 1;
             continue;
         }

@@ -8,7 +8,8 @@
 //! process holds all of them, as `(instance, class)` pairs, sorted and indexed by
 //! instance: 12 to 16 bytes per `rdf:type` triple of the default graph (more with 64-bit
 //! ids). Such a check is then a filter applied where the rows are, before they are routed
-//! (`message::route`), and never a step of its own.
+//! (`message::route`), and never a step of its own; so is a walk out of `rdf:type` from a
+//! bound instance (`?x a ?c`, `?x` bound: the classes of each row's instance).
 //!
 //! The table is exchanged once, when the cluster starts, through a small dataflow of its
 //! own: every worker sends its partition's share (a class's instances that it owns) to the
@@ -100,6 +101,19 @@ impl TypeTable {
         self.pairs[start as usize..end as usize].contains(&(instance, class))
     }
 
+    /// The classes of `instance`, in order.
+    pub fn classes(&self, instance: Id) -> impl Iterator<Item = Id> + '_ {
+        let bucket = (u64::from(instance) >> self.shift) as usize;
+        let pairs = match (self.starts.get(bucket), self.starts.get(bucket + 1)) {
+            (Some(&start), Some(&end)) => &self.pairs[start as usize..end as usize],
+            _ => &[],
+        };
+        pairs
+            .iter()
+            .filter(move |&&(x, _)| x == instance)
+            .map(|&(_, class)| class)
+    }
+
     /// The pairs, sorted.
     pub fn pairs(&self) -> &[(Id, Id)] {
         &self.pairs
@@ -117,9 +131,74 @@ pub(crate) fn fits(triples: u64, budget: u64) -> bool {
     budget > 0 && triples.saturating_mul(std::mem::size_of::<(Id, Id)>() as u64 + 8) <= budget
 }
 
+/// Step `step` of `bgp` over `rows` answered from the replicated memberships, where the
+/// rows are: a check of `rdf:type` with both ends bound keeps the rows where it holds
+/// ([`check`]), and a walk out of `rdf:type` from a bound instance to a class variable
+/// gives each row once per class of its instance ([`expand`]). `None`: the step is
+/// neither, or reads another graph than the default. The bool tells whether the step
+/// expanded.
+pub(crate) fn answer(
+    table: &TypeTable,
+    bgp: &Bgp,
+    step: &Step,
+    graph: GraphRef,
+    rdf_type: Option<PredId>,
+    rows: &Table,
+) -> Option<(Table, bool)> {
+    if let Some(kept) = check(table, bgp, step, graph, rdf_type, rows) {
+        return Some((kept, false));
+    }
+    expand(table, bgp, step, graph, rdf_type, rows).map(|rows| (rows, true))
+}
+
+/// The rows of a walk out of `rdf:type` (step `step` of `bgp`) from the bound instances of
+/// `rows` to an unbound class variable: each row once per class of its instance, the class
+/// as a new last column (as the step run at the instance's owner gives them). `None` where
+/// the step is not such a walk.
+fn expand(
+    table: &TypeTable,
+    bgp: &Bgp,
+    step: &Step,
+    graph: GraphRef,
+    rdf_type: Option<PredId>,
+    rows: &Table,
+) -> Option<Table> {
+    let pattern = &bgp.patterns[step.pattern];
+    let typed = matches!(pattern.predicate, Pred::Const(p) if Some(p) == rdf_type);
+    if !typed
+        || graph != GraphRef::Default
+        || step.partner.is_some()
+        || !matches!(step.kind, StepKind::Walk(Direction::Out))
+    {
+        return None;
+    }
+    let (Node::Var(instance), Node::Var(class)) = (pattern.subject, pattern.object) else {
+        return None;
+    };
+    if instance == class || rows.column(class).is_some() {
+        return None;
+    }
+    let instances = rows.column(instance)?;
+    let mut selection: Vec<u32> = Vec::new();
+    let mut classes: Vec<Id> = Vec::new();
+    for (row, &x) in instances.iter().enumerate() {
+        if x == UNBOUND {
+            continue;
+        }
+        for c in table.classes(x) {
+            selection.push(row as u32);
+            classes.push(c);
+        }
+    }
+    let mut expanded = rows.gather(&selection);
+    expanded.vars.push(class);
+    expanded.columns.push(classes);
+    Some(expanded)
+}
+
 /// `rows` kept where step `step` of `bgp`, a check of `rdf:type` with both ends bound,
 /// holds (`None`: the step is not such a check, or reads another graph than the default).
-pub(crate) fn check(
+fn check(
     table: &TypeTable,
     bgp: &Bgp,
     step: &Step,

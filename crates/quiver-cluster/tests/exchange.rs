@@ -411,3 +411,36 @@ fn a_grouped_count_moves_its_groups_not_its_rows() {
         }
     }
 }
+
+/// A walk out of `rdf:type` from bound instances (the classes of each member) runs where the
+/// rows are, from the memberships every process holds, instead of sending each row to its
+/// instance's owner: members per department and class then move their counts alone, with
+/// the whole store's answer, and without the replicated memberships the rows hop.
+#[test]
+fn the_classes_of_bound_instances_are_read_where_the_rows_are() {
+    let store = common::lubm1();
+    let query = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> \
+                 SELECT ?d ?c (COUNT(*) AS ?n) WHERE { ?x ub:memberOf ?d . ?x a ?c } GROUP BY ?d ?c";
+    let expected = common::sorted_answers(&store, query, None);
+    let groups = expected.len() as u64;
+    assert!(groups > 10, "{groups} groups");
+    for workers in [2u32, 3] {
+        for replicate in [true, false] {
+            let cluster =
+                Arc::new(TimelyPartitions::in_process_with(&store, workers, replicate).unwrap());
+            let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
+            assert_eq!(
+                common::sorted_answers(&store, query, Some(dynamic)),
+                expected,
+                "{workers} workers, replicated: {replicate}"
+            );
+            let moved = cluster.exchanged().rows;
+            let bound = u64::from(workers) * (groups + 1);
+            assert_eq!(
+                moved <= bound,
+                replicate,
+                "{workers} workers, replicated: {replicate}: {moved} rows moved, bound {bound}"
+            );
+        }
+    }
+}

@@ -126,6 +126,10 @@ pub enum WorkerRole {
     /// Filtered the rows it sent on by a check it could answer where they were (the
     /// `rdf:type` memberships every process of a cluster holds): no hop of its own.
     Filtered,
+    /// Gave each row the classes of its instance, a walk out of `rdf:type` answered where
+    /// the rows were from the memberships every process of a cluster holds: no hop of its
+    /// own.
+    Typed,
     /// Read the pattern's first rows in object order for a top-k above it
     /// (`ORDER BY ?o LIMIT k` over `?s p ?o`) and sent them on: the plan's steps did not
     /// run on its partition.
@@ -142,6 +146,7 @@ impl WorkerRole {
             WorkerRole::Checked => "checked",
             WorkerRole::Lent => "lent lists",
             WorkerRole::Filtered => "filtered",
+            WorkerRole::Typed => "typed here",
             WorkerRole::Ordered => "read in order",
         }
     }

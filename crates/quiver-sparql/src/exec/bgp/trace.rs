@@ -22,7 +22,10 @@ pub(super) fn step_profiles(trace: &PartitionTrace, rows: usize) -> Vec<StepProf
             let ran = |w: &&WorkerStep| {
                 matches!(
                     w.role,
-                    WorkerRole::Ran | WorkerRole::Checked | WorkerRole::Filtered
+                    WorkerRole::Ran
+                        | WorkerRole::Checked
+                        | WorkerRole::Filtered
+                        | WorkerRole::Typed
                 )
             };
             let out = if at(s).any(|w| w.role != WorkerRole::Start) {
