@@ -163,13 +163,8 @@ fn expand(
     rdf_type: Option<PredId>,
     rows: &Table,
 ) -> Option<Table> {
-    let pattern = &bgp.patterns[step.pattern];
-    let typed = matches!(pattern.predicate, Pred::Const(p) if Some(p) == rdf_type);
-    if !typed
-        || graph != GraphRef::Default
-        || step.partner.is_some()
-        || !matches!(step.kind, StepKind::Walk(Direction::Out))
-    {
+    let pattern = type_walk(bgp, step, graph, rdf_type)?;
+    if step.kind != StepKind::Walk(Direction::Out) {
         return None;
     }
     let (Node::Var(instance), Node::Var(class)) = (pattern.subject, pattern.object) else {
@@ -196,6 +191,24 @@ fn expand(
     Some(expanded)
 }
 
+/// The pattern of step `step` of `bgp` when the step is a walk of `rdf:type` (in either
+/// direction, not an intersection) over the default graph, whose memberships the table
+/// holds.
+fn type_walk<'b>(
+    bgp: &'b Bgp,
+    step: &Step,
+    graph: GraphRef,
+    rdf_type: Option<PredId>,
+) -> Option<&'b quiver_sparql::bgp::Pattern> {
+    let pattern = &bgp.patterns[step.pattern];
+    let typed = matches!(pattern.predicate, Pred::Const(p) if Some(p) == rdf_type);
+    (typed
+        && graph == GraphRef::Default
+        && step.partner.is_none()
+        && matches!(step.kind, StepKind::Walk(_)))
+    .then_some(pattern)
+}
+
 /// `rows` kept where step `step` of `bgp`, a check of `rdf:type` with both ends bound,
 /// holds (`None`: the step is not such a check, or reads another graph than the default).
 fn check(
@@ -206,15 +219,7 @@ fn check(
     rdf_type: Option<PredId>,
     rows: &Table,
 ) -> Option<Table> {
-    let pattern = &bgp.patterns[step.pattern];
-    let typed = matches!(pattern.predicate, Pred::Const(p) if Some(p) == rdf_type);
-    if !typed
-        || graph != GraphRef::Default
-        || step.partner.is_some()
-        || !matches!(step.kind, StepKind::Walk(_))
-    {
-        return None;
-    }
+    let pattern = type_walk(bgp, step, graph, rdf_type)?;
     let values = |node: Node| -> Option<Box<dyn Fn(usize) -> Id + '_>> {
         match node {
             Node::Const(c) => Some(Box::new(move |_| c)),
