@@ -534,7 +534,13 @@ pub(crate) fn route(
                 None => rows,
             };
             let rows = match (&plan.count_by, &plan.extremes) {
-                (Some(keys), Some(extremes)) => count_if_smaller(extremes.narrow(rows, keys), keys),
+                (Some(keys), Some(extremes)) => {
+                    let rows = match terms {
+                        Some(store) => extremes.narrow_with_terms(rows, keys, store),
+                        None => extremes.narrow(rows, keys),
+                    };
+                    count_if_smaller(rows, keys)
+                }
                 (Some(keys), None) => count_if_smaller(rows, keys),
                 (None, _) => rows,
             };

@@ -11,12 +11,15 @@
 //! the other aggregates and a FILTER counted through read): finer than the coordinator's
 //! groups, and one that a filter over those columns keeps or drops whole.
 //!
-//! A worker compares ids, not terms, as a top-k's cut does (`top_rows`): the ids of a whole
-//! store's sorted dictionary below its first language-tagged literal sort as their terms do
-//! (blank nodes, IRIs, simple literals; `exec::sort_key`). Any other value (a typed or
-//! language-tagged literal, a term appended after the sort, any id of a cluster's
-//! partitioned dictionary) is kept as it is, and the coordinator compares it with the
-//! extremes as terms.
+//! A worker compares ids where it can, as a top-k's cut does (`top_rows`): the ids of a
+//! whole store's sorted dictionary below its first language-tagged literal sort as their
+//! terms do (blank nodes, IRIs, simple literals; `exec::sort_key`). A worker that holds a
+//! copy of the whole dictionary (each partition of a store cut into partitions) also ranks
+//! the other values (numbers, dates, language-tagged literals) by their decoded terms, once
+//! per distinct id ([`ExtremeValues::narrow_with_terms`]). Any value it cannot rank (a term
+//! appended after the sort, without that copy) is kept as it is, and the coordinator
+//! compares it with the extremes as terms. Over a cluster's partitioned dictionary, whose
+//! ids do not sort, nothing is narrowed.
 
 use quiver_model::Id;
 use rustc_hash::FxHashMap;
@@ -48,10 +51,61 @@ impl ExtremeValues {
     /// least (or, where only the greatest is read, greatest) such value, except the
     /// greatest where it is read; a group is a combination of the values of the columns of
     /// `counted_by` that are not narrowed.
-    pub fn narrow(&self, mut rows: Table, counted_by: &[VarId]) -> Table {
+    pub fn narrow(&self, rows: Table, counted_by: &[VarId]) -> Table {
         if self.ordered_below == 0 || rows.rows == 0 {
             return rows;
         }
+        let sorts = |id: Id| id != UNBOUND && id < self.ordered_below;
+        self.narrow_ranked(rows, counted_by, |id| sorts(id).then_some(u128::from(id)))
+    }
+
+    /// [`ExtremeValues::narrow`] where the worker holds the whole store's dictionary
+    /// (`store`'s, as each partition of a store cut into partitions does): the values that
+    /// do not sort by id (numbers, dates, language-tagged literals) are decoded once each
+    /// and ranked as ORDER BY ranks their terms (`term_keys`), so that they are narrowed
+    /// too. A value the dictionary does not hold is kept.
+    pub fn narrow_with_terms(
+        &self,
+        rows: Table,
+        counted_by: &[VarId],
+        store: &quiver_store::Store,
+    ) -> Table {
+        if self.ordered_below == 0 || rows.rows == 0 {
+            return rows;
+        }
+        let held = store.terms();
+        let mut decoded: rustc_hash::FxHashSet<Id> = Default::default();
+        for column in &self.columns {
+            if let Some(values) = rows.column(column.var) {
+                decoded.extend(values.iter().copied().filter(|&id| {
+                    id != UNBOUND && id >= self.ordered_below && u64::from(id) < held
+                }));
+            }
+        }
+        let Ok(others) = crate::term_keys::keys_of_terms(store, decoded, |_| None, |_| Ok(()))
+        else {
+            return self.narrow(rows, counted_by);
+        };
+        self.narrow_ranked(rows, counted_by, |id| {
+            if id == UNBOUND {
+                None
+            } else if id < self.ordered_below {
+                Some((u128::from(id) + 1) << 64)
+            } else {
+                // Key 0: not a term, which sorts as unbound; kept as it is.
+                others.get(&id).copied().filter(|&key| key != 0)
+            }
+        })
+    }
+
+    /// The narrowing with `key(id)` ranking the values of the narrowed columns (`None`: the
+    /// value does not compare, and is kept as it is).
+    fn narrow_ranked(
+        &self,
+        mut rows: Table,
+        counted_by: &[VarId],
+        key: impl Fn(Id) -> Option<u128>,
+    ) -> Table {
         let narrowed = |var: &VarId| self.columns.iter().any(|c| c.var == *var);
         let others: Vec<&[Id]> = counted_by
             .iter()
@@ -59,33 +113,36 @@ impl ExtremeValues {
             .filter_map(|&var| rows.column(var))
             .collect();
         let (group_of, groups) = group_rows(&others, rows.rows);
-        let sorts = |id: Id| id != UNBOUND && id < self.ordered_below;
         for column in &self.columns {
             let Some(at) = rows.vars.iter().position(|&v| v == column.var) else {
                 continue;
             };
             let values = &mut rows.columns[at];
-            let mut least = vec![UNBOUND; groups];
-            let mut greatest = vec![UNBOUND; groups];
+            // Each group's least and greatest value that compares, with its key.
+            let mut least: Vec<Option<(u128, Id)>> = vec![None; groups];
+            let mut greatest: Vec<Option<(u128, Id)>> = vec![None; groups];
             for (&id, &group) in values.iter().zip(&group_of) {
-                if sorts(id) {
-                    let (low, high) = (&mut least[group as usize], &mut greatest[group as usize]);
-                    if *low == UNBOUND || id < *low {
-                        *low = id;
-                    }
-                    if *high == UNBOUND || id > *high {
-                        *high = id;
-                    }
+                let Some(rank) = key(id) else { continue };
+                let (low, high) = (&mut least[group as usize], &mut greatest[group as usize]);
+                if low.is_none_or(|(k, _)| rank < k) {
+                    *low = Some((rank, id));
+                }
+                if high.is_none_or(|(k, _)| rank > k) {
+                    *high = Some((rank, id));
                 }
             }
             for (id, &group) in values.iter_mut().zip(&group_of) {
-                if !sorts(*id) {
+                if key(*id).is_none() {
                     continue;
                 }
-                let high = greatest[group as usize];
+                let (Some((_, low)), Some((_, high))) =
+                    (least[group as usize], greatest[group as usize])
+                else {
+                    continue;
+                };
                 *id = match (column.least, column.greatest) {
                     (_, true) if *id == high => high,
-                    (true, _) => least[group as usize],
+                    (true, _) => low,
                     _ => high,
                 };
             }
