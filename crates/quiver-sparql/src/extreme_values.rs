@@ -73,29 +73,9 @@ impl ExtremeValues {
         if self.ordered_below == 0 || rows.rows == 0 {
             return rows;
         }
-        let held = store.terms();
-        let mut decoded: rustc_hash::FxHashSet<Id> = Default::default();
-        for column in &self.columns {
-            if let Some(values) = rows.column(column.var) {
-                decoded.extend(values.iter().copied().filter(|&id| {
-                    id != UNBOUND && id >= self.ordered_below && u64::from(id) < held
-                }));
-            }
-        }
-        let Ok(others) = crate::term_keys::keys_of_terms(store, decoded, |_| None, |_| Ok(()))
-        else {
-            return self.narrow(rows, counted_by);
-        };
-        self.narrow_ranked(rows, counted_by, |id| {
-            if id == UNBOUND {
-                None
-            } else if id < self.ordered_below {
-                Some((u128::from(id) + 1) << 64)
-            } else {
-                // Key 0: not a term, which sorts as unbound; kept as it is.
-                others.get(&id).copied().filter(|&key| key != 0)
-            }
-        })
+        let columns = self.columns.iter().filter_map(|c| rows.column(c.var));
+        let keys = crate::term_keys::HeldKeys::of(store, self.ordered_below, columns);
+        self.narrow_ranked(rows, counted_by, |id| keys.key(id))
     }
 
     /// The narrowing with `key(id)` ranking the values of the narrowed columns (`None`: the

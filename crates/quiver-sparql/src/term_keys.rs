@@ -117,3 +117,44 @@ fn sorts_by_encoding(term: &Term) -> bool {
         Term::Triple(_) => false,
     }
 }
+
+/// The keys a worker that holds a copy of the whole store's dictionary (each partition of a
+/// store cut into partitions) gives the ids of some columns: an id below `ordered_below` by
+/// id, every other one decoded once from its dictionary and ranked by its term. An id it
+/// cannot rank (UNBOUND, one the dictionary does not hold, one that is no term) has none.
+pub(crate) struct HeldKeys {
+    ordered_below: Id,
+    others: FxHashMap<Id, SortKey>,
+}
+
+impl HeldKeys {
+    pub(crate) fn of<'c>(
+        store: &quiver_store::Store,
+        ordered_below: Id,
+        columns: impl IntoIterator<Item = &'c [Id]>,
+    ) -> Self {
+        let held = store.terms();
+        let mut decoded: rustc_hash::FxHashSet<Id> = Default::default();
+        for column in columns {
+            decoded.extend(column.iter().copied().filter(|&id| {
+                id != crate::table::UNBOUND && id >= ordered_below && u64::from(id) < held
+            }));
+        }
+        // No check can stop it: the ticks always pass.
+        let others = keys_of_terms(store, decoded, |_| None, |_| Ok(())).unwrap_or_default();
+        Self {
+            ordered_below,
+            others,
+        }
+    }
+
+    /// The key of `id`, if it can be ranked.
+    pub(crate) fn key(&self, id: Id) -> Option<SortKey> {
+        if id < self.ordered_below {
+            Some((u128::from(id) + 1) << 64)
+        } else {
+            // Key 0: not a term, which sorts as unbound.
+            self.others.get(&id).copied().filter(|&key| key != 0)
+        }
+    }
+}

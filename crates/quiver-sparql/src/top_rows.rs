@@ -50,26 +50,9 @@ impl TopRows {
         if rows.rows <= self.k || self.ordered_below == 0 {
             return rows;
         }
-        let held = store.terms();
-        let mut decoded: rustc_hash::FxHashSet<Id> = Default::default();
-        for &(var, _) in &self.keys {
-            if let Some(column) = rows.column(var) {
-                decoded.extend(column.iter().copied().filter(|&id| {
-                    id != UNBOUND && id >= self.ordered_below && u64::from(id) < held
-                }));
-            }
-        }
-        let Ok(others) = crate::term_keys::keys_of_terms(store, decoded, |_| None, |_| Ok(()))
-        else {
-            return rows;
-        };
-        self.cut_ranked(rows, |id| {
-            if id < self.ordered_below {
-                Some((u128::from(id) + 1) << 64)
-            } else {
-                others.get(&id).copied()
-            }
-        })
+        let columns = self.keys.iter().filter_map(|&(var, _)| rows.column(var));
+        let keys = crate::term_keys::HeldKeys::of(store, self.ordered_below, columns);
+        self.cut_ranked(rows, |id| keys.key(id))
     }
 
     /// The cut with `key(id)` ranking each bound id of a key column (`None`: it does not
