@@ -355,7 +355,10 @@ impl TimelyPartitions {
         let graphs_classes = layout
             .classes
             .into_iter()
-            .map(|g| {
+            .map(|mut g| {
+                // Sorted, for the binary searches of placement.
+                g.classes.sort_unstable();
+                g.classes.dedup();
                 (
                     g.graph.map_or(GraphRef::Default, GraphRef::Named),
                     g.classes,

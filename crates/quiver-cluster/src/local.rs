@@ -145,9 +145,10 @@ impl BgpPartitions for LocalPartitions {
         let mut rows = std::mem::take(&mut request.input);
         let steps = split_intersections(request.steps);
         let mut work = Vec::new();
+        let classes = classes(&graphs, rdf_type);
         for (s, step) in steps.iter().enumerate() {
             request.state.check()?;
-            let (placement, step) = place(bgp, step, &rows, rdf_type);
+            let (placement, step) = place(bgp, step, &rows, rdf_type, &classes);
             rows = match placement {
                 Placement::Owner(node) => {
                     let cut = by_owner(&rows, node, self.count());
@@ -157,7 +158,7 @@ impl BgpPartitions for LocalPartitions {
                     let copies = vec![rows.clone(); self.parts.len()];
                     self.run_each(&request, &graphs, (s, &step), copies, &mut work)?
                 }
-                Placement::Classes => with_classes(bgp, &step, &rows, &classes(&graphs, rdf_type)),
+                Placement::Classes => with_classes(bgp, &step, &rows, &classes),
             };
         }
         let trace = request.trace.then(|| PartitionTrace {

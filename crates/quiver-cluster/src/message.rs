@@ -573,6 +573,7 @@ pub(crate) fn route(
             run.as_ref().unwrap_or(planned),
             &rows,
             plan.rdf_type,
+            &plan.classes,
         )
         .0
         {

@@ -143,8 +143,17 @@ pub fn orient(bgp: &Bgp, step: &Step, rows: &Table) -> Step {
 }
 
 /// Where `step` of `bgp` runs over `rows` (which of its pattern's nodes they bind), and
-/// the step to run there (a check becomes a walk out of the subject).
-pub fn place(bgp: &Bgp, step: &Step, rows: &Table, rdf_type: Option<PredId>) -> (Placement, Step) {
+/// the step to run there (a check becomes a walk out of the subject). `classes` (sorted)
+/// are the graph's objects of `rdf:type`: a walk into a vertex over a variable predicate
+/// runs at the vertex's owner alone when no row's vertex is one of them, since only a
+/// class has its IN record shared among the partitions.
+pub fn place(
+    bgp: &Bgp,
+    step: &Step,
+    rows: &Table,
+    rdf_type: Option<PredId>,
+    classes: &[Id],
+) -> (Placement, Step) {
     let bound = |node: Node| match node {
         Node::Var(v) => rows.column(v).is_some(),
         Node::Const(_) | Node::Absent => true,
@@ -169,9 +178,24 @@ pub fn place(bgp: &Bgp, step: &Step, rows: &Table, rdf_type: Option<PredId>) -> 
             }
             match pattern.predicate {
                 Pred::Const(_) if !is_type => (Placement::Owner(pattern.object), *step),
+                Pred::Var(_) if !any_class(pattern.object, rows, classes) => {
+                    (Placement::Owner(pattern.object), *step)
+                }
                 _ => (Placement::Everywhere, *step),
             }
         }
+    }
+}
+
+/// Whether `node`'s value is one of `classes` (sorted) in any of `rows`.
+fn any_class(node: Node, rows: &Table, classes: &[Id]) -> bool {
+    let is_class = |id: &Id| classes.binary_search(id).is_ok();
+    match node {
+        Node::Const(c) => is_class(&c),
+        Node::Var(v) => rows
+            .column(v)
+            .is_none_or(|column| column.iter().any(is_class)),
+        Node::Absent => true,
     }
 }
 

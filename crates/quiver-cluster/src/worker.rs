@@ -413,7 +413,7 @@ impl Worker {
                 .map(|counts| (counts_table(counts, aggregate.key.is_some()), false))
         } else {
             let planned = run.as_ref().unwrap_or(&plan.steps[step as usize]);
-            let (_, planned) = place(&plan.bgp, planned, &rows, plan.rdf_type);
+            let (_, planned) = place(&plan.bgp, planned, &rows, plan.rdf_type, &plan.classes);
             let ctx = context(part, read(part, &share, plan), state);
             in_morsels(self.threads, &rows, plan.cap(), |rows| {
                 run_step_bounded(&ctx, &plan.bgp, &planned, rows, plan.cap())
@@ -561,7 +561,9 @@ impl Worker {
         self.produced += rows.rows as u64;
         self.role = Some(WorkerRole::Walked);
         let check = Step::new(partner, StepKind::Walk(partner_direction), run.estimate);
-        let Placement::Owner(node) = place(&plan.bgp, &check, &rows, plan.rdf_type).0 else {
+        let Placement::Owner(node) =
+            place(&plan.bgp, &check, &rows, plan.rdf_type, &plan.classes).0
+        else {
             return vec![failed(
                 query,
                 &plan,

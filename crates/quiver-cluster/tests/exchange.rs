@@ -248,6 +248,47 @@ fn a_limit_is_enforced_on_every_worker() {
     }
 }
 
+/// A walk into a vertex over a variable predicate (`?x ?p <v>`) reads the vertex's IN
+/// record, held whole by its owner unless the vertex is a class (whose instances each
+/// partition lists for its own): so it runs at the owner alone, one round trip at most,
+/// where a class's walk still asks every worker. The answers are the whole store's.
+#[test]
+fn a_walk_over_any_predicate_into_a_vertex_runs_at_its_owner_unless_it_is_a_class() {
+    let store = common::lubm1();
+    let ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
+    let vertices = [
+        "<http://www.Department0.University0.edu>".to_owned(),
+        "<http://www.Department3.University0.edu/FullProfessor1>".to_owned(),
+        "<http://www.University0.edu>".to_owned(),
+        "<http://www.Department1.University0.edu/Course2>".to_owned(),
+        "<http://www.Department2.University0.edu/AssociateProfessor0>".to_owned(),
+    ];
+    let classes = [format!("<{ub}Course>"), format!("<{ub}FullProfessor>")];
+    for workers in [2u32, 3] {
+        for vertex in vertices.iter().chain(&classes) {
+            let query = format!("SELECT ?x ?p WHERE {{ ?x ?p {vertex} }}");
+            let whole = common::sorted_answers(&store, &query, None);
+            assert!(!whole.is_empty(), "{query}");
+            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let rows = common::sorted_answers(&store, &query, Some(cluster.clone()));
+            assert_eq!(rows, whole, "{query} on {workers} workers");
+            let messages = cluster.exchanged().messages;
+            if classes.contains(vertex) {
+                // Asked of every other worker, and answered by each.
+                assert!(
+                    messages >= 2 * u64::from(workers - 1),
+                    "{query}: {messages}"
+                );
+            } else {
+                assert!(
+                    messages <= 2,
+                    "{query} on {workers} workers: {messages} messages"
+                );
+            }
+        }
+    }
+}
+
 /// The solutions of `query` in order on a fresh cluster of `workers` workers over `store`,
 /// and the rows it moved.
 fn rows_moving(store: &Store, query: &str, workers: u32) -> (Vec<String>, u64) {

@@ -65,6 +65,8 @@ pub const QUERIES: &[&str] = &[
     "SELECT * WHERE { ex:e3 ?p ?o }",
     "SELECT * WHERE { ?s ?p ex:e4 }",
     "SELECT * WHERE { ?s ?p ex:C0 }",
+    "SELECT * WHERE { ?y a ?c . ?s ?p ?c }",
+    "SELECT * WHERE { GRAPH ex:g1 { ?s ?p ex:C1 } }",
     "SELECT * WHERE { ?s ?p ?o }",
     "SELECT ?c WHERE { ?x a ?c }",
     "SELECT DISTINCT ?c WHERE { ?x a ?c }",
