@@ -50,6 +50,7 @@ use quiver_sparql::partitions::{
     BgpPartitions, Exchanged, Explored, HeldBytes, PartitionTrace, PartitionedBgp, WorkerRole,
     WorkerStep,
 };
+use quiver_sparql::planner::Spread;
 use quiver_sparql::table::Table;
 use quiver_store::{GraphIndex, Store};
 use timely::communication::WorkerGuards;
@@ -180,6 +181,8 @@ pub struct TimelyPartitions {
     local: LocalParts,
     /// This process's replicated `rdf:type` memberships, once exchanged ([`crate::types`]).
     types: SharedTable,
+    /// Whether the memberships are replicated (they fit the budget).
+    replicate_types: bool,
     /// Set when a run did not come back (a worker or process stopped, or the query gave
     /// up waiting): the workers may never end, so they are not waited for.
     broken: std::sync::atomic::AtomicBool,
@@ -468,6 +471,7 @@ impl TimelyPartitions {
             queries: AtomicU64::new(0),
             local,
             types,
+            replicate_types,
             broken: std::sync::atomic::AtomicBool::new(false),
             plans,
             sizes: Mutex::default(),
@@ -735,6 +739,13 @@ impl BgpPartitions for TimelyPartitions {
         format!("{} timely workers", self.workers)
     }
 
+    fn spread(&self) -> Spread {
+        Spread {
+            partitions: self.workers,
+            types_everywhere: self.replicate_types,
+        }
+    }
+
     fn exchanged(&self) -> Exchanged {
         self.totals
             .lock()
@@ -788,6 +799,7 @@ impl BgpPartitions for TimelyPartitions {
                     .clone()
                     .filter(|_| request.limit.is_none() && request.count_by.is_some()),
                 top: request.top.clone().filter(|_| request.limit.is_none()),
+                passes: request.passes.clone(),
                 merged: request.merged.to_vec(),
                 aggregate: None,
                 cap,
@@ -804,6 +816,7 @@ impl BgpPartitions for TimelyPartitions {
             let count_by = plan.count_by.clone();
             let cut_to = plan.top.clone();
             let narrowed = plan.extremes.clone();
+            let filtered = plan.passes.clone();
             let (rows, truncated, trace) = self.ask(plan, input, request.state)?;
             let (rows, counts) = match &count_by {
                 Some(keys) => {
@@ -823,6 +836,7 @@ impl BgpPartitions for TimelyPartitions {
                     counted_by: count_by,
                     cut_to,
                     narrowed,
+                    filtered,
                 });
                 return Ok(Explored {
                     rows,
@@ -890,6 +904,7 @@ impl BgpPartitions for TimelyPartitions {
             count_by: None,
             extremes: None,
             top: None,
+            passes: Vec::new(),
             merged: merged.to_vec(),
             aggregate: Some(aggregate.clone()),
             cap: u64::MAX,

@@ -12,6 +12,7 @@ use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::{
     BgpPartitions, Explored, PartitionTrace, PartitionedBgp, WorkerRole, WorkerStep,
 };
+use quiver_sparql::planner::Spread;
 use quiver_sparql::step::Step;
 use quiver_sparql::table::Table;
 use quiver_store::{GraphIndex, Store};
@@ -107,6 +108,15 @@ impl BgpPartitions for LocalPartitions {
         format!("{} partitions in this process", self.parts.len())
     }
 
+    /// Type checks run at the instance's owner here: no partition holds the others'
+    /// memberships.
+    fn spread(&self) -> Spread {
+        Spread {
+            partitions: self.count(),
+            types_everywhere: false,
+        }
+    }
+
     fn degrees(&self, asks: &[DegreeAsk]) -> Result<Option<Vec<u64>>, QueryError> {
         let count = self.count();
         let sizes = asks
@@ -168,6 +178,7 @@ impl BgpPartitions for LocalPartitions {
             counted_by: None,
             cut_to: None,
             narrowed: None,
+            filtered: Vec::new(),
         });
         Ok(Explored {
             rows,

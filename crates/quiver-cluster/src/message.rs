@@ -13,7 +13,7 @@ use quiver_sparql::bgp::{Bgp, Node};
 use quiver_sparql::dataset::GraphRef;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
-use quiver_sparql::partitions::{Exchanged, ExtremeValues, WorkerRole, WorkerStep};
+use quiver_sparql::partitions::{Exchanged, ExtremeValues, PassingIds, WorkerRole, WorkerStep};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::{Table, VarId};
 use quiver_sparql::top_rows::TopRows;
@@ -47,6 +47,10 @@ pub(crate) struct Plan {
     /// Rows past the last step leave their worker cut to the first in an order
     /// (`PartitionedBgp::top`, [`TopRows::cut`]): a top-k's `k` per message.
     pub top: Option<TopRows>,
+    /// A FILTER above the pattern passes only these ids of some of its columns
+    /// (`PartitionedBgp::passes`): rows that cannot pass are dropped wherever they are
+    /// routed from, as soon as they hold the column.
+    pub passes: Vec<PassingIds>,
     /// The `FROM` graphs whose merge `graph` is, if it is one.
     pub merged: Vec<Id>,
     /// A count read from the index instead of steps: one hop, on every worker, whose rows
@@ -81,6 +85,7 @@ impl Plan {
             count_by: None,
             extremes: None,
             top: None,
+            passes: Vec::new(),
             merged: Vec::new(),
             aggregate: None,
             cap: u64::MAX,
@@ -516,6 +521,9 @@ pub(crate) fn route(
         truncated,
         trace: Vec::new(),
     };
+    if !plan.passes.is_empty() {
+        rows = PassingIds::keep_all(&plan.passes, rows);
+    }
     if plan.aggregate.is_some() && step == 0 {
         return (0..workers)
             .map(|to| message(0, to, None, rows.clone()))

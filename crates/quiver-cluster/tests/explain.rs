@@ -305,3 +305,38 @@ fn a_top_k_cut_on_the_workers_is_explained() {
         assert_eq!(text.contains("read in order"), ordered, "{query}: {text}");
     }
 }
+
+/// A FILTER decided by ranges of ids is checked on the workers, and EXPLAIN says so; one
+/// that is not (a comparison of numbers' values) is not.
+#[test]
+fn a_filter_checked_on_the_workers_is_explained() {
+    let store = common::lubm1();
+    let partitions: Arc<dyn BgpPartitions> =
+        Arc::new(TimelyPartitions::in_process(&store, 2).unwrap());
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    let names = "?x a ub:UndergraduateStudent . ?x ub:name ?n";
+    for (filter, ranges) in [
+        ("STRSTARTS(?n, \"UndergraduateStudent1\")", Some(1)),
+        (
+            "(STRSTARTS(?n, \"U\") && ?x != <http://www.University0.edu>)",
+            Some(3),
+        ),
+        ("STRLEN(?n) > 22", None),
+    ] {
+        let query = format!("{prefix} SELECT ?x WHERE {{ {names} FILTER ({filter}) }}");
+        let profile = profile(&store, &query, partitions.clone(), true);
+        let trace = profile.bgps[0].partitions.as_ref().expect("a trace");
+        let found: usize = trace.filtered.iter().map(|f| f.ranges.len()).sum();
+        assert_eq!(
+            (!trace.filtered.is_empty()).then_some(found),
+            ranges,
+            "{query}"
+        );
+        let text = quiver_sparql::explain::render(&profile);
+        assert_eq!(
+            text.contains("filtered where they were by"),
+            ranges.is_some(),
+            "{query}: {text}"
+        );
+    }
+}

@@ -13,6 +13,7 @@ use quiver_sparql::context::QueryState;
 use quiver_sparql::degree::DegreeAsk;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::{BgpPartitions, Explored, PartitionedBgp};
+use quiver_sparql::planner::Spread;
 use quiver_sparql::{prepare, PrepareOptions, QueryError};
 use quiver_store::partition_stats::StatisticsMerger;
 use quiver_store::Store;
@@ -67,6 +68,10 @@ struct Counting {
 impl BgpPartitions for Counting {
     fn name(&self) -> String {
         self.inner.name()
+    }
+
+    fn spread(&self) -> Spread {
+        self.inner.spread()
     }
 
     fn degrees(&self, asks: &[DegreeAsk]) -> Result<Option<Vec<u64>>, QueryError> {

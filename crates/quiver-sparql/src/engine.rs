@@ -300,6 +300,9 @@ fn plan_parsed(
     };
     let mut compiler = Compiler::new(store, user_plans);
     compiler.partitioned = options.partitioned();
+    if let Some(partitions) = &options.partitions {
+        compiler.spread = partitions.spread();
+    }
     let (Query::Select {
         dataset,
         pattern,

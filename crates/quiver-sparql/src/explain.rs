@@ -216,6 +216,16 @@ fn render_workers(out: &mut String, trace: &PartitionTrace) {
             extremes.columns.len()
         );
     }
+    if !trace.filtered.is_empty() {
+        let ranges: usize = trace.filtered.iter().map(|f| f.ranges.len()).sum();
+        let _ = writeln!(
+            out,
+            "  rows each worker found filtered where they were by {} FILTER(s) decided by {} \
+             range(s) of ids",
+            trace.filtered.len(),
+            ranges
+        );
+    }
     if let Some(top) = &trace.cut_to {
         let _ = writeln!(
             out,

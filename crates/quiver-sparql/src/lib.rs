@@ -29,6 +29,7 @@ pub mod nesting;
 pub mod operands;
 pub mod operator;
 pub mod partitions;
+pub mod passing_ids;
 pub mod plan_file;
 pub mod planner;
 pub mod results;

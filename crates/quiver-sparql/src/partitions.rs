@@ -18,6 +18,7 @@ use crate::degree::DegreeAsk;
 use crate::error::QueryError;
 pub use crate::extreme_values::ExtremeValues;
 use crate::operator::index_aggregate::{Counts, IndexAggregate};
+pub use crate::passing_ids::PassingIds;
 use crate::step::Step;
 use crate::table::Table;
 pub use crate::top_rows::TopRows;
@@ -59,6 +60,11 @@ pub struct PartitionedBgp<'a> {
     /// may replace their values by each group's least or greatest before counting
     /// ([`ExtremeValues::narrow`]). Only set with `count_by`.
     pub extremes: Option<ExtremeValues>,
+    /// A FILTER right above the pattern holds only for these ids of some of its columns
+    /// (where it is decided by ranges of the sorted dictionary's ids): the partitions may
+    /// drop the rows it cannot pass where they find them ([`PassingIds::keep`]). The
+    /// FILTER still runs over what they return.
+    pub passes: Vec<PassingIds>,
     /// Record what each worker did at each step ([`PartitionTrace`], for EXPLAIN): the
     /// messages of a cluster's run then carry their records to the coordinator.
     pub trace: bool,
@@ -104,6 +110,9 @@ pub struct PartitionTrace {
     /// The values read only by MIN or MAX were narrowed on each worker before it counted
     /// ([`PartitionedBgp::extremes`]).
     pub narrowed: Option<ExtremeValues>,
+    /// The rows each worker found were filtered by these ranges of ids before they left
+    /// it ([`PartitionedBgp::passes`]).
+    pub filtered: Vec<PassingIds>,
 }
 
 /// What a worker did in a step of a pattern's run over partitions.
@@ -263,6 +272,10 @@ pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
     fn unavailable(&self) -> Option<String> {
         None
     }
+
+    /// How the store's records spread over the partitions, for the planner's cost of
+    /// the rows a plan moves between them.
+    fn spread(&self) -> crate::planner::Spread;
 
     /// The sizes of records the coordinator's partition does not hold, for its planner:
     /// each ask's count, in order, from the partition that owns the vertex (asked in one

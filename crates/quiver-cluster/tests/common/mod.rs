@@ -128,6 +128,11 @@ pub const QUERIES: &[&str] = &[
     "SELECT DISTINCT ?p WHERE { ?x ?p ?y }",
     "SELECT ?p (MIN(?o) AS ?lo) (MAX(?o) AS ?hi) (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p",
     "SELECT ?c (MIN(?x) AS ?first) (MAX(?y) AS ?last) WHERE { ?x a ?c . ?x ex:p1 ?y FILTER(?c != ex:C0) } GROUP BY ?c",
+    "SELECT * WHERE { ?x ?p ?y . ?y ?q ?z FILTER STRSTARTS(?z, \"v1\") }",
+    "SELECT * WHERE { ?x ?p ?o FILTER (REGEX(?o, \"^v\") && ?p != ex:p4) }",
+    "SELECT * WHERE { ?x ex:p1 ?y . ?y ?q ?z FILTER (?z = ex:e3 || ?z = \"v0\") }",
+    "SELECT * WHERE { ?x a ?c . ?x ?p ?y FILTER (sameTerm(?c, ex:C2) && !sameTerm(?y, ex:e1)) }",
+    "SELECT ?z (COUNT(*) AS ?n) WHERE { ?x ?p ?z FILTER STRSTARTS(?z, \"v\") } GROUP BY ?z",
 ];
 
 /// A fixed random graph of `count` quads (a linear congruential sequence from `seed`).

@@ -23,7 +23,7 @@ use crate::operator::{
     certain_vars, Aggregate, ExistsOperators, Operator, Path, PathPattern, PathTerm, PlannedBgp,
     ServiceEndpoint, ServicePattern,
 };
-use crate::planner::{plan, Step};
+use crate::planner::{plan_over, Step};
 use crate::table::VarId;
 
 mod exists;
@@ -48,6 +48,9 @@ pub struct Compiler<'a> {
     /// Compile for a partitioned store: only the index aggregates whose partitions' counts
     /// add up (see `PrepareOptions::partitions`).
     pub partitioned: bool,
+    /// How the store's records spread over partitions, for the planner's cost of moving
+    /// rows between them (one store: nothing moves).
+    pub spread: crate::planner::Spread,
     /// Whether a SERVICE was compiled (EXISTS patterns' included).
     pub services: bool,
     next_bgp: usize,
@@ -62,6 +65,7 @@ impl<'a> Compiler<'a> {
             dataset: DatasetScope::default(),
             exists: ExistsOperators::default(),
             partitioned: false,
+            spread: crate::planner::Spread::ONE,
             services: false,
             next_bgp: 0,
         }
@@ -348,7 +352,7 @@ impl<'a> Compiler<'a> {
                 crate::plan_file::validate_plan(&steps, &bgp, &[])?;
                 steps
             }
-            None => plan(&bgp, self.store, index, &[], 1.0),
+            None => plan_over(&bgp, (self.store, self.spread), index, &[], 1.0),
         };
         let mut planned = PlannedBgp {
             bgp,
@@ -409,7 +413,13 @@ impl<'a> Compiler<'a> {
         }
         let started = std::time::Instant::now();
         let index = self.graph_index(planned.graph);
-        let steps = plan(&planned.bgp, self.store, index, &seeds, 1000.0);
+        let steps = plan_over(
+            &planned.bgp,
+            (self.store, self.spread),
+            index,
+            &seeds,
+            1000.0,
+        );
         planned.seeded = Some((seeds, steps));
         planned.plan_micros += started.elapsed().as_secs_f64() * 1e6;
     }

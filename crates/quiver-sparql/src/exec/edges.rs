@@ -171,6 +171,7 @@ impl PartitionedEdges<'_> {
                 top: None,
                 extremes: None,
                 limit: None,
+                passes: Vec::new(),
                 trace: false,
             })
             .map(|explored| explored.rows)

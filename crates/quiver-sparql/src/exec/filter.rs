@@ -37,7 +37,28 @@ impl Evaluator<'_> {
             if let Some(table) = self.filter_seeding_bgp(planned, expression)? {
                 return Ok(table);
             }
+            // Over partitions, the ids the FILTER can pass are checked where the rows are.
+            if self.partitions.is_some() {
+                let mut conjuncts = Vec::new();
+                conjuncts_of(expression, &mut conjuncts);
+                *self.pending_passes.borrow_mut() = conjuncts
+                    .into_iter()
+                    .filter_map(|conjunct| self.passing_ids(planned, conjunct))
+                    .collect();
+            }
         }
+        let table = self.filter_inner(expression, inner, limit);
+        self.pending_passes.borrow_mut().clear();
+        table
+    }
+
+    /// [`Evaluator::filter_operator`]'s inner rows, filtered.
+    fn filter_inner(
+        &self,
+        expression: &Expression,
+        inner: &Operator,
+        limit: Option<usize>,
+    ) -> Result<Table, QueryError> {
         match limit {
             Some(limit) => {
                 self.grow_until(inner, limit, |table| self.filter_rows(table, expression))

@@ -39,6 +39,7 @@ use crate::bgp::{Node, Pattern, Pred};
 use crate::error::QueryError;
 use crate::memory::ID_BYTES;
 use crate::operator::PlannedBgp;
+use crate::passing_ids::PassingIds;
 use crate::table::{Table, UNBOUND};
 
 impl Evaluator<'_> {
@@ -294,6 +295,37 @@ impl Evaluator<'_> {
             table.rows
         ));
         Ok(Some(table))
+    }
+}
+
+impl Evaluator<'_> {
+    /// The ids of one of `planned`'s variables that `expression` can pass, as ranges of the
+    /// sorted dictionary's ids, when it reads that variable alone and is one of the shapes
+    /// of the module doc (`PartitionedBgp::passes`).
+    pub(crate) fn passing_ids(
+        &self,
+        planned: &PlannedBgp,
+        expression: &Expression,
+    ) -> Option<PassingIds> {
+        let mut variables = Vec::new();
+        if !crate::operands::per_id(expression, &mut variables) {
+            return None;
+        }
+        variables.dedup();
+        let [variable] = variables.as_slice() else {
+            return None;
+        };
+        let var = self.vars.get(variable)?;
+        if !planned.bgp.vars().contains(&var) {
+            return None;
+        }
+        let dictionary = self.store.dictionary();
+        let ranges = id_ranges(self, dictionary, expression, variable)?;
+        Some(PassingIds {
+            var,
+            ranges,
+            decided_below: Id::try_from(dictionary.base_len()).unwrap_or(Id::MAX),
+        })
     }
 }
 

@@ -139,6 +139,9 @@ pub struct Evaluator<'a> {
     /// The counted columns only MIN or MAX read, which that pattern's partitions may
     /// narrow before counting (`PartitionedBgp::extremes`).
     pending_extremes: RefCell<Option<crate::extreme_values::ExtremeValues>>,
+    /// The ids a FILTER right above that pattern can pass, which its partitions may check
+    /// where they find the rows (`PartitionedBgp::passes`).
+    pending_passes: RefCell<Vec<crate::passing_ids::PassingIds>>,
     /// What the partitions counted for it: the rows it returned stand for these many each.
     counted: RefCell<Option<Vec<u64>>>,
     /// The result cap and the operators whose row count is at most the result's (every
@@ -180,6 +183,7 @@ impl<'a> Evaluator<'a> {
             pending_count_by: RefCell::new(None),
             pending_top: RefCell::new(None),
             pending_extremes: RefCell::new(None),
+            pending_passes: RefCell::new(Vec::new()),
             counted: RefCell::new(None),
             result_cap: None,
         }

@@ -19,7 +19,11 @@
 //! bounded search ([`search`]) looks for an order with a smaller one, depth first, cheapest
 //! steps first, pruning every partial order already as dear as the best whole one.
 
+mod movement;
 mod search;
+
+use movement::At;
+pub use movement::{Spread, ROW_MOVED};
 
 use quiver_store::{Direction, GraphIndex, Store};
 
@@ -44,7 +48,10 @@ pub(crate) struct State {
     domains: Vec<(VarId, Domain)>,
     pub done: Vec<bool>,
     rows: f64,
-    /// The total of the rows after each step: what the planner minimises.
+    /// Where the rows are, over partitions.
+    at: At,
+    /// The total of the rows after each step, and of the rows moved between partitions
+    /// (weighed by [`ROW_MOVED`]): what the planner minimises.
     pub cost: f64,
     pub steps: Vec<Step>,
 }
@@ -76,14 +83,18 @@ impl State {
         crate::bgp::add_vars(&mut self.bound, pattern.vars());
     }
 
-    fn push(&mut self, pattern: usize, kind: StepKind, rows: f64) {
+    /// Step `kind` of `pattern` taken, leaving `rows` rows after moving `moved` to reach
+    /// where it runs, `at` after it.
+    fn push(&mut self, pattern: usize, kind: StepKind, rows: f64, (moved, at): (f64, At)) {
         self.rows = rows.max(0.0);
-        self.cost += self.rows;
+        self.at = at;
+        self.cost += self.rows + ROW_MOVED * moved;
         self.steps.push(Step::new(pattern, kind, self.rows));
     }
 }
 
-/// Plans `bgp` given variables already bound by `seed_rows` input rows (`bound`).
+/// Plans `bgp` given variables already bound by `seed_rows` input rows (`bound`), on one
+/// store.
 pub fn plan(
     bgp: &Bgp,
     store: &Store,
@@ -91,12 +102,29 @@ pub fn plan(
     bound: &[VarId],
     seed_rows: f64,
 ) -> Vec<Step> {
-    let estimator = Estimator { store, graph };
+    plan_over(bgp, (store, Spread::ONE), graph, bound, seed_rows)
+}
+
+/// [`plan`] over a store spread as `spread` says (the rows its plan moves between
+/// partitions counted in its cost), planned with `store`'s statistics.
+pub fn plan_over(
+    bgp: &Bgp,
+    (store, spread): (&Store, Spread),
+    graph: &GraphIndex,
+    bound: &[VarId],
+    seed_rows: f64,
+) -> Vec<Step> {
+    let estimator = Estimator {
+        store,
+        graph,
+        spread,
+    };
     let initial = State {
         bound: bound.to_vec(),
         domains: Vec::new(),
         done: vec![false; bgp.patterns.len()],
         rows: seed_rows,
+        at: At::Coordinator,
         cost: 0.0,
         steps: Vec::new(),
     };
@@ -143,6 +171,7 @@ pub(crate) struct Next {
 pub(crate) struct Estimator<'a> {
     store: &'a Store,
     graph: &'a GraphIndex,
+    spread: Spread,
 }
 
 impl Estimator<'_> {
@@ -174,7 +203,8 @@ impl Estimator<'_> {
             }
             for (kind, rows) in options {
                 let mut state = initial.clone();
-                state.push(i, kind, initial.rows * rows);
+                let moved = self.moved(pattern, kind, initial);
+                state.push(i, kind, initial.rows * rows, moved);
                 self.record_domains(&mut state, pattern, kind);
                 match kind {
                     StepKind::Index(Direction::In) => {
@@ -221,13 +251,23 @@ impl Estimator<'_> {
         }
     }
 
-    /// The step that leaves the fewest rows among patterns reachable from bound values.
+    /// The rows `state`'s rows move for step `kind` of `pattern`, and where they are then.
+    fn moved(&self, pattern: &Pattern, kind: StepKind, state: &State) -> (f64, At) {
+        self.spread
+            .step(self.store, pattern, kind, state.rows, state.at)
+    }
+
+    /// The step that leaves the fewest rows among patterns reachable from bound values
+    /// (checks first; over partitions, with the rows each moves).
     fn best_next(&self, bgp: &Bgp, state: &State) -> Option<Next> {
         let mut best: Option<Next> = None;
+        let cost = |next: &Next| {
+            next.rows + ROW_MOVED * self.moved(&bgp.patterns[next.pattern], next.kind, state).0
+        };
         for c in self.next_steps(bgp, state) {
             let better = match &best {
                 None => true,
-                Some(b) => (c.check && !b.check) || (c.check == b.check && c.rows < b.rows),
+                Some(b) => (c.check && !b.check) || (c.check == b.check && cost(&c) < cost(b)),
             };
             if better {
                 best = Some(c);
@@ -290,7 +330,8 @@ impl Estimator<'_> {
 
     /// Takes step `next` in `state`.
     fn take(&self, bgp: &Bgp, state: &mut State, next: &Next) {
-        state.push(next.pattern, next.kind, next.rows);
+        let moved = self.moved(&bgp.patterns[next.pattern], next.kind, state);
+        state.push(next.pattern, next.kind, next.rows, moved);
         self.record_domains(state, &bgp.patterns[next.pattern], next.kind);
         state.done[next.pattern] = true;
         state.bind(&bgp.patterns[next.pattern]);

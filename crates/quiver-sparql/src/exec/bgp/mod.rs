@@ -73,6 +73,7 @@ impl Evaluator<'_> {
                         .pending_top
                         .take()
                         .filter(|_| planned.bgp.equalities.is_empty() && limit.is_none()),
+                    passes: self.pending_passes.take(),
                     trace: self.trace_partitions,
                 })?;
                 *self.counted.borrow_mut() = explored.counts;
