@@ -15,6 +15,7 @@ mod dictionary;
 mod fetch;
 pub mod heartbeat;
 mod in_place;
+mod key_estimate;
 mod lanes;
 pub mod load;
 pub mod local;

@@ -709,7 +709,16 @@ pub(crate) fn count_if_smaller(rows: Table, keys: &[VarId]) -> Table {
     let width = keys.len();
     // Keys found in so many rows shrink them past the count's two columns more.
     let shrinks = |seen: usize, found: usize| width == 0 || found * (width + 2) < seen * width;
-    match count_rows_while(&rows, keys, shrinks) {
+    // Keys that a sample over all the rows finds repeating are counted to the end; else
+    // counting stops where the first rows show that they hardly repeat (rows grouped by
+    // key, which the sample misses, repeat there).
+    let sampled = crate::key_estimate::distinct_keys(&rows, keys);
+    let counted = if shrinks(rows.rows, sampled) {
+        count_rows_while(&rows, keys, |_, _| true)
+    } else {
+        count_rows_while(&rows, keys, shrinks)
+    };
+    match counted {
         Some(counted) if shrinks(rows.rows, counted.rows) => counted,
         _ => rows.into_reshape(keys),
     }
@@ -968,6 +977,31 @@ mod tests {
         assert_eq!(
             (sent_many.vars.as_slice(), sent_many.rows),
             (&[1, 0][..], 10_000)
+        );
+        // Keys that repeat over the rows but not in their first ones (offers of products,
+        // in the offers' order): the first rows alone would stop counting, a sample over
+        // all of them does not.
+        let mut state = 7u64;
+        let scattered = Table {
+            vars: vec![0],
+            columns: vec![(0..40_000)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1);
+                    ((state >> 33) % 4_000) as Id
+                })
+                .collect()],
+            rows: 40_000,
+        };
+        let width = 1;
+        let prefix_only = |seen: usize, found: usize| found * (width + 2) < seen * width;
+        assert!(count_rows_while(&scattered, &[0], prefix_only).is_none());
+        let counted = count_if_smaller(scattered, &[0]);
+        assert!(
+            counted.column(COUNT_HIGH).is_some() && counted.rows == 4_000,
+            "{}",
+            counted.rows
         );
         let few = count_if_smaller(table.clone(), &keys);
         assert!(few.column(COUNT_HIGH).is_some() && few.rows < table.rows);

@@ -18,6 +18,10 @@
 //! reviews are walked five times each. So where the greedy order's total is large, a
 //! bounded search ([`search`]) looks for an order with a smaller one, depth first, cheapest
 //! steps first, pruning every partial order already as dear as the best whole one.
+//!
+//! Over a cluster's partitions, a plan's cost also counts the rows it moves between them
+//! ([`movement`]): of two orders that make the same rows, the one whose steps run where its
+//! rows already are wins.
 
 mod movement;
 mod search;

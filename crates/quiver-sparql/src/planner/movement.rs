@@ -6,10 +6,10 @@
 //! over what it owns (the executor's placement, `quiver-cluster`'s `route`). Rows that
 //! are not at the owner a step needs cross to it first, and those that leave their process
 //! are serialized, sent and read back: on a 2-core machine, moving a row cost two to four
-//! times as much as making one (BSBM's ten newest reviews over 2 processes: 29.6 ms when
-//! the walk in from the dates left 99,927 rows to cross to their reviews' owners, 17.8 ms
+//! times as much as making one (BSBM's ten newest reviews over 2 processes: 26.4 ms when
+//! the walk in from the dates left 99,927 rows to cross to their reviews' owners, 17.3 ms
 //! when listing the reviews kept every row where it was; the whole store makes the plan's
-//! 420,000 rows in 13.3 ms). So a plan's cost counts, beside the rows after each step,
+//! 420,000 rows in 13.2 ms). So a plan's cost counts, beside the rows after each step,
 //! [`ROW_MOVED`] (the low end) for each row expected to cross to another partition; two
 //! orders that make the same rows then differ by what they move, and the planner takes the
 //! one whose rows stay where they are.
