@@ -5,10 +5,11 @@
 //! instances it owns. So:
 //! - a walk out of a vertex, and any check (both ends bound, turned into a walk out of the
 //!   subject), runs at the owner of the subject;
-//! - a walk into a vertex over a constant predicate other than `rdf:type` runs at the
-//!   owner of that vertex;
-//! - a walk into a vertex over `rdf:type` or a variable predicate runs on every partition,
-//!   each over its share of the vertex's IN record (the shares are disjoint);
+//! - a walk into a vertex over a constant predicate other than `rdf:type`, or over a
+//!   variable predicate when the vertex is no class of the graph, runs at the owner of that
+//!   vertex;
+//! - a walk into a class over `rdf:type` or a variable predicate runs on every partition,
+//!   each over its share of the class's IN record (the shares are disjoint);
 //! - a predicate index and a scan run on every partition, each over its own vertices;
 //! - the objects of `rdf:type` (the classes) are listed by every partition that owns one of
 //!   a class's instances, so they are taken once, from the union of the partitions' lists.
