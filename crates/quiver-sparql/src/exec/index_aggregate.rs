@@ -337,25 +337,29 @@ fn merge(op: &IndexAggregate, parts: Vec<Counts>) -> Counts {
         }
         return (Vec::new(), sums.into_iter().map(|n| vec![n]).collect());
     }
-    let mut groups: std::collections::BTreeMap<Id, Vec<u64>> = Default::default();
-    for (keys, counts) in &parts {
-        for (row, &key) in keys.iter().enumerate() {
-            let sums = groups.entry(key).or_insert_with(|| vec![0; width]);
-            for (sum, column) in sums.iter_mut().zip(counts) {
-                *sum += column[row];
-            }
-        }
-    }
-    let mut columns = vec![Vec::with_capacity(groups.len()); width];
-    let keys = groups
-        .into_iter()
-        .map(|(key, sums)| {
-            for (column, n) in columns.iter_mut().zip(sums) {
-                column.push(n);
-            }
-            key
+    // Every partition's rows, sorted by key: a key's rows are then adjacent and summed in
+    // one pass (no map, no allocation per group).
+    let mut rows: Vec<(Id, usize, usize)> = parts
+        .iter()
+        .enumerate()
+        .flat_map(|(part, (keys, _))| {
+            keys.iter()
+                .enumerate()
+                .map(move |(row, &key)| (key, part, row))
         })
         .collect();
+    rows.sort_unstable();
+    let mut keys: Vec<Id> = Vec::new();
+    let mut columns: Vec<Vec<u64>> = vec![Vec::new(); width];
+    for (key, part, row) in rows {
+        if keys.last() != Some(&key) {
+            keys.push(key);
+            columns.iter_mut().for_each(|column| column.push(0));
+        }
+        for (column, counts) in columns.iter_mut().zip(&parts[part].1) {
+            *column.last_mut().expect("a group was pushed") += counts[row];
+        }
+    }
     (keys, columns)
 }
 
