@@ -133,6 +133,10 @@ pub const QUERIES: &[&str] = &[
     "SELECT * WHERE { ?x ex:p1 ?y . ?y ?q ?z FILTER (?z = ex:e3 || ?z = \"v0\") }",
     "SELECT * WHERE { ?x a ?c . ?x ?p ?y FILTER (sameTerm(?c, ex:C2) && !sameTerm(?y, ex:e1)) }",
     "SELECT ?z (COUNT(*) AS ?n) WHERE { ?x ?p ?z FILTER STRSTARTS(?z, \"v\") } GROUP BY ?z",
+    "SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ex:p1 ex:e2 } GROUP BY ?x",
+    "SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ?p ex:e4 } GROUP BY ?x",
+    "SELECT ?x (COUNT(*) AS ?n) WHERE { ?x a ex:C1 } GROUP BY ?x",
+    "SELECT ?y (COUNT(*) AS ?n) WHERE { ex:e3 ?p ?y } GROUP BY ?y",
 ];
 
 /// A fixed random graph of `count` quads (a linear congruential sequence from `seed`).

@@ -8,7 +8,7 @@
 
 use quiver_model::{Id, PredId};
 
-use crate::bgp::{Pattern, Pred};
+use crate::bgp::{Node, Pattern, Pred};
 use crate::dataset::GraphRef;
 use crate::table::VarId;
 
@@ -70,6 +70,10 @@ impl IndexAggregate {
     ///   distinct objects of a constant predicate other than `rdf:type`, counted where
     ///   their IN record is;
     /// - the distinct values of a key alone (their union).
+    ///
+    /// A subject key of a pattern with a constant object (`?s p <o>` by `?s`) does not add
+    /// up: its values are read from the object's IN record and each one's matches from its
+    /// own OUT record, which may be on another partition.
     pub fn adds_up(&self, rdf_type: Option<PredId>) -> bool {
         let predicate = match self.pattern.predicate {
             Pred::Const(p) => Some(p),
@@ -80,7 +84,10 @@ impl IndexAggregate {
             Position::Object => predicate.is_some_and(|p| Some(p) != rdf_type),
             Position::Predicate | Position::Graph => false,
         };
+        let keyed_apart = matches!(self.key, Some((_, Position::Subject)))
+            && matches!(self.pattern.object, Node::Const(_));
         matches!(self.graphs, Graphs::One(_))
+            && !keyed_apart
             && self.aggregates.iter().all(|(_, count)| match *count {
                 Count::Matches => true,
                 Count::Distinct(position) => self.key.is_none() && disjoint(position),
