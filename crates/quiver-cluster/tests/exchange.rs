@@ -559,6 +559,45 @@ fn a_grouped_count_moves_its_groups_not_its_rows() {
     }
 }
 
+/// A count read from the index, ordered by the count under a LIMIT: where each partition
+/// holds whole groups (by the subject, or by the object of a predicate other than
+/// `rdf:type`), each sends only the groups whose counts can be among the first `k` of its
+/// own (ties included) instead of every group; the answers, in order, are the whole
+/// store's. Where groups are split (by class), every group still moves and the answer is
+/// the same.
+#[test]
+fn a_count_ordered_under_a_limit_moves_its_first_groups_only() {
+    let store = common::lubm1();
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    let cut = [
+        "SELECT ?p (COUNT(?s) AS ?n) WHERE { ?s ub:advisor ?p } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT 10",
+        "SELECT ?s (COUNT(*) AS ?n) WHERE { ?s ub:takesCourse ?c } GROUP BY ?s ORDER BY ?n DESC(?s) LIMIT 5",
+        "SELECT ?c ?m WHERE { { SELECT ?c (COUNT(*) AS ?n) WHERE { ?s ub:takesCourse ?c } GROUP BY ?c } BIND (?n AS ?m) } ORDER BY DESC(?m) ?c LIMIT 3 OFFSET 2",
+    ];
+    let split =
+        "SELECT ?c (COUNT(*) AS ?n) WHERE { ?x a ?c } GROUP BY ?c ORDER BY DESC(?n) ?c LIMIT 2";
+    for query in cut.into_iter().chain([split]) {
+        let query = format!("{prefix}{query}");
+        let all = query[..query.find(" ORDER BY").unwrap()].to_owned();
+        let mut whole = Vec::new();
+        common::for_each_solution(&store, &query, None, |row| whole.push(row));
+        assert!(!whole.is_empty(), "{query}");
+        for workers in [2u32, 3] {
+            let (rows, moved) = rows_moving(&store, &query, workers);
+            assert_eq!(rows, whole, "{query} on {workers} workers");
+            let (_, moved_all) = rows_moving(&store, &all, workers);
+            if query.contains(split) {
+                assert_eq!(moved, moved_all, "{query} on {workers} workers");
+            } else {
+                assert!(
+                    moved * 10 < moved_all,
+                    "{query} on {workers} workers moved {moved} rows, {moved_all} without the order"
+                );
+            }
+        }
+    }
+}
+
 /// A walk out of `rdf:type` from bound instances (the classes of each member) runs where the
 /// rows are, from the memberships every process holds, instead of sending each row to its
 /// instance's owner: members per department and class then move their counts alone, with

@@ -20,7 +20,7 @@ use support::{load, oxigraph_rows, select, Row};
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 const SEPARATOR: &str = "|";
 
-const QUERIES: [&str; 8] = [
+const QUERIES: [&str; 11] = [
     "SELECT ?s (COUNT(?o) AS ?n) (COUNT(DISTINCT ?o) AS ?nd) (SUM(?o) AS ?sum) \
      (SUM(DISTINCT ?o) AS ?sumd) (AVG(?o) AS ?avg) (MIN(?o) AS ?min) (MAX(?o) AS ?max) \
      WHERE { ?s ex:p ?o } GROUP BY ?s",
@@ -38,6 +38,12 @@ const QUERIES: [&str; 8] = [
      (SUM(?o + ?o) AS ?twice) (MAX(STRLEN(STR(?o))) AS ?len) \
      (GROUP_CONCAT(STR(?o); SEPARATOR=\"|\") AS ?concat) \
      WHERE { ?s ex:p ?o } GROUP BY ?s",
+    // Counts read from the index, ordered by the count under a LIMIT (the groups cut to
+    // those that can be among the first rows); the orders are total.
+    "SELECT ?s (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?s ORDER BY DESC(?n) ?s LIMIT 2",
+    "SELECT ?o (COUNT(?s) AS ?c) WHERE { ?s ex:q ?o } GROUP BY ?o ORDER BY ?c DESC(?o) LIMIT 1",
+    "SELECT ?o ?m WHERE { { SELECT ?o (COUNT(*) AS ?n) WHERE { ?s ex:r ?o } GROUP BY ?o } \
+     BIND (?n AS ?m) } ORDER BY DESC(?m) ?o LIMIT 3 OFFSET 1",
 ];
 
 /// One object of a random triple.

@@ -137,6 +137,10 @@ pub const QUERIES: &[&str] = &[
     "SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ?p ex:e4 } GROUP BY ?x",
     "SELECT ?x (COUNT(*) AS ?n) WHERE { ?x a ex:C1 } GROUP BY ?x",
     "SELECT ?y (COUNT(*) AS ?n) WHERE { ex:e3 ?p ?y } GROUP BY ?y",
+    "SELECT ?y (COUNT(*) AS ?n) WHERE { ?x ex:p1 ?y } GROUP BY ?y ORDER BY DESC(?n) ?y LIMIT 2",
+    "SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ?p ?o } GROUP BY ?x ORDER BY ?n ?x LIMIT 3",
+    "SELECT ?c (COUNT(*) AS ?n) WHERE { ?x a ?c } GROUP BY ?c ORDER BY DESC(?n) ?c LIMIT 1",
+    "SELECT ?p (COUNT(*) AS ?n) WHERE { ?x ?p ?y } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT 2",
 ];
 
 /// A fixed random graph of `count` quads (a linear congruential sequence from `seed`).

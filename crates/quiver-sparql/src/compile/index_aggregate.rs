@@ -12,7 +12,7 @@
 use spargebra::algebra::{Expression, OrderExpression};
 
 use crate::bgp::{Node, Pattern, Vars};
-use crate::operator::index_aggregate::{Count, Graphs, Position};
+use crate::operator::index_aggregate::{Count, CountCut, Graphs, Position};
 use crate::operator::{Aggregate, Function, IndexAggregate, Operator, PlannedBgp};
 use crate::table::VarId;
 
@@ -41,7 +41,55 @@ pub(super) fn group(
         graphs,
         key,
         aggregates: counts,
+        cut: None,
     }))
+}
+
+/// Sets the [`CountCut`] of a count read from the index under `inner` (through BINDs
+/// and projections) when the ORDER BY `keys` of a top-k of `k` rows starts with one of
+/// its counts (`ORDER BY DESC(?n) … LIMIT k` over `SELECT ?x (COUNT(*) AS ?n) … GROUP BY ?x`).
+pub(super) fn cut_counts(vars: &Vars, inner: &mut Operator, keys: &[OrderExpression], k: usize) {
+    let (first, descending) = match keys.first() {
+        Some(OrderExpression::Asc(Expression::Variable(first))) => (first, false),
+        Some(OrderExpression::Desc(Expression::Variable(first))) => (first, true),
+        _ => return,
+    };
+    let Some(mut var) = vars.get(first) else {
+        return;
+    };
+    let mut node = inner;
+    loop {
+        match node {
+            Operator::Extend {
+                inner,
+                var: bound,
+                expression,
+            } => {
+                if *bound == var {
+                    let Expression::Variable(copied) = expression else {
+                        return;
+                    };
+                    let Some(copied) = vars.get(copied) else {
+                        return;
+                    };
+                    var = copied;
+                }
+                node = inner;
+            }
+            Operator::Project(inner, _) => node = inner,
+            Operator::IndexAggregate(aggregate) if aggregate.key.is_some() => {
+                if let Some(place) = aggregate.aggregates.iter().position(|(v, _)| *v == var) {
+                    aggregate.cut = Some(CountCut {
+                        aggregate: place,
+                        descending,
+                        k,
+                    });
+                }
+                return;
+            }
+            _ => return,
+        }
+    }
 }
 
 /// DISTINCT over `inner`, read from the index if it is the projection of one variable of

@@ -238,7 +238,7 @@ impl<'a> Compiler<'a> {
             } => {
                 let inner = self.compile(inner, graph)?;
                 let inner = match length {
-                    Some(length) => top_k(inner, start.saturating_add(*length)),
+                    Some(length) => top_k(&self.vars, inner, start.saturating_add(*length)),
                     None => inner,
                 };
                 Operator::Slice {
@@ -465,11 +465,17 @@ impl<'a> Compiler<'a> {
 }
 
 /// The operator under a LIMIT of `k` rows (counting the OFFSET): an ORDER BY, directly or
-/// under a projection, becomes a top-k.
-fn top_k(operator: Operator, k: usize) -> Operator {
+/// under a projection, becomes a top-k, and a count read from the index that it orders by
+/// first keeps only the groups that can be among its rows ([`index_aggregate::cut_counts`]).
+fn top_k(vars: &Vars, operator: Operator, k: usize) -> Operator {
     match operator {
-        Operator::OrderBy(inner, keys) => Operator::TopK { inner, keys, k },
-        Operator::Project(inner, vars) => Operator::Project(Box::new(top_k(*inner, k)), vars),
+        Operator::OrderBy(mut inner, keys) => {
+            index_aggregate::cut_counts(vars, &mut inner, &keys, k);
+            Operator::TopK { inner, keys, k }
+        }
+        Operator::Project(inner, projection) => {
+            Operator::Project(Box::new(top_k(vars, *inner, k)), projection)
+        }
         other => other,
     }
 }

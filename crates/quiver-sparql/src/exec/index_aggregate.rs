@@ -322,7 +322,11 @@ pub fn partition_counts(
         index,
         stats: (graph == GraphRef::Default).then_some(part),
     };
-    raw_counts(part, &[source], op, ctx)
+    let counts = raw_counts(part, &[source], op, ctx)?;
+    Ok(match op.cut {
+        Some(cut) if op.groups_whole_per_partition(part.rdf_type()) => cut.apply(counts),
+        _ => counts,
+    })
 }
 
 /// The store's counts from its partitions': matches added up per key, keys united.
@@ -391,9 +395,35 @@ impl Evaluator<'_> {
                 raw_counts(self.store, &sources, op, &ctx)?
             }
         };
+        let groups = keys.len();
+        let (keys, counts_out) = match op.cut {
+            Some(cut) => cut.apply((keys, counts_out)),
+            None => (keys, counts_out),
+        };
         let table = self.index_aggregate_table(&ctx, op, keys, counts_out)?;
+        let cut = match op.cut {
+            Some(cut) => {
+                let order = if cut.descending {
+                    "largest"
+                } else {
+                    "smallest"
+                };
+                let where_cut = if self.partitions.is_some()
+                    && op.groups_whole_per_partition(self.store.rdf_type())
+                {
+                    " (each partition sent only those of its own)"
+                } else {
+                    ""
+                };
+                format!(
+                    ", cut from {groups} to the groups whose counts can be among the {} {order}{where_cut}",
+                    cut.k
+                )
+            }
+            None => String::new(),
+        };
         self.notes.borrow_mut().push(format!(
-            "index aggregate: {} read from the index into {} row(s), no rows materialised, {:.1} µs",
+            "index aggregate: {} read from the index into {} row(s), no rows materialised{cut}, {:.1} µs",
             op.pattern,
             table.rows,
             started.elapsed().as_secs_f64() * 1e6

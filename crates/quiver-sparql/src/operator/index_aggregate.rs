@@ -58,6 +58,70 @@ pub struct IndexAggregate {
     pub key: Option<(VarId, Position)>,
     /// The aggregates computed per row, each into its variable.
     pub aggregates: Vec<(VarId, Count)>,
+    /// Under an ORDER BY of one of the counts and a LIMIT, the groups that can be among
+    /// the rows kept ([`CountCut`]); `None`: every group.
+    #[serde(default)]
+    pub cut: Option<CountCut>,
+}
+
+/// The groups of an ORDER BY whose first key is one of the counts, under a LIMIT of `k`
+/// rows (with its OFFSET): only a group whose count is no further in that order than the
+/// `k`-th largest (or smallest) count can be among the first `k` rows, whatever the later
+/// keys say, so the others are dropped before their counts become terms (and, over
+/// partitions that each hold whole groups, before they leave the partition). Every group
+/// tied with the `k`-th count is kept; the top-k above still orders and cuts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CountCut {
+    /// The aggregate the order starts with (its place in [`IndexAggregate::aggregates`]).
+    pub aggregate: usize,
+    pub descending: bool,
+    pub k: usize,
+}
+
+impl CountCut {
+    /// The groups of `counts` the cut keeps, in their order: all of them when there are at
+    /// most `k`.
+    pub fn apply(&self, counts: Counts) -> Counts {
+        let (keys, columns) = counts;
+        let Some(column) = columns.get(self.aggregate) else {
+            return (keys, columns);
+        };
+        if column.len() <= self.k {
+            return (keys, columns);
+        }
+        let keep: Vec<usize> = match self.k.checked_sub(1) {
+            None => Vec::new(),
+            Some(last) => {
+                let mut sorted = column.clone();
+                let (_, &mut threshold, _) = if self.descending {
+                    sorted.select_nth_unstable_by(last, |a, b| b.cmp(a))
+                } else {
+                    sorted.select_nth_unstable(last)
+                };
+                (0..column.len())
+                    .filter(|&row| {
+                        if self.descending {
+                            column[row] >= threshold
+                        } else {
+                            column[row] <= threshold
+                        }
+                    })
+                    .collect()
+            }
+        };
+        let keys = if keys.is_empty() {
+            keys
+        } else {
+            pick(&keys, &keep)
+        };
+        let columns = columns.iter().map(|column| pick(column, &keep)).collect();
+        (keys, columns)
+    }
+}
+
+/// The values at `rows`, in their order.
+fn pick<T: Copy>(values: &[T], rows: &[usize]) -> Vec<T> {
+    rows.iter().map(|&row| values[row]).collect()
 }
 
 impl IndexAggregate {
@@ -95,6 +159,25 @@ impl IndexAggregate {
             && (self.key.is_some() || !self.aggregates.is_empty())
     }
 
+    /// Whether each group's counts are whole on one partition of a store, each partition
+    /// counting over its own records: a group keyed by a subject is counted from the
+    /// subject's OUT record, and one keyed by an object (of a constant predicate other than
+    /// `rdf:type`, whose class records every partition holds a share of) from the object's
+    /// IN record; with a constant subject, every group from that subject's OUT record.
+    /// A [`CountCut`] can then run on each partition.
+    pub fn groups_whole_per_partition(&self, rdf_type: Option<PredId>) -> bool {
+        let constant_subject = matches!(self.pattern.subject, Node::Const(_));
+        match self.key {
+            Some((_, Position::Subject)) => !matches!(self.pattern.object, Node::Const(_)),
+            Some((_, Position::Object)) => {
+                constant_subject
+                    || matches!(self.pattern.predicate, Pred::Const(p) if Some(p) != rdf_type)
+            }
+            Some((_, Position::Predicate)) => constant_subject,
+            Some((_, Position::Graph)) | None => false,
+        }
+    }
+
     /// The output variables: the key's, then the aggregates'.
     pub fn vars(&self) -> Vec<VarId> {
         self.key
@@ -102,5 +185,49 @@ impl IndexAggregate {
             .map(|(var, _)| *var)
             .chain(self.aggregates.iter().map(|(var, _)| *var))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cut of `counts` (one key per count, keys 0, 1, …) as its kept keys.
+    fn kept(counts: &[u64], descending: bool, k: usize) -> Vec<Id> {
+        let keys = (0..counts.len() as Id).collect();
+        let cut = CountCut {
+            aggregate: 0,
+            descending,
+            k,
+        };
+        let (keys, columns) = cut.apply((keys, vec![counts.to_vec()]));
+        assert_eq!(columns[0].len(), keys.len());
+        keys
+    }
+
+    #[test]
+    fn a_cut_keeps_the_groups_as_far_as_the_kth_count_and_every_tie() {
+        let counts = [5, 1, 9, 5, 2, 5, 7];
+        // Descending: 9, 7, 5, 5, 5, … — the third count is 5, and all three fives stay.
+        assert_eq!(kept(&counts, true, 3), vec![0, 2, 3, 5, 6]);
+        assert_eq!(kept(&counts, true, 1), vec![2]);
+        // Ascending: 1, 2, 5, … — every five ties with the third.
+        assert_eq!(kept(&counts, false, 3), vec![0, 1, 3, 4, 5]);
+        assert_eq!(kept(&counts, false, 2), vec![1, 4]);
+        // At most k groups: all of them; a LIMIT 0: none.
+        assert_eq!(kept(&counts, true, 7), (0..7).collect::<Vec<Id>>());
+        assert_eq!(kept(&counts, true, 0), Vec::<Id>::new());
+    }
+
+    #[test]
+    fn a_cut_keeps_every_aggregate_of_its_groups() {
+        let cut = CountCut {
+            aggregate: 1,
+            descending: true,
+            k: 1,
+        };
+        let (keys, columns) = cut.apply((vec![10, 20, 30], vec![vec![1, 2, 3], vec![7, 9, 8]]));
+        assert_eq!(keys, vec![20]);
+        assert_eq!(columns, vec![vec![2], vec![9]]);
     }
 }
