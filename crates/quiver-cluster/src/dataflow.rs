@@ -800,6 +800,7 @@ impl BgpPartitions for TimelyPartitions {
                     .filter(|_| request.limit.is_none() && request.count_by.is_some()),
                 top: request.top.clone().filter(|_| request.limit.is_none()),
                 passes: request.passes.clone(),
+                checks: request.checks.clone(),
                 merged: request.merged.to_vec(),
                 aggregate: None,
                 cap,
@@ -817,6 +818,7 @@ impl BgpPartitions for TimelyPartitions {
             let cut_to = plan.top.clone();
             let narrowed = plan.extremes.clone();
             let filtered = plan.passes.clone();
+            let checked = plan.checks.clone();
             let (rows, truncated, trace) = self.ask(plan, input, request.state)?;
             let (rows, counts) = match &count_by {
                 Some(keys) => {
@@ -837,6 +839,7 @@ impl BgpPartitions for TimelyPartitions {
                     cut_to,
                     narrowed,
                     filtered,
+                    checked,
                 });
                 return Ok(Explored {
                     rows,
@@ -905,6 +908,7 @@ impl BgpPartitions for TimelyPartitions {
             extremes: None,
             top: None,
             passes: Vec::new(),
+            checks: Vec::new(),
             merged: merged.to_vec(),
             aggregate: Some(aggregate.clone()),
             cap: u64::MAX,

@@ -4,6 +4,7 @@
 //! nothing is counted as moved).
 
 use quiver_model::Id;
+use quiver_sparql::bgp::Node;
 use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::degree::DegreeAsk;
 use quiver_sparql::error::QueryError;
@@ -171,6 +172,16 @@ impl BgpPartitions for LocalPartitions {
                 Placement::Classes => with_classes(bgp, &step, &rows, &classes),
             };
         }
+        // Each FILTER (NOT) EXISTS of one edge at the owners of its vertex.
+        for check in &request.checks {
+            let cut = by_owner(&rows, Node::Var(check.var), self.count());
+            rows = Table::concat(
+                cut.into_iter()
+                    .zip(&graphs)
+                    .map(|(rows, graph)| check.keep(graph, rows))
+                    .collect(),
+            );
+        }
         let trace = request.trace.then(|| PartitionTrace {
             executor: self.name(),
             steps,
@@ -179,6 +190,7 @@ impl BgpPartitions for LocalPartitions {
             cut_to: None,
             narrowed: None,
             filtered: Vec::new(),
+            checked: request.checks.clone(),
         });
         Ok(Explored {
             rows,

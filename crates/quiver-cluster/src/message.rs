@@ -13,7 +13,9 @@ use quiver_sparql::bgp::{Bgp, Node};
 use quiver_sparql::dataset::GraphRef;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
-use quiver_sparql::partitions::{Exchanged, ExtremeValues, PassingIds, WorkerRole, WorkerStep};
+use quiver_sparql::partitions::{
+    EdgeCheck, Exchanged, ExtremeValues, PassingIds, WorkerRole, WorkerStep,
+};
 use quiver_sparql::step::Step;
 use quiver_sparql::table::{Table, VarId};
 use quiver_sparql::top_rows::TopRows;
@@ -51,6 +53,10 @@ pub(crate) struct Plan {
     /// (`PartitionedBgp::passes`): rows that cannot pass are dropped wherever they are
     /// routed from, as soon as they hold the column.
     pub passes: Vec<PassingIds>,
+    /// Past the last step, the rows go to the owners of each check's vertex in turn, which
+    /// drop those that fail it (`PartitionedBgp::checks`): check `c` is step
+    /// `steps.len() + c`.
+    pub checks: Vec<EdgeCheck>,
     /// The `FROM` graphs whose merge `graph` is, if it is one.
     pub merged: Vec<Id>,
     /// A count read from the index instead of steps: one hop, on every worker, whose rows
@@ -86,6 +92,7 @@ impl Plan {
             extremes: None,
             top: None,
             passes: Vec::new(),
+            checks: Vec::new(),
             merged: Vec::new(),
             aggregate: None,
             cap: u64::MAX,
@@ -98,7 +105,7 @@ impl Plan {
 
     /// The step number of rows that are finished (for the coordinator).
     pub fn finish(&self) -> usize {
-        self.steps.len() + usize::from(self.aggregate.is_some())
+        self.steps.len() + self.checks.len() + usize::from(self.aggregate.is_some())
     }
 
     /// The ticks the plan's messages may take: one hop per step, and two more (the fetch
@@ -531,6 +538,15 @@ pub(crate) fn route(
     }
     loop {
         let Some(planned) = plan.steps.get(step) else {
+            if let Some(check) = plan.checks.get(step - plan.steps.len()) {
+                return to_owners(
+                    rows,
+                    Node::Var(check.var),
+                    workers,
+                    plan.coordinator,
+                    |to, part| message(step, to, None, part),
+                );
+            }
             // Cut before the columns are dropped: the order's keys are among the pattern's.
             let rows = match (&plan.top, terms) {
                 (Some(top), Some(store)) => top.cut_with_terms(rows, store),

@@ -395,6 +395,15 @@ impl Worker {
     ) -> Vec<Message> {
         let share = self.share(plan);
         let part = &self.part;
+        // Past the last step: a FILTER (NOT) EXISTS of one edge, at the rows' owner.
+        let check = (step as usize)
+            .checked_sub(plan.steps.len())
+            .and_then(|c| plan.checks.get(c));
+        if let Some(check) = check {
+            let rows = check.keep(read(part, &share, plan), rows);
+            self.role = Some(WorkerRole::Checked);
+            return self.forward(query, step, plan, Ok((rows, false)), truncated);
+        }
         if step == 0 && run.is_none() && plan.top.is_some() {
             let ctx = context(part, read(part, &share, plan), state);
             match crate::top_scan::first_rows(&ctx, plan, &rows) {

@@ -598,6 +598,60 @@ fn a_count_ordered_under_a_limit_moves_its_first_groups_only() {
     }
 }
 
+/// `FILTER NOT EXISTS { ?x <p> ?y }` (and EXISTS, and `OPTIONAL { ?x <p> ?y }
+/// FILTER(!BOUND(?y))`, read as NOT EXISTS) right above a pattern is decided at the owner
+/// of each row's `?x`, where the rows mostly are: each row that passes leaves its worker
+/// once, where the FILTER run at the coordinator brought every row there and sent it back
+/// out; the answers are the whole store's.
+#[test]
+fn a_filter_exists_of_one_edge_is_decided_where_the_rows_are() {
+    let store = common::lubm1();
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    let queries = [
+        (
+            "?x a ub:UndergraduateStudent",
+            "FILTER NOT EXISTS { ?x ub:advisor ?a }",
+        ),
+        (
+            "?x a ub:UndergraduateStudent",
+            "FILTER EXISTS { ?x ub:advisor ?a }",
+        ),
+        (
+            "?x a ub:UndergraduateStudent",
+            "OPTIONAL { ?x ub:advisor ?a } FILTER(!BOUND(?a))",
+        ),
+        (
+            "?x a ub:GraduateCourse",
+            "FILTER NOT EXISTS { ?s ub:takesCourse ?x }",
+        ),
+    ];
+    for (pattern, filter) in queries {
+        let query = format!("{prefix} SELECT ?x WHERE {{ {pattern} {filter} }}");
+        let whole = common::sorted_answers(&store, &query, None);
+        let all = count_rows(
+            &store,
+            &format!("{prefix} SELECT ?x WHERE {{ {pattern} }}"),
+            None,
+        );
+        assert!(!whole.is_empty() && whole.len() < all, "{query}");
+        for workers in [2u32, 3] {
+            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
+            assert_eq!(
+                common::sorted_answers(&store, &query, Some(dynamic)),
+                whole,
+                "{workers} workers: {query}"
+            );
+            let moved = cluster.exchanged().rows;
+            assert!(
+                moved <= whole.len() as u64 + u64::from(workers),
+                "{workers} workers moved {moved} rows for {} of {all}: {query}",
+                whole.len()
+            );
+        }
+    }
+}
+
 /// A walk out of `rdf:type` from bound instances (the classes of each member) runs where the
 /// rows are, from the memberships every process holds, instead of sending each row to its
 /// instance's owner: members per department and class then move their counts alone, with

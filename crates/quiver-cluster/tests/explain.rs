@@ -103,9 +103,14 @@ fn check_steps(store: &Store, query: &str, bgp: &BgpProfile) -> usize {
             trace.steps,
             trace.work
         );
-        // Every record names a step of the plan and a worker of the executor.
+        // Every record names a step of the plan (or a FILTER EXISTS checked after the
+        // last) and a worker of the executor.
         for record in &trace.work {
-            assert!((record.step as usize) < trace.steps.len(), "{record:?}");
+            let step = record.step as usize;
+            assert!(step < trace.steps.len() + trace.checked.len(), "{record:?}");
+            if step >= trace.steps.len() {
+                assert_eq!(record.role, WorkerRole::Checked, "{record:?}");
+            }
             assert!(record.worker < 3, "{record:?}");
         }
     }
@@ -336,6 +341,49 @@ fn a_filter_checked_on_the_workers_is_explained() {
         assert_eq!(
             text.contains("filtered where they were by"),
             ranges.is_some(),
+            "{query}: {text}"
+        );
+    }
+}
+
+/// A FILTER (NOT) EXISTS of one edge decided at the rows' owners is explained: its checks
+/// are the steps after the last, run by workers in the role `checked`, and a line says how
+/// many; a FILTER EXISTS of another shape runs at the coordinator, with no such line.
+#[test]
+fn a_filter_exists_checked_at_the_owners_is_explained() {
+    let store = common::lubm1();
+    let partitions: Arc<dyn BgpPartitions> =
+        Arc::new(TimelyPartitions::in_process(&store, 2).unwrap());
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    let students = "?x a ub:UndergraduateStudent";
+    for (filter, checks) in [
+        ("NOT EXISTS { ?x ub:advisor ?a }", 1),
+        (
+            "(EXISTS { ?x ub:advisor ?a } && NOT EXISTS { ?x ub:emailAddress ?e })",
+            2,
+        ),
+        ("NOT EXISTS { ?x ub:advisor ?a . ?a a ub:FullProfessor }", 0),
+    ] {
+        let query = format!("{prefix} SELECT ?x WHERE {{ {students} FILTER ({filter}) }}");
+        let profile = profile(&store, &query, partitions.clone(), true);
+        let trace = profile.bgps[0].partitions.as_ref().expect("a trace");
+        assert_eq!(trace.checked.len(), checks, "{query}");
+        let last = trace.steps.len() as u32;
+        let checking: Vec<u32> = trace
+            .work
+            .iter()
+            .filter(|w| w.role == WorkerRole::Checked && w.step >= last)
+            .map(|w| w.step)
+            .collect();
+        assert!(
+            (last..last + checks as u32).all(|step| checking.contains(&step)),
+            "{query}: {:?}",
+            trace.work
+        );
+        let text = quiver_sparql::explain::render(&profile);
+        assert_eq!(
+            text.contains("rows checked at the owners of their vertices by"),
+            checks > 0,
             "{query}: {text}"
         );
     }

@@ -226,6 +226,17 @@ fn render_workers(out: &mut String, trace: &PartitionTrace) {
             ranges
         );
     }
+    if !trace.checked.is_empty() {
+        let first = trace.steps.len() + 1;
+        let exists = trace.checked.iter().filter(|c| c.exists).count();
+        let _ = writeln!(
+            out,
+            "  rows checked at the owners of their vertices by {} FILTER EXISTS and {} FILTER \
+             NOT EXISTS of one edge (step {first} on in the table)",
+            exists,
+            trace.checked.len() - exists,
+        );
+    }
     if let Some(top) = &trace.cut_to {
         let _ = writeln!(
             out,

@@ -18,6 +18,7 @@ pub mod dataset;
 pub mod degree;
 pub mod describe;
 pub mod device;
+pub mod edge_checks;
 pub mod engine;
 pub mod error;
 pub mod exec;

@@ -15,6 +15,7 @@ use crate::bgp::Bgp;
 use crate::context::QueryState;
 use crate::dataset::GraphRef;
 use crate::degree::DegreeAsk;
+pub use crate::edge_checks::EdgeCheck;
 use crate::error::QueryError;
 pub use crate::extreme_values::ExtremeValues;
 use crate::operator::index_aggregate::{Counts, IndexAggregate};
@@ -65,6 +66,11 @@ pub struct PartitionedBgp<'a> {
     /// drop the rows it cannot pass where they find them ([`PassingIds::keep`]). The
     /// FILTER still runs over what they return.
     pub passes: Vec<PassingIds>,
+    /// FILTER (NOT) EXISTS of one edge right above the pattern ([`EdgeCheck`]): the
+    /// partitions must drop the rows that fail them, each checked at the owner of its
+    /// vertex after the last step, before the rows leave the workers; the FILTER does not
+    /// run them again. Under a LIMIT, the rows returned are counted after the checks.
+    pub checks: Vec<EdgeCheck>,
     /// Record what each worker did at each step ([`PartitionTrace`], for EXPLAIN): the
     /// messages of a cluster's run then carry their records to the coordinator.
     pub trace: bool,
@@ -113,6 +119,9 @@ pub struct PartitionTrace {
     /// The rows each worker found were filtered by these ranges of ids before they left
     /// it ([`PartitionedBgp::passes`]).
     pub filtered: Vec<PassingIds>,
+    /// The rows were checked at the owners of their vertices by these checks
+    /// ([`PartitionedBgp::checks`]): in [`PartitionTrace::work`], the steps after the last.
+    pub checked: Vec<EdgeCheck>,
 }
 
 /// What a worker did in a step of a pattern's run over partitions.

@@ -141,6 +141,13 @@ pub const QUERIES: &[&str] = &[
     "SELECT ?x (COUNT(*) AS ?n) WHERE { ?x ?p ?o } GROUP BY ?x ORDER BY ?n ?x LIMIT 3",
     "SELECT ?c (COUNT(*) AS ?n) WHERE { ?x a ?c } GROUP BY ?c ORDER BY DESC(?n) ?c LIMIT 1",
     "SELECT ?p (COUNT(*) AS ?n) WHERE { ?x ?p ?y } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT 2",
+    "SELECT * WHERE { ?x a ex:C1 FILTER NOT EXISTS { ?x ex:p1 ?y } }",
+    "SELECT ?x WHERE { ?x ex:p2 ?z FILTER EXISTS { ?w ex:p1 ?x } }",
+    "SELECT (COUNT(*) AS ?n) WHERE { ?x a ?c OPTIONAL { ?x ex:p3 ?v } FILTER(!BOUND(?v)) }",
+    "SELECT ?c (COUNT(*) AS ?n) WHERE { ?x a ?c FILTER (NOT EXISTS { ?x ex:p1 ?y } && ?c != ex:C0) } GROUP BY ?c",
+    "SELECT * WHERE { ?x ex:p1 ?y FILTER (NOT EXISTS { ?z a ?y } && EXISTS { ?y ex:p2 [] }) }",
+    "SELECT * WHERE { GRAPH ex:g1 { ?x ex:p1 ?y FILTER NOT EXISTS { ?y ex:p2 ?z } } }",
+    "SELECT ?x WHERE { ?x ex:p1 ?y FILTER NOT EXISTS { ?y ex:p2 ?z } } LIMIT 3",
 ];
 
 /// A fixed random graph of `count` quads (a linear congruential sequence from `seed`).

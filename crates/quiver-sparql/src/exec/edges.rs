@@ -172,6 +172,7 @@ impl PartitionedEdges<'_> {
                 extremes: None,
                 limit: None,
                 passes: Vec::new(),
+                checks: Vec::new(),
                 trace: false,
             })
             .map(|explored| explored.rows)

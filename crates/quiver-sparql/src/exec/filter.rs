@@ -18,6 +18,7 @@ use super::union::union;
 use super::Evaluator;
 use crate::bgp::{Node, Pred};
 use crate::context::ensure_addressable;
+use crate::edge_checks::EdgeCheck;
 use crate::error::QueryError;
 use crate::operator::{Operator, PlannedBgp};
 use crate::table::{Table, VarId, UNBOUND};
@@ -45,11 +46,103 @@ impl Evaluator<'_> {
                     .into_iter()
                     .filter_map(|conjunct| self.passing_ids(planned, conjunct))
                     .collect();
+                // And (NOT) EXISTS of one edge is decided at the owner of each row's vertex.
+                let (checks, rest) = self.edge_checks(planned, expression);
+                if !checks.is_empty() && limit.is_none() {
+                    *self.pending_checks.borrow_mut() = checks;
+                    let table = self.evaluate(inner);
+                    self.pending_passes.borrow_mut().clear();
+                    let checked = self.checks_ran();
+                    let mut table = table?;
+                    if !checked {
+                        return self.filter_rows(table, expression);
+                    }
+                    // The other conjuncts one after the other: a row passes them all.
+                    for conjunct in rest {
+                        table = self.filter_rows(table, conjunct)?;
+                    }
+                    return Ok(table);
+                }
             }
         }
         let table = self.filter_inner(expression, inner, limit);
         self.pending_passes.borrow_mut().clear();
         table
+    }
+
+    /// The conjuncts of `expression` over `planned`, a pattern that runs on partitions,
+    /// that they decide as [`EdgeCheck`]s, and the others (those of the operator tree's own
+    /// expression: its EXISTS patterns are found by their address).
+    pub(crate) fn edge_checks<'e>(
+        &self,
+        planned: &PlannedBgp,
+        expression: &'e Expression,
+    ) -> (Vec<EdgeCheck>, Vec<&'e Expression>) {
+        let mut conjuncts = Vec::new();
+        conjuncts_of(expression, &mut conjuncts);
+        let mut checks = Vec::new();
+        let mut rest = Vec::new();
+        for conjunct in conjuncts {
+            match self.edge_check(planned, conjunct) {
+                Some(check) => checks.push(check),
+                None => rest.push(conjunct),
+            }
+        }
+        (checks, rest)
+    }
+
+    /// Whether the pattern the [`EdgeCheck`]s were left for took them (and had its
+    /// partitions run them); none is left for another.
+    pub(crate) fn checks_ran(&self) -> bool {
+        std::mem::take(&mut *self.pending_checks.borrow_mut()).is_empty()
+    }
+
+    /// `conjunct` as an [`EdgeCheck`] of `planned`'s rows: `EXISTS { ?x <p> ?y }` or its
+    /// negation, on the pattern's graph, where `?x` is the pattern's and `?y` is not (or
+    /// `?y <p> ?x`, unless `<p>` is `rdf:type`, whose classes' records every partition holds
+    /// a share of).
+    fn edge_check(&self, planned: &PlannedBgp, conjunct: &Expression) -> Option<EdgeCheck> {
+        let (pattern, exists) = match conjunct {
+            Expression::Exists(pattern) => (pattern, true),
+            Expression::Not(inner) => match &**inner {
+                Expression::Exists(pattern) => (pattern, false),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let Ok(Operator::Bgp(inner)) = self.exists_operator(pattern) else {
+            return None;
+        };
+        let ([edge], true, true) = (
+            inner.bgp.patterns.as_slice(),
+            inner.bgp.equalities.is_empty(),
+            inner.graph == planned.graph,
+        ) else {
+            return None;
+        };
+        let Pred::Const(predicate) = edge.predicate else {
+            return None;
+        };
+        let bound = planned.bgp.vars();
+        let (var, direction) = match (edge.subject, edge.object) {
+            (Node::Var(s), Node::Var(o)) if bound.contains(&s) && !bound.contains(&o) => {
+                (s, Direction::Out)
+            }
+            (Node::Var(s), Node::Var(o))
+                if bound.contains(&o)
+                    && !bound.contains(&s)
+                    && Some(predicate) != self.store.rdf_type() =>
+            {
+                (o, Direction::In)
+            }
+            _ => return None,
+        };
+        Some(EdgeCheck {
+            var,
+            predicate,
+            direction,
+            exists,
+        })
     }
 
     /// [`Evaluator::filter_operator`]'s inner rows, filtered.

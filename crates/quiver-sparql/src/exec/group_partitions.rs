@@ -8,7 +8,9 @@
 //! by the pattern's variables alone (nothing random, fresh or EXISTS) is counted through:
 //! its variables join the counted columns, and it keeps or drops a counted row as it would
 //! each row that row stands for, its count kept beside it. Any other filter, or a filter
-//! whose few passing ids seed the pattern (`filter_seeding_bgp`), runs as written. A
+//! whose few passing ids seed the pattern (`filter_seeding_bgp`), runs as written, except
+//! for its conjuncts that are FILTER (NOT) EXISTS of one edge (`edge_checks`), which the
+//! partitions decide before counting, whatever the rest of the filter is. A
 //! DISTINCT over a projection of the pattern (through such a filter or not) asks the same
 //! counts of the projected and filtered columns, and reads none of them. A counted column
 //! only MIN or MAX read is narrowed to each group's extremes before it is counted
@@ -48,6 +50,24 @@ impl Evaluator<'_> {
             },
             _ => return Ok(None),
         };
+        // FILTER (NOT) EXISTS of one edge runs on the partitions: what is left of the
+        // filter is counted through, or not, as a filter without them would be.
+        // (A copy of the rest of the filter is read only where it holds no EXISTS, which
+        // `filter_columns` refuses, since an EXISTS is found by its place in the tree.)
+        let (checks, rest) = match filter {
+            Some(expression) => {
+                let (checks, rest) = self.edge_checks(planned, expression);
+                let rest = rest.into_iter().cloned().reduce(|before, conjunct| {
+                    Expression::And(Box::new(before), Box::new(conjunct))
+                });
+                (checks, rest)
+            }
+            None => (Vec::new(), None),
+        };
+        let filter = match checks.is_empty() {
+            true => filter,
+            false => rest.as_ref(),
+        };
         let mut columns = group::columns_read(self.vars, keys, aggregates);
         let mut count_by = group::counted_columns(self.vars, &planned.bgp, keys, aggregates);
         let mut filtered = Vec::new();
@@ -55,8 +75,10 @@ impl Evaluator<'_> {
             let Some(read) = self.filter_columns(planned, expression) else {
                 return Ok(None);
             };
-            if let Some(table) = self.filter_seeding_bgp(planned, expression)? {
-                return self.grouped(table, None, keys, aggregates).map(Some);
+            if checks.is_empty() {
+                if let Some(table) = self.filter_seeding_bgp(planned, expression)? {
+                    return self.grouped(table, None, keys, aggregates).map(Some);
+                }
             }
             for list in [&mut columns, &mut count_by].into_iter().flatten() {
                 for &var in &read {
@@ -78,12 +100,20 @@ impl Evaluator<'_> {
         *self.pending_columns.borrow_mut() = columns;
         *self.pending_count_by.borrow_mut() = count_by;
         *self.pending_extremes.borrow_mut() = extremes;
+        let checked = !checks.is_empty();
+        *self.pending_checks.borrow_mut() = checks;
         let table = self.evaluate(pattern);
         self.pending_columns.borrow_mut().take();
         self.pending_count_by.borrow_mut().take();
         self.pending_extremes.borrow_mut().take();
         let counted = self.counted.borrow_mut().take();
+        let ran = self.checks_ran();
         let table = table?;
+        if checked && !ran {
+            return Err(QueryError::Plan(
+                "a FILTER EXISTS of one edge was left to partitions that did not run it".into(),
+            ));
+        }
         let (table, counted) = match filter {
             Some(expression) => self.filter_counted(table, counted, expression)?,
             None => (table, counted),

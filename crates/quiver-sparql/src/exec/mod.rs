@@ -142,6 +142,9 @@ pub struct Evaluator<'a> {
     /// The ids a FILTER right above that pattern can pass, which its partitions may check
     /// where they find the rows (`PartitionedBgp::passes`).
     pending_passes: RefCell<Vec<crate::passing_ids::PassingIds>>,
+    /// FILTER (NOT) EXISTS of one edge the next pattern's partitions decide
+    /// (`exec/filter.rs`); taken by that pattern, which tells its caller they ran.
+    pending_checks: RefCell<Vec<crate::edge_checks::EdgeCheck>>,
     /// What the partitions counted for it: the rows it returned stand for these many each.
     counted: RefCell<Option<Vec<u64>>>,
     /// The result cap and the operators whose row count is at most the result's (every
@@ -184,6 +187,7 @@ impl<'a> Evaluator<'a> {
             pending_top: RefCell::new(None),
             pending_extremes: RefCell::new(None),
             pending_passes: RefCell::new(Vec::new()),
+            pending_checks: RefCell::new(Vec::new()),
             counted: RefCell::new(None),
             result_cap: None,
         }

@@ -74,6 +74,7 @@ impl Evaluator<'_> {
                         .take()
                         .filter(|_| planned.bgp.equalities.is_empty() && limit.is_none()),
                     passes: self.pending_passes.take(),
+                    checks: self.pending_checks.take(),
                     trace: self.trace_partitions,
                 })?;
                 *self.counted.borrow_mut() = explored.counts;
