@@ -4,7 +4,8 @@
 //! is a semi-join: the pattern runs once, seeded with every row. One pattern `?x p ?y`
 //! whose `?y` nothing else reads ("has a `p`") is decided by the length of each row's
 //! list, without walking it. Other EXISTS run row by row with the row's bindings
-//! substituted.
+//! substituted. Over partitions, that one-pattern shape right above a pattern is handed
+//! to the partitions as an [`EdgeCheck`], decided at the owner of each row's vertex.
 //! An error while running an EXISTS pattern (time, cancellation, memory) is recorded in the
 //! query's state, so it stops the query at the next check instead of becoming `false`.
 
