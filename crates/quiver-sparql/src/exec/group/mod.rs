@@ -341,6 +341,10 @@ fn aggregate_column(
     let Some(argument) = &aggregate.argument else {
         let counts = if aggregate.distinct {
             count_distinct_solutions(evaluator, ctx, table, groups)?
+        } else if groups.count == 1 {
+            // One group holds every row: `COUNT(*)` without GROUP BY (or with keys one
+            // value of which every row has) is the number of rows, not counted one by one.
+            vec![table.rows as u64]
         } else {
             let parts = per_morsel(
                 ctx,
