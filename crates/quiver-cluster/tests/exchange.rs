@@ -598,8 +598,9 @@ fn a_count_ordered_under_a_limit_moves_its_first_groups_only() {
     }
 }
 
-/// `FILTER NOT EXISTS { ?x <p> ?y }` (and EXISTS, and `OPTIONAL { ?x <p> ?y }
-/// FILTER(!BOUND(?y))`, read as NOT EXISTS) right above a pattern is decided at the owner
+/// `FILTER NOT EXISTS { ?x <p> ?y }` (and EXISTS, `OPTIONAL { ?x <p> ?y }
+/// FILTER(!BOUND(?y))`, read as NOT EXISTS, and `MINUS { ?x <p> ?y }`, which drops the
+/// same rows) right after a pattern is decided at the owner
 /// of each row's `?x`, where the rows mostly are: each row that passes leaves its worker
 /// once, where the FILTER run at the coordinator brought every row there and sent it back
 /// out; the answers are the whole store's.
@@ -620,6 +621,7 @@ fn a_filter_exists_of_one_edge_is_decided_where_the_rows_are() {
             "?x a ub:UndergraduateStudent",
             "OPTIONAL { ?x ub:advisor ?a } FILTER(!BOUND(?a))",
         ),
+        ("?x a ub:UndergraduateStudent", "MINUS { ?x ub:advisor ?a }"),
         (
             "?x a ub:GraduateCourse",
             "FILTER NOT EXISTS { ?s ub:takesCourse ?x }",

@@ -1,8 +1,9 @@
 //! `FILTER EXISTS { ?x <p> ?y }` and `FILTER NOT EXISTS { ?x <p> ?y }` right above a basic
 //! graph pattern that runs on partitions, where `?x` is one of the pattern's variables and
 //! `?y` the EXISTS pattern's own ("has a `<p>`", "has no `<p>`"; also the other way,
-//! `?y <p> ?x`, except into a class over `rdf:type`): whether a row passes is whether one
-//! list of `?x`'s record is empty, read where that record is.
+//! `?y <p> ?x`, except into a class over `rdf:type`), and `MINUS { ?x <p> ?y }` after such a
+//! pattern, which drops the rows NOT EXISTS drops: whether a row passes is whether one list
+//! of `?x`'s record is empty, read where that record is.
 //!
 //! As written, the FILTER brings every row of the pattern to the coordinator and sends it
 //! back out to be seeded into the EXISTS pattern: LUBM-100's undergraduates without an

@@ -148,6 +148,10 @@ pub const QUERIES: &[&str] = &[
     "SELECT * WHERE { ?x ex:p1 ?y FILTER (NOT EXISTS { ?z a ?y } && EXISTS { ?y ex:p2 [] }) }",
     "SELECT * WHERE { GRAPH ex:g1 { ?x ex:p1 ?y FILTER NOT EXISTS { ?y ex:p2 ?z } } }",
     "SELECT ?x WHERE { ?x ex:p1 ?y FILTER NOT EXISTS { ?y ex:p2 ?z } } LIMIT 3",
+    "SELECT * WHERE { ?x a ex:C1 MINUS { ?x ex:p1 ?y } }",
+    "SELECT * WHERE { ?x ex:p2 ?z MINUS { ?w ex:p1 ?x } }",
+    "SELECT * WHERE { ?x ex:p2 ?z MINUS { ?z a ?c } }",
+    "SELECT (COUNT(*) AS ?n) WHERE { ?x a ?c MINUS { ?x ex:p3 ?v } }",
 ];
 
 /// A fixed random graph of `count` quads (a linear congruential sequence from `seed`).

@@ -114,6 +114,17 @@ impl Evaluator<'_> {
         let Ok(Operator::Bgp(inner)) = self.exists_operator(pattern) else {
             return None;
         };
+        self.edge_check_of(planned, inner, exists)
+    }
+
+    /// `inner`, one pattern, as an [`EdgeCheck`] of `planned`'s rows (see
+    /// [`Evaluator::edge_check`]), keeping the rows with a match (`exists`) or without.
+    fn edge_check_of(
+        &self,
+        planned: &PlannedBgp,
+        inner: &PlannedBgp,
+        exists: bool,
+    ) -> Option<EdgeCheck> {
         let ([edge], true, true) = (
             inner.bgp.patterns.as_slice(),
             inner.bgp.equalities.is_empty(),
@@ -144,6 +155,35 @@ impl Evaluator<'_> {
             direction,
             exists,
         })
+    }
+
+    /// `left MINUS { ?x <p> ?y }` where `left` is a pattern that runs on partitions, binds
+    /// `?x` and not `?y`: a left row is dropped when it has such an edge, as under
+    /// `FILTER NOT EXISTS` (the only shared variable, `?x`, is bound in every row), so the
+    /// partitions decide it as an [`EdgeCheck`] instead of both sides coming to the
+    /// coordinator. `None` for any other MINUS.
+    pub(crate) fn minus_by_check(
+        &self,
+        left: &Operator,
+        right: &Operator,
+    ) -> Result<Option<Table>, QueryError> {
+        let (Some(_), Operator::Bgp(planned), Operator::Bgp(edge)) =
+            (&self.partitions, left, right)
+        else {
+            return Ok(None);
+        };
+        let Some(check) = self.edge_check_of(planned, edge, false) else {
+            return Ok(None);
+        };
+        *self.pending_checks.borrow_mut() = vec![check];
+        let table = self.evaluate(left);
+        let checked = self.checks_ran();
+        let table = table?;
+        if checked {
+            return Ok(Some(table));
+        }
+        let right = self.evaluate(right)?;
+        super::minus::minus(&self.ctx(), table, &right).map(Some)
     }
 
     /// [`Evaluator::filter_operator`]'s inner rows, filtered.

@@ -418,14 +418,17 @@ impl<'a> Evaluator<'a> {
                 self.pending_limit.set(limit);
                 self.extend(operator)?
             }
-            Operator::Minus(left, right) => {
-                let left = self.evaluate(left)?;
-                if left.rows == 0 {
-                    return Ok(left);
+            Operator::Minus(left, right) => match self.minus_by_check(left, right)? {
+                Some(table) => table,
+                None => {
+                    let left = self.evaluate(left)?;
+                    if left.rows == 0 {
+                        return Ok(left);
+                    }
+                    let right = self.evaluate(right)?;
+                    minus(&self.ctx(), left, &right)?
                 }
-                let right = self.evaluate(right)?;
-                minus(&self.ctx(), left, &right)?
-            }
+            },
             Operator::GraphVar { var, branches } => self.graph_var(*var, branches)?,
             Operator::Values { vars, rows } => self.values(vars, rows)?,
             Operator::Project(inner, vars) => {
