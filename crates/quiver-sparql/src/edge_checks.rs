@@ -14,11 +14,13 @@
 //! the FILTER does not run again, and a GROUP BY above may count the rows where they are.
 //! On one store `exec/filter.rs` reads the same lengths (`matched_by_degree`).
 
+use std::ops::Range;
+
 use quiver_model::PredId;
 use quiver_store::{Direction, GraphIndex};
 use serde::{Deserialize, Serialize};
 
-use crate::table::{Table, VarId};
+use crate::table::{Table, VarId, UNBOUND};
 
 /// One FILTER (NOT) EXISTS of one edge, decided by the length of a list (see the module
 /// doc).
@@ -37,22 +39,29 @@ impl EdgeCheck {
     /// The rows of `rows` that pass, `graph` holding the record of each row's vertex (the
     /// rows were sent to its owner).
     pub fn keep(&self, graph: &GraphIndex, rows: Table) -> Table {
-        let Some(column) = rows.column(self.var) else {
-            return rows;
-        };
-        let keep: Vec<u32> = column
-            .iter()
-            .enumerate()
-            .filter(|&(_, &id)| {
-                (graph.degree(id, self.predicate, self.direction) > 0) == self.exists
-            })
-            .map(|(row, _)| row as u32)
-            .collect();
+        let keep = self.passing(graph, &rows, 0..rows.rows);
         if keep.len() == rows.rows {
             rows
         } else {
             rows.gather(&keep)
         }
+    }
+
+    /// The numbers of the rows among `range` of `rows` that pass. A row leaving the
+    /// variable unbound has no record to read: it passes NOT EXISTS (as it does MINUS,
+    /// sharing nothing) and fails EXISTS.
+    pub fn passing(&self, graph: &GraphIndex, rows: &Table, range: Range<usize>) -> Vec<u32> {
+        let Some(column) = rows.column(self.var) else {
+            return range.map(|row| row as u32).collect();
+        };
+        range
+            .filter(|&row| {
+                let id = column[row];
+                let has = id != UNBOUND && graph.degree(id, self.predicate, self.direction) > 0;
+                has == self.exists
+            })
+            .map(|row| row as u32)
+            .collect()
     }
 }
 

@@ -3,13 +3,13 @@
 //! `FILTER (NOT) EXISTS` over a basic graph pattern, with or without FILTERs of its own,
 //! is a semi-join: the pattern runs once, seeded with every row. One pattern `?x p ?y`
 //! whose `?y` nothing else reads ("has a `p`") is decided by the length of each row's
-//! list, without walking it. Other EXISTS run row by row with the row's bindings
-//! substituted. Over partitions, that one-pattern shape right above a pattern is handed
+//! list, without walking it, and so is `MINUS` of such a pattern. Other EXISTS run row by
+//! row with the row's bindings substituted. Over partitions, that one-pattern shape right above a pattern is handed
 //! to the partitions as an [`EdgeCheck`], decided at the owner of each row's vertex.
 //! An error while running an EXISTS pattern (time, cancellation, memory) is recorded in the
 //! query's state, so it stops the query at the next check instead of becoming `false`.
 
-use quiver_model::Id;
+use quiver_model::{Id, PredId};
 use quiver_store::Direction;
 use spargebra::algebra::{Expression, GraphPattern};
 
@@ -125,65 +125,63 @@ impl Evaluator<'_> {
         inner: &PlannedBgp,
         exists: bool,
     ) -> Option<EdgeCheck> {
-        let ([edge], true, true) = (
-            inner.bgp.patterns.as_slice(),
-            inner.bgp.equalities.is_empty(),
-            inner.graph == planned.graph,
-        ) else {
+        if inner.graph != planned.graph {
             return None;
-        };
-        let Pred::Const(predicate) = edge.predicate else {
-            return None;
-        };
+        }
         let bound = planned.bgp.vars();
-        let (var, direction) = match (edge.subject, edge.object) {
-            (Node::Var(s), Node::Var(o)) if bound.contains(&s) && !bound.contains(&o) => {
-                (s, Direction::Out)
-            }
-            (Node::Var(s), Node::Var(o))
-                if bound.contains(&o)
-                    && !bound.contains(&s)
-                    && Some(predicate) != self.store.rdf_type() =>
-            {
-                (o, Direction::In)
-            }
-            _ => return None,
-        };
-        Some(EdgeCheck {
-            var,
-            predicate,
-            direction,
-            exists,
-        })
+        // Partitions hold shares of a class's `rdf:type` record, not whole ones.
+        let into_class = self.store.rdf_type();
+        lone_edge(inner, |var| bound.contains(&var), into_class, exists)
     }
 
-    /// `left MINUS { ?x <p> ?y }` where `left` is a pattern that runs on partitions, binds
-    /// `?x` and not `?y`: a left row is dropped when it has such an edge, as under
-    /// `FILTER NOT EXISTS` (the only shared variable, `?x`, is bound in every row), so the
-    /// partitions decide it as an [`EdgeCheck`] instead of both sides coming to the
-    /// coordinator. `None` for any other MINUS.
+    /// `left MINUS { ?x <p> ?y }` where the left rows bind `?x` (in some or all of them)
+    /// and never `?y`: a left row binding `?x` is dropped when it has such an edge, as
+    /// under `FILTER NOT EXISTS` (`?x` is the only variable the sides can share), and a
+    /// row leaving `?x` unbound shares nothing and stays. Over partitions, where `left` is
+    /// a pattern that runs on them, the partitions decide it as an [`EdgeCheck`] instead
+    /// of both sides coming to the coordinator; on one store, each left row's list length
+    /// is read, instead of every right row being hashed. `None` for any other MINUS (the
+    /// left rows, evaluated, come back for the general one).
     pub(crate) fn minus_by_check(
         &self,
         left: &Operator,
         right: &Operator,
-    ) -> Result<Option<Table>, QueryError> {
-        let (Some(_), Operator::Bgp(planned), Operator::Bgp(edge)) =
-            (&self.partitions, left, right)
-        else {
-            return Ok(None);
+    ) -> Result<Result<Table, Option<Table>>, QueryError> {
+        let Operator::Bgp(edge) = right else {
+            return Ok(Err(None));
+        };
+        let Some(_) = &self.partitions else {
+            let table = self.evaluate(left)?;
+            let check = lone_edge(edge, |var| table.vars.contains(&var), None, false);
+            return Ok(match check {
+                Some(check) if table.rows > 0 => {
+                    let graph = self.context(edge.graph).graph;
+                    let keep = map_morsels(&self.ctx(), table.rows, |rows| {
+                        check.passing(graph, &table, rows)
+                    })?;
+                    let keep = keep.concat();
+                    self.notes.borrow_mut().push(format!(
+                        "minus: {} of {} rows kept by the lengths of their lists, the other \
+                         side not evaluated",
+                        keep.len(),
+                        table.rows
+                    ));
+                    Ok(table.gather(&keep))
+                }
+                _ => Err(Some(table)),
+            });
+        };
+        let Operator::Bgp(planned) = left else {
+            return Ok(Err(None));
         };
         let Some(check) = self.edge_check_of(planned, edge, false) else {
-            return Ok(None);
+            return Ok(Err(None));
         };
         *self.pending_checks.borrow_mut() = vec![check];
         let table = self.evaluate(left);
         let checked = self.checks_ran();
         let table = table?;
-        if checked {
-            return Ok(Some(table));
-        }
-        let right = self.evaluate(right)?;
-        super::minus::minus(&self.ctx(), table, &right).map(Some)
+        Ok(if checked { Ok(table) } else { Err(Some(table)) })
     }
 
     /// [`Evaluator::filter_operator`]'s inner rows, filtered.
@@ -333,16 +331,10 @@ impl Evaluator<'_> {
                 table.gather(&[])
             }));
         }
-        let matched_by_degree = if after.is_empty() {
-            self.matched_by_degree(planned, table, &seeds)?
-        } else {
-            None
-        };
-        if let Some(matched) = matched_by_degree {
-            let keep: Vec<u32> = (0..table.rows as u32)
-                .filter(|&row| matched[row as usize] != negated)
-                .collect();
-            return Ok(Some(table.gather(&keep)));
+        if after.is_empty() {
+            if let Some(keep) = self.kept_by_degree(planned, table, &seeds, negated)? {
+                return Ok(Some(table.gather(&keep)));
+            }
         }
         ensure_addressable(table.rows)?;
         let mut input = table.reshape(&[&seeds[..], &carried[..]].concat());
@@ -390,40 +382,27 @@ impl Evaluator<'_> {
         Ok(Some(table.gather(&keep)))
     }
 
-    /// Whether each row of `table` has a match of `planned` when the pattern is one triple
-    /// pattern over a constant predicate whose one end is the only seed and whose other end
-    /// is a variable of its own: whether the seed's list of that predicate, that way, is
-    /// not empty (its length, read without walking it). `None` otherwise, and over
-    /// partitions, whose coordinator holds only its own lists.
-    fn matched_by_degree(
+    /// The rows of `table` that have a match of `planned` (none, when `negated`) when the
+    /// pattern is one edge over a constant predicate whose one end is the only seed and
+    /// whose other end is a variable of its own: whether the seed's list of that predicate,
+    /// that way, is not empty (its length, read without walking it; see [`EdgeCheck`]).
+    /// `None` otherwise, and over partitions, whose coordinator holds only its own lists.
+    fn kept_by_degree(
         &self,
         planned: &PlannedBgp,
         table: &Table,
         seeds: &[VarId],
-    ) -> Result<Option<Vec<bool>>, QueryError> {
-        let ([pattern], [seed], true, None) = (
-            planned.bgp.patterns.as_slice(),
-            seeds,
-            planned.bgp.equalities.is_empty(),
-            &self.partitions,
-        ) else {
+        negated: bool,
+    ) -> Result<Option<Vec<u32>>, QueryError> {
+        let ([seed], None) = (seeds, &self.partitions) else {
             return Ok(None);
         };
-        let Pred::Const(predicate) = pattern.predicate else {
-            return Ok(None);
-        };
-        let direction = match (pattern.subject, pattern.object) {
-            (Node::Var(s), Node::Var(o)) if s == *seed && o != s => Direction::Out,
-            (Node::Var(s), Node::Var(o)) if o == *seed && o != s => Direction::In,
-            _ => return Ok(None),
-        };
-        let Some(column) = table.column(*seed) else {
+        let Some(check) = lone_edge(planned, |var| var == *seed, None, !negated) else {
             return Ok(None);
         };
         let graph = self.context(planned.graph).graph;
-        let parts = map_morsels(&self.ctx(), column.len(), |rows| {
-            rows.map(|row| graph.degree(column[row], predicate, direction) > 0)
-                .collect::<Vec<bool>>()
+        let parts = map_morsels(&self.ctx(), table.rows, |rows| {
+            check.passing(graph, table, rows)
         })?;
         Ok(Some(parts.concat()))
     }
@@ -494,6 +473,42 @@ impl Evaluator<'_> {
             QueryError::Unsupported(format!("EXISTS {pattern} was not compiled with its node"))
         })
     }
+}
+
+/// `inner` as the one edge `?x <p> ?y` (or `?y <p> ?x`) of an [`EdgeCheck`]: one pattern
+/// over a constant predicate between two variables, `?x` bound in the rows to check
+/// (`is_bound`) and `?y` not. Inward edges over `into_class` (the predicate whose inward
+/// records the rows' holder may not hold whole) are not taken.
+fn lone_edge(
+    inner: &PlannedBgp,
+    is_bound: impl Fn(VarId) -> bool,
+    into_class: Option<PredId>,
+    exists: bool,
+) -> Option<EdgeCheck> {
+    let ([edge], true) = (
+        inner.bgp.patterns.as_slice(),
+        inner.bgp.equalities.is_empty(),
+    ) else {
+        return None;
+    };
+    let Pred::Const(predicate) = edge.predicate else {
+        return None;
+    };
+    let (var, direction) = match (edge.subject, edge.object) {
+        (Node::Var(s), Node::Var(o)) if is_bound(s) && !is_bound(o) => (s, Direction::Out),
+        (Node::Var(s), Node::Var(o))
+            if is_bound(o) && !is_bound(s) && Some(predicate) != into_class =>
+        {
+            (o, Direction::In)
+        }
+        _ => return None,
+    };
+    Some(EdgeCheck {
+        var,
+        predicate,
+        direction,
+        exists,
+    })
 }
 
 /// What runs on the rows an EXISTS pattern's basic graph pattern finds: a FILTER of the

@@ -419,9 +419,12 @@ impl<'a> Evaluator<'a> {
                 self.extend(operator)?
             }
             Operator::Minus(left, right) => match self.minus_by_check(left, right)? {
-                Some(table) => table,
-                None => {
-                    let left = self.evaluate(left)?;
+                Ok(table) => table,
+                Err(evaluated) => {
+                    let left = match evaluated {
+                        Some(table) => table,
+                        None => self.evaluate(left)?,
+                    };
                     if left.rows == 0 {
                         return Ok(left);
                     }
