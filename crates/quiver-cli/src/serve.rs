@@ -348,6 +348,20 @@ fn join_cluster(
             args.process
         ),
     });
+    if let Some(replicas) = partitions.replicas().filter(|r| !r.edges.is_empty()) {
+        let pairs: usize = replicas.edges.iter().map(|e| e.out.pairs().len()).sum();
+        let bytes: usize = replicas
+            .edges
+            .iter()
+            .map(|e| e.out.bytes() + e.inward.bytes())
+            .sum();
+        args.log.say(&format!(
+            "process {}: the edges of {} small predicates held here ({pairs} edges, {}), walks of them run where the rows are",
+            args.process,
+            replicas.edges.len(),
+            crate::memory::mib(bytes as u64)
+        ));
+    }
     if args.process != 0 && !args.accept_queries {
         let ended = partitions.wait();
         // One write (as every line `say` writes): the processes of a cluster on this

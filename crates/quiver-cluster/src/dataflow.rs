@@ -62,8 +62,9 @@ use crate::message::{
     counted_rows, hand_on, route, table_counts, time_left, uniform_counts, Carried, Failure,
     Filter, Message, Payload, Plan, WEIGHT,
 };
+use crate::replicas::{Replicas, Replication, SharedReplicas};
 use crate::route::{aggregate_graph, classes, settled, split_foreign_intersections};
-use crate::types::{SharedTable, TypeTable};
+use crate::types::PairTable;
 
 /// What reached the coordinator of one query: the rows (or errors) that finished it, what
 /// its hops exchanged, whether a step stopped at the plan's cap, and the weight they bring.
@@ -179,10 +180,11 @@ pub struct TimelyPartitions {
     queries: AtomicU64,
     /// This process's partitions, where the asking thread runs what stays here.
     local: LocalParts,
-    /// This process's replicated `rdf:type` memberships, once exchanged ([`crate::types`]).
-    types: SharedTable,
-    /// Whether the memberships are replicated (they fit the budget).
-    replicate_types: bool,
+    /// This process's replicas (`rdf:type` memberships, small predicates), once exchanged
+    /// ([`crate::replicas`]).
+    replicas: SharedReplicas,
+    /// What is replicated (what fits the budget).
+    replication: Replication,
     /// Set when a run did not come back (a worker or process stopped, or the query gave
     /// up waiting): the workers may never end, so they are not waited for.
     broken: std::sync::atomic::AtomicBool,
@@ -259,24 +261,22 @@ pub struct ClusterConfig {
 
 impl TimelyPartitions {
     /// `store` cut into `workers` partitions, each served by a worker thread of this
-    /// process; its `rdf:type` memberships replicated when they fit the default budget
+    /// process; its `rdf:type` memberships and small predicates replicated as
+    /// [`crate::replicas::choose`] decides under the default budget
     /// ([`crate::types::BUDGET`]).
     pub fn in_process(store: &Store, workers: u32) -> Result<Self, String> {
-        let triples = store
-            .rdf_type()
-            .map_or(0, |p| store.predicate_stats(p).triples);
-        Self::in_process_with(
-            store,
-            workers,
-            crate::types::fits(triples, crate::types::BUDGET),
-        )
+        let triples: Vec<u64> = (0..store.predicate_count())
+            .map(|p| store.predicate_stats(p as PredId).triples)
+            .collect();
+        let replication = crate::replicas::choose(&triples, store.rdf_type(), crate::types::BUDGET);
+        Self::in_process_with(store, workers, replication)
     }
 
-    /// [`Self::in_process`], with the `rdf:type` memberships replicated or not.
+    /// [`Self::in_process`], replicating what `replication` names.
     pub fn in_process_with(
         store: &Store,
         workers: u32,
-        replicate_types: bool,
+        replication: Replication,
     ) -> Result<Self, String> {
         let parts: Vec<Store> = (0..workers)
             .map(|index| store.partition(index, workers))
@@ -298,7 +298,7 @@ impl TimelyPartitions {
             graphs_classes,
             rdf_type,
             workers,
-            replicate_types,
+            replication,
             threads_per_worker(workers as usize),
         )
     }
@@ -347,14 +347,15 @@ impl TimelyPartitions {
         let rdf_type = parts.first().and_then(Store::rdf_type);
         // Every process decides alike, from the same layout (without statistics, the size
         // is unknown: nothing is replicated).
-        let type_triples = match (&layout.statistics, rdf_type) {
-            (_, None) => 0,
-            (Some(statistics), Some(p)) => statistics
-                .predicates
-                .get(p as usize)
-                .map_or(u64::MAX, |stats| stats.triples),
-            (None, Some(_)) => u64::MAX,
+        let triples: Vec<u64> = match &layout.statistics {
+            Some(statistics) => statistics.predicates.iter().map(|p| p.triples).collect(),
+            None => vec![u64::MAX; rdf_type.map_or(0, |p| p as usize + 1)],
         };
+        let replication = crate::replicas::choose(
+            &triples,
+            rdf_type,
+            layout.replication_budget.unwrap_or(crate::types::BUDGET),
+        );
         let graphs_classes = layout
             .classes
             .into_iter()
@@ -381,10 +382,7 @@ impl TimelyPartitions {
             graphs_classes,
             rdf_type,
             total as u32,
-            crate::types::fits(
-                type_triples,
-                layout.replication_budget.unwrap_or(crate::types::BUDGET),
-            ),
+            replication,
             threads,
         )
     }
@@ -397,13 +395,13 @@ impl TimelyPartitions {
         classes: HashMap<GraphRef, Vec<Id>>,
         rdf_type: Option<PredId>,
         workers: u32,
-        replicate_types: bool,
+        replication: Replication,
         threads: usize,
     ) -> Result<Self, String> {
         // The first worker of every process, where the replicated memberships gather.
         let per_process = parts.len().max(1) as u32;
         let firsts: Arc<Vec<u32>> = Arc::new((0..workers).step_by(per_process as usize).collect());
-        let types: SharedTable = Arc::default();
+        let replicas: SharedReplicas = Arc::default();
         let (requests, receiver) = mpsc::channel::<Request>();
         let requests = Arc::new(Mutex::new(Some(requests)));
         let coordinator = Arc::new(Coordinator::default());
@@ -419,7 +417,7 @@ impl TimelyPartitions {
                     })));
             }
         }
-        let local = LocalParts::new(first as u32, parts.clone(), workers, Arc::clone(&types));
+        let local = LocalParts::new(first as u32, parts.clone(), workers, Arc::clone(&replicas));
         let parts = Arc::new(parts);
         let receiver = Arc::new(Mutex::new(Some(receiver)));
         let totals = Arc::new(Mutex::new(Totals::default()));
@@ -428,7 +426,9 @@ impl TimelyPartitions {
         // One memory pool for the workers of this process, sized by the limit the
         // coordinator's plans carry.
         let pool = MemoryPool::new(None);
-        let table = Arc::clone(&types);
+        let table = Arc::clone(&replicas);
+        let replicated = replication.any();
+        let replicating = replication.clone();
         let plans = Arc::new(AtomicUsize::new(0));
         let plans_held = Arc::clone(&plans);
         let guards = timely::execute::execute_from(
@@ -437,13 +437,13 @@ impl TimelyPartitions {
             timely::WorkerConfig::default(),
             move |worker| {
                 let part = parts[worker.index() - first].clone();
-                crate::types::build(
+                crate::replicas::build(
                     worker,
                     &part,
                     rdf_type,
                     &firsts,
                     Arc::clone(&table),
-                    replicate_types,
+                    &replicating,
                 );
                 crate::lanes::serve(
                     worker,
@@ -453,7 +453,7 @@ impl TimelyPartitions {
                     &shared,
                     &thread,
                     Arc::clone(&pool),
-                    (Arc::clone(&table), replicate_types),
+                    (Arc::clone(&table), replicated),
                     &plans_held,
                 );
             },
@@ -470,8 +470,8 @@ impl TimelyPartitions {
             first: first as u32,
             queries: AtomicU64::new(0),
             local,
-            types,
-            replicate_types,
+            replicas,
+            replication,
             broken: std::sync::atomic::AtomicBool::new(false),
             plans,
             sizes: Mutex::default(),
@@ -479,8 +479,8 @@ impl TimelyPartitions {
         };
         partitions.check_loads()?;
         partitions.learn_names()?;
-        if replicate_types {
-            partitions.await_types();
+        if partitions.replication.any() {
+            partitions.await_replicas();
         }
         Ok(partitions)
     }
@@ -569,19 +569,29 @@ impl TimelyPartitions {
             .by_progress
     }
 
-    /// Waits (a minute at most) for this process's replicated memberships, exchanged as the
-    /// workers start, so that the first queries already check types where their rows are.
-    fn await_types(&self) {
+    /// Waits (a minute at most) for this process's replicas, exchanged as the workers
+    /// start, so that the first queries already check types where their rows are.
+    fn await_replicas(&self) {
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        while self.types.get().is_none() && std::time::Instant::now() < deadline {
+        while self.replicas.get().is_none() && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
     }
 
     /// This process's replicated `rdf:type` memberships, if the cluster replicates them and
     /// they have arrived.
-    pub fn types(&self) -> Option<&TypeTable> {
-        self.types.get()
+    pub fn types(&self) -> Option<&PairTable> {
+        self.replicas.get().and_then(|r| r.types.as_ref())
+    }
+
+    /// This process's replicas, if the cluster replicates anything and they have arrived.
+    pub fn replicas(&self) -> Option<&Replicas> {
+        self.replicas.get()
+    }
+
+    /// What the cluster replicates.
+    pub fn replication(&self) -> &Replication {
+        &self.replication
     }
 
     /// The plans of queries this process's workers hold: those in flight, and those of
@@ -742,7 +752,8 @@ impl BgpPartitions for TimelyPartitions {
     fn spread(&self) -> Spread {
         Spread {
             partitions: self.workers,
-            types_everywhere: self.replicate_types,
+            types_everywhere: self.replication.types,
+            replicated: self.replication.predicates.clone(),
         }
     }
 
@@ -756,7 +767,7 @@ impl BgpPartitions for TimelyPartitions {
     fn held_bytes(&self) -> HeldBytes {
         HeldBytes {
             network_buffers: crate::buffers::network_buffer_bytes(),
-            replicated: self.types.get().map_or(0, |table| table.bytes() as u64),
+            replicated: self.replicas.get().map_or(0, |r| r.bytes() as u64),
         }
     }
 
@@ -963,7 +974,7 @@ impl TimelyPartitions {
             self.workers,
             false,
             Filter {
-                types: self.types.get(),
+                replicas: self.replicas.get(),
                 records: &mut filtered,
                 terms: None,
             },

@@ -18,7 +18,7 @@ use quiver_sparql::memory::MemoryPool;
 use quiver_store::Store;
 
 use crate::message::{hand_on, Message, Payload};
-use crate::types::SharedTable;
+use crate::replicas::SharedReplicas;
 use crate::worker::Worker;
 
 /// The most rows (or list ids) a message may carry to be handled in place: about a light
@@ -42,7 +42,7 @@ pub(crate) struct LocalParts {
     workers: u32,
     idle: Mutex<Vec<Vec<Option<Worker>>>>,
     pool: Arc<MemoryPool>,
-    types: SharedTable,
+    replicas: SharedReplicas,
 }
 
 /// How a query's run in place ended, and the messages handled here on the way.
@@ -55,14 +55,19 @@ pub(crate) enum InPlace {
 }
 
 impl LocalParts {
-    pub(crate) fn new(first: u32, parts: Vec<Store>, workers: u32, types: SharedTable) -> Self {
+    pub(crate) fn new(
+        first: u32,
+        parts: Vec<Store>,
+        workers: u32,
+        replicas: SharedReplicas,
+    ) -> Self {
         Self {
             first,
             parts,
             workers,
             idle: Mutex::default(),
             pool: MemoryPool::new(None),
-            types,
+            replicas,
         }
     }
 
@@ -149,7 +154,7 @@ impl LocalParts {
                     self.first + at as u32,
                     self.workers,
                     Arc::clone(&self.pool),
-                    Arc::clone(&self.types),
+                    Arc::clone(&self.replicas),
                 )
             });
             // Kept to be handed on instead if its step asks lists of another process:

@@ -24,7 +24,7 @@ use crate::buffers::Bounded;
 use crate::dataflow::{Arrival, Arrived, Coordinator, Reply, Request, TermsReply, Totals, SPIN};
 use crate::message::{hand_on, Failure, Message, Payload, Plan, PlanCopy};
 use crate::plans::{Plans, FORGET_BATCH};
-use crate::types::SharedTable;
+use crate::replicas::SharedReplicas;
 use crate::worker::Worker;
 
 /// A dictionary question waiting: its number, the owners asked, where the answer goes.
@@ -53,7 +53,7 @@ struct Shared<'a> {
     per_process: u32,
     threads: usize,
     pool: &'a Arc<MemoryPool>,
-    types: &'a SharedTable,
+    replicas: &'a SharedReplicas,
     plans_held: &'a Arc<AtomicUsize>,
 }
 
@@ -72,7 +72,7 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
         index as u32,
         workers,
         Arc::clone(shared.pool),
-        Arc::clone(shared.types),
+        Arc::clone(shared.replicas),
     )
     .with_threads(shared.threads);
     let sink = Rc::clone(&arrived);
@@ -160,7 +160,7 @@ pub(crate) fn serve(
     totals: &Mutex<Totals>,
     coordinator: &Coordinator,
     pool: Arc<MemoryPool>,
-    (types, replicated): (SharedTable, bool),
+    (replicas, replicated): (SharedReplicas, bool),
     plans_held: &Arc<AtomicUsize>,
 ) {
     let index = worker.index();
@@ -171,7 +171,7 @@ pub(crate) fn serve(
         per_process,
         threads,
         pool: &pool,
-        types: &types,
+        replicas: &replicas,
         plans_held,
     };
     let lanes: Vec<Lane> = (0..workers.div_ceil(per_process))
@@ -290,9 +290,9 @@ pub(crate) fn serve(
         if first_lane.as_ref().is_some_and(ProbeHandle::done) {
             open = false;
         }
-        // Idle once the replicated memberships have arrived: until then, the worker steps
+        // Idle once the replicas have arrived: until then, the worker steps
         // their exchange.
-        let settled = !replicated || types.get().is_some();
+        let settled = !replicated || replicas.get().is_some();
         if pending.is_empty() && asked.is_empty() && settled {
             // Idle: right after answering, the asker's next request is polled for a
             // moment ([`SPIN`]), the worker stepping meanwhile; then the worker parks in

@@ -21,6 +21,7 @@ pub mod load;
 pub mod local;
 mod message;
 mod plans;
+pub mod replicas;
 pub mod route;
 mod top_scan;
 pub mod types;

@@ -109,12 +109,13 @@ impl BgpPartitions for LocalPartitions {
         format!("{} partitions in this process", self.parts.len())
     }
 
-    /// Type checks run at the instance's owner here: no partition holds the others'
-    /// memberships.
+    /// Type checks and walks run at their owners here: no partition holds the others'
+    /// memberships or edges.
     fn spread(&self) -> Spread {
         Spread {
             partitions: self.count(),
             types_everywhere: false,
+            replicated: Vec::new(),
         }
     }
 

@@ -21,8 +21,8 @@ use quiver_sparql::table::{Table, VarId};
 use quiver_sparql::top_rows::TopRows;
 use serde::{Deserialize, Serialize};
 
+use crate::replicas::{Answered, Replicas};
 use crate::route::{by_owner, orient, place, with_classes, Placement};
-use crate::types::TypeTable;
 
 /// What every worker needs of one pattern's run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -486,8 +486,9 @@ pub(crate) fn hand_on(
 /// What a route can check rows against where they are, and where it records those checks
 /// under a traced plan (with worker 0: the caller names the worker).
 pub(crate) struct Filter<'a> {
-    /// This process's replicated `rdf:type` memberships, if it holds them.
-    pub types: Option<&'a TypeTable>,
+    /// This process's replicas (`rdf:type` memberships, small predicates), if it holds
+    /// them.
+    pub replicas: Option<&'a Replicas>,
     pub records: &'a mut Vec<WorkerStep>,
     /// This worker's partition, whose dictionary (a copy of the whole store's, in a store
     /// cut into partitions) ranks a top-k's keys by their terms ([`TopRows::cut_with_terms`]).
@@ -495,8 +496,9 @@ pub(crate) struct Filter<'a> {
 }
 
 /// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
-/// steps over the classes, and with this process's replicated memberships (`types`),
-/// checks of `rdf:type` (recorded under a traced plan), run here first, and rows past the
+/// steps over the classes, and with this process's replicas (`replicas`), checks of
+/// `rdf:type` and walks of the replicated predicates (recorded under a traced plan), run
+/// here first, and rows past the
 /// last step go to the query's coordinator (with the columns it reads only, a top-k's
 /// first rows only, counted where asked). Empty rows travel to one worker only, so that
 /// the end still learns their columns. A count read from the index goes to every worker.
@@ -510,7 +512,7 @@ pub(crate) fn route(
     filter: Filter<'_>,
 ) -> Vec<Message> {
     let Filter {
-        types,
+        replicas,
         records,
         terms,
     } = filter;
@@ -571,14 +573,22 @@ pub(crate) fn route(
             return vec![message(step, plan.coordinator, None, rows)];
         };
         let started = plan.trace.then(std::time::Instant::now);
-        let answered = types.and_then(|table| {
-            crate::types::answer(table, &plan.bgp, planned, plan.graph, plan.rdf_type, &rows)
+        let answered = replicas.and_then(|replicas| {
+            crate::replicas::answer(
+                replicas,
+                &plan.bgp,
+                planned,
+                plan.graph,
+                plan.rdf_type,
+                &rows,
+            )
         });
-        if let Some((answered, expanded)) = answered {
+        if let Some((answered, how)) = answered {
             if let Some(started) = started {
-                let role = match expanded {
-                    true => WorkerRole::Typed,
-                    false => WorkerRole::Filtered,
+                let role = match how {
+                    Answered::Typed => WorkerRole::Typed,
+                    Answered::Checked => WorkerRole::Filtered,
+                    Answered::Walked => WorkerRole::WalkedHere,
                 };
                 // The worker is filled in by the caller, which knows it.
                 records.push(WorkerStep {
@@ -587,7 +597,13 @@ pub(crate) fn route(
                     ..WorkerStep::new(step as u32, 0, role, rows.rows as u64)
                 });
             }
-            rows = answered;
+            // A walk's new column may be one the FILTER's passing ids decide.
+            rows = match how {
+                Answered::Walked if !plan.passes.is_empty() => {
+                    PassingIds::keep_all(&plan.passes, answered)
+                }
+                _ => answered,
+            };
             step += 1;
             continue;
         }

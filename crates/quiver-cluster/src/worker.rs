@@ -33,8 +33,8 @@ use crate::message::{
     counts_table, route, to_owners, Carried, Failure, Filter, Message, Payload, Plan, PlanCopy,
     PIECE_BYTES,
 };
+use crate::replicas::SharedReplicas;
 use crate::route::{count_on, distinct_values, partition_graph, place, source, Placement};
-use crate::types::SharedTable;
 
 /// A worker's shares of the merges of `FROM` graphs it was asked for lately, by the
 /// graphs' names (a store being read-only, a share stays valid).
@@ -107,8 +107,8 @@ pub(crate) struct Worker {
     states: States,
     cache: ListCache,
     stash: Stash,
-    /// This process's replicated `rdf:type` memberships, once exchanged.
-    types: SharedTable,
+    /// This process's replicas (memberships, small predicates), once exchanged.
+    replicas: SharedReplicas,
     /// Under a traced plan, the checks the message being handled filtered by them.
     filtered: Vec<WorkerStep>,
     /// Rows (or, answering a fetch, list ids) the message being handled produced, for its
@@ -136,10 +136,10 @@ impl Worker {
         index: u32,
         workers: u32,
         pool: Arc<MemoryPool>,
-        types: SharedTable,
+        replicas: SharedReplicas,
     ) -> Self {
         Self {
-            types,
+            replicas,
             filtered: Vec::new(),
             part,
             index,
@@ -196,7 +196,7 @@ impl Worker {
                     self.workers,
                     truncated || cut,
                     Filter {
-                        types: self.types.get(),
+                        replicas: self.replicas.get(),
                         records: &mut self.filtered,
                         terms: Some(&self.part),
                     },

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use quiver_cluster::replicas::Replication;
 use quiver_cluster::TimelyPartitions;
 use quiver_sparql::partitions::{BgpPartitions, Exchanged};
 use quiver_store::Store;
@@ -42,14 +43,19 @@ fn moved(store: &Store, query: &str, workers: u32) -> (Exchanged, usize) {
     (cluster.exchanged(), rows)
 }
 
-/// [`moved`], with the `rdf:type` memberships replicated on every worker or not.
+/// [`moved`], with the `rdf:type` memberships replicated on every worker or not (and no
+/// predicate).
 fn moved_replicating(
     store: &Store,
     query: &str,
     workers: u32,
     replicate: bool,
 ) -> (Exchanged, usize) {
-    let cluster = Arc::new(TimelyPartitions::in_process_with(store, workers, replicate).unwrap());
+    let replication = Replication {
+        types: replicate,
+        predicates: Vec::new(),
+    };
+    let cluster = Arc::new(TimelyPartitions::in_process_with(store, workers, replication).unwrap());
     assert_eq!(cluster.types().is_some(), replicate);
     let rows = count_rows(store, query, Some(cluster.clone()));
     (cluster.exchanged(), rows)
@@ -93,6 +99,79 @@ fn replicated_type_checks_run_where_the_rows_are() {
         }
     }
     assert!(fewer >= 8, "only {fewer} of 10 runs moved fewer rows");
+}
+
+/// The small predicates of LUBM-1 (each at most a sixty-fourth of the triples) are held
+/// whole on every process, and their walks run where the rows are: queries that walk
+/// departments and their faculty from a university (Wukong's q6, the emulator's t6) move no
+/// row, where with the memberships alone they hop to the departments' owners, and the
+/// research groups of a department (the emulator's t5) move none either.
+#[test]
+fn small_predicates_are_walked_where_the_rows_are() {
+    let store = common::lubm1();
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> \
+                  PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> ";
+    let ub = |name: &str| {
+        store
+            .constant_predicate_id(&format!(
+                "http://swat.cse.lehigh.edu/onto/univ-bench.owl#{name}"
+            ))
+            .unwrap()
+    };
+    let (sub_organization, works_for, takes_course) =
+        (ub("subOrganizationOf"), ub("worksFor"), ub("takesCourse"));
+    let queries = [
+        (lubm_query("q6"), true),
+        (
+            format!(
+                "{prefix} SELECT ?X WHERE {{ ?X ub:subOrganizationOf \
+             <http://www.Department0.University0.edu> . ?X rdf:type ub:ResearchGroup }}"
+            ),
+            false,
+        ),
+        (
+            format!(
+            "{prefix} SELECT ?X ?Y WHERE {{ ?X ub:subOrganizationOf <http://www.University0.edu> \
+             . ?X rdf:type ub:Department . ?Y ub:worksFor ?X . ?Y rdf:type ub:FullProfessor }}"
+        ),
+            true,
+        ),
+    ];
+    for workers in [2u32, 3] {
+        let cluster = TimelyPartitions::in_process(&store, workers).unwrap();
+        let chosen = &cluster.replication().predicates;
+        assert!(chosen.contains(&sub_organization) && chosen.contains(&works_for));
+        assert!(!chosen.contains(&takes_course), "{chosen:?}");
+        // Every edge of each, both ways, and nothing else.
+        let replicas = cluster.replicas().expect("replicated");
+        for edges in &replicas.edges {
+            let expected = store.predicate_stats(edges.predicate).triples as usize;
+            assert_eq!(edges.out.pairs().len(), expected);
+            assert_eq!(edges.inward.pairs().len(), expected);
+            assert!(edges.out.pairs().iter().all(|&(s, o)| {
+                store.graph().contains(s, edges.predicate, o) && edges.inward.contains(o, s)
+            }));
+        }
+        for (query, hops) in &queries {
+            let whole = common::sorted_answers(&store, query, None);
+            assert!(!whole.is_empty(), "{query}");
+            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
+            assert_eq!(
+                common::sorted_answers(&store, query, Some(dynamic)),
+                whole,
+                "{workers} workers: {query}"
+            );
+            let (types_only, rows) = moved_replicating(&store, query, workers, true);
+            assert_eq!(rows, whole.len());
+            assert_eq!(
+                cluster.exchanged().rows,
+                0,
+                "{workers} workers ({types_only:?} with the memberships alone): {query}"
+            );
+            assert_eq!(types_only.rows > 0, *hops, "{workers} workers: {query}");
+        }
+    }
 }
 
 fn bounds_file() -> PathBuf {
@@ -675,8 +754,12 @@ fn the_classes_of_bound_instances_are_read_where_the_rows_are() {
         assert!(groups > 10, "{groups} groups");
         for workers in [2u32, 3] {
             for replicate in [true, false] {
+                let replication = Replication {
+                    types: replicate,
+                    predicates: Vec::new(),
+                };
                 let cluster = Arc::new(
-                    TimelyPartitions::in_process_with(&store, workers, replicate).unwrap(),
+                    TimelyPartitions::in_process_with(&store, workers, replication).unwrap(),
                 );
                 let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
                 assert_eq!(

@@ -14,6 +14,7 @@ mod common;
 
 use std::sync::Arc;
 
+use quiver_cluster::replicas::Replication;
 use quiver_cluster::{LocalPartitions, TimelyPartitions};
 use quiver_sparql::exec::BgpProfile;
 use quiver_sparql::partitions::{BgpPartitions, Exchanged, WorkerRole, WorkerStep};
@@ -191,7 +192,7 @@ fn timely_workers_explain_every_step() {
     );
     // Without the memberships, the checks run at the owners, each a step of its own.
     explains_every_step(
-        |store| Arc::new(TimelyPartitions::in_process_with(store, 3, false).unwrap()),
+        |store| Arc::new(TimelyPartitions::in_process_with(store, 3, Replication::NONE).unwrap()),
         true,
         false,
     );

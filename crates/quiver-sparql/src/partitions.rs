@@ -148,6 +148,9 @@ pub enum WorkerRole {
     /// the rows were from the memberships every process of a cluster holds: no hop of its
     /// own.
     Typed,
+    /// Walked a replicated predicate (a small one, which every process of a cluster
+    /// holds) from each row where the rows were: no hop of its own.
+    WalkedHere,
     /// Read the pattern's first rows in object order for a top-k above it
     /// (`ORDER BY ?o LIMIT k` over `?s p ?o`) and sent them on: the plan's steps did not
     /// run on its partition.
@@ -165,6 +168,7 @@ impl WorkerRole {
             WorkerRole::Lent => "lent lists",
             WorkerRole::Filtered => "filtered",
             WorkerRole::Typed => "typed here",
+            WorkerRole::WalkedHere => "walked here",
             WorkerRole::Ordered => "read in order",
         }
     }

@@ -352,7 +352,13 @@ impl<'a> Compiler<'a> {
                 crate::plan_file::validate_plan(&steps, &bgp, &[])?;
                 steps
             }
-            None => plan_over(&bgp, (self.store, self.spread), index, &[], 1.0),
+            None => plan_over(
+                &bgp,
+                (self.store, &self.spread.over(graph)),
+                index,
+                &[],
+                1.0,
+            ),
         };
         let mut planned = PlannedBgp {
             bgp,
@@ -415,7 +421,7 @@ impl<'a> Compiler<'a> {
         let index = self.graph_index(planned.graph);
         let steps = plan_over(
             &planned.bgp,
-            (self.store, self.spread),
+            (self.store, &self.spread.over(planned.graph)),
             index,
             &seeds,
             1000.0,

@@ -106,14 +106,14 @@ pub fn plan(
     bound: &[VarId],
     seed_rows: f64,
 ) -> Vec<Step> {
-    plan_over(bgp, (store, Spread::ONE), graph, bound, seed_rows)
+    plan_over(bgp, (store, &Spread::ONE), graph, bound, seed_rows)
 }
 
 /// [`plan`] over a store spread as `spread` says (the rows its plan moves between
 /// partitions counted in its cost), planned with `store`'s statistics.
 pub fn plan_over(
     bgp: &Bgp,
-    (store, spread): (&Store, Spread),
+    (store, spread): (&Store, &Spread),
     graph: &GraphIndex,
     bound: &[VarId],
     seed_rows: f64,
@@ -175,7 +175,7 @@ pub(crate) struct Next {
 pub(crate) struct Estimator<'a> {
     store: &'a Store,
     graph: &'a GraphIndex,
-    spread: Spread,
+    spread: &'a Spread,
 }
 
 impl Estimator<'_> {

@@ -26,8 +26,13 @@ use crate::step::StepKind;
 /// unit): see the module's documentation.
 pub const ROW_MOVED: f64 = 2.0;
 
+/// The most rows a walk of a replicated predicate is expected to start from for the planner
+/// to count it as run where the rows are (the cluster sends a walk that would give more
+/// than a few thousand rows to its owners).
+pub const REPLICATED_WALK_ROWS: f64 = 4096.0;
+
 /// How the store a query runs on spreads its records over partitions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spread {
     /// Partitions, each with the records of the vertices it owns (1: one store).
     pub partitions: u32,
@@ -35,6 +40,9 @@ pub struct Spread {
     /// memberships replicated), so that a check or walk out over `rdf:type` runs where the
     /// rows are.
     pub types_everywhere: bool,
+    /// Predicates whose edges of the default graph every partition holds, sorted: a walk
+    /// of few rows over one runs where the rows are.
+    pub replicated: Vec<PredId>,
 }
 
 impl Default for Spread {
@@ -58,7 +66,20 @@ impl Spread {
     pub const ONE: Spread = Spread {
         partitions: 1,
         types_everywhere: false,
+        replicated: Vec::new(),
     };
+
+    /// This spread for a pattern over `graph`: the replicated edges are the default
+    /// graph's.
+    pub fn over(&self, graph: crate::dataset::GraphRef) -> Spread {
+        match graph {
+            crate::dataset::GraphRef::Default => self.clone(),
+            _ => Spread {
+                replicated: Vec::new(),
+                ..self.clone()
+            },
+        }
+    }
 
     /// The rows expected to move to run step `kind` of `pattern` over `rows` rows that are
     /// `at`, and where the rows are after it (a check is a walk out of its subject).
@@ -76,6 +97,11 @@ impl Spread {
         let rdf_type = store.rdf_type();
         let is_type = is_pred(pattern.predicate, rdf_type);
         let everywhere = rows * f64::from(self.partitions - 1);
+        if let (StepKind::Walk(_), Pred::Const(p)) = (kind, pattern.predicate) {
+            if rows <= REPLICATED_WALK_ROWS && self.replicated.binary_search(&p).is_ok() {
+                return (0.0, at);
+            }
+        }
         match kind {
             // Each partition over its own vertices: the rows are copied to every one.
             StepKind::Scan | StepKind::Index(Direction::In) => {

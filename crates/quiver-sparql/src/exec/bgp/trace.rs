@@ -26,6 +26,7 @@ pub(super) fn step_profiles(trace: &PartitionTrace, rows: usize) -> Vec<StepProf
                         | WorkerRole::Checked
                         | WorkerRole::Filtered
                         | WorkerRole::Typed
+                        | WorkerRole::WalkedHere
                 )
             };
             let out = if at(s).any(|w| w.role != WorkerRole::Start) {
