@@ -64,8 +64,9 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FD", requires = "cluster", hide = true)]
     pub listen_fd: Option<i32>,
     /// With --partitions, --processes or --cluster: the most memory each process of the
-    /// cluster gives to the `rdf:type` memberships it holds for the whole cluster, so that
-    /// type checks run where the rows are (recorded in the layout; default 1G; 0: none)
+    /// cluster gives to the `rdf:type` memberships and small predicates it holds for the
+    /// whole cluster, so that type checks and their walks run where the rows are (recorded
+    /// in the layout; default 1G; 0: none)
     #[arg(long, value_name = "SIZE", value_parser = crate::partition::parse_budget)]
     pub replication_budget: Option<usize>,
     /// Write a cluster load's figures (per partition and in all) to this JSON file

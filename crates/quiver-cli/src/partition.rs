@@ -27,9 +27,9 @@ pub struct PartitionArgs {
     /// Directory to write the partitioned store into (new or empty)
     #[arg(long)]
     pub output: PathBuf,
-    /// The most memory each process of the cluster gives to the `rdf:type` memberships it
-    /// holds for the whole cluster, so that type checks run where the rows are (recorded in
-    /// the layout; default 1G; 0: none)
+    /// The most memory each process of the cluster gives to the `rdf:type` memberships and
+    /// small predicates it holds for the whole cluster, so that type checks and their walks
+    /// run where the rows are (recorded in the layout; default 1G; 0: none)
     #[arg(long, value_name = "SIZE", value_parser = parse_budget)]
     pub replication_budget: Option<usize>,
 }
@@ -58,7 +58,7 @@ pub fn record_budget(dir: &Path, budget: Option<usize>) -> Result<()> {
     quiver_store::partition::set_replication_budget(dir, Some(budget as u64))
         .with_context(|| format!("recording the replication budget in {}", dir.display()))?;
     eprintln!(
-        "replication budget: {} per process for the rdf:type memberships",
+        "replication budget: {} per process for the rdf:type memberships and small predicates",
         mib(budget as u64)
     );
     Ok(())
