@@ -642,8 +642,8 @@ fn a_grouped_count_moves_its_groups_not_its_rows() {
 /// holds whole groups (by the subject, or by the object of a predicate other than
 /// `rdf:type`), each sends only the groups whose counts can be among the first `k` of its
 /// own (ties included) instead of every group; the answers, in order, are the whole
-/// store's. Where groups are split (by class), every group still moves and the answer is
-/// the same.
+/// store's. Grouped by class, the coordinator answers from the statistics it holds, with
+/// or without the cut: nothing moves.
 #[test]
 fn a_count_ordered_under_a_limit_moves_its_first_groups_only() {
     let store = common::lubm1();
@@ -666,13 +666,61 @@ fn a_count_ordered_under_a_limit_moves_its_first_groups_only() {
             assert_eq!(rows, whole, "{query} on {workers} workers");
             let (_, moved_all) = rows_moving(&store, &all, workers);
             if query.contains(split) {
-                assert_eq!(moved, moved_all, "{query} on {workers} workers");
+                assert_eq!((moved, moved_all), (0, 0), "{query} on {workers} workers");
             } else {
                 assert!(
                     moved * 10 < moved_all,
                     "{query} on {workers} workers moved {moved} rows, {moved_all} without the order"
                 );
             }
+        }
+    }
+}
+
+/// Counts the whole store's statistics tell (LUBM's analytics a01, a04, a05, a15, and the
+/// predicates with their counts) are answered by the coordinator from the statistics it
+/// holds, with the whole store's answers: no message, no row moved. A count they do not
+/// tell (per student) still asks the partitions.
+#[test]
+fn counts_the_statistics_tell_are_answered_by_the_coordinator() {
+    let store = common::lubm1();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../queries/lubm-analytics");
+    let analytics = |name: &str| std::fs::read_to_string(root.join(name)).unwrap();
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    let mut told: Vec<String> = [
+        "a01-count-all.rq",
+        "a04-count-predicate.rq",
+        "a05-count-distinct.rq",
+        "a15-classes-by-size.rq",
+    ]
+    .into_iter()
+    .map(analytics)
+    .collect();
+    told.extend(
+        [
+            "SELECT ?p (COUNT(*) AS ?n) (COUNT(DISTINCT ?s) AS ?ns) (COUNT(DISTINCT ?o) AS ?no) \
+             WHERE { ?s ?p ?o } GROUP BY ?p",
+            "SELECT (COUNT(DISTINCT ?s) AS ?n) (COUNT(?o) AS ?m) WHERE { ?s ub:worksFor ?o }",
+            "SELECT (COUNT(DISTINCT ?c) AS ?n) (COUNT(DISTINCT ?x) AS ?m) WHERE { ?x a ?c }",
+            "SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE { ?s ?p ?o }",
+        ]
+        .map(|query| format!("{prefix}{query}")),
+    );
+    let asks =
+        format!("{prefix}SELECT ?s (COUNT(*) AS ?n) WHERE {{ ?s ub:takesCourse ?c }} GROUP BY ?s");
+    for workers in [2u32, 3] {
+        for query in told.iter().chain([&asks]) {
+            let whole = common::sorted_answers(&store, query, None);
+            assert!(!whole.is_empty(), "{query}");
+            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
+            assert_eq!(
+                common::sorted_answers(&store, query, Some(dynamic)),
+                whole,
+                "{workers} workers: {query}"
+            );
+            let messages = cluster.exchanged().messages;
+            assert_eq!(messages > 0, *query == asks, "{workers} workers: {query}");
         }
     }
 }

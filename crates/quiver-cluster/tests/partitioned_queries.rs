@@ -197,15 +197,21 @@ fn the_rows_and_bytes_exchanged_are_counted() {
     // A second run adds as much again.
     answer(&store, &query, Some(timely.clone())).unwrap();
     assert_eq!(timely.exchanged().rows, 2 * exchanged.rows);
-    // A count of the pattern is read from each partition's index: each other worker gets
-    // the request and sends back one row of counts.
-    let counting = format!("PREFIX ex: <{EX}> SELECT (COUNT(*) AS ?n) WHERE {{ ?x ex:p1 ?y }}");
+    // A count of a pattern with a constant object is read from each partition's index:
+    // each other worker gets the request and sends back one row of counts.
+    let counting = format!("PREFIX ex: <{EX}> SELECT (COUNT(*) AS ?n) WHERE {{ ?x ex:p1 ex:e0 }}");
     let before = timely.exchanged();
     let counted = answer(&store, &counting, Some(timely.clone())).unwrap();
     assert_eq!(counted, answer(&store, &counting, None).unwrap());
     let moved = timely.exchanged() - before;
     assert_eq!(moved.messages, 2 * (u64::from(count) - 1));
     assert_eq!(moved.rows, 2 * (u64::from(count) - 1));
+    // The pattern's count in all the coordinator's statistics tell: nothing moves.
+    let told = format!("PREFIX ex: <{EX}> SELECT (COUNT(*) AS ?n) WHERE {{ ?x ex:p1 ?y }}");
+    let before = timely.exchanged();
+    let counted = answer(&store, &told, Some(timely.clone())).unwrap();
+    assert_eq!(counted, answer(&store, &told, None).unwrap());
+    assert_eq!(timely.exchanged() - before, Default::default());
     // A GROUP BY over two patterns moves the pattern's rows back without their columns.
     let grouped =
         format!("PREFIX ex: <{EX}> SELECT (COUNT(*) AS ?n) WHERE {{ ?x ex:p1 ?y . ?y ex:p1 ?z }}");

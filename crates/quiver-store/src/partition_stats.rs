@@ -161,6 +161,16 @@ impl Store {
         if self.class_predicate.is_empty() {
             self.stat_predicates = 0;
         }
+        self.merged_statistics = true;
+    }
+
+    /// Whether this store's statistics of its default graph (triples, distinct subjects
+    /// and objects per predicate, instances per class) count the whole store's: a whole
+    /// store's own, or a partition's given its layout's merged statistics
+    /// ([`Store::use_statistics`]: each partition counts the triples out of the subjects it
+    /// owns, and the subjects, objects and instances it owns, so that they add up).
+    pub fn statistics_of_whole_store(&self) -> bool {
+        self.partition_info().is_none() || self.merged_statistics
     }
 
     /// This store's own catalog as planner statistics (a whole store's equal the merge of

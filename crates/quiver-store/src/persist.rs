@@ -259,6 +259,7 @@ impl Store {
             class_predicate: reader.column::<u64>("catalog", "class_predicate")?.into(),
             stat_classes: Column::default(),
             stat_predicates,
+            merged_statistics: false,
             appended_predicates: Vec::new(),
             predicate_stats,
             default_graph,

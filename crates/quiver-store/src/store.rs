@@ -60,6 +60,8 @@ pub struct Store {
     /// estimates without it until the next checkpoint.
     pub(crate) stat_classes: Column<Id>,
     pub(crate) stat_predicates: usize,
+    /// Set by [`Store::use_statistics`]: a partition's statistics are the whole store's.
+    pub(crate) merged_statistics: bool,
     pub(crate) predicate_stats: Vec<PredicateStats>,
     pub(crate) default_graph: GraphIndex,
     /// Named graphs, sorted by the graph name's term id.
@@ -215,6 +217,7 @@ impl Store {
             class_predicate: ClassPredicate::default(),
             stat_classes: Column::default(),
             stat_predicates: 0,
+            merged_statistics: false,
             predicate_stats,
             default_graph,
             named_graphs,

@@ -224,7 +224,7 @@ impl<'a> Compiler<'a> {
             GraphPattern::Distinct { inner } => {
                 let inner = self.compile(inner, graph)?;
                 let read = index_aggregate::distinct(&self.vars, &inner)
-                    .filter(|read| !self.partitioned || adds_up(read, self.store.rdf_type()));
+                    .filter(|read| !self.partitioned || runs_partitioned(read, self.store));
                 match read {
                     Some(read) => read,
                     None => Operator::Distinct(Box::new(inner)),
@@ -277,7 +277,7 @@ impl<'a> Compiler<'a> {
                     })
                     .collect::<Result<Vec<_>, QueryError>>()?;
                 let read = index_aggregate::group(&self.vars, &inner, &keys, &aggregates)
-                    .filter(|read| !self.partitioned || adds_up(read, self.store.rdf_type()));
+                    .filter(|read| !self.partitioned || runs_partitioned(read, self.store));
                 match read {
                     Some(read) => read,
                     None => Operator::Group {
@@ -529,8 +529,10 @@ fn collect_vars(expression: &Expression, out: &mut Vec<Variable>) {
     }
 }
 
-/// Whether a count read from the index can run over a store's partitions (its counts add
-/// up across them).
-fn adds_up(read: &Operator, rdf_type: Option<quiver_model::PredId>) -> bool {
-    matches!(read, Operator::IndexAggregate(aggregate) if aggregate.adds_up(rdf_type))
+/// Whether a count read from the index can run over a store's partitions: its counts add
+/// up across them, or the coordinator's statistics tell them
+/// ([`crate::statistics_counts`]).
+fn runs_partitioned(read: &Operator, store: &quiver_store::Store) -> bool {
+    matches!(read, Operator::IndexAggregate(aggregate)
+        if aggregate.adds_up(store.rdf_type()) || crate::statistics_counts::tell(store, aggregate))
 }

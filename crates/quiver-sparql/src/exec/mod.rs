@@ -499,7 +499,9 @@ impl<'a> Evaluator<'a> {
                 table
             }
             Operator::IndexAggregate(aggregate)
-                if self.partitions.is_some() && !aggregate.adds_up(self.store.rdf_type()) =>
+                if self.partitions.is_some()
+                    && !aggregate.adds_up(self.store.rdf_type())
+                    && !crate::statistics_counts::tell(self.store, aggregate) =>
             {
                 return Err(partitioned_unsupported(
                     "a count read from the index that does not add up over partitions (prepare with `partitioned`)",
