@@ -59,8 +59,8 @@ pub(crate) fn counts(store: &Store, op: &IndexAggregate) -> Option<Counts> {
             let stats = store.predicate_stats(p);
             let counts = aggregates()
                 .map(|count| match count {
-                    // Every partition counts the classes it has instances of: those of
-                    // the merged class catalog instead.
+                    // The classes with instances, from the class catalog (merged whole:
+                    // a class's instances are split among the partitions).
                     Count::Distinct(Position::Object) if Some(p) == store.rdf_type() => {
                         Some(store.class_stats().filter(|c| c.instances > 0).count() as u64)
                     }

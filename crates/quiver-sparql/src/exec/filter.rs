@@ -4,8 +4,9 @@
 //! is a semi-join: the pattern runs once, seeded with every row. One pattern `?x p ?y`
 //! whose `?y` nothing else reads ("has a `p`") is decided by the length of each row's
 //! list, without walking it, and so is `MINUS` of such a pattern. Other EXISTS run row by
-//! row with the row's bindings substituted. Over partitions, that one-pattern shape right above a pattern is handed
-//! to the partitions as an [`EdgeCheck`], decided at the owner of each row's vertex.
+//! row with the row's bindings substituted. Over partitions, that one-pattern shape right
+//! above a pattern is handed to the partitions as an [`EdgeCheck`], decided at the owner of
+//! each row's vertex.
 //! An error while running an EXISTS pattern (time, cancellation, memory) is recorded in the
 //! query's state, so it stops the query at the next check instead of becoming `false`.
 
@@ -140,15 +141,14 @@ impl Evaluator<'_> {
     /// row leaving `?x` unbound shares nothing and stays. Over partitions, where `left` is
     /// a pattern that runs on them, the partitions decide it as an [`EdgeCheck`] instead
     /// of both sides coming to the coordinator; on one store, each left row's list length
-    /// is read, instead of every right row being hashed. `None` for any other MINUS (the
-    /// left rows, evaluated, come back for the general one).
+    /// is read, instead of every right row being hashed.
     pub(crate) fn minus_by_check(
         &self,
         left: &Operator,
         right: &Operator,
-    ) -> Result<Result<Table, Option<Table>>, QueryError> {
+    ) -> Result<Minused, QueryError> {
         let Operator::Bgp(edge) = right else {
-            return Ok(Err(None));
+            return Ok(Minused::Left(None));
         };
         let Some(_) = &self.partitions else {
             let table = self.evaluate(left)?;
@@ -166,22 +166,25 @@ impl Evaluator<'_> {
                         keep.len(),
                         table.rows
                     ));
-                    Ok(table.gather(&keep))
+                    Minused::Done(table.gather(&keep))
                 }
-                _ => Err(Some(table)),
+                _ => Minused::Left(Some(table)),
             });
         };
         let Operator::Bgp(planned) = left else {
-            return Ok(Err(None));
+            return Ok(Minused::Left(None));
         };
         let Some(check) = self.edge_check_of(planned, edge, false) else {
-            return Ok(Err(None));
+            return Ok(Minused::Left(None));
         };
         *self.pending_checks.borrow_mut() = vec![check];
         let table = self.evaluate(left);
         let checked = self.checks_ran();
         let table = table?;
-        Ok(if checked { Ok(table) } else { Err(Some(table)) })
+        Ok(match checked {
+            true => Minused::Done(table),
+            false => Minused::Left(Some(table)),
+        })
     }
 
     /// [`Evaluator::filter_operator`]'s inner rows, filtered.
@@ -473,6 +476,14 @@ impl Evaluator<'_> {
             QueryError::Unsupported(format!("EXISTS {pattern} was not compiled with its node"))
         })
     }
+}
+
+/// What [`Evaluator::minus_by_check`] did with a MINUS.
+pub(crate) enum Minused {
+    /// Decided it: its rows.
+    Done(Table),
+    /// Left it to the general MINUS, with the left rows when it evaluated them.
+    Left(Option<Table>),
 }
 
 /// `inner` as the one edge `?x <p> ?y` (or `?y <p> ?x`) of an [`EdgeCheck`]: one pattern

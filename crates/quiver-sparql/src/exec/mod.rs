@@ -419,8 +419,8 @@ impl<'a> Evaluator<'a> {
                 self.extend(operator)?
             }
             Operator::Minus(left, right) => match self.minus_by_check(left, right)? {
-                Ok(table) => table,
-                Err(evaluated) => {
+                filter::Minused::Done(table) => table,
+                filter::Minused::Left(evaluated) => {
                     let left = match evaluated {
                         Some(table) => table,
                         None => self.evaluate(left)?,
