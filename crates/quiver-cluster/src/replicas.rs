@@ -234,28 +234,10 @@ fn walk(
         Direction::Out => (pattern.subject, pattern.object, &edges.out),
         Direction::In => (pattern.object, pattern.subject, &edges.inward),
     };
-    let values = |node: Node| -> Option<Box<dyn Fn(usize) -> Id + '_>> {
-        match node {
-            Node::Const(c) => Some(Box::new(move |_| c)),
-            Node::Var(v) => rows.column(v).map(|column| {
-                let column: &[Id] = column;
-                Box::new(move |row: usize| column[row]) as Box<dyn Fn(usize) -> Id>
-            }),
-            Node::Absent => None,
-        }
-    };
-    let from = values(from)?;
-    if let Some(to) = values(to) {
-        let kept: Vec<u32> = (0..rows.rows)
-            .filter(|&row| {
-                let (a, b) = (from(row), to(row));
-                a != UNBOUND && b != UNBOUND && table.contains(a, b)
-            })
-            .map(|row| row as u32)
-            .collect();
-        return Some((rows.gather(&kept), Answered::Checked));
+    if let Some(kept) = crate::types::rows_with_pair(table, rows, from, to) {
+        return Some((kept, Answered::Checked));
     }
-    let Node::Var(to) = to else {
+    let (from, Node::Var(to)) = (crate::types::values_of(rows, from)?, to) else {
         return None;
     };
     let most = rows.rows.max(GROWTH);

@@ -205,22 +205,35 @@ fn check(
     rows: &Table,
 ) -> Option<Table> {
     let pattern = type_walk(bgp, step, graph, rdf_type)?;
-    let values = |node: Node| -> Option<Box<dyn Fn(usize) -> Id + '_>> {
-        match node {
-            Node::Const(c) => Some(Box::new(move |_| c)),
-            Node::Var(v) => rows.column(v).map(|column| {
-                let column: &[Id] = column;
-                Box::new(move |row: usize| column[row]) as Box<dyn Fn(usize) -> Id>
-            }),
-            Node::Absent => None,
-        }
-    };
-    let instance = values(pattern.subject)?;
-    let class = values(pattern.object)?;
+    rows_with_pair(table, rows, pattern.subject, pattern.object)
+}
+
+/// The value of `node` in each row of `rows`: a constant's, or its column's (`None`: a
+/// variable `rows` lacks).
+pub(crate) fn values_of(rows: &Table, node: Node) -> Option<Box<dyn Fn(usize) -> Id + '_>> {
+    match node {
+        Node::Const(c) => Some(Box::new(move |_| c)),
+        Node::Var(v) => rows.column(v).map(|column| {
+            let column: &[Id] = column;
+            Box::new(move |row: usize| column[row]) as Box<dyn Fn(usize) -> Id>
+        }),
+        Node::Absent => None,
+    }
+}
+
+/// The rows of `rows` whose values of `first` and `second` are a pair of `table` (`None`:
+/// `rows` lacks one of them). A row leaving either unbound has no pair.
+pub(crate) fn rows_with_pair(
+    table: &PairTable,
+    rows: &Table,
+    first: Node,
+    second: Node,
+) -> Option<Table> {
+    let (first, second) = (values_of(rows, first)?, values_of(rows, second)?);
     let kept: Vec<u32> = (0..rows.rows)
         .filter(|&row| {
-            let (x, c) = (instance(row), class(row));
-            x != UNBOUND && c != UNBOUND && table.contains(x, c)
+            let (a, b) = (first(row), second(row));
+            a != UNBOUND && b != UNBOUND && table.contains(a, b)
         })
         .map(|row| row as u32)
         .collect();

@@ -3,18 +3,16 @@
 //! along), against Oxigraph on random graphs: the bags of rows must agree, and the batched
 //! path must have run.
 //!
-//! Graphs: subjects `ex:s0…ex:s5` that know each other (`ex:knows`), with integer values
-//! (`ex:v`) and countries (`ex:c`, IRIs `ex:c0…ex:c2`). `PROPTEST_CASES` sets the number of
-//! graphs.
+//! Graphs: `support::knows`. `PROPTEST_CASES` sets the number of graphs.
 
 mod support;
 
 use std::cell::Cell;
-use std::fmt::Write as _;
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use quiver_sparql::ExecOptions;
+use support::knows::{graph_strategy, ntriples, Graph};
 use support::oxigraph_rows;
 
 const QUERIES: [&str; 6] = [
@@ -36,41 +34,6 @@ const QUERIES: [&str; 6] = [
     "SELECT ?s ?o { ?s ex:v ?x OPTIONAL { ?s ex:knows ?o } \
      FILTER EXISTS { ?o ex:c ?c FILTER(?c != ex:c0) } }",
 ];
-
-type Graph = (
-    Vec<(usize, usize)>,
-    Vec<(usize, usize)>,
-    Vec<(usize, usize)>,
-);
-
-fn graph_strategy() -> impl Strategy<Value = Graph> {
-    (
-        // At least one triple: the loader refuses an empty file.
-        prop::collection::vec((0..6_usize, 0..6_usize), 1..14),
-        prop::collection::vec((0..6_usize, 0..4_usize), 0..8),
-        prop::collection::vec((0..6_usize, 0..3_usize), 0..6),
-    )
-}
-
-fn ntriples((knows, values, countries): &Graph) -> String {
-    let mut text = String::new();
-    for (s, o) in knows {
-        let _ = writeln!(
-            text,
-            "<http://ex/s{s}> <http://ex/knows> <http://ex/s{o}> ."
-        );
-    }
-    for (s, v) in values {
-        let _ = writeln!(
-            text,
-            "<http://ex/s{s}> <http://ex/v> \"{v}\"^^<http://www.w3.org/2001/XMLSchema#integer> ."
-        );
-    }
-    for (s, c) in countries {
-        let _ = writeln!(text, "<http://ex/s{s}> <http://ex/c> <http://ex/c{c}> .");
-    }
-    text
-}
 
 fn check(graph: &Graph, batched: &[Cell<usize>], rows: &Cell<usize>) -> Result<(), TestCaseError> {
     let text = ntriples(graph);

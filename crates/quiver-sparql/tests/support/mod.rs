@@ -3,6 +3,7 @@
 // Each test crate uses its own subset of these helpers.
 #![allow(dead_code)]
 
+pub mod knows;
 pub mod pair;
 
 use std::path::PathBuf;
