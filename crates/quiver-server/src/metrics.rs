@@ -236,7 +236,7 @@ impl Metrics {
         );
         registry.register(
             "cluster_replicated_bytes",
-            "Bytes of what every process of a cluster holds whole (the rdf:type memberships)",
+            "Bytes of what every process of a cluster holds whole (the rdf:type memberships, the small predicates' edges)",
             d.replicated_bytes.clone(),
         );
         registry.register(

@@ -240,7 +240,8 @@ pub struct Exchanged {
 pub struct HeldBytes {
     /// Buffers of the network between the processes.
     pub network_buffers: u64,
-    /// What is replicated on every process (a cluster's `rdf:type` memberships).
+    /// What is replicated on every process (a cluster's `rdf:type` memberships and small
+    /// predicates' edges).
     pub replicated: u64,
 }
 
