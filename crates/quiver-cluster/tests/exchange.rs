@@ -43,6 +43,14 @@ fn moved(store: &Store, query: &str, workers: u32) -> (Exchanged, usize) {
     (cluster.exchanged(), rows)
 }
 
+/// [`moved`], with the answers themselves, sorted.
+fn answers_moving(store: &Store, query: &str, workers: u32) -> (Vec<String>, Exchanged) {
+    let cluster = Arc::new(TimelyPartitions::in_process(store, workers).unwrap());
+    let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
+    let rows = common::sorted_answers(store, query, Some(dynamic));
+    (rows, cluster.exchanged())
+}
+
 /// [`moved`], with the `rdf:type` memberships replicated on every worker or not (and no
 /// predicate).
 fn moved_replicating(
@@ -155,18 +163,12 @@ fn small_predicates_are_walked_where_the_rows_are() {
         for (query, hops) in &queries {
             let whole = common::sorted_answers(&store, query, None);
             assert!(!whole.is_empty(), "{query}");
-            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
-            let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
-            assert_eq!(
-                common::sorted_answers(&store, query, Some(dynamic)),
-                whole,
-                "{workers} workers: {query}"
-            );
+            let (rows, exchanged) = answers_moving(&store, query, workers);
+            assert_eq!(rows, whole, "{workers} workers: {query}");
             let (types_only, rows) = moved_replicating(&store, query, workers, true);
             assert_eq!(rows, whole.len());
             assert_eq!(
-                cluster.exchanged().rows,
-                0,
+                exchanged.rows, 0,
                 "{workers} workers ({types_only:?} with the memberships alone): {query}"
             );
             assert_eq!(types_only.rows > 0, *hops, "{workers} workers: {query}");
@@ -410,14 +412,9 @@ fn a_plan_keeps_its_rows_where_they_are_when_another_order_would_move_them() {
     let expected = common::sorted_answers(&store, query, None);
     assert_eq!(expected.len(), 20);
     for workers in [2u32, 3] {
-        let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
-        let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
-        assert_eq!(
-            common::sorted_answers(&store, query, Some(dynamic)),
-            expected,
-            "{workers} workers"
-        );
-        let moved = cluster.exchanged().rows;
+        let (rows, exchanged) = answers_moving(&store, query, workers);
+        assert_eq!(rows, expected, "{workers} workers");
+        let moved = exchanged.rows;
         let bound = u64::from(workers) * 21;
         assert!(
             moved <= bound,
@@ -457,11 +454,9 @@ fn a_filter_decided_by_id_ranges_drops_rows_where_they_are_found() {
         let expected = common::sorted_answers(&store, &query, None);
         assert!(!expected.is_empty(), "{query}");
         for workers in [2u32, 3] {
-            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
-            let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
-            let rows = common::sorted_answers(&store, &query, Some(dynamic));
+            let (rows, exchanged) = answers_moving(&store, &query, workers);
             assert_eq!(rows, expected, "{query} on {workers} workers");
-            let filtered = cluster.exchanged().rows;
+            let filtered = exchanged.rows;
             let (all, _) = moved(&store, &unfiltered, workers);
             let bound = expected.len() as u64 + u64::from(workers);
             assert!(
@@ -593,15 +588,14 @@ fn a_grouped_count_moves_its_groups_not_its_rows() {
     let departments = format!("{prefix} SELECT DISTINCT ?d WHERE {{ {students} }}");
     for query in [&agg1, &departments] {
         for workers in [2u32, 3] {
-            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
-            let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
+            let (rows, exchanged) = answers_moving(&store, query, workers);
             assert_eq!(
-                common::sorted_answers(&store, query, Some(dynamic)),
+                rows,
                 common::sorted_answers(&store, query, None),
                 "{workers} workers: {query}"
             );
             // Each worker sends each group once at most, beside the start.
-            let moved = cluster.exchanged().rows;
+            let moved = exchanged.rows;
             let bound = u64::from(workers) * (groups as u64 + 1);
             assert!(
                 moved <= bound,
@@ -712,14 +706,9 @@ fn counts_the_statistics_tell_are_answered_by_the_coordinator() {
         for query in told.iter().chain([&asks]) {
             let whole = common::sorted_answers(&store, query, None);
             assert!(!whole.is_empty(), "{query}");
-            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
-            let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
-            assert_eq!(
-                common::sorted_answers(&store, query, Some(dynamic)),
-                whole,
-                "{workers} workers: {query}"
-            );
-            let messages = cluster.exchanged().messages;
+            let (rows, exchanged) = answers_moving(&store, query, workers);
+            assert_eq!(rows, whole, "{workers} workers: {query}");
+            let messages = exchanged.messages;
             assert_eq!(messages > 0, *query == asks, "{workers} workers: {query}");
         }
     }
@@ -764,14 +753,9 @@ fn a_filter_exists_of_one_edge_is_decided_where_the_rows_are() {
         );
         assert!(!whole.is_empty() && whole.len() < all, "{query}");
         for workers in [2u32, 3] {
-            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
-            let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
-            assert_eq!(
-                common::sorted_answers(&store, &query, Some(dynamic)),
-                whole,
-                "{workers} workers: {query}"
-            );
-            let moved = cluster.exchanged().rows;
+            let (rows, exchanged) = answers_moving(&store, &query, workers);
+            assert_eq!(rows, whole, "{workers} workers: {query}");
+            let moved = exchanged.rows;
             assert!(
                 moved <= whole.len() as u64 + u64::from(workers),
                 "{workers} workers moved {moved} rows for {} of {all}: {query}",

@@ -9,11 +9,7 @@ mod support;
 
 use std::cell::Cell;
 
-use proptest::prelude::*;
-use proptest::test_runner::TestCaseError;
-use quiver_sparql::ExecOptions;
-use support::knows::{graph_strategy, ntriples, Graph};
-use support::oxigraph_rows;
+use support::knows::{agree_with_oxigraph, graph_strategy};
 
 const QUERIES: [&str; 6] = [
     // BSBM BI Q7's shape: no neighbour of a given country.
@@ -35,34 +31,17 @@ const QUERIES: [&str; 6] = [
      FILTER EXISTS { ?o ex:c ?c FILTER(?c != ex:c0) } }",
 ];
 
-fn check(graph: &Graph, batched: &[Cell<usize>], rows: &Cell<usize>) -> Result<(), TestCaseError> {
-    let text = ntriples(graph);
-    let (store, oxigraph) = support::both_stores(&text);
-    for (i, query) in QUERIES.iter().enumerate() {
-        let query = format!("PREFIX ex: <http://ex/> {query}");
-        let (vars, mut ours, notes) =
-            support::select_explained(&store, &query, &ExecOptions::default())
-                .map_err(TestCaseError::fail)?;
-        let mut theirs = oxigraph_rows(&oxigraph, &query, &vars);
-        ours.sort();
-        theirs.sort();
-        rows.set(rows.get() + ours.len());
-        if notes
-            .iter()
-            .any(|n| n.starts_with("exists: the pattern seeded"))
-        {
-            batched[i].set(batched[i].get() + 1);
-        }
-        prop_assert_eq!(&ours, &theirs, "{}\non\n{}", query, text);
-    }
-    Ok(())
-}
-
 #[test]
 fn exists_with_a_filter_for_the_whole_table_agrees_with_oxigraph() {
     let (batched, rows) = (vec![Cell::new(0); QUERIES.len()], Cell::new(0));
     let cases = support::check_random(200, graph_strategy(), |graph| {
-        check(&graph, &batched, &rows)
+        agree_with_oxigraph(
+            &graph,
+            &QUERIES,
+            "exists: the pattern seeded",
+            &batched,
+            &rows,
+        )
     });
     // Not vacuous: rows pass, the first five queries were batched in every graph, and the
     // last only in graphs where its shared variable is bound in every row.

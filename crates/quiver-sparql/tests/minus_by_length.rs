@@ -9,11 +9,7 @@ mod support;
 
 use std::cell::Cell;
 
-use proptest::prelude::*;
-use proptest::test_runner::TestCaseError;
-use quiver_sparql::ExecOptions;
-use support::knows::{graph_strategy, ntriples, Graph};
-use support::oxigraph_rows;
+use support::knows::{agree_with_oxigraph, graph_strategy};
 
 /// Each query, and whether list lengths can decide its MINUS.
 const QUERIES: [(&str, bool); 7] = [
@@ -44,35 +40,12 @@ const QUERIES: [(&str, bool); 7] = [
     ),
 ];
 
-fn check(
-    graph: &Graph,
-    by_length: &[Cell<usize>],
-    rows: &Cell<usize>,
-) -> Result<(), TestCaseError> {
-    let text = ntriples(graph);
-    let (store, oxigraph) = support::both_stores(&text);
-    for (i, (query, _)) in QUERIES.iter().enumerate() {
-        let query = format!("PREFIX ex: <http://ex/> {query}");
-        let (vars, mut ours, notes) =
-            support::select_explained(&store, &query, &ExecOptions::default())
-                .map_err(TestCaseError::fail)?;
-        let mut theirs = oxigraph_rows(&oxigraph, &query, &vars);
-        ours.sort();
-        theirs.sort();
-        rows.set(rows.get() + ours.len());
-        if notes.iter().any(|n| n.starts_with("minus: ")) {
-            by_length[i].set(by_length[i].get() + 1);
-        }
-        prop_assert_eq!(&ours, &theirs, "{}\non\n{}", query, text);
-    }
-    Ok(())
-}
-
 #[test]
 fn minus_of_one_edge_by_list_lengths_agrees_with_oxigraph() {
     let (by_length, rows) = (vec![Cell::new(0); QUERIES.len()], Cell::new(0));
+    let queries: Vec<&str> = QUERIES.iter().map(|&(query, _)| query).collect();
     let cases = support::check_random(200, graph_strategy(), |graph| {
-        check(&graph, &by_length, &rows)
+        agree_with_oxigraph(&graph, &queries, "minus: ", &by_length, &rows)
     });
     // Not vacuous: rows pass, and the lengths decided the shapes they can (in the graphs
     // whose left side has rows) and no other.
