@@ -538,3 +538,55 @@ fn top_k_read_in_object_order_equals_the_full_sort_sliced() {
         }
     }
 }
+
+#[test]
+fn limit_takes_only_the_first_neighbours_of_a_long_list() {
+    // One class of 50,000 members: its list of instances is 400 KB of ids. Under a LIMIT
+    // the walk from the class takes the rows it needs, not a copy of the list, so a
+    // 16 KiB budget is enough; the whole walk is not.
+    let members = 50_000;
+    let mut text = String::new();
+    for i in 0..members {
+        text.push_str(&format!(
+            "<http://c/m{i}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://c/C> .\n\
+             <http://c/m{i}> <http://c/name> \"m{i}\" .\n"
+        ));
+    }
+    let store = support::load(&text);
+    let run = |query: &str, limit: usize| {
+        let budget = MemoryBudget::new(Some(limit));
+        let prepared = prepare(&store, query, &PrepareOptions::default()).unwrap();
+        let result = prepared.execute(
+            &store,
+            &ExecOptions {
+                budget: Some(budget.clone()),
+                ..ExecOptions::default()
+            },
+        );
+        assert_eq!(
+            budget.used(),
+            0,
+            "{query}: reservations left after the query"
+        );
+        result.map(|results| match results {
+            QueryResults::Solutions(solutions) => (solutions.len(), budget.peak()),
+            _ => panic!("not a SELECT"),
+        })
+    };
+    let small = 16 * 1024;
+    for query in [
+        "SELECT ?x { ?x a <http://c/C> } LIMIT 10",
+        "SELECT ?x ?n { ?x a <http://c/C> . ?x <http://c/name> ?n } LIMIT 10",
+        "SELECT ?x ?p { ?x ?p <http://c/C> } LIMIT 10",
+    ] {
+        let (rows, peak) = run(query, small).unwrap_or_else(|e| panic!("{query}: {e}"));
+        assert_eq!(rows, 10, "{query}");
+        assert!(peak < small, "{query}: {peak} bytes");
+        let whole = query.trim_end_matches(" LIMIT 10");
+        assert!(
+            matches!(run(whole, small), Err(QueryError::MemoryLimit { .. })),
+            "{whole} fits in {small} bytes: the test's list is too short"
+        );
+        assert_eq!(run(whole, 1 << 30).unwrap().0, members, "{whole}");
+    }
+}

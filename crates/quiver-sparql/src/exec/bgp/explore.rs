@@ -484,16 +484,35 @@ pub(crate) fn apply_step(
         let Some(vertex) = source.value(row) else {
             continue;
         };
+        // Under a cap, a walk binding its target takes no more of a list than the room
+        // left: the first rows of a class's millions of instances cost their own copy,
+        // not the whole list's.
+        let room = |out: &Output, neighbours: &'_ [Id]| -> usize {
+            match target {
+                End::Free(_) => neighbours
+                    .len()
+                    .min(cap.saturating_sub(out.len()).saturating_add(1)),
+                _ => neighbours.len(),
+            }
+        };
         match (pattern.predicate, predicate_column) {
-            (Pred::Const(p), _) => out.emit(row, graph.get(vertex, p, direction), &target, None),
+            (Pred::Const(p), _) => {
+                let neighbours = graph.get(vertex, p, direction);
+                out.emit(row, &neighbours[..room(&out, neighbours)], &target, None);
+            }
             (Pred::Var(_), Some(column)) => {
                 if let Some(p) = ctx.store.predicate_of_term(column[row]) {
-                    out.emit(row, graph.get(vertex, p, direction), &target, None);
+                    let neighbours = graph.get(vertex, p, direction);
+                    out.emit(row, &neighbours[..room(&out, neighbours)], &target, None);
                 }
             }
             (Pred::Var(_), None) => {
                 for (p, neighbours) in graph.edges(vertex, direction).iter() {
+                    let neighbours = &neighbours[..room(&out, neighbours)];
                     out.emit(row, neighbours, &target, Some(ctx.store.predicate_term(p)));
+                    if out.len() > cap {
+                        break;
+                    }
                 }
             }
             (Pred::Absent, _) => {}
