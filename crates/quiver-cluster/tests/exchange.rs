@@ -765,6 +765,53 @@ fn a_filter_exists_of_one_edge_is_decided_where_the_rows_are() {
     }
 }
 
+/// The same checks under a LIMIT: the workers stop once enough rows passed them (the run
+/// asked again with a larger bound while too few did), so what moves is about the rows
+/// asked, not every row that passes; the rows are some of the whole store's answers, as
+/// many as asked.
+#[test]
+fn a_filter_exists_of_one_edge_under_a_limit_moves_the_rows_asked() {
+    let store = common::lubm1();
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    let queries = [
+        "?x a ub:UndergraduateStudent FILTER NOT EXISTS { ?x ub:advisor ?a }",
+        // About one in five passes: the first bound finds too few.
+        "?x a ub:UndergraduateStudent FILTER EXISTS { ?x ub:advisor ?a }",
+        "?x a ub:UndergraduateStudent MINUS { ?x ub:advisor ?a }",
+        "?x a ub:GraduateCourse FILTER NOT EXISTS { ?s ub:takesCourse ?x }",
+    ];
+    for pattern in queries {
+        let all = format!("{prefix} SELECT ?x WHERE {{ {pattern} }}");
+        let whole = common::sorted_answers(&store, &all, None);
+        for limit in [10usize, 300] {
+            let query = format!("{all} LIMIT {limit}");
+            for workers in [2u32, 3] {
+                let (rows, exchanged) = answers_moving(&store, &query, workers);
+                assert_eq!(
+                    rows.len(),
+                    limit.min(whole.len()),
+                    "{workers} workers: {query}"
+                );
+                assert!(
+                    rows.iter().all(|row| whole.binary_search(row).is_ok()),
+                    "{workers} workers: {query}: {rows:?}"
+                );
+                let (_, unlimited) = answers_moving(&store, &all, workers);
+                let moved = exchanged.rows;
+                // (Where few rows pass, the limit saves nothing: they all move.)
+                let fewer = whole.len() < 10 * limit || moved < unlimited.rows;
+                assert!(
+                    moved <= (4 * limit.max(64) as u64 + 1) * u64::from(workers) && fewer,
+                    "{workers} workers moved {moved} rows for {limit} of {} \
+                     ({} without the limit): {query}",
+                    whole.len(),
+                    unlimited.rows
+                );
+            }
+        }
+    }
+}
+
 /// A walk out of `rdf:type` from bound instances (the classes of each member) runs where the
 /// rows are, from the memberships every process holds, instead of sending each row to its
 /// instance's owner: members per department and class then move their counts alone, with

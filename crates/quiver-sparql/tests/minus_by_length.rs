@@ -3,11 +3,16 @@
 //! Oxigraph on random graphs: the bags of rows must agree, the lengths must have decided
 //! the shapes they can, and only those.
 //!
+//! Under a LIMIT, the left rows are asked for a round at a time and the lengths decide
+//! each round's: the first rows kept answer it.
+//!
 //! Graphs: `support::knows`. `PROPTEST_CASES` sets the number of graphs.
 
 mod support;
 
 use std::cell::Cell;
+
+use quiver_sparql::ExecOptions;
 
 use support::knows::{agree_with_oxigraph, graph_strategy};
 
@@ -60,6 +65,65 @@ fn minus_of_one_edge_by_list_lengths_agrees_with_oxigraph() {
         );
         if !decidable {
             assert_eq!(by_length[i], 0, "{query}");
+        }
+    }
+}
+
+#[test]
+fn minus_of_one_edge_under_a_limit_decides_rounds_of_left_rows() {
+    // 2,000 subjects with a value; all but every tenth know someone: a tenth are kept, so
+    // the first rounds of left rows keep too few for the larger limits.
+    let subjects = 2_000;
+    let mut text = String::new();
+    for i in 0..subjects {
+        text.push_str(&format!("<http://ex/s{i}> <http://ex/v> \"{i}\" .\n"));
+        if i % 10 != 0 {
+            text.push_str(&format!(
+                "<http://ex/s{i}> <http://ex/knows> <http://ex/s0> .\n"
+            ));
+        }
+    }
+    let store = support::load(&text);
+    let all = "PREFIX ex: <http://ex/> SELECT ?s ?x { ?s ex:v ?x MINUS { ?s ex:knows ?o } }";
+    let (_, mut whole, _) =
+        support::select_explained(&store, all, &ExecOptions::default()).unwrap();
+    whole.sort();
+    assert_eq!(whole.len(), subjects / 10);
+    for (limit, offset) in [(1, 0), (10, 0), (60, 5), (150, 20), (500, 0)] {
+        let query = format!("{all} LIMIT {limit} OFFSET {offset}");
+        let (_, rows, notes) =
+            support::select_explained(&store, &query, &ExecOptions::default()).unwrap();
+        let expected = limit.min(whole.len().saturating_sub(offset));
+        assert_eq!(rows.len(), expected, "{query}: {notes:?}");
+        assert!(
+            rows.iter().all(|row| whole.binary_search(row).is_ok()),
+            "{query}: {rows:?}"
+        );
+        let mut distinct = rows.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), rows.len(), "{query}: a row twice");
+        // Decided by lengths, on the rows the rounds asked for: for the first limits
+        // (a round of 1,024 left rows keeps about 100), fewer than all; for the last
+        // (more than the kept rows), all.
+        let decided = notes
+            .iter()
+            .find_map(|note| note.strip_prefix("minus: "))
+            .unwrap_or_else(|| panic!("{query}: not decided by lengths: {notes:?}"));
+        let of: usize = decided
+            .split(" of ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        if limit + offset <= 100 {
+            assert!(of < subjects, "{query}: {decided}");
+        }
+        if limit + offset > whole.len() {
+            assert_eq!(of, subjects, "{query}: {decided}");
         }
     }
 }

@@ -15,6 +15,7 @@ use quiver_store::Direction;
 use spargebra::algebra::{Expression, GraphPattern};
 
 use super::join::{hash_join, ROW_VAR};
+use super::minus::minus;
 use super::parallel::map_morsels;
 use super::union::union;
 use super::Evaluator;
@@ -50,20 +51,37 @@ impl Evaluator<'_> {
                     .collect();
                 // And (NOT) EXISTS of one edge is decided at the owner of each row's vertex.
                 let (checks, rest) = self.edge_checks(planned, expression);
-                if !checks.is_empty() && limit.is_none() {
-                    *self.pending_checks.borrow_mut() = checks;
-                    let table = self.evaluate(inner);
+                if !checks.is_empty() {
+                    let passes = self.pending_passes.take();
+                    let before = || {
+                        *self.pending_checks.borrow_mut() = checks.clone();
+                        *self.pending_passes.borrow_mut() = passes.clone();
+                    };
+                    let finish = |table: Table| {
+                        if !self.checks_ran() {
+                            return self.filter_rows(table, expression);
+                        }
+                        // The other conjuncts one after the other: a row passes them all.
+                        let mut table = table;
+                        for &conjunct in &rest {
+                            table = self.filter_rows(table, conjunct)?;
+                        }
+                        Ok(table)
+                    };
+                    let table = match limit {
+                        // The partitions count the rows they return after the checks.
+                        Some(limit) => self.grow_until_with(inner, limit, before, finish),
+                        None => {
+                            before();
+                            let table = self.evaluate(inner);
+                            self.pending_passes.borrow_mut().clear();
+                            table.and_then(finish)
+                        }
+                    };
+                    // Nothing is left for a later pattern, whatever stopped the rounds.
                     self.pending_passes.borrow_mut().clear();
-                    let checked = self.checks_ran();
-                    let mut table = table?;
-                    if !checked {
-                        return self.filter_rows(table, expression);
-                    }
-                    // The other conjuncts one after the other: a row passes them all.
-                    for conjunct in rest {
-                        table = self.filter_rows(table, conjunct)?;
-                    }
-                    return Ok(table);
+                    self.pending_checks.borrow_mut().clear();
+                    return table;
                 }
             }
         }
@@ -142,34 +160,21 @@ impl Evaluator<'_> {
     /// a pattern that runs on them, the partitions decide it as an [`EdgeCheck`] instead
     /// of both sides coming to the coordinator; on one store, each left row's list length
     /// is read, instead of every right row being hashed.
+    ///
+    /// Under a LIMIT (`limit`, the rows asked of the MINUS), the left rows are asked for a
+    /// round at a time ([`Evaluator::grow_until`]): what a MINUS keeps is a subset of its
+    /// left rows, so the first rows kept answer.
     pub(crate) fn minus_by_check(
         &self,
         left: &Operator,
         right: &Operator,
+        limit: Option<usize>,
     ) -> Result<Minused, QueryError> {
         let Operator::Bgp(edge) = right else {
             return Ok(Minused::Left(None));
         };
         let Some(_) = &self.partitions else {
-            let table = self.evaluate(left)?;
-            let check = lone_edge(edge, |var| table.vars.contains(&var), None, false);
-            return Ok(match check {
-                Some(check) if table.rows > 0 => {
-                    let graph = self.context(edge.graph).graph;
-                    let keep = map_morsels(&self.ctx(), table.rows, |rows| {
-                        check.passing(graph, &table, rows)
-                    })?;
-                    let keep = keep.concat();
-                    self.notes.borrow_mut().push(format!(
-                        "minus: {} of {} rows kept by the lengths of their lists, the other \
-                         side not evaluated",
-                        keep.len(),
-                        table.rows
-                    ));
-                    Minused::Done(table.gather(&keep))
-                }
-                _ => Minused::Left(Some(table)),
-            });
+            return self.minus_by_lengths(left, edge, limit);
         };
         let Operator::Bgp(planned) = left else {
             return Ok(Minused::Left(None));
@@ -177,13 +182,82 @@ impl Evaluator<'_> {
         let Some(check) = self.edge_check_of(planned, edge, false) else {
             return Ok(Minused::Left(None));
         };
-        *self.pending_checks.borrow_mut() = vec![check];
-        let table = self.evaluate(left);
+        let before = || *self.pending_checks.borrow_mut() = vec![check.clone()];
+        let table = match limit {
+            Some(limit) => {
+                // Should the partitions not take the check, the general MINUS decides
+                // each round's left rows.
+                let table = self.grow_until_with(left, limit, before, |table| {
+                    if self.checks_ran() {
+                        return Ok(table);
+                    }
+                    let right = self.evaluate(right)?;
+                    minus(&self.ctx(), table, &right)
+                });
+                self.pending_checks.borrow_mut().clear();
+                return table.map(Minused::Done);
+            }
+            None => {
+                before();
+                self.evaluate(left)
+            }
+        };
         let checked = self.checks_ran();
         let table = table?;
         Ok(match checked {
             true => Minused::Done(table),
             false => Minused::Left(Some(table)),
+        })
+    }
+
+    /// [`Evaluator::minus_by_check`] on one store: each left row binding the edge's `?x`
+    /// is kept or dropped by the length of its list.
+    fn minus_by_lengths(
+        &self,
+        left: &Operator,
+        edge: &PlannedBgp,
+        limit: Option<usize>,
+    ) -> Result<Minused, QueryError> {
+        let graph = self.context(edge.graph).graph;
+        // The left rows `check` keeps, and how many it was given.
+        let kept = |check: &EdgeCheck, table: &Table| -> Result<Vec<u32>, QueryError> {
+            let keep = map_morsels(&self.ctx(), table.rows, |rows| {
+                check.passing(graph, table, rows)
+            })?;
+            Ok(keep.concat())
+        };
+        let note = |kept: usize, of: usize| {
+            self.notes.borrow_mut().push(format!(
+                "minus: {kept} of {of} rows kept by the lengths of their lists, the other side \
+                 not evaluated"
+            ));
+        };
+        if let Some(limit) = limit {
+            // Whether the check decides every round's rows is known from what the left
+            // side may bind: `?x` possibly, `?y` never.
+            let possible = crate::operator::estimate::possible_vars(left);
+            let Some(check) = lone_edge(edge, |var| possible.contains(&var), None, false) else {
+                return Ok(Minused::Left(None));
+            };
+            let last = std::cell::Cell::new((0, 0));
+            let table = self.grow_until(left, limit, |table| {
+                let keep = kept(&check, &table)?;
+                last.set((keep.len(), table.rows));
+                Ok(table.gather(&keep))
+            })?;
+            let (kept, of) = last.get();
+            note(kept, of);
+            return Ok(Minused::Done(table));
+        }
+        let table = self.evaluate(left)?;
+        let check = lone_edge(edge, |var| table.vars.contains(&var), None, false);
+        Ok(match check {
+            Some(check) if table.rows > 0 => {
+                let keep = kept(&check, &table)?;
+                note(keep.len(), table.rows);
+                Minused::Done(table.gather(&keep))
+            }
+            _ => Minused::Left(Some(table)),
         })
     }
 

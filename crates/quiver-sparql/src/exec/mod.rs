@@ -321,6 +321,18 @@ impl<'a> Evaluator<'a> {
         limit: usize,
         finish: impl Fn(Table) -> Result<Table, QueryError>,
     ) -> Result<Table, QueryError> {
+        self.grow_until_with(inner, limit, || {}, finish)
+    }
+
+    /// [`Evaluator::grow_until`], calling `before` ahead of each round's evaluation of
+    /// `inner` (to leave it what it takes from the evaluator, such as edge checks).
+    pub(crate) fn grow_until_with(
+        &self,
+        inner: &Operator,
+        limit: usize,
+        before: impl Fn(),
+        finish: impl Fn(Table) -> Result<Table, QueryError>,
+    ) -> Result<Table, QueryError> {
         let outer = self.cut.get();
         let mut asked = limit.max(FIRST_ASK);
         let mut rounds = 0;
@@ -328,6 +340,7 @@ impl<'a> Evaluator<'a> {
             rounds += 1;
             self.cut.set(false);
             let (table, inner_cut) = self.scoped(|| {
+                before();
                 self.pending_limit.set(Some(asked));
                 let table = self.evaluate(inner)?;
                 let inner_cut = self.cut.get();
@@ -418,7 +431,7 @@ impl<'a> Evaluator<'a> {
                 self.pending_limit.set(limit);
                 self.extend(operator)?
             }
-            Operator::Minus(left, right) => match self.minus_by_check(left, right)? {
+            Operator::Minus(left, right) => match self.minus_by_check(left, right, limit)? {
                 filter::Minused::Done(table) => table,
                 filter::Minused::Left(evaluated) => {
                     let left = match evaluated {
