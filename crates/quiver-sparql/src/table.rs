@@ -58,6 +58,17 @@ impl Table {
         self.column_of(var).map(|c| self.columns[c].as_slice())
     }
 
+    /// Makes `column` the values of `var`: replaces its column, or adds one.
+    pub fn set_column(&mut self, var: VarId, column: Vec<Id>) {
+        match self.column_of(var) {
+            Some(c) => self.columns[c] = column,
+            None => {
+                self.vars.push(var);
+                self.columns.push(column);
+            }
+        }
+    }
+
     /// The value of `var` in `row` (UNBOUND when the table has no such column).
     pub fn value(&self, row: usize, var: VarId) -> Id {
         self.column_of(var)

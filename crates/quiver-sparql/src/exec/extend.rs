@@ -50,6 +50,16 @@ impl Evaluator<'_> {
         let mut reservation = ctx.reservation();
         for (var, expression) in chain.into_iter().rev() {
             reservation.try_grow(table.rows.saturating_mul(ID_BYTES))?;
+            // A variable's value is its id: copied, not decoded and interned again (every
+            // aggregate surfaces this way, `(COUNT(?x) AS ?n)` over each of its groups).
+            if let Expression::Variable(variable) = expression {
+                let column = match self.vars.get(variable).and_then(|v| table.column(v)) {
+                    Some(values) => values.to_vec(),
+                    None => vec![UNBOUND; table.rows],
+                };
+                table.set_column(var, column);
+                continue;
+            }
             let term_of = |row: usize| {
                 let bindings = |variable: &Variable| self.binding(&table, row, variable);
                 let exists = |pattern: &GraphPattern| self.exists(pattern, &table, row);
@@ -119,13 +129,7 @@ impl Evaluator<'_> {
                     column
                 }
             };
-            match table.column_of(var) {
-                Some(c) => table.columns[c] = column,
-                None => {
-                    table.vars.push(var);
-                    table.columns.push(column);
-                }
-            }
+            table.set_column(var, column);
         }
         Ok(table)
     }
