@@ -137,20 +137,23 @@ impl Source<'_> {
             (None, None, None, Position::Predicate) => predicates_in_use(g).count() as u64,
             (None, None, None, Position::Subject) => vertices(g, Direction::Out),
             (None, None, None, Position::Object) => vertices(g, Direction::In),
-            _ => self.values(shape, position).len() as u64,
+            _ => self.values(shape, position, usize::MAX).len() as u64,
         }
     }
 
     /// The distinct values at `position` (a variable of `shape`), ascending; predicate ids
     /// at `Predicate`.
-    fn values(&self, shape: Shape, position: Position) -> Vec<Id> {
+    /// Distinct values at `position` (a variable of `shape`) over the matches: all of them,
+    /// or at least `limit` (all there are when fewer).
+    fn values(&self, shape: Shape, position: Position, limit: usize) -> Vec<Id> {
         let g = self.index;
+        let first = |list: &[Id]| list[..list.len().min(limit)].to_vec();
         let side = |p: Option<PredId>, v: Option<Id>, direction: Direction| -> Vec<Id> {
             match (p, v) {
-                (Some(p), Some(v)) => g.get(v, p, direction).to_vec(),
+                (Some(p), Some(v)) => first(g.get(v, p, direction)),
                 (Some(p), None) => match direction {
-                    Direction::In => g.predicate_subjects(p).to_vec(),
-                    Direction::Out => g.predicate_objects(p).to_vec(),
+                    Direction::In => first(g.predicate_subjects(p)),
+                    Direction::Out => first(g.predicate_objects(p)),
                 },
                 (None, Some(v)) => union(g.edges(v, direction).iter().map(|(_, list)| list)),
                 (None, None) => {
@@ -234,7 +237,7 @@ fn counts(
             }
             Count::Distinct(position) => match sources {
                 [one] => one.distinct(shape, position),
-                many => union_values(shape, many, position).len() as u64,
+                many => union_values(shape, many, position, usize::MAX).len() as u64,
             },
         };
         column.push(n);
@@ -242,13 +245,20 @@ fn counts(
 }
 
 /// The distinct values at `position` over every source.
-fn union_values(shape: Shape, sources: &[&Source<'_>], position: Position) -> Vec<Id> {
+fn union_values(
+    shape: Shape,
+    sources: &[&Source<'_>],
+    position: Position,
+    limit: usize,
+) -> Vec<Id> {
     match sources {
-        [one] => one.values(shape, position),
+        [one] => one.values(shape, position, limit),
+        // Each source's first `limit` values are distinct: their union holds at least
+        // `limit` values when there are that many.
         many => {
             let mut all: Vec<Id> = many
                 .iter()
-                .flat_map(|s| s.values(shape, position))
+                .flat_map(|s| s.values(shape, position, limit))
                 .collect();
             all.sort_unstable();
             all.dedup();
@@ -257,12 +267,14 @@ fn union_values(shape: Shape, sources: &[&Source<'_>], position: Position) -> Ve
     }
 }
 
-/// The groups and counts of `op` over `sources`.
+/// The groups and counts of `op` over `sources`: every group, or (`limit`, a LIMIT over
+/// groups in no order) the first `limit` groups found.
 fn raw_counts(
     store: &Store,
     sources: &[Source<'_>],
     op: &IndexAggregate,
     ctx: &ExecContext<'_>,
+    limit: usize,
 ) -> Result<Counts, QueryError> {
     let all: Vec<&Source<'_>> = sources.iter().collect();
     let aggregates: Vec<Count> = op.aggregates.iter().map(|(_, c)| *c).collect();
@@ -289,7 +301,8 @@ fn raw_counts(
             }
         }
         (Some(shape), Some((_, position))) => {
-            let values = union_values(shape, &all, position);
+            let mut values = union_values(shape, &all, position, limit);
+            values.truncate(limit);
             let mut memory = ctx.reservation();
             memory.try_grow(values.len() * ID_BYTES * (2 + aggregates.len()))?;
             for (i, &value) in values.iter().enumerate() {
@@ -329,7 +342,7 @@ pub fn partition_counts(
         index,
         stats: (graph == GraphRef::Default).then_some(part),
     };
-    let counts = raw_counts(part, &[source], op, ctx)?;
+    let counts = raw_counts(part, &[source], op, ctx, usize::MAX)?;
     Ok(match op.cut {
         Some(cut) if op.groups_whole_per_partition(part.rdf_type()) => cut.apply(counts),
         _ => counts,
@@ -378,7 +391,13 @@ impl Evaluator<'_> {
     /// Runs an [`IndexAggregate`]: one row per group (or one in all without a key), the
     /// key's term and each count as an `xsd:integer`. Over partitions, each partition
     /// counts its share and the counts are added up here.
-    pub(crate) fn index_aggregate(&self, op: &IndexAggregate) -> Result<Table, QueryError> {
+    /// `op`'s groups and counts; under a LIMIT asking `limit` rows of it (in no order: a
+    /// cut by counts takes none), the first groups found (one store only).
+    pub(crate) fn index_aggregate(
+        &self,
+        op: &IndexAggregate,
+        limit: Option<usize>,
+    ) -> Result<Table, QueryError> {
         let started = Instant::now();
         let ctx = self.ctx();
         let mut statistics = false;
@@ -406,7 +425,8 @@ impl Evaluator<'_> {
                         .map(|&(name, graph)| source(name, graph))
                         .collect(),
                 };
-                raw_counts(self.store, &sources, op, &ctx)?
+                let limit = limit.filter(|_| op.cut.is_none());
+                raw_counts(self.store, &sources, op, &ctx, limit.unwrap_or(usize::MAX))?
             }
         };
         let groups = keys.len();

@@ -520,7 +520,11 @@ impl<'a> Evaluator<'a> {
                     "a count read from the index that does not add up over partitions (prepare with `partitioned`)",
                 ))
             }
-            Operator::IndexAggregate(aggregate) => self.index_aggregate(aggregate)?,
+            Operator::IndexAggregate(aggregate) => {
+                let table = self.index_aggregate(aggregate, limit)?;
+                self.note_cut(table.rows, limit);
+                table
+            }
             Operator::Service(service) => self.service(service, None, limit)?,
             Operator::Text(text) => self.text(text)?,
         })
