@@ -539,6 +539,79 @@ fn top_k_read_in_object_order_equals_the_full_sort_sliced() {
     }
 }
 
+/// A top-k read in subject order (`?s <p> ?o` and `?s ?p ?o`), ascending or descending,
+/// gives the rows of the full sort sliced, before and after updates add subjects whose ids
+/// come after the sorted ones (an IRI that sorts first among them, blank nodes) and edges
+/// to subjects already there; subjects with literals of every kind among their objects.
+#[test]
+fn top_k_read_in_subject_order_equals_the_full_sort_sliced() {
+    let mut text = String::new();
+    for i in 0..400 {
+        let object = match i % 4 {
+            0 => format!("<http://t/o{}>", i * 7 % 113),
+            1 => format!("\"s{}\"", i * 13 % 97),
+            2 => format!(
+                "\"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>",
+                i * 37 % 101
+            ),
+            _ => format!("\"l{}\"@en", i % 50),
+        };
+        let subject = match i % 5 {
+            4 => format!("_:b{i}"),
+            _ => format!("<http://t/s{}>", i * 31 % 400),
+        };
+        text.push_str(&format!("{subject} <http://t/any> {object} .\n"));
+        if i % 3 == 0 {
+            text.push_str(&format!(
+                "{subject} <http://t/iri> <http://t/o{}> .\n",
+                i % 7
+            ));
+        }
+    }
+    let mut pair = support::pair::Pair::new(&text);
+    let queries = |store: &Store| {
+        let mut read_in_order = 0;
+        for (body, orders) in [
+            (
+                "?s <http://t/any> ?o",
+                ["?s ?o", "DESC(?s) ?o", "?s DESC(?o)"],
+            ),
+            (
+                "?s ?p ?o",
+                ["?s ?p ?o", "DESC(?s) ?p ?o", "?s DESC(?p) DESC(?o)"],
+            ),
+        ] {
+            for order in orders {
+                let full = rows_of(store, &format!("SELECT * {{ {body} }} ORDER BY {order}"));
+                assert!(full.len() > 300, "{body}: {} rows", full.len());
+                for limit in [1, 9, 40, 2000] {
+                    let query = format!("SELECT * {{ {body} }} ORDER BY {order} LIMIT {limit}");
+                    let expected: Vec<_> = full.iter().take(limit).cloned().collect();
+                    assert_eq!(rows_of(store, &query), expected, "{query}");
+                    let (_, _, notes) =
+                        support::select_explained(store, &query, &ExecOptions::default()).unwrap();
+                    read_in_order += notes
+                        .iter()
+                        .filter(|note| note.contains("read in subject order"))
+                        .count();
+                }
+            }
+        }
+        read_in_order
+    };
+    // Blank nodes sort before IRIs: descending, the sorted subjects end with IRIs.
+    assert!(
+        queries(&pair.quiver) >= 12,
+        "the subject order was not read"
+    );
+    pair.update(
+        "INSERT DATA { <http://t/a> <http://t/any> \"first\" . _:n <http://t/iri> <http://t/o1> . \
+         <http://t/s0> <http://t/iri> <http://t/o99> . <http://t/z> <http://t/new> 1 }",
+    );
+    // Ascending, the appended subjects' rows are read beside the sorted ones'.
+    assert!(queries(&pair.quiver) >= 6, "the subject order was not read");
+}
+
 #[test]
 fn limit_takes_only_the_first_neighbours_of_a_long_list() {
     // One class of 50,000 members: its list of instances is 400 KB of ids. Under a LIMIT

@@ -10,6 +10,11 @@
 //! kinds, so where the predicate has any, the last rows of the order are among them, and
 //! their ids do not tell which.
 //!
+//! ORDER BY ?s LIMIT k over `?s p ?o` or `?s ?p ?o` reads subjects the same way: the
+//! predicate index lists each predicate's subjects sorted by id, so the first subjects of
+//! the list (of the lists' union, over any predicate) hold the first rows, all of their
+//! edges read, and the subjects appended by updates are added.
+//!
 //! Rows tied on every key may be others than a full evaluation would keep at the cut, which
 //! SPARQL leaves open.
 
@@ -48,9 +53,7 @@ impl Evaluator<'_> {
         ) else {
             return Ok(None);
         };
-        let (Node::Var(subject), Pred::Const(predicate), Node::Var(object)) =
-            (pattern.subject, pattern.predicate, pattern.object)
-        else {
+        let (Node::Var(subject), Node::Var(object)) = (pattern.subject, pattern.object) else {
             return Ok(None);
         };
         let (first, descending) = match keys.first() {
@@ -58,19 +61,133 @@ impl Evaluator<'_> {
             Some(OrderExpression::Desc(Expression::Variable(first))) => (first, true),
             _ => return Ok(None),
         };
-        if subject == object || k == 0 || self.vars.get(first) != Some(object) {
+        let first = self.vars.get(first);
+        if subject == object || k == 0 {
             return Ok(None);
         }
         let ctx = self.context(planned.graph);
-        let Some(candidates) = object_order_candidates(&ctx, predicate, k, descending)? else {
+        let (candidates, order) = match pattern.predicate {
+            Pred::Const(predicate) if first == Some(object) => (
+                object_order_candidates(&ctx, predicate, k, descending)?,
+                "object",
+            ),
+            Pred::Const(predicate) if first == Some(subject) => (
+                subject_order_candidates(&ctx, Some(predicate), k, descending)?,
+                "subject",
+            ),
+            Pred::Var(p) if first == Some(subject) && p != subject && p != object => {
+                let Some(candidates) = subject_order_candidates(&ctx, None, k, descending)? else {
+                    return Ok(None);
+                };
+                self.notes.borrow_mut().push(format!(
+                    "top-k: {} candidate rows read in subject order from the predicate index",
+                    candidates.subjects.len()
+                ));
+                let predicates = candidates
+                    .predicates
+                    .iter()
+                    .map(|&p| ctx.store.predicate_term(p))
+                    .collect();
+                let mut table = candidates.into_table(subject, object);
+                table.set_column(p, predicates);
+                return Ok(Some(table));
+            }
+            _ => return Ok(None),
+        };
+        let Some(candidates) = candidates else {
             return Ok(None);
         };
         self.notes.borrow_mut().push(format!(
-            "top-k: {} candidate rows read in object order from the predicate index",
+            "top-k: {} candidate rows read in {order} order from the predicate index",
             candidates.subjects.len()
         ));
         Ok(Some(candidates.into_table(subject, object)))
     }
+}
+
+/// The candidates of a top-k over `?s predicate ?o` (`?s ?p ?o` when `predicate` is
+/// `None`) in the order of `?s`, first (`descending` or not): every edge out of the first
+/// subjects (the last, when descending) until they hold `k` rows, and out of every subject
+/// appended after the sort. `None` where the dictionary is a share of a cluster's, the
+/// sorted subjects hold fewer than `k` rows, or, descending, some do not sort by id.
+pub fn subject_order_candidates(
+    ctx: &crate::context::ExecContext<'_>,
+    predicate: Option<quiver_model::PredId>,
+    k: usize,
+    descending: bool,
+) -> Result<Option<Candidates>, QueryError> {
+    let dictionary = ctx.store.dictionary();
+    if dictionary.share().is_some() {
+        return Ok(None);
+    }
+    let base = dictionary.base_len();
+    let ordered_below = dictionary.rank(&[TAG_LANG]).min(base);
+    let predicates: Vec<quiver_model::PredId> = match predicate {
+        Some(p) => vec![p],
+        None => (0..ctx.store.predicate_count() as quiver_model::PredId).collect(),
+    };
+    // Of each predicate's sorted subjects, the first `k` (the last, descending): a subject
+    // among the first `k` distinct subjects of the union is among the first `k` of every
+    // list that holds it. And every subject appended after the sort.
+    let mut ordered: Vec<Id> = Vec::new();
+    let mut appended: Vec<Id> = Vec::new();
+    for (i, &p) in predicates.iter().enumerate() {
+        ctx.tick(i)?;
+        // Sorted, as the index keeps them (checking costs a pass over every list).
+        let subjects = ctx.graph.predicate_subjects(p);
+        debug_assert!(subjects.is_sorted());
+        let sorting = subjects.partition_point(|&id| (id as u64) < ordered_below);
+        let after = subjects.partition_point(|&id| (id as u64) < base);
+        if descending && sorting < after {
+            return Ok(None);
+        }
+        let sorted = &subjects[..sorting];
+        ordered.extend_from_slice(match descending {
+            false => &sorted[..sorted.len().min(k)],
+            true => &sorted[sorted.len().saturating_sub(k)..],
+        });
+        appended.extend_from_slice(&subjects[after..]);
+    }
+    ordered.sort_unstable();
+    ordered.dedup();
+    if descending {
+        ordered.reverse();
+    }
+    appended.sort_unstable();
+    appended.dedup();
+    let mut memory = ctx.reservation();
+    let mut candidates = Candidates::default();
+    let add = |vertex: Id, candidates: &mut Candidates| {
+        for &p in &predicates {
+            let objects = ctx.graph.get(vertex, p, Direction::Out);
+            candidates
+                .subjects
+                .extend(std::iter::repeat_n(vertex, objects.len()));
+            candidates
+                .predicates
+                .extend(std::iter::repeat_n(p, objects.len()));
+            candidates.objects.extend_from_slice(objects);
+        }
+    };
+    for (i, &vertex) in ordered.iter().enumerate() {
+        if candidates.subjects.len() >= k {
+            break;
+        }
+        if i % 256 == 255 {
+            ctx.check()?;
+            memory.try_resize(candidates.subjects.len() * 3 * ID_BYTES)?;
+        }
+        add(vertex, &mut candidates);
+    }
+    if candidates.subjects.len() < k {
+        return Ok(None);
+    }
+    for (i, &vertex) in appended.iter().enumerate() {
+        ctx.tick(i)?;
+        add(vertex, &mut candidates);
+    }
+    memory.try_resize(candidates.subjects.len() * 3 * ID_BYTES)?;
+    Ok(Some(candidates))
 }
 
 /// The candidates of a top-k over the one pattern `?s predicate ?o` in the order of `?o`,
@@ -137,15 +254,17 @@ pub fn object_order_candidates(
     Ok(Some(Candidates {
         subjects,
         objects: values,
+        predicates: Vec::new(),
     }))
 }
 
-/// The rows of a pattern `?s p ?o` a top-k reads in object order: a subject and an object
-/// per row.
+/// The rows of a pattern `?s p ?o` a top-k reads in object or subject order: a subject and
+/// an object per row (and its predicate, when read in subject order).
 #[derive(Debug, Default)]
 pub struct Candidates {
     pub subjects: Vec<Id>,
     pub objects: Vec<Id>,
+    pub predicates: Vec<quiver_model::PredId>,
 }
 
 impl Candidates {
