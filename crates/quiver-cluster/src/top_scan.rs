@@ -12,13 +12,18 @@
 //! objects each holds, each row once (rows of the subjects each holds, as the plan's steps
 //! give, would overlap them). A share of a dictionary, whose ids do not sort, has no cut
 //! asked of it.
+//!
+//! In the order of `?s` (over `?s p ?o` or `?s ?p ?o`), a worker reads its first subjects
+//! the same way (`subject_order_candidates`): a partition holds every edge out of the
+//! subjects it owns, so each row comes from one worker; where it cannot, it sends every
+//! row of the subjects it owns.
 
 use quiver_model::PredId;
 use quiver_sparql::bgp::{Node, Pred};
 use quiver_sparql::context::ExecContext;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
-use quiver_sparql::exec::ordered_scan::object_order_candidates;
+use quiver_sparql::exec::ordered_scan::{object_order_candidates, subject_order_candidates};
 use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::Table;
 use quiver_store::Direction;
@@ -36,6 +41,9 @@ pub(crate) fn first_rows(
     let Some(top) = &plan.top else {
         return Ok(None);
     };
+    if let Some(subjects) = subject_order(plan) {
+        return first_rows_by_subject(ctx, plan, rows, subjects);
+    }
     let Some(predicate) = object_order(plan) else {
         return Ok(None);
     };
@@ -94,4 +102,92 @@ fn object_order(plan: &Plan) -> Option<PredId> {
         && top.keys.first().is_some_and(|&(var, _)| var == object)
         && Some(predicate) != plan.rdf_type)
         .then_some(predicate)
+}
+
+/// The pattern `?s p ?o` (`p` a constant) or `?s ?p ?o` of `plan`, whose top-k orders by
+/// `?s` first: its subject, predicate and object.
+#[derive(Clone, Copy)]
+struct BySubject {
+    subject: quiver_sparql::table::VarId,
+    predicate: Pred,
+    object: quiver_sparql::table::VarId,
+}
+
+fn subject_order(plan: &Plan) -> Option<BySubject> {
+    let top = plan.top.as_ref()?;
+    if plan.aggregate.is_some() || !plan.bgp.equalities.is_empty() {
+        return None;
+    }
+    let [pattern] = plan.bgp.patterns.as_slice() else {
+        return None;
+    };
+    let (Node::Var(subject), Node::Var(object)) = (pattern.subject, pattern.object) else {
+        return None;
+    };
+    let distinct = match pattern.predicate {
+        Pred::Const(_) => subject != object,
+        Pred::Var(p) => subject != object && p != subject && p != object,
+        Pred::Absent => false,
+    };
+    (distinct && top.keys.first().is_some_and(|&(var, _)| var == subject)).then_some(BySubject {
+        subject,
+        predicate: pattern.predicate,
+        object,
+    })
+}
+
+/// [`first_rows`] in the order of the subject: the edges out of this partition's first
+/// subjects, in the columns the plan's first step binds.
+fn first_rows_by_subject(
+    ctx: &ExecContext<'_>,
+    plan: &Plan,
+    rows: &Table,
+    by: BySubject,
+) -> Result<Option<Table>, QueryError> {
+    let Some(top) = &plan.top else {
+        return Ok(None);
+    };
+    if rows.rows != 1 || !rows.vars.is_empty() || top.k == 0 {
+        return Ok(None);
+    }
+    let (predicate, columns) = match (by.predicate, plan.steps.first().map(|step| step.kind)) {
+        (Pred::Const(p), Some(StepKind::Index(Direction::In))) => {
+            (Some(p), vec![by.subject, by.object])
+        }
+        (Pred::Const(p), Some(StepKind::Index(Direction::Out))) => {
+            (Some(p), vec![by.object, by.subject])
+        }
+        (Pred::Var(p), Some(StepKind::Scan)) => (None, vec![by.subject, p, by.object]),
+        _ => return Ok(None),
+    };
+    let descending = top.keys[0].1;
+    let table = match subject_order_candidates(ctx, predicate, top.k, descending)? {
+        Some(candidates) => {
+            let predicates: Vec<_> = match by.predicate {
+                Pred::Var(_) => candidates
+                    .predicates
+                    .iter()
+                    .map(|&p| ctx.store.predicate_term(p))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let mut table = candidates.into_table(by.subject, by.object);
+            if let Pred::Var(p) = by.predicate {
+                table.set_column(p, predicates);
+            }
+            table
+        }
+        // Fewer rows in order here than `k`: every edge out of the subjects it owns, as
+        // the other workers' candidates are.
+        None => match by.predicate {
+            Pred::Var(_) => run_step(ctx, &plan.bgp, &Step::new(0, StepKind::Scan, 0.0), rows)?,
+            _ => {
+                let subjects = Step::new(0, StepKind::Index(Direction::In), 0.0);
+                let objects = Step::new(0, StepKind::Walk(Direction::Out), 0.0);
+                let subjects = run_step(ctx, &plan.bgp, &subjects, rows)?;
+                run_step(ctx, &plan.bgp, &objects, &subjects)?
+            }
+        },
+    };
+    Ok(Some(table.into_reshape(&columns)))
 }

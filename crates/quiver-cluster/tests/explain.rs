@@ -312,6 +312,48 @@ fn a_top_k_cut_on_the_workers_is_explained() {
     }
 }
 
+/// In the order of the subject (`?s <p> ?o`, `?s ?p ?o`, ascending or descending), each
+/// worker reads its first subjects' edges alone (a few rows out of each, not every edge of
+/// its subjects) and the answer is the whole store's, in its order.
+#[test]
+fn a_top_k_in_subject_order_is_read_in_order_on_the_workers() {
+    let store = common::lubm1();
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    for query in [
+        "SELECT * WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o LIMIT 10",
+        "SELECT * WHERE { ?s ?p ?o } ORDER BY DESC(?s) ?p ?o LIMIT 10 OFFSET 5",
+        "SELECT ?s ?n WHERE { ?s ub:name ?n } ORDER BY ?s LIMIT 10 OFFSET 20",
+        "SELECT ?s ?n WHERE { ?s ub:name ?n } ORDER BY DESC(?s) LIMIT 10",
+    ] {
+        let query = format!("{prefix} {query}");
+        let mut whole = Vec::new();
+        common::for_each_solution(&store, &query, None, |row| whole.push(row));
+        assert_eq!(whole.len(), 10, "{query}");
+        for workers in [2u32, 3] {
+            let partitions: Arc<dyn BgpPartitions> =
+                Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let mut rows = Vec::new();
+            common::for_each_solution(&store, &query, Some(partitions.clone()), |row| {
+                rows.push(row)
+            });
+            assert_eq!(rows, whole, "{query} on {workers} workers");
+            let profile = profile(&store, &query, partitions, true);
+            let trace = profile.bgps[0].partitions.as_ref().expect("a trace");
+            let read: Vec<_> = trace
+                .work
+                .iter()
+                .filter(|w| w.role == WorkerRole::Ordered)
+                .collect();
+            assert_eq!(read.len(), workers as usize, "{query}: {:?}", trace.work);
+            assert!(
+                read.iter().all(|w| w.rows_out < 200),
+                "{query}: {:?}",
+                trace.work
+            );
+        }
+    }
+}
+
 /// A FILTER decided by ranges of ids is checked on the workers, and EXPLAIN says so; one
 /// that is not (a comparison of numbers' values) is not.
 #[test]
