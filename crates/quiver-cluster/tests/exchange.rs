@@ -568,6 +568,53 @@ fn a_top_k_over_terms_of_every_kind_gives_the_whole_stores_rows() {
     }
 }
 
+/// Groups read from the index under a LIMIT in no order: each worker sends its first
+/// groups alone where each is whole there or only keys are read (a few rows moved, not
+/// every group), each with the whole store's count; where a group's count is spread over
+/// the workers (by object over any predicate), every group still comes, and the counts
+/// are the whole store's.
+#[test]
+fn groups_read_from_the_index_under_a_limit_move_the_first_groups() {
+    let store = common::lubm1();
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    for (query, first) in [
+        ("SELECT DISTINCT ?x WHERE { ?x ub:takesCourse ?c }", true),
+        ("SELECT DISTINCT ?c WHERE { ?x ub:takesCourse ?c }", true),
+        ("SELECT DISTINCT ?o WHERE { ?s ?p ?o }", true),
+        (
+            "SELECT ?x (COUNT(?c) AS ?n) WHERE { ?x ub:takesCourse ?c } GROUP BY ?x",
+            true,
+        ),
+        (
+            "SELECT ?c (COUNT(?x) AS ?n) WHERE { ?x ub:takesCourse ?c } GROUP BY ?c",
+            true,
+        ),
+        (
+            "SELECT ?o (COUNT(?s) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?o",
+            false,
+        ),
+    ] {
+        let all = format!("{prefix} {query}");
+        let whole = common::sorted_answers(&store, &all, None);
+        assert!(whole.len() > 100, "{query}");
+        let limited = format!("{all} LIMIT 10");
+        for workers in [2u32, 3] {
+            let (rows, exchanged) = answers_moving(&store, &limited, workers);
+            assert_eq!(rows.len(), 10, "{limited} on {workers} workers");
+            assert!(
+                rows.iter().all(|row| whole.binary_search(row).is_ok()),
+                "{limited} on {workers} workers: {rows:?}"
+            );
+            let bound = 11 * u64::from(workers);
+            assert_eq!(
+                exchanged.rows <= bound,
+                first,
+                "{limited} on {workers} workers moved {exchanged:?}"
+            );
+        }
+    }
+}
+
 /// A GROUP BY that only counts rows has them counted by key on each worker: its groups
 /// leave the workers, not its rows (agg1: undergraduates per department), with the whole
 /// store's counts; so does a DISTINCT projection of a pattern; counts it cannot take so (DISTINCT, a variable the pattern does not

@@ -42,6 +42,7 @@ pub(super) fn group(
         key,
         aggregates: counts,
         cut: None,
+        first: None,
     }))
 }
 

@@ -17,6 +17,9 @@
 //! With `GRAPH ?g` the graphs are counted one by one: matches add up, distinct values are
 //! the union over the graphs.
 //!
+//! Under a LIMIT over the groups in no order (`SELECT DISTINCT ?s … LIMIT 10`), the first
+//! groups found are counted, not every group: any of them answer.
+//!
 //! Over partitions, each partition counts its share and the coordinator adds them up; but
 //! what the whole store's statistics tell (matches of `? p ?` and `? ? ?`, the distinct
 //! subjects and objects of `? p ?`, the predicates of `? ? ?` with their counts, the
@@ -342,7 +345,7 @@ pub fn partition_counts(
         index,
         stats: (graph == GraphRef::Default).then_some(part),
     };
-    let counts = raw_counts(part, &[source], op, ctx, usize::MAX)?;
+    let counts = raw_counts(part, &[source], op, ctx, op.first.unwrap_or(usize::MAX))?;
     Ok(match op.cut {
         Some(cut) if op.groups_whole_per_partition(part.rdf_type()) => cut.apply(counts),
         _ => counts,
@@ -392,7 +395,8 @@ impl Evaluator<'_> {
     /// key's term and each count as an `xsd:integer`. Over partitions, each partition
     /// counts its share and the counts are added up here.
     /// `op`'s groups and counts; under a LIMIT asking `limit` rows of it (in no order: a
-    /// cut by counts takes none), the first groups found (one store only).
+    /// cut by counts takes none), the first groups found (over partitions, each
+    /// partition's first groups, where [`IndexAggregate::first_groups`] allows).
     pub(crate) fn index_aggregate(
         &self,
         op: &IndexAggregate,
@@ -407,10 +411,16 @@ impl Evaluator<'_> {
                     statistics = true;
                     counts
                 }
-                None => merge(
-                    op,
-                    partitions.aggregate(op, &self.dataset.merged_names, self.state)?,
-                ),
+                None => {
+                    // Under a LIMIT in no order, each partition sends its first groups.
+                    let mut asked = std::borrow::Cow::Borrowed(op);
+                    if let Some(limit) = limit.filter(|_| op.first_groups(self.store.rdf_type())) {
+                        asked.to_mut().first = Some(limit);
+                    }
+                    let counts =
+                        partitions.aggregate(&asked, &self.dataset.merged_names, self.state)?;
+                    merge(op, counts)
+                }
             },
             None => {
                 let source = |name: Id, graph: GraphRef| Source {

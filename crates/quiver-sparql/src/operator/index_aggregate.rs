@@ -62,6 +62,11 @@ pub struct IndexAggregate {
     /// the rows kept ([`CountCut`]); `None`: every group.
     #[serde(default)]
     pub cut: Option<CountCut>,
+    /// Under a LIMIT over the groups in no order, at least this many groups are asked of
+    /// each partition (any of them answer): set at run time, over partitions, where each
+    /// group a partition finds is whole there or no count is read ([`Self::first_groups`]).
+    #[serde(default)]
+    pub first: Option<usize>,
 }
 
 /// The groups of an ORDER BY whose first key is one of the counts, under a LIMIT of `k`
@@ -176,6 +181,16 @@ impl IndexAggregate {
             Some((_, Position::Predicate)) => constant_subject,
             Some((_, Position::Graph)) | None => false,
         }
+    }
+
+    /// Whether a partition may send only its first `limit` groups under a LIMIT in no
+    /// order: each of its groups is whole there ([`Self::groups_whole_per_partition`]), or
+    /// only the keys are read (a partition's first keys are distinct, so the union of
+    /// every partition's holds at least `limit` keys, or all there are).
+    pub fn first_groups(&self, rdf_type: Option<PredId>) -> bool {
+        self.cut.is_none()
+            && self.key.is_some()
+            && (self.aggregates.is_empty() || self.groups_whole_per_partition(rdf_type))
     }
 
     /// The output variables: the key's, then the aggregates'.
