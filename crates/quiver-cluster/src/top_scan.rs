@@ -15,8 +15,8 @@
 //!
 //! In the order of `?s` (over `?s p ?o` or `?s ?p ?o`), a worker reads its first subjects
 //! the same way (`subject_order_candidates`): a partition holds every edge out of the
-//! subjects it owns, so each row comes from one worker; where it cannot, it sends every
-//! row of the subjects it owns.
+//! subjects it owns, so each row comes from one worker; where it finds fewer than `k` rows
+//! in order, it sends every edge out of the subjects it owns.
 
 use quiver_model::PredId;
 use quiver_sparql::bgp::{Node, Pred};

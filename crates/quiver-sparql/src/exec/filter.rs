@@ -219,7 +219,7 @@ impl Evaluator<'_> {
         limit: Option<usize>,
     ) -> Result<Minused, QueryError> {
         let graph = self.context(edge.graph).graph;
-        // The left rows `check` keeps, and how many it was given.
+        // The rows of `table` that `check` keeps.
         let kept = |check: &EdgeCheck, table: &Table| -> Result<Vec<u32>, QueryError> {
             let keep = map_morsels(&self.ctx(), table.rows, |rows| {
                 check.passing(graph, table, rows)

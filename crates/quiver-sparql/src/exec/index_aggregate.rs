@@ -145,9 +145,8 @@ impl Source<'_> {
     }
 
     /// The distinct values at `position` (a variable of `shape`), ascending; predicate ids
-    /// at `Predicate`.
-    /// Distinct values at `position` (a variable of `shape`) over the matches: all of them,
-    /// or at least `limit` (all there are when fewer).
+    /// at `Predicate`. All of them, or at least the first `limit` (all there are when
+    /// fewer): a list of the index is cut, a union of lists is not.
     fn values(&self, shape: Shape, position: Position, limit: usize) -> Vec<Id> {
         let g = self.index;
         let first = |list: &[Id]| list[..list.len().min(limit)].to_vec();
@@ -393,10 +392,10 @@ fn merge(op: &IndexAggregate, parts: Vec<Counts>) -> Counts {
 impl Evaluator<'_> {
     /// Runs an [`IndexAggregate`]: one row per group (or one in all without a key), the
     /// key's term and each count as an `xsd:integer`. Over partitions, each partition
-    /// counts its share and the counts are added up here.
-    /// `op`'s groups and counts; under a LIMIT asking `limit` rows of it (in no order: a
-    /// cut by counts takes none), the first groups found (over partitions, each
-    /// partition's first groups, where [`IndexAggregate::first_groups`] allows).
+    /// counts its share and the counts are added up here. Under a LIMIT asking `limit`
+    /// rows of it (in no order: a cut by counts takes none), only the first groups found
+    /// (over partitions, each partition's first groups, where
+    /// [`IndexAggregate::first_groups`] allows).
     pub(crate) fn index_aggregate(
         &self,
         op: &IndexAggregate,
