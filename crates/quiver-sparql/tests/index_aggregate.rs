@@ -539,22 +539,8 @@ fn a_limit_over_groups_read_from_the_index_takes_the_first_groups() {
         assert!(whole.len() > 40, "{all}: {} rows", whole.len());
         for limit in [1, 7, 40, 1000] {
             let query = format!("{all} LIMIT {limit}");
-            let prepared = prepare(&pair.quiver, &query, &PrepareOptions::default()).unwrap();
-            let (results, profile) = prepared
-                .execute_profiled(&pair.quiver, &ExecOptions::default())
-                .unwrap();
-            let QueryResults::Solutions(solutions) = results else {
-                panic!("not solutions");
-            };
-            let rows: Vec<Row> = (0..solutions.len())
-                .map(|r| {
-                    solutions
-                        .row(r)
-                        .into_iter()
-                        .map(|t| t.map(|t| t.to_string()))
-                        .collect()
-                })
-                .collect();
+            let (_, rows, notes) =
+                support::select_explained(&pair.quiver, &query, &ExecOptions::default()).unwrap();
             assert_eq!(rows.len(), limit.min(whole.len()), "{query}");
             let mut distinct = rows.clone();
             distinct.sort();
@@ -564,11 +550,10 @@ fn a_limit_over_groups_read_from_the_index_takes_the_first_groups() {
                 assert!(whole.binary_search(row).is_ok(), "{query}: {row:?}");
             }
             let read = format!("into {} row(s)", limit.min(whole.len()));
-            let note = profile
-                .notes
+            let note = notes
                 .iter()
                 .find(|note| note.starts_with("index aggregate"))
-                .unwrap_or_else(|| panic!("{query}: {:?}", profile.notes));
+                .unwrap_or_else(|| panic!("{query}: {notes:?}"));
             if exact {
                 assert!(note.contains(&read), "{query}: {note}");
             }

@@ -502,6 +502,20 @@ fn explain_shows_top_k_and_the_pushed_limit() {
     assert!(text.contains("stops once 3 rows are found"), "{text}");
 }
 
+/// The `i`-th object of a top-k test's data: IRIs, strings, numbers and language-tagged
+/// strings in turn, with repeats.
+fn object_of_kind(i: usize) -> String {
+    match i % 4 {
+        0 => format!("<http://t/o{}>", i * 7 % 113),
+        1 => format!("\"s{}\"", i * 13 % 97),
+        2 => format!(
+            "\"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>",
+            i * 37 % 101
+        ),
+        _ => format!("\"l{}\"@en", i % 50),
+    }
+}
+
 /// A top-k read in object order, ascending or descending, gives the rows of the full sort
 /// sliced, over objects of one kind (IRIs, strings) and of kinds that do not sort by id
 /// (numbers, language-tagged strings: descending, these come first and are not read in
@@ -510,15 +524,7 @@ fn explain_shows_top_k_and_the_pushed_limit() {
 fn top_k_read_in_object_order_equals_the_full_sort_sliced() {
     let mut text = String::new();
     for i in 0..600 {
-        let object = match i % 4 {
-            0 => format!("<http://t/o{}>", i * 7 % 113),
-            1 => format!("\"s{}\"", i * 13 % 97),
-            2 => format!(
-                "\"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>",
-                i * 37 % 101
-            ),
-            _ => format!("\"l{}\"@en", i % 50),
-        };
+        let object = object_of_kind(i);
         text.push_str(&format!(
             "<http://t/s{i}> <http://t/any> {object} .\n<http://t/s{i}> <http://t/iri> <http://t/o{}> .\n",
             i * 7 % 113
@@ -547,15 +553,7 @@ fn top_k_read_in_object_order_equals_the_full_sort_sliced() {
 fn top_k_read_in_subject_order_equals_the_full_sort_sliced() {
     let mut text = String::new();
     for i in 0..400 {
-        let object = match i % 4 {
-            0 => format!("<http://t/o{}>", i * 7 % 113),
-            1 => format!("\"s{}\"", i * 13 % 97),
-            2 => format!(
-                "\"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>",
-                i * 37 % 101
-            ),
-            _ => format!("\"l{}\"@en", i % 50),
-        };
+        let object = object_of_kind(i);
         let subject = match i % 5 {
             4 => format!("_:b{i}"),
             _ => format!("<http://t/s{}>", i * 31 % 400),

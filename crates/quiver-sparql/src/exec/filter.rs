@@ -182,7 +182,7 @@ impl Evaluator<'_> {
         let Some(check) = self.edge_check_of(planned, edge, false) else {
             return Ok(Minused::Left(None));
         };
-        let before = || *self.pending_checks.borrow_mut() = vec![check.clone()];
+        let before = || *self.pending_checks.borrow_mut() = vec![check];
         let table = match limit {
             Some(limit) => {
                 // Should the partitions not take the check, the general MINUS decides
