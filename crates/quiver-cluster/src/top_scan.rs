@@ -7,7 +7,7 @@
 //! A worker then sends those rows (every row of its first objects until it has `k`, and
 //! of every object appended after the sort) straight to the coordinator, instead of
 //! walking all of the predicate's pairs to cut them afterwards. Where it cannot read them
-//! so (unsorted objects, fewer than `k` such rows) it sends every row of the objects it
+//! so (fewer than `k` such rows) it sends every row of the objects it
 //! holds: all workers take the same path for a plan, so that their rows are those of the
 //! objects each holds, each row once (rows of the subjects each holds, as the plan's steps
 //! give, would overlap them). A share of a dictionary, whose ids do not sort, has no cut
@@ -64,7 +64,7 @@ pub(crate) fn first_rows(
     let descending = top.keys[0].1;
     let table = match object_order_candidates(ctx, predicate, top.k, descending)? {
         Some(candidates) => candidates.into_table(subject, object),
-        // Fewer rows in order here than `k`, or objects out of order: every row of the
+        // Fewer rows in order here than `k`: every row of the
         // objects it holds. Every worker sends rows of the objects it holds (where it
         // holds their records), never rows of the subjects as the steps would, so that
         // together they send each row once.
