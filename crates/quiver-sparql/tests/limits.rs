@@ -40,7 +40,11 @@ fn store() -> &'static Store {
 
 /// Rows (SELECT), 1/0 (ASK) or triples (CONSTRUCT, DESCRIBE) of `query`.
 fn run(query: &str, options: &ExecOptions) -> Result<usize, QueryError> {
-    let store = store();
+    run_on(store(), query, options)
+}
+
+/// [`run`] on `store`.
+fn run_on(store: &Store, query: &str, options: &ExecOptions) -> Result<usize, QueryError> {
     let prepared = prepare(store, query, &PrepareOptions::default())?;
     Ok(match prepared.execute(store, options)? {
         QueryResults::Solutions(solutions) => solutions.len(),
@@ -288,8 +292,19 @@ fn a_real_cancel_flag_stops_a_long_query() {
 
 /// Runs `query` under a budget of `limit` bytes; the budget must be back at zero after.
 fn run_with_budget(query: &str, limit: usize) -> Result<usize, QueryError> {
+    let result = run_on_budget(store(), query, limit);
+    if let Ok((_, peak)) = result {
+        assert!(peak > 0, "{query}: nothing was charged");
+    }
+    result.map(|(rows, _)| rows)
+}
+
+/// [`run_on`] under a budget of `limit` bytes, which must be back at zero after: the rows
+/// and the budget's peak.
+fn run_on_budget(store: &Store, query: &str, limit: usize) -> Result<(usize, usize), QueryError> {
     let budget = MemoryBudget::new(Some(limit));
-    let result = run(
+    let result = run_on(
+        store,
         query,
         &ExecOptions {
             budget: Some(budget.clone()),
@@ -301,10 +316,7 @@ fn run_with_budget(query: &str, limit: usize) -> Result<usize, QueryError> {
         0,
         "{query}: reservations left after the query"
     );
-    if result.is_ok() {
-        assert!(budget.peak() > 0, "{query}: nothing was charged");
-    }
-    result
+    result.map(|rows| (rows, budget.peak()))
 }
 
 #[test]
@@ -624,26 +636,7 @@ fn limit_takes_only_the_first_neighbours_of_a_long_list() {
         ));
     }
     let store = support::load(&text);
-    let run = |query: &str, limit: usize| {
-        let budget = MemoryBudget::new(Some(limit));
-        let prepared = prepare(&store, query, &PrepareOptions::default()).unwrap();
-        let result = prepared.execute(
-            &store,
-            &ExecOptions {
-                budget: Some(budget.clone()),
-                ..ExecOptions::default()
-            },
-        );
-        assert_eq!(
-            budget.used(),
-            0,
-            "{query}: reservations left after the query"
-        );
-        result.map(|results| match results {
-            QueryResults::Solutions(solutions) => (solutions.len(), budget.peak()),
-            _ => panic!("not a SELECT"),
-        })
-    };
+    let run = |query: &str, limit: usize| run_on_budget(&store, query, limit);
     let small = 16 * 1024;
     for query in [
         "SELECT ?x { ?x a <http://c/C> } LIMIT 10",
