@@ -23,7 +23,7 @@ use quiver_sparql::bgp::{Node, Pred};
 use quiver_sparql::context::ExecContext;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::run_step;
-use quiver_sparql::exec::ordered_scan::{object_order_candidates, subject_order_candidates};
+use quiver_sparql::exec::ordered_scan::{object_order_candidates, subject_order_candidates, Ties};
 use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::Table;
 use quiver_store::Direction;
@@ -62,7 +62,7 @@ pub(crate) fn first_rows(
         _ => return Ok(None),
     };
     let descending = top.keys[0].1;
-    let table = match object_order_candidates(ctx, predicate, top.k, descending)? {
+    let table = match object_order_candidates(ctx, predicate, (top.k, ties(top)), descending)? {
         Some(candidates) => candidates.into_table(subject, object),
         // Fewer rows in order here than `k`: every row of the
         // objects it holds. Every worker sends rows of the objects it holds (where it
@@ -80,6 +80,15 @@ pub(crate) fn first_rows(
         true => table.into_reshape(&[subject, object]),
         false => table.into_reshape(&[object, subject]),
     }))
+}
+
+/// Which rows tied on the last value read a worker sends: with one key, only those its `k`
+/// still need (each worker's first `k` rows hold the order's first `k`, ties being any).
+fn ties(top: &quiver_sparql::top_rows::TopRows) -> Ties {
+    match top.keys.len() {
+        1 => Ties::Any,
+        _ => Ties::All,
+    }
 }
 
 /// The predicate of `plan`'s one pattern `?s p ?o` when its top-k orders by `?o` first
@@ -161,7 +170,7 @@ fn first_rows_by_subject(
         _ => return Ok(None),
     };
     let descending = top.keys[0].1;
-    let table = match subject_order_candidates(ctx, predicate, top.k, descending)? {
+    let table = match subject_order_candidates(ctx, predicate, (top.k, ties(top)), descending)? {
         Some(candidates) => {
             let predicates: Vec<_> = match by.predicate {
                 Pred::Var(_) => candidates

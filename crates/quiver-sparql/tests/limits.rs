@@ -485,7 +485,8 @@ fn explain_shows_top_k_and_the_pushed_limit() {
     assert!(text.contains("top-k: the first 3 of 20000 rows"), "{text}");
     // In object order, ascending or descending, only the first (last) objects' rows are
     // read.
-    for order in ["?o", "DESC(?o)"] {
+    // (40 subjects share each object; with a second key, all of them are read.)
+    for order in ["?o ?s", "DESC(?o) ?s"] {
         let prepared = prepare(
             store,
             &format!("SELECT * {{ ?s <http://x/p> ?o }} ORDER BY {order} LIMIT 3"),
@@ -512,6 +513,40 @@ fn explain_shows_top_k_and_the_pushed_limit() {
         .unwrap();
     let text = quiver_sparql::explain::render(&profile);
     assert!(text.contains("stops once 3 rows are found"), "{text}");
+}
+
+/// A top-k on one key reads only the rows it needs of the last value it takes, however
+/// many share it (rows tied on every key may be any of them): its keys are those of the
+/// full sort sliced, each row one of the pattern's, and it reads no more rows than asked.
+#[test]
+fn a_top_k_on_one_key_reads_only_the_rows_it_needs_of_a_shared_value() {
+    let store = store();
+    // 40 subjects share each object of `p`; each subject has three edges.
+    for (body, key, column) in [
+        ("?s <http://x/p> ?o", "?o", 1),
+        ("?s <http://x/p> ?o", "DESC(?o)", 1),
+        ("?s ?p ?o", "?s", 0),
+        ("?s ?p ?o", "DESC(?s)", 0),
+    ] {
+        let full = rows_of(store, &format!("SELECT * {{ {body} }} ORDER BY {key}"));
+        let all: HashSet<_> = full.iter().cloned().collect();
+        for limit in [1, 2, 3, 39, 41, 100] {
+            let query = format!("SELECT * {{ {body} }} ORDER BY {key} LIMIT {limit}");
+            let (_, rows, notes) =
+                support::select_explained(store, &query, &ExecOptions::default()).unwrap();
+            let keys = |rows: &[support::Row]| -> Vec<_> {
+                rows.iter().map(|row| row[column].clone()).collect()
+            };
+            assert_eq!(keys(&rows), keys(&full[..limit]), "{query}");
+            assert!(rows.iter().all(|row| all.contains(row)), "{query}");
+            assert_eq!(rows.iter().collect::<HashSet<_>>().len(), limit, "{query}");
+            let read = format!("top-k: {limit} candidate rows read in");
+            assert!(
+                notes.iter().any(|n| n.starts_with(&read)),
+                "{query}: {notes:?}"
+            );
+        }
+    }
 }
 
 /// The `i`-th object of a top-k test's data: IRIs, strings, numbers and language-tagged

@@ -16,7 +16,9 @@
 //! edges read, and the subjects appended by updates are added.
 //!
 //! Rows tied on every key may be others than a full evaluation would keep at the cut, which
-//! SPARQL leaves open.
+//! SPARQL leaves open. So where the order has that one key, only the rows still needed are
+//! read of the last object (or subject) taken: a million subjects sharing one value cost
+//! `k` rows, not a million.
 
 use quiver_model::term::TAG_LANG;
 use quiver_model::Id;
@@ -62,21 +64,27 @@ impl Evaluator<'_> {
             _ => return Ok(None),
         };
         let first = self.vars.get(first);
+        // Past the first key, rows tied on it are told apart by the others: all are read.
+        let ties = match keys.len() {
+            1 => Ties::Any,
+            _ => Ties::All,
+        };
         if subject == object || k == 0 {
             return Ok(None);
         }
         let ctx = self.context(planned.graph);
         let (candidates, order) = match pattern.predicate {
             Pred::Const(predicate) if first == Some(object) => (
-                object_order_candidates(&ctx, predicate, k, descending)?,
+                object_order_candidates(&ctx, predicate, (k, ties), descending)?,
                 "object",
             ),
             Pred::Const(predicate) if first == Some(subject) => (
-                subject_order_candidates(&ctx, Some(predicate), k, descending)?,
+                subject_order_candidates(&ctx, Some(predicate), (k, ties), descending)?,
                 "subject",
             ),
             Pred::Var(p) if first == Some(subject) && p != subject && p != object => {
-                let Some(candidates) = subject_order_candidates(&ctx, None, k, descending)? else {
+                let Some(candidates) = subject_order_candidates(&ctx, None, (k, ties), descending)?
+                else {
                     return Ok(None);
                 };
                 self.notes.borrow_mut().push(format!(
@@ -105,6 +113,16 @@ impl Evaluator<'_> {
     }
 }
 
+/// Which rows of the last object (or subject) a top-k's candidates must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ties {
+    /// All of them: keys after the first tell them apart.
+    All,
+    /// Only as many as the `k` still need: the first key is the only one, and rows tied on
+    /// every key may be any of them.
+    Any,
+}
+
 /// The candidates of a top-k over `?s predicate ?o` (`?s ?p ?o` when `predicate` is
 /// `None`) in the order of `?s`, first (`descending` or not): every edge out of the first
 /// subjects (the last, when descending) until they hold `k` rows, and out of every subject
@@ -113,7 +131,7 @@ impl Evaluator<'_> {
 pub fn subject_order_candidates(
     ctx: &crate::context::ExecContext<'_>,
     predicate: Option<quiver_model::PredId>,
-    k: usize,
+    (k, ties): (usize, Ties),
     descending: bool,
 ) -> Result<Option<Candidates>, QueryError> {
     let dictionary = ctx.store.dictionary();
@@ -157,9 +175,12 @@ pub fn subject_order_candidates(
     appended.dedup();
     let mut memory = ctx.reservation();
     let mut candidates = Candidates::default();
-    let add = |vertex: Id, candidates: &mut Candidates| {
+    // Every edge out of `vertex`, at most until the candidates hold `until` rows.
+    let add = |vertex: Id, candidates: &mut Candidates, until: usize| {
         for &p in &predicates {
             let objects = ctx.graph.get(vertex, p, Direction::Out);
+            let room = until.saturating_sub(candidates.subjects.len());
+            let objects = &objects[..objects.len().min(room)];
             candidates
                 .subjects
                 .extend(std::iter::repeat_n(vertex, objects.len()));
@@ -177,14 +198,19 @@ pub fn subject_order_candidates(
             ctx.check()?;
             memory.try_resize(candidates.subjects.len() * 3 * ID_BYTES)?;
         }
-        add(vertex, &mut candidates);
+        let until = match ties {
+            Ties::All => usize::MAX,
+            Ties::Any => k,
+        };
+        add(vertex, &mut candidates, until);
     }
     if candidates.subjects.len() < k {
         return Ok(None);
     }
     for (i, &vertex) in appended.iter().enumerate() {
         ctx.tick(i)?;
-        add(vertex, &mut candidates);
+        // Every row of a subject appended after the sort: its place is not known yet.
+        add(vertex, &mut candidates, usize::MAX);
     }
     memory.try_resize(candidates.subjects.len() * 3 * ID_BYTES)?;
     Ok(Some(candidates))
@@ -200,7 +226,7 @@ pub fn subject_order_candidates(
 pub fn object_order_candidates(
     ctx: &crate::context::ExecContext<'_>,
     predicate: quiver_model::PredId,
-    k: usize,
+    (k, ties): (usize, Ties),
     descending: bool,
 ) -> Result<Option<Candidates>, QueryError> {
     // Sorted, as the index keeps them (patched lists are merged in order); checking would
@@ -217,8 +243,9 @@ pub fn object_order_candidates(
     let mut memory = ctx.reservation();
     let mut subjects: Vec<Id> = Vec::new();
     let mut values: Vec<Id> = Vec::new();
-    let add = |value: Id, subjects: &mut Vec<Id>, values: &mut Vec<Id>| {
+    let add = |value: Id, subjects: &mut Vec<Id>, values: &mut Vec<Id>, room: usize| {
         let found = ctx.graph.get(value, predicate, Direction::In);
+        let found = &found[..found.len().min(room)];
         subjects.extend_from_slice(found);
         values.extend(std::iter::repeat_n(value, found.len()));
     };
@@ -240,14 +267,19 @@ pub fn object_order_candidates(
             ctx.check()?;
             memory.try_resize(subjects.len() * 2 * ID_BYTES)?;
         }
-        add(value, &mut subjects, &mut values);
+        let room = match ties {
+            Ties::All => usize::MAX,
+            Ties::Any => k.saturating_sub(subjects.len()),
+        };
+        add(value, &mut subjects, &mut values, room);
     }
     if subjects.len() < k {
         return Ok(None);
     }
     for (i, &value) in objects[appended..].iter().enumerate() {
         ctx.tick(i)?;
-        add(value, &mut subjects, &mut values);
+        // Every row of an object appended after the sort: its place is not known yet.
+        add(value, &mut subjects, &mut values, usize::MAX);
     }
     memory.try_resize(subjects.len() * 2 * ID_BYTES)?;
     Ok(Some(Candidates {
