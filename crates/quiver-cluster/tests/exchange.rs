@@ -568,6 +568,18 @@ fn a_top_k_over_terms_of_every_kind_gives_the_whole_stores_rows() {
     }
 }
 
+/// The rows moved by `limited` (a query under `LIMIT 10`) on `workers`, after checking
+/// that it gives 10 rows, each one of `whole` (the query's sorted answers without it).
+fn ten_of(store: &Store, limited: &str, whole: &[String], workers: u32) -> Exchanged {
+    let (rows, exchanged) = answers_moving(store, limited, workers);
+    assert_eq!(rows.len(), 10, "{limited} on {workers} workers");
+    assert!(
+        rows.iter().all(|row| whole.binary_search(row).is_ok()),
+        "{limited} on {workers} workers: {rows:?}"
+    );
+    exchanged
+}
+
 /// Groups read from the index under a LIMIT in no order: each worker sends its first
 /// groups alone where each is whole there or only keys are read (a few rows moved, not
 /// every group), each with the whole store's count; where a group's count is spread over
@@ -599,17 +611,50 @@ fn groups_read_from_the_index_under_a_limit_move_the_first_groups() {
         assert!(whole.len() > 100, "{query}");
         let limited = format!("{all} LIMIT 10");
         for workers in [2u32, 3] {
-            let (rows, exchanged) = answers_moving(&store, &limited, workers);
-            assert_eq!(rows.len(), 10, "{limited} on {workers} workers");
-            assert!(
-                rows.iter().all(|row| whole.binary_search(row).is_ok()),
-                "{limited} on {workers} workers: {rows:?}"
-            );
+            let exchanged = ten_of(&store, &limited, &whole, workers);
             let bound = 11 * u64::from(workers);
             assert_eq!(
                 exchanged.rows <= bound,
                 first,
                 "{limited} on {workers} workers moved {exchanged:?}"
+            );
+        }
+    }
+}
+
+/// A GROUP BY under a LIMIT in no order, with aggregates the index cannot give (SAMPLE,
+/// GROUP_CONCAT, MAX), groups the rows of a few values of its key, seeded from the
+/// coordinator's part of the index: whole groups of the full answer, and few rows moved.
+#[test]
+fn groups_under_a_limit_move_the_rows_of_a_few_values() {
+    let store = common::lubm1();
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    for (pattern, query) in [
+        // (Every student has one advisor: the SAMPLE has one value to pick.)
+        (
+            "?x ub:advisor ?a ; ub:takesCourse ?c",
+            "SELECT ?x (SAMPLE(?a) AS ?s) (COUNT(?c) AS ?n) WHERE { ?x ub:advisor ?a ; ub:takesCourse ?c } GROUP BY ?x",
+        ),
+        (
+            "?x ub:takesCourse ?c",
+            "SELECT ?c (MAX(?x) AS ?m) WHERE { ?x ub:takesCourse ?c } GROUP BY ?c",
+        ),
+        (
+            "?x ub:advisor ?a . ?a ub:name ?n",
+            "SELECT ?x (GROUP_CONCAT(?n) AS ?all) WHERE { ?x ub:advisor ?a . ?a ub:name ?n } GROUP BY ?x",
+        ),
+    ] {
+        let all = format!("{prefix} {query}");
+        let pattern_rows = count_rows(&store, &format!("{prefix} SELECT * {{ {pattern} }}"), None);
+        let whole = common::sorted_answers(&store, &all, None);
+        assert!(whole.len() > 100, "{query}");
+        let limited = format!("{all} LIMIT 10");
+        for workers in [2u32, 3] {
+            let exchanged = ten_of(&store, &limited, &whole, workers);
+            // The rows of the groups of 16 values at most, a few per value.
+            assert!(
+                exchanged.rows * 10 < pattern_rows as u64,
+                "{limited} on {workers} workers moved {exchanged:?} of {pattern_rows} rows"
             );
         }
     }

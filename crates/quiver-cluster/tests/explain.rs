@@ -354,6 +354,56 @@ fn a_top_k_in_subject_order_is_read_in_order_on_the_workers() {
     }
 }
 
+/// MIN and MAX of one pattern's variable with no keys are read from the ends of its order
+/// on every worker (one row each, per end asked), not by walking every value, and give
+/// the whole store's answer; over two patterns, each worker cuts its own rows to its
+/// first, and the answer holds too.
+#[test]
+fn min_and_max_are_read_in_order_on_the_workers() {
+    let store = common::lubm1();
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    for (query, in_order) in [
+        ("SELECT (MAX(?n) AS ?m) { ?x ub:name ?n }", true),
+        (
+            "SELECT (MIN(?n) AS ?a) (MAX(?n) AS ?b) { ?x ub:name ?n }",
+            true,
+        ),
+        ("SELECT (MIN(?x) AS ?a) { ?x ub:emailAddress ?e }", true),
+        ("SELECT (MIN(?s) AS ?a) (MAX(?s) AS ?b) { ?s ?p ?o }", true),
+        (
+            "SELECT (MAX(?c) AS ?a) { ?x ub:takesCourse ?c . ?x ub:advisor ?y }",
+            false,
+        ),
+    ] {
+        let query = format!("{prefix} {query}");
+        let whole = common::sorted_answers(&store, &query, None);
+        assert_eq!(whole.len(), 1, "{query}");
+        for workers in [2u32, 3] {
+            let partitions: Arc<dyn BgpPartitions> =
+                Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let rows = common::sorted_answers(&store, &query, Some(partitions.clone()));
+            assert_eq!(rows, whole, "{query} on {workers} workers");
+            let profile = profile(&store, &query, partitions, true);
+            assert!(!profile.bgps.is_empty(), "{query}");
+            for bgp in &profile.bgps {
+                let trace = bgp.partitions.as_ref().expect("a trace");
+                let read: Vec<_> = trace
+                    .work
+                    .iter()
+                    .filter(|w| w.role == WorkerRole::Ordered)
+                    .collect();
+                let expected = if in_order { workers as usize } else { 0 };
+                assert_eq!(read.len(), expected, "{query}: {:?}", trace.work);
+                assert!(
+                    read.iter().all(|w| w.rows_out <= 1),
+                    "{query}: {:?}",
+                    trace.work
+                );
+            }
+        }
+    }
+}
+
 /// A FILTER decided by ranges of ids is checked on the workers, and EXPLAIN says so; one
 /// that is not (a comparison of numbers' values) is not.
 #[test]

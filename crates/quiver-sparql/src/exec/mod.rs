@@ -45,6 +45,8 @@ mod extend;
 mod filter;
 mod graph_var;
 pub mod group;
+mod group_extremes;
+mod group_first;
 mod group_pairs;
 mod group_partitions;
 mod id_filter;
@@ -500,6 +502,14 @@ impl<'a> Evaluator<'a> {
                 keys,
                 aggregates,
             } => {
+                if let Some(table) = self.extremes_by_order(inner, keys, aggregates)? {
+                    return Ok(table);
+                }
+                if let Some(limit) = limit {
+                    if let Some(table) = self.first_groups_seeded(inner, keys, aggregates, limit)? {
+                        return Ok(table);
+                    }
+                }
                 if let Some(table) = self.group_over_pairs(inner, keys, aggregates)? {
                     return Ok(table);
                 }
