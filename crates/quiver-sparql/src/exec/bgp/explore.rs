@@ -19,6 +19,7 @@ use quiver_model::{Id, PredId};
 use quiver_store::Direction;
 use rayon::prelude::*;
 
+use super::intersect::PartnerSets;
 use super::step_io::{end, Bounded, End};
 use crate::bgp::{Bgp, Pattern, Pred};
 pub use crate::context::ExecContext;
@@ -148,6 +149,16 @@ fn explore_all(
     let mut held = ctx.reservation();
     let mut k = 0;
     while k < steps.len() {
+        // Many rows (a seeded pattern's input, or what the steps so far found) run the
+        // rest of the steps in morsels on all threads, unless the device takes them.
+        let rest = &steps[k..];
+        if ctx.threads > 1
+            && table.rows >= PARALLEL_MIN_ROWS
+            && !super::device::takes_next(bgp, rest, &table, ctx)
+        {
+            table = explore_parallel(bgp, rest, table, ctx, profile)?;
+            break;
+        }
         let step = &steps[k];
         if let Some((done, taken)) =
             super::device::run_on_device(bgp, &steps[k..], &table, ctx, profile)?
@@ -156,7 +167,7 @@ fn explore_all(
             k += taken;
         } else {
             let (micros, split);
-            (table, micros, split) = timed_step(bgp, step, &table, ctx)?;
+            (table, micros, split) = timed_step(bgp, step, &table, ctx, None)?;
             profile.push(StepProfile {
                 step: *step,
                 rows: table.rows,
@@ -168,15 +179,6 @@ fn explore_all(
             k += 1;
         }
         held.try_resize(table.heap_bytes())?;
-        let rest = &steps[k..];
-        if ctx.threads > 1
-            && !rest.is_empty()
-            && table.rows >= PARALLEL_MIN_ROWS
-            && !super::device::takes_next(bgp, rest, &table, ctx)
-        {
-            table = explore_parallel(bgp, rest, table, ctx, profile)?;
-            break;
-        }
     }
     apply_equalities(ctx, table, &bgp.equalities)
 }
@@ -191,7 +193,7 @@ pub fn run_step(
     table: &Table,
 ) -> Result<Table, QueryError> {
     ensure_addressable(table.rows)?;
-    timed_step(bgp, step, table, ctx).map(|(table, _, _)| table)
+    timed_step(bgp, step, table, ctx, None).map(|(table, _, _)| table)
 }
 
 /// Runs `step` of `bgp` over `table`, emitting at most `cap` rows: one step of a plan
@@ -205,7 +207,7 @@ pub fn run_step_bounded(
     cap: usize,
 ) -> Result<(Table, bool), QueryError> {
     ensure_addressable(table.rows)?;
-    bounded_step(bgp, step, table, ctx, cap).map(|(table, truncated, _)| (table, truncated))
+    bounded_step(bgp, step, table, ctx, cap, None).map(|(table, truncated, _)| (table, truncated))
 }
 
 /// Runs the intersecting walk `step` of `bgp` (a step with a partner) over `table`,
@@ -239,15 +241,16 @@ pub fn run_intersection<'l>(
 }
 
 /// `step` of `bgp` over `table`, unbounded, the microseconds it took and whether it split
-/// its rows over threads.
+/// its rows over threads; `sets` are the partner sets a parallel run built for it.
 fn timed_step(
     bgp: &Bgp,
     step: &Step,
     table: &Table,
     ctx: &ExecContext<'_>,
+    sets: Option<&PartnerSets>,
 ) -> Result<(Table, f64, bool), QueryError> {
     let started = Instant::now();
-    let (table, _, split) = bounded_step(bgp, step, table, ctx, usize::MAX)?;
+    let (table, _, split) = bounded_step(bgp, step, table, ctx, usize::MAX, sets)?;
     Ok((table, started.elapsed().as_secs_f64() * 1e6, split))
 }
 
@@ -259,8 +262,10 @@ fn bounded_step(
     table: &Table,
     ctx: &ExecContext<'_>,
     cap: usize,
+    sets: Option<&PartnerSets>,
 ) -> Result<(Table, bool, bool), QueryError> {
     let mut bounded = Bounded::new(ctx, cap);
+    bounded.sets = sets;
     let table = apply_step(
         &bgp.patterns[step.pattern],
         *step,
@@ -280,6 +285,10 @@ fn explore_parallel(
 ) -> Result<Table, QueryError> {
     let morsel = (table.rows / (ctx.threads * 16)).clamp(64, MAX_MORSEL_ROWS);
     let starts: Vec<usize> = (0..table.rows).step_by(morsel).collect();
+    // The constant partner lists every morsel would otherwise turn into bit sets of its
+    // own are turned once, for all.
+    let mut sets_memory = ctx.reservation();
+    let sets = PartnerSets::of(bgp, steps, table.rows, ctx, &mut sets_memory);
     // Each morsel copies its rows on its own thread, just before its steps read them.
     let run = || {
         starts
@@ -291,7 +300,7 @@ fn explore_parallel(
                 let mut local = Vec::with_capacity(steps.len());
                 for step in steps {
                     let micros;
-                    (part, micros, _) = timed_step(bgp, step, &part, ctx)?;
+                    (part, micros, _) = timed_step(bgp, step, &part, ctx, Some(&sets))?;
                     memory.try_resize(part.heap_bytes())?;
                     local.push((part.rows, micros));
                 }

@@ -6,11 +6,11 @@ use quiver_store::Direction;
 use rayon::prelude::*;
 
 use super::step_io::{end, Bounded, End, PARALLEL_MIN_ROWS};
-use crate::bgp::{Node, Pattern, Pred};
+use crate::bgp::{Bgp, Node, Pattern, Pred};
 use crate::context::{table_bytes, ExecContext};
 use crate::error::QueryError;
 use crate::exec::parallel::{min_parallel_work, on_workers};
-use crate::memory::ID_BYTES;
+use crate::memory::{Reservation, ID_BYTES};
 use crate::step::{Step, StepKind};
 use crate::table::{Table, VarId};
 
@@ -42,9 +42,15 @@ pub(crate) fn intersect_step(
     // A constant partner (`?x rdf:type C`) intersects every row with the same list: once
     // the rows have spent on it a fair share of its length, it becomes a bit set.
     let mut members = match other_source {
-        End::Const(b) => Members::Pending {
-            list: graph.get(b, q, other_direction),
-            spent: 0,
+        End::Const(b) => match bounded
+            .sets
+            .and_then(|sets| sets.get(b, q, other_direction))
+        {
+            Some(bits) => Members::Shared(bits),
+            None => Members::Pending {
+                list: graph.get(b, q, other_direction),
+                spent: 0,
+            },
         },
         _ => Members::PerRow,
     };
@@ -306,6 +312,8 @@ enum Members<'g> {
     Bits(BitSet),
     /// The same list, kept as a list for good.
     List(&'g [Id]),
+    /// The same list, as a bit set a parallel run built for all its morsels.
+    Shared(&'g BitSet),
 }
 
 impl Members<'_> {
@@ -318,11 +326,73 @@ impl Members<'_> {
                 out.clear();
                 out.extend(left.iter().copied().filter(|&x| bits.contains(x)));
             }
+            Members::Shared(bits) => {
+                out.clear();
+                out.extend(left.iter().copied().filter(|&x| bits.contains(x)));
+            }
             Members::Pending { list, .. } | Members::List(list) => {
                 intersect_sorted(left, list, out)
             }
             Members::PerRow => intersect_sorted(left, right(), out),
         }
+    }
+}
+
+/// The bit sets of the constant partner lists of the steps of a parallel run, built once
+/// before its morsels start: each morsel would otherwise look up enough elements to build
+/// one of its own, and a set's cost is its largest id's, not the morsel's rows (LUBM-100's
+/// graduate courses against 252 K students' courses, split in 32 morsels: 24 ms on one
+/// thread, 65 ms summed in parallel).
+pub(crate) struct PartnerSets {
+    sets: Vec<((Id, PredId, Direction), BitSet)>,
+}
+
+impl PartnerSets {
+    /// The sets of `steps`' intersections with a constant partner whose list is worth a set
+    /// ([`BitSet::worth_building`]) for `rows` lookups (the run's input rows, a lower
+    /// bound when each finds a list), as far as `memory` grants them.
+    pub(crate) fn of(
+        bgp: &Bgp,
+        steps: &[Step],
+        rows: usize,
+        ctx: &ExecContext<'_>,
+        memory: &mut Reservation<'_>,
+    ) -> Self {
+        let mut sets: Vec<((Id, PredId, Direction), BitSet)> = Vec::new();
+        for step in steps {
+            let Some((other, direction)) = step
+                .partner
+                .map(|(p, direction)| (&bgp.patterns[p], direction))
+            else {
+                continue;
+            };
+            let source = match direction {
+                Direction::Out => other.subject,
+                Direction::In => other.object,
+            };
+            let (Node::Const(b), Pred::Const(q)) = (source, other.predicate) else {
+                continue;
+            };
+            let key = (b, q, direction);
+            if sets.iter().any(|(k, _)| *k == key) {
+                continue;
+            }
+            let list = ctx.graph.get(b, q, direction);
+            if let Some(words) = BitSet::worth_building(list, rows) {
+                if memory.try_grow_optional(words * 8) {
+                    sets.push((key, BitSet::of(list, words)));
+                }
+            }
+        }
+        Self { sets }
+    }
+
+    fn get(&self, b: Id, q: PredId, direction: Direction) -> Option<&BitSet> {
+        let key = (b, q, direction);
+        self.sets
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, set)| set)
     }
 }
 

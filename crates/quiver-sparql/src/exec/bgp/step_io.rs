@@ -3,6 +3,7 @@
 
 use quiver_model::Id;
 
+use super::intersect::PartnerSets;
 use crate::bgp::Node;
 use crate::context::{ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;
@@ -51,6 +52,8 @@ pub(crate) struct Bounded<'c, 'a> {
     pub memory: Reservation<'a>,
     /// Set by a step that split its rows over the query's threads.
     pub split: bool,
+    /// The constant partner lists' bit sets a parallel run built for all its morsels.
+    pub sets: Option<&'c PartnerSets>,
 }
 
 impl<'c, 'a> Bounded<'c, 'a> {
@@ -61,6 +64,7 @@ impl<'c, 'a> Bounded<'c, 'a> {
             truncated: false,
             memory: ctx.reservation(),
             split: false,
+            sets: None,
         }
     }
 
