@@ -414,36 +414,35 @@ impl Evaluator<'_> {
             }
         }
         ensure_addressable(table.rows)?;
-        let mut input = table.reshape(&[&seeds[..], &carried[..]].concat());
-        input.vars.push(ROW_VAR);
-        input.columns.push((0..table.rows as Id).collect());
-        let steps = crate::planner::plan(
+        let (steps, seeded_cost) = crate::planner::plan_costed(
             &planned.bgp,
             self.store,
             self.context(planned.graph).graph,
             &seeds,
             table.rows as f64,
         );
+        if carried.is_empty() {
+            let alone = self.exists_alone(planned, &after, table, &seeds, seeded_cost, negated)?;
+            if let Some(keep) = alone {
+                return Ok(Some(table.gather(&keep)));
+            }
+        }
+        let mut input = table.reshape(&[&seeds[..], &carried[..]].concat());
+        input.vars.push(ROW_VAR);
+        input.columns.push((0..table.rows as Id).collect());
         let mut local = planned.clone();
         local.seeded = Some((seeds, steps));
-        let mut found = self.bgp(&local, input, true, None)?;
-        let ctx = self.ctx();
+        let found = self.row_numbers_found(&local, input, after.is_empty())?;
+        let rows = found.rows;
+        let found = self.after_exists(found, &after)?;
         if !after.is_empty() {
-            let rows = found.rows;
-            for step in after {
-                found = match step {
-                    After::Filter(expression) => self.filter_rows(found, expression)?,
-                    After::Values(values) => {
-                        hash_join(&ctx, &found, &self.evaluate(values)?, false)?
-                    }
-                };
-            }
             self.notes.borrow_mut().push(format!(
                 "exists: the pattern seeded with {} rows at once, its filters keeping {} of \
                  the {rows} rows found",
                 table.rows, found.rows
             ));
         }
+        let ctx = self.ctx();
         let mut matched = vec![false; table.rows];
         for (i, &row) in found.column(ROW_VAR).unwrap_or(&[]).iter().enumerate() {
             ctx.tick(i)?;
@@ -457,6 +456,47 @@ impl Evaluator<'_> {
             }
         }
         Ok(Some(table.gather(&keep)))
+    }
+
+    /// The rows `seeded` (a pattern planned from the seed columns of `input`) finds from
+    /// `input`'s rows, each with its row's number (`ROW_VAR`). Over partitions, when only
+    /// the row numbers are read (`only_numbers`: no filter runs after the pattern), only
+    /// whether a row found a match is: each worker sends each row number it found once,
+    /// not every match.
+    fn row_numbers_found(
+        &self,
+        seeded: &PlannedBgp,
+        input: Table,
+        only_numbers: bool,
+    ) -> Result<Table, QueryError> {
+        let counting = only_numbers && self.partitions.is_some();
+        if counting {
+            *self.pending_count_by.borrow_mut() = Some(vec![ROW_VAR]);
+        }
+        let found = self.bgp(seeded, input, true, None);
+        if counting {
+            self.pending_count_by.borrow_mut().take();
+            self.counted.borrow_mut().take();
+        }
+        found
+    }
+
+    /// `found`, the rows an EXISTS pattern's basic graph pattern found, through what runs
+    /// after it (`after`, innermost first).
+    pub(super) fn after_exists(
+        &self,
+        mut found: Table,
+        after: &[After<'_>],
+    ) -> Result<Table, QueryError> {
+        for step in after {
+            found = match step {
+                After::Filter(expression) => self.filter_rows(found, expression)?,
+                After::Values(values) => {
+                    hash_join(&self.ctx(), &found, &self.evaluate(values)?, false)?
+                }
+            };
+        }
+        Ok(found)
     }
 
     /// The rows of `table` that have a match of `planned` (none, when `negated`) when the
@@ -599,7 +639,7 @@ fn lone_edge(
 /// What runs on the rows an EXISTS pattern's basic graph pattern finds: a FILTER of the
 /// pattern, or a join with the VALUES row its `?v = <iri>` conjunct became (an
 /// `Operator::Values` over variables of the pattern).
-enum After<'o> {
+pub(super) enum After<'o> {
     Filter(&'o Expression),
     Values(&'o Operator),
 }

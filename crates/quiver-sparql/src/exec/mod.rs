@@ -40,6 +40,7 @@ pub mod bgp;
 mod computed_terms;
 mod distinct;
 pub mod edges;
+mod exists_alone;
 mod expression;
 mod extend;
 mod filter;

@@ -109,6 +109,19 @@ pub fn plan(
     plan_over(bgp, (store, &Spread::ONE), graph, bound, seed_rows)
 }
 
+/// [`plan`] with its cost: the rows it expects after each step, summed (before walks are
+/// fused with their partners, so a walk whose rows an intersection would drop counts
+/// them). Two plans of the same pattern, seeded differently, compare by it.
+pub fn plan_costed(
+    bgp: &Bgp,
+    store: &Store,
+    graph: &GraphIndex,
+    bound: &[VarId],
+    seed_rows: f64,
+) -> (Vec<Step>, f64) {
+    planned(bgp, (store, &Spread::ONE), graph, bound, seed_rows)
+}
+
 /// [`plan`] over a store spread as `spread` says (the rows its plan moves between
 /// partitions counted in its cost), planned with `store`'s statistics.
 pub fn plan_over(
@@ -118,6 +131,17 @@ pub fn plan_over(
     bound: &[VarId],
     seed_rows: f64,
 ) -> Vec<Step> {
+    planned(bgp, (store, spread), graph, bound, seed_rows).0
+}
+
+/// [`plan_over`] and the plan's cost (see [`plan_costed`]).
+fn planned(
+    bgp: &Bgp,
+    (store, spread): (&Store, &Spread),
+    graph: &GraphIndex,
+    bound: &[VarId],
+    seed_rows: f64,
+) -> (Vec<Step>, f64) {
     let estimator = Estimator {
         store,
         graph,
@@ -133,7 +157,7 @@ pub fn plan_over(
         steps: Vec::new(),
     };
     if bgp.patterns.is_empty() {
-        return Vec::new();
+        return (Vec::new(), 0.0);
     }
     // With seeds connected to the patterns, grow from them; else try every start.
     let connected = bgp
@@ -157,10 +181,10 @@ pub fn plan_over(
     if let Some(best) = &mut best {
         search::improve(&estimator, bgp, candidates, best);
     }
-    let steps = best.map(|b| b.steps).unwrap_or_default();
+    let (steps, cost) = best.map(|b| (b.steps, b.cost)).unwrap_or_default();
     let steps = crate::fuse::fuse_intersections(bgp, store, graph, steps, bound);
     crate::degree::note_plan(&steps);
-    steps
+    (steps, cost)
 }
 
 /// A step that can come next, and the rows expected after it.
