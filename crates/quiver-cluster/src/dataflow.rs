@@ -805,6 +805,7 @@ impl BgpPartitions for TimelyPartitions {
                 keep: request.keep.clone(),
                 // Counted on the workers only where no bound may cut the rows.
                 count_by: request.count_by.clone().filter(|_| request.limit.is_none()),
+                distinct_only: request.distinct_only,
                 extremes: request
                     .extremes
                     .clone()
@@ -916,6 +917,7 @@ impl BgpPartitions for TimelyPartitions {
             rdf_type: self.rdf_type,
             keep: None,
             count_by: None,
+            distinct_only: false,
             extremes: None,
             top: None,
             passes: Vec::new(),

@@ -857,6 +857,39 @@ fn a_filter_exists_of_one_edge_is_decided_where_the_rows_are() {
     }
 }
 
+/// FILTER (NOT) EXISTS over two patterns, seeded with every row: the workers send back
+/// each row number they found once, not every match. The outer rows `G` reach the
+/// coordinator (those found elsewhere, `G (w - 1) / w` of them), go out to be seeded (as
+/// many), and come back at most once each: about `3 G (w - 1) / w` rows in all, where every
+/// match coming back (two courses a graduate student) made it `4 G (w - 1) / w`.
+#[test]
+fn an_exists_of_two_patterns_moves_each_row_it_found_once() {
+    let store = common::lubm1();
+    let prefix = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> \
+                  PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> ";
+    let outer = "?x rdf:type ub:GraduateStudent";
+    let all = count_rows(&store, &format!("{prefix} SELECT ?x {{ {outer} }}"), None);
+    for filter in [
+        "FILTER NOT EXISTS { ?x ub:takesCourse ?c . ?c rdf:type ub:GraduateCourse }",
+        "FILTER EXISTS { ?x ub:takesCourse ?c . ?c rdf:type ub:GraduateCourse }",
+    ] {
+        let query = format!("{prefix} SELECT ?x WHERE {{ {outer} {filter} }}");
+        let whole = common::sorted_answers(&store, &query, None);
+        for workers in [2u32, 3] {
+            let (rows, exchanged) = answers_moving(&store, &query, workers);
+            assert_eq!(rows, whole, "{workers} workers: {query}");
+            let elsewhere = all as f64 * f64::from(workers - 1) / f64::from(workers);
+            let bound = (3.3 * elsewhere) as u64;
+            assert!(
+                exchanged.rows <= bound,
+                "{workers} workers moved {} rows for {all} graduate students (at most \
+                 {bound}): {query}",
+                exchanged.rows
+            );
+        }
+    }
+}
+
 /// The same checks under a LIMIT: the workers stop once enough rows passed them (the run
 /// asked again with a larger bound while too few did), so what moves is about the rows
 /// asked, not every row that passes; the rows are some of the whole store's answers, as

@@ -52,6 +52,10 @@ pub struct PartitionedBgp<'a> {
     /// ([`Explored::counts`]) instead of the rows. Only set without `limit` and where the
     /// pattern has no equalities.
     pub count_by: Option<Vec<crate::table::VarId>>,
+    /// Under `count_by`, only which keys were found is read, not how many rows each
+    /// stands for (a DISTINCT; the row numbers an EXISTS pattern found): the partitions
+    /// may send each key once, without its count, where that makes the rows fewer.
+    pub distinct_only: bool,
     /// Only the first rows in an order are read (an ORDER BY of variables under a LIMIT,
     /// right above the pattern): the partitions may keep, of the rows each worker sends
     /// on, those [`TopRows::cut`] keeps. Only set without `limit` and `count_by` and

@@ -168,6 +168,7 @@ impl PartitionedEdges<'_> {
                 state: self.state,
                 keep: None,
                 count_by: None,
+                distinct_only: false,
                 top: None,
                 extremes: None,
                 limit: None,

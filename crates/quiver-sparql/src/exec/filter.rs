@@ -461,8 +461,9 @@ impl Evaluator<'_> {
     /// The rows `seeded` (a pattern planned from the seed columns of `input`) finds from
     /// `input`'s rows, each with its row's number (`ROW_VAR`). Over partitions, when only
     /// the row numbers are read (`only_numbers`: no filter runs after the pattern), only
-    /// whether a row found a match is: each worker sends each row number it found once,
-    /// not every match.
+    /// whether a row found a match is: the workers send the row numbers as the keys of a
+    /// count nobody reads (`PartitionedBgp::distinct_only`), each once where that makes
+    /// them fewer, not every match.
     fn row_numbers_found(
         &self,
         seeded: &PlannedBgp,
@@ -472,10 +473,12 @@ impl Evaluator<'_> {
         let counting = only_numbers && self.partitions.is_some();
         if counting {
             *self.pending_count_by.borrow_mut() = Some(vec![ROW_VAR]);
+            self.pending_distinct_only.set(true);
         }
         let found = self.bgp(seeded, input, true, None);
         if counting {
             self.pending_count_by.borrow_mut().take();
+            self.pending_distinct_only.set(false);
             self.counted.borrow_mut().take();
         }
         found

@@ -136,6 +136,8 @@ pub struct Evaluator<'a> {
     /// The columns by which that pattern's rows may be counted where they are, when the
     /// GROUP BY (or DISTINCT) above it reads no other (`PartitionedBgp::count_by`).
     pending_count_by: RefCell<Option<Vec<VarId>>>,
+    /// The counts of `pending_count_by` are not read (`PartitionedBgp::distinct_only`).
+    pending_distinct_only: Cell<bool>,
     /// The first rows in an order, all a top-k right above that pattern reads
     /// (`PartitionedBgp::top`).
     pending_top: RefCell<Option<crate::top_rows::TopRows>>,
@@ -187,6 +189,7 @@ impl<'a> Evaluator<'a> {
             rows_built: Cell::new(0),
             pending_columns: RefCell::new(None),
             pending_count_by: RefCell::new(None),
+            pending_distinct_only: Cell::new(false),
             pending_top: RefCell::new(None),
             pending_extremes: RefCell::new(None),
             pending_passes: RefCell::new(Vec::new()),
@@ -461,9 +464,11 @@ impl<'a> Evaluator<'a> {
                     // found on each worker before the rows leave it (its counts unread).
                     if let Some(keys) = self.distinct_keys(inner) {
                         *self.pending_count_by.borrow_mut() = Some(keys);
+                        self.pending_distinct_only.set(true);
                     }
                     let table = self.evaluate(inner);
                     self.pending_count_by.borrow_mut().take();
+                    self.pending_distinct_only.set(false);
                     self.counted.borrow_mut().take();
                     distinct(&self.ctx(), &table?)?
                 }

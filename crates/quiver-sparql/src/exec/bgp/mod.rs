@@ -65,6 +65,7 @@ impl Evaluator<'_> {
                         .pending_count_by
                         .take()
                         .filter(|_| planned.bgp.equalities.is_empty() && limit.is_none()),
+                    distinct_only: self.pending_distinct_only.take(),
                     extremes: self
                         .pending_extremes
                         .take()
