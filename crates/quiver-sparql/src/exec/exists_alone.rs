@@ -44,8 +44,9 @@ impl Evaluator<'_> {
         let rows = found.rows;
         let found = self.after_exists(found, after)?;
         let ctx = self.ctx();
+        // The set of the found keys: a hash slot each, and a vector's own for wider keys.
         let mut memory = ctx.reservation();
-        memory.try_resize(found.rows * (seeds.len() * ID_BYTES + 16))?;
+        memory.try_resize(found.rows * (seeds.len() * ID_BYTES + 40))?;
         let columns: Vec<&[Id]> = seeds
             .iter()
             .map(|&v| found.column(v).unwrap_or(&[]))

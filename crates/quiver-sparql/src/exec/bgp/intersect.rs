@@ -322,14 +322,8 @@ impl Members<'_> {
     #[inline]
     fn intersect<'r>(&self, left: &[Id], right: impl FnOnce() -> &'r [Id], out: &mut Vec<Id>) {
         match self {
-            Members::Bits(bits) => {
-                out.clear();
-                out.extend(left.iter().copied().filter(|&x| bits.contains(x)));
-            }
-            Members::Shared(bits) => {
-                out.clear();
-                out.extend(left.iter().copied().filter(|&x| bits.contains(x)));
-            }
+            Members::Bits(bits) => bits.keep(left, out),
+            Members::Shared(bits) => bits.keep(left, out),
             Members::Pending { list, .. } | Members::List(list) => {
                 intersect_sorted(left, list, out)
             }
@@ -430,6 +424,13 @@ impl BitSet {
             set.words[x as usize / 64] |= 1 << (x % 64);
         }
         set
+    }
+
+    /// The ids of `left` in the set, into `out`.
+    #[inline]
+    fn keep(&self, left: &[Id], out: &mut Vec<Id>) {
+        out.clear();
+        out.extend(left.iter().copied().filter(|&x| self.contains(x)));
     }
 
     #[inline]
