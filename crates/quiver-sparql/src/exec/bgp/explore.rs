@@ -20,7 +20,7 @@ use quiver_store::Direction;
 use rayon::prelude::*;
 
 use super::intersect::PartnerSets;
-use super::step_io::{end, Bounded, End};
+use super::step_io::{end, Ahead, Bounded, End};
 use crate::bgp::{Bgp, Pattern, Pred};
 pub use crate::context::ExecContext;
 use crate::context::{ensure_addressable, table_bytes, CHECK_STRIDE};
@@ -36,12 +36,6 @@ pub use super::step_io::PARALLEL_MIN_ROWS;
 /// tables of the previous step while they are still in cache (two walks out of the same
 /// vertices read the same records), and its buffers are reused memory, not fresh pages.
 const MAX_MORSEL_ROWS: usize = 1 << 16;
-
-/// Rows from which a walk prefetches the records of the vertices of the rows ahead (the
-/// offsets [`PREFETCH_DISTANCE`] rows ahead, the records at half the distance), so that
-/// the cache misses of many scattered vertices overlap.
-const PREFETCH_MIN_ROWS: usize = 256;
-const PREFETCH_DISTANCE: usize = 64;
 
 /// Measured rows and time of one step (for EXPLAIN).
 #[derive(Debug, Clone)]
@@ -473,18 +467,9 @@ pub(crate) fn apply_step(
     };
     // Read once, so that the row loop does not reload it through `bounded`.
     let cap = bounded.cap;
-    let adjacency = graph.adjacency(direction);
-    let ahead = match source {
-        End::Column(column) if table.rows >= PREFETCH_MIN_ROWS => column,
-        _ => &[],
-    };
+    let ahead = Ahead::of(source, graph.adjacency(direction), table.rows);
     for row in 0..table.rows {
-        if let Some(&vertex) = ahead.get(row + PREFETCH_DISTANCE) {
-            adjacency.prefetch_offset(vertex);
-        }
-        if let Some(&vertex) = ahead.get(row + PREFETCH_DISTANCE / 2) {
-            adjacency.prefetch_record(vertex);
-        }
+        ahead.fetch(row);
         bounded.tick(row, || out.bytes())?;
         if out.len() >= cap {
             bounded.truncated = true;

@@ -5,7 +5,7 @@ use quiver_store::Direction;
 
 use rayon::prelude::*;
 
-use super::step_io::{end, Bounded, End, PARALLEL_MIN_ROWS};
+use super::step_io::{end, Ahead, Bounded, End, PARALLEL_MIN_ROWS};
 use crate::bgp::{Bgp, Node, Pattern, Pred};
 use crate::context::{table_bytes, ExecContext};
 use crate::error::QueryError;
@@ -92,7 +92,12 @@ pub(crate) fn intersect_step(
             return Ok(result);
         }
     }
+    // Both lists of the rows ahead are fetched while this row's are intersected.
+    let ahead = Ahead::of(source, graph.adjacency(direction), table.rows);
+    let partner_ahead = Ahead::of(other_source, graph.adjacency(other_direction), table.rows);
     for row in 0..table.rows {
+        ahead.fetch(row);
+        partner_ahead.fetch(row);
         bounded.tick(row, || selection.len() * (4 + ID_BYTES))?;
         if selection.len() >= cap {
             bounded.truncated = true;
