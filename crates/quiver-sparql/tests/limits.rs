@@ -689,3 +689,42 @@ fn limit_takes_only_the_first_neighbours_of_a_long_list() {
         assert_eq!(run(whole, 1 << 30).unwrap().0, members, "{whole}");
     }
 }
+
+/// The rows of `query` on `threads` threads, in order, and whether a step under its bound
+/// split its rows over the threads.
+fn rows_on_threads(query: &str, threads: usize) -> (Vec<support::Row>, bool) {
+    let store = store();
+    let prepared = prepare(store, query, &PrepareOptions::default()).unwrap();
+    let options = ExecOptions {
+        threads,
+        ..ExecOptions::default()
+    };
+    let (results, profile) = prepared.execute_profiled(store, &options).unwrap();
+    let QueryResults::Solutions(solutions) = results else {
+        panic!("not a SELECT");
+    };
+    let split = profile
+        .bgps
+        .iter()
+        .any(|bgp| bgp.limit.is_some() && bgp.steps.iter().any(|step| step.split));
+    (support::solution_rows(&solutions).1, split)
+}
+
+/// A page far into a pattern (OFFSET past the 16 K rows from which a step under a bound
+/// runs in morsels) is the same page on one thread and on two, and the same rows as the
+/// whole result in its order, sliced: the morsels' rows are cut in the table's order.
+#[test]
+fn a_page_far_in_is_the_same_on_one_thread_and_on_several() {
+    let pattern = "SELECT ?s ?o ?v { ?s <http://x/e> ?o . ?o <http://x/q> ?v }";
+    let (whole, _) = rows_on_threads(pattern, 1);
+    assert_eq!(whole.len(), N);
+    for offset in [0, 17_000, N - 5] {
+        let query = format!("{pattern} OFFSET {offset} LIMIT 10");
+        let (one, _) = rows_on_threads(&query, 1);
+        let (two, split) = rows_on_threads(&query, 2);
+        let end = (offset + 10).min(N);
+        assert_eq!(one, whole[offset..end], "{query}");
+        assert_eq!(two, one, "{query}");
+        assert_eq!(split, offset + 10 >= 16_384, "{query}");
+    }
+}
