@@ -55,9 +55,6 @@ impl Evaluator<'_> {
             .iter()
             .map(|&v| table.column(v).unwrap_or(&[]))
             .collect();
-        let key = |columns: &[&[Id]], row: usize| -> Vec<Id> {
-            columns.iter().map(|column| column[row]).collect()
-        };
         let kept = if let ([values], [probe]) = (&columns[..], &probes[..]) {
             let set: FxHashSet<Id> = values.iter().copied().collect();
             map_morsels(&ctx, table.rows, |range| {
@@ -67,10 +64,18 @@ impl Evaluator<'_> {
                     .collect::<Vec<u32>>()
             })?
         } else {
-            let set: FxHashSet<Vec<Id>> = (0..found.rows).map(|row| key(&columns, row)).collect();
+            let set: FxHashSet<Vec<Id>> = (0..found.rows)
+                .map(|row| columns.iter().map(|column| column[row]).collect())
+                .collect();
             map_morsels(&ctx, table.rows, |range| {
+                // One key buffer per morsel, refilled for each row it looks up.
+                let mut probe = Vec::with_capacity(probes.len());
                 range
-                    .filter(|&row| set.contains(&key(&probes, row)) != negated)
+                    .filter(|&row| {
+                        probe.clear();
+                        probe.extend(probes.iter().map(|column| column[row]));
+                        set.contains(probe.as_slice()) != negated
+                    })
                     .map(|row| row as u32)
                     .collect::<Vec<u32>>()
             })?
