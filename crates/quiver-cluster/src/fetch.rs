@@ -8,13 +8,12 @@
 //! ([`ListCache`]) for the next queries: a cluster's partitions are read-only, so a list
 //! stays valid for as long as the worker serves them.
 
-use std::collections::HashMap;
-
 use quiver_model::{Id, PredId};
 use quiver_sparql::dataset::GraphRef;
 use quiver_sparql::step::Step;
 use quiver_sparql::table::Table;
 use quiver_store::Direction;
+use rustc_hash::FxHashMap;
 
 /// Which list: a graph's record of a vertex over a predicate, in a direction.
 pub(crate) type ListKey = (GraphRef, PredId, Direction, Id);
@@ -25,7 +24,7 @@ const CACHE_IDS: usize = 1 << 23;
 /// Lists a worker fetched from other partitions, by graph, predicate, direction and vertex.
 #[derive(Default)]
 pub(crate) struct ListCache {
-    lists: HashMap<ListKey, Vec<Id>>,
+    lists: FxHashMap<ListKey, Vec<Id>>,
     ids: usize,
 }
 
@@ -66,13 +65,13 @@ pub(crate) struct Waiting {
     /// Owners yet to answer.
     pub pending: usize,
     /// The lists fetched for these rows, by the partner's source value.
-    pub lists: HashMap<Id, Vec<Id>>,
+    pub lists: FxHashMap<Id, Vec<Id>>,
 }
 
 /// The rows waiting on each worker, by a number the worker gives each batch.
 #[derive(Default)]
 pub(crate) struct Stash {
-    waiting: HashMap<u64, Waiting>,
+    waiting: FxHashMap<u64, Waiting>,
     next: u64,
 }
 
@@ -134,7 +133,7 @@ mod tests {
             carried: Carried::default(),
             truncated: false,
             pending: 2,
-            lists: HashMap::new(),
+            lists: FxHashMap::default(),
         };
         let batch = stash.park(waiting);
         let piece = |value: Id| vec![(value, vec![value + 100])];

@@ -10,7 +10,7 @@
 //! cancellation when the asker gives up, and a worker drops every later message of that
 //! query.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -26,6 +26,7 @@ use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::Table;
 use quiver_store::partition::owner;
 use quiver_store::{GraphIndex, Store};
+use rustc_hash::FxHashMap;
 
 use crate::buffers::{answer_pieces, cut};
 use crate::fetch::{ListCache, Stash, Waiting};
@@ -323,7 +324,7 @@ impl Worker {
                             },
                             truncated,
                             pending: 0,
-                            lists: HashMap::new(),
+                            lists: FxHashMap::default(),
                         };
                         self.fetch(waiting, &state)
                     }

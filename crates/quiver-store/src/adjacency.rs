@@ -167,29 +167,53 @@ impl<'a> View<'a> {
         }
     }
 
-    /// Hints the CPU to fetch the offset entries of `vertex` (stage one of a batched
-    /// lookup; dense adjacencies only).
+    /// Hints the CPU to fetch what a lookup of `vertex` reads first (stage one of a
+    /// batched lookup): a dense adjacency's offset entries, a sparse one's rank block.
     #[inline]
     pub fn prefetch_offset(&self, vertex: Id) {
-        if self.vertices.is_none() {
-            let entry = self.offsets.as_ptr().wrapping_add(vertex as usize);
-            prefetch_read(entry as *const u8);
-            prefetch_read(entry.wrapping_add(1) as *const u8);
+        match (self.vertices, self.rank) {
+            (None, _) => {
+                let entry = self.offsets.as_ptr().wrapping_add(vertex as usize);
+                prefetch_read(entry as *const u8);
+                prefetch_read(entry.wrapping_add(1) as *const u8);
+            }
+            (Some(_), Some(rank)) => rank.prefetch(vertex),
+            (Some(_), None) => {}
         }
     }
 
-    /// Hints the CPU to fetch the record of `vertex` (stage two: reads the offset entries,
-    /// which stage one brought into cache): its first and its last cache line, so a short
-    /// record that straddles a line boundary arrives whole.
+    /// Stage two of a sparse adjacency's batched lookup: the offset entries of `vertex`'s
+    /// slot, read from the rank block that stage one brought into cache (a dense
+    /// adjacency's stage one fetched them already).
+    #[inline]
+    pub fn prefetch_slot(&self, vertex: Id) {
+        if let (Some(_), Some(rank)) = (self.vertices, self.rank) {
+            if let Some(slot) = rank.slot(vertex) {
+                let entry = self.offsets.as_ptr().wrapping_add(slot);
+                prefetch_read(entry as *const u8);
+                prefetch_read(entry.wrapping_add(1) as *const u8);
+            }
+        }
+    }
+
+    /// Hints the CPU to fetch the record of `vertex` (the last stage: reads the offset
+    /// entries, and a sparse adjacency's rank block, which the stages before brought into
+    /// cache): its first and its last cache line, so a short record that straddles a line
+    /// boundary arrives whole.
     #[inline]
     pub fn prefetch_record(&self, vertex: Id) {
-        if self.vertices.is_none() {
-            let at = vertex as usize;
-            if let (Some(&start), Some(&end)) = (self.offsets.get(at), self.offsets.get(at + 1)) {
-                let words = self.words.as_ptr();
-                prefetch_read(words.wrapping_add(start as usize) as *const u8);
-                prefetch_read(words.wrapping_add((end as usize).wrapping_sub(1)) as *const u8);
-            }
+        let at = match (self.vertices, self.rank) {
+            (None, _) => vertex as usize,
+            (Some(_), Some(rank)) => match rank.slot(vertex) {
+                Some(slot) => slot,
+                None => return,
+            },
+            (Some(_), None) => return,
+        };
+        if let (Some(&start), Some(&end)) = (self.offsets.get(at), self.offsets.get(at + 1)) {
+            let words = self.words.as_ptr();
+            prefetch_read(words.wrapping_add(start as usize) as *const u8);
+            prefetch_read(words.wrapping_add((end as usize).wrapping_sub(1)) as *const u8);
         }
     }
 }
@@ -282,6 +306,12 @@ impl Adjacency {
     #[inline]
     pub fn prefetch_offset(&self, vertex: Id) {
         self.view().prefetch_offset(vertex)
+    }
+
+    /// [`View::prefetch_slot`].
+    #[inline]
+    pub fn prefetch_slot(&self, vertex: Id) {
+        self.view().prefetch_slot(vertex)
     }
 
     /// [`View::prefetch_record`].

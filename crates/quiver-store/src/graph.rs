@@ -150,8 +150,9 @@ impl GraphIndex {
 
     /// Calls `visit` with each key of a batch and the key's vertex record, in order, with a
     /// software pipeline that overlaps the memory latencies of the batch (as Mega-KV's
-    /// batched prefetching does): the offset entries of key `i + 2W` and the record of key
-    /// `i + W` are prefetched before key `i` is visited, so the two dependent cache misses
+    /// batched prefetching does): the offset entries of key `i + 2W` (a sparse adjacency's
+    /// rank block), a sparse adjacency's offset entries of key `i + 3W/2` and the record of
+    /// key `i + W` are prefetched before key `i` is visited, so the dependent cache misses
     /// of a lookup are paid in parallel across keys with a bounded window of loads in
     /// flight. The record of key `i` is located (its offsets read), not yet read.
     #[inline]
@@ -163,12 +164,17 @@ impl GraphIndex {
             Direction::In => inn,
         };
         let offset = |key: &Key| view(key).prefetch_offset(key.vertex);
+        let slot = |key: &Key| view(key).prefetch_slot(key.vertex);
         let record = |key: &Key| view(key).prefetch_record(key.vertex);
         keys.iter().take(2 * WINDOW).for_each(offset);
+        keys.iter().take(3 * WINDOW / 2).for_each(slot);
         keys.iter().take(WINDOW).for_each(record);
         for (i, key) in keys.iter().enumerate() {
             if let Some(ahead) = keys.get(i + 2 * WINDOW) {
                 offset(ahead);
+            }
+            if let Some(ahead) = keys.get(i + 3 * WINDOW / 2) {
+                slot(ahead);
             }
             if let Some(ahead) = keys.get(i + WINDOW) {
                 record(ahead);

@@ -153,7 +153,13 @@ pub(crate) fn intersect_fetched<'l>(
     } = Fused::of(pattern, step, other, other_direction, table)?;
     let (graph, cap) = (bounded.ctx.graph, bounded.cap);
     let (mut selection, mut column, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+    // The walk's lists of the rows ahead are fetched while this row's are intersected, and
+    // the partner's where this graph holds them (a partition's own vertices).
+    let ahead = Ahead::of(source, graph.adjacency(direction), table.rows);
+    let partner_ahead = Ahead::of(other_source, graph.adjacency(other_direction), table.rows);
     for row in 0..table.rows {
+        ahead.fetch(row);
+        partner_ahead.fetch(row);
         bounded.tick(row, || selection.len() * (4 + ID_BYTES))?;
         if selection.len() >= cap {
             bounded.truncated = true;
