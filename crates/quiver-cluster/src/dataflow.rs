@@ -57,7 +57,7 @@ use timely::communication::WorkerGuards;
 
 use crate::dictionary::{Ask, ClusterResolver};
 use crate::heartbeat::Heartbeat;
-use crate::in_place::{InPlace, LocalParts};
+use crate::in_place::{Enough, InPlace, LocalParts};
 use crate::message::{
     counted_rows, hand_on, route, table_counts, time_left, uniform_counts, Carried, Failure,
     Filter, Message, Payload, Plan, WEIGHT,
@@ -996,11 +996,13 @@ impl TimelyPartitions {
             !local.holds(to)
         });
         let messages = match local.run(messages, state)? {
-            InPlace::Done(finished, handled) => {
+            InPlace::Done(finished, handled, enough) => {
                 let mut arrival = Arrival::default();
                 for message in finished {
                     arrival.take(message);
                 }
+                // Stopped at the LIMIT: more rows may exist, as when a step stops at it.
+                arrival.truncated |= enough == Enough::Stopped;
                 let (answer, exchanged) = arrival.answer();
                 let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
                 totals.exchanged += exchanged;

@@ -47,11 +47,23 @@ pub(crate) struct LocalParts {
 
 /// How a query's run in place ended, and the messages handled here on the way.
 pub(crate) enum InPlace {
-    /// Every message reached the end here: the finished messages, for the coordinator's
-    /// bookkeeping ([`crate::dataflow`]'s `Arrival`).
-    Done(Vec<Message>, usize),
+    /// Every message reached the end here, or enough rows for the plan's LIMIT did
+    /// ([`Enough::Stopped`]): the finished messages, for the coordinator's bookkeeping
+    /// ([`crate::dataflow`]'s `Arrival`).
+    Done(Vec<Message>, usize, Enough),
     /// The messages for the dataflow (the finished ones among them), weights intact.
     HandOff(Vec<Message>, usize),
+}
+
+/// Whether a run in place handled every message of its query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Enough {
+    /// Every message reached its end.
+    All,
+    /// The rows found reached the plan's LIMIT ([`crate::message::Plan::enough`]) first:
+    /// the messages left (another process's among them) were dropped, unrun, and more
+    /// rows may exist.
+    Stopped,
 }
 
 impl LocalParts {
@@ -119,6 +131,13 @@ impl LocalParts {
     ) -> Result<InPlace, QueryError> {
         let mut finished = Vec::new();
         let mut handled = 0;
+        // Under a LIMIT that any rows meet, this process's partitions run first, the
+        // messages for another process set aside: once the rows found here meet it, the
+        // other processes never hear of the query (`SELECT * { ?s ?p ?o } LIMIT 10` is
+        // answered without a round trip). Otherwise those messages are handed on with the
+        // rest, their weights intact, so nothing runs twice.
+        let enough = messages.first().and_then(|m| m.plan.enough());
+        let (mut aside, mut found) = (Vec::new(), 0);
         // Fetches and their answers first: rows waiting for lists in a worker of this
         // thread must not be left there by a handoff (the dataflow's worker would drop the
         // answers). They all go to this process's partitions (see `leaves`).
@@ -131,10 +150,18 @@ impl LocalParts {
         };
         while let Some(message) = next(&mut messages) {
             if message.is_finished() {
+                found += message.payload.rows();
                 finished.push(message);
+                if enough.is_some_and(|cap| found >= cap) {
+                    return Ok(InPlace::Done(finished, handled, Enough::Stopped));
+                }
                 continue;
             }
             let rows = matches!(message.payload, Payload::Rows(_));
+            if enough.is_some() && rows && self.local(message.to).is_none() {
+                aside.push(message);
+                continue;
+            }
             let here = self.local(message.to).filter(|_| {
                 !rows
                     || (handled < MESSAGES
@@ -143,6 +170,7 @@ impl LocalParts {
             });
             let Some(at) = here else {
                 messages.push(message);
+                messages.append(&mut aside);
                 messages.append(&mut finished);
                 return Ok(InPlace::HandOff(messages, handled));
             };
@@ -170,12 +198,17 @@ impl LocalParts {
             };
             if let Some(kept) = kept.filter(|_| leaves(&next)) {
                 messages.push(kept);
+                messages.append(&mut aside);
                 messages.append(&mut finished);
                 return Ok(InPlace::HandOff(messages, handled));
             }
             hand_on(&mut next, from, carried, record, |to| !self.holds(to));
             messages.append(&mut next);
         }
-        Ok(InPlace::Done(finished, handled))
+        if !aside.is_empty() {
+            aside.append(&mut finished);
+            return Ok(InPlace::HandOff(aside, handled));
+        }
+        Ok(InPlace::Done(finished, handled, Enough::All))
     }
 }

@@ -81,6 +81,18 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// The rows a run may stop at wherever they were found: a LIMIT's bound, where the
+    /// rows past the last step are the answer as they are (not counted, made distinct, cut
+    /// to an order or narrowed), so that any of them will do.
+    pub(crate) fn enough(&self) -> Option<u64> {
+        let as_they_are = self.count_by.is_none()
+            && !self.distinct_only
+            && self.extremes.is_none()
+            && self.top.is_none()
+            && self.aggregate.is_none();
+        (self.cap != u64::MAX && as_they_are).then_some(self.cap)
+    }
+
     /// An empty plan, nothing to run: what a cancellation or a forgetting travels with,
     /// and what stands in for a plan left behind until its receiver restores it.
     pub fn empty() -> Self {

@@ -337,6 +337,7 @@ fn coordinate_clusters() {
     let _ = std::fs::remove_dir_all(&dir);
 
     governed_on_every_process(&store);
+    limits_met_on_process_0(&store);
     idle_coordinators_serve_other_queries(&store);
     every_process_coordinates(&store, &lubm);
 
@@ -456,6 +457,61 @@ fn coordinate_clusters() {
     );
     let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(cluster)));
     assert!(dropped.is_ok(), "dropping the cluster's handle panicked");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A LIMIT in no order that process 0's partition meets alone is answered there, in
+/// place, the other process never asked (any rows of the query will do: each is one of
+/// the whole store's); one it does not meet goes on to the other process with the rows
+/// found so far, and each row comes once.
+fn limits_met_on_process_0(store: &Store) {
+    let dir = scratch("limits");
+    save_partitioned(store, &dir, 2, |_, _| {}).unwrap();
+    let (cluster, children) = start(&dir, 2, 1);
+    let (coordinator, layout) = open_partition(&dir, 0, 2).unwrap();
+    let mut coordinator = coordinator;
+    coordinator.use_statistics(layout.statistics.as_ref().unwrap());
+    let ub = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    let ask = |query: &str| {
+        let before = cluster.in_place();
+        let got = rows(&coordinator, query, Some(dynamic(&cluster)), None).unwrap();
+        let after = cluster.in_place();
+        let here = after.answered > before.answered && after.handed_off == before.handed_off;
+        (got, here)
+    };
+    for (all, limit) in [
+        ("SELECT * WHERE { ?s ?p ?o }".to_string(), 10),
+        (
+            format!("{ub}SELECT ?x WHERE {{ ?x a ub:GraduateStudent }}"),
+            5,
+        ),
+        (
+            format!("{ub}SELECT ?x ?n WHERE {{ ?x ub:advisor ?a . ?x ub:name ?n }}"),
+            20,
+        ),
+    ] {
+        let whole = rows(store, &all, None, None).unwrap();
+        let (got, here) = ask(&format!("{all} LIMIT {limit}"));
+        assert!(here, "{all} LIMIT {limit} left process 0");
+        assert_eq!(got.len(), limit, "{all} LIMIT {limit}");
+        assert!(
+            got.iter().all(|row| whole.binary_search(row).is_ok()),
+            "{all} LIMIT {limit}: {got:?}"
+        );
+    }
+    // The heads of LUBM-1's 15 departments: process 0's partition holds some of them.
+    let heads = format!("{ub}SELECT ?x ?d WHERE {{ ?x ub:headOf ?d }}");
+    let whole = rows(store, &heads, None, None).unwrap();
+    assert_eq!(whole.len(), 15);
+    let (got, here) = ask(&format!("{heads} LIMIT 100"));
+    assert!(!here, "the heads were all found on process 0");
+    assert_eq!(got, whole);
+    let (got, _) = ask(&format!("{heads} LIMIT 12"));
+    let mut distinct = got.clone();
+    distinct.dedup();
+    assert_eq!((got.len(), distinct.len()), (12, 12), "{got:?}");
+    assert!(got.iter().all(|row| whole.binary_search(row).is_ok()));
+    stop(cluster, children);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -498,7 +498,7 @@ impl PreparedQuery {
                     columns,
                     table,
                     store: StoreRef::Borrowed(store),
-                    locals: evaluator.local_terms(),
+                    locals: evaluator.take_local_terms(),
                 })
             }
             Form::Construct(template) => QueryResults::Graph(construct(

@@ -245,9 +245,10 @@ impl<'a> Evaluator<'a> {
         self.locals.borrow().terms.get(index).cloned()
     }
 
-    /// The computed terms, indexed by `UNBOUND - 1 - id`.
-    pub fn local_terms(&self) -> Vec<Term> {
-        self.locals.borrow().terms.clone()
+    /// The computed terms, indexed by `UNBOUND - 1 - id`, taken from the evaluator (whose
+    /// query is over: its results hold them from now on, not a copy).
+    pub fn take_local_terms(&self) -> Vec<Term> {
+        std::mem::take(&mut self.locals.borrow_mut().terms)
     }
 
     /// The id of a term: its dictionary id, else a query-local one. When no id is left
