@@ -12,12 +12,14 @@
 
 use std::sync::{Arc, Mutex};
 
+use quiver_model::Id;
 use quiver_sparql::context::QueryState;
 use quiver_sparql::error::QueryError;
 use quiver_sparql::memory::MemoryPool;
 use quiver_store::Store;
+use rustc_hash::FxHashSet;
 
-use crate::message::{hand_on, Message, Payload};
+use crate::message::{hand_on, Message, Payload, Wanted};
 use crate::replicas::SharedReplicas;
 use crate::worker::Worker;
 
@@ -55,12 +57,38 @@ pub(crate) enum InPlace {
     HandOff(Vec<Message>, usize),
 }
 
+/// What the finished messages of a run in place brought, toward its plan's [`Wanted`].
+#[derive(Default)]
+struct Found {
+    rows: u64,
+    keys: FxHashSet<Id>,
+}
+
+impl Found {
+    /// Adds what finished `message` brought; whether the run has what it wants.
+    fn meets(&mut self, message: &Message, wanted: Wanted) -> bool {
+        match (wanted, &message.payload) {
+            (Wanted::Rows(rows), payload) => {
+                self.rows += payload.rows();
+                self.rows >= rows
+            }
+            (Wanted::Keys(keys), Payload::Rows(Ok(table))) => {
+                if let Some(column) = table.columns.first() {
+                    self.keys.extend(column.iter().copied());
+                }
+                self.keys.len() as u64 >= keys
+            }
+            (Wanted::Keys(_), _) => false,
+        }
+    }
+}
+
 /// Whether a run in place handled every message of its query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Enough {
     /// Every message reached its end.
     All,
-    /// The rows found reached the plan's LIMIT ([`crate::message::Plan::enough`]) first:
+    /// The rows found reached the plan's LIMIT ([`crate::message::Plan::wanted`]) first:
     /// the messages left (another process's among them) were dropped, unrun, and more
     /// rows may exist.
     Stopped,
@@ -136,8 +164,8 @@ impl LocalParts {
         // other processes never hear of the query (`SELECT * { ?s ?p ?o } LIMIT 10` is
         // answered without a round trip). Otherwise those messages are handed on with the
         // rest, their weights intact, so nothing runs twice.
-        let enough = messages.first().and_then(|m| m.plan.enough());
-        let (mut aside, mut found) = (Vec::new(), 0);
+        let wanted = messages.first().and_then(|m| m.plan.wanted());
+        let (mut aside, mut found) = (Vec::new(), Found::default());
         // Fetches and their answers first: rows waiting for lists in a worker of this
         // thread must not be left there by a handoff (the dataflow's worker would drop the
         // answers). They all go to this process's partitions (see `leaves`).
@@ -150,15 +178,15 @@ impl LocalParts {
         };
         while let Some(message) = next(&mut messages) {
             if message.is_finished() {
-                found += message.payload.rows();
+                let met = wanted.is_some_and(|wanted| found.meets(&message, wanted));
                 finished.push(message);
-                if enough.is_some_and(|cap| found >= cap) {
+                if met {
                     return Ok(InPlace::Done(finished, handled, Enough::Stopped));
                 }
                 continue;
             }
             let rows = matches!(message.payload, Payload::Rows(_));
-            if enough.is_some() && rows && self.local(message.to).is_none() {
+            if wanted.is_some() && rows && self.local(message.to).is_none() {
                 aside.push(message);
                 continue;
             }

@@ -81,16 +81,22 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The rows a run may stop at wherever they were found: a LIMIT's bound, where the
-    /// rows past the last step are the answer as they are (not counted, made distinct, cut
-    /// to an order or narrowed), so that any of them will do.
-    pub(crate) fn enough(&self) -> Option<u64> {
+    /// What a run may stop at, found anywhere (a LIMIT in no order): a LIMIT's bound of
+    /// rows, where the rows past the last step are the answer as they are (not counted,
+    /// made distinct, cut to an order or narrowed), so that any of them will do; or of
+    /// keys, for a count read from the index whose partitions each send their first
+    /// groups (`IndexAggregate::first`: each group whole where it is found, or only its
+    /// key read), which the coordinator merges by key.
+    pub(crate) fn wanted(&self) -> Option<Wanted> {
+        if let Some(aggregate) = &self.aggregate {
+            let first = aggregate.first.filter(|_| aggregate.key.is_some())?;
+            return Some(Wanted::Keys(first as u64));
+        }
         let as_they_are = self.count_by.is_none()
             && !self.distinct_only
             && self.extremes.is_none()
-            && self.top.is_none()
-            && self.aggregate.is_none();
-        (self.cap != u64::MAX && as_they_are).then_some(self.cap)
+            && self.top.is_none();
+        (self.cap != u64::MAX && as_they_are).then_some(Wanted::Rows(self.cap))
     }
 
     /// An empty plan, nothing to run: what a cancellation or a forgetting travels with,
@@ -209,6 +215,15 @@ impl Payload {
             Payload::Cancel | Payload::Forget(_) => 0,
         }
     }
+}
+
+/// What a run may stop at ([`Plan::wanted`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wanted {
+    /// This many rows.
+    Rows(u64),
+    /// This many distinct values of the rows' first column (the groups' keys).
+    Keys(u64),
 }
 
 /// Whether a message's plan goes with it to another process ([`crate::plans`]).

@@ -462,8 +462,8 @@ fn coordinate_clusters() {
 
 /// A LIMIT in no order that process 0's partition meets alone is answered there, in
 /// place, the other process never asked (any rows of the query will do: each is one of
-/// the whole store's); one it does not meet goes on to the other process with the rows
-/// found so far, and each row comes once.
+/// the whole store's, groups with their whole counts); one it does not meet goes on to
+/// the other process with the rows found so far, and each row comes once.
 fn limits_met_on_process_0(store: &Store) {
     let dir = scratch("limits");
     save_partitioned(store, &dir, 2, |_, _| {}).unwrap();
@@ -488,6 +488,16 @@ fn limits_met_on_process_0(store: &Store) {
         (
             format!("{ub}SELECT ?x ?n WHERE {{ ?x ub:advisor ?a . ?x ub:name ?n }}"),
             20,
+        ),
+        // Groups read from the index, each whole at its subject's owner: their counts are
+        // the whole store's.
+        (
+            format!("{ub}SELECT DISTINCT ?x WHERE {{ ?x ub:takesCourse ?c }}"),
+            10,
+        ),
+        (
+            format!("{ub}SELECT ?x (COUNT(?c) AS ?n) WHERE {{ ?x ub:takesCourse ?c }} GROUP BY ?x"),
+            10,
         ),
     ] {
         let whole = rows(store, &all, None, None).unwrap();
