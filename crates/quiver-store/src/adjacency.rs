@@ -182,6 +182,13 @@ impl<'a> View<'a> {
         }
     }
 
+    /// Whether lookups read a rank block before the offsets (a partition's sparse
+    /// adjacency): a batched lookup prefetches in three stages rather than two.
+    #[inline]
+    pub fn is_ranked(&self) -> bool {
+        self.vertices.is_some() && self.rank.is_some()
+    }
+
     /// Stage two of a sparse adjacency's batched lookup: the offset entries of `vertex`'s
     /// slot, read from the rank block that stage one brought into cache (a dense
     /// adjacency's stage one fetched them already).
@@ -306,12 +313,6 @@ impl Adjacency {
     #[inline]
     pub fn prefetch_offset(&self, vertex: Id) {
         self.view().prefetch_offset(vertex)
-    }
-
-    /// [`View::prefetch_slot`].
-    #[inline]
-    pub fn prefetch_slot(&self, vertex: Id) {
-        self.view().prefetch_slot(vertex)
     }
 
     /// [`View::prefetch_record`].

@@ -166,14 +166,17 @@ impl GraphIndex {
         let offset = |key: &Key| view(key).prefetch_offset(key.vertex);
         let slot = |key: &Key| view(key).prefetch_slot(key.vertex);
         let record = |key: &Key| view(key).prefetch_record(key.vertex);
+        let ranked = out.is_ranked() || inn.is_ranked();
         keys.iter().take(2 * WINDOW).for_each(offset);
-        keys.iter().take(3 * WINDOW / 2).for_each(slot);
+        if ranked {
+            keys.iter().take(3 * WINDOW / 2).for_each(slot);
+        }
         keys.iter().take(WINDOW).for_each(record);
         for (i, key) in keys.iter().enumerate() {
             if let Some(ahead) = keys.get(i + 2 * WINDOW) {
                 offset(ahead);
             }
-            if let Some(ahead) = keys.get(i + 3 * WINDOW / 2) {
+            if let Some(ahead) = keys.get(i + 3 * WINDOW / 2).filter(|_| ranked) {
                 slot(ahead);
             }
             if let Some(ahead) = keys.get(i + WINDOW) {

@@ -2,7 +2,7 @@
 //! and its bound (the most rows it may emit, its memory, the query's checks).
 
 use quiver_model::Id;
-use quiver_store::adjacency::Adjacency;
+use quiver_store::adjacency::{Adjacency, View};
 
 use super::intersect::PartnerSets;
 use crate::bgp::Node;
@@ -27,7 +27,9 @@ const PREFETCH_DISTANCE: usize = 64;
 /// it reads (nothing for a constant or a free end, or a few rows).
 pub(crate) struct Ahead<'t> {
     column: &'t [Id],
-    adjacency: &'t Adjacency,
+    view: View<'t>,
+    /// A partition's adjacency, whose lookups read a rank block first: one stage more.
+    ranked: bool,
 }
 
 impl<'t> Ahead<'t> {
@@ -36,20 +38,27 @@ impl<'t> Ahead<'t> {
             End::Column(column) if rows >= PREFETCH_MIN_ROWS => column,
             _ => &[],
         };
-        Self { column, adjacency }
+        let view = adjacency.view();
+        Self {
+            column,
+            view,
+            ranked: view.is_ranked(),
+        }
     }
 
     /// Prefetches for the rows ahead of `row`.
     #[inline(always)]
     pub(crate) fn fetch(&self, row: usize) {
         if let Some(&vertex) = self.column.get(row + PREFETCH_DISTANCE) {
-            self.adjacency.prefetch_offset(vertex);
+            self.view.prefetch_offset(vertex);
         }
-        if let Some(&vertex) = self.column.get(row + PREFETCH_DISTANCE * 3 / 4) {
-            self.adjacency.prefetch_slot(vertex);
+        if self.ranked {
+            if let Some(&vertex) = self.column.get(row + PREFETCH_DISTANCE * 3 / 4) {
+                self.view.prefetch_slot(vertex);
+            }
         }
         if let Some(&vertex) = self.column.get(row + PREFETCH_DISTANCE / 2) {
-            self.adjacency.prefetch_record(vertex);
+            self.view.prefetch_record(vertex);
         }
     }
 }
