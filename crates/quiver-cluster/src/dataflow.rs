@@ -816,6 +816,7 @@ impl BgpPartitions for TimelyPartitions {
                 merged: request.merged.to_vec(),
                 aggregate: None,
                 cap,
+                answers: request.answers.map(|answers| answers as u64),
                 time_left: time_left(request.state.deadline()),
                 max_memory: request.state.budget().limit(),
                 trace: request.trace,
@@ -841,7 +842,10 @@ impl BgpPartitions for TimelyPartitions {
             };
             WorkerStep::add_all(&mut work, trace);
             self.learn_terms(&rows)?;
-            let enough = request.limit.is_none_or(|limit| rows.rows >= limit);
+            // Rows that answer as they come need only be as many as the caller's LIMIT.
+            let enough = request
+                .limit
+                .is_none_or(|limit| rows.rows >= request.answers.map_or(limit, |a| a.min(limit)));
             if enough || !truncated || cap == u64::MAX {
                 let trace = request.trace.then(|| PartitionTrace {
                     executor: self.name(),
@@ -925,6 +929,7 @@ impl BgpPartitions for TimelyPartitions {
             merged: merged.to_vec(),
             aggregate: Some(aggregate.clone()),
             cap: u64::MAX,
+            answers: None,
             time_left: time_left(state.deadline()),
             max_memory: state.budget().limit(),
             trace: false,

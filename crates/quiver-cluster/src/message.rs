@@ -68,6 +68,9 @@ pub(crate) struct Plan {
     /// The most rows a step emits on a worker for one message (a LIMIT's bound; `u64::MAX`
     /// without one). A step that stops there marks its rows truncated.
     pub cap: u64,
+    /// Under `cap`, the rows past the last step that answer the caller as they come, when
+    /// fewer (`PartitionedBgp::answers`).
+    pub answers: Option<u64>,
     /// The query's time left when it was asked, and its limit in seconds.
     pub time_left: Option<(Duration, f64)>,
     /// The query's memory budget, which each worker applies to its own steps.
@@ -96,7 +99,10 @@ impl Plan {
             && !self.distinct_only
             && self.extremes.is_none()
             && self.top.is_none();
-        (self.cap != u64::MAX && as_they_are).then_some(Wanted::Rows(self.cap))
+        let rows = self
+            .answers
+            .map_or(self.cap, |answers| answers.min(self.cap));
+        (self.cap != u64::MAX && as_they_are).then_some(Wanted::Rows(rows))
     }
 
     /// An empty plan, nothing to run: what a cancellation or a forgetting travels with,
@@ -118,6 +124,7 @@ impl Plan {
             merged: Vec::new(),
             aggregate: None,
             cap: u64::MAX,
+            answers: None,
             time_left: None,
             max_memory: None,
             trace: false,

@@ -489,6 +489,22 @@ fn limits_met_on_process_0(store: &Store) {
             format!("{ub}SELECT ?x ?n WHERE {{ ?x ub:advisor ?a . ?x ub:name ?n }}"),
             20,
         ),
+        // Checked at the rows' owners: the first rows that pass are the answer, though
+        // each step was asked for more.
+        (
+            format!(
+                "{ub}SELECT ?x WHERE {{ ?x a ub:UndergraduateStudent \
+                 FILTER NOT EXISTS {{ ?x ub:advisor ?a }} }}"
+            ),
+            10,
+        ),
+        (
+            format!(
+                "{ub}SELECT ?x WHERE {{ ?x a ub:UndergraduateStudent \
+                 MINUS {{ ?x ub:advisor ?a }} }}"
+            ),
+            10,
+        ),
         // Groups read from the index, each whole at its subject's owner: their counts are
         // the whole store's.
         (

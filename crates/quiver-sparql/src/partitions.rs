@@ -46,6 +46,12 @@ pub struct PartitionedBgp<'a> {
     /// may stop each step at a bound of rows and return fewer rows than exist, at least
     /// these many when there are that many (any of them answer the LIMIT).
     pub limit: Option<usize>,
+    /// Under `limit`, the rows that answer the caller as they come, when fewer: the rows
+    /// pass everything the caller would drop them for (a FILTER or MINUS decided by the
+    /// partitions' `checks`), while a round of the evaluator's `grow_until` asks each
+    /// step for more than its LIMIT in case they do not. The partitions may return as few
+    /// as these many, cut.
+    pub answers: Option<usize>,
     /// Only the number of rows per distinct value of these columns is read (a GROUP BY
     /// whose keys and aggregates read these columns alone, or a DISTINCT): the partitions may count the rows by these keys
     /// where they are found and return each key they found with its count

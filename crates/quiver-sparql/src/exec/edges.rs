@@ -169,6 +169,7 @@ impl PartitionedEdges<'_> {
                 keep: None,
                 count_by: None,
                 distinct_only: false,
+                answers: None,
                 top: None,
                 extremes: None,
                 limit: None,

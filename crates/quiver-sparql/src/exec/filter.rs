@@ -53,9 +53,12 @@ impl Evaluator<'_> {
                 let (checks, rest) = self.edge_checks(planned, expression);
                 if !checks.is_empty() {
                     let passes = self.pending_passes.take();
+                    // With every conjunct a check, the rows returned are the answer.
+                    let answers = limit.filter(|_| rest.is_empty());
                     let before = || {
                         *self.pending_checks.borrow_mut() = checks.clone();
                         *self.pending_passes.borrow_mut() = passes.clone();
+                        self.pending_answers.set(answers);
                     };
                     let finish = |table: Table| {
                         if !self.checks_ran() {
@@ -81,6 +84,7 @@ impl Evaluator<'_> {
                     // Nothing is left for a later pattern, whatever stopped the rounds.
                     self.pending_passes.borrow_mut().clear();
                     self.pending_checks.borrow_mut().clear();
+                    self.pending_answers.set(None);
                     return table;
                 }
             }
@@ -182,7 +186,11 @@ impl Evaluator<'_> {
         let Some(check) = self.edge_check_of(planned, edge, false) else {
             return Ok(Minused::Left(None));
         };
-        let before = || *self.pending_checks.borrow_mut() = vec![check];
+        let before = || {
+            *self.pending_checks.borrow_mut() = vec![check];
+            // What the check keeps is the answer.
+            self.pending_answers.set(limit);
+        };
         let table = match limit {
             Some(limit) => {
                 // Should the partitions not take the check, the general MINUS decides
@@ -195,6 +203,7 @@ impl Evaluator<'_> {
                     minus(&self.ctx(), table, &right)
                 });
                 self.pending_checks.borrow_mut().clear();
+                self.pending_answers.set(None);
                 return table.map(Minused::Done);
             }
             None => {

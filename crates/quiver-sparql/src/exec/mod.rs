@@ -138,6 +138,9 @@ pub struct Evaluator<'a> {
     pending_count_by: RefCell<Option<Vec<VarId>>>,
     /// The counts of `pending_count_by` are not read (`PartitionedBgp::distinct_only`).
     pending_distinct_only: Cell<bool>,
+    /// The rows that answer the next pattern's caller as they come, under its LIMIT
+    /// ([`crate::partitions::PartitionedBgp::answers`]).
+    pending_answers: Cell<Option<usize>>,
     /// The first rows in an order, all a top-k right above that pattern reads
     /// (`PartitionedBgp::top`).
     pending_top: RefCell<Option<crate::top_rows::TopRows>>,
@@ -190,6 +193,7 @@ impl<'a> Evaluator<'a> {
             pending_columns: RefCell::new(None),
             pending_count_by: RefCell::new(None),
             pending_distinct_only: Cell::new(false),
+            pending_answers: Cell::new(None),
             pending_top: RefCell::new(None),
             pending_extremes: RefCell::new(None),
             pending_passes: RefCell::new(Vec::new()),

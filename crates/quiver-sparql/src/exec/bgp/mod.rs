@@ -61,6 +61,10 @@ impl Evaluator<'_> {
                         .filter(|_| planned.bgp.equalities.is_empty()),
                     // Equalities drop rows after the partitions: no bound may stop them.
                     limit: limit.filter(|_| planned.bgp.equalities.is_empty()),
+                    answers: self
+                        .pending_answers
+                        .take()
+                        .filter(|_| planned.bgp.equalities.is_empty() && limit.is_some()),
                     count_by: self
                         .pending_count_by
                         .take()
