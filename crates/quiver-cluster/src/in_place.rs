@@ -198,9 +198,7 @@ impl LocalParts {
             });
             let Some(at) = here else {
                 messages.push(message);
-                messages.append(&mut aside);
-                messages.append(&mut finished);
-                return Ok(InPlace::HandOff(messages, handled));
+                return Ok(hand_off(messages, aside, finished, handled));
             };
             state.check()?;
             handled += 1;
@@ -226,17 +224,27 @@ impl LocalParts {
             };
             if let Some(kept) = kept.filter(|_| leaves(&next)) {
                 messages.push(kept);
-                messages.append(&mut aside);
-                messages.append(&mut finished);
-                return Ok(InPlace::HandOff(messages, handled));
+                return Ok(hand_off(messages, aside, finished, handled));
             }
             hand_on(&mut next, from, carried, record, |to| !self.holds(to));
             messages.append(&mut next);
         }
         if !aside.is_empty() {
-            aside.append(&mut finished);
-            return Ok(InPlace::HandOff(aside, handled));
+            return Ok(hand_off(Vec::new(), aside, finished, handled));
         }
         Ok(InPlace::Done(finished, handled, Enough::All))
     }
+}
+
+/// A run in place handed to the dataflow as it stands: the messages in flight, those set
+/// aside for other processes and the finished ones, weights intact.
+fn hand_off(
+    mut messages: Vec<Message>,
+    aside: Vec<Message>,
+    finished: Vec<Message>,
+    handled: usize,
+) -> InPlace {
+    messages.extend(aside);
+    messages.extend(finished);
+    InPlace::HandOff(messages, handled)
 }
