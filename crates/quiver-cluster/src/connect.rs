@@ -16,7 +16,10 @@
 //! once. Beside timely's, each pair of processes gets one more connection for the
 //! heartbeat ([`crate::heartbeat`]), which also finds a process that stopped answering
 //! while its kernel still does: a process connects to each one before it a second time,
-//! sending its number with [`HEARTBEAT`] set.
+//! sending its number with [`HEARTBEAT`] set. Each also gets [`crate::direct::LINES`]
+//! connections per direction for light queries' hops ([`crate::direct`]): a process
+//! connects to each one before it that many times with [`ASKS`] set (it asks on them) and
+//! as many with [`SERVES`] set (it answers on them).
 
 use std::any::Any;
 use std::io::{Read, Write};
@@ -33,16 +36,28 @@ use crate::heartbeat::Heartbeat;
 use crate::ClusterConfig;
 
 /// Timely's allocators for the workers of this process, what must live as long as they
-/// do (the network threads' guard), and, between processes, the heartbeat.
+/// do (the network threads' guard), and, between processes, the heartbeat and the light
+/// queries' connections.
 pub(crate) type Communication = (
     Vec<AllocatorBuilder>,
     Box<dyn Any + Send>,
-    Option<Heartbeat>,
+    Option<(Heartbeat, DirectLines)>,
 );
+
+/// The connections of light queries' hops ([`crate::direct`]): those this process asks
+/// on, by process (none to itself), and those it answers on.
+pub(crate) struct DirectLines {
+    pub asks: Vec<Vec<TcpStream>>,
+    pub serves: Vec<TcpStream>,
+}
 
 /// Set in the number a process sends first on its heartbeat's connections (timely's
 /// connections carry the number alone).
 const HEARTBEAT: u64 = 1 << 63;
+/// Set in the number a process sends first on a connection it asks light queries' hops on.
+const ASKS: u64 = 1 << 62;
+/// Set in the number a process sends first on a connection it answers them on.
+const SERVES: u64 = 1 << 61;
 
 /// The workers of one process exchanging in memory.
 pub(crate) fn in_process(workers: usize) -> Result<Communication, String> {
@@ -64,7 +79,7 @@ pub(crate) fn cluster(config: ClusterConfig) -> Result<Communication, String> {
             Arc::new(listener)
         }
     };
-    let (sockets, beats) = connect(&config, &listener)
+    let (sockets, beats, lines) = connect(&config, &listener)
         .map_err(|e| format!("cannot connect to the other processes: {e}"))?;
     let heartbeat = Heartbeat::start(config.process, beats)
         .map_err(|e| format!("cannot start the heartbeat: {e}"))?;
@@ -82,63 +97,104 @@ pub(crate) fn cluster(config: ClusterConfig) -> Result<Communication, String> {
     Ok((
         builders.into_iter().map(AllocatorBuilder::Tcp).collect(),
         Box::new(guard),
-        Some(heartbeat),
+        Some((heartbeat, lines)),
     ))
 }
 
 /// Timely's connections and the heartbeat's, each one per other process in process order
-/// (`None` for this one).
-type Connections = (Vec<Option<TcpStream>>, Vec<Option<TcpStream>>);
+/// (`None` for this one), and the light queries' connections.
+type Connections = (Vec<Option<TcpStream>>, Vec<Option<TcpStream>>, DirectLines);
 
-/// Two connections per other process (timely's and the heartbeat's): to the processes
-/// before it, from the ones after it. The processes before it listen already (timely's
-/// connections to them are made), so the heartbeat's connections to them never wait.
+/// The connections per other process (timely's, the heartbeat's, the light queries'): to
+/// the processes before it, from the ones after it. The processes before it listen already
+/// (timely's connections to them are made), so the other connections to them never wait.
 fn connect(config: &ClusterConfig, listener: &TcpListener) -> std::io::Result<Connections> {
+    use crate::direct::LINES;
     let me = config.process;
     let processes = config.addresses.len();
     let addresses = Arc::new(config.addresses.clone());
     let mut sockets = start_connections(addresses, me, false)?;
     sockets.push(None);
-    let mut beats = Vec::with_capacity(processes);
-    for address in &config.addresses[..me] {
+    let to = |address: &String, flag: u64| -> std::io::Result<TcpStream> {
         let mut stream = TcpStream::connect(address)?;
         stream.set_nodelay(true)?;
-        stream.write_all(&(me as u64 | HEARTBEAT).to_be_bytes())?;
-        beats.push(Some(stream));
+        stream.write_all(&(me as u64 | flag).to_be_bytes())?;
+        Ok(stream)
+    };
+    let mut beats = Vec::with_capacity(processes);
+    let mut lines = DirectLines {
+        asks: (0..processes).map(|_| Vec::new()).collect(),
+        serves: Vec::new(),
+    };
+    for (process, address) in config.addresses[..me].iter().enumerate() {
+        beats.push(Some(to(address, HEARTBEAT)?));
+        for _ in 0..LINES {
+            lines.asks[process].push(to(address, ASKS)?);
+            lines.serves.push(to(address, SERVES)?);
+        }
     }
     beats.push(None);
     let mut later: Vec<Option<TcpStream>> = (me + 1..processes).map(|_| None).collect();
     let mut later_beats: Vec<Option<TcpStream>> = (me + 1..processes).map(|_| None).collect();
+    let later_lines = (processes - me - 1) * LINES;
+    let mut asked_by = vec![0; processes];
     listener.set_nonblocking(false)?;
-    while later.iter().chain(&later_beats).any(Option::is_none) {
+    while later.iter().chain(&later_beats).any(Option::is_none)
+        || lines.serves.len() < me * LINES + later_lines
+        || lines.asks[me + 1..].iter().any(|asks| asks.len() < LINES)
+    {
         let (mut stream, _) = listener.accept()?;
         stream.set_nodelay(true)?;
         let mut number = [0u8; 8];
         stream.read_exact(&mut number)?;
         // Timely sends the number big-endian.
         let number = u64::from_be_bytes(number);
-        let (slots, number) = match number & HEARTBEAT {
-            0 => (&mut later, number as usize),
-            _ => (&mut later_beats, (number & !HEARTBEAT) as usize),
+        let flags = number & (HEARTBEAT | ASKS | SERVES);
+        let process = (number & !(HEARTBEAT | ASKS | SERVES)) as usize;
+        let unexpected = || {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "a connection said it is process {process}, not one after {me} of {processes}"
+                ),
+            )
         };
-        let slot = number
-            .checked_sub(me + 1)
-            .and_then(|slot| slots.get_mut(slot))
-            .filter(|slot| slot.is_none())
-            .ok_or_else(|| {
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!("a connection said it is process {number}, not one after {me} of {processes}"),
-                )
-            })?;
-        *slot = Some(stream);
+        if process <= me || process >= processes {
+            return Err(unexpected());
+        }
+        match flags {
+            ASKS if asked_by[process] < LINES => {
+                asked_by[process] += 1;
+                lines.serves.push(stream);
+            }
+            SERVES if lines.asks[process].len() < LINES => lines.asks[process].push(stream),
+            0 | HEARTBEAT => {
+                let slots = if flags == 0 {
+                    &mut later
+                } else {
+                    &mut later_beats
+                };
+                let slot = slots
+                    .get_mut(process - me - 1)
+                    .filter(|slot| slot.is_none())
+                    .ok_or_else(unexpected)?;
+                *slot = Some(stream);
+            }
+            _ => return Err(unexpected()),
+        }
     }
     sockets.extend(later);
     beats.extend(later_beats);
-    for socket in sockets.iter().chain(&beats).flatten() {
+    for socket in sockets
+        .iter()
+        .chain(&beats)
+        .flatten()
+        .chain(lines.asks.iter().flatten())
+        .chain(&lines.serves)
+    {
         keep_alive(socket)?;
     }
-    Ok((sockets, beats))
+    Ok((sockets, beats, lines))
 }
 
 /// How long a connection to another process may go unanswered (keepalive probes, or data

@@ -56,6 +56,7 @@ use quiver_store::{GraphIndex, Store};
 use timely::communication::WorkerGuards;
 
 use crate::dictionary::{Ask, ClusterResolver};
+use crate::direct::Lines;
 use crate::heartbeat::Heartbeat;
 use crate::in_place::{Enough, InPlace, LocalParts};
 use crate::message::{
@@ -126,6 +127,8 @@ pub(crate) struct Totals {
     in_place: u64,
     handed_off: u64,
     steps_in_place: u64,
+    /// Runs answered with hops over the light queries' connections ([`crate::direct`]).
+    direct: u64,
 }
 
 /// What reached the coordinator, by query.
@@ -178,8 +181,9 @@ pub struct TimelyPartitions {
     first: u32,
     /// The number of the next query asked.
     queries: AtomicU64,
-    /// This process's partitions, where the asking thread runs what stays here.
-    local: LocalParts,
+    /// This process's partitions, where the asking thread runs what stays here (and the
+    /// threads answering other processes' light hops what they ask).
+    local: Arc<LocalParts>,
     /// This process's replicas (`rdf:type` memberships, small predicates), once exchanged
     /// ([`crate::replicas`]).
     replicas: SharedReplicas,
@@ -194,6 +198,10 @@ pub struct TimelyPartitions {
     sizes: Mutex<KeptSizes>,
     /// What this process hears of the others ([`crate::heartbeat`]; none in one process).
     heartbeat: Option<Heartbeat>,
+    /// The connections on which this process asks the others light queries' hops
+    /// ([`crate::direct`]; none in one process), and whether they are used.
+    lines: Option<Lines>,
+    direct: std::sync::atomic::AtomicBool,
 }
 
 /// Record sizes asked of their owners, kept for the planning of later queries: the
@@ -237,12 +245,17 @@ impl std::fmt::Debug for TimelyPartitions {
 }
 
 /// What the asking threads ran in place: runs answered there, runs handed to the dataflow
-/// (after their first steps, or none), and the messages (steps, fetches) handled there.
+/// (after their first steps, or none), and the messages (steps, fetches) handled there or,
+/// asked by the asking threads, on other processes; runs answered with hops to other
+/// processes over the light queries' connections, and the round trips these took
+/// ([`crate::direct`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct InPlaceRuns {
     pub answered: u64,
     pub handed_off: u64,
     pub messages: u64,
+    pub direct: u64,
+    pub trips: u64,
 }
 
 /// Where this process stands in a cluster of processes (timely's own configuration).
@@ -391,7 +404,7 @@ impl TimelyPartitions {
     fn start(
         parts: Vec<Store>,
         first: usize,
-        (builders, others, heartbeat): crate::connect::Communication,
+        (builders, others, networked): crate::connect::Communication,
         classes: HashMap<GraphRef, Vec<Id>>,
         rdf_type: Option<PredId>,
         workers: u32,
@@ -405,6 +418,10 @@ impl TimelyPartitions {
         let (requests, receiver) = mpsc::channel::<Request>();
         let requests = Arc::new(Mutex::new(Some(requests)));
         let coordinator = Arc::new(Coordinator::default());
+        let (heartbeat, lines) = match networked {
+            Some((heartbeat, lines)) => (Some(heartbeat), Some(lines)),
+            None => (None, None),
+        };
         let coordinator_store = parts.first().cloned();
         if let Some(store) = &coordinator_store {
             if store.dictionary().share().is_some() {
@@ -417,7 +434,26 @@ impl TimelyPartitions {
                     })));
             }
         }
-        let local = LocalParts::new(first as u32, parts.clone(), workers, Arc::clone(&replicas));
+        let local = Arc::new(LocalParts::new(
+            first as u32,
+            parts.clone(),
+            workers,
+            Arc::clone(&replicas),
+        ));
+        // Threads answering the other processes' light hops, each parked in its read.
+        let lines = match lines {
+            Some(lines) => {
+                for line in lines.serves {
+                    let local = Arc::clone(&local);
+                    std::thread::Builder::new()
+                        .name("quiver-direct".into())
+                        .spawn(move || crate::direct::serve(line, local))
+                        .map_err(|e| format!("cannot start a thread: {e}"))?;
+                }
+                Some(Lines::new(first / per_process as usize, lines.asks))
+            }
+            None => None,
+        };
         let parts = Arc::new(parts);
         let receiver = Arc::new(Mutex::new(Some(receiver)));
         let totals = Arc::new(Mutex::new(Totals::default()));
@@ -476,6 +512,8 @@ impl TimelyPartitions {
             plans,
             sizes: Mutex::default(),
             heartbeat,
+            lines,
+            direct: std::sync::atomic::AtomicBool::new(true),
         };
         partitions.check_loads()?;
         partitions.learn_names()?;
@@ -613,7 +651,23 @@ impl TimelyPartitions {
             answered: totals.in_place,
             handed_off: totals.handed_off,
             messages: totals.steps_in_place,
+            direct: totals.direct,
+            trips: self.lines.as_ref().map_or(0, Lines::trips),
         }
+    }
+
+    /// Whether light queries' hops to other processes go over connections of their own
+    /// ([`crate::direct`], the default) or, like every other hop, through the dataflow (to
+    /// compare the two, or to test the dataflow's handling of light queries).
+    pub fn set_direct_hops(&self, on: bool) {
+        self.direct.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The light queries' connections, if this process has them and uses them.
+    fn lines(&self) -> Option<&Lines> {
+        self.lines
+            .as_ref()
+            .filter(|_| self.direct.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// This process leaves its cluster: once dropped, it does not wait for its workers
@@ -879,18 +933,16 @@ impl BgpPartitions for TimelyPartitions {
             .map(|(ask, _)| *ask)
             .collect();
         if !missing.is_empty() {
-            let answers = self
-                .owners()
-                .ask(Ask::Degrees(missing.clone()))
-                .map_err(|e| QueryError::Cluster(format!("its owners did not answer: {e}")))?;
-            let mut found = vec![0; missing.len()];
-            for (position, size) in answers {
-                let size = <[u8; 8]>::try_from(size.as_slice())
-                    .map_err(|_| QueryError::Cluster("a malformed record size".into()))?;
-                if let Some(slot) = found.get_mut(position as usize) {
-                    *slot = u64::from_le_bytes(size);
-                }
-            }
+            // Over the light queries' connections where they are idle: one round trip.
+            let silent = || self.silent();
+            let direct = match self.lines() {
+                Some(lines) => lines.degrees(&missing, &self.local, &silent)?,
+                None => None,
+            };
+            let found = match direct {
+                Some(found) => found,
+                None => self.degrees_through_dataflow(&missing)?,
+            };
             let mut kept = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
             kept.add(&missing, &found);
             let mut found = found.into_iter();
@@ -946,6 +998,24 @@ impl BgpPartitions for TimelyPartitions {
 }
 
 impl TimelyPartitions {
+    /// The sizes of the records `missing` names, asked of their owners through the
+    /// dictionary's dataflow.
+    fn degrees_through_dataflow(&self, missing: &[DegreeAsk]) -> Result<Vec<u64>, QueryError> {
+        let answers = self
+            .owners()
+            .ask(Ask::Degrees(missing.to_vec()))
+            .map_err(|e| QueryError::Cluster(format!("its owners did not answer: {e}")))?;
+        let mut found = vec![0; missing.len()];
+        for (position, size) in answers {
+            let size = <[u8; 8]>::try_from(size.as_slice())
+                .map_err(|_| QueryError::Cluster("a malformed record size".into()))?;
+            if let Some(slot) = found.get_mut(position as usize) {
+                *slot = u64::from_le_bytes(size);
+            }
+        }
+        Ok(found)
+    }
+
     /// Runs `plan` from `input` through the dataflow and waits for its rows (and whether a
     /// step stopped at the plan's cap, and what a traced plan's workers did), checking the
     /// query's deadline and cancel flag; a query given up is cancelled on every worker.
@@ -1000,7 +1070,20 @@ impl TimelyPartitions {
         hand_on(&mut messages, self.first, carried, start, |to| {
             !local.holds(to)
         });
-        let messages = match local.run(messages, state)? {
+        // What a run in place leaves for other processes goes there over the light
+        // queries' connections while it stays light.
+        let mut direct = false;
+        let ran = match (local.run(messages, state)?, self.lines()) {
+            (InPlace::HandOff(messages, handled), Some(lines)) => {
+                direct = true;
+                let silent = || self.silent();
+                lines
+                    .run(messages, &plan, local, state, &silent)?
+                    .handled_before(handled)
+            }
+            (ran, _) => ran,
+        };
+        let messages = match ran {
             InPlace::Done(finished, handled, enough) => {
                 let mut arrival = Arrival::default();
                 for message in finished {
@@ -1011,7 +1094,10 @@ impl TimelyPartitions {
                 let (answer, exchanged) = arrival.answer();
                 let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
                 totals.exchanged += exchanged;
-                totals.in_place += 1;
+                match direct {
+                    true => totals.direct += 1,
+                    false => totals.in_place += 1,
+                }
                 totals.steps_in_place += handled as u64;
                 return answer.map_err(QueryError::from);
             }

@@ -4,11 +4,13 @@
 //! starts at a constant this process owns, and whose rows stay here, is answered in the
 //! time of its steps.
 //!
-//! The moment rows would leave the process, or grow past a light query's size, what is in
-//! flight is handed to the dataflow as it stands: the messages already routed, with their
-//! shares of the query's weight ([`crate::message::WEIGHT`]), so that nothing is run twice
-//! and the coordinator ends the query by its weights as for any other. Heavy steps thus
-//! still run on the workers, in parallel.
+//! Rows that would leave the process are set aside while the rest run here; the moment rows
+//! grow past a light query's size, what is in flight is handed on as it stands: the
+//! messages already routed, with their shares of the query's weight
+//! ([`crate::message::WEIGHT`]), so that nothing is run twice and whoever takes them ends
+//! the query by its weights. Light rows for another process go there over a connection of
+//! their own ([`crate::direct`]), where they run in place again; the rest go to the
+//! dataflow, so heavy steps still run on the workers, in parallel.
 
 use std::sync::{Arc, Mutex};
 
@@ -25,7 +27,7 @@ use crate::worker::Worker;
 
 /// The most rows (or list ids) a message may carry to be handled in place: about a light
 /// query's fan-out (Wukong moves the query, rather than fetching records, past ~300).
-const ROWS: u64 = 256;
+pub(crate) const ROWS: u64 = 256;
 
 /// The most messages handled in place before the rest go to the dataflow: a light
 /// query's steps, several times over.
@@ -55,6 +57,16 @@ pub(crate) enum InPlace {
     Done(Vec<Message>, usize, Enough),
     /// The messages for the dataflow (the finished ones among them), weights intact.
     HandOff(Vec<Message>, usize),
+}
+
+impl InPlace {
+    /// The run, counting `handled` messages handled before it.
+    pub(crate) fn handled_before(self, handled: usize) -> Self {
+        match self {
+            InPlace::Done(finished, ran, enough) => InPlace::Done(finished, ran + handled, enough),
+            InPlace::HandOff(messages, ran) => InPlace::HandOff(messages, ran + handled),
+        }
+    }
 }
 
 /// What the finished messages of a run in place brought, toward its plan's [`Wanted`].
@@ -122,8 +134,33 @@ impl LocalParts {
         self.local(to).is_some()
     }
 
-    /// Runs `messages` (a query's first, routed and weighed) here while every one that is
-    /// not finished goes to a partition of this process and carries few rows.
+    /// The worker that owns `vertex`'s records.
+    pub(crate) fn owner(&self, vertex: Id) -> u32 {
+        quiver_store::partition::owner(vertex, self.workers)
+    }
+
+    /// Worker `to`'s partition, if it is one of this process's.
+    pub(crate) fn part(&self, to: u32) -> Option<&Store> {
+        self.local(to).map(|at| &self.parts[at])
+    }
+
+    /// The process that serves worker `to` (every process serves as many workers).
+    pub(crate) fn process_of(&self, to: u32) -> usize {
+        (to / self.parts.len().max(1) as u32) as usize
+    }
+
+    /// A query's state for a run asked by another process ([`crate::direct`]): its
+    /// deadline from the time the plan says is left, its memory drawn from the pool of
+    /// the runs in place.
+    pub(crate) fn state_for(&self, plan: &crate::message::Plan) -> QueryState {
+        let deadline = plan
+            .time_left
+            .map(|(left, seconds)| (std::time::Instant::now() + left, seconds));
+        QueryState::new(deadline, None, self.pool.budget(), None)
+    }
+
+    /// Runs `messages` (a query's, routed and weighed) here while every one that is not
+    /// finished carries few rows; those for another process are set aside, unrun.
     pub(crate) fn run(
         &self,
         messages: Vec<Message>,
@@ -159,8 +196,8 @@ impl LocalParts {
     ) -> Result<InPlace, QueryError> {
         let mut finished = Vec::new();
         let mut handled = 0;
-        // Under a LIMIT that any rows meet, this process's partitions run first, the
-        // messages for another process set aside: once the rows found here meet it, the
+        // This process's partitions run first, the messages for another process set
+        // aside: under a LIMIT that any rows meet, once the rows found here meet it, the
         // other processes never hear of the query (`SELECT * { ?s ?p ?o } LIMIT 10` is
         // answered without a round trip). Otherwise those messages are handed on with the
         // rest, their weights intact, so nothing runs twice.
@@ -186,16 +223,13 @@ impl LocalParts {
                 continue;
             }
             let rows = matches!(message.payload, Payload::Rows(_));
-            if wanted.is_some() && rows && self.local(message.to).is_none() {
+            if rows && self.local(message.to).is_none() {
                 aside.push(message);
                 continue;
             }
-            let here = self.local(message.to).filter(|_| {
-                !rows
-                    || (handled < MESSAGES
-                        && message.payload.rows() <= ROWS
-                        && messages.iter().all(|m| self.local(m.to).is_some()))
-            });
+            let here = self
+                .local(message.to)
+                .filter(|_| !rows || (handled < MESSAGES && message.payload.rows() <= ROWS));
             let Some(at) = here else {
                 messages.push(message);
                 return Ok(hand_off(messages, aside, finished, handled));

@@ -12,6 +12,7 @@ pub mod buffers;
 pub mod connect;
 pub mod dataflow;
 mod dictionary;
+mod direct;
 mod fetch;
 pub mod heartbeat;
 mod in_place;

@@ -199,6 +199,26 @@ fn check_cluster(
     budget: Option<u64>,
     same_plans: bool,
 ) -> InPlaceRuns {
+    check_cluster_hops(
+        store,
+        queries,
+        (processes, workers),
+        budget,
+        same_plans,
+        true,
+    )
+}
+
+/// [`check_cluster`], light queries' hops to other processes going over their own
+/// connections or (`direct` false) through the dataflow.
+fn check_cluster_hops(
+    store: &Store,
+    queries: &[String],
+    (processes, workers): (usize, usize),
+    budget: Option<u64>,
+    same_plans: bool,
+    direct: bool,
+) -> InPlaceRuns {
     let expected: Vec<Vec<String>> = queries
         .iter()
         .map(|q| rows(store, q, None, None).unwrap_or_else(|e| panic!("{q}: {e}")))
@@ -209,6 +229,7 @@ fn check_cluster(
         quiver_store::partition::set_replication_budget(&dir, budget).unwrap();
     }
     let (cluster, children) = start(&dir, processes, workers);
+    cluster.set_direct_hops(direct);
     // The coordinator plans on its own first partition, as the first process has it, with
     // the whole store's statistics.
     let total = (processes * workers) as u32;
@@ -304,13 +325,24 @@ fn coordinate_clusters() {
         assert!(runs.handed_off > 0, "{processes} × {workers}: {runs:?}");
         if processes == 1 {
             assert!(runs.answered > 0, "{processes} × {workers}: {runs:?}");
+        } else {
+            // Light queries crossed processes without the dataflow.
+            assert!(runs.direct > 0 && runs.trips >= runs.direct, "{runs:?}");
         }
-        let shaped = check_cluster(&random, &shapes, (processes, workers), None, false);
+        // Every run through the dataflow, but for what stays on process 0.
+        let shaped = check_cluster_hops(&random, &shapes, (processes, workers), None, false, false);
+        assert_eq!((shaped.direct, shaped.trips), (0, 0), "{shaped:?}");
         // More runs than the plans a process may hold went through the dataflow.
         if processes > 1 && workers == 1 {
             assert!(shaped.handed_off > 2 * 64, "{shaped:?}");
         }
+        if processes > 1 {
+            let direct = check_cluster(&random, &shapes, (processes, workers), None, false);
+            assert!(direct.direct > 0, "{processes} × {workers}: {direct:?}");
+        }
     }
+    // Light queries through the dataflow, as the direct hops were not there.
+    check_cluster_hops(&store, &lubm, (2, 1), None, true, false);
     // A layout whose budget is 0 replicates nothing: the checks run at their owners, with
     // the same answers.
     check_cluster(&store, &lubm, (2, 1), Some(0), true);
@@ -416,8 +448,39 @@ fn coordinate_clusters() {
         "the planning's failure took {:?}",
         started.elapsed()
     );
+    // A light query whose rows cross to process 1 (the students of one of its courses)
+    // fails as fast: its connection of light hops is closed too.
+    let course = (0..100)
+        .map(|c| format!("http://www.Department0.University0.edu/Course{c}"))
+        .find(|iri| {
+            store
+                .iri_id(iri)
+                .is_some_and(|id| quiver_store::partition::owner(id, 2) == 1)
+        })
+        .unwrap();
     let started = Instant::now();
+    let light = format!(
+        "SELECT ?x WHERE {{ ?x <http://swat.cse.lehigh.edu/onto/univ-bench.owl#takesCourse> <{course}> }}"
+    );
+    match rows(
+        &coordinator,
+        &light,
+        Some(dynamic(&cluster)),
+        Some(Duration::from_secs(60)),
+    ) {
+        Err(QueryError::Cluster(error)) => assert!(
+            error.contains("stopped") || error.contains("process 1 of the cluster closed"),
+            "{error}"
+        ),
+        other => panic!("a light query without a process gave {other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the failure took {:?}",
+        started.elapsed()
+    );
     // The query may run for a minute: the closed connection, not its deadline, ends it.
+    let started = Instant::now();
     let outcome = rows(
         &store,
         &queries[1],

@@ -182,11 +182,13 @@ pub fn load_cluster(
     let shares = Arc::new(Shares::new(&input, total, grown.as_deref())?);
     // The workers stop once another process is not heard from (a process that ends
     // closes its connections, which fail the load at once).
-    let (builders, network, heartbeat) = match cluster {
+    let (builders, network, networked) = match cluster {
         LoadCluster::InProcess { workers } => crate::connect::in_process(workers),
         LoadCluster::Processes(config) => crate::connect::cluster(config),
     }
     .map_err(ClusterLoadError::Workers)?;
+    // The light queries' connections serve no load: closed at once.
+    let heartbeat = networked.map(|(heartbeat, _lines)| heartbeat);
     let liveness = heartbeat
         .as_ref()
         .map(crate::heartbeat::Heartbeat::liveness);
