@@ -58,7 +58,7 @@ use timely::communication::WorkerGuards;
 use crate::dictionary::{Ask, ClusterResolver};
 use crate::direct::Lines;
 use crate::heartbeat::Heartbeat;
-use crate::in_place::{Enough, InPlace, LocalParts};
+use crate::in_place::{Aside, Enough, InPlace, LocalParts};
 use crate::message::{
     counted_rows, hand_on, route, table_counts, time_left, uniform_counts, Carried, Failure,
     Filter, Message, Payload, Plan, WEIGHT,
@@ -1073,7 +1073,7 @@ impl TimelyPartitions {
         // What a run in place leaves for other processes goes there over the light
         // queries' connections while it stays light.
         let mut direct = false;
-        let ran = match (local.run(messages, state)?, self.lines()) {
+        let ran = match (local.run(messages, state, Aside::UnderLimit)?, self.lines()) {
             (InPlace::HandOff(messages, handled), Some(lines)) => {
                 direct = true;
                 let silent = || self.silent();

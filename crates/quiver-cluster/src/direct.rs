@@ -31,7 +31,7 @@ use quiver_sparql::degree::DegreeAsk;
 use quiver_sparql::error::QueryError;
 use serde::{Deserialize, Serialize};
 
-use crate::in_place::{Enough, InPlace, LocalParts, ROWS};
+use crate::in_place::{Aside, Enough, InPlace, LocalParts, ROWS};
 use crate::message::{Failure, Message, Payload, Plan, PlanCopy};
 
 /// Connections each process keeps to ask each other process: the light queries it can
@@ -101,10 +101,18 @@ pub(crate) struct Lines {
 
 impl Lines {
     /// `asks[p]`: the connections on which this process (`process`) asks process `p`.
+    /// An asker's read waits [`PATIENCE`] at a time (a connection that cannot is not
+    /// used).
     pub(crate) fn new(process: usize, asks: Vec<Vec<TcpStream>>) -> Self {
+        let patient = |lines: Vec<TcpStream>| {
+            lines
+                .into_iter()
+                .filter(|line| line.set_read_timeout(Some(PATIENCE)).is_ok())
+                .collect()
+        };
         Self {
             process,
-            idle: asks.into_iter().map(Mutex::new).collect(),
+            idle: asks.into_iter().map(patient).map(Mutex::new).collect(),
             trips: AtomicU64::new(0),
         }
     }
@@ -115,10 +123,11 @@ impl Lines {
     }
 
     /// Goes on with what a run in place left (`messages`, finished ones among them, all of
-    /// `plan`): the light ones for other processes are asked of them, what comes back for
-    /// this process runs here, for a few round trips. Ends as a run in place does: done, or
-    /// handed on to the dataflow as it stands, weights intact. `silent` tells why another
-    /// process counts as gone.
+    /// `plan`) while it stays light: each round asks every other process for the messages
+    /// that go there, runs this process's share in place meanwhile, and takes what came
+    /// out for the next round. Ends as a run in place does: done, or handed on to the
+    /// dataflow as it stands, weights intact. `silent` tells why another process counts as
+    /// gone.
     pub(crate) fn run(
         &self,
         messages: Vec<Message>,
@@ -130,53 +139,57 @@ impl Lines {
         let (mut finished, mut pending): (Vec<Message>, Vec<Message>) =
             messages.into_iter().partition(Message::is_finished);
         let mut handled = 0;
-        let mut rounds = 0;
-        loop {
+        for _ in 0..ROUNDS {
             if pending.is_empty() {
                 return Ok(InPlace::Done(finished, handled, Enough::All));
             }
-            let light = pending.iter().all(|m| {
-                matches!(m.payload, Payload::Rows(_))
-                    && m.payload.rows() <= ROWS
-                    && local.process_of(m.to) != self.process
-            });
-            if !light || rounds == ROUNDS {
+            let light = pending
+                .iter()
+                .all(|m| matches!(m.payload, Payload::Rows(_)) && m.payload.rows() <= ROWS);
+            if !light {
                 break;
             }
-            rounds += 1;
+            let (here, there): (Vec<Message>, Vec<Message>) = pending
+                .drain(..)
+                .partition(|m| local.process_of(m.to) == self.process);
             let mut by_process: BTreeMap<usize, Vec<Message>> = BTreeMap::new();
-            for message in pending.drain(..) {
+            for message in there {
                 by_process
                     .entry(local.process_of(message.to))
                     .or_default()
                     .push(message);
             }
-            let mut asked = Vec::with_capacity(by_process.len());
-            for (process, batch) in by_process {
-                match self.take(process) {
-                    Some(line) => asked.push((process, batch, line)),
-                    None => pending.extend(batch),
-                }
-            }
-            if !pending.is_empty() {
-                // No idle connection to some process: all goes to the dataflow.
-                for (process, batch, line) in asked {
+            // A connection to every process asked, or all goes to the dataflow.
+            let lines: Vec<TcpStream> = by_process
+                .keys()
+                .map_while(|&process| self.take(process))
+                .collect();
+            if lines.len() < by_process.len() {
+                for (line, &process) in lines.into_iter().zip(by_process.keys()) {
                     self.give_back(process, line);
-                    pending.extend(batch);
                 }
+                pending.extend(here);
+                pending.extend(by_process.into_values().flatten());
                 break;
             }
-            let mut sent = Vec::with_capacity(asked.len());
-            for (process, mut batch, mut line) in asked {
+            let mut refused = false;
+            let mut sent = Vec::with_capacity(lines.len());
+            for ((process, mut batch), mut line) in by_process.into_iter().zip(lines) {
                 match send(&mut line, plan, &mut batch) {
                     Ok(()) => sent.push((process, batch, line)),
                     // A broken connection is dropped; its rows go to the dataflow.
-                    Err(_) => pending.extend(batch),
+                    Err(_) => {
+                        refused = true;
+                        pending.extend(batch);
+                    }
                 }
             }
-            let mut stopped = false;
-            let mut refused = !pending.is_empty();
-            let mut here = Vec::new();
+            // This process's share runs while the others run theirs.
+            let ran_here = match here.is_empty() {
+                true => Ok(None),
+                false => local.run(here, state, Aside::Always).map(Some),
+            };
+            let (mut stopped, mut failure) = (false, None);
             for (process, batch, mut line) in sent {
                 let answer = match receive(&mut line, &mut query_checks(state, silent)) {
                     Ok(Reply::Ran(answer)) => answer,
@@ -189,10 +202,9 @@ impl Lines {
                 };
                 self.give_back(process, line);
                 self.trips.fetch_add(1, Ordering::Relaxed);
-                if let Some(failure) = answer.failed {
-                    // The query's own error where it has one (its deadline passed here too).
-                    state.check()?;
-                    return Err(failure.into());
+                if let Some(failed) = answer.failed {
+                    failure.get_or_insert(failed);
+                    continue;
                 }
                 handled += answer.handled as usize;
                 stopped |= answer.stopped;
@@ -203,46 +215,40 @@ impl Lines {
                     } else {
                         // Left unrun where it goes: too heavy to run in place there.
                         refused |= local.process_of(message.to) == process;
-                        if local.process_of(message.to) == self.process {
-                            here.push(message);
+                        pending.push(message);
+                    }
+                }
+            }
+            match ran_here? {
+                Some(InPlace::Done(done, ran, enough)) => {
+                    handled += ran;
+                    finished.extend(done);
+                    stopped |= enough == Enough::Stopped;
+                }
+                Some(InPlace::HandOff(left, ran)) => {
+                    handled += ran;
+                    for message in left {
+                        if message.is_finished() {
+                            finished.push(message);
                         } else {
+                            // Left unrun here: too heavy to run in place.
+                            refused |= local.process_of(message.to) == self.process;
                             pending.push(message);
                         }
                     }
                 }
+                None => {}
+            }
+            if let Some(failure) = failure {
+                // The query's own error where it has one (its deadline passed here too).
+                state.check()?;
+                return Err(failure.into());
             }
             if stopped {
                 return Ok(InPlace::Done(finished, handled, Enough::Stopped));
             }
             if refused {
-                pending.append(&mut here);
                 break;
-            }
-            if !here.is_empty() {
-                match local.run(here, state)? {
-                    InPlace::Done(done, ran, enough) => {
-                        handled += ran;
-                        finished.extend(done);
-                        if enough == Enough::Stopped {
-                            return Ok(InPlace::Done(finished, handled, enough));
-                        }
-                    }
-                    InPlace::HandOff(left, ran) => {
-                        handled += ran;
-                        for message in left {
-                            if message.is_finished() {
-                                finished.push(message);
-                            } else {
-                                // Left unrun here: too heavy to run in place.
-                                refused |= local.process_of(message.to) == self.process;
-                                pending.push(message);
-                            }
-                        }
-                        if refused {
-                            break;
-                        }
-                    }
-                }
             }
         }
         pending.append(&mut finished);
@@ -386,13 +392,12 @@ fn query_checks<'a>(
     }
 }
 
-/// Reads one answer, calling `check` each time it waited [`PATIENCE`].
+/// Reads one answer, calling `check` each time it waited [`PATIENCE`] (the connection's
+/// read timeout).
 fn receive(
     line: &mut TcpStream,
     check: &mut dyn FnMut() -> Result<(), Waited>,
 ) -> Result<Reply, Waited> {
-    line.set_read_timeout(Some(PATIENCE))
-        .map_err(|_| Waited::Broken)?;
     let mut length = [0u8; 4];
     read_all(line, &mut length, check)?;
     let length = u32::from_le_bytes(length) as usize;
@@ -465,7 +470,8 @@ fn answer(plan: Plan, mut messages: Vec<Message>, local: &LocalParts) -> Answer 
     for message in &mut messages {
         restore(message, &plan);
     }
-    let (mut messages, handled, stopped, failed) = match local.run(messages, &state) {
+    let (mut messages, handled, stopped, failed) = match local.run(messages, &state, Aside::Always)
+    {
         Ok(InPlace::Done(finished, handled, enough)) => {
             (finished, handled, enough == Enough::Stopped, None)
         }

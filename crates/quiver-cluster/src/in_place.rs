@@ -4,13 +4,12 @@
 //! starts at a constant this process owns, and whose rows stay here, is answered in the
 //! time of its steps.
 //!
-//! Rows that would leave the process are set aside while the rest run here; the moment rows
-//! grow past a light query's size, what is in flight is handed on as it stands: the
-//! messages already routed, with their shares of the query's weight
-//! ([`crate::message::WEIGHT`]), so that nothing is run twice and whoever takes them ends
-//! the query by its weights. Light rows for another process go there over a connection of
-//! their own ([`crate::direct`]), where they run in place again; the rest go to the
-//! dataflow, so heavy steps still run on the workers, in parallel.
+//! The moment rows would leave the process, or grow past a light query's size, what is in
+//! flight is handed on as it stands: the messages already routed, with their shares of the
+//! query's weight ([`crate::message::WEIGHT`]), so that nothing is run twice and whoever
+//! takes them ends the query by its weights. Light rows for another process go there over
+//! a connection of their own ([`crate::direct`]), where they run in place again; the rest
+//! go to the dataflow, so heavy steps still run on the workers, in parallel.
 
 use std::sync::{Arc, Mutex};
 
@@ -95,6 +94,19 @@ impl Found {
     }
 }
 
+/// What a run in place does with a message for another process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Aside {
+    /// Sets it aside and goes on with this process's messages: where the messages set
+    /// aside go on at once ([`crate::direct`]: the asker runs this process's share while
+    /// the others run theirs), or under a LIMIT that any rows meet (the other processes
+    /// may never hear of the query).
+    Always,
+    /// Hands everything on at once, unless under such a LIMIT: the dataflow's workers of
+    /// every process then start together.
+    UnderLimit,
+}
+
 /// Whether a run in place handled every message of its query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Enough {
@@ -160,11 +172,13 @@ impl LocalParts {
     }
 
     /// Runs `messages` (a query's, routed and weighed) here while every one that is not
-    /// finished carries few rows; those for another process are set aside, unrun.
+    /// finished carries few rows; those for another process are handed on unrun, as
+    /// `aside` says.
     pub(crate) fn run(
         &self,
         messages: Vec<Message>,
         state: &QueryState,
+        aside: Aside,
     ) -> Result<InPlace, QueryError> {
         let query = messages.first().map(|m| m.query);
         // Workers of this thread, each built on the first message its partition handles.
@@ -174,7 +188,7 @@ impl LocalParts {
             .unwrap_or_else(|e| e.into_inner())
             .pop()
             .unwrap_or_else(|| (0..self.parts.len()).map(|_| None).collect());
-        let ran = self.run_with(&mut workers, messages, state);
+        let ran = self.run_with(&mut workers, messages, state, aside);
         // Rows a handed-off query left waiting for lists wait no more.
         for worker in workers.iter_mut().flatten() {
             if let Some(query) = query {
@@ -193,11 +207,12 @@ impl LocalParts {
         workers: &mut [Option<Worker>],
         mut messages: Vec<Message>,
         state: &QueryState,
+        aside_mode: Aside,
     ) -> Result<InPlace, QueryError> {
         let mut finished = Vec::new();
         let mut handled = 0;
-        // This process's partitions run first, the messages for another process set
-        // aside: under a LIMIT that any rows meet, once the rows found here meet it, the
+        // Under a LIMIT that any rows meet, this process's partitions run first, the
+        // messages for another process set aside: once the rows found here meet it, the
         // other processes never hear of the query (`SELECT * { ?s ?p ?o } LIMIT 10` is
         // answered without a round trip). Otherwise those messages are handed on with the
         // rest, their weights intact, so nothing runs twice.
@@ -223,13 +238,17 @@ impl LocalParts {
                 continue;
             }
             let rows = matches!(message.payload, Payload::Rows(_));
-            if rows && self.local(message.to).is_none() {
+            let set_aside = aside_mode == Aside::Always || wanted.is_some();
+            if set_aside && rows && self.local(message.to).is_none() {
                 aside.push(message);
                 continue;
             }
-            let here = self
-                .local(message.to)
-                .filter(|_| !rows || (handled < MESSAGES && message.payload.rows() <= ROWS));
+            let here = self.local(message.to).filter(|_| {
+                !rows
+                    || (handled < MESSAGES
+                        && message.payload.rows() <= ROWS
+                        && (set_aside || messages.iter().all(|m| self.local(m.to).is_some())))
+            });
             let Some(at) = here else {
                 messages.push(message);
                 return Ok(hand_off(messages, aside, finished, handled));
