@@ -269,6 +269,12 @@ fn prepare_parsed(
         let Some(partitions) = partitions.filter(|_| !recorded.lacked.is_empty()) else {
             return prepared;
         };
+        // Sizes kept from earlier questions cost nothing to take.
+        let known = partitions.known_degrees(&recorded.lacked);
+        if known.iter().all(Option::is_some) {
+            degrees.extend(recorded.lacked.into_iter().zip(known.into_iter().flatten()));
+            continue;
+        }
         // One record whose size, from the fewest to the most, leaves every plan as it is:
         // not worth a round trip.
         let unchanged = |guess| record_foreign_degrees(&degrees, guess, plan).1.plans;

@@ -310,6 +310,13 @@ pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
         Ok(None)
     }
 
+    /// The sizes of the records `asks` names that this executor knows without asking
+    /// anyone (kept from earlier questions), in order; `None` for the others. The planner
+    /// takes them before deciding whether a question is worth its round trip.
+    fn known_degrees(&self, asks: &[DegreeAsk]) -> Vec<Option<u64>> {
+        vec![None; asks.len()]
+    }
+
     /// Every row of the pattern over the partitions (any order), before the pattern's
     /// equalities of repeated variables, which the caller applies; with
     /// [`PartitionedBgp::trace`], what the workers did.
