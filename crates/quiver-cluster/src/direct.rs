@@ -13,8 +13,9 @@
 //! answer on one connection, each side blocked in its read (`bench/wake-latency.rs`).
 //! Only light work goes this way, bounded as a run in place is (few rows per message, few
 //! messages, [`ROUNDS`] round trips): the messages are timely's own (their weights,
-//! exchange counts and traces handed on alike), a request is a plan and its messages, an
-//! answer the messages that came out, each bincode framed by its length. Whatever is not
+//! exchange counts and traces handed on alike), a request is a plan and its messages (or
+//! the record sizes the planner wants of their owners, [`Lines::degrees`]), an answer the
+//! messages that came out, each bincode framed by its length. Whatever is not
 //! light, finds no idle connection, or meets any failure of a connection goes to the
 //! dataflow as it stands, which finishes it; a connection's failure loses nothing, since
 //! the asker keeps what it sent until the answer came.
