@@ -921,6 +921,10 @@ impl BgpPartitions for TimelyPartitions {
         }
     }
 
+    fn degrees_cost(&self) -> Option<Duration> {
+        self.lines()?.round_trip()
+    }
+
     fn known_degrees(&self, asks: &[DegreeAsk]) -> Vec<Option<u64>> {
         let kept = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
         asks.iter().map(|ask| kept.get(ask)).collect()

@@ -98,6 +98,9 @@ pub(crate) struct Lines {
     idle: Vec<Mutex<Vec<TcpStream>>>,
     /// Requests answered over the connections so far.
     trips: AtomicU64,
+    /// How long a request takes from its sending to its answer, in nanoseconds: a moving
+    /// average over the last few (0: none asked yet).
+    round_trip: AtomicU64,
 }
 
 impl Lines {
@@ -115,7 +118,28 @@ impl Lines {
             process,
             idle: asks.into_iter().map(patient).map(Mutex::new).collect(),
             trips: AtomicU64::new(0),
+            round_trip: AtomicU64::new(0),
         }
+    }
+
+    /// How long a request over the connections takes, averaged over the last few, if one
+    /// was answered: what a question of record sizes costs.
+    pub(crate) fn round_trip(&self) -> Option<Duration> {
+        match self.round_trip.load(Ordering::Relaxed) {
+            0 => None,
+            nanos => Some(Duration::from_nanos(nanos)),
+        }
+    }
+
+    /// Takes in the time of a round of requests, sent at `sent`, all answered.
+    fn timed(&self, sent: std::time::Instant) {
+        let took = sent.elapsed().as_nanos().clamp(1, u128::from(u64::MAX)) as u64;
+        // Askers racing may lose one another's sample: an average all the same.
+        let average = match self.round_trip.load(Ordering::Relaxed) {
+            0 => took,
+            before => (before / 8 * 7 + took / 8).max(1),
+        };
+        self.round_trip.store(average, Ordering::Relaxed);
     }
 
     /// Requests answered over the connections so far.
@@ -175,6 +199,7 @@ impl Lines {
             }
             let mut refused = false;
             let mut sent = Vec::with_capacity(lines.len());
+            let sending = std::time::Instant::now();
             for ((process, mut batch), mut line) in by_process.into_iter().zip(lines) {
                 match send(&mut line, plan, &mut batch) {
                     Ok(()) => sent.push((process, batch, line)),
@@ -219,6 +244,9 @@ impl Lines {
                         pending.push(message);
                     }
                 }
+            }
+            if !refused {
+                self.timed(sending);
             }
             match ran_here? {
                 Some(InPlace::Done(done, ran, enough)) => {
@@ -265,6 +293,7 @@ impl Lines {
         local: &LocalParts,
         silent: &dyn Fn() -> Option<String>,
     ) -> Result<Option<Vec<u64>>, QueryError> {
+        let started = std::time::Instant::now();
         let mut sizes = vec![0; asks.len()];
         let mut by_process: BTreeMap<usize, (Vec<usize>, Vec<DegreeAsk>)> = BTreeMap::new();
         for (position, ask) in asks.iter().enumerate() {
@@ -319,6 +348,9 @@ impl Lines {
                 Err(Waited::Query(error)) => return Err(error),
                 Ok(_) | Err(Waited::Broken) => failed = true,
             }
+        }
+        if !failed && !by_process.is_empty() {
+            self.timed(started);
         }
         Ok((!failed).then_some(sizes))
     }

@@ -9,7 +9,8 @@
 //! question costs a round trip between processes, as much as a light query's run: so where
 //! one record is lacked and the plans for the fewest and for the most neighbours the
 //! statistics allow ([`Guess`]) are those of the average, the size cannot change the plan
-//! and is not asked. A record neither held nor known (planning outside a prepare, or over
+//! and is not asked (checked only where those two plannings cost less than the question,
+//! `BgpPartitions::degrees_cost`). A record neither held nor known (planning outside a prepare, or over
 //! a merge of graphs, which the partitions build per query) is estimated from the whole
 //! store's statistics, never read as the zero of a record the store does not have.
 

@@ -254,10 +254,12 @@ fn prepare_parsed(
     let plan = || plan_parsed(store, query, options, started, select_star);
     let mut degrees = HashMap::new();
     for _ in 0..4 {
+        let planning = Instant::now();
         let ((prepared, misses), recorded) =
             record_foreign_degrees(&degrees, Guess::Average, || {
                 quiver_model::dictionary::record_misses(plan)
             });
+        let planning = planning.elapsed();
         if !misses.is_empty() && dictionary.resolves() {
             let learnt = dictionary
                 .resolve_terms(misses)
@@ -276,9 +278,15 @@ fn prepare_parsed(
             continue;
         }
         // One record whose size, from the fewest to the most, leaves every plan as it is:
-        // not worth a round trip.
+        // not worth a round trip. Finding that out costs two more plannings, so it is
+        // checked only where they cost less than the question (a small pattern; the
+        // question's time as the partitions measured it).
         let unchanged = |guess| record_foreign_degrees(&degrees, guess, plan).1.plans;
+        let worth_checking = partitions
+            .degrees_cost()
+            .is_none_or(|question| 2 * planning < question);
         if recorded.lacked.len() == 1
+            && worth_checking
             && [Guess::Fewest, Guess::Most]
                 .into_iter()
                 .all(|guess| unchanged(guess) == recorded.plans)

@@ -310,6 +310,13 @@ pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
         Ok(None)
     }
 
+    /// How long a question of [`Self::degrees`] takes, as measured so far (`None`: not
+    /// known). The planner weighs it against the two plannings that tell whether the
+    /// question can change the plan.
+    fn degrees_cost(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// The sizes of the records `asks` names that this executor knows without asking
     /// anyone (kept from earlier questions), in order; `None` for the others. The planner
     /// takes them before deciding whether a question is worth its round trip.
