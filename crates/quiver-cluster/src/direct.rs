@@ -174,16 +174,14 @@ impl Lines {
             if !light {
                 break;
             }
-            let (here, there): (Vec<Message>, Vec<Message>) = pending
-                .drain(..)
-                .partition(|m| local.process_of(m.to) == self.process);
             let mut by_process: BTreeMap<usize, Vec<Message>> = BTreeMap::new();
-            for message in there {
+            for message in pending.drain(..) {
                 by_process
                     .entry(local.process_of(message.to))
                     .or_default()
                     .push(message);
             }
+            let here = by_process.remove(&self.process).unwrap_or_default();
             // A connection to every process asked, or all goes to the dataflow.
             let lines: Vec<TcpStream> = by_process
                 .keys()
@@ -234,16 +232,11 @@ impl Lines {
                 }
                 handled += answer.handled as usize;
                 stopped |= answer.stopped;
-                for mut message in answer.messages {
-                    restore(&mut message, plan);
-                    if message.is_finished() {
-                        finished.push(message);
-                    } else {
-                        // Left unrun where it goes: too heavy to run in place there.
-                        refused |= local.process_of(message.to) == process;
-                        pending.push(message);
-                    }
+                let mut messages = answer.messages;
+                for message in &mut messages {
+                    restore(message, plan);
                 }
+                refused |= sort_out(messages, process, local, (&mut finished, &mut pending));
             }
             if !refused {
                 self.timed(sending);
@@ -256,15 +249,7 @@ impl Lines {
                 }
                 Some(InPlace::HandOff(left, ran)) => {
                     handled += ran;
-                    for message in left {
-                        if message.is_finished() {
-                            finished.push(message);
-                        } else {
-                            // Left unrun here: too heavy to run in place.
-                            refused |= local.process_of(message.to) == self.process;
-                            pending.push(message);
-                        }
-                    }
+                    refused |= sort_out(left, self.process, local, (&mut finished, &mut pending));
                 }
                 None => {}
             }
@@ -370,6 +355,27 @@ impl Lines {
     }
 }
 
+/// Sorts what came out of a run in place on `process` into the finished messages and those
+/// still to go; whether one of these was left unrun there (too heavy to run in place),
+/// which sends the rest to the dataflow.
+fn sort_out(
+    messages: Vec<Message>,
+    process: usize,
+    local: &LocalParts,
+    (finished, pending): (&mut Vec<Message>, &mut Vec<Message>),
+) -> bool {
+    let mut refused = false;
+    for message in messages {
+        if message.is_finished() {
+            finished.push(message);
+        } else {
+            refused |= local.process_of(message.to) == process;
+            pending.push(message);
+        }
+    }
+    refused
+}
+
 /// A message as the process that reads it has it: with the plan of its query, shared.
 fn restore(message: &mut Message, plan: &Arc<Plan>) {
     message.plan = Arc::clone(plan);
@@ -431,6 +437,15 @@ fn receive(
     line: &mut TcpStream,
     check: &mut dyn FnMut() -> Result<(), Waited>,
 ) -> Result<Reply, Waited> {
+    let bytes = read_frame(line, check)?;
+    bincode::deserialize(&bytes).map_err(|_| Waited::Broken)
+}
+
+/// Reads one request or answer: its length, then its bytes.
+fn read_frame(
+    line: &mut TcpStream,
+    check: &mut dyn FnMut() -> Result<(), Waited>,
+) -> Result<Vec<u8>, Waited> {
     let mut length = [0u8; 4];
     read_all(line, &mut length, check)?;
     let length = u32::from_le_bytes(length) as usize;
@@ -439,7 +454,7 @@ fn receive(
     }
     let mut bytes = vec![0u8; length];
     read_all(line, &mut bytes, check)?;
-    bincode::deserialize(&bytes).map_err(|_| Waited::Broken)
+    Ok(bytes)
 }
 
 /// Fills `buffer` from `line`, calling `check` each time a read times out.
@@ -464,16 +479,8 @@ fn read_all(
 /// Serves the requests another process asks on `line` until it closes: each runs in place
 /// on this process's partitions, and its answer goes back on the same connection.
 pub(crate) fn serve(mut line: TcpStream, local: Arc<LocalParts>) {
-    let mut length = [0u8; 4];
-    while line.read_exact(&mut length).is_ok() {
-        let length = u32::from_le_bytes(length) as usize;
-        if length > MOST_BYTES {
-            return;
-        }
-        let mut bytes = vec![0u8; length];
-        if line.read_exact(&mut bytes).is_err() {
-            return;
-        }
+    // No read timeout here: a read waits for the next request.
+    while let Ok(bytes) = read_frame(&mut line, &mut || Ok(())) {
         let reply = match bincode::deserialize::<Request>(&bytes) {
             Ok(Request::Run { plan, messages }) => Reply::Ran(answer(*plan, messages, &local)),
             Ok(Request::Degrees(asks)) => Reply::Degrees(
