@@ -99,9 +99,9 @@ impl Table {
 
     /// The rows of `parts` one after the other (all with the same variables in the same
     /// order); the empty table for no parts. Column by column: each is allocated once and
-    /// copied into from the parts in parallel (the current rayon pool's threads), then the
-    /// parts' copies are freed, so the parts and the result are held together one column
-    /// at a time.
+    /// copied into from the parts (in parallel on the current rayon pool's threads when
+    /// they are many rows), then the parts' copies are freed, so the parts and the result
+    /// are held together one column at a time.
     pub fn concat(mut parts: Vec<Table>) -> Table {
         use rayon::prelude::*;
         if parts.len() <= 1 {
@@ -119,9 +119,15 @@ impl Table {
                 pieces.push((piece, std::mem::take(&mut part.columns[c])));
                 rest = tail;
             }
-            pieces
-                .into_par_iter()
-                .for_each(|(piece, source)| piece.copy_from_slice(&source[..piece.len()]));
+            let copy = |(piece, source): (&mut [Id], Vec<Id>)| {
+                piece.copy_from_slice(&source[..piece.len()])
+            };
+            // A few rows are copied here: waking the pool's threads for them costs more
+            // than the copy (tens of microseconds for a light query's answer).
+            match crate::exec::parallel::parallel(rows) {
+                true => pieces.into_par_iter().for_each(copy),
+                false => pieces.into_iter().for_each(copy),
+            }
             columns.push(column);
         }
         Table {
