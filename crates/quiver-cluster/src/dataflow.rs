@@ -51,6 +51,7 @@ use quiver_sparql::partitions::{
     WorkerStep,
 };
 use quiver_sparql::planner::Spread;
+use quiver_sparql::size_free::SizeFreePlans;
 use quiver_sparql::table::Table;
 use quiver_store::{GraphIndex, Store};
 use timely::communication::WorkerGuards;
@@ -196,6 +197,8 @@ pub struct TimelyPartitions {
     plans: Arc<AtomicUsize>,
     /// The record sizes the planner asked of the owners so far.
     sizes: Mutex<KeptSizes>,
+    /// The query templates whose plan a foreign record's size cannot change.
+    size_free: SizeFreePlans,
     /// What this process hears of the others ([`crate::heartbeat`]; none in one process).
     heartbeat: Option<Heartbeat>,
     /// The connections on which this process asks the others light queries' hops
@@ -511,6 +514,7 @@ impl TimelyPartitions {
             broken: std::sync::atomic::AtomicBool::new(false),
             plans,
             sizes: Mutex::default(),
+            size_free: SizeFreePlans::default(),
             heartbeat,
             lines,
             direct: std::sync::atomic::AtomicBool::new(true),
@@ -923,6 +927,10 @@ impl BgpPartitions for TimelyPartitions {
 
     fn degrees_cost(&self) -> Option<Duration> {
         self.lines()?.round_trip()
+    }
+
+    fn size_free_plans(&self) -> Option<&SizeFreePlans> {
+        Some(&self.size_free)
     }
 
     fn known_degrees(&self, asks: &[DegreeAsk]) -> Vec<Option<u64>> {

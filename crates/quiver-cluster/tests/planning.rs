@@ -181,3 +181,50 @@ fn a_cluster_asks_each_record_size_once() {
     // Another department: its three records.
     assert_eq!(asked(&query(&foreign[1])), 3);
 }
+
+/// A template's check that a foreign record's size cannot change its plan is made once:
+/// the next query of the template, with another constant in the same place, takes the
+/// answer and plans once, as the whole store plans it; another shape checks anew.
+#[test]
+fn a_templates_size_check_is_made_once() {
+    let store = common::lubm1();
+    let count = 3;
+    let cluster = Arc::new(TimelyPartitions::in_process(&store, count).unwrap());
+    let parts: Vec<Store> = (0..count).map(|i| store.partition(i, count)).collect();
+    let coordinator = coordinator_of(&parts, &store);
+    let foreign: Vec<String> = (0..15)
+        .map(|d| format!("http://www.Department{d}.University0.edu"))
+        .filter(|iri| quiver_store::partition::owner(store.iri_id(iri).unwrap(), count) != 0)
+        .take(3)
+        .collect();
+    assert_eq!(foreign.len(), 3);
+    let ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
+    // q4's shape: the department leads whatever its size.
+    let light = |department: &str| {
+        format!(
+            "SELECT ?x ?n WHERE {{ ?x <{ub}worksFor> <{department}> . ?x a <{ub}FullProfessor> . ?x <{ub}name> ?n }}"
+        )
+    };
+    let memo = || cluster.size_free_plans().unwrap();
+    let plan = |query: &str| {
+        let partitions: Arc<dyn BgpPartitions> = cluster.clone();
+        assert_eq!(
+            common::plan_shapes(&coordinator, query, Some(Arc::clone(&partitions))),
+            common::plan_shapes(&store, query, Some(partitions)),
+            "{query}"
+        );
+        (memo().len(), memo().hits())
+    };
+    assert_eq!(plan(&light(&foreign[0])), (1, 0));
+    assert_eq!(plan(&light(&foreign[1])), (1, 1));
+    assert_eq!(plan(&light(&foreign[2])), (1, 2));
+    // Another template: checked, then remembered beside the first.
+    let other = |department: &str| {
+        format!(
+            "SELECT ?x WHERE {{ ?x <{ub}memberOf> <{department}> . ?x a <{ub}GraduateStudent> }}"
+        )
+    };
+    assert_eq!(plan(&other(&foreign[0])), (2, 2));
+    assert_eq!(plan(&other(&foreign[1])), (2, 3));
+    assert_eq!(cluster.record_sizes_asked(), 0);
+}

@@ -10,9 +10,10 @@
 //! one record is lacked and the plans for the fewest and for the most neighbours the
 //! statistics allow ([`Guess`]) are those of the average, the size cannot change the plan
 //! and is not asked (checked only where those two plannings cost less than the question,
-//! `BgpPartitions::degrees_cost`). A record neither held nor known (planning outside a prepare, or over
-//! a merge of graphs, which the partitions build per query) is estimated from the whole
-//! store's statistics, never read as the zero of a record the store does not have.
+//! `BgpPartitions::degrees_cost`, and once per query template, [`crate::size_free`]). A
+//! record neither held nor known (planning outside a prepare, or over a merge of graphs,
+//! which the partitions build per query) is estimated from the whole store's statistics,
+//! never read as the zero of a record the store does not have.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

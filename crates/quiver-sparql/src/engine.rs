@@ -251,6 +251,7 @@ fn prepare_parsed(
     // the query is planned again with them known (a few times at most: a constant found
     // may lead the planner to others).
     use crate::degree::{record_foreign_degrees, Guess};
+    use crate::size_free::TemplateKey;
     let plan = || plan_parsed(store, query, options, started, select_star);
     let mut degrees = HashMap::new();
     for _ in 0..4 {
@@ -285,13 +286,26 @@ fn prepare_parsed(
         let worth_checking = partitions
             .degrees_cost()
             .is_none_or(|question| 2 * planning < question);
-        if recorded.lacked.len() == 1
-            && worth_checking
-            && [Guess::Fewest, Guess::Most]
+        if recorded.lacked.len() == 1 && worth_checking {
+            // A template whose check held before holds again (`crate::size_free`).
+            let template = partitions.size_free_plans().and_then(|memo| {
+                let key = TemplateKey::new(store, query, &recorded.lacked[0], &recorded.plans);
+                key.map(|key| (memo, key))
+            });
+            if let Some((memo, key)) = &template {
+                if memo.holds(key) {
+                    return prepared;
+                }
+            }
+            if [Guess::Fewest, Guess::Most]
                 .into_iter()
                 .all(|guess| unchanged(guess) == recorded.plans)
-        {
-            return prepared;
+            {
+                if let Some((memo, key)) = template {
+                    memo.remember(key);
+                }
+                return prepared;
+            }
         }
         let Some(sizes) = partitions.degrees(&recorded.lacked)? else {
             return prepared;

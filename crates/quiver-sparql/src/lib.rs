@@ -36,6 +36,7 @@ pub mod planner;
 pub mod results;
 pub mod select_star;
 pub mod service;
+pub mod size_free;
 mod statistics_counts;
 pub mod step;
 mod syntax_error;

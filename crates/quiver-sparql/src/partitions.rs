@@ -324,6 +324,12 @@ pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
         vec![None; asks.len()]
     }
 
+    /// Where this executor remembers the query templates whose plan the size of a record
+    /// it would be asked cannot change ([`crate::size_free`]); `None`: it does not.
+    fn size_free_plans(&self) -> Option<&crate::size_free::SizeFreePlans> {
+        None
+    }
+
     /// Every row of the pattern over the partitions (any order), before the pattern's
     /// equalities of repeated variables, which the caller applies; with
     /// [`PartitionedBgp::trace`], what the workers did.

@@ -4,7 +4,7 @@
 use quiver_store::Direction;
 
 /// How a step uses its pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum StepKind {
     /// Walk the pattern's edges: Out from subject to object, In from object to subject.
     Walk(Direction),
