@@ -33,6 +33,7 @@ use timely_communication::networking::start_connections;
 use timely_communication::AllocatorBuilder;
 
 use crate::heartbeat::Heartbeat;
+use crate::line::{same_machine, Line};
 use crate::ClusterConfig;
 
 /// Timely's allocators for the workers of this process, what must live as long as they
@@ -47,8 +48,8 @@ pub(crate) type Communication = (
 /// The connections of light queries' hops ([`crate::direct`]): those this process asks
 /// on, by process (none to itself), and those it answers on.
 pub(crate) struct DirectLines {
-    pub asks: Vec<Vec<TcpStream>>,
-    pub serves: Vec<TcpStream>,
+    pub asks: Vec<Vec<Line>>,
+    pub serves: Vec<Line>,
 }
 
 /// Set in the number a process sends first on its heartbeat's connections (timely's
@@ -112,6 +113,17 @@ fn connect(config: &ClusterConfig, listener: &TcpListener) -> std::io::Result<Co
     use crate::direct::LINES;
     let me = config.process;
     let processes = config.addresses.len();
+    // The processes of this machine whose hops go over a Unix socket (`crate::line`).
+    let local: Vec<bool> = (0..processes)
+        .map(|p| p != me && same_machine(&config.addresses[me], &config.addresses[p]))
+        .collect();
+    // Listening before timely's connections are made: a later process connects once they
+    // are.
+    #[cfg(target_os = "linux")]
+    let unix = match local[me + 1..].iter().any(|&local| local) {
+        true => Some(crate::line::listen(&config.addresses[me])?),
+        false => None,
+    };
     let addresses = Arc::new(config.addresses.clone());
     let mut sockets = start_connections(addresses, me, false)?;
     sockets.push(None);
@@ -121,6 +133,18 @@ fn connect(config: &ClusterConfig, listener: &TcpListener) -> std::io::Result<Co
         stream.write_all(&(me as u64 | flag).to_be_bytes())?;
         Ok(stream)
     };
+    let line_to = |process: usize, flag: u64| -> std::io::Result<Line> {
+        let address = &config.addresses[process];
+        #[cfg(target_os = "linux")]
+        if local[process] {
+            // It listens before it connects to any process, and it has connected to this
+            // one: it listens already, or is about to.
+            let mut line = crate::line::connect(address, Duration::from_secs(60))?;
+            line.write_all(&(me as u64 | flag).to_be_bytes())?;
+            return Ok(line);
+        }
+        to(address, flag).map(Line::Tcp)
+    };
     let mut beats = Vec::with_capacity(processes);
     let mut lines = DirectLines {
         asks: (0..processes).map(|_| Vec::new()).collect(),
@@ -129,45 +153,29 @@ fn connect(config: &ClusterConfig, listener: &TcpListener) -> std::io::Result<Co
     for (process, address) in config.addresses[..me].iter().enumerate() {
         beats.push(Some(to(address, HEARTBEAT)?));
         for _ in 0..LINES {
-            lines.asks[process].push(to(address, ASKS)?);
-            lines.serves.push(to(address, SERVES)?);
+            lines.asks[process].push(line_to(process, ASKS)?);
+            lines.serves.push(line_to(process, SERVES)?);
         }
     }
     beats.push(None);
     let mut later: Vec<Option<TcpStream>> = (me + 1..processes).map(|_| None).collect();
     let mut later_beats: Vec<Option<TcpStream>> = (me + 1..processes).map(|_| None).collect();
-    let later_lines = (processes - me - 1) * LINES;
     let mut asked_by = vec![0; processes];
+    // Whether every light hops' connection of the later processes that go over TCP (or,
+    // with `unix`, over a Unix socket) came.
+    let lines_in = |lines: &DirectLines, asked_by: &[usize], unix: bool| {
+        (me + 1..processes)
+            .filter(|&p| local[p] == unix)
+            .all(|p| asked_by[p] == LINES && lines.asks[p].len() == LINES)
+    };
     listener.set_nonblocking(false)?;
     while later.iter().chain(&later_beats).any(Option::is_none)
-        || lines.serves.len() < me * LINES + later_lines
-        || lines.asks[me + 1..].iter().any(|asks| asks.len() < LINES)
+        || !lines_in(&lines, &asked_by, false)
     {
         let (mut stream, _) = listener.accept()?;
         stream.set_nodelay(true)?;
-        let mut number = [0u8; 8];
-        stream.read_exact(&mut number)?;
-        // Timely sends the number big-endian.
-        let number = u64::from_be_bytes(number);
-        let flags = number & (HEARTBEAT | ASKS | SERVES);
-        let process = (number & !(HEARTBEAT | ASKS | SERVES)) as usize;
-        let unexpected = || {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!(
-                    "a connection said it is process {process}, not one after {me} of {processes}"
-                ),
-            )
-        };
-        if process <= me || process >= processes {
-            return Err(unexpected());
-        }
+        let (process, flags) = introduced(&mut stream, config)?;
         match flags {
-            ASKS if asked_by[process] < LINES => {
-                asked_by[process] += 1;
-                lines.serves.push(stream);
-            }
-            SERVES if lines.asks[process].len() < LINES => lines.asks[process].push(stream),
             0 | HEARTBEAT => {
                 let slots = if flags == 0 {
                     &mut later
@@ -177,24 +185,87 @@ fn connect(config: &ClusterConfig, listener: &TcpListener) -> std::io::Result<Co
                 let slot = slots
                     .get_mut(process - me - 1)
                     .filter(|slot| slot.is_none())
-                    .ok_or_else(unexpected)?;
+                    .ok_or_else(|| unexpected(process, config))?;
                 *slot = Some(stream);
             }
-            _ => return Err(unexpected()),
+            _ if local[process] => return Err(unexpected(process, config)),
+            _ => take_line(
+                Line::Tcp(stream),
+                (process, flags),
+                &mut lines,
+                &mut asked_by,
+            )
+            .ok_or_else(|| unexpected(process, config))?,
+        }
+    }
+    #[cfg(target_os = "linux")]
+    if let Some(unix) = unix {
+        while !lines_in(&lines, &asked_by, true) {
+            let (stream, _) = unix.accept()?;
+            let mut line = Line::Unix(stream);
+            let (process, flags) = introduced(&mut line, config)?;
+            if !local[process] {
+                return Err(unexpected(process, config));
+            }
+            take_line(line, (process, flags), &mut lines, &mut asked_by)
+                .ok_or_else(|| unexpected(process, config))?;
         }
     }
     sockets.extend(later);
     beats.extend(later_beats);
-    for socket in sockets
-        .iter()
-        .chain(&beats)
-        .flatten()
-        .chain(lines.asks.iter().flatten())
-        .chain(&lines.serves)
-    {
+    for socket in sockets.iter().chain(&beats).flatten() {
         keep_alive(socket)?;
     }
+    for line in lines.asks.iter().flatten().chain(&lines.serves) {
+        if let Line::Tcp(socket) = line {
+            keep_alive(socket)?;
+        }
+    }
     Ok((sockets, beats, lines))
+}
+
+/// The number a later process sent first on a connection it made, and its flags.
+fn introduced(stream: &mut impl Read, config: &ClusterConfig) -> std::io::Result<(usize, u64)> {
+    let mut number = [0u8; 8];
+    stream.read_exact(&mut number)?;
+    // Timely sends the number big-endian.
+    let number = u64::from_be_bytes(number);
+    let flags = number & (HEARTBEAT | ASKS | SERVES);
+    let process = (number & !(HEARTBEAT | ASKS | SERVES)) as usize;
+    if process <= config.process || process >= config.addresses.len() {
+        return Err(unexpected(process, config));
+    }
+    Ok((process, flags))
+}
+
+/// Takes a light hops' connection that `process` made with `flags`, if it was expected.
+fn take_line(
+    line: Line,
+    (process, flags): (usize, u64),
+    lines: &mut DirectLines,
+    asked_by: &mut [usize],
+) -> Option<()> {
+    use crate::direct::LINES;
+    match flags {
+        ASKS if asked_by[process] < LINES => {
+            asked_by[process] += 1;
+            lines.serves.push(line);
+        }
+        SERVES if lines.asks[process].len() < LINES => lines.asks[process].push(line),
+        _ => return None,
+    }
+    Some(())
+}
+
+fn unexpected(process: usize, config: &ClusterConfig) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!(
+            "a connection said it is process {process}, not one after {} of {}",
+            config.process,
+            config.addresses.len()
+        ),
+    )
 }
 
 /// How long a connection to another process may go unanswered (keepalive probes, or data

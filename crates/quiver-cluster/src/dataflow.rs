@@ -251,7 +251,7 @@ impl std::fmt::Debug for TimelyPartitions {
 /// (after their first steps, or none), and the messages (steps, fetches) handled there or,
 /// asked by the asking threads, on other processes; runs answered with hops to other
 /// processes over the light queries' connections, and the round trips these took
-/// ([`crate::direct`]).
+/// ([`crate::direct`]), of them over Unix sockets to processes of this machine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct InPlaceRuns {
     pub answered: u64,
@@ -259,6 +259,7 @@ pub struct InPlaceRuns {
     pub messages: u64,
     pub direct: u64,
     pub trips: u64,
+    pub unix_trips: u64,
 }
 
 /// Where this process stands in a cluster of processes (timely's own configuration).
@@ -656,7 +657,8 @@ impl TimelyPartitions {
             handed_off: totals.handed_off,
             messages: totals.steps_in_place,
             direct: totals.direct,
-            trips: self.lines.as_ref().map_or(0, Lines::trips),
+            trips: self.lines.as_ref().map_or(0, |lines| lines.trips().0),
+            unix_trips: self.lines.as_ref().map_or(0, |lines| lines.trips().1),
         }
     }
 

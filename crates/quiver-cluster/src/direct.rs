@@ -22,7 +22,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -33,6 +32,7 @@ use quiver_sparql::error::QueryError;
 use serde::{Deserialize, Serialize};
 
 use crate::in_place::{Aside, Enough, InPlace, LocalParts, ROWS};
+use crate::line::Line;
 use crate::message::{Failure, Message, Payload, Plan, PlanCopy};
 
 /// Connections each process keeps to ask each other process: the light queries it can
@@ -95,9 +95,10 @@ struct Answer {
 /// This process's connections to ask the others, idle ones by process.
 pub(crate) struct Lines {
     process: usize,
-    idle: Vec<Mutex<Vec<TcpStream>>>,
-    /// Requests answered over the connections so far.
+    idle: Vec<Mutex<Vec<Line>>>,
+    /// Requests answered over the connections so far, and of them over Unix sockets.
     trips: AtomicU64,
+    unix_trips: AtomicU64,
     /// How long a request takes from its sending to its answer, in nanoseconds: a moving
     /// average over the last few (0: none asked yet).
     round_trip: AtomicU64,
@@ -107,8 +108,8 @@ impl Lines {
     /// `asks[p]`: the connections on which this process (`process`) asks process `p`.
     /// An asker's read waits [`PATIENCE`] at a time (a connection that cannot is not
     /// used).
-    pub(crate) fn new(process: usize, asks: Vec<Vec<TcpStream>>) -> Self {
-        let patient = |lines: Vec<TcpStream>| {
+    pub(crate) fn new(process: usize, asks: Vec<Vec<Line>>) -> Self {
+        let patient = |lines: Vec<Line>| {
             lines
                 .into_iter()
                 .filter(|line| line.set_read_timeout(Some(PATIENCE)).is_ok())
@@ -118,6 +119,7 @@ impl Lines {
             process,
             idle: asks.into_iter().map(patient).map(Mutex::new).collect(),
             trips: AtomicU64::new(0),
+            unix_trips: AtomicU64::new(0),
             round_trip: AtomicU64::new(0),
         }
     }
@@ -142,9 +144,21 @@ impl Lines {
         self.round_trip.store(average, Ordering::Relaxed);
     }
 
-    /// Requests answered over the connections so far.
-    pub(crate) fn trips(&self) -> u64 {
-        self.trips.load(Ordering::Relaxed)
+    /// Requests answered over the connections so far, and of them over Unix sockets (to
+    /// processes of this machine, [`crate::line`]).
+    pub(crate) fn trips(&self) -> (u64, u64) {
+        (
+            self.trips.load(Ordering::Relaxed),
+            self.unix_trips.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Counts a request answered on `line`.
+    fn answered(&self, line: &Line) {
+        self.trips.fetch_add(1, Ordering::Relaxed);
+        if line.is_local() {
+            self.unix_trips.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Goes on with what a run in place left (`messages`, finished ones among them, all of
@@ -183,7 +197,7 @@ impl Lines {
             }
             let here = by_process.remove(&self.process).unwrap_or_default();
             // A connection to every process asked, or all goes to the dataflow.
-            let lines: Vec<TcpStream> = by_process
+            let lines: Vec<Line> = by_process
                 .keys()
                 .map_while(|&process| self.take(process))
                 .collect();
@@ -224,8 +238,8 @@ impl Lines {
                         continue;
                     }
                 };
+                self.answered(&line);
                 self.give_back(process, line);
-                self.trips.fetch_add(1, Ordering::Relaxed);
                 if let Some(failed) = answer.failed {
                     failure.get_or_insert(failed);
                     continue;
@@ -324,8 +338,8 @@ impl Lines {
         for (process, mut line, positions) in sent {
             match receive(&mut line, &mut check) {
                 Ok(Reply::Degrees(found)) if found.len() == positions.len() => {
+                    self.answered(&line);
                     self.give_back(process, line);
-                    self.trips.fetch_add(1, Ordering::Relaxed);
                     for (&position, size) in positions.iter().zip(found) {
                         sizes[position] = size;
                     }
@@ -340,7 +354,7 @@ impl Lines {
         Ok((!failed).then_some(sizes))
     }
 
-    fn take(&self, process: usize) -> Option<TcpStream> {
+    fn take(&self, process: usize) -> Option<Line> {
         self.idle
             .get(process)?
             .lock()
@@ -348,7 +362,7 @@ impl Lines {
             .pop()
     }
 
-    fn give_back(&self, process: usize, line: TcpStream) {
+    fn give_back(&self, process: usize, line: Line) {
         if let Some(idle) = self.idle.get(process) {
             idle.lock().unwrap_or_else(|e| e.into_inner()).push(line);
         }
@@ -383,7 +397,7 @@ fn restore(message: &mut Message, plan: &Arc<Plan>) {
 }
 
 /// Writes one request: the plan once, the messages without it (they keep it here).
-fn send(line: &mut TcpStream, plan: &Plan, batch: &mut [Message]) -> std::io::Result<()> {
+fn send(line: &mut Line, plan: &Plan, batch: &mut [Message]) -> std::io::Result<()> {
     for message in batch.iter_mut() {
         message.plan_copy = PlanCopy::Held;
     }
@@ -397,7 +411,7 @@ fn send(line: &mut TcpStream, plan: &Plan, batch: &mut [Message]) -> std::io::Re
     write_frame(line, &bytes.map_err(std::io::Error::other)?)
 }
 
-fn write_frame(line: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+fn write_frame(line: &mut Line, bytes: &[u8]) -> std::io::Result<()> {
     let length = u32::try_from(bytes.len())
         .ok()
         .filter(|&length| length as usize <= MOST_BYTES)
@@ -434,7 +448,7 @@ fn query_checks<'a>(
 /// Reads one answer, calling `check` each time it waited [`PATIENCE`] (the connection's
 /// read timeout).
 fn receive(
-    line: &mut TcpStream,
+    line: &mut Line,
     check: &mut dyn FnMut() -> Result<(), Waited>,
 ) -> Result<Reply, Waited> {
     let bytes = read_frame(line, check)?;
@@ -443,7 +457,7 @@ fn receive(
 
 /// Reads one request or answer: its length, then its bytes.
 fn read_frame(
-    line: &mut TcpStream,
+    line: &mut Line,
     check: &mut dyn FnMut() -> Result<(), Waited>,
 ) -> Result<Vec<u8>, Waited> {
     let mut length = [0u8; 4];
@@ -459,7 +473,7 @@ fn read_frame(
 
 /// Fills `buffer` from `line`, calling `check` each time a read times out.
 fn read_all(
-    line: &mut TcpStream,
+    line: &mut Line,
     buffer: &mut [u8],
     check: &mut dyn FnMut() -> Result<(), Waited>,
 ) -> Result<(), Waited> {
@@ -478,7 +492,7 @@ fn read_all(
 
 /// Serves the requests another process asks on `line` until it closes: each runs in place
 /// on this process's partitions, and its answer goes back on the same connection.
-pub(crate) fn serve(mut line: TcpStream, local: Arc<LocalParts>) {
+pub(crate) fn serve(mut line: Line, local: Arc<LocalParts>) {
     // No read timeout here: a read waits for the next request.
     while let Ok(bytes) = read_frame(&mut line, &mut || Ok(())) {
         let reply = match bincode::deserialize::<Request>(&bytes) {

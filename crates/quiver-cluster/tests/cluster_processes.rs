@@ -81,17 +81,16 @@ fn same_answers(query: &str, got: &[String], expected: &[String], cluster: &str)
     }
 }
 
-fn spawn(dir: &Path, process: usize, workers: usize, ports: &LoopbackPorts) -> Child {
+fn spawn(
+    dir: &Path,
+    process: usize,
+    workers: usize,
+    ports: &LoopbackPorts,
+    addresses: &[String],
+) -> Child {
     let mut command = Command::new(std::env::current_exe().unwrap());
     let fd = ports.hand_over(process, &mut command).unwrap();
-    spawn_with(
-        command,
-        dir,
-        process,
-        workers,
-        ports.addresses(),
-        &fd.to_string(),
-    )
+    spawn_with(command, dir, process, workers, addresses, &fd.to_string())
 }
 
 /// [`spawn`] for `command`, the listening socket given as descriptor `fd` (`-`: none).
@@ -205,19 +204,29 @@ fn check_cluster(
         (processes, workers),
         budget,
         same_plans,
-        true,
+        Hops::Direct,
     )
 }
 
-/// [`check_cluster`], light queries' hops to other processes going over their own
-/// connections or (`direct` false) through the dataflow.
+/// How light queries' hops to other processes go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hops {
+    /// Over connections of their own: Unix sockets, the processes listening on loopback.
+    Direct,
+    /// Over connections of their own, TCP: the processes' addresses given by name.
+    DirectOverTcp,
+    /// Through the dataflow.
+    Dataflow,
+}
+
+/// [`check_cluster`], light queries' hops to other processes going as `hops` says.
 fn check_cluster_hops(
     store: &Store,
     queries: &[String],
     (processes, workers): (usize, usize),
     budget: Option<u64>,
     same_plans: bool,
-    direct: bool,
+    hops: Hops,
 ) -> InPlaceRuns {
     let expected: Vec<Vec<String>> = queries
         .iter()
@@ -228,8 +237,8 @@ fn check_cluster_hops(
     if budget.is_some() {
         quiver_store::partition::set_replication_budget(&dir, budget).unwrap();
     }
-    let (cluster, children) = start(&dir, processes, workers);
-    cluster.set_direct_hops(direct);
+    let (cluster, children) = start_at(&dir, processes, workers, hops == Hops::DirectOverTcp);
+    cluster.set_direct_hops(hops != Hops::Dataflow);
     // The coordinator plans on its own first partition, as the first process has it, with
     // the whole store's statistics.
     let total = (processes * workers) as u32;
@@ -279,13 +288,33 @@ fn dynamic(cluster: &Arc<TimelyPartitions>) -> Arc<dyn BgpPartitions> {
 /// Process 0 of a cluster of `processes` × `workers` over the partitioned store in `dir`,
 /// the other processes started.
 fn start(dir: &Path, processes: usize, workers: usize) -> (Arc<TimelyPartitions>, Vec<Child>) {
+    start_at(dir, processes, workers, false)
+}
+
+/// [`start`], the processes' addresses given by name (`localhost:PORT`, not loopback
+/// addresses) with `by_name`: the light queries' hops then go over TCP, as between
+/// machines.
+fn start_at(
+    dir: &Path,
+    processes: usize,
+    workers: usize,
+    by_name: bool,
+) -> (Arc<TimelyPartitions>, Vec<Child>) {
     let mut ports = common::loopback_ports(processes);
+    let addresses: Vec<String> = match by_name {
+        true => ports
+            .addresses()
+            .iter()
+            .map(|address| address.replace("127.0.0.1:", "localhost:"))
+            .collect(),
+        false => ports.addresses().to_vec(),
+    };
     let children = (1..processes)
-        .map(|p| spawn(dir, p, workers, &ports))
+        .map(|p| spawn(dir, p, workers, &ports, &addresses))
         .collect();
     let config = ClusterConfig {
         process: 0,
-        addresses: ports.addresses().to_vec(),
+        addresses,
         workers,
         listener: ports.take(0),
     };
@@ -326,11 +355,22 @@ fn coordinate_clusters() {
         if processes == 1 {
             assert!(runs.answered > 0, "{processes} × {workers}: {runs:?}");
         } else {
-            // Light queries crossed processes without the dataflow.
+            // Light queries crossed processes without the dataflow, over Unix sockets
+            // between these processes of one machine.
             assert!(runs.direct > 0 && runs.trips >= runs.direct, "{runs:?}");
+            if cfg!(target_os = "linux") {
+                assert_eq!(runs.unix_trips, runs.trips, "{runs:?}");
+            }
         }
         // Every run through the dataflow, but for what stays on process 0.
-        let shaped = check_cluster_hops(&random, &shapes, (processes, workers), None, false, false);
+        let shaped = check_cluster_hops(
+            &random,
+            &shapes,
+            (processes, workers),
+            None,
+            false,
+            Hops::Dataflow,
+        );
         assert_eq!((shaped.direct, shaped.trips), (0, 0), "{shaped:?}");
         // More runs than the plans a process may hold went through the dataflow.
         if processes > 1 && workers == 1 {
@@ -342,7 +382,10 @@ fn coordinate_clusters() {
         }
     }
     // Light queries through the dataflow, as the direct hops were not there.
-    check_cluster_hops(&store, &lubm, (2, 1), None, true, false);
+    check_cluster_hops(&store, &lubm, (2, 1), None, true, Hops::Dataflow);
+    // Processes known by name: the light queries' hops go over TCP, with the same answers.
+    let tcp = check_cluster_hops(&store, &lubm, (3, 1), None, true, Hops::DirectOverTcp);
+    assert!(tcp.direct > 0 && tcp.unix_trips == 0, "{tcp:?}");
     // A layout whose budget is 0 replicates nothing: the checks run at their owners, with
     // the same answers.
     check_cluster(&store, &lubm, (2, 1), Some(0), true);
