@@ -9,6 +9,10 @@ use quiver_model::Id;
 /// Marks an unbound variable in a column.
 pub const UNBOUND: Id = Id::MAX;
 
+/// Rows from which [`Table::concat`] copies the parts on the pool's threads (as the
+/// operators go parallel from 32 Ki rows).
+const PARALLEL_COPY_ROWS: usize = 32 * 1024;
+
 /// A query variable's index in the query's variable list.
 pub type VarId = usize;
 
@@ -124,7 +128,7 @@ impl Table {
             };
             // A few rows are copied here: waking the pool's threads for them costs more
             // than the copy (tens of microseconds for a light query's answer).
-            match crate::exec::parallel::parallel(rows) {
+            match rows >= PARALLEL_COPY_ROWS {
                 true => pieces.into_par_iter().for_each(copy),
                 false => pieces.into_iter().for_each(copy),
             }
