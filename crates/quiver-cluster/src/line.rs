@@ -3,9 +3,10 @@
 //!
 //! Why a Unix socket where it can be: a hop's request and answer are each one write that
 //! wakes the reader, and over loopback TCP that write also runs the whole TCP/IP receive
-//! path for the reader. Measured on this project's 2-core machine, a round trip of 1 KB
-//! between two processes costs 26 µs over loopback TCP and 16 µs over a Unix socket
-//! (each side blocked in its read), and a light query that crosses processes takes one.
+//! path for the reader. Measured on this project's 2-core machine, a round trip of 1 KiB
+//! between two processes costs 31–36 µs over loopback TCP and 21–23 µs over a Unix socket
+//! (each side blocked in its read; `bench/wake-latency.rs`), and a light query that
+//! crosses processes takes one.
 //! Two processes are taken to share a machine when both listen on a loopback address
 //! (`127.0.0.1:PORT`, as a cluster started on one machine does); each then listens on a
 //! Unix socket of Linux's abstract namespace named after its TCP address, which nothing
