@@ -2,23 +2,24 @@
 //! leave the asking process go straight to the process that holds what they read, over a
 //! connection of their own, where a thread runs them in place ([`crate::in_place`]) and
 //! answers with the rows that came out: finished ones, and those for yet another process.
-//! A light query that crosses processes thus costs one TCP round trip per hop, as in
+//! A light query that crosses processes thus costs one round trip per hop, as in
 //! Wukong's in-place execution, and never waits behind another query's step on a worker.
 //!
 //! Why beside timely, which carries everything else: a hop through the dataflow wakes, on
 //! each way, the connection's send thread, then the receiving worker through the receive
 //! thread, and runs the dataflow's operators before and after the step. Measured on 2
-//! processes of a 2-core machine: a light query that crosses to the other process and
-//! back takes about 130 µs through the dataflow, against 30 µs for a request and its
-//! answer on one connection, each side blocked in its read (`bench/wake-latency.rs`).
-//! Only light work goes this way, bounded as a run in place is (few rows per message, few
-//! messages, [`ROUNDS`] round trips): the messages are timely's own (their weights,
-//! exchange counts and traces handed on alike), a request is a plan and its messages (or
-//! the record sizes the planner wants of their owners, [`Lines::degrees`]), an answer the
-//! messages that came out, each bincode framed by its length. Whatever is not
-//! light, finds no idle connection, or meets any failure of a connection goes to the
-//! dataflow as it stands, which finishes it; a connection's failure loses nothing, since
-//! the asker keeps what it sent until the answer came.
+//! processes of a 2-core machine: a light query that crosses to the other process and back
+//! takes about 130 µs through the dataflow, against 30 µs for a request and its answer on
+//! one connection, each side blocked in its read (`bench/wake-latency.rs`). The connections
+//! are TCP, or Unix sockets between processes of one machine ([`crate::line`]). Only light
+//! work goes this way, bounded as a run in place is (few rows per message, few messages,
+//! [`ROUNDS`] round trips): the messages are timely's own (their weights, exchange counts
+//! and traces handed on alike), a request is a plan and its messages (or the record sizes
+//! the planner wants of their owners, [`Lines::degrees`]), an answer the messages that came
+//! out, each bincode framed by its length. Whatever is not light, finds no idle connection,
+//! or meets any failure of a connection goes to the dataflow as it stands, which finishes
+//! it; a connection's failure loses nothing, since the asker keeps what it sent until the
+//! answer came.
 
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};

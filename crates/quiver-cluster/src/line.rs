@@ -5,17 +5,17 @@
 //! wakes the reader, and over loopback TCP that write also runs the whole TCP/IP receive
 //! path for the reader. Measured on this project's 2-core machine, a round trip of 1 KiB
 //! between two processes costs 31–36 µs over loopback TCP and 21–23 µs over a Unix socket
-//! (each side blocked in its read; `bench/wake-latency.rs`), and a light query that
-//! crosses processes takes one.
-//! Two processes are taken to share a machine when both listen on a loopback address
-//! (`127.0.0.1:PORT`, as a cluster started on one machine does); each then listens on a
-//! Unix socket of Linux's abstract namespace named after its TCP address, which nothing
-//! else can hold (the TCP port is the process's) and which vanishes with the process.
-//! Elsewhere, and for addresses given by name, the hops go over TCP as timely's do.
+//! (each side blocked in its read; `bench/wake-latency.rs`), and a light query that crosses
+//! processes takes one. Two processes are taken to share a machine when both listen on a
+//! loopback address (`127.0.0.1:PORT`, as a cluster started on one machine does); each then
+//! listens on a Unix socket of Linux's abstract namespace named after its TCP address,
+//! which nothing else can hold (the TCP port is the process's) and which vanishes with the
+//! process. Elsewhere, and for addresses given by name, the hops go over TCP as timely's
+//! do.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One connection of the light hops.
 #[derive(Debug)]
@@ -98,7 +98,7 @@ pub(crate) fn listen(address: &str) -> std::io::Result<std::os::unix::net::UnixL
 /// `patience` for it to listen (it may still be starting).
 #[cfg(target_os = "linux")]
 pub(crate) fn connect(address: &str, patience: Duration) -> std::io::Result<Line> {
-    let started = Instant::now();
+    let started = std::time::Instant::now();
     loop {
         match std::os::unix::net::UnixStream::connect_addr(&name(address)?) {
             Ok(stream) => return Ok(Line::Unix(stream)),

@@ -146,16 +146,7 @@ fn record_sizes_are_asked_once_and_only_where_they_may_change_the_plan() {
 /// the same records asks only for those it is the first to need.
 #[test]
 fn a_cluster_asks_each_record_size_once() {
-    let store = common::lubm1();
-    let count = 3;
-    let cluster = Arc::new(TimelyPartitions::in_process(&store, count).unwrap());
-    let parts: Vec<Store> = (0..count).map(|i| store.partition(i, count)).collect();
-    let coordinator = coordinator_of(&parts, &store);
-    let foreign: Vec<String> = (0..15)
-        .map(|d| format!("http://www.Department{d}.University0.edu"))
-        .filter(|iri| quiver_store::partition::owner(store.iri_id(iri).unwrap(), count) != 0)
-        .take(2)
-        .collect();
+    let (store, cluster, coordinator, foreign) = cut_lubm1(2);
     let ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
     let query = |department: &str| {
         format!(
@@ -187,17 +178,7 @@ fn a_cluster_asks_each_record_size_once() {
 /// answer and plans once, as the whole store plans it; another shape checks anew.
 #[test]
 fn a_templates_size_check_is_made_once() {
-    let store = common::lubm1();
-    let count = 3;
-    let cluster = Arc::new(TimelyPartitions::in_process(&store, count).unwrap());
-    let parts: Vec<Store> = (0..count).map(|i| store.partition(i, count)).collect();
-    let coordinator = coordinator_of(&parts, &store);
-    let foreign: Vec<String> = (0..15)
-        .map(|d| format!("http://www.Department{d}.University0.edu"))
-        .filter(|iri| quiver_store::partition::owner(store.iri_id(iri).unwrap(), count) != 0)
-        .take(3)
-        .collect();
-    assert_eq!(foreign.len(), 3);
+    let (store, cluster, coordinator, foreign) = cut_lubm1(3);
     let ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
     // q4's shape: the department leads whatever its size.
     let light = |department: &str| {
@@ -227,4 +208,22 @@ fn a_templates_size_check_is_made_once() {
     assert_eq!(plan(&other(&foreign[0])), (2, 2));
     assert_eq!(plan(&other(&foreign[1])), (2, 3));
     assert_eq!(cluster.record_sizes_asked(), 0);
+}
+
+/// LUBM-1, a cluster of its three partitions in this process, the coordinator's partition
+/// (partition 0, with the whole store's statistics) and the IRIs of `departments`
+/// departments another partition owns.
+fn cut_lubm1(departments: usize) -> (Store, Arc<TimelyPartitions>, Store, Vec<String>) {
+    let store = common::lubm1();
+    let count = 3;
+    let cluster = Arc::new(TimelyPartitions::in_process(&store, count).unwrap());
+    let parts: Vec<Store> = (0..count).map(|i| store.partition(i, count)).collect();
+    let coordinator = coordinator_of(&parts, &store);
+    let foreign: Vec<String> = (0..15)
+        .map(|d| format!("http://www.Department{d}.University0.edu"))
+        .filter(|iri| quiver_store::partition::owner(store.iri_id(iri).unwrap(), count) != 0)
+        .take(departments)
+        .collect();
+    assert_eq!(foreign.len(), departments);
+    (store, cluster, coordinator, foreign)
 }
