@@ -651,14 +651,15 @@ impl TimelyPartitions {
 
     /// What the asking threads ran in place so far ([`crate::in_place`]).
     pub fn in_place(&self) -> InPlaceRuns {
+        let (trips, unix_trips) = self.lines.as_ref().map_or((0, 0), Lines::trips);
         let totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
         InPlaceRuns {
             answered: totals.in_place,
             handed_off: totals.handed_off,
             messages: totals.steps_in_place,
             direct: totals.direct,
-            trips: self.lines.as_ref().map_or(0, |lines| lines.trips().0),
-            unix_trips: self.lines.as_ref().map_or(0, |lines| lines.trips().1),
+            trips,
+            unix_trips,
         }
     }
 
@@ -941,10 +942,7 @@ impl BgpPartitions for TimelyPartitions {
     }
 
     fn degrees(&self, asks: &[DegreeAsk]) -> Result<Option<Vec<u64>>, QueryError> {
-        let mut sizes: Vec<Option<u64>> = {
-            let kept = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
-            asks.iter().map(|ask| kept.get(ask)).collect()
-        };
+        let mut sizes = self.known_degrees(asks);
         let missing: Vec<DegreeAsk> = asks
             .iter()
             .zip(&sizes)

@@ -287,11 +287,16 @@ fn prepare_parsed(
             .degrees_cost()
             .is_none_or(|question| 2 * planning < question);
         if recorded.lacked.len() == 1 && worth_checking {
-            // A template whose check held before holds again (`crate::size_free`).
-            let template = partitions.size_free_plans().and_then(|memo| {
-                let key = TemplateKey::new(store, query, &recorded.lacked[0], &recorded.plans);
-                key.map(|key| (memo, key))
-            });
+            // A template whose check held before holds again (`crate::size_free`); a
+            // dataset or a plan given beside the text is not part of its key.
+            let keyed = options.dataset.is_none() && options.plan.is_none();
+            let template = partitions
+                .size_free_plans()
+                .filter(|_| keyed)
+                .and_then(|memo| {
+                    let key = TemplateKey::new(store, query, &recorded.lacked[0], &recorded.plans);
+                    key.map(|key| (memo, key))
+                });
             if let Some((memo, key)) = &template {
                 if memo.holds(key) {
                     return prepared;
