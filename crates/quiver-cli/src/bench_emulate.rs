@@ -232,7 +232,17 @@ pub fn run(args: EmulateArgs) -> Result<()> {
     };
     let duration = args.duration;
     let before = target.exec.partitions.as_ref().map(|p| p.exchanged());
+    let runs_before = cluster.as_ref().map(|c| c.partitions.in_place());
     let (logs, elapsed) = drive(&store, &target, &bound, &chooser, &args, duration)?;
+    // Round trips to other processes, and steps answered from the records learnt of them.
+    let runs = cluster.as_ref().zip(runs_before).map(|(c, before)| {
+        let after = c.partitions.in_place();
+        (
+            after.trips - before.trips,
+            after.recalled - before.recalled,
+            after.learnt_ids,
+        )
+    });
     let exchanged = target
         .exec
         .partitions
@@ -274,6 +284,16 @@ pub fn run(args: EmulateArgs) -> Result<()> {
             per_query(e.bytes) / 1024.0
         )
         });
+    let moved = match runs {
+        Some((trips, recalled, ids)) => format!(
+            "{moved}{:.2} round trips to other processes and {:.2} steps answered from records \
+             learnt of them per query ({:.0} KiB learnt)\n",
+            per_query(trips),
+            per_query(recalled),
+            ids as f64 * 4.0 / 1024.0
+        ),
+        None => moved,
+    };
     crate::output::print_stdout(&format!(
         "{}throughput: {throughput:.0} queries/s\n{moved}",
         render(&templates, &per_template, &overall, total_weight)
@@ -304,6 +324,9 @@ pub fn run(args: EmulateArgs) -> Result<()> {
                 "messages_per_query": per_query(e.messages),
                 "rows_exchanged_per_query": per_query(e.rows),
                 "bytes_exchanged_per_query": per_query(e.bytes),
+                "round_trips_per_query": runs.map(|r| per_query(r.0)),
+                "recalled_steps_per_query": runs.map(|r| per_query(r.1)),
+                "learnt_bytes": runs.map(|r| r.2 * 4),
             })),
         });
         std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")

@@ -251,7 +251,9 @@ impl std::fmt::Debug for TimelyPartitions {
 /// (after their first steps, or none), and the messages (steps, fetches) handled there or,
 /// asked by the asking threads, on other processes; runs answered with hops to other
 /// processes over the light queries' connections, and the round trips these took
-/// ([`crate::direct`]), of them over Unix sockets to processes of this machine.
+/// ([`crate::direct`]), of them over Unix sockets to processes of this machine; the steps
+/// answered from records learnt from other processes, and the ids of those kept
+/// ([`crate::learnt`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct InPlaceRuns {
     pub answered: u64,
@@ -260,6 +262,8 @@ pub struct InPlaceRuns {
     pub direct: u64,
     pub trips: u64,
     pub unix_trips: u64,
+    pub recalled: u64,
+    pub learnt_ids: u64,
 }
 
 /// Where this process stands in a cluster of processes (timely's own configuration).
@@ -443,6 +447,7 @@ impl TimelyPartitions {
             parts.clone(),
             workers,
             Arc::clone(&replicas),
+            Arc::default(),
         ));
         // Threads answering the other processes' light hops, each parked in its read.
         let lines = match lines {
@@ -652,6 +657,7 @@ impl TimelyPartitions {
     /// What the asking threads ran in place so far ([`crate::in_place`]).
     pub fn in_place(&self) -> InPlaceRuns {
         let (trips, unix_trips) = self.lines.as_ref().map_or((0, 0), Lines::trips);
+        let (recalled, learnt_ids) = self.local.learnt().counts();
         let totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
         InPlaceRuns {
             answered: totals.in_place,
@@ -660,6 +666,8 @@ impl TimelyPartitions {
             direct: totals.direct,
             trips,
             unix_trips,
+            recalled,
+            learnt_ids: learnt_ids as u64,
         }
     }
 
@@ -938,7 +946,10 @@ impl BgpPartitions for TimelyPartitions {
 
     fn known_degrees(&self, asks: &[DegreeAsk]) -> Vec<Option<u64>> {
         let kept = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
-        asks.iter().map(|ask| kept.get(ask)).collect()
+        let learnt = self.local.learnt();
+        asks.iter()
+            .map(|ask| kept.get(ask).or_else(|| learnt.degree(ask)))
+            .collect()
     }
 
     fn degrees(&self, asks: &[DegreeAsk]) -> Result<Option<Vec<u64>>, QueryError> {
@@ -1071,6 +1082,7 @@ impl TimelyPartitions {
                 replicas: self.replicas.get(),
                 records: &mut filtered,
                 terms: None,
+                learnt: Some(self.local.learnt()),
             },
         );
         let carried = Carried {

@@ -33,6 +33,7 @@ use quiver_sparql::error::QueryError;
 use serde::{Deserialize, Serialize};
 
 use crate::in_place::{Aside, Enough, InPlace, LocalParts, ROWS};
+use crate::learnt::RecordsRead;
 use crate::line::Line;
 use crate::message::{Failure, Message, Payload, Plan, PlanCopy};
 
@@ -83,14 +84,16 @@ enum Reply {
 
 /// What a run asked by another process came to: the messages that came out of it
 /// (finished ones, those for another process, and any it did not run) without their plan,
-/// the messages it handled, whether the rows it found met the plan's LIMIT, and the
-/// query's failure there (its deadline passed, its memory budget ran out).
+/// the messages it handled, whether the rows it found met the plan's LIMIT, the query's
+/// failure there (its deadline passed, its memory budget ran out), and the records its
+/// walks read there, for the asker to keep ([`crate::learnt`]).
 #[derive(Serialize, Deserialize)]
 struct Answer {
     messages: Vec<Message>,
     handled: u64,
     stopped: bool,
     failed: Option<Failure>,
+    read: RecordsRead,
 }
 
 /// This process's connections to ask the others, idle ones by process.
@@ -241,6 +244,7 @@ impl Lines {
                 };
                 self.answered(&line);
                 self.give_back(process, line);
+                local.learnt().learn(answer.read);
                 if let Some(failed) = answer.failed {
                     failure.get_or_insert(failed);
                     continue;
@@ -525,8 +529,9 @@ fn answer(plan: Plan, mut messages: Vec<Message>, local: &LocalParts) -> Answer 
     for message in &mut messages {
         restore(message, &plan);
     }
-    let (mut messages, handled, stopped, failed) = match local.run(messages, &state, Aside::Always)
-    {
+    let mut read = RecordsRead::default();
+    let ran = local.run_reading(messages, &state, Aside::Always, Some(&mut read));
+    let (mut messages, handled, stopped, failed) = match ran {
         Ok(InPlace::Done(finished, handled, enough)) => {
             (finished, handled, enough == Enough::Stopped, None)
         }
@@ -541,5 +546,6 @@ fn answer(plan: Plan, mut messages: Vec<Message>, local: &LocalParts) -> Answer 
         handled: handled as u64,
         stopped,
         failed,
+        read,
     }
 }

@@ -20,6 +20,7 @@ use quiver_sparql::memory::MemoryPool;
 use quiver_store::Store;
 use rustc_hash::FxHashSet;
 
+use crate::learnt::{LearntRecords, RecordsRead};
 use crate::message::{hand_on, Message, Payload, Wanted};
 use crate::replicas::SharedReplicas;
 use crate::worker::Worker;
@@ -46,6 +47,7 @@ pub(crate) struct LocalParts {
     idle: Mutex<Vec<Vec<Option<Worker>>>>,
     pool: Arc<MemoryPool>,
     replicas: SharedReplicas,
+    learnt: Arc<LearntRecords>,
 }
 
 /// How a query's run in place ended, and the messages handled here on the way.
@@ -124,6 +126,7 @@ impl LocalParts {
         parts: Vec<Store>,
         workers: u32,
         replicas: SharedReplicas,
+        learnt: Arc<LearntRecords>,
     ) -> Self {
         Self {
             first,
@@ -132,7 +135,13 @@ impl LocalParts {
             idle: Mutex::default(),
             pool: MemoryPool::new(None),
             replicas,
+            learnt,
         }
+    }
+
+    /// The records of other processes this process learnt ([`crate::learnt`]).
+    pub(crate) fn learnt(&self) -> &LearntRecords {
+        &self.learnt
     }
 
     /// The worker index of `to` among this process's partitions, if it is one.
@@ -180,6 +189,18 @@ impl LocalParts {
         state: &QueryState,
         aside: Aside,
     ) -> Result<InPlace, QueryError> {
+        self.run_reading(messages, state, aside, None)
+    }
+
+    /// [`Self::run`], taking into `read` the records the walks read here, for another
+    /// process that asked the run ([`crate::learnt`]).
+    pub(crate) fn run_reading(
+        &self,
+        messages: Vec<Message>,
+        state: &QueryState,
+        aside: Aside,
+        read: Option<&mut RecordsRead>,
+    ) -> Result<InPlace, QueryError> {
         let query = messages.first().map(|m| m.query);
         // Workers of this thread, each built on the first message its partition handles.
         let mut workers = self
@@ -188,7 +209,7 @@ impl LocalParts {
             .unwrap_or_else(|e| e.into_inner())
             .pop()
             .unwrap_or_else(|| (0..self.parts.len()).map(|_| None).collect());
-        let ran = self.run_with(&mut workers, messages, state, aside);
+        let ran = self.run_with(&mut workers, messages, state, aside, read);
         // Rows a handed-off query left waiting for lists wait no more.
         for worker in workers.iter_mut().flatten() {
             if let Some(query) = query {
@@ -208,6 +229,7 @@ impl LocalParts {
         mut messages: Vec<Message>,
         state: &QueryState,
         aside_mode: Aside,
+        mut read: Option<&mut RecordsRead>,
     ) -> Result<InPlace, QueryError> {
         let mut finished = Vec::new();
         let mut handled = 0;
@@ -263,7 +285,24 @@ impl LocalParts {
                     Arc::clone(&self.pool),
                     Arc::clone(&self.replicas),
                 )
+                .with_learnt(Arc::clone(&self.learnt))
             });
+            if let (Some(read), Payload::Rows(Ok(rows))) = (read.as_deref_mut(), &message.payload) {
+                let plan = &message.plan;
+                let step = message
+                    .run
+                    .or_else(|| plan.steps.get(message.step as usize).copied());
+                if let Some(step) = step {
+                    read.take(
+                        &self.parts[at],
+                        &plan.bgp,
+                        &step,
+                        plan.graph,
+                        plan.rdf_type,
+                        rows,
+                    );
+                }
+            }
             // Kept to be handed on instead if its step asks lists of another process:
             // the answers would come back to the dataflow's worker, which does not hold
             // the rows waiting for them. Only the rows of a kept intersection ask lists.

@@ -18,6 +18,7 @@ pub mod heartbeat;
 mod in_place;
 mod key_estimate;
 mod lanes;
+mod learnt;
 mod line;
 pub mod load;
 pub mod local;

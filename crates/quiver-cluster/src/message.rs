@@ -21,6 +21,7 @@ use quiver_sparql::table::{Table, VarId};
 use quiver_sparql::top_rows::TopRows;
 use serde::{Deserialize, Serialize};
 
+use crate::learnt::{LearntRecords, Recalled};
 use crate::replicas::{Answered, Replicas};
 use crate::route::{by_owner, orient, place, with_classes, Placement};
 
@@ -531,6 +532,8 @@ pub(crate) struct Filter<'a> {
     /// This worker's partition, whose dictionary (a copy of the whole store's, in a store
     /// cut into partitions) ranks a top-k's keys by their terms ([`TopRows::cut_with_terms`]).
     pub terms: Option<&'a quiver_store::Store>,
+    /// The records of other processes this process learnt from light queries' answers.
+    pub learnt: Option<&'a LearntRecords>,
 }
 
 /// The messages that carry `rows`, at step `step` of `plan`, to where that step runs:
@@ -553,6 +556,7 @@ pub(crate) fn route(
         replicas,
         records,
         terms,
+        learnt,
     } = filter;
     let message = |step: usize, to: u32, run: Option<Step>, rows: Table| Message {
         query,
@@ -612,23 +616,31 @@ pub(crate) fn route(
             return vec![message(step, plan.coordinator, None, rows)];
         };
         let started = plan.trace.then(std::time::Instant::now);
-        let answered = replicas.and_then(|replicas| {
-            crate::replicas::answer(
+        // Answered where the rows are, from the replicas or the records learnt: the role
+        // it is traced as, and whether it gave the rows a new column.
+        let replicated = replicas.and_then(|replicas| {
+            let (rows, how) = crate::replicas::answer(
                 replicas,
                 &plan.bgp,
                 planned,
                 plan.graph,
                 plan.rdf_type,
                 &rows,
-            )
+            )?;
+            let role = match how {
+                Answered::Typed => (WorkerRole::Typed, false),
+                Answered::Checked => (WorkerRole::Filtered, false),
+                Answered::Walked => (WorkerRole::WalkedHere, true),
+            };
+            Some((rows, role))
         });
-        if let Some((answered, how)) = answered {
+        let answered = replicated.or_else(|| {
+            let (rows, how) =
+                learnt?.answer(&plan.bgp, planned, plan.graph, plan.rdf_type, &rows)?;
+            Some((rows, (WorkerRole::Recalled, how == Recalled::Walked)))
+        });
+        if let Some((answered, (role, walked))) = answered {
             if let Some(started) = started {
-                let role = match how {
-                    Answered::Typed => WorkerRole::Typed,
-                    Answered::Checked => WorkerRole::Filtered,
-                    Answered::Walked => WorkerRole::WalkedHere,
-                };
                 // The worker is filled in by the caller, which knows it.
                 records.push(WorkerStep {
                     rows_out: answered.rows as u64,
@@ -637,11 +649,9 @@ pub(crate) fn route(
                 });
             }
             // A walk's new column may be one the FILTER's passing ids decide.
-            rows = match how {
-                Answered::Walked if !plan.passes.is_empty() => {
-                    PassingIds::keep_all(&plan.passes, answered)
-                }
-                _ => answered,
+            rows = match walked && !plan.passes.is_empty() {
+                true => PassingIds::keep_all(&plan.passes, answered),
+                false => answered,
             };
             step += 1;
             continue;

@@ -30,6 +30,7 @@ use rustc_hash::FxHashMap;
 
 use crate::buffers::{answer_pieces, cut};
 use crate::fetch::{ListCache, Stash, Waiting};
+use crate::learnt::LearntRecords;
 use crate::message::{
     counts_table, route, to_owners, Carried, Failure, Filter, Message, Payload, Plan, PlanCopy,
     PIECE_BYTES,
@@ -119,6 +120,8 @@ pub(crate) struct Worker {
     role: Option<WorkerRole>,
     /// Threads a large step's rows are split over ([`in_morsels`]).
     threads: usize,
+    /// The records of other processes this process learnt ([`crate::learnt`]).
+    learnt: Arc<LearntRecords>,
 }
 
 /// The partner pattern's predicate and direction of a kept intersection, and its source.
@@ -155,7 +158,15 @@ impl Worker {
             produced: 0,
             role: None,
             threads: 1,
+            learnt: Arc::default(),
         }
+    }
+
+    /// The worker answering walks from `learnt`, its process's records learnt from other
+    /// processes ([`crate::learnt`]).
+    pub(crate) fn with_learnt(mut self, learnt: Arc<LearntRecords>) -> Self {
+        self.learnt = learnt;
+        self
     }
 
     /// The worker with `threads` threads for a large step (its share of the cores).
@@ -200,6 +211,7 @@ impl Worker {
                         replicas: self.replicas.get(),
                         records: &mut self.filtered,
                         terms: Some(&self.part),
+                        learnt: Some(&self.learnt),
                     },
                 )
             }

@@ -413,6 +413,7 @@ fn coordinate_clusters() {
 
     governed_on_every_process(&store);
     limits_met_on_process_0(&store);
+    learnt_records_answer_again(&store);
     idle_coordinators_serve_other_queries(&store);
     every_process_coordinates(&store, &lubm);
 
@@ -631,6 +632,93 @@ fn limits_met_on_process_0(store: &Store) {
     distinct.dedup();
     assert_eq!((got.len(), distinct.len()), (12, 12), "{got:?}");
     assert!(got.iter().all(|row| whole.binary_search(row).is_ok()));
+    stop(cluster, children);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Light queries that cross to process 1 (the emulator's templates, from constants it
+/// owns) are answered again with no round trip: the records their walks read there came
+/// back with their rows and are walked on process 0 the next time, with the whole store's
+/// answers both times.
+fn learnt_records_answer_again(store: &Store) {
+    let dir = scratch("learnt");
+    save_partitioned(store, &dir, 2, |_, _| {}).unwrap();
+    let (cluster, children) = start(&dir, 2, 1);
+    let (mut coordinator, layout) = open_partition(&dir, 0, 2).unwrap();
+    coordinator.use_statistics(layout.statistics.as_ref().unwrap());
+    let ub = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> ";
+    let templates = [
+        (
+            "GraduateCourse",
+            "SELECT ?x WHERE { ?x ub:takesCourse <C> . ?x a ub:GraduateStudent }",
+        ),
+        (
+            "AssistantProfessor",
+            "SELECT ?x WHERE { ?x ub:publicationAuthor <C> . ?x a ub:Publication }",
+        ),
+        (
+            "",
+            "SELECT ?x WHERE { ?x ub:memberOf <C> . ?x a ub:GraduateStudent }",
+        ),
+        (
+            "",
+            "SELECT ?x ?n ?e ?t WHERE { ?x ub:worksFor <C> . ?x a ub:FullProfessor . \
+             ?x ub:name ?n . ?x ub:emailAddress ?e . ?x ub:telephone ?t }",
+        ),
+    ];
+    let mut queries = Vec::new();
+    for (kind, template) in templates {
+        let iris: Vec<String> = match kind {
+            "" => (0..15)
+                .map(|d| format!("http://www.Department{d}.University0.edu"))
+                .collect(),
+            kind => (0..30)
+                .map(|i| format!("http://www.Department0.University0.edu/{kind}{i}"))
+                .collect(),
+        };
+        let owned_by_1 = iris.into_iter().filter(|iri| {
+            store
+                .iri_id(iri)
+                .is_some_and(|id| quiver_store::partition::owner(id, 2) == 1)
+        });
+        for iri in owned_by_1.take(3) {
+            queries.push(format!(
+                "{ub}{}",
+                template.replace("<C>", &format!("<{iri}>"))
+            ));
+        }
+    }
+    assert_eq!(queries.len(), 12, "{queries:?}");
+    let expected: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| rows(store, q, None, None).unwrap())
+        .collect();
+    assert!(expected.iter().filter(|rows| !rows.is_empty()).count() >= 9);
+    let ask_all = || {
+        for (query, expected) in queries.iter().zip(&expected) {
+            let got = rows(&coordinator, query, Some(dynamic(&cluster)), None).unwrap();
+            same_answers(query, &got, expected, "2 × 1, learnt records");
+        }
+    };
+    let first = cluster.in_place();
+    ask_all();
+    let second = cluster.in_place();
+    assert!(
+        second.trips >= first.trips + queries.len() as u64,
+        "{second:?}"
+    );
+    assert!(second.learnt_ids > 0, "{second:?}");
+    ask_all();
+    let third = cluster.in_place();
+    assert_eq!(
+        third.trips, second.trips,
+        "round trips the second time: {third:?}"
+    );
+    assert_eq!(third.handed_off, second.handed_off, "{third:?}");
+    assert!(
+        third.recalled >= second.recalled + queries.len() as u64,
+        "{third:?}"
+    );
     stop(cluster, children);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -161,6 +161,9 @@ pub enum WorkerRole {
     /// Walked a replicated predicate (a small one, which every process of a cluster
     /// holds) from each row where the rows were: no hop of its own.
     WalkedHere,
+    /// Walked or checked, where the rows were, records of another process that it sent
+    /// with an earlier light query's rows (a cluster's learnt records): no hop of its own.
+    Recalled,
     /// Read the pattern's first rows in object order for a top-k above it
     /// (`ORDER BY ?o LIMIT k` over `?s p ?o`) and sent them on: the plan's steps did not
     /// run on its partition.
@@ -179,6 +182,7 @@ impl WorkerRole {
             WorkerRole::Filtered => "filtered",
             WorkerRole::Typed => "typed here",
             WorkerRole::WalkedHere => "walked here",
+            WorkerRole::Recalled => "recalled here",
             WorkerRole::Ordered => "read in order",
         }
     }

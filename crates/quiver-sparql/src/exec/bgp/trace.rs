@@ -27,6 +27,7 @@ pub(super) fn step_profiles(trace: &PartitionTrace, rows: usize) -> Vec<StepProf
                         | WorkerRole::Filtered
                         | WorkerRole::Typed
                         | WorkerRole::WalkedHere
+                        | WorkerRole::Recalled
                 )
             };
             let out = if at(s).any(|w| w.role != WorkerRole::Start) {
