@@ -45,6 +45,11 @@ pub struct EmulateArgs {
     /// Seed of the random choices (client i uses seed + i)
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Seconds the clients run first, unmeasured, with other random choices than the
+    /// measured run's (what a long-running server learnt and cached: its dictionary's
+    /// remembered constants, a cluster's records learnt from other processes)
+    #[arg(long, value_name = "SECONDS", default_value = "0", value_parser = crate::limits::parse_wait)]
+    pub warmup: Duration,
     /// Write the figures as JSON to this file
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -231,9 +236,28 @@ pub fn run(args: EmulateArgs) -> Result<()> {
         },
     };
     let duration = args.duration;
+    if !args.warmup.is_zero() {
+        // Other choices than the measured run's: it must not find its own queries learnt.
+        let seed = args.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        drive(
+            &store,
+            &target,
+            &bound,
+            &chooser,
+            (&args, seed),
+            args.warmup,
+        )?;
+    }
     let before = target.exec.partitions.as_ref().map(|p| p.exchanged());
     let runs_before = cluster.as_ref().map(|c| c.partitions.in_place());
-    let (logs, elapsed) = drive(&store, &target, &bound, &chooser, &args, duration)?;
+    let (logs, elapsed) = drive(
+        &store,
+        &target,
+        &bound,
+        &chooser,
+        (&args, args.seed),
+        duration,
+    )?;
     // Round trips to other processes, and steps answered from the records learnt of them.
     let runs = cluster.as_ref().zip(runs_before).map(|(c, before)| {
         let after = c.partitions.in_place();
@@ -307,6 +331,7 @@ pub fn run(args: EmulateArgs) -> Result<()> {
             "duration_s": args.duration.as_secs_f64(),
             "elapsed_s": elapsed,
             "seed": args.seed,
+            "warmup_s": args.warmup.as_secs_f64(),
             "endpoints": args.endpoint,
             "queries": all.len(),
             "throughput_qps": throughput,
@@ -361,7 +386,7 @@ fn drive(
     target: &Target<'_>,
     bound: &[Bound<'_>],
     chooser: &WeightedChooser,
-    args: &EmulateArgs,
+    (args, seed): (&EmulateArgs, u64),
     duration: Duration,
 ) -> Result<(Vec<ClientLog>, f64)> {
     let done = AtomicU64::new(0);
@@ -373,7 +398,7 @@ fn drive(
         let handles: Vec<_> = (0..args.clients)
             .map(|client| {
                 let (done, stop) = (&done, &stop);
-                let seed = args.seed.wrapping_add(u64::from(client));
+                let seed = seed.wrapping_add(u64::from(client));
                 let endpoint = (!args.endpoint.is_empty())
                     .then(|| args.endpoint[client as usize % args.endpoint.len()].clone());
                 scope.spawn(move || {

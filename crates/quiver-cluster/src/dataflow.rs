@@ -60,6 +60,7 @@ use crate::dictionary::{Ask, ClusterResolver};
 use crate::direct::Lines;
 use crate::heartbeat::Heartbeat;
 use crate::in_place::{Aside, Enough, InPlace, LocalParts};
+use crate::learnt::LearntRecords;
 use crate::message::{
     counted_rows, hand_on, route, table_counts, time_left, uniform_counts, Carried, Failure,
     Filter, Message, Payload, Plan, WEIGHT,
@@ -447,7 +448,7 @@ impl TimelyPartitions {
             parts.clone(),
             workers,
             Arc::clone(&replicas),
-            Arc::default(),
+            Arc::new(LearntRecords::new(parts.clone(), first as u32, workers)),
         ));
         // Threads answering the other processes' light hops, each parked in its read.
         let lines = match lines {
@@ -669,6 +670,13 @@ impl TimelyPartitions {
             recalled,
             learnt_ids: learnt_ids as u64,
         }
+    }
+
+    /// Whether this process learns the records other processes read for its light queries
+    /// and walks them itself the next time ([`crate::learnt`], the default), or every such
+    /// query crosses to them.
+    pub fn set_learning(&self, on: bool) {
+        self.local.learnt().set_on(on);
     }
 
     /// Whether light queries' hops to other processes go over connections of their own

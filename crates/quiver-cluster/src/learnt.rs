@@ -7,10 +7,12 @@
 //! several times the time of the query's steps. The records such a query reads are few and
 //! short (a course's students, a department's professors). So the process that runs a light
 //! hop in place sends back, beside the rows, the records its walks read there, at most
-//! [`SENT`] ids an answer ([`RecordsRead`]); the asker keeps them ([`LearntRecords`]) and answers
-//! a later walk or check of them before routing its rows (`message::route`), as it answers
-//! the replicated predicates' ([`crate::replicas`]). Wukong fetches records of other
-//! machines by one-sided reads; this keeps the ones a light query fetched.
+//! [`SENT`] ids an answer ([`RecordsRead`]); the asker keeps them ([`LearntRecords`]). A
+//! later walk or check whose rows each read a record learnt or one of the asker's own
+//! partitions (a department's professors, some owned here, some there) is then answered
+//! before the rows are routed (`message::route`), as the replicated predicates' are
+//! ([`crate::replicas`]). Wukong fetches records of other machines by one-sided reads;
+//! this keeps the ones a light query fetched.
 //!
 //! Only what the owner of a walk's source holds whole is learnt and answered: a walk of a
 //! constant predicate other than `rdf:type` in the default graph, out of its subject or
@@ -21,7 +23,7 @@
 //! does. Only light rows (at most [`crate::in_place::ROWS`]) are answered here, as only
 //! they cross to another process in place.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use quiver_model::{Id, PredId};
@@ -154,12 +156,28 @@ pub(crate) enum Recalled {
     Walked,
 }
 
-/// The records a process learnt from other processes' answers (see the module doc).
-#[derive(Debug, Default)]
+/// The records a process learnt from other processes' answers (see the module doc), read
+/// beside those of its own partitions.
+#[derive(Default)]
 pub struct LearntRecords {
     learnt: RwLock<Learnt>,
     /// Steps answered from them.
     recalled: AtomicU64,
+    /// Whether records are learnt and recalled ([`LearntRecords::set_on`]).
+    off: AtomicBool,
+    /// This process's partitions, the first's worker index, and the cluster's workers.
+    parts: Vec<Store>,
+    first: u32,
+    workers: u32,
+}
+
+impl std::fmt::Debug for LearntRecords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LearntRecords")
+            .field("learnt", &self.learnt)
+            .field("recalled", &self.recalled)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -169,9 +187,32 @@ struct Learnt {
 }
 
 impl LearntRecords {
+    /// None learnt yet, on the process whose partitions are `parts`, the first of them
+    /// worker `first`'s of the cluster's `workers`.
+    pub(crate) fn new(parts: Vec<Store>, first: u32, workers: u32) -> Self {
+        Self {
+            parts,
+            first,
+            workers,
+            ..Self::default()
+        }
+    }
+
+    /// The default graph of the partition of this process that owns `vertex`, if one does.
+    fn own(&self, vertex: Id) -> Option<&quiver_store::GraphIndex> {
+        let at = quiver_store::partition::owner(vertex, self.workers).checked_sub(self.first)?;
+        self.parts.get(at as usize).map(Store::graph)
+    }
+
+    /// Whether records are learnt and recalled (they are unless turned off): off, every
+    /// light query that reads another process's records crosses to it, as without them.
+    pub(crate) fn set_on(&self, on: bool) {
+        self.off.store(!on, Ordering::Relaxed);
+    }
+
     /// Keeps the records an answer brought.
     pub(crate) fn learn(&self, read: RecordsRead) {
-        if read.records.is_empty() {
+        if read.records.is_empty() || self.off.load(Ordering::Relaxed) {
             return;
         }
         let mut learnt = self.learnt.write().unwrap_or_else(|e| e.into_inner());
@@ -187,8 +228,10 @@ impl LearntRecords {
         }
     }
 
-    /// Step `step` of `bgp` over `rows` answered from the records learnt, where every row
-    /// reads one; `None` otherwise (see the module doc for the walks answered).
+    /// Step `step` of `bgp` over `rows` answered from the records learnt and this
+    /// process's own, where every row reads one of them and some row a learnt one; `None`
+    /// otherwise (see the module doc for the walks answered). Rows that read only this
+    /// process's records are left to its workers, which run the step as they always do.
     pub(crate) fn answer(
         &self,
         bgp: &Bgp,
@@ -197,16 +240,23 @@ impl LearntRecords {
         rdf_type: Option<PredId>,
         rows: &Table,
     ) -> Option<(Table, Recalled)> {
+        if self.off.load(Ordering::Relaxed) {
+            return None;
+        }
         let walk = Walk::of(bgp, step, graph, rdf_type, rows)?;
         let learnt = self.learnt.read().unwrap_or_else(|e| e.into_inner());
         if learnt.records.is_empty() {
             return None;
         }
         let from = values_of(rows, walk.from)?;
-        let list = |vertex: Id| {
-            learnt
-                .records
-                .get(&(walk.predicate, walk.direction, vertex))
+        let mut recalled = false;
+        let mut list = |vertex: Id| match self.own(vertex) {
+            Some(graph) => Some(graph.get(vertex, walk.predicate, walk.direction)),
+            None => {
+                recalled = true;
+                let key = (walk.predicate, walk.direction, vertex);
+                learnt.records.get(&key).map(Vec::as_slice)
+            }
         };
         let answered = match values_of(rows, walk.to) {
             // Both ends bound: the rows whose edge is there.
@@ -247,6 +297,9 @@ impl LearntRecords {
                 (walked, Recalled::Walked)
             }
         };
+        if !recalled {
+            return None;
+        }
         self.recalled.fetch_add(1, Ordering::Relaxed);
         Some(answered)
     }

@@ -700,25 +700,23 @@ fn learnt_records_answer_again(store: &Store) {
             same_answers(query, &got, expected, "2 × 1, learnt records");
         }
     };
+    // Runs that crossed to process 1 over the light queries' connections (a question of
+    // record sizes while planning may or may not be asked, by the time planning takes).
+    let n = queries.len() as u64;
     let first = cluster.in_place();
     ask_all();
     let second = cluster.in_place();
-    assert!(
-        second.trips >= first.trips + queries.len() as u64,
-        "{second:?}"
-    );
+    assert_eq!(second.direct, first.direct + n, "{second:?}");
     assert!(second.learnt_ids > 0, "{second:?}");
     ask_all();
     let third = cluster.in_place();
     assert_eq!(
-        third.trips, second.trips,
-        "round trips the second time: {third:?}"
+        third.direct, second.direct,
+        "runs that crossed the second time: {third:?}"
     );
+    assert_eq!(third.answered, second.answered + n, "{third:?}");
     assert_eq!(third.handed_off, second.handed_off, "{third:?}");
-    assert!(
-        third.recalled >= second.recalled + queries.len() as u64,
-        "{third:?}"
-    );
+    assert!(third.recalled >= second.recalled + n, "{third:?}");
     stop(cluster, children);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -879,6 +877,8 @@ fn idle_coordinators_serve_other_queries(store: &Store) {
     let dir = scratch("idle");
     save_partitioned(store, &dir, 2, |_, _| {}).unwrap();
     let (cluster, children) = start(&dir, 2, 1);
+    // Each run crosses to process 1, none walking what an earlier one learnt there.
+    cluster.set_learning(false);
     let (mut coordinator, layout) = open_partition(&dir, 0, 2).unwrap();
     coordinator.use_statistics(layout.statistics.as_ref().unwrap());
     // A department that process 1 owns: the query starts there (over a predicate too

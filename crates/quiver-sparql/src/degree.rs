@@ -70,6 +70,8 @@ pub struct Recorded {
 /// What a planning thread knows and lacks of foreign records ([`record_foreign_degrees`]).
 struct Foreign {
     known: HashMap<DegreeAsk, u64>,
+    /// Sizes known elsewhere without asking (a cluster's, `BgpPartitions::known_degrees`).
+    elsewhere: Option<KnownSizes>,
     guess: Guess,
     recorded: Recorded,
 }
@@ -78,15 +80,19 @@ thread_local! {
     static FOREIGN: RefCell<Option<Foreign>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` (a planning) with the sizes of foreign records in `known`, the others sized
-/// by `guess`, and returns with its result what it lacked and planned.
+/// The size of a foreign record, where known without asking anyone.
+pub type KnownSizes = std::sync::Arc<dyn Fn(&DegreeAsk) -> Option<u64>>;
+
+/// Runs `f` (a planning) with the sizes of foreign records in `known` or in `elsewhere`,
+/// the others sized by `guess`, and returns with its result what it lacked and planned.
 pub fn record_foreign_degrees<R>(
-    known: &HashMap<DegreeAsk, u64>,
+    (known, elsewhere): (&HashMap<DegreeAsk, u64>, Option<&KnownSizes>),
     guess: Guess,
     f: impl FnOnce() -> R,
 ) -> (R, Recorded) {
     let recording = Foreign {
         known: known.clone(),
+        elsewhere: elsewhere.cloned(),
         guess,
         recorded: Recorded::default(),
     };
@@ -168,6 +174,10 @@ fn foreign_size(
             return average;
         };
         if let Some(&size) = foreign.known.get(&ask) {
+            return size as f64;
+        }
+        if let Some(size) = foreign.elsewhere.as_ref().and_then(|known| known(&ask)) {
+            foreign.known.insert(ask, size);
             return size as f64;
         }
         foreign.recorded.lacked.push(ask);

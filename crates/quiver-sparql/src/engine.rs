@@ -254,10 +254,18 @@ fn prepare_parsed(
     use crate::size_free::TemplateKey;
     let plan = || plan_parsed(store, query, options, started, select_star);
     let mut degrees = HashMap::new();
+    // Sizes the partitions know without asking: taken as the planner meets them, so that
+    // a planning with all of them known is the only one.
+    let elsewhere: Option<crate::degree::KnownSizes> = partitions.map(|partitions| {
+        let partitions = Arc::clone(partitions);
+        Arc::new(move |ask: &crate::degree::DegreeAsk| partitions.known_degrees(&[*ask]).pop()?)
+            as crate::degree::KnownSizes
+    });
+    let partitions_known = elsewhere.as_ref();
     for _ in 0..4 {
         let planning = Instant::now();
         let ((prepared, misses), recorded) =
-            record_foreign_degrees(&degrees, Guess::Average, || {
+            record_foreign_degrees((&degrees, partitions_known), Guess::Average, || {
                 quiver_model::dictionary::record_misses(plan)
             });
         let planning = planning.elapsed();
@@ -282,7 +290,11 @@ fn prepare_parsed(
         // not worth a round trip. Finding that out costs two more plannings, so it is
         // checked only where they cost less than the question (a small pattern; the
         // question's time as the partitions measured it).
-        let unchanged = |guess| record_foreign_degrees(&degrees, guess, plan).1.plans;
+        let unchanged = |guess| {
+            record_foreign_degrees((&degrees, partitions_known), guess, plan)
+                .1
+                .plans
+        };
         let worth_checking = partitions
             .degrees_cost()
             .is_none_or(|question| 2 * planning < question);
@@ -317,7 +329,7 @@ fn prepare_parsed(
         };
         degrees.extend(recorded.lacked.into_iter().zip(sizes));
     }
-    record_foreign_degrees(&degrees, Guess::Average, plan).0
+    record_foreign_degrees((&degrees, partitions_known), Guess::Average, plan).0
 }
 
 fn plan_parsed(

@@ -182,7 +182,7 @@ impl WorkerRole {
             WorkerRole::Filtered => "filtered",
             WorkerRole::Typed => "typed here",
             WorkerRole::WalkedHere => "walked here",
-            WorkerRole::Recalled => "recalled here",
+            WorkerRole::Recalled => "recalled",
             WorkerRole::Ordered => "read in order",
         }
     }
