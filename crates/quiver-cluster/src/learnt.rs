@@ -322,3 +322,43 @@ impl LearntRecords {
         (self.recalled.load(Ordering::Relaxed), ids)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(records: &[(Id, &[Id])]) -> RecordsRead {
+        RecordsRead {
+            records: records
+                .iter()
+                .map(|&(vertex, list)| ((3, Direction::Out, vertex), list.to_vec()))
+                .collect(),
+            ..RecordsRead::default()
+        }
+    }
+
+    /// A record learnt again replaces the one kept, its ids counted once; its size answers
+    /// the planner's question of it (default graph, its predicate only); turned off, a
+    /// process learns nothing.
+    #[test]
+    fn records_are_kept_once_and_sized() {
+        let learnt = LearntRecords::default();
+        learnt.learn(read(&[(7, &[1, 2, 3]), (8, &[4])]));
+        learnt.learn(read(&[(7, &[1, 2])]));
+        assert_eq!(learnt.counts(), (0, 3));
+        let ask = |graph, predicate| DegreeAsk {
+            graph,
+            vertex: 7,
+            predicate,
+            direction: Direction::Out,
+        };
+        assert_eq!(learnt.degree(&ask(GraphRef::Default, Some(3))), Some(2));
+        assert_eq!(learnt.degree(&ask(GraphRef::Default, Some(4))), None);
+        assert_eq!(learnt.degree(&ask(GraphRef::Default, None)), None);
+        assert_eq!(learnt.degree(&ask(GraphRef::Named(9), Some(3))), None);
+        let off = LearntRecords::default();
+        off.set_on(false);
+        off.learn(read(&[(7, &[1])]));
+        assert_eq!(off.counts(), (0, 0));
+    }
+}
