@@ -406,9 +406,11 @@ fn signal(pid: u32, signal: &str) {
 }
 
 /// A process of the cluster stopped (SIGSTOP: its connections stay open and its kernel
-/// answers keepalive probes): the next query fails within 2 s with 503 and a message that
-/// names the silent process, where it waited for its deadline before; `/status` says so.
-/// Continued, the process is heard again and the cluster answers as before.
+/// answers keepalive probes): the next query that needs it fails within 2 s with 503 and a
+/// message that names the silent process, where it waited for its deadline before;
+/// `/status` says so. Continued, the process is heard again and the cluster answers as
+/// before. (q4 is first asked while the process is stopped: once answered, its records on
+/// process 1 are learnt, and it needs process 1 no more.)
 #[test]
 fn a_stopped_process_is_found_by_its_silence_and_answers_once_continued() {
     let whole = store("cluster");
@@ -417,8 +419,6 @@ fn a_stopped_process_is_found_by_its_silence_and_answers_once_continued() {
     partition(whole, 2, &dir);
     let cluster = Server::start_cluster(&dir, 2, &["--timeout", "60"]);
     let q4 = lubm_query("q4");
-    let answered = rows(&cluster, &q4);
-    assert_eq!(answered.len(), 11);
     let q1 = lubm_query("q1");
     let heavy = rows(&cluster, &q1);
     let process_1 = cluster.children()[0];
@@ -459,7 +459,8 @@ fn a_stopped_process_is_found_by_its_silence_and_answers_once_continued() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(rows(&cluster, &q4), answered);
+    // The header and q4's ten rows, as in the other tests.
+    assert_eq!(rows(&cluster, &q4).len(), 11);
     assert_eq!(rows(&cluster, &q1), heavy);
     drop(cluster);
     let _ = std::fs::remove_dir_all(&dir);

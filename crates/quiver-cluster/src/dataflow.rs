@@ -865,6 +865,11 @@ impl BgpPartitions for TimelyPartitions {
         if let Some(answer) = settled(&request) {
             return answer.map(Explored::from);
         }
+        // A cluster known to have lost a process answers nothing, not even what this
+        // process's partitions and the records it learnt could: its status says it cannot.
+        if let Some(why) = self.unavailable() {
+            return Err(QueryError::Cluster(why));
+        }
         let steps = split_foreign_intersections(request.bgp, request.steps, self.rdf_type);
         // What the workers did, over every run.
         let mut work = Vec::new();
