@@ -20,7 +20,7 @@ use quiver_sparql::memory::MemoryPool;
 use quiver_store::Store;
 use rustc_hash::FxHashSet;
 
-use crate::learnt::{LearntRecords, RecordsRead};
+use crate::learnt::{LearntRecords, ReadStep, RecordsRead};
 use crate::message::{hand_on, Message, Payload, Wanted};
 use crate::replicas::SharedReplicas;
 use crate::worker::Worker;
@@ -293,14 +293,14 @@ impl LocalParts {
                     .run
                     .or_else(|| plan.steps.get(message.step as usize).copied());
                 if let Some(step) = step {
-                    read.take(
-                        &self.parts[at],
-                        &plan.bgp,
-                        &step,
-                        plan.graph,
-                        plan.rdf_type,
-                        rows,
-                    );
+                    let step = ReadStep {
+                        bgp: &plan.bgp,
+                        step: &step,
+                        graph: plan.graph,
+                        rdf_type: plan.rdf_type,
+                        classes: &plan.classes,
+                    };
+                    read.take(&self.parts[at], step, rows);
                 }
             }
             // Kept to be handed on instead if its step asks lists of another process:

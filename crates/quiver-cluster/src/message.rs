@@ -635,8 +635,14 @@ pub(crate) fn route(
             Some((rows, role))
         });
         let answered = replicated.or_else(|| {
-            let (rows, how) =
-                learnt?.answer(&plan.bgp, planned, plan.graph, plan.rdf_type, &rows)?;
+            let (rows, how) = learnt?.answer(
+                &plan.bgp,
+                planned,
+                plan.graph,
+                plan.rdf_type,
+                &plan.classes,
+                &rows,
+            )?;
             Some((rows, (WorkerRole::Recalled, how == Recalled::Walked)))
         });
         if let Some((answered, (role, walked))) = answered {

@@ -637,9 +637,10 @@ fn limits_met_on_process_0(store: &Store) {
 }
 
 /// Light queries that cross to process 1 (the emulator's templates, from constants it
-/// owns) are answered again with no round trip: the records their walks read there came
-/// back with their rows and are walked on process 0 the next time, with the whole store's
-/// answers both times.
+/// owns, and walks over a variable predicate: LUBM's q10, a resource's page, a check of
+/// which predicates join two ends) are answered again with no round trip: the records
+/// their walks read there came back with their rows and are walked on process 0 the next
+/// time, with the whole store's answers both times.
 fn learnt_records_answer_again(store: &Store) {
     let dir = scratch("learnt");
     save_partitioned(store, &dir, 2, |_, _| {}).unwrap();
@@ -665,6 +666,15 @@ fn learnt_records_answer_again(store: &Store) {
             "SELECT ?x ?n ?e ?t WHERE { ?x ub:worksFor <C> . ?x a ub:FullProfessor . \
              ?x ub:name ?n . ?x ub:emailAddress ?e . ?x ub:telephone ?t }",
         ),
+        (
+            "FullProfessor",
+            "SELECT ?x ?p WHERE { ?x ?p <C> . ?x a ub:UndergraduateStudent }",
+        ),
+        ("AssociateProfessor", "SELECT ?p ?o WHERE { <C> ?p ?o }"),
+        (
+            "AssistantProfessor",
+            "SELECT ?x ?p WHERE { ?x ub:advisor <C> . ?x ?p <C> }",
+        ),
     ];
     let mut queries = Vec::new();
     for (kind, template) in templates {
@@ -688,12 +698,12 @@ fn learnt_records_answer_again(store: &Store) {
             ));
         }
     }
-    assert_eq!(queries.len(), 12, "{queries:?}");
+    assert_eq!(queries.len(), 21, "{queries:?}");
     let expected: Vec<Vec<String>> = queries
         .iter()
         .map(|q| rows(store, q, None, None).unwrap())
         .collect();
-    assert!(expected.iter().filter(|rows| !rows.is_empty()).count() >= 9);
+    assert!(expected.iter().filter(|rows| !rows.is_empty()).count() >= 16);
     let ask_all = || {
         for (query, expected) in queries.iter().zip(&expected) {
             let got = rows(&coordinator, query, Some(dynamic(&cluster)), None).unwrap();
