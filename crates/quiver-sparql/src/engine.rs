@@ -207,15 +207,16 @@ pub fn prepare(
 ) -> Result<PreparedQuery, QueryError> {
     crate::nesting::check(text)?;
     let started = Instant::now();
-    let mut parser = SparqlParser::new();
-    if let Some(base) = &options.base_iri {
-        parser = parser
+    // Without a base IRI, through the parse of the text's shape, kept for other queries
+    // of that shape that differ in their IRIs (`query_shapes`).
+    let query = match &options.base_iri {
+        Some(base) => SparqlParser::new()
             .with_base_iri(base)
-            .map_err(|e| QueryError::Syntax(e.to_string()))?;
+            .map_err(|e| QueryError::Syntax(e.to_string()))?
+            .parse_query(text),
+        None => crate::query_shapes::parse(text),
     }
-    let query = parser
-        .parse_query(text)
-        .map_err(|e| QueryError::syntax(text, &e))?;
+    .map_err(|e| QueryError::syntax(text, &e))?;
     let star = crate::select_star::is_select_star(text);
     prepare_parsed(store, &query, options, started, star)
 }

@@ -33,6 +33,7 @@ pub mod partitions;
 pub mod passing_ids;
 pub mod plan_file;
 pub mod planner;
+pub mod query_shapes;
 pub mod results;
 pub mod select_star;
 pub mod service;
