@@ -12,9 +12,9 @@
 //!
 //! What is cut ([`cut`]): every IRI written `<…>`, except in a string, a comment, a
 //! `PREFIX` declaration and a literal's datatype (`^^<…>`, which the parser folds into the
-//! literal). A text with a `BASE` (its relative IRIs resolve against it) or with none of
-//! these IRIs is parsed as it is. The shape is the text with each IRI replaced by a slot,
-//! `<urn:x-quiver-slot:K>`.
+//! literal). A text with a `BASE` (its relative IRIs resolve against it), with none of
+//! these IRIs, or longer than 16 KiB is parsed as it is. The shape is the text with each
+//! IRI replaced by a slot, `<urn:x-quiver-slot:K>`.
 //!
 //! Why it answers as the parser would: a shape is parsed the second time it is met (a text
 //! met once costs its cut only), and kept only if putting the query's own IRIs back into
@@ -45,6 +45,10 @@ pub(crate) const SLOT: &str = "urn:x-quiver-slot:";
 /// seldom meet), and the shapes one keeps at most before it starts afresh.
 const SHARDS: usize = 16;
 const SHAPES_PER_SHARD: usize = 128;
+
+/// Texts longer than this are parsed as they are: the shapes kept then hold at most
+/// 2,048 × 16 KiB of text (and their parses), however long the queries sent.
+const LONGEST: usize = 16 * 1024;
 
 /// What is known of a shape.
 enum Shape {
@@ -81,7 +85,7 @@ thread_local! {
 
 /// `text` parsed (with no base IRI), through the parse of its shape where one is kept.
 pub fn parse(text: &str) -> Result<Query, SparqlSyntaxError> {
-    let Some(cut) = cut(text) else {
+    let Some(cut) = cut(text).filter(|_| text.len() <= LONGEST) else {
         return SparqlParser::new().parse_query(text);
     };
     let recent = RECENT.with(|recent| {

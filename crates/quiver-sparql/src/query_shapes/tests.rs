@@ -143,6 +143,20 @@ fn the_projects_queries_through_their_shapes() {
     assert!(kept >= 10, "{kept} shapes kept");
 }
 
+/// A text over 16 KiB is parsed as it is: its shape is not kept.
+#[test]
+fn long_texts_keep_no_shape() {
+    let long = format!(
+        "SELECT * WHERE {{ ?s <http://a/long> ?o }} # {}",
+        "x".repeat(LONGEST)
+    );
+    for _ in 0..3 {
+        assert_eq!(parse(&long).unwrap(), parsed(&long).unwrap());
+    }
+    let shape = cut(&long).unwrap().shape;
+    assert!(shard(&shape).read().unwrap().get(shape.as_str()).is_none());
+}
+
 /// An IRI the parser refuses, in a kept shape, gets the parser's error.
 #[test]
 fn a_refused_iri_gets_the_parsers_error() {
