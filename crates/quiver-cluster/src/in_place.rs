@@ -20,7 +20,7 @@ use quiver_sparql::memory::MemoryPool;
 use quiver_store::Store;
 use rustc_hash::FxHashSet;
 
-use crate::learnt::{LearntRecords, ReadStep, RecordsRead};
+use crate::learnt::{LearntRecords, PlanStep, RecordsRead};
 use crate::message::{hand_on, Message, Payload, Wanted};
 use crate::replicas::SharedReplicas;
 use crate::worker::Worker;
@@ -293,7 +293,7 @@ impl LocalParts {
                     .run
                     .or_else(|| plan.steps.get(message.step as usize).copied());
                 if let Some(step) = step {
-                    let step = ReadStep {
+                    let step = PlanStep {
                         bgp: &plan.bgp,
                         step: &step,
                         graph: plan.graph,

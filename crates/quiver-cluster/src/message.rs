@@ -21,7 +21,7 @@ use quiver_sparql::table::{Table, VarId};
 use quiver_sparql::top_rows::TopRows;
 use serde::{Deserialize, Serialize};
 
-use crate::learnt::{LearntRecords, Recalled};
+use crate::learnt::{LearntRecords, PlanStep, Recalled};
 use crate::replicas::{Answered, Replicas};
 use crate::route::{by_owner, orient, place, with_classes, Placement};
 
@@ -636,11 +636,13 @@ pub(crate) fn route(
         });
         let answered = replicated.or_else(|| {
             let (rows, how) = learnt?.answer(
-                &plan.bgp,
-                planned,
-                plan.graph,
-                plan.rdf_type,
-                &plan.classes,
+                PlanStep {
+                    bgp: &plan.bgp,
+                    step: planned,
+                    graph: plan.graph,
+                    rdf_type: plan.rdf_type,
+                    classes: &plan.classes,
+                },
                 &rows,
             )?;
             Some((rows, (WorkerRole::Recalled, how == Recalled::Walked)))

@@ -6,42 +6,57 @@
 use oxrdf::Variable;
 use spargebra::algebra::{Expression, Function};
 
+/// The one list of spargebra's operand shapes, for a walk over shared or mutable
+/// expressions (`$iter` is `iter` or `iter_mut`).
+macro_rules! each_operand {
+    ($expression:expr, $f:expr, $iter:ident) => {
+        match $expression {
+            Expression::Or(a, b)
+            | Expression::And(a, b)
+            | Expression::Equal(a, b)
+            | Expression::SameTerm(a, b)
+            | Expression::Greater(a, b)
+            | Expression::GreaterOrEqual(a, b)
+            | Expression::Less(a, b)
+            | Expression::LessOrEqual(a, b)
+            | Expression::Add(a, b)
+            | Expression::Subtract(a, b)
+            | Expression::Multiply(a, b)
+            | Expression::Divide(a, b) => {
+                $f(a);
+                $f(b);
+            }
+            Expression::In(a, list) => {
+                $f(a);
+                list.$iter().for_each(|e| $f(e));
+            }
+            Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => $f(a),
+            Expression::If(a, b, c) => {
+                $f(a);
+                $f(b);
+                $f(c);
+            }
+            Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
+                list.$iter().for_each(|e| $f(e))
+            }
+            Expression::NamedNode(_)
+            | Expression::Literal(_)
+            | Expression::Variable(_)
+            | Expression::Bound(_)
+            | Expression::Exists(_) => {}
+        }
+    };
+}
+
 /// Calls `f` on each operand of `expression` (none for constants, variables, `BOUND` and
 /// `EXISTS`, whose pattern is no expression).
 pub fn for_each_operand<'e>(expression: &'e Expression, f: &mut impl FnMut(&'e Expression)) {
-    match expression {
-        Expression::Or(a, b)
-        | Expression::And(a, b)
-        | Expression::Equal(a, b)
-        | Expression::SameTerm(a, b)
-        | Expression::Greater(a, b)
-        | Expression::GreaterOrEqual(a, b)
-        | Expression::Less(a, b)
-        | Expression::LessOrEqual(a, b)
-        | Expression::Add(a, b)
-        | Expression::Subtract(a, b)
-        | Expression::Multiply(a, b)
-        | Expression::Divide(a, b) => {
-            f(a);
-            f(b);
-        }
-        Expression::In(a, list) => {
-            f(a);
-            list.iter().for_each(f);
-        }
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => f(a),
-        Expression::If(a, b, c) => {
-            f(a);
-            f(b);
-            f(c);
-        }
-        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => list.iter().for_each(f),
-        Expression::NamedNode(_)
-        | Expression::Literal(_)
-        | Expression::Variable(_)
-        | Expression::Bound(_)
-        | Expression::Exists(_) => {}
-    }
+    each_operand!(expression, f, iter)
+}
+
+/// [`for_each_operand`] over an expression that `f` may change.
+pub fn for_each_operand_mut(expression: &mut Expression, f: &mut impl FnMut(&mut Expression)) {
+    each_operand!(expression, f, iter_mut)
 }
 
 /// `expression` with each operand replaced by `f` of it (constants, variables, `BOUND` and

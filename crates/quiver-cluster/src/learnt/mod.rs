@@ -34,10 +34,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use quiver_model::{Id, PredId};
-use quiver_sparql::bgp::{Bgp, Node};
+use quiver_sparql::bgp::Node;
 use quiver_sparql::dataset::GraphRef;
 use quiver_sparql::degree::DegreeAsk;
-use quiver_sparql::step::Step;
 use quiver_sparql::table::{Table, UNBOUND};
 use quiver_store::{Direction, Store};
 use rustc_hash::FxHashMap;
@@ -47,7 +46,8 @@ use crate::types::values_of;
 mod read;
 mod walk;
 
-pub(crate) use read::{ReadStep, RecordsRead};
+pub(crate) use read::RecordsRead;
+pub(crate) use walk::PlanStep;
 use walk::{lists_ids, Lists, Over, RecordKey, VertexLists, Walk, WalkPredicate};
 
 /// The ids of records one answer sends at most (16 KiB): a light hop's few records.
@@ -167,25 +167,15 @@ impl LearntRecords {
         }
     }
 
-    /// Step `step` of `bgp` over `rows` answered from the records learnt and this
-    /// process's own, where every row reads one of them and some row a learnt one; `None`
-    /// otherwise (see the module doc for the walks answered). Rows that read only this
-    /// process's records are left to its workers, which run the step as they always do.
-    /// `classes` are the graph's (a walk over a variable predicate into one is not whole
-    /// at the class's owner).
-    pub(crate) fn answer(
-        &self,
-        bgp: &Bgp,
-        step: &Step,
-        graph: GraphRef,
-        rdf_type: Option<PredId>,
-        classes: &[Id],
-        rows: &Table,
-    ) -> Option<(Table, Recalled)> {
+    /// `planned` over `rows` answered from the records learnt and this process's own,
+    /// where every row reads one of them and some row a learnt one; `None` otherwise (see
+    /// the module doc for the walks answered). Rows that read only this process's records
+    /// are left to its workers, which run the step as they always do.
+    pub(crate) fn answer(&self, planned: PlanStep<'_>, rows: &Table) -> Option<(Table, Recalled)> {
         if self.off.load(Ordering::Relaxed) {
             return None;
         }
-        let walk = Walk::of(bgp, step, graph, rdf_type, classes, rows)?;
+        let walk = Walk::of(&planned, rows)?;
         let learnt = self.learnt.read().unwrap_or_else(|e| e.into_inner());
         if learnt.records.is_empty() {
             return None;

@@ -1,14 +1,11 @@
 //! The records a light hop's walks read where they ran, sent back with its rows.
 
-use quiver_sparql::bgp::Bgp;
-use quiver_sparql::dataset::GraphRef;
-use quiver_sparql::step::Step;
 use quiver_sparql::table::{Table, UNBOUND};
 use quiver_store::Store;
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 
-use super::walk::{lists_ids, Lists, Over, RecordKey, Walk};
+use super::walk::{lists_ids, Lists, Over, PlanStep, RecordKey, Walk};
 use super::SENT;
 use crate::types::values_of;
 
@@ -22,16 +19,6 @@ pub(crate) struct RecordsRead {
     taken: FxHashSet<RecordKey>,
 }
 
-/// What step `step` of `bgp` reads over rows at their owner.
-pub(crate) struct ReadStep<'a> {
-    pub(crate) bgp: &'a Bgp,
-    pub(crate) step: &'a Step,
-    pub(crate) graph: GraphRef,
-    pub(crate) rdf_type: Option<quiver_model::PredId>,
-    /// The graph's classes.
-    pub(crate) classes: &'a [quiver_model::Id],
-}
-
 impl RecordsRead {
     /// Records as an answer would bring them.
     #[cfg(test)]
@@ -42,17 +29,10 @@ impl RecordsRead {
         }
     }
 
-    /// Takes in the records that `read` reads on `part` for `rows` (a message's, at its
+    /// Takes in the records that `step` reads on `part` for `rows` (a message's, at its
     /// owner), while they fit in [`SENT`] ids.
-    pub(crate) fn take(&mut self, part: &Store, read: ReadStep<'_>, rows: &Table) {
-        let Some(walk) = Walk::of(
-            read.bgp,
-            read.step,
-            read.graph,
-            read.rdf_type,
-            read.classes,
-            rows,
-        ) else {
+    pub(crate) fn take(&mut self, part: &Store, step: PlanStep<'_>, rows: &Table) {
+        let Some(walk) = Walk::of(&step, rows) else {
             return;
         };
         let Some(from) = values_of(rows, walk.from) else {

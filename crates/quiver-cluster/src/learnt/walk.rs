@@ -55,6 +55,16 @@ impl WalkPredicate {
     }
 }
 
+/// A step of a plan, with what places it: the plan's BGP, graph, `rdf:type` and the
+/// graph's classes.
+pub(crate) struct PlanStep<'a> {
+    pub(crate) bgp: &'a Bgp,
+    pub(crate) step: &'a Step,
+    pub(crate) graph: GraphRef,
+    pub(crate) rdf_type: Option<PredId>,
+    pub(crate) classes: &'a [Id],
+}
+
 /// A walk whose records the owner of its source holds whole, as it runs there.
 pub(super) struct Walk {
     pub(super) predicate: WalkPredicate,
@@ -64,21 +74,21 @@ pub(super) struct Walk {
 }
 
 impl Walk {
-    /// Step `step` of `bgp` over `rows`, placed as its owner runs it (`route::place`: a
+    /// `planned` over `rows`, placed as its owner runs it (`route::place`: a
     /// walk whose target is bound runs as a check out of the subject; a walk over a
     /// variable predicate into a vertex runs at its owner unless the vertex is one of the
     /// graph's `classes`), if it is such a walk: in the default graph, with no partner,
     /// over light rows, its predicate a constant other than `rdf:type` or a variable that
     /// is neither end (an OUT record is whole at its owner, `rdf:type`'s included; an IN
     /// record too but for a class's instances, which every partition holds its share of).
-    pub(super) fn of(
-        bgp: &Bgp,
-        step: &Step,
-        graph: GraphRef,
-        rdf_type: Option<PredId>,
-        classes: &[Id],
-        rows: &Table,
-    ) -> Option<Walk> {
+    pub(super) fn of(planned: &PlanStep<'_>, rows: &Table) -> Option<Walk> {
+        let PlanStep {
+            bgp,
+            step,
+            graph,
+            rdf_type,
+            classes,
+        } = *planned;
         if graph != GraphRef::Default || step.partner.is_some() || rows.rows > ROWS as usize {
             return None;
         }

@@ -12,6 +12,7 @@ use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::Query;
 
 use super::SLOT;
+use crate::operands::for_each_operand_mut;
 
 /// `parsed` with `iris[K]` in slot `K`; `None` if one of `iris` is no IRI the parser takes.
 pub(super) fn fill(parsed: &Query, iris: &[&str]) -> Option<Query> {
@@ -122,44 +123,13 @@ impl Filler<'_> {
     }
 
     fn expression(&self, expression: &mut Expression) {
-        use Expression as E;
         match expression {
-            E::NamedNode(node) => self.iri(node),
-            E::Literal(_) | E::Variable(_) | E::Bound(_) => {}
-            E::Or(a, b)
-            | E::And(a, b)
-            | E::Equal(a, b)
-            | E::SameTerm(a, b)
-            | E::Greater(a, b)
-            | E::GreaterOrEqual(a, b)
-            | E::Less(a, b)
-            | E::LessOrEqual(a, b)
-            | E::Add(a, b)
-            | E::Subtract(a, b)
-            | E::Multiply(a, b)
-            | E::Divide(a, b) => {
-                self.expression(a);
-                self.expression(b);
-            }
-            E::In(a, list) => {
-                self.expression(a);
-                list.iter_mut().for_each(|e| self.expression(e));
-            }
-            E::UnaryPlus(a) | E::UnaryMinus(a) | E::Not(a) => self.expression(a),
-            E::Exists(pattern) => self.pattern(pattern),
-            E::If(a, b, c) => {
-                self.expression(a);
-                self.expression(b);
-                self.expression(c);
-            }
-            E::Coalesce(list) => list.iter_mut().for_each(|e| self.expression(e)),
-            E::FunctionCall(function, arguments) => {
-                if let Function::Custom(node) = function {
-                    self.iri(node);
-                }
-                arguments.iter_mut().for_each(|e| self.expression(e));
-            }
+            Expression::NamedNode(node) => self.iri(node),
+            Expression::FunctionCall(Function::Custom(node), _) => self.iri(node),
+            Expression::Exists(pattern) => self.pattern(pattern),
+            _ => {}
         }
+        for_each_operand_mut(expression, &mut |operand| self.expression(operand));
     }
 
     fn pattern(&self, pattern: &mut GraphPattern) {
