@@ -269,6 +269,7 @@ impl Store {
             entailment: None,
             view: View::Asserted,
             text: None,
+            rdf_type_term: std::sync::OnceLock::new(),
         };
         let mut store = store;
         store.stat_classes = store.classes.clone();

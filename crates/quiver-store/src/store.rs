@@ -77,6 +77,9 @@ pub struct Store {
     /// The full-text index over the literals, if the store has one (`text.rs`); versions
     /// made from this one by updates share it.
     pub(crate) text: Option<std::sync::Arc<dyn crate::text::TextSearch>>,
+    /// The term id of `rdf:type`, once looked up and found: the planner asks for it many
+    /// times per query, and a term's id never changes within a dictionary's versions.
+    pub(crate) rdf_type_term: std::sync::OnceLock<Id>,
 }
 
 /// A fresh [`Store::version`].
@@ -226,6 +229,7 @@ impl Store {
             entailment: None,
             view: View::Asserted,
             text: None,
+            rdf_type_term: std::sync::OnceLock::new(),
         };
         store.compute_classes();
         store
@@ -522,8 +526,18 @@ impl Store {
 
     /// The predicate id of `rdf:type`, if any triple uses it.
     pub fn rdf_type(&self) -> Option<PredId> {
-        // Asked for many times while a query is planned: through the remembered lookups.
-        self.constant_predicate_id(RDF_TYPE)
+        // Asked for many times while a query is planned: the term id is looked up once
+        // (a store without the term looks again, as an update may add it).
+        let term = match self.rdf_type_term.get() {
+            Some(&term) => term,
+            None => {
+                let mut bytes = Vec::with_capacity(RDF_TYPE.len() + 1);
+                encode_iri(RDF_TYPE, &mut bytes);
+                let term = self.dictionary.lookup_remembered(&bytes)?;
+                *self.rdf_type_term.get_or_init(|| term)
+            }
+        };
+        self.predicate_of_term(term)
     }
 
     /// Statistics of `predicate`.
