@@ -106,6 +106,11 @@ pub fn record_foreign_degrees<R>(
     (result, recorded)
 }
 
+/// Whether this thread plans under a recording ([`record_foreign_degrees`]).
+pub(crate) fn recording() -> bool {
+    FOREIGN.with(|cell| cell.borrow().is_some())
+}
+
 /// Notes a plan made under a recording ([`Recorded::plans`]).
 pub(crate) fn note_plan(steps: &[Step]) {
     FOREIGN.with(|cell| {
@@ -137,7 +142,7 @@ fn holds_record(
 }
 
 /// Which of `store`'s graphs `graph` is (`None`: a merge built for one query).
-fn graph_ref(store: &Store, graph: &GraphIndex) -> Option<GraphRef> {
+pub(crate) fn graph_ref(store: &Store, graph: &GraphIndex) -> Option<GraphRef> {
     if std::ptr::eq(graph, store.graph()) {
         return Some(GraphRef::Default);
     }

@@ -24,6 +24,7 @@
 //! rows already are wins.
 
 mod movement;
+mod reuse;
 mod search;
 
 use movement::At;
@@ -164,13 +165,42 @@ fn planned(
         .patterns
         .iter()
         .any(|p| initial.is_bound(p.subject) || initial.is_bound(p.object));
-    let has_seed_vars = !bound.is_empty();
-    let mut best: Option<State> = None;
-    let candidates: Vec<State> = if connected && has_seed_vars {
-        vec![initial]
-    } else {
-        estimator.starts(bgp, &initial)
+    let from_starts = !connected || bound.is_empty();
+    let key = reuse::Key::new(&estimator, bgp, bound, seed_rows);
+    let replayed = key
+        .as_ref()
+        .and_then(reuse::recall)
+        .and_then(|order| estimator.replay(bgp, &initial, &order, from_starts));
+    let best = match replayed {
+        Some(state) => Some(state),
+        None => {
+            let best = search_order(&estimator, bgp, initial, from_starts);
+            if let (Some(key), Some(best)) = (key, &best) {
+                reuse::remember(key, best);
+            }
+            best
+        }
     };
+    let (steps, cost) = best.map(|b| (b.steps, b.cost)).unwrap_or_default();
+    let steps = crate::fuse::fuse_intersections(bgp, store, graph, steps, bound);
+    crate::degree::note_plan(&steps);
+    (steps, cost)
+}
+
+/// The cheapest order found from `initial`: from every start (`from_starts`) or from the
+/// seeds, grown greedily, then searched for a cheaper one.
+fn search_order(
+    estimator: &Estimator,
+    bgp: &Bgp,
+    initial: State,
+    from_starts: bool,
+) -> Option<State> {
+    let candidates: Vec<State> = if from_starts {
+        estimator.starts(bgp, &initial)
+    } else {
+        vec![initial]
+    };
+    let mut best: Option<State> = None;
     for state in &candidates {
         let mut state = state.clone();
         estimator.grow(bgp, &mut state);
@@ -179,12 +209,9 @@ fn planned(
         }
     }
     if let Some(best) = &mut best {
-        search::improve(&estimator, bgp, candidates, best);
+        search::improve(estimator, bgp, candidates, best);
     }
-    let (steps, cost) = best.map(|b| (b.steps, b.cost)).unwrap_or_default();
-    let steps = crate::fuse::fuse_intersections(bgp, store, graph, steps, bound);
-    crate::degree::note_plan(&steps);
-    (steps, cost)
+    best
 }
 
 /// A step that can come next, and the rows expected after it.
@@ -207,49 +234,60 @@ impl Estimator<'_> {
     fn starts(&self, bgp: &Bgp, initial: &State) -> Vec<State> {
         let mut starts = Vec::new();
         for (i, pattern) in bgp.patterns.iter().enumerate() {
-            let mut options = Vec::new();
-            if let Node::Const(s) = pattern.subject {
-                options.push((
-                    StepKind::Walk(Direction::Out),
-                    self.const_fanout(s, pattern.predicate, Direction::Out),
-                ));
-            }
-            if let Node::Const(o) = pattern.object {
-                options.push((
-                    StepKind::Walk(Direction::In),
-                    self.const_fanout(o, pattern.predicate, Direction::In),
-                ));
-            }
-            if options.is_empty() {
-                if let Pred::Const(p) = pattern.predicate {
-                    let stats = self.store.predicate_stats(p);
-                    options.push((StepKind::Index(Direction::In), stats.subjects as f64));
-                    options.push((StepKind::Index(Direction::Out), stats.objects as f64));
-                } else {
-                    options.push((StepKind::Scan, self.graph.triples() as f64));
-                }
-            }
-            for (kind, rows) in options {
-                let mut state = initial.clone();
-                let moved = self.moved(pattern, kind, initial);
-                state.push(i, kind, initial.rows * rows, moved);
-                self.record_domains(&mut state, pattern, kind);
-                match kind {
-                    StepKind::Index(Direction::In) => {
-                        state.bound.extend(crate::bgp::node_var(pattern.subject))
-                    }
-                    StepKind::Index(Direction::Out) => {
-                        state.bound.extend(crate::bgp::node_var(pattern.object))
-                    }
-                    _ => {
-                        state.done[i] = true;
-                        state.bind(pattern);
-                    }
-                }
-                starts.push(state);
+            for (kind, rows) in self.start_options(pattern) {
+                starts.push(self.start(initial, i, pattern, kind, rows));
             }
         }
         starts
+    }
+
+    /// The ways to start from `pattern`, each with its rows per row of the state it
+    /// starts from.
+    fn start_options(&self, pattern: &Pattern) -> Vec<(StepKind, f64)> {
+        let mut options = Vec::new();
+        if let Node::Const(s) = pattern.subject {
+            options.push((
+                StepKind::Walk(Direction::Out),
+                self.const_fanout(s, pattern.predicate, Direction::Out),
+            ));
+        }
+        if let Node::Const(o) = pattern.object {
+            options.push((
+                StepKind::Walk(Direction::In),
+                self.const_fanout(o, pattern.predicate, Direction::In),
+            ));
+        }
+        if options.is_empty() {
+            if let Pred::Const(p) = pattern.predicate {
+                let stats = self.store.predicate_stats(p);
+                options.push((StepKind::Index(Direction::In), stats.subjects as f64));
+                options.push((StepKind::Index(Direction::Out), stats.objects as f64));
+            } else {
+                options.push((StepKind::Scan, self.graph.triples() as f64));
+            }
+        }
+        options
+    }
+
+    /// `base` with pattern `i` started by `kind`, `rows` rows per row of `base`.
+    fn start(&self, base: &State, i: usize, pattern: &Pattern, kind: StepKind, rows: f64) -> State {
+        let mut state = base.clone();
+        let moved = self.moved(pattern, kind, base);
+        state.push(i, kind, base.rows * rows, moved);
+        self.record_domains(&mut state, pattern, kind);
+        match kind {
+            StepKind::Index(Direction::In) => {
+                state.bound.extend(crate::bgp::node_var(pattern.subject))
+            }
+            StepKind::Index(Direction::Out) => {
+                state.bound.extend(crate::bgp::node_var(pattern.object))
+            }
+            _ => {
+                state.done[i] = true;
+                state.bind(pattern);
+            }
+        }
+        state
     }
 
     /// Adds the cheapest next step until every pattern is done.

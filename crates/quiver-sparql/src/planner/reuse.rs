@@ -1,0 +1,336 @@
+//! Plans remembered per pattern shape, and replayed for the next query of that shape.
+//!
+//! Light queries mostly come from templates (a page per resource, a form, the LUBM
+//! emulator's mix) whose basic graph patterns differ only in a constant. Planning each
+//! anew tries every start and grows each greedily; for two to five patterns that is most
+//! of what such a query costs besides its parse. Yet the planner reads of a constant only
+//! its number of neighbours in each pattern it appears in: two queries whose patterns have
+//! the same variables and predicates, and whose constants have about as many neighbours,
+//! get the same order.
+//!
+//! So each thread remembers the order of steps it chose per [`Key`]: the patterns with
+//! their variables, predicates and the classes of `rdf:type` patterns as they are, and each
+//! other constant replaced by the power of two below its number of neighbours there (0
+//! for none), with the store's version, view and graph, the variables bound beforehand and
+//! the power of two below the seed rows. A later planning with the same key replays that
+//! order ([`Estimator::replay`]): each step's rows are estimated as a planning would for
+//! this query's constants, so only the choice of order is shared, never an estimate. A
+//! constant with no neighbours keys apart from all others, so a template whose constant
+//! matches nothing does not reuse the order made for one that does.
+//!
+//! The plans of a cluster's partitions are not remembered: there the cost also counts the
+//! rows moved to each constant's owner, and the sizes of records another process owns are
+//! asked while the query is prepared.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use quiver_store::{Direction, Store};
+use rustc_hash::FxHashMap;
+
+use super::{Estimator, State, StepKind};
+use crate::bgp::{Bgp, Node, Pred};
+use crate::dataset::GraphRef;
+use crate::table::VarId;
+
+/// Keys a thread remembers at most; past them it starts again.
+const REMEMBERED: usize = 256;
+
+/// What decides a plan, with each constant's identity reduced to the size class of its
+/// neighbours.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Key {
+    version: u64,
+    view: quiver_store::View,
+    graph: GraphRef,
+    bound: Vec<VarId>,
+    seed_rows: u8,
+    patterns: Vec<[Slot; 3]>,
+    equalities: Vec<(VarId, VarId)>,
+}
+
+/// One position of a pattern in a [`Key`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Slot {
+    Var(VarId),
+    Predicate(quiver_model::PredId),
+    /// The object of an `rdf:type` pattern: the class itself decides its size.
+    Class(quiver_model::Id),
+    /// Another constant: the size class of its neighbours in the pattern.
+    Sized(u8),
+    Absent,
+}
+
+/// The power of two below `size`, plus one (0 for nothing).
+fn size_class(size: f64) -> u8 {
+    if size < 1.0 {
+        0
+    } else {
+        1 + size.log2().min(250.0) as u8
+    }
+}
+
+/// A plan's order of steps: each step's pattern and how it runs.
+type Order = Rc<[(usize, StepKind)]>;
+
+thread_local! {
+    static PLANS: RefCell<FxHashMap<Key, Order>> = RefCell::new(FxHashMap::default());
+    static DISABLED: Cell<bool> = const { Cell::new(false) };
+}
+
+impl Key {
+    /// The key of planning `bgp` with `bound` variables bound by `seed_rows` rows, where
+    /// plans may be remembered: on a whole store's own graphs, outside a recording
+    /// planning.
+    pub(crate) fn new(
+        estimator: &Estimator,
+        bgp: &Bgp,
+        bound: &[VarId],
+        seed_rows: f64,
+    ) -> Option<Self> {
+        let store: &Store = estimator.store;
+        if estimator.spread.partitions != 1
+            || store.partition_info().is_some()
+            || crate::degree::recording()
+            || DISABLED.with(Cell::get)
+        {
+            return None;
+        }
+        let graph = crate::degree::graph_ref(store, estimator.graph)?;
+        let rdf_type = store.rdf_type();
+        let node = |node: Node, predicate: Pred, direction: Direction| match node {
+            Node::Var(v) => Slot::Var(v),
+            Node::Absent => Slot::Absent,
+            Node::Const(c) => match predicate {
+                Pred::Const(p) if direction == Direction::In && Some(p) == rdf_type => {
+                    Slot::Class(c)
+                }
+                _ => Slot::Sized(size_class(estimator.const_fanout(c, predicate, direction))),
+            },
+        };
+        let patterns = bgp
+            .patterns
+            .iter()
+            .map(|pattern| {
+                let predicate = match pattern.predicate {
+                    Pred::Var(v) => Slot::Var(v),
+                    Pred::Const(p) => Slot::Predicate(p),
+                    Pred::Absent => Slot::Absent,
+                };
+                [
+                    node(pattern.subject, pattern.predicate, Direction::Out),
+                    predicate,
+                    node(pattern.object, pattern.predicate, Direction::In),
+                ]
+            })
+            .collect();
+        Some(Self {
+            version: store.version(),
+            view: store.view(),
+            graph,
+            bound: bound.to_vec(),
+            seed_rows: size_class(seed_rows),
+            patterns,
+            equalities: bgp.equalities.clone(),
+        })
+    }
+}
+
+/// The order of steps remembered for `key`, if any.
+pub(crate) fn recall(key: &Key) -> Option<Order> {
+    PLANS.with(|plans| plans.borrow().get(key).cloned())
+}
+
+/// Remembers `state`'s order of steps for `key`.
+pub(crate) fn remember(key: Key, state: &State) {
+    let order: Order = state.steps.iter().map(|s| (s.pattern, s.kind)).collect();
+    PLANS.with(|plans| {
+        let mut plans = plans.borrow_mut();
+        if plans.len() >= REMEMBERED {
+            plans.clear();
+        }
+        plans.insert(key, order);
+    });
+}
+
+/// Runs `f` with no plan remembered or replayed on this thread (every planning fresh).
+#[cfg(test)]
+pub(crate) fn without_reuse<R>(f: impl FnOnce() -> R) -> R {
+    let before = DISABLED.with(|d| d.replace(true));
+    let result = f();
+    DISABLED.with(|d| d.set(before));
+    result
+}
+
+impl Estimator<'_> {
+    /// `initial` after `order`'s steps, each estimated as planning would for `bgp`'s
+    /// constants: a step is a start (a walk from a constant, an index or a scan) where
+    /// planning started one, first (unless seeds reach the patterns: `from_starts`) and
+    /// wherever no pattern can be walked from what is bound; else the walk or check
+    /// planning grows by. `None` where the order does not fit `bgp` (never for a key's
+    /// own order).
+    pub(crate) fn replay(
+        &self,
+        bgp: &Bgp,
+        initial: &State,
+        order: &[(usize, StepKind)],
+        from_starts: bool,
+    ) -> Option<State> {
+        let mut state = initial.clone();
+        for (k, &(i, kind)) in order.iter().enumerate() {
+            let pattern = bgp.patterns.get(i)?;
+            let next = self.next_steps(bgp, &state);
+            if (k == 0 && from_starts) || next.is_empty() {
+                let (_, rows) = self
+                    .start_options(pattern)
+                    .into_iter()
+                    .find(|(option, _)| *option == kind)?;
+                state = self.start(&state, i, pattern, kind, rows);
+            } else {
+                let step = next.iter().find(|n| n.pattern == i && n.kind == kind)?;
+                self.take(bgp, &mut state, step);
+            }
+        }
+        state.done.iter().all(|d| *d).then_some(state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use quiver_loader::{load_lubm, NoProgress};
+    use quiver_lubm::LubmConfig;
+    use quiver_store::Store;
+    use spargebra::algebra::GraphPattern;
+    use spargebra::term::TriplePattern;
+
+    use super::*;
+    use crate::bgp::{resolve, Vars};
+    use crate::planner::{plan_costed, Step};
+
+    fn lubm() -> Store {
+        load_lubm(LubmConfig::standard(1), 2, None, &NoProgress)
+            .unwrap()
+            .0
+    }
+
+    /// The triple patterns of a query's one basic graph pattern.
+    fn patterns(text: &str) -> Vec<TriplePattern> {
+        fn find(pattern: &GraphPattern) -> Option<Vec<TriplePattern>> {
+            match pattern {
+                GraphPattern::Bgp { patterns } => Some(patterns.clone()),
+                GraphPattern::Project { inner, .. }
+                | GraphPattern::Distinct { inner }
+                | GraphPattern::Reduced { inner } => find(inner),
+                _ => None,
+            }
+        }
+        let query = spargebra::SparqlParser::new().parse_query(text).unwrap();
+        let spargebra::Query::Select { pattern, .. } = query else {
+            panic!("not a SELECT: {text}");
+        };
+        find(&pattern).unwrap_or_else(|| panic!("not one basic graph pattern: {text}"))
+    }
+
+    fn plan(store: &Store, text: &str) -> (Vec<Step>, f64) {
+        let bgp = resolve(&patterns(text), store, &mut Vars::default());
+        plan_costed(&bgp, store, store.graph(), &[], 1.0)
+    }
+
+    fn key(store: &Store, text: &str) -> Option<Key> {
+        let bgp = resolve(&patterns(text), store, &mut Vars::default());
+        let estimator = Estimator {
+            store,
+            graph: store.graph(),
+            spread: &super::super::Spread::ONE,
+        };
+        Key::new(&estimator, &bgp, &[], 1.0)
+    }
+
+    fn lubm_query(name: &str) -> String {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../queries/{name}"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    const UB: &str = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
+
+    /// The emulator's fourth template (five patterns) with `department` filled in.
+    fn department_professors(department: &str) -> String {
+        format!(
+            "PREFIX ub: <{UB}> PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+             SELECT ?X ?Y1 ?Y2 ?Y3 WHERE {{
+               ?X ub:worksFor <{department}> . ?X rdf:type ub:FullProfessor .
+               ?X ub:name ?Y1 . ?X ub:emailAddress ?Y2 . ?X ub:telephone ?Y3 . }}"
+        )
+    }
+
+    #[test]
+    fn a_replayed_plan_is_the_plan_made_afresh() {
+        let store = lubm();
+        let mut texts: Vec<String> = (1..=12)
+            .map(|n| lubm_query(&format!("lubm-basic/q{n}.rq")))
+            .collect();
+        texts.push(
+            "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
+             SELECT ?s ?o WHERE { ?s ub:headOf ?d . ?d ub:subOrganizationOf ?u . ?s ?p ?o }"
+                .to_owned(),
+        );
+        for text in &texts {
+            let fresh = without_reuse(|| plan(&store, text));
+            assert!(recall(&key(&store, text).unwrap()).is_none(), "{text}");
+            let first = plan(&store, text);
+            assert!(recall(&key(&store, text).unwrap()).is_some(), "{text}");
+            let replayed = plan(&store, text);
+            assert_eq!(fresh, first, "{text}");
+            assert_eq!(fresh, replayed, "{text}");
+        }
+    }
+
+    #[test]
+    fn constants_of_the_same_size_share_an_order_with_their_own_estimates() {
+        let store = lubm();
+        let department =
+            |d: usize| department_professors(&format!("http://www.Department{d}.University0.edu"));
+        let first = plan(&store, &department(0));
+        let mut shared = 0;
+        for d in 1..15 {
+            let text = department(d);
+            let reused = key(&store, &text) == key(&store, &department(0));
+            let replayed = plan(&store, &text);
+            let fresh = without_reuse(|| plan(&store, &text));
+            let order = |plan: &(Vec<Step>, f64)| -> Vec<(usize, StepKind)> {
+                plan.0.iter().map(|s| (s.pattern, s.kind)).collect()
+            };
+            if reused {
+                shared += 1;
+                assert_eq!(order(&replayed), order(&first), "{text}");
+            }
+            // The order shared, the estimates are this constant's own.
+            if order(&replayed) == order(&fresh) {
+                assert_eq!(replayed, fresh, "{text}");
+            }
+        }
+        assert!(shared > 0, "no department of the first's size");
+    }
+
+    #[test]
+    fn a_constant_without_neighbours_keys_apart() {
+        let store = lubm();
+        let member = |department: &str| {
+            format!(
+                "PREFIX ub: <{UB}> PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+                 SELECT ?X WHERE {{ ?X ub:memberOf <{department}> . ?X rdf:type ub:GraduateStudent }}"
+            )
+        };
+        let department = member("http://www.Department0.University0.edu");
+        // A university: a term of the store that nobody is a member of.
+        let university = member("http://www.University0.edu");
+        assert_ne!(key(&store, &department), key(&store, &university));
+        plan(&store, &department);
+        let (steps, _) = plan(&store, &university);
+        let fresh = without_reuse(|| plan(&store, &university));
+        assert_eq!(steps, fresh.0);
+        assert_eq!(steps[0].estimate, 0.0);
+    }
+}
