@@ -197,10 +197,45 @@ pub fn resolve(patterns: &[TriplePattern], store: &Store, vars: &mut Vars) -> Bg
             subject,
             predicate,
             object,
-            text: pattern.to_string(),
+            text: pattern_text(pattern),
         });
     }
     bgp
+}
+
+/// `pattern` as spargebra writes it, IRIs and variables written directly: every query's
+/// patterns are written while they are resolved, and the formatting machinery cost as
+/// much as looking their constants up.
+fn pattern_text(pattern: &TriplePattern) -> String {
+    use std::fmt::Write;
+    fn term(text: &mut String, term: &TermPattern) {
+        match term {
+            TermPattern::NamedNode(node) => iri(text, node.as_str()),
+            TermPattern::Variable(variable) => variable_text(text, variable),
+            other => {
+                let _ = write!(text, "{other}");
+            }
+        }
+    }
+    fn iri(text: &mut String, iri: &str) {
+        text.push('<');
+        text.push_str(iri);
+        text.push('>');
+    }
+    fn variable_text(text: &mut String, variable: &Variable) {
+        text.push('?');
+        text.push_str(variable.as_str());
+    }
+    let mut text = String::with_capacity(128);
+    term(&mut text, &pattern.subject);
+    text.push(' ');
+    match &pattern.predicate {
+        NamedNodePattern::NamedNode(node) => iri(&mut text, node.as_str()),
+        NamedNodePattern::Variable(variable) => variable_text(&mut text, variable),
+    }
+    text.push(' ');
+    term(&mut text, &pattern.object);
+    text
 }
 
 fn term_node(term: &TermPattern, store: &Store, vars: &mut Vars) -> Node {
@@ -242,4 +277,33 @@ pub(crate) fn is_open(triple: &TriplePattern) -> bool {
 /// The term of a triple term pattern that is not open.
 pub(crate) fn closed_term(triple: &TriplePattern) -> Option<Term> {
     Term::try_from(TermPattern::Triple(Box::new(triple.clone()))).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use spargebra::algebra::GraphPattern;
+
+    #[test]
+    fn patterns_are_written_as_spargebra_writes_them() {
+        let text = r#"PREFIX e: <http://e/>
+            SELECT * WHERE {
+              ?s e:p <http://e/o> . <http://e/s> ?p ?o . _:b e:q "x"@en .
+              ?s e:r "1"^^<http://www.w3.org/2001/XMLSchema#integer> . ?s e:t [] .
+              ?s e:u "a \"quoted\"\n line" . ?s e:v <<( <http://e/a> e:b "c" )>> .
+            }"#;
+        let query = spargebra::SparqlParser::new().parse_query(text).unwrap();
+        let spargebra::Query::Select { pattern, .. } = query else {
+            panic!("a SELECT");
+        };
+        let GraphPattern::Project { inner, .. } = pattern else {
+            panic!("a projection");
+        };
+        let GraphPattern::Bgp { patterns } = *inner else {
+            panic!("one basic graph pattern");
+        };
+        assert_eq!(patterns.len(), 7);
+        for pattern in &patterns {
+            assert_eq!(super::pattern_text(pattern), pattern.to_string());
+        }
+    }
 }

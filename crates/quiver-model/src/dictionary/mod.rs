@@ -68,53 +68,15 @@ struct FilterSlot {
 /// Batches of at least this many terms are looked up in parallel.
 const PARALLEL_LOOKUPS: usize = 8192;
 
+mod remembered;
 mod run;
 mod share;
 mod writes;
 
+use remembered::Remembered;
+
 pub use run::{merge_runs, RunDrain, SortedRun};
 pub use share::{record_misses, term_owner, Resolver};
-
-/// Terms recently found in the sorted part, with their ids (shared by clones). Only the
-/// sorted part's ids are remembered: they are the same in every version, while a term
-/// appended by one version is absent from the versions before it. Every query's constants
-/// are looked up here, by every thread that prepares queries, so the terms are kept in
-/// shards by their hash, each under its own lock: one lock for all made the threads wait
-/// for each other.
-#[derive(Debug, Clone)]
-struct Remembered {
-    shards: Arc<[std::sync::Mutex<RememberedShard>]>,
-    hasher: foldhash::fast::FixedState,
-}
-
-/// One shard of [`Remembered`].
-type RememberedShard = std::collections::HashMap<Box<[u8]>, Id, foldhash::fast::FixedState>;
-
-impl Default for Remembered {
-    fn default() -> Self {
-        Self {
-            shards: (0..REMEMBERED_SHARDS)
-                .map(|_| std::sync::Mutex::default())
-                .collect(),
-            hasher: foldhash::fast::FixedState::default(),
-        }
-    }
-}
-
-impl Remembered {
-    /// The shard that holds `term`, locked.
-    fn shard(&self, term: &[u8]) -> std::sync::MutexGuard<'_, RememberedShard> {
-        use std::hash::BuildHasher;
-        // The top bits: the shard's map takes its buckets from the low ones.
-        let at = (self.hasher.hash_one(term) >> 58) as usize % self.shards.len();
-        self.shards[at].lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// Terms [`Dictionary::lookup_remembered`] keeps before starting again (each shard its
-/// share), and the shards.
-const REMEMBERED: usize = 16_384;
-const REMEMBERED_SHARDS: usize = 64;
 
 /// Terms appended after the sorted part: id `len + i` is `terms[i]`. The reverse index is
 /// shared by every version (see [`AppendedIndex`]).
@@ -434,16 +396,13 @@ impl Dictionary {
     /// [`Dictionary::lookup`], answered from the terms found recently when `term` is one
     /// of them: for the constants of queries, which come back again and again.
     pub fn lookup_remembered(&self, term: &[u8]) -> Option<Id> {
-        if let Some(&id) = self.remembered.shard(term).get(term) {
+        let hash = self.remembered.hash(term);
+        if let Some(id) = self.remembered.get(term, hash) {
             return Some(id);
         }
         match self.lookup_sorted(term) {
             Some(id) => {
-                let mut remembered = self.remembered.shard(term);
-                if remembered.len() >= REMEMBERED / REMEMBERED_SHARDS {
-                    remembered.clear();
-                }
-                remembered.insert(term.into(), id);
+                self.remembered.insert(term, hash, id);
                 Some(id)
             }
             None => self.lookup_appended(term).or_else(|| self.foreign_id(term)),
@@ -812,9 +771,27 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_remembers_each_dictionarys_own_ids() {
+        let first = Dictionary::from_sorted(&[b"a".to_vec(), b"b".to_vec()]);
+        let second = Dictionary::from_sorted(&[b"b".to_vec(), b"c".to_vec()]);
+        for _ in 0..3 {
+            assert_eq!(first.lookup_remembered(b"b"), Some(1));
+            assert_eq!(second.lookup_remembered(b"b"), Some(0));
+            assert_eq!(second.clone().lookup_remembered(b"b"), Some(0));
+        }
+        // Remembered by another thread, found on this one.
+        let third = Dictionary::from_sorted(&[b"x".to_vec(), b"y".to_vec()]);
+        std::thread::scope(|scope| {
+            scope.spawn(|| assert_eq!(third.lookup_remembered(b"y"), Some(1)));
+        });
+        assert_eq!(third.lookup_remembered(b"y"), Some(1));
+        assert_eq!(third.lookup_remembered(b"z"), None);
+    }
+
+    #[test]
     fn remembered_lookups_agree_with_plain_ones_in_every_version() {
         // More terms than are remembered, so that every shard fills and restarts.
-        let terms: Vec<Vec<u8>> = (0..2 * REMEMBERED + 1000)
+        let terms: Vec<Vec<u8>> = (0..2 * remembered::REMEMBERED + 1000)
             .map(|i| format!("http://x/{i:06}").into_bytes())
             .collect();
         let old = Dictionary::from_sorted(&terms);

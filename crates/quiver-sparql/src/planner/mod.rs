@@ -143,11 +143,7 @@ fn planned(
     bound: &[VarId],
     seed_rows: f64,
 ) -> (Vec<Step>, f64) {
-    let estimator = Estimator {
-        store,
-        graph,
-        spread,
-    };
+    let estimator = Estimator::new(store, graph, spread);
     let initial = State {
         bound: bound.to_vec(),
         domains: Vec::new(),
@@ -227,9 +223,19 @@ pub(crate) struct Estimator<'a> {
     store: &'a Store,
     graph: &'a GraphIndex,
     spread: &'a Spread,
+    /// The constants' neighbour counts read so far: a planning asks each many times.
+    fanouts: std::cell::RefCell<Vec<(quiver_model::Id, Pred, Direction, f64)>>,
 }
 
-impl Estimator<'_> {
+impl<'a> Estimator<'a> {
+    fn new(store: &'a Store, graph: &'a GraphIndex, spread: &'a Spread) -> Self {
+        Self {
+            store,
+            graph,
+            spread,
+            fanouts: Default::default(),
+        }
+    }
     /// Every way to start: walks from constants, predicate indexes, scans.
     fn starts(&self, bgp: &Bgp, initial: &State) -> Vec<State> {
         let mut starts = Vec::new();
@@ -438,7 +444,18 @@ impl Estimator<'_> {
 
     /// Exact number of neighbours of a constant ([`crate::degree::constant_degree`]).
     fn const_fanout(&self, vertex: quiver_model::Id, predicate: Pred, direction: Direction) -> f64 {
-        crate::degree::constant_degree(self.store, self.graph, vertex, predicate, direction)
+        let known = self.fanouts.borrow().iter().find_map(|&(v, p, d, size)| {
+            (v == vertex && p == predicate && d == direction).then_some(size)
+        });
+        known.unwrap_or_else(|| {
+            let size = crate::degree::constant_degree(
+                self.store, self.graph, vertex, predicate, direction,
+            );
+            self.fanouts
+                .borrow_mut()
+                .push((vertex, predicate, direction, size));
+            size
+        })
     }
 
     /// Expected neighbours per bound vertex.

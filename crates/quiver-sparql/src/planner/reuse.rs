@@ -240,11 +240,8 @@ mod tests {
 
     fn key(store: &Store, text: &str) -> Option<Key> {
         let bgp = resolve(&patterns(text), store, &mut Vars::default());
-        let estimator = Estimator {
-            store,
-            graph: store.graph(),
-            spread: &super::super::Spread::ONE,
-        };
+        let spread = super::super::Spread::ONE;
+        let estimator = Estimator::new(store, store.graph(), &spread);
         Key::new(&estimator, &bgp, &[], 1.0)
     }
 
