@@ -22,6 +22,10 @@
 //! Over a cluster's partitions, a plan's cost also counts the rows it moves between them
 //! ([`movement`]): of two orders that make the same rows, the one whose steps run where its
 //! rows already are wins.
+//!
+//! A pattern of the same shape as one planned before on the same thread, whose constants
+//! have about as many neighbours, replays the order chosen then, each step estimated
+//! afresh ([`reuse`]): the queries of a template cost one growth, not one per start.
 
 mod movement;
 mod reuse;
