@@ -25,7 +25,7 @@
 //!
 //! A pattern of the same shape as one planned before on the same thread, whose constants
 //! have about as many neighbours, replays the order chosen then, each step estimated
-//! afresh ([`reuse`]): the queries of a template cost one growth, not one per start.
+//! afresh (`reuse.rs`): the queries of a template cost one growth, not one per start.
 
 mod movement;
 mod reuse;
