@@ -106,11 +106,6 @@ pub fn record_foreign_degrees<R>(
     (result, recorded)
 }
 
-/// Whether this thread plans under a recording ([`record_foreign_degrees`]).
-pub(crate) fn recording() -> bool {
-    FOREIGN.with(|cell| cell.borrow().is_some())
-}
-
 /// Notes a plan made under a recording ([`Recorded::plans`]).
 pub(crate) fn note_plan(steps: &[Step]) {
     FOREIGN.with(|cell| {

@@ -32,7 +32,7 @@ pub const ROW_MOVED: f64 = 2.0;
 pub const REPLICATED_WALK_ROWS: f64 = 4096.0;
 
 /// How the store a query runs on spreads its records over partitions.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Spread {
     /// Partitions, each with the records of the vertices it owns (1: one store).
     pub partitions: u32,

@@ -18,9 +18,12 @@
 //! constant with no neighbours keys apart from all others, so a template whose constant
 //! matches nothing does not reuse the order made for one that does.
 //!
-//! The plans of a cluster's partitions are not remembered: there the cost also counts the
-//! rows moved to each constant's owner, and the sizes of records another process owns are
-//! asked while the query is prepared.
+//! On a cluster's coordinator the cost also counts the rows moved between partitions,
+//! which depends on which positions hold the same constant (its rows are at one owner) and
+//! on whether a constant is a class (its instances are on every partition): the key says
+//! both, and how the store is spread. The sizes of records another process owns are those
+//! the planning would read: known, or the guess of a recording planning, which records
+//! them as lacked (so the prepare asks them, and plans again with them known).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -43,6 +46,7 @@ pub(crate) struct Key {
     version: u64,
     view: quiver_store::View,
     graph: GraphRef,
+    spread: super::Spread,
     bound: Vec<VarId>,
     seed_rows: u8,
     patterns: Vec<[Slot; 3]>,
@@ -56,8 +60,10 @@ enum Slot {
     Predicate(quiver_model::PredId),
     /// The object of an `rdf:type` pattern: the class itself decides its size.
     Class(quiver_model::Id),
-    /// Another constant: the size class of its neighbours in the pattern.
-    Sized(u8),
+    /// Another constant: the size class of its neighbours in the pattern, the first
+    /// position (pattern × 3 + place) that holds the same constant, and whether it is a
+    /// class.
+    Sized(u8, usize, bool),
     Absent,
 }
 
@@ -89,38 +95,47 @@ impl Key {
         seed_rows: f64,
     ) -> Option<Self> {
         let store: &Store = estimator.store;
-        if estimator.spread.partitions != 1
-            || store.partition_info().is_some()
-            || crate::degree::recording()
-            || DISABLED.with(Cell::get)
-        {
+        if DISABLED.with(Cell::get) {
             return None;
         }
         let graph = crate::degree::graph_ref(store, estimator.graph)?;
         let rdf_type = store.rdf_type();
-        let node = |node: Node, predicate: Pred, direction: Direction| match node {
+        // Each constant's first position, so that repeats key as repeats.
+        let mut seen: Vec<(quiver_model::Id, usize)> = Vec::new();
+        let mut node = |node: Node, predicate: Pred, direction: Direction, at: usize| match node {
             Node::Var(v) => Slot::Var(v),
             Node::Absent => Slot::Absent,
             Node::Const(c) => match predicate {
                 Pred::Const(p) if direction == Direction::In && Some(p) == rdf_type => {
                     Slot::Class(c)
                 }
-                _ => Slot::Sized(size_class(estimator.const_fanout(c, predicate, direction))),
+                _ => {
+                    let first = match seen.iter().find(|(d, _)| *d == c) {
+                        Some(&(_, first)) => first,
+                        None => {
+                            seen.push((c, at));
+                            at
+                        }
+                    };
+                    let size = size_class(estimator.const_fanout(c, predicate, direction));
+                    Slot::Sized(size, first, store.class_of_term(c).is_some())
+                }
             },
         };
         let patterns = bgp
             .patterns
             .iter()
-            .map(|pattern| {
+            .enumerate()
+            .map(|(i, pattern)| {
                 let predicate = match pattern.predicate {
                     Pred::Var(v) => Slot::Var(v),
                     Pred::Const(p) => Slot::Predicate(p),
                     Pred::Absent => Slot::Absent,
                 };
                 [
-                    node(pattern.subject, pattern.predicate, Direction::Out),
+                    node(pattern.subject, pattern.predicate, Direction::Out, 3 * i),
                     predicate,
-                    node(pattern.object, pattern.predicate, Direction::In),
+                    node(pattern.object, pattern.predicate, Direction::In, 3 * i + 2),
                 ]
             })
             .collect();
@@ -128,6 +143,7 @@ impl Key {
             version: store.version(),
             view: store.view(),
             graph,
+            spread: estimator.spread.clone(),
             bound: bound.to_vec(),
             seed_rows: size_class(seed_rows),
             patterns,
@@ -207,7 +223,7 @@ mod tests {
 
     use super::*;
     use crate::bgp::{resolve, Vars};
-    use crate::planner::{plan_costed, Step};
+    use crate::planner::{plan_costed, Spread, Step};
 
     fn lubm() -> Store {
         load_lubm(LubmConfig::standard(1), 2, None, &NoProgress)
@@ -238,10 +254,27 @@ mod tests {
         plan_costed(&bgp, store, store.graph(), &[], 1.0)
     }
 
-    fn key(store: &Store, text: &str) -> Option<Key> {
+    /// How a cluster of two partitions spreads the store: its plans count rows moved.
+    fn two() -> Spread {
+        Spread {
+            partitions: 2,
+            types_everywhere: false,
+            replicated: Vec::new(),
+        }
+    }
+
+    fn plan_spread(store: &Store, text: &str, spread: &Spread) -> (Vec<Step>, f64) {
         let bgp = resolve(&patterns(text), store, &mut Vars::default());
-        let spread = super::super::Spread::ONE;
-        let estimator = Estimator::new(store, store.graph(), &spread);
+        super::super::planned(&bgp, (store, spread), store.graph(), &[], 1.0)
+    }
+
+    fn key(store: &Store, text: &str) -> Option<Key> {
+        key_spread(store, text, &Spread::ONE)
+    }
+
+    fn key_spread(store: &Store, text: &str, spread: &Spread) -> Option<Key> {
+        let bgp = resolve(&patterns(text), store, &mut Vars::default());
+        let estimator = Estimator::new(store, store.graph(), spread);
         Key::new(&estimator, &bgp, &[], 1.0)
     }
 
@@ -282,6 +315,45 @@ mod tests {
             assert_eq!(fresh, first, "{text}");
             assert_eq!(fresh, replayed, "{text}");
         }
+    }
+
+    #[test]
+    fn over_partitions_a_replayed_plan_is_the_plan_made_afresh() {
+        let store = lubm();
+        let spread = two();
+        for n in 1..=12 {
+            let text = lubm_query(&format!("lubm-basic/q{n}.rq"));
+            let fresh = without_reuse(|| plan_spread(&store, &text, &spread));
+            let first = plan_spread(&store, &text, &spread);
+            assert!(recall(&key_spread(&store, &text, &spread).unwrap()).is_some());
+            let replayed = plan_spread(&store, &text, &spread);
+            assert_eq!(fresh, first, "{text}");
+            assert_eq!(fresh, replayed, "{text}");
+            // The whole store's key is another.
+            assert_ne!(key(&store, &text), key_spread(&store, &text, &spread));
+        }
+    }
+
+    #[test]
+    fn a_constant_repeated_keys_apart_from_two_of_its_size() {
+        let store = lubm();
+        let text = |a: &str, b: &str| {
+            format!(
+                "PREFIX ub: <{UB}> SELECT ?x ?y WHERE {{
+                   ?x ub:memberOf <http://www.Department{a}.University0.edu> .
+                   ?y ub:worksFor <http://www.Department{b}.University0.edu> }}"
+            )
+        };
+        let same = key_spread(&store, &text("0", "0"), &two()).unwrap();
+        let other = (1..15)
+            .map(|d| key_spread(&store, &text("0", &d.to_string()), &two()).unwrap())
+            .find(|k| k.patterns[1][2] != same.patterns[1][2]);
+        assert!(other.is_some(), "every department repeats the first");
+        let Slot::Sized(_, first, class) = same.patterns[1][2] else {
+            panic!("a sized constant: {same:?}");
+        };
+        assert_eq!(first, 2, "the department of pattern 0's object");
+        assert!(!class);
     }
 
     #[test]
