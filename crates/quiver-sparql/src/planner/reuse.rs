@@ -86,8 +86,8 @@ thread_local! {
 
 impl Key {
     /// The key of planning `bgp` with `bound` variables bound by `seed_rows` rows, where
-    /// plans may be remembered: on a whole store's own graphs, outside a recording
-    /// planning.
+    /// plans may be remembered: on one of the store's own graphs (not a merge built for
+    /// one query).
     pub(crate) fn new(
         estimator: &Estimator,
         bgp: &Bgp,
