@@ -54,6 +54,9 @@ pub struct Dictionary {
     appended: Appended,
     remembered: Remembered,
     filter: Arc<FilterSlot>,
+    /// Bucket heads packed for the first levels of a search (shared by clones, like the
+    /// sorted part).
+    fences: Arc<OnceLock<Fences>>,
     /// Set when this dictionary is one owner's share of a cluster's ([`share`]).
     share: Option<Arc<share::Share>>,
 }
@@ -68,11 +71,13 @@ struct FilterSlot {
 /// Batches of at least this many terms are looked up in parallel.
 const PARALLEL_LOOKUPS: usize = 8192;
 
+mod fences;
 mod remembered;
 mod run;
 mod share;
 mod writes;
 
+use fences::Fences;
 use remembered::Remembered;
 
 pub use run::{merge_runs, RunDrain, SortedRun};
@@ -140,6 +145,7 @@ impl DictionaryBuilder {
             appended: Appended::default(),
             remembered: Remembered::default(),
             filter: Arc::default(),
+            fences: Arc::default(),
             share: None,
         }
     }
@@ -195,6 +201,7 @@ impl Dictionary {
             appended: Appended::default(),
             remembered: Remembered::default(),
             filter: Arc::default(),
+            fences: Arc::default(),
             share: None,
         })
     }
@@ -437,7 +444,7 @@ impl Dictionary {
     /// The id of `term` in the sorted part, by binary search.
     fn search_sorted(&self, term: &[u8]) -> Option<Id> {
         // Last bucket whose head is <= term.
-        let (mut low, mut high) = (0usize, self.buckets.len());
+        let (mut low, mut high) = self.fences().narrow(self.buckets.len(), |h| h <= term);
         while low < high {
             let mid = (low + high) / 2;
             if self.head(mid)? <= term {
@@ -470,7 +477,7 @@ impl Dictionary {
     /// ids of the terms starting with it. Logarithmic: bucket heads, then one bucket.
     pub fn rank(&self, term: &[u8]) -> u64 {
         // First bucket whose head is >= term: the answer lies in the bucket before it.
-        let (mut low, mut high) = (0usize, self.buckets.len());
+        let (mut low, mut high) = self.fences().narrow(self.buckets.len(), |h| h < term);
         while low < high {
             let mid = (low + high) / 2;
             match self.head(mid) {
@@ -569,6 +576,12 @@ impl Dictionary {
             crate::prefetch::prefetch_read(start);
             crate::prefetch::prefetch_read(start.wrapping_add(64));
         }
+    }
+
+    /// The sorted part's fences, built on the first search.
+    fn fences(&self) -> &Fences {
+        self.fences
+            .get_or_init(|| Fences::build(self, fences::MAX_FENCES))
     }
 
     fn head(&self, bucket: usize) -> Option<&[u8]> {
