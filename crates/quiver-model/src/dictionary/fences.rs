@@ -113,15 +113,20 @@ mod tests {
         for max in [1, 3, 7, 40, 313, MAX_FENCES] {
             let fences = Fences::build(&dictionary, max);
             assert!(fences.ends.len() <= max, "{max}");
-            for probe in (0..15_010u32).step_by(5) {
+            // Whole terms, and prefixes of them (below every term they start).
+            let probes = (0..15_010u32).step_by(5).flat_map(|probe| {
                 let term = format!("http://example.org/{probe:07}").into_bytes();
+                (0..3).map(move |cut| term[..term.len() - cut * 2].to_vec())
+            });
+            for term in probes {
                 let tests: [&dyn Fn(&[u8]) -> bool; 2] = [&|h| h <= &term[..], &|h| h < &term[..]];
                 for before in tests {
                     let split = heads.partition_point(|h| before(h));
                     let (low, high) = fences.narrow(buckets, before);
+                    let text = String::from_utf8_lossy(&term);
                     assert!(
                         low <= split && split <= high,
-                        "{max} {probe}: {low}..{high} {split}"
+                        "{max} {text}: {low}..{high} {split}"
                     );
                     assert!(high - low <= fences.step, "{max}: {low}..{high}");
                 }

@@ -5,7 +5,8 @@
 //! suffix). Sorted IRIs share long prefixes (`http://www.Department3.University7.edu/…`), so
 //! this keeps a term in a dozen bytes instead of a heap allocation each. An id is a position
 //! in sorted order: `id → term` decodes at most one bucket, `term → id` binary-searches the
-//! bucket heads and scans one bucket. Written by hand because it is the store's core
+//! bucket heads (its first levels over a packed copy of some of them, `fences.rs`) and scans
+//! one bucket. Written by hand because it is the store's core
 //! structure and must map zero-copy from a snapshot ([`Column`]).
 //!
 //! Terms added by updates after the dictionary was built cannot take their rank among the
@@ -16,7 +17,7 @@
 //! like their terms.
 //!
 //! A query's constants are looked up each time it is prepared, and each binary search
-//! touches a score of cache lines spread over the whole dictionary: [`Dictionary::lookup_remembered`]
+//! still touches a few cache lines spread over the whole dictionary: [`Dictionary::lookup_remembered`]
 //! remembers the last several thousand terms found in the sorted part (shared by clones, whose
 //! sorted parts are the same, so every version of a store shares it).
 //!
