@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The figures of a machine with many cores (and a GPU where it has one) in one run of under
+# ten minutes on 16 cores at LUBM-2560: the load from the generator (seconds, peak RSS);
+# the emulator's mix at 1, 2, 4, 8 and 16 clients; Wukong's queries executed, decoded and
+# written as TSV on all cores (and on the GPU); the speedup curve over threads; the same
+# queries on a cluster of 4 processes × 4 workers beside the whole store; a cluster loaded
+# by 4 processes, each parsing its share (no process holding the whole graph); and the
+# emulator on that cluster's partitions.
+#
+#   bench/big-machine.sh [UNIVERSITIES] [OUT_DIR] [SECONDS]
+#
+# QUIVER_BIN names the quiver binary (built with `--features quiver-cli/cuda` for the GPU
+# columns); without it the script builds one. Stores go under QUIVER_STORES (default:
+# target/big-machine-stores, apart from OUT_DIR, which holds only figures). Steps run in order of what matters most, each under its own time limit,
+# and a step that cannot finish within SECONDS (default 540) of the start is skipped, so
+# that the figures gathered so far are always written: tables, JSON, CSV and PNG files in
+# OUT_DIR (default target/big-machine), and log.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+universities="${1:-2560}"
+out="${2:-target/big-machine}"
+budget="${3:-540}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+log="$out/log.txt"
+: >"$log"
+stores="${QUIVER_STORES:-target/big-machine-stores}"
+mkdir -p "$stores"
+stores="$(cd "$stores" && pwd)"
+# The emulator and the cluster benchmarks cut partitions under the system temp dir.
+export TMPDIR="$stores"
+cache="$stores/quiver-bench-cache"
+store="$cache/lubm-$universities"
+mkdir -p "$cache"
+
+if [ -z "${QUIVER_BIN:-}" ]; then
+  cargo build --release --bin quiver || exit 1
+  QUIVER_BIN=target/release/quiver
+fi
+threads=$(nproc)
+gpu=()
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  gpu=(--device gpu)
+fi
+started=$SECONDS
+failures=0
+skipped=0
+
+say() { echo "== $*" | tee -a "$log"; }
+# step LIMIT COMMAND…: runs COMMAND for at most LIMIT seconds, or skips it when fewer than
+# LIMIT seconds of the budget are left (a step's limit is what it needs at 16 cores).
+step() {
+  local limit=$1
+  shift
+  local left=$((budget - (SECONDS - started)))
+  if [ "$left" -lt "$limit" ]; then
+    say "skipped (needs $limit s, $left s left): $*"
+    skipped=$((skipped + 1))
+    return
+  fi
+  say "$*"
+  local at=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee -a "$log"
+  local status=${PIPESTATUS[0]}
+  say "exit $status after $((SECONDS - at)) s"
+  failures=$((failures + (status != 0)))
+}
+
+say "$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, ${gpu[*]:-no GPU}; LUBM-$universities; $("$QUIVER_BIN" --version)"
+[ ${#gpu[@]} -gt 0 ] && step 20 nvidia-smi -L
+
+# The load from the generator: seconds and peak RSS (`/usr/bin/time`'s maximum resident
+# set), the store kept for every step after it.
+if [ ! -f "$store/manifest.json" ]; then
+  step 180 /usr/bin/time -v "$QUIVER_BIN" load --lubm "$universities" --location "$store"
+fi
+
+# Light queries' throughput over clients (issue: throughput linear in cores).
+for clients in 1 2 4 8 16; do
+  [ "$clients" -le "$threads" ] || continue
+  step 40 "$QUIVER_BIN" bench emulate --location "$store" --clients "$clients" --duration 5 \
+    --json "$out/emulate-c$clients.json"
+done
+
+# Wukong's queries: executed, decoded and written as TSV, on every core and on the GPU.
+step 120 "$QUIVER_BIN" bench lubm -u "$universities" --cache "$cache" --threads "$threads" \
+  --runs 5 "${gpu[@]}" --json "$out/lubm.json" --markdown "$out/lubm.md"
+
+# The speedup curve over threads (q1's flattening past 8 threads).
+scale_threads=1
+for n in 2 4 8 16 32 64; do
+  [ "$n" -le "$threads" ] && scale_threads="$scale_threads,$n"
+done
+step 120 "$QUIVER_BIN" bench scale --location "$store" --threads "$scale_threads" --runs 3 \
+  --csv "$out/scale.csv" --plot "$out/scale.png" --json "$out/scale.json"
+
+# The same queries on 4 processes × 4 workers, the store cut into 16 partitions, beside
+# the whole store; the rows moved per query.
+workers=$(((threads / 4) > 0 ? threads / 4 : 1))
+step 180 "$QUIVER_BIN" bench lubm -u "$universities" --cache "$cache" --threads "$threads" \
+  --runs 5 --processes 4 --workers "$workers" --json "$out/cluster-lubm.json" \
+  --markdown "$out/cluster-lubm.md"
+
+# The emulator's mix on those partitions, through process 0.
+step 60 "$QUIVER_BIN" bench emulate --location "$store" --clients "$threads" --duration 5 \
+  --processes 4 --workers "$workers" --json "$out/cluster-emulate.json"
+
+# A cluster loaded by 4 processes, each generating and parsing its own universities, each
+# owning a share of the dictionary: seconds, triples per second, peak RSS per process.
+rm -rf "$stores/cluster-load"
+step 150 "$QUIVER_BIN" load --lubm "$universities" --processes 4 --workers "$workers" \
+  --location "$stores/cluster-load" --json "$out/cluster-load.json"
+
+say "$failures step(s) failed, $skipped skipped, $((SECONDS - started)) s"
+exit $((failures > 0))
