@@ -472,8 +472,7 @@ impl PreparedQuery {
         store: &'a Store,
         options: &ExecOptions,
     ) -> Result<QueryResults<'a>, QueryError> {
-        self.execute_profiled(store, options)
-            .map(|(results, _)| results)
+        self.run(store, options, false).map(|(results, _)| results)
     }
 
     /// Runs the query and reports what each step did.
@@ -481,6 +480,17 @@ impl PreparedQuery {
         &self,
         store: &'a Store,
         options: &ExecOptions,
+    ) -> Result<(QueryResults<'a>, ExecutionProfile), QueryError> {
+        self.run(store, options, true)
+    }
+
+    /// Runs the query; the profile's BGPs and the reasoning note are left out but when
+    /// `profiling`.
+    fn run<'a>(
+        &self,
+        store: &'a Store,
+        options: &ExecOptions,
+        profiling: bool,
     ) -> Result<(QueryResults<'a>, ExecutionProfile), QueryError> {
         if store.version() != self.store_version {
             return Err(QueryError::Plan(
@@ -514,6 +524,7 @@ impl PreparedQuery {
         evaluator.device = options.device.clone();
         evaluator.partitions = options.partitions.clone();
         evaluator.trace_partitions = options.explain;
+        evaluator.profiling = profiling;
         evaluator.service = options.service.clone();
         if let Some(base) = &self.base_iri {
             evaluator.expressions = quiver_expr::EvalContext::new().with_base_iri(base.clone());
@@ -576,6 +587,7 @@ impl PreparedQuery {
             groups: evaluator.group_profiles.take(),
             paths: evaluator.path_profiles.take(),
             notes: reasoning_note(store)
+                .filter(|_| profiling)
                 .into_iter()
                 .chain(evaluator.notes.take())
                 .collect(),

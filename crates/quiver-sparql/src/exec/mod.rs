@@ -112,6 +112,10 @@ pub struct Evaluator<'a> {
     local_bytes: RefCell<Reservation<'a>>,
     pub expressions: quiver_expr::EvalContext,
     pub profiles: RefCell<Vec<BgpProfile>>,
+    /// Whether to keep what each BGP did in [`Evaluator::profiles`] (its patterns' texts
+    /// and steps): not when nobody reads it, as a light query's copies of its patterns'
+    /// texts cost about as much as one of its steps.
+    pub profiling: bool,
     pub group_profiles: RefCell<Vec<GroupProfile>>,
     pub path_profiles: RefCell<Vec<PathProfile>>,
     /// What other operators did worth reporting (top-k), for EXPLAIN.
@@ -182,6 +186,7 @@ impl<'a> Evaluator<'a> {
             local_bytes: RefCell::new(state.budget().reservation()),
             expressions: quiver_expr::EvalContext::new(),
             profiles: RefCell::default(),
+            profiling: true,
             group_profiles: RefCell::default(),
             path_profiles: RefCell::default(),
             notes: RefCell::default(),

@@ -95,18 +95,20 @@ impl Evaluator<'_> {
         // The last step's rows are the output, which `evaluate` counts.
         let steps: usize = profile.iter().rev().skip(1).map(|step| step.rows).sum();
         self.built(steps);
-        self.profiles.borrow_mut().push(BgpProfile {
-            patterns: planned
-                .bgp
-                .patterns
-                .iter()
-                .map(|p| p.text.clone())
-                .collect(),
-            seeded,
-            steps: profile,
-            limit,
-            partitions: trace,
-        });
+        if self.profiling {
+            self.profiles.borrow_mut().push(BgpProfile {
+                patterns: planned
+                    .bgp
+                    .patterns
+                    .iter()
+                    .map(|p| p.text.clone())
+                    .collect(),
+                seeded,
+                steps: profile,
+                limit,
+                partitions: trace,
+            });
+        }
         Ok(result)
     }
 
