@@ -586,8 +586,9 @@ impl PreparedQuery {
             bgps: evaluator.profiles.take(),
             groups: evaluator.group_profiles.take(),
             paths: evaluator.path_profiles.take(),
-            notes: reasoning_note(store)
-                .filter(|_| profiling)
+            notes: profiling
+                .then(|| reasoning_note(store))
+                .flatten()
                 .into_iter()
                 .chain(evaluator.notes.take())
                 .collect(),
