@@ -119,8 +119,11 @@ mod tests {
                 (0..3).map(move |cut| term[..term.len() - cut * 2].to_vec())
             });
             for term in probes {
-                let tests: [&dyn Fn(&[u8]) -> bool; 2] = [&|h| h <= &term[..], &|h| h < &term[..]];
-                for before in tests {
+                for inclusive in [true, false] {
+                    let before = |h: &[u8]| match inclusive {
+                        true => h <= &term[..],
+                        false => h < &term[..],
+                    };
                     let split = heads.partition_point(|h| before(h));
                     let (low, high) = fences.narrow(buckets, before);
                     let text = String::from_utf8_lossy(&term);
