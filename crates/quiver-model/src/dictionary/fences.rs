@@ -6,51 +6,67 @@
 //! every probe below the first few, some fifteen misses per lookup on a few million terms.
 //! On the emulator's light queries that search was the largest single cost of the whole
 //! query path, as every constant of a template is looked up when a query is prepared and
-//! most of its constants are new. The fences hold at most [`MAX_FENCES`] heads in a few
-//! MiB, next to each other, so the first levels of the search stay in the caches; only the
-//! last `log2(step)` probes read the data. Their size does not grow with the dictionary:
-//! on LUBM-100 (206 K buckets) `step` is 4, on LUBM-10240 (21 M buckets) 512.
+//! most of its constants are new. The fences hold at most [`MAX_FENCES`] heads, each cut
+//! to its first [`FENCE_BYTES`] bytes, next to each other (at most 8 MiB, a few MiB for
+//! IRIs), so the first levels of the search stay in the caches; only the last
+//! `log2(step)` probes read the data. Their size does not grow with the dictionary: on
+//! LUBM-100 (206 K buckets) `step` is 4, on LUBM-10240 (21 M buckets) 512.
+//!
+//! A cut fence decides a comparison unless the term starts with all of it; then the head
+//! itself is read, as without fences (long literals sharing their first 128 bytes).
 //!
 //! Built once per sorted part, on its first search (shared by the clones that share that
 //! part), from [`MAX_FENCES`] head reads.
 
+use std::cmp::Ordering;
+
 use super::Dictionary;
 
-/// At most this many heads are copied: a few MiB of IRIs.
+/// At most this many heads are copied.
 pub(super) const MAX_FENCES: usize = 1 << 16;
+
+/// The bytes of a head a fence keeps at most: an IRI whole, a long literal's start.
+pub(super) const FENCE_BYTES: usize = 128;
 
 /// Every `step`-th bucket head, packed.
 #[derive(Debug, Default)]
 pub(super) struct Fences {
     /// Buckets between two fences (a power of two); 0 when there are none.
     step: usize,
-    /// The heads of buckets `0, step, 2·step, …`, one after the other.
+    /// The heads of buckets `0, step, 2·step, …`, each cut to its first `FENCE_BYTES`,
+    /// one after the other.
     bytes: Vec<u8>,
     /// Where each fence ends in `bytes` (fence `i` spans `ends[i-1]..ends[i]`).
     ends: Vec<usize>,
+    /// Whether each fence is a head cut short.
+    cut: Vec<bool>,
 }
 
 impl Fences {
-    /// At most `max` fences of `dictionary`'s sorted part ([`MAX_FENCES`] but in tests);
-    /// none (every search reads the data) when a head cannot be read, which
-    /// [`Dictionary::validate_buckets`] reports.
-    pub(super) fn build(dictionary: &Dictionary, max: usize) -> Self {
+    /// At most `max` fences of `dictionary`'s sorted part, each at most `keep` bytes
+    /// ([`MAX_FENCES`] and [`FENCE_BYTES`] but in tests); none (every search reads the
+    /// data) when a head cannot be read, which [`Dictionary::validate_buckets`] reports.
+    pub(super) fn build(dictionary: &Dictionary, max: usize, keep: usize) -> Self {
         let buckets = dictionary.buckets.len();
         if buckets == 0 || max == 0 {
             return Self::default();
         }
         let step = buckets.div_ceil(max).next_power_of_two();
+        let count = buckets.div_ceil(step);
         let mut fences = Self {
             step,
             bytes: Vec::new(),
-            ends: Vec::with_capacity(buckets.div_ceil(step)),
+            ends: Vec::with_capacity(count),
+            cut: Vec::with_capacity(count),
         };
         for bucket in (0..buckets).step_by(step) {
             let Some(head) = dictionary.head(bucket) else {
                 return Self::default();
             };
-            fences.bytes.extend_from_slice(head);
+            let kept = &head[..head.len().min(keep)];
+            fences.bytes.extend_from_slice(kept);
             fences.ends.push(fences.bytes.len());
+            fences.cut.push(kept.len() < head.len());
         }
         fences.bytes.shrink_to_fit();
         fences
@@ -64,24 +80,45 @@ impl Fences {
         &self.bytes[start..self.ends[i]]
     }
 
-    /// The range of buckets `low..high` (of `buckets`) where the first head for which
-    /// `before` is false lies, for a `before` true on a prefix of the heads: the search
-    /// then continues over those buckets alone. Every bucket when there are no fences.
-    pub(super) fn narrow(&self, buckets: usize, before: impl Fn(&[u8]) -> bool) -> (usize, usize) {
+    /// The range of buckets `low..high` of `dictionary` where the first head past `term`
+    /// lies (past: above it, or equal to it unless `equal_before`), the heads before it
+    /// being at most `term`: the search then continues over those buckets alone. Every
+    /// bucket when there are no fences.
+    pub(super) fn narrow(
+        &self,
+        dictionary: &Dictionary,
+        term: &[u8],
+        equal_before: bool,
+    ) -> (usize, usize) {
+        let buckets = dictionary.buckets.len();
         if self.step == 0 {
             return (0, buckets);
         }
-        // The first fence for which `before` is false.
+        let past = |order: Ordering| match order {
+            Ordering::Less => false,
+            Ordering::Equal => !equal_before,
+            Ordering::Greater => true,
+        };
+        // The first fence past `term`.
         let (mut low, mut high) = (0usize, self.ends.len());
         while low < high {
             let mid = (low + high) / 2;
-            if before(self.fence(mid)) {
-                low = mid + 1;
-            } else {
+            let fence = self.fence(mid);
+            // A cut fence orders its head as it orders `term`, unless `term` starts with
+            // all of it: a head that goes on may be above or below `term`.
+            let is_past = match self.cut[mid] && term.starts_with(fence) {
+                false => past(fence.cmp(term)),
+                true => dictionary
+                    .head(mid * self.step)
+                    .is_none_or(|head| past(head.cmp(term))),
+            };
+            if is_past {
                 high = mid;
+            } else {
+                low = mid + 1;
             }
         }
-        // `before` holds at fence `low - 1`'s bucket and fails at fence `low`'s.
+        // Fence `low - 1`'s bucket is not past `term`; fence `low`'s is.
         let first = match low {
             0 => 0,
             _ => (low - 1) * self.step + 1,
@@ -101,8 +138,10 @@ mod tests {
     }
 
     /// The range a fence search gives holds the first head of every split: at every step
-    /// from one bucket per fence to all buckets under one fence, for both searches' tests
-    /// (a head at most the term, below the term) at every head and between them.
+    /// from one bucket per fence to all buckets under one fence, with fences whole or cut
+    /// (to fewer bytes than every term shares, or to part of the numbers), for both
+    /// searches (the first head above the term, the first at or above it), at every head,
+    /// between heads and at prefixes of them.
     #[test]
     fn a_fenced_range_holds_the_split() {
         let dictionary = Dictionary::from_sorted(terms(5_000));
@@ -110,59 +149,63 @@ mod tests {
         let heads: Vec<Vec<u8>> = (0..buckets)
             .map(|b| dictionary.head(b).unwrap().to_vec())
             .collect();
-        for max in [1, 3, 7, 40, 313, MAX_FENCES] {
-            let fences = Fences::build(&dictionary, max);
+        for (max, keep) in [1, 3, 7, 40, 313, MAX_FENCES]
+            .into_iter()
+            .flat_map(|max| [4, 21, 23, FENCE_BYTES].map(|keep| (max, keep)))
+        {
+            let fences = Fences::build(&dictionary, max, keep);
             assert!(fences.ends.len() <= max, "{max}");
+            assert_eq!(fences.cut.iter().any(|&c| c), keep < 26, "{keep}");
             // Whole terms, and prefixes of them (below every term they start).
             let probes = (0..15_010u32).step_by(5).flat_map(|probe| {
                 let term = format!("http://example.org/{probe:07}").into_bytes();
                 (0..3).map(move |cut| term[..term.len() - cut * 2].to_vec())
             });
             for term in probes {
-                for inclusive in [true, false] {
-                    let before = |h: &[u8]| match inclusive {
-                        true => h <= &term[..],
-                        false => h < &term[..],
+                for equal_before in [true, false] {
+                    let split = match equal_before {
+                        true => heads.partition_point(|h| h <= &term),
+                        false => heads.partition_point(|h| h < &term),
                     };
-                    let split = heads.partition_point(|h| before(h));
-                    let (low, high) = fences.narrow(buckets, before);
+                    let (low, high) = fences.narrow(&dictionary, &term, equal_before);
                     let text = String::from_utf8_lossy(&term);
                     assert!(
                         low <= split && split <= high,
-                        "{max} {text}: {low}..{high} {split}"
+                        "{max} {keep} {text}: {low}..{high} {split}"
                     );
                     assert!(high - low <= fences.step, "{max}: {low}..{high}");
                 }
             }
         }
-        assert_eq!(Fences::default().narrow(10, |_| true), (0, 10), "no fences");
+        let none = Fences::default().narrow(&dictionary, b"x", true);
+        assert_eq!(none, (0, buckets), "no fences");
     }
 
-    /// Through fences several buckets apart, every term is found at its id, every absent
-    /// one is not, and ranks agree with a scan: a fence range one bucket short would lose
-    /// the terms of its edge buckets.
+    /// Through fences several buckets apart, whole or cut, every term is found at its id,
+    /// every absent one is not, and ranks agree with a scan: a fence range one bucket
+    /// short would lose the terms of its edge buckets.
     #[test]
     fn fenced_searches_find_what_a_scan_finds() {
         let terms = terms(20_000);
-        let dictionary = Dictionary::from_sorted(&terms);
-        dictionary
-            .fences
-            .set(Fences::build(&dictionary, 50))
-            .unwrap();
-        assert_eq!(dictionary.fences.get().unwrap().step, 32, "1250 buckets");
-        for probe in (0..60_003u32).step_by(7) {
-            let term = format!("http://example.org/{probe:07}");
-            let expected = (probe % 3 == 0 && probe < 60_000).then_some(u64::from(probe / 3));
-            let found = dictionary.lookup(term.as_bytes()).map(u64::from);
-            assert_eq!(found, expected, "{term}");
-            let rank = terms.partition_point(|t| t.as_str() < term.as_str()) as u64;
-            assert_eq!(dictionary.rank(term.as_bytes()), rank, "{term}");
+        for keep in [10, 22, FENCE_BYTES] {
+            let dictionary = Dictionary::from_sorted(&terms);
+            let fences = Fences::build(&dictionary, 50, keep);
+            assert_eq!(fences.step, 32, "1250 buckets");
+            dictionary.fences.set(fences).unwrap();
+            for probe in (0..60_003u32).step_by(7) {
+                let term = format!("http://example.org/{probe:07}");
+                let expected = (probe % 3 == 0 && probe < 60_000).then_some(u64::from(probe / 3));
+                let found = dictionary.lookup(term.as_bytes()).map(u64::from);
+                assert_eq!(found, expected, "{keep} {term}");
+                let rank = terms.partition_point(|t| t.as_str() < term.as_str()) as u64;
+                assert_eq!(dictionary.rank(term.as_bytes()), rank, "{keep} {term}");
+            }
+            for (id, term) in terms.iter().enumerate() {
+                let found = dictionary.lookup(term.as_bytes()).map(u64::from);
+                assert_eq!(found, Some(id as u64), "{keep} {term}");
+            }
+            assert_eq!(dictionary.rank(b""), 0);
+            assert_eq!(dictionary.rank(b"\xff"), terms.len() as u64);
         }
-        for (id, term) in terms.iter().enumerate() {
-            let found = dictionary.lookup(term.as_bytes()).map(u64::from);
-            assert_eq!(found, Some(id as u64), "{term}");
-        }
-        assert_eq!(dictionary.rank(b""), 0);
-        assert_eq!(dictionary.rank(b"\xff"), terms.len() as u64);
     }
 }

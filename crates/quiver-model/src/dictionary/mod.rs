@@ -445,7 +445,7 @@ impl Dictionary {
     /// The id of `term` in the sorted part, by binary search.
     fn search_sorted(&self, term: &[u8]) -> Option<Id> {
         // Last bucket whose head is <= term.
-        let (mut low, mut high) = self.fences().narrow(self.buckets.len(), |h| h <= term);
+        let (mut low, mut high) = self.fences().narrow(self, term, true);
         while low < high {
             let mid = (low + high) / 2;
             if self.head(mid)? <= term {
@@ -478,7 +478,7 @@ impl Dictionary {
     /// ids of the terms starting with it. Logarithmic: bucket heads, then one bucket.
     pub fn rank(&self, term: &[u8]) -> u64 {
         // First bucket whose head is >= term: the answer lies in the bucket before it.
-        let (mut low, mut high) = self.fences().narrow(self.buckets.len(), |h| h < term);
+        let (mut low, mut high) = self.fences().narrow(self, term, false);
         while low < high {
             let mid = (low + high) / 2;
             match self.head(mid) {
@@ -582,7 +582,7 @@ impl Dictionary {
     /// The sorted part's fences, built on the first search.
     fn fences(&self) -> &Fences {
         self.fences
-            .get_or_init(|| Fences::build(self, fences::MAX_FENCES))
+            .get_or_init(|| Fences::build(self, fences::MAX_FENCES, fences::FENCE_BYTES))
     }
 
     fn head(&self, bucket: usize) -> Option<&[u8]> {
