@@ -1,12 +1,34 @@
-//! The records a light hop's walks read where they ran, sent back with its rows.
+//! The records a light hop's walks read where they ran, sent back with its rows, and
+//! those read ahead of them.
+//!
+//! Read ahead: a light query that crosses to a record's owner pays a round trip (two
+//! wake-ups of a thread on each side), several times its steps' time; the next light
+//! queries often read records next to it in id order (ids are dense in term order: a
+//! department's courses, its professors, a university's departments sit together; in a
+//! cluster loaded by its processes, the terms an owner met one after another). So beside
+//! the records a walk read, its answer carries those of the same kind (predicate and
+//! direction) of the nearest vertices the same partition owns, as a database reads a
+//! page around the row it wants: at most [`AHEAD_IDS`] ids an answer, from at most
+//! [`AHEAD_VERTICES`] vertices on each side of one walked, none empty. Measured on the
+//! LUBM emulator's mix (LUBM-100, 2 processes): see ARCHITECTURE.md.
 
 use quiver_sparql::table::{Table, UNBOUND};
 use quiver_store::Store;
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 
+use quiver_model::Id;
+use quiver_store::{Direction, GraphIndex};
+
 use super::walk::{lists_ids, Lists, Over, PlanStep, RecordKey, Walk};
 use super::SENT;
+
+/// The ids an answer carries at most in records read ahead (1 KiB): a few dozen short
+/// records, a small part of a round trip's cost to read, send and keep.
+const AHEAD_IDS: usize = 256;
+
+/// The vertices owned by the same partition read ahead of a walked one, on each side.
+const AHEAD_VERTICES: u32 = 16;
 use crate::types::values_of;
 
 /// The records a light hop's walks read where they ran, as its answer carries them.
@@ -17,6 +39,9 @@ pub(crate) struct RecordsRead {
     ids: usize,
     #[serde(skip)]
     taken: FxHashSet<RecordKey>,
+    /// Ids taken in read ahead.
+    #[serde(skip)]
+    ahead: usize,
 }
 
 impl RecordsRead {
@@ -39,33 +64,165 @@ impl RecordsRead {
             return;
         };
         let index = part.graph();
+        let partitions = part.partition_info().map_or(1, |info| info.count);
         for row in 0..rows.rows {
             let vertex = from(row);
             let key = walk.predicate.key(walk.direction, vertex);
             if vertex == UNBOUND || self.taken.contains(&key) {
                 continue;
             }
-            let lists: Lists = match key.0 {
-                Over::One(p) => {
-                    let list = index.get(vertex, p, walk.direction);
-                    match list.is_empty() {
-                        true => Vec::new(),
-                        false => vec![(p, list.to_vec())],
-                    }
-                }
-                Over::Every => index
-                    .edges(vertex, walk.direction)
-                    .iter()
-                    .map(|(p, list)| (p, list.to_vec()))
-                    .collect(),
-            };
-            let ids = lists_ids(&lists);
-            if self.ids + ids > SENT {
+            let lists = lists_of(index, key);
+            if !self.keep(key, lists) {
                 return;
             }
-            self.ids += ids;
-            self.taken.insert(key);
-            self.records.push((key, lists));
+            self.read_ahead(index, key, partitions);
         }
+    }
+
+    /// Takes in `key`'s record if it fits in [`SENT`] ids; whether it did.
+    fn keep(&mut self, key: RecordKey, lists: Lists) -> bool {
+        let ids = lists_ids(&lists);
+        if self.ids + ids > SENT {
+            return false;
+        }
+        self.ids += ids;
+        self.taken.insert(key);
+        self.records.push((key, lists));
+        true
+    }
+
+    /// Takes in the records of `key`'s kind of the vertices nearest to its own that the
+    /// same partition owns (every `partitions`-th id), nearest first, while they fit in
+    /// [`AHEAD_IDS`]; empty ones are skipped (never learnt, they are asked as before).
+    fn read_ahead(&mut self, index: &GraphIndex, key: RecordKey, partitions: u32) {
+        let (over, direction, vertex) = key;
+        for k in 1..=AHEAD_VERTICES {
+            let step = k.checked_mul(partitions.max(1));
+            let sides = step.map(|step| [vertex.checked_add(step), vertex.checked_sub(step)]);
+            for near in sides.into_iter().flatten().flatten() {
+                let near: RecordKey = (over, direction, near);
+                if self.taken.contains(&near) {
+                    continue;
+                }
+                let lists = lists_of(index, near);
+                if lists.is_empty() {
+                    continue;
+                }
+                let ids = lists_ids(&lists);
+                if self.ahead + ids > AHEAD_IDS || !self.keep(near, lists) {
+                    return;
+                }
+                self.ahead += ids;
+            }
+        }
+    }
+}
+
+/// The record `key` names in `index`: a predicate's list (none when empty), or every
+/// predicate's.
+fn lists_of(index: &GraphIndex, (over, direction, vertex): (Over, Direction, Id)) -> Lists {
+    match over {
+        Over::One(p) => {
+            let list = index.get(vertex, p, direction);
+            match list.is_empty() {
+                true => Vec::new(),
+                false => vec![(p, list.to_vec())],
+            }
+        }
+        Over::Every => index
+            .edges(vertex, direction)
+            .iter()
+            .map(|(p, list)| (p, list.to_vec()))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxrdf::{GraphName, NamedNode, Quad};
+
+    /// Read ahead around a vertex, on a partition of 2: the records of the nearest
+    /// vertices of the same owner, each the store's own and none empty, nearest first with
+    /// no gap, within [`AHEAD_IDS`], stopping only at it or past [`AHEAD_VERTICES`].
+    #[test]
+    fn read_ahead_takes_the_nearest_records_of_the_same_owner() {
+        let iri = |s: String| NamedNode::new(s).unwrap();
+        // Subject i has (i mod 4) × 10 objects over p: records of 0, 10, 20 and 30, each
+        // subject a q edge so that it exists either way.
+        let quads: Vec<Quad> = (0..80)
+            .flat_map(|i| {
+                let s = iri(format!("http://ex/s{i:02}"));
+                let q = Quad::new(
+                    s.clone(),
+                    iri("http://ex/q".into()),
+                    iri("http://ex/o".into()),
+                    GraphName::DefaultGraph,
+                );
+                (0..(i % 4) * 10)
+                    .map(move |j| {
+                        let o = iri(format!("http://ex/o{i}-{j}"));
+                        Quad::new(
+                            s.clone(),
+                            iri("http://ex/p".into()),
+                            o,
+                            GraphName::DefaultGraph,
+                        )
+                    })
+                    .chain([q])
+            })
+            .collect();
+        let (store, _) = quiver_loader::load_quads(quads, None).unwrap();
+        let p = store.predicate_id("http://ex/p").unwrap();
+        let index = store.graph();
+        let list = |v: Id| index.get(v, p, Direction::Out).to_vec();
+        for (middle, partitions) in [(41, 2), (40, 2), (41, 1), (2, 2), (78, 3)] {
+            let vertex = store.iri_id(&format!("http://ex/s{middle:02}")).unwrap();
+            let mut read = RecordsRead::default();
+            read.read_ahead(index, (Over::One(p), Direction::Out, vertex), partitions);
+            let mut distances = Vec::new();
+            for ((over, direction, near), lists) in &read.records {
+                assert_eq!((*over, *direction), (Over::One(p), Direction::Out));
+                let distance = near.abs_diff(vertex);
+                assert!(
+                    distance > 0 && distance.is_multiple_of(partitions),
+                    "{near}"
+                );
+                assert!(distance <= AHEAD_VERTICES * partitions, "{near}");
+                assert_eq!(lists, &vec![(p, list(*near))]);
+                assert!(!list(*near).is_empty());
+                distances.push(distance);
+            }
+            assert!(distances.is_sorted(), "{distances:?}");
+            assert_eq!(read.ahead, lists_ids_of(&read.records));
+            assert!(read.ahead <= AHEAD_IDS && read.ids == read.ahead);
+            // Nearest first: the candidates in order, the non-empty ones taken until the
+            // first that does not fit.
+            let candidates = (1..=AHEAD_VERTICES)
+                .flat_map(|k| {
+                    [
+                        vertex.checked_add(k * partitions),
+                        vertex.checked_sub(k * partitions),
+                    ]
+                })
+                .flatten()
+                .filter(|&v| !list(v).is_empty());
+            let taken: Vec<Id> = read.records.iter().map(|(key, _)| key.2).collect();
+            let mut ids = 0;
+            for (at, near) in candidates.enumerate() {
+                if at < taken.len() {
+                    assert_eq!(taken[at], near, "around {middle} on {partitions}");
+                    ids += 1 + list(near).len();
+                } else {
+                    assert!(ids + 1 + list(near).len() > AHEAD_IDS, "{near} left out");
+                    break;
+                }
+            }
+            assert!(!taken.is_empty());
+        }
+    }
+
+    fn lists_ids_of(records: &[(RecordKey, Lists)]) -> usize {
+        records.iter().map(|(_, lists)| lists_ids(lists)).sum()
     }
 }
