@@ -29,6 +29,10 @@ const AHEAD_IDS: usize = 256;
 
 /// The vertices owned by the same partition read ahead of a walked one, on each side.
 const AHEAD_VERTICES: u32 = 16;
+
+/// The records an answer looks up at most to read ahead (empty ones included): a message
+/// of many rows reads ahead around its first ones only.
+const AHEAD_PROBES: usize = 4 * AHEAD_VERTICES as usize;
 use crate::types::values_of;
 
 /// The records a light hop's walks read where they ran, as its answer carries them.
@@ -39,9 +43,11 @@ pub(crate) struct RecordsRead {
     ids: usize,
     #[serde(skip)]
     taken: FxHashSet<RecordKey>,
-    /// Ids taken in read ahead.
+    /// Ids taken in read ahead, and records looked up for it.
     #[serde(skip)]
     ahead: usize,
+    #[serde(skip)]
+    probes: usize,
 }
 
 impl RecordsRead {
@@ -94,6 +100,8 @@ impl RecordsRead {
     /// Takes in the records of `key`'s kind of the vertices nearest to its own that the
     /// same partition owns (every `partitions`-th id), nearest first, while they fit in
     /// [`AHEAD_IDS`]; empty ones are skipped (never learnt, they are asked as before).
+    /// Once a record does not fit, or [`AHEAD_PROBES`] were looked up, the answer reads
+    /// ahead no more.
     fn read_ahead(&mut self, index: &GraphIndex, key: RecordKey, partitions: u32) {
         let (over, direction, vertex) = key;
         for k in 1..=AHEAD_VERTICES {
@@ -104,12 +112,17 @@ impl RecordsRead {
                 if self.taken.contains(&near) {
                     continue;
                 }
+                if self.probes >= AHEAD_PROBES {
+                    return;
+                }
+                self.probes += 1;
                 let lists = lists_of(index, near);
                 if lists.is_empty() {
                     continue;
                 }
                 let ids = lists_ids(&lists);
                 if self.ahead + ids > AHEAD_IDS || !self.keep(near, lists) {
+                    self.probes = AHEAD_PROBES;
                     return;
                 }
                 self.ahead += ids;
@@ -176,6 +189,7 @@ mod tests {
         let p = store.predicate_id("http://ex/p").unwrap();
         let index = store.graph();
         let list = |v: Id| index.get(v, p, Direction::Out).to_vec();
+        let mut misfits = 0;
         for (middle, partitions) in [(41, 2), (40, 2), (41, 1), (2, 2), (78, 3)] {
             let vertex = store.iri_id(&format!("http://ex/s{middle:02}")).unwrap();
             let mut read = RecordsRead::default();
@@ -209,17 +223,38 @@ mod tests {
                 .filter(|&v| !list(v).is_empty());
             let taken: Vec<Id> = read.records.iter().map(|(key, _)| key.2).collect();
             let mut ids = 0;
+            let mut left_out = false;
             for (at, near) in candidates.enumerate() {
                 if at < taken.len() {
                     assert_eq!(taken[at], near, "around {middle} on {partitions}");
                     ids += 1 + list(near).len();
                 } else {
                     assert!(ids + 1 + list(near).len() > AHEAD_IDS, "{near} left out");
+                    left_out = true;
                     break;
                 }
             }
             assert!(!taken.is_empty());
+            // A record did not fit: the answer reads ahead no more, around any vertex.
+            if left_out {
+                misfits += 1;
+                assert_eq!(read.probes, AHEAD_PROBES);
+                let before = read.records.len();
+                let far = store.iri_id(&format!("http://ex/s{:02}", (middle + 40) % 80));
+                read.read_ahead(index, (Over::One(p), Direction::Out, far.unwrap()), 1);
+                assert_eq!(read.records.len(), before);
+            }
         }
+        assert!(misfits > 0);
+        // Records of 2 ids each, every vertex one: four read aheads far apart, each of
+        // which would take 32, take AHEAD_PROBES in all.
+        let q = store.predicate_id("http://ex/q").unwrap();
+        let mut read = RecordsRead::default();
+        for middle in [16, 32, 48, 64] {
+            let vertex = store.iri_id(&format!("http://ex/s{middle:02}")).unwrap();
+            read.read_ahead(index, (Over::One(q), Direction::Out, vertex), 1);
+        }
+        assert_eq!(read.records.len(), AHEAD_PROBES);
     }
 
     fn lists_ids_of(records: &[(RecordKey, Lists)]) -> usize {
