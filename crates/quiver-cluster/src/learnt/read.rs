@@ -12,16 +12,15 @@
 //! [`AHEAD_VERTICES`] vertices on each side of one walked, none empty. Measured on the
 //! LUBM emulator's mix (LUBM-100, 2 processes): see ARCHITECTURE.md.
 
+use quiver_model::Id;
 use quiver_sparql::table::{Table, UNBOUND};
-use quiver_store::Store;
+use quiver_store::{Direction, GraphIndex, Store};
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 
-use quiver_model::Id;
-use quiver_store::{Direction, GraphIndex};
-
 use super::walk::{lists_ids, Lists, Over, PlanStep, RecordKey, Walk};
 use super::SENT;
+use crate::types::values_of;
 
 /// The ids an answer carries at most in records read ahead (1 KiB): a few dozen short
 /// records, a small part of a round trip's cost to read, send and keep.
@@ -33,7 +32,6 @@ const AHEAD_VERTICES: u32 = 16;
 /// The records an answer looks up at most to read ahead (empty ones included): a message
 /// of many rows reads ahead around its first ones only.
 const AHEAD_PROBES: usize = 4 * AHEAD_VERTICES as usize;
-use crate::types::values_of;
 
 /// The records a light hop's walks read where they ran, as its answer carries them.
 #[derive(Debug, Default, Serialize, Deserialize)]

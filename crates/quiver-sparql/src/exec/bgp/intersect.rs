@@ -501,10 +501,10 @@ fn intersect_sorted(a: &[Id], b: &[Id], out: &mut Vec<Id>) {
 /// last), as `binary_search` tells it: a guess by interpolation between the list's ends,
 /// then galloping from the guess towards `x`, then a binary search of the last window.
 ///
-/// Why not gallop from the list's start: a light query's few rows (a course's students)
-/// checked against a class's instances (hundreds of thousands of ids) are far apart in
-/// it, and every doubling of a gallop from the start read another distant cache line
-/// (searching took 12 % of the LUBM emulator's processor time). Ids of one kind spread
+/// Why not gallop from the last place found, as before: a light query's few rows (a
+/// course's students) checked against a class's instances (hundreds of thousands of ids)
+/// are far apart in it, and every doubling of such a gallop read another distant cache
+/// line (the intersections took 10 % of the LUBM emulator's processor time). Ids of one kind spread
 /// over a range (a whole store's ids are dense in term order), so the guess lands near
 /// `x` and the gallop from it reads a few neighbouring lines.
 fn seek(list: &[Id], x: Id) -> Result<usize, usize> {
