@@ -3,16 +3,18 @@
 //!
 //! Read ahead: a light query that crosses to a record's owner pays a round trip (two
 //! wake-ups of a thread on each side), several times its steps' time; the next light
-//! queries often read records next to it in id order (ids are dense in term order: a
-//! department's courses, its professors, a university's departments sit together; in a
+//! queries often read the same kind of record of a vertex next to it among the instances
+//! of its class (ids are dense in term order: a department's courses, its professors sit
+//! together, and the next departments are the next instances of their class; in a
 //! cluster loaded by its processes, the terms an owner met one after another). So beside
 //! the records a walk read, its answer carries those of the same kind (predicate and
-//! direction) of the nearest vertices the same partition owns, as a database reads a
-//! page around the row it wants: at most [`AHEAD_IDS`] ids an answer, from at most
-//! [`AHEAD_VERTICES`] vertices on each side of one walked, none empty. Measured on the
-//! LUBM emulator's mix (LUBM-100, 2 processes): see ARCHITECTURE.md.
+//! direction) of the nearest vertices of its class that the same partition holds (of the
+//! nearest ids it owns, for a vertex with no class), as a database reads a page around
+//! the row it wants: at most [`AHEAD_IDS`] ids an answer, from at most [`AHEAD_VERTICES`]
+//! vertices on each side of one walked, none empty. Measured on the LUBM emulator's mix
+//! (LUBM-100, 2 and 4 processes): see ARCHITECTURE.md.
 
-use quiver_model::Id;
+use quiver_model::{Id, PredId};
 use quiver_sparql::table::{Table, UNBOUND};
 use quiver_store::{Direction, GraphIndex, Store};
 use rustc_hash::FxHashSet;
@@ -68,7 +70,10 @@ impl RecordsRead {
             return;
         };
         let index = part.graph();
-        let partitions = part.partition_info().map_or(1, |info| info.count);
+        let around = Around {
+            partitions: part.partition_info().map_or(1, |info| info.count),
+            rdf_type: part.rdf_type(),
+        };
         for row in 0..rows.rows {
             let vertex = from(row);
             let key = walk.predicate.key(walk.direction, vertex);
@@ -79,7 +84,7 @@ impl RecordsRead {
             if !self.keep(key, lists) {
                 return;
             }
-            self.read_ahead(index, key, partitions);
+            self.read_ahead(index, key, around);
         }
     }
 
@@ -96,36 +101,76 @@ impl RecordsRead {
     }
 
     /// Takes in the records of `key`'s kind of the vertices nearest to its own that the
-    /// same partition owns (every `partitions`-th id), nearest first, while they fit in
+    /// same partition owns ([`Around::nearest`]), nearest first, while they fit in
     /// [`AHEAD_IDS`]; empty ones are skipped (never learnt, they are asked as before).
     /// Once a record does not fit, or [`AHEAD_PROBES`] were looked up, the answer reads
     /// ahead no more.
-    fn read_ahead(&mut self, index: &GraphIndex, key: RecordKey, partitions: u32) {
+    fn read_ahead(&mut self, index: &GraphIndex, key: RecordKey, around: Around) {
+        if self.probes >= AHEAD_PROBES {
+            return;
+        }
         let (over, direction, vertex) = key;
-        for k in 1..=AHEAD_VERTICES {
-            let step = k.checked_mul(partitions.max(1));
-            let sides = step.map(|step| [vertex.checked_add(step), vertex.checked_sub(step)]);
-            for near in sides.into_iter().flatten().flatten() {
-                let near: RecordKey = (over, direction, near);
-                if self.taken.contains(&near) {
-                    continue;
+        for near in around.nearest(index, vertex) {
+            let near: RecordKey = (over, direction, near);
+            if self.taken.contains(&near) {
+                continue;
+            }
+            if self.probes >= AHEAD_PROBES {
+                return;
+            }
+            self.probes += 1;
+            let lists = lists_of(index, near);
+            if lists.is_empty() {
+                continue;
+            }
+            let ids = lists_ids(&lists);
+            if self.ahead + ids > AHEAD_IDS || !self.keep(near, lists) {
+                self.probes = AHEAD_PROBES;
+                return;
+            }
+            self.ahead += ids;
+        }
+    }
+}
+
+/// What places a partition's vertices next to each other: the cluster's partitions (a
+/// partition owns every `partitions`-th id) and `rdf:type`.
+#[derive(Debug, Clone, Copy)]
+struct Around {
+    partitions: u32,
+    rdf_type: Option<PredId>,
+}
+
+impl Around {
+    /// The vertices read ahead of `vertex` (owned by the partition of `index`), nearest
+    /// first, at most [`AHEAD_VERTICES`] on each side: its neighbours among the instances
+    /// of its class that the partition holds (its first class by id: a department's
+    /// neighbours are the next departments, thousands of ids away), else among the ids
+    /// the partition owns.
+    fn nearest(self, index: &GraphIndex, vertex: Id) -> Vec<Id> {
+        let side = AHEAD_VERTICES as usize;
+        if let Some(rdf_type) = self.rdf_type {
+            if let Some(&class) = index.get(vertex, rdf_type, Direction::Out).first() {
+                let instances = index.get(class, rdf_type, Direction::In);
+                if let Ok(at) = instances.binary_search(&vertex) {
+                    return (1..=side)
+                        .flat_map(|k| {
+                            [
+                                instances.get(at + k),
+                                at.checked_sub(k).map(|i| &instances[i]),
+                            ]
+                        })
+                        .flatten()
+                        .copied()
+                        .collect();
                 }
-                if self.probes >= AHEAD_PROBES {
-                    return;
-                }
-                self.probes += 1;
-                let lists = lists_of(index, near);
-                if lists.is_empty() {
-                    continue;
-                }
-                let ids = lists_ids(&lists);
-                if self.ahead + ids > AHEAD_IDS || !self.keep(near, lists) {
-                    self.probes = AHEAD_PROBES;
-                    return;
-                }
-                self.ahead += ids;
             }
         }
+        (1..=AHEAD_VERTICES)
+            .filter_map(|k| k.checked_mul(self.partitions.max(1)))
+            .flat_map(|step| [vertex.checked_add(step), vertex.checked_sub(step)])
+            .flatten()
+            .collect()
     }
 }
 
@@ -191,7 +236,11 @@ mod tests {
         for (middle, partitions) in [(41, 2), (40, 2), (41, 1), (2, 2), (78, 3)] {
             let vertex = store.iri_id(&format!("http://ex/s{middle:02}")).unwrap();
             let mut read = RecordsRead::default();
-            read.read_ahead(index, (Over::One(p), Direction::Out, vertex), partitions);
+            let around = Around {
+                partitions,
+                rdf_type: None,
+            };
+            read.read_ahead(index, (Over::One(p), Direction::Out, vertex), around);
             let mut distances = Vec::new();
             for ((over, direction, near), lists) in &read.records {
                 assert_eq!((*over, *direction), (Over::One(p), Direction::Out));
@@ -239,7 +288,15 @@ mod tests {
                 assert_eq!(read.probes, AHEAD_PROBES);
                 let before = read.records.len();
                 let far = store.iri_id(&format!("http://ex/s{:02}", (middle + 40) % 80));
-                read.read_ahead(index, (Over::One(p), Direction::Out, far.unwrap()), 1);
+                let key = (Over::One(p), Direction::Out, far.unwrap());
+                read.read_ahead(
+                    index,
+                    key,
+                    Around {
+                        partitions: 1,
+                        ..around
+                    },
+                );
                 assert_eq!(read.records.len(), before);
             }
         }
@@ -250,9 +307,79 @@ mod tests {
         let mut read = RecordsRead::default();
         for middle in [16, 32, 48, 64] {
             let vertex = store.iri_id(&format!("http://ex/s{middle:02}")).unwrap();
-            read.read_ahead(index, (Over::One(q), Direction::Out, vertex), 1);
+            let around = Around {
+                partitions: 1,
+                rdf_type: None,
+            };
+            read.read_ahead(index, (Over::One(q), Direction::Out, vertex), around);
         }
         assert_eq!(read.records.len(), AHEAD_PROBES);
+    }
+
+    /// Read ahead around a vertex with a class: its neighbours among its class's
+    /// instances (ids of other classes between them skipped), nearest first; around one
+    /// with none, its neighbours in id order.
+    #[test]
+    fn read_ahead_follows_the_class_of_the_vertex() {
+        let iri = |s: String| NamedNode::new(s).unwrap();
+        let rdf_type = iri("http://www.w3.org/1999/02/22-rdf-syntax-ns#type".into());
+        // Subject i (of 60) has one p edge, and class C(i mod 3) below 50.
+        let quads: Vec<Quad> = (0..60)
+            .flat_map(|i| {
+                let s = iri(format!("http://ex/s{i:02}"));
+                let edge = Quad::new(
+                    s.clone(),
+                    iri("http://ex/p".into()),
+                    iri(format!("http://ex/o{i}")),
+                    GraphName::DefaultGraph,
+                );
+                let class = (i < 50).then(|| {
+                    let class = iri(format!("http://ex/C{}", i % 3));
+                    Quad::new(s.clone(), rdf_type.clone(), class, GraphName::DefaultGraph)
+                });
+                [Some(edge), class].into_iter().flatten()
+            })
+            .collect();
+        let (store, _) = quiver_loader::load_quads(quads, None).unwrap();
+        let p = store.predicate_id("http://ex/p").unwrap();
+        let index = store.graph();
+        let id = |i: usize| store.iri_id(&format!("http://ex/s{i:02}")).unwrap();
+        let around = Around {
+            partitions: 1,
+            rdf_type: store.rdf_type(),
+        };
+        assert!(around.rdf_type.is_some());
+        // Nearest first among `peers` (sorted), at most 16 each side, as read ahead takes
+        // them (every record here is 2 ids: all fit).
+        let nearest = |peers: &[Id], vertex: Id| -> Vec<Id> {
+            let at = peers.iter().position(|&v| v == vertex).unwrap();
+            (1..=AHEAD_VERTICES as usize)
+                .flat_map(|k| [peers.get(at + k), at.checked_sub(k).map(|i| &peers[i])])
+                .flatten()
+                .copied()
+                .collect()
+        };
+        for middle in [25, 1, 48] {
+            let mut peers: Vec<Id> = (0..50).filter(|i| i % 3 == middle % 3).map(id).collect();
+            peers.sort_unstable();
+            let mut read = RecordsRead::default();
+            read.read_ahead(index, (Over::One(p), Direction::Out, id(middle)), around);
+            let taken: Vec<Id> = read.records.iter().map(|(key, _)| key.2).collect();
+            assert_eq!(taken, nearest(&peers, id(middle)), "around {middle}");
+        }
+        // No class: the subjects nearest in id order that have a p record.
+        let mut subjects: Vec<Id> = (0..60).map(id).collect();
+        subjects.sort_unstable();
+        let vertex = id(55);
+        let mut read = RecordsRead::default();
+        read.read_ahead(index, (Over::One(p), Direction::Out, vertex), around);
+        let taken: Vec<Id> = read.records.iter().map(|(key, _)| key.2).collect();
+        let by_id: Vec<Id> = (1..=AHEAD_VERTICES)
+            .flat_map(|k| [vertex.checked_add(k), vertex.checked_sub(k)])
+            .flatten()
+            .filter(|v| subjects.contains(v))
+            .collect();
+        assert_eq!(taken, by_id);
     }
 
     fn lists_ids_of(records: &[(RecordKey, Lists)]) -> usize {
