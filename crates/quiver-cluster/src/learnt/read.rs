@@ -198,33 +198,30 @@ mod tests {
     use super::*;
     use oxrdf::{GraphName, NamedNode, Quad};
 
+    /// The default graph's triple `<subject> <predicate> <object>`.
+    fn edge(subject: &str, predicate: &str, object: &str) -> Quad {
+        let iri = |s: &str| NamedNode::new(s).unwrap();
+        Quad::new(
+            iri(subject),
+            iri(predicate),
+            iri(object),
+            GraphName::DefaultGraph,
+        )
+    }
+
     /// Read ahead around a vertex, on a partition of 2: the records of the nearest
     /// vertices of the same owner, each the store's own and none empty, nearest first with
     /// no gap, within [`AHEAD_IDS`], stopping only at it or past [`AHEAD_VERTICES`].
     #[test]
     fn read_ahead_takes_the_nearest_records_of_the_same_owner() {
-        let iri = |s: String| NamedNode::new(s).unwrap();
         // Subject i has (i mod 4) × 10 objects over p: records of 0, 10, 20 and 30, each
         // subject a q edge so that it exists either way.
         let quads: Vec<Quad> = (0..80)
             .flat_map(|i| {
-                let s = iri(format!("http://ex/s{i:02}"));
-                let q = Quad::new(
-                    s.clone(),
-                    iri("http://ex/q".into()),
-                    iri("http://ex/o".into()),
-                    GraphName::DefaultGraph,
-                );
+                let s = format!("http://ex/s{i:02}");
+                let q = edge(&s, "http://ex/q", "http://ex/o");
                 (0..(i % 4) * 10)
-                    .map(move |j| {
-                        let o = iri(format!("http://ex/o{i}-{j}"));
-                        Quad::new(
-                            s.clone(),
-                            iri("http://ex/p".into()),
-                            o,
-                            GraphName::DefaultGraph,
-                        )
-                    })
+                    .map(move |j| edge(&s, "http://ex/p", &format!("http://ex/o{i}-{j}")))
                     .chain([q])
             })
             .collect();
@@ -321,23 +318,14 @@ mod tests {
     /// with none, its neighbours in id order.
     #[test]
     fn read_ahead_follows_the_class_of_the_vertex() {
-        let iri = |s: String| NamedNode::new(s).unwrap();
-        let rdf_type = iri("http://www.w3.org/1999/02/22-rdf-syntax-ns#type".into());
+        let rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
         // Subject i (of 60) has one p edge, and class C(i mod 3) below 50.
         let quads: Vec<Quad> = (0..60)
             .flat_map(|i| {
-                let s = iri(format!("http://ex/s{i:02}"));
-                let edge = Quad::new(
-                    s.clone(),
-                    iri("http://ex/p".into()),
-                    iri(format!("http://ex/o{i}")),
-                    GraphName::DefaultGraph,
-                );
-                let class = (i < 50).then(|| {
-                    let class = iri(format!("http://ex/C{}", i % 3));
-                    Quad::new(s.clone(), rdf_type.clone(), class, GraphName::DefaultGraph)
-                });
-                [Some(edge), class].into_iter().flatten()
+                let s = format!("http://ex/s{i:02}");
+                let p = edge(&s, "http://ex/p", &format!("http://ex/o{i}"));
+                let class = (i < 50).then(|| edge(&s, rdf_type, &format!("http://ex/C{}", i % 3)));
+                [Some(p), class].into_iter().flatten()
             })
             .collect();
         let (store, _) = quiver_loader::load_quads(quads, None).unwrap();
