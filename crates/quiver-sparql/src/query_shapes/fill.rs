@@ -3,7 +3,7 @@
 
 use std::cell::Cell;
 
-use oxrdf::NamedNode;
+use oxrdf::{NamedNode, NamedNodeRef};
 use spargebra::algebra::{
     AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression,
     PropertyPathExpression, QueryDataset,
@@ -16,9 +16,11 @@ use crate::operands::for_each_operand_mut;
 
 /// `parsed` with `iris[K]` in slot `K`; `None` if one of `iris` is no IRI the parser takes.
 pub(super) fn fill(parsed: &Query, iris: &[&str]) -> Option<Query> {
+    // Checked as the parser checks an IRI, without a copy: each slot's IRI is copied once,
+    // into its place.
     let iris = iris
         .iter()
-        .map(|iri| NamedNode::new(*iri).ok())
+        .map(|iri| NamedNodeRef::new(iri).ok())
         .collect::<Option<Vec<_>>>()?;
     let mut query = parsed.clone();
     let filler = Filler {
@@ -53,7 +55,7 @@ pub(super) fn fill(parsed: &Query, iris: &[&str]) -> Option<Query> {
 }
 
 struct Filler<'a> {
-    iris: &'a [NamedNode],
+    iris: &'a [NamedNodeRef<'a>],
     /// Whether a pattern of a kind this does not know was met (one of the parser's
     /// optional extensions): its IRIs would stay slots, so the shape is not used.
     unknown: Cell<bool>,
@@ -66,7 +68,7 @@ impl Filler<'_> {
             .strip_prefix(SLOT)
             .and_then(|k| k.parse::<usize>().ok());
         if let Some(iri) = slot.and_then(|k| self.iris.get(k)) {
-            *node = iri.clone();
+            *node = iri.into_owned();
         }
     }
 
