@@ -26,10 +26,12 @@
 //! them as lacked (so the prepare asks them, and plans again with them known).
 
 use std::cell::{Cell, RefCell};
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use quiver_store::{Direction, Store};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHasher};
+use smallvec::SmallVec;
 
 use super::{Estimator, State, StepKind};
 use crate::bgp::{Bgp, Node, Pred};
@@ -40,21 +42,35 @@ use crate::table::VarId;
 const REMEMBERED: usize = 256;
 
 /// What decides a plan, with each constant's identity reduced to the size class of its
-/// neighbours.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// neighbours, written as words ([`Words`]): the store's version, view and graph, how it is
+/// spread, the variables bound beforehand, the seed rows' size class, each pattern's
+/// [`Slot`]s and the equalities.
+///
+/// Why words and not the fields themselves: a thread's map of keys is looked up at every
+/// planning, between executions that walk the index and so evict it from the caches. With
+/// the patterns, bound variables and equalities in vectors of their own, comparing a key
+/// read up to four blocks of the heap besides the map's entry, and building one allocated
+/// them (4.3 % of the LUBM mix's processor time went to comparing keys, stalled on
+/// memory). The words of a template's key fit in the entry (up to [`WORDS`], else on the
+/// heap), are compared as one run, and hashed once.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Key {
-    version: u64,
-    view: quiver_store::View,
-    graph: GraphRef,
-    spread: super::Spread,
-    bound: Vec<VarId>,
-    seed_rows: u8,
-    patterns: Vec<[Slot; 3]>,
-    equalities: Vec<(VarId, VarId)>,
+    hash: u64,
+    words: Words,
+}
+
+/// Words a key holds in place: a template of five patterns takes about 30.
+const WORDS: usize = 32;
+type Words = SmallVec<[u64; WORDS]>;
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
 }
 
 /// One position of a pattern in a [`Key`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Slot {
     Var(VarId),
     Predicate(quiver_model::PredId),
@@ -65,6 +81,35 @@ enum Slot {
     /// class.
     Sized(u8, usize, bool),
     Absent,
+}
+
+/// A slot's word: its kind in bits 0–3, a class flag in bit 4 (`Sized`), the mark of a
+/// value in the next word in bit 5, its size class in bits 8–15, its value in bits 16–63
+/// when the value fits them.
+const WIDE: u64 = 1 << 5;
+
+impl Slot {
+    /// Appends the slot to `words`, one word or, for a value of more than 48 bits, two.
+    /// Each slot's first word tells its kind and whether a second follows, so that two
+    /// keys' words are equal exactly when their slots are.
+    fn write(self, words: &mut Words) {
+        let (head, value) = match self {
+            Slot::Var(v) => (1, v as u64),
+            Slot::Predicate(p) => (2, u64::from(p)),
+            Slot::Class(c) => (3, u64::from(c)),
+            Slot::Sized(size, first, class) => (
+                4 | u64::from(class) << 4 | u64::from(size) << 8,
+                first as u64,
+            ),
+            Slot::Absent => (5, 0),
+        };
+        if value >> 48 == 0 {
+            words.push(head | value << 16);
+        } else {
+            words.push(head | WIDE);
+            words.push(value);
+        }
+    }
 }
 
 /// The power of two below `size`, plus one (0 for nothing).
@@ -99,56 +144,87 @@ impl Key {
             return None;
         }
         let graph = crate::degree::graph_ref(store, estimator.graph)?;
-        let rdf_type = store.rdf_type();
-        // Each constant's first position, so that repeats key as repeats.
-        let mut seen: Vec<(quiver_model::Id, usize)> = Vec::new();
-        let mut node = |node: Node, predicate: Pred, direction: Direction, at: usize| match node {
-            Node::Var(v) => Slot::Var(v),
-            Node::Absent => Slot::Absent,
-            Node::Const(c) => match predicate {
-                Pred::Const(p) if direction == Direction::In && Some(p) == rdf_type => {
-                    Slot::Class(c)
-                }
-                _ => {
-                    let first = match seen.iter().find(|(d, _)| *d == c) {
-                        Some(&(_, first)) => first,
-                        None => {
-                            seen.push((c, at));
-                            at
-                        }
-                    };
-                    let size = size_class(estimator.const_fanout(c, predicate, direction));
-                    Slot::Sized(size, first, store.class_of_term(c).is_some())
-                }
-            },
+        let (graph_kind, graph_id) = match graph {
+            GraphRef::Default => (0, 0),
+            GraphRef::Named(id) => (1, u64::from(id)),
+            GraphRef::Missing => (2, 0),
+            GraphRef::Merged => (3, 0),
         };
-        let patterns = bgp
-            .patterns
-            .iter()
-            .enumerate()
-            .map(|(i, pattern)| {
-                let predicate = match pattern.predicate {
-                    Pred::Var(v) => Slot::Var(v),
-                    Pred::Const(p) => Slot::Predicate(p),
-                    Pred::Absent => Slot::Absent,
-                };
-                [
-                    node(pattern.subject, pattern.predicate, Direction::Out, 3 * i),
-                    predicate,
-                    node(pattern.object, pattern.predicate, Direction::In, 3 * i + 2),
-                ]
-            })
-            .collect();
+        let view = match store.view() {
+            quiver_store::View::Asserted => 0,
+            quiver_store::View::Entailed => 1,
+        };
+        let spread = &estimator.spread;
+        let mut words = Words::new();
+        words.push(store.version());
+        words.push(
+            view | graph_kind << 8
+                | u64::from(spread.types_everywhere) << 16
+                | u64::from(size_class(seed_rows)) << 24
+                | u64::from(spread.partitions) << 32,
+        );
+        words.push(graph_id);
+        words.push(spread.replicated.len() as u64);
+        words.extend(spread.replicated.iter().map(|&p| u64::from(p)));
+        words.push(bound.len() as u64);
+        words.extend(bound.iter().map(|&v| v as u64));
+        words.push(bgp.equalities.len() as u64);
+        for &(a, b) in &bgp.equalities {
+            words.extend([a as u64, b as u64]);
+        }
+        words.push(bgp.patterns.len() as u64);
+        for_each_slot(estimator, bgp, |slot| slot.write(&mut words));
+        let mut hasher = FxHasher::default();
+        words.hash(&mut hasher);
         Some(Self {
-            version: store.version(),
-            view: store.view(),
-            graph,
-            spread: estimator.spread.clone(),
-            bound: bound.to_vec(),
-            seed_rows: size_class(seed_rows),
-            patterns,
-            equalities: bgp.equalities.clone(),
+            hash: hasher.finish(),
+            words,
         })
+    }
+}
+
+/// Each pattern's three slots, in order (subject, predicate, object), given to `f`.
+fn for_each_slot(estimator: &Estimator, bgp: &Bgp, mut f: impl FnMut(Slot)) {
+    let store: &Store = estimator.store;
+    let rdf_type = store.rdf_type();
+    // Each constant's first position, so that repeats key as repeats.
+    let mut seen: SmallVec<[(quiver_model::Id, usize); 8]> = SmallVec::new();
+    let mut node = |node: Node, predicate: Pred, direction: Direction, at: usize| match node {
+        Node::Var(v) => Slot::Var(v),
+        Node::Absent => Slot::Absent,
+        Node::Const(c) => match predicate {
+            Pred::Const(p) if direction == Direction::In && Some(p) == rdf_type => Slot::Class(c),
+            _ => {
+                let first = match seen.iter().find(|(d, _)| *d == c) {
+                    Some(&(_, first)) => first,
+                    None => {
+                        seen.push((c, at));
+                        at
+                    }
+                };
+                let size = size_class(estimator.const_fanout(c, predicate, direction));
+                Slot::Sized(size, first, store.class_of_term(c).is_some())
+            }
+        },
+    };
+    for (i, pattern) in bgp.patterns.iter().enumerate() {
+        f(node(
+            pattern.subject,
+            pattern.predicate,
+            Direction::Out,
+            3 * i,
+        ));
+        f(match pattern.predicate {
+            Pred::Var(v) => Slot::Var(v),
+            Pred::Const(p) => Slot::Predicate(p),
+            Pred::Absent => Slot::Absent,
+        });
+        f(node(
+            pattern.object,
+            pattern.predicate,
+            Direction::In,
+            3 * i + 2,
+        ));
     }
 }
 
@@ -344,12 +420,22 @@ mod tests {
                    ?y ub:worksFor <http://www.Department{b}.University0.edu> }}"
             )
         };
-        let same = key_spread(&store, &text("0", "0"), &two()).unwrap();
+        // The slots of the second pattern's object, and the key.
+        let object = |text: &str| {
+            let bgp = resolve(&patterns(text), &store, &mut Vars::default());
+            let spread = two();
+            let estimator = Estimator::new(&store, store.graph(), &spread);
+            let mut slots = Vec::new();
+            for_each_slot(&estimator, &bgp, |slot| slots.push(slot));
+            (slots[5], key_spread(&store, text, &spread).unwrap())
+        };
+        let (same, same_key) = object(&text("0", "0"));
         let other = (1..15)
-            .map(|d| key_spread(&store, &text("0", &d.to_string()), &two()).unwrap())
-            .find(|k| k.patterns[1][2] != same.patterns[1][2]);
-        assert!(other.is_some(), "every department repeats the first");
-        let Slot::Sized(_, first, class) = same.patterns[1][2] else {
+            .map(|d| object(&text("0", &d.to_string())))
+            .find(|(slot, _)| *slot != same);
+        let (_, other_key) = other.expect("every department repeats the first");
+        assert_ne!(same_key, other_key);
+        let Slot::Sized(_, first, class) = same else {
             panic!("a sized constant: {same:?}");
         };
         assert_eq!(first, 2, "the department of pattern 0's object");
@@ -381,6 +467,43 @@ mod tests {
             }
         }
         assert!(shared > 0, "no department of the first's size");
+    }
+
+    #[test]
+    fn slots_write_equal_words_exactly_when_they_are_equal() {
+        let wide = 1usize << 50;
+        let slots = [
+            Slot::Var(0),
+            Slot::Var(1),
+            Slot::Var(wide),
+            Slot::Var(wide + 1),
+            Slot::Predicate(1),
+            Slot::Predicate(u32::MAX),
+            Slot::Class(1),
+            Slot::Sized(0, 1, false),
+            Slot::Sized(1, 1, false),
+            Slot::Sized(1, 1, true),
+            Slot::Sized(255, wide, true),
+            Slot::Absent,
+        ];
+        let words = |run: &[Slot]| {
+            let mut words = Words::new();
+            run.iter().for_each(|slot| slot.write(&mut words));
+            words
+        };
+        // Every run of one or two slots against every other: a value spilling into a
+        // second word must not read as the next slot.
+        let mut runs: Vec<Vec<Slot>> = slots.iter().map(|&s| vec![s]).collect();
+        for &a in &slots {
+            for &b in &slots {
+                runs.push(vec![a, b]);
+            }
+        }
+        for a in &runs {
+            for b in &runs {
+                assert_eq!(a == b, words(a) == words(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
