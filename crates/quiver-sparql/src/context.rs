@@ -49,6 +49,9 @@ pub struct QueryState {
     /// Set once an error was recorded; `error` holds the first.
     stopped: AtomicBool,
     error: Mutex<Option<QueryError>>,
+    /// Whether exploration steps read the clock for their times (see
+    /// [`QueryState::step_started`]).
+    step_times: bool,
 }
 
 impl QueryState {
@@ -66,7 +69,23 @@ impl QueryState {
             checks: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
             error: Mutex::new(None),
+            step_times: true,
         }
+    }
+
+    /// This state, with the exploration steps' times measured or not. Only a profile
+    /// (EXPLAIN, a benchmark's report) shows them, and a light query's steps read the
+    /// clock twice each: a few percent of its time where a clock read costs ~25 ns.
+    pub fn with_step_times(mut self, measured: bool) -> Self {
+        self.step_times = measured;
+        self
+    }
+
+    /// The instant a step starts, where step times are measured; [`micros_since`] it
+    /// gives the step's time.
+    #[inline]
+    pub fn step_started(&self) -> Option<Instant> {
+        self.step_times.then(Instant::now)
     }
 
     /// Records `error` (the first one wins): every later check fails with it.
@@ -132,6 +151,13 @@ impl QueryState {
         }
         Ok(())
     }
+}
+
+/// Microseconds since `started` (from [`QueryState::step_started`]); 0 where step times
+/// are not measured.
+#[inline]
+pub fn micros_since(started: Option<Instant>) -> f64 {
+    started.map_or(0.0, |started| started.elapsed().as_secs_f64() * 1e6)
 }
 
 /// Everything a running operator needs besides its plan.

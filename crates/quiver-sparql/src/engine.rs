@@ -512,7 +512,8 @@ impl PreparedQuery {
             options.cancel.clone(),
             budget.clone(),
             options.check_hook.clone(),
-        );
+        )
+        .with_step_times(profiling);
         let mut evaluator = Evaluator::new(
             store,
             &self.vars,

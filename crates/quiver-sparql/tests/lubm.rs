@@ -148,6 +148,25 @@ fn light_queries_start_from_their_constant_not_the_class_index() {
 }
 
 #[test]
+fn a_profile_times_its_steps() {
+    // A query's steps read the clock only when profiled: the profile must still have
+    // their times, each within the execution's.
+    let store = store(1);
+    let prepared = prepare(&store, &query_text(2), &PrepareOptions::default()).unwrap();
+    let (_, profile) = prepared
+        .execute_profiled(&store, &ExecOptions::default())
+        .unwrap();
+    let steps = &profile.bgps[0].steps;
+    assert!(steps.len() > 1);
+    let total: f64 = steps.iter().map(|s| s.micros).sum();
+    assert!(
+        total > 0.0 && total <= profile.execute_micros,
+        "steps {total} µs in {} µs",
+        profile.execute_micros
+    );
+}
+
+#[test]
 fn user_plans_give_the_same_rows() {
     let store = store(1);
     for n in 1..=7 {

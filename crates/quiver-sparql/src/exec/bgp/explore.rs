@@ -13,8 +13,6 @@
 //! larger. Each run's rows are solutions, so any prefix of them answers the LIMIT. With a
 //! device (`device.rs`), a bound at least its `min_work` runs the steps whole instead.
 
-use std::time::Instant;
-
 use quiver_model::{Id, PredId};
 use quiver_store::Direction;
 use rayon::prelude::*;
@@ -23,7 +21,7 @@ use super::intersect::PartnerSets;
 use super::step_io::{end, Ahead, Bounded, End};
 use crate::bgp::{Bgp, Pattern, Pred};
 pub use crate::context::ExecContext;
-use crate::context::{ensure_addressable, table_bytes, CHECK_STRIDE};
+use crate::context::{ensure_addressable, micros_since, table_bytes, CHECK_STRIDE};
 use crate::error::QueryError;
 use crate::exec::parallel::on_workers;
 use crate::memory::ID_BYTES;
@@ -103,7 +101,7 @@ pub fn explore(
         // The rows the plan expected before the step, for its expected growth.
         let mut expected = input.rows as f64;
         for step in steps {
-            let started = Instant::now();
+            let started = ctx.state.step_started();
             let split;
             // In morsels only where the step is not expected to fill the cap early: each
             // morsel would make up to the cap (a walk from 100 K courses to their 1.3 M
@@ -134,7 +132,7 @@ pub fn explore(
             profile.push(StepProfile {
                 step: *step,
                 rows: table.rows,
-                micros: started.elapsed().as_secs_f64() * 1e6,
+                micros: micros_since(started),
                 parallel: false,
                 split,
                 transfer: None,
@@ -308,9 +306,9 @@ fn timed_step(
     ctx: &ExecContext<'_>,
     sets: Option<&PartnerSets>,
 ) -> Result<(Table, f64, bool), QueryError> {
-    let started = Instant::now();
+    let started = ctx.state.step_started();
     let (table, _, split) = bounded_step(bgp, step, table, ctx, usize::MAX, sets)?;
-    Ok((table, started.elapsed().as_secs_f64() * 1e6, split))
+    Ok((table, micros_since(started), split))
 }
 
 /// `step` of `bgp` over `table`, emitting at most `cap` rows; whether it stopped at the
