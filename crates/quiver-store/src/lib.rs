@@ -29,6 +29,7 @@ pub mod partition_stats;
 mod patch;
 pub mod persist;
 mod rank;
+mod scratch;
 pub mod stats;
 pub mod store;
 pub mod text;

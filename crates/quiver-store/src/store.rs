@@ -10,6 +10,7 @@ use crate::build::build_graph;
 use crate::class_predicate::ClassPredicate;
 use crate::entailment::{Entailment, Layer, View};
 use crate::graph::{Direction, GraphIndex};
+use crate::scratch;
 use crate::stats::{ClassStats, PredicateStats};
 
 /// Instances sampled per class for the characteristic statistics.
@@ -457,40 +458,46 @@ impl Store {
 
     /// The term id of an RDF term, if the store has it.
     pub fn term_id(&self, term: TermRef<'_>) -> Option<Id> {
-        let mut bytes = Vec::new();
-        encode_term(term, &mut bytes);
-        self.dictionary.lookup(&bytes)
+        scratch::with_bytes(|bytes| {
+            encode_term(term, bytes);
+            self.dictionary.lookup(bytes)
+        })
     }
 
     /// [`Store::term_id`] for a query's constants, looked up again each time a query is
     /// prepared: answered from the dictionary's recently found terms when it can.
     pub fn constant_id(&self, term: TermRef<'_>) -> Option<Id> {
-        let mut bytes = Vec::new();
-        encode_term(term, &mut bytes);
-        self.dictionary.lookup_remembered(&bytes)
+        scratch::with_bytes(|bytes| {
+            encode_term(term, bytes);
+            self.dictionary.lookup_remembered(bytes)
+        })
     }
 
     /// [`Store::predicate_id`] for a query's constants, like [`Store::constant_id`].
     pub fn constant_predicate_id(&self, iri: &str) -> Option<PredId> {
-        let mut bytes = Vec::with_capacity(iri.len() + 1);
-        encode_iri(iri, &mut bytes);
-        self.predicate_of_term(self.dictionary.lookup_remembered(&bytes)?)
+        let id = scratch::with_bytes(|bytes| {
+            encode_iri(iri, bytes);
+            self.dictionary.lookup_remembered(bytes)
+        });
+        self.predicate_of_term(id?)
     }
 
     /// The term id of an IRI, if the store has it.
     pub fn iri_id(&self, iri: &str) -> Option<Id> {
-        let mut bytes = Vec::with_capacity(iri.len() + 1);
-        encode_iri(iri, &mut bytes);
-        self.dictionary.lookup(&bytes)
+        scratch::with_bytes(|bytes| {
+            encode_iri(iri, bytes);
+            self.dictionary.lookup(bytes)
+        })
     }
 
     /// Decodes term `id` (the closure sees the term borrowed from a scratch buffer).
     pub fn with_term<R>(&self, id: Id, f: impl FnOnce(Option<DecodedTerm<'_>>) -> R) -> R {
-        let mut bytes = Vec::new();
-        if !self.dictionary.term_into(id, &mut bytes) {
-            return f(None);
-        }
-        f(decode_term(&bytes).ok())
+        scratch::with_bytes(|bytes| {
+            if !self.dictionary.term_into(id, bytes) {
+                return f(None);
+            }
+            f(decode_term(bytes).ok())
+        })
     }
 
     /// The owned RDF term of `id`.

@@ -18,8 +18,8 @@
 //!
 //! A query's constants are looked up each time it is prepared, and each binary search
 //! still touches a few cache lines spread over the whole dictionary: [`Dictionary::lookup_remembered`]
-//! remembers the last several thousand terms found in the sorted part (shared by clones, whose
-//! sorted parts are the same, so every version of a store shares it).
+//! answers from each thread's last few hundred terms found in the sorted part (named by a
+//! number clones share, so every version of a store shares them).
 //!
 //! A store that takes writes looks up mostly absent terms: [`Dictionary::prepare_for_writes`]
 //! builds a filter over the sorted part ([`crate::term_filter`]) that answers most of them
@@ -455,20 +455,10 @@ impl Dictionary {
             }
         }
         let bucket = low.checked_sub(1)?;
-        let mut reader = BucketReader::new(&self.data, self.buckets[bucket]);
-        let mut current = Vec::with_capacity(term.len() + 16);
-        let first = bucket as u64 * BUCKET as u64;
-        for id in first..(first + BUCKET as u64).min(self.len) {
-            if !reader.next_into(&mut current) {
-                return None;
-            }
-            match current.as_slice().cmp(term) {
-                std::cmp::Ordering::Equal => return self.global(id),
-                std::cmp::Ordering::Greater => return None,
-                std::cmp::Ordering::Less => {}
-            }
+        match self.place_in_bucket(bucket, term) {
+            (id, true) => self.global(id),
+            (_, false) => None,
         }
-        None
     }
 
     /// The number of terms of the sorted part whose encoding is below `term`: the base id
@@ -489,16 +479,46 @@ impl Dictionary {
         let Some(bucket) = low.checked_sub(1) else {
             return 0;
         };
+        self.place_in_bucket(bucket, term).0
+    }
+
+    /// Where `term` falls in bucket `bucket` of the sorted part: the id of the bucket's
+    /// first string not below `term` (the bucket's end when every string is below), and
+    /// whether that string is `term`. A string that does not decode ends the scan there, as
+    /// not equal.
+    ///
+    /// The strings are compared as they are stored, never rebuilt: each is its
+    /// predecessor's first `shared` bytes and a suffix, and the scan keeps `matched`, the
+    /// bytes the predecessor (below `term`) shares with `term`. A string that keeps more
+    /// than `matched` of its predecessor repeats the byte where that one fell below `term`,
+    /// so it is below too; any other starts with `term`'s first `shared` bytes, so only its
+    /// suffix is compared, with the rest of `term`. A lookup of a query's constant scans a
+    /// bucket this way without copying each string into a buffer and comparing it whole.
+    fn place_in_bucket(&self, bucket: usize, term: &[u8]) -> (u64, bool) {
         let mut reader = BucketReader::new(&self.data, self.buckets[bucket]);
-        let mut current = Vec::with_capacity(term.len() + 16);
         let first = bucket as u64 * BUCKET as u64;
         let end = (first + BUCKET as u64).min(self.len);
+        let mut matched = 0;
+        let mut previous_len = 0;
         for id in first..end {
-            if !reader.next_into(&mut current) || current.as_slice() >= term {
-                return id;
+            let Some((shared, suffix)) = reader.next_entry(previous_len) else {
+                return (id, false);
+            };
+            previous_len = shared + suffix.len();
+            if shared > matched {
+                continue;
+            }
+            let rest = &term[shared..];
+            let common = common_prefix(suffix, rest);
+            matched = shared + common;
+            match (suffix.get(common), rest.get(common)) {
+                (None, None) => return (id, true),
+                (Some(_), None) => return (id, false),
+                (Some(stored), Some(wanted)) if stored > wanted => return (id, false),
+                _ => {}
             }
         }
-        end
+        (end, false)
     }
 
     /// Every term in id order: `f(id, encoded_term)` (a share's own terms).
@@ -657,28 +677,31 @@ impl<'a> BucketReader<'a> {
 
     /// Replaces `current` (the previous string of the bucket) by the next one.
     fn next_into(&mut self, current: &mut Vec<u8>) -> bool {
-        let shared = if std::mem::replace(&mut self.first, false) {
-            0
-        } else {
-            match read_varint(self.data, &mut self.position) {
-                Some(shared) if shared as usize <= current.len() => shared as usize,
-                _ => return false,
-            }
-        };
-        let Some(length) = read_varint(self.data, &mut self.position) else {
-            return false;
-        };
-        let Some(suffix) = self
-            .position
-            .checked_add(length as usize)
-            .and_then(|end| self.data.get(self.position..end))
-        else {
+        let Some((shared, suffix)) = self.next_entry(current.len()) else {
             return false;
         };
         current.truncate(shared);
         current.extend_from_slice(suffix);
-        self.position += length as usize;
         true
+    }
+
+    /// The next string as stored: the bytes it shares with the previous one (of
+    /// `previous_len` bytes; 0 for the bucket's first) and its own suffix; `None` where
+    /// the data does not decode.
+    fn next_entry(&mut self, previous_len: usize) -> Option<(usize, &'a [u8])> {
+        let shared = if std::mem::replace(&mut self.first, false) {
+            0
+        } else {
+            match read_varint(self.data, &mut self.position)? {
+                shared if shared as usize <= previous_len => shared as usize,
+                _ => return None,
+            }
+        };
+        let length = usize::try_from(read_varint(self.data, &mut self.position)?).ok()?;
+        let end = self.position.checked_add(length)?;
+        let suffix = self.data.get(self.position..end)?;
+        self.position = end;
+        Some((shared, suffix))
     }
 }
 
@@ -793,7 +816,7 @@ mod tests {
             assert_eq!(second.lookup_remembered(b"b"), Some(0));
             assert_eq!(second.clone().lookup_remembered(b"b"), Some(0));
         }
-        // Remembered by another thread, found on this one.
+        // Found by another thread first, then by this one.
         let third = Dictionary::from_sorted(&[b"x".to_vec(), b"y".to_vec()]);
         std::thread::scope(|scope| {
             scope.spawn(|| assert_eq!(third.lookup_remembered(b"y"), Some(1)));
@@ -804,8 +827,8 @@ mod tests {
 
     #[test]
     fn remembered_lookups_agree_with_plain_ones_in_every_version() {
-        // More terms than are remembered, so that every shard fills and restarts.
-        let terms: Vec<Vec<u8>> = (0..2 * remembered::REMEMBERED + 1000)
+        // More terms than a thread's slots, so that terms take over each other's slots.
+        let terms: Vec<Vec<u8>> = (0..4 * remembered::LOCAL + 1000)
             .map(|i| format!("http://x/{i:06}").into_bytes())
             .collect();
         let old = Dictionary::from_sorted(&terms);
@@ -861,6 +884,38 @@ mod tests {
                 prop_assert_eq!(cursor.term(i as Id), Some(terms[i].as_slice()));
             }
             prop_assert_eq!(cursor.term(terms.len() as Id), None);
+        }
+
+        /// Terms over three letters share long prefixes, as IRIs do, so a bucket's scan
+        /// meets every case of front coding: strings that keep more of their predecessor
+        /// than it shares with the probe, less, and as much; prefixes of the probe and
+        /// strings the probe is a prefix of.
+        #[test]
+        fn bucket_scans_agree_with_a_sorted_vector_on_shared_prefixes(
+            mut terms in proptest::collection::vec(proptest::collection::vec(b'a'..=b'c', 0..8), 0..300),
+            probes in proptest::collection::vec(proptest::collection::vec(b'a'..=b'd', 0..9), 0..40),
+        ) {
+            terms.sort();
+            terms.dedup();
+            let dictionary = Dictionary::from_sorted(&terms);
+            // Each term, the term cut by one byte, and the term followed by each letter.
+            let near = terms.iter().flat_map(|term| {
+                let mut near = vec![term.clone(), term[..term.len().saturating_sub(1)].to_vec()];
+                near.extend((b'a'..=b'd').map(|letter| [term.as_slice(), &[letter]].concat()));
+                near
+            });
+            for probe in near.chain(probes) {
+                prop_assert_eq!(
+                    dictionary.lookup(&probe),
+                    terms.binary_search(&probe).ok().map(|i| i as Id),
+                    "lookup of {:?}", probe
+                );
+                prop_assert_eq!(
+                    dictionary.rank(&probe),
+                    terms.partition_point(|t| t < &probe) as u64,
+                    "rank of {:?}", probe
+                );
+            }
         }
     }
 }
