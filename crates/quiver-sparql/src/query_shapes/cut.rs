@@ -6,6 +6,8 @@
 //! `PREFIX` declaration's name. Anything it misreads only makes a shape whose check fails
 //! (the module doc of `query_shapes`).
 
+use std::fmt::Write;
+
 use super::SLOT;
 
 /// A text's shape and the IRIs cut out of it, in the order of their slots.
@@ -48,7 +50,7 @@ pub fn cut(text: &str) -> Option<Cut<'_>> {
     }
     let bytes = text.as_bytes();
     let mut shape = String::with_capacity(text.len() + 32);
-    let mut iris = Vec::new();
+    let mut iris = Vec::with_capacity(8);
     // The text copied into the shape so far ends here.
     let mut copied = 0;
     // The last two bytes before `i` that are no space (of the tokens read).
@@ -82,7 +84,8 @@ pub fn cut(text: &str) -> Option<Cut<'_>> {
                             shape.push_str(&text[copied..i]);
                             shape.push('<');
                             shape.push_str(SLOT);
-                            shape.push_str(&iris.len().to_string());
+                            // Written in place: a `to_string` per IRI allocated.
+                            let _ = write!(shape, "{}", iris.len());
                             shape.push('>');
                             iris.push(&text[i + 1..end]);
                             copied = end + 1;
