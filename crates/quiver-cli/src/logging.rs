@@ -11,10 +11,14 @@
 //! What is logged where (targets): `quiver::access` one line per request (INFO);
 //! `quiver::slow` the slow-query log (WARN, `--slow-query MS`), with the query's text;
 //! `quiver::query` every query's text (DEBUG). No token is ever logged.
+//!
+//! Events are gathered into few writes ([`crate::log_lines`]), each line within 50 ms.
 
 use anyhow::{anyhow, Result};
 use clap::{Args, ValueEnum};
 use tracing_subscriber::EnvFilter;
+
+use crate::log_lines::{LogGuard, LogLines};
 
 /// The log's format.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -45,8 +49,9 @@ fn parse_filter(text: &str) -> Result<String, String> {
 }
 
 impl LogArgs {
-    /// Installs the subscriber (once per process; later calls change nothing).
-    pub fn init(&self) -> Result<()> {
+    /// Installs the subscriber (once per process; later calls change nothing). Keep the
+    /// guard while the process logs: dropped, it writes out the last lines.
+    pub fn init(&self) -> Result<LogGuard> {
         let filter = match &self.log_level {
             Some(level) => EnvFilter::builder().parse(level)?,
             None => match std::env::var("RUST_LOG") {
@@ -56,8 +61,9 @@ impl LogArgs {
                 _ => EnvFilter::new("info"),
             },
         };
+        let (lines, guard) = LogLines::to_stderr();
         let builder = tracing_subscriber::fmt()
-            .with_writer(std::io::stderr)
+            .with_writer(lines)
             .with_env_filter(filter);
         match self.log_format {
             LogFormat::Text => builder.try_init().ok(),
@@ -69,7 +75,7 @@ impl LogArgs {
                 .try_init()
                 .ok(),
         };
-        Ok(())
+        Ok(guard)
     }
 
     /// The flags that give another process these settings.

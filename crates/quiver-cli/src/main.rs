@@ -29,6 +29,7 @@ mod load;
 mod load_cluster;
 mod local_cluster;
 mod location;
+mod log_lines;
 mod logging;
 mod memory;
 mod output;

@@ -159,7 +159,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
              quiver cluster): a server of one store always accepts queries"
         );
     }
-    args.log.init()?;
+    // Held to the end: the log's last lines are written when it is dropped.
+    let _log = args.log.init()?;
     crate::memory::return_freed_memory_promptly();
     let threads = crate::threads(args.threads);
     let mut config = Config::new(threads);

@@ -161,7 +161,7 @@ fn brackets(bytes: &[u8]) -> usize {
         .map(|run| {
             run.iter()
                 .map(|&b| u8::from(matches!(b, b'(' | b'{' | b'[' | b'<')))
-                .fold(0u8, |count, one| count + one) as usize
+                .sum::<u8>() as usize
         })
         .sum()
 }
