@@ -1,5 +1,5 @@
 //! The log's lines gathered into few writes: a server's access log writes a line per
-//! request, and writing each to stderr cost a system call on the request's thread (3.5 %
+//! request, and writing each to stderr cost a system call on the request's thread (3.5–5 %
 //! of a server's processor time under the LUBM mix over HTTP).
 //!
 //! Lines wait in one buffer and go out together, in one write of at most [`PIPE_BUF`]
