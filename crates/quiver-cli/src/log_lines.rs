@@ -25,34 +25,43 @@ const FLUSH_EVERY: Duration = Duration::from_millis(50);
 type Sink = Box<dyn Write + Send>;
 
 struct Shared {
-    pending: Mutex<Vec<u8>>,
-    sink: Mutex<Sink>,
+    /// The lines waiting and where they go, under one lock: lines that come while others
+    /// are written wait, so they go out in the order they came.
+    lines: Mutex<Lines>,
     stopped: Mutex<bool>,
     stop: Condvar,
 }
 
-impl Shared {
-    fn lock_pending(&self) -> MutexGuard<'_, Vec<u8>> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
-    }
+struct Lines {
+    pending: Vec<u8>,
+    sink: Sink,
+}
 
+impl Lines {
     /// Writes `bytes` out in one write (a failed write of a log line is dropped: there is
     /// nowhere left to report it).
-    fn write_out(&self, bytes: &[u8]) {
+    fn write_out(sink: &mut Sink, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
-        let mut sink = self.sink.lock().unwrap_or_else(|e| e.into_inner());
         let _ = sink.write_all(bytes);
         let _ = sink.flush();
     }
 
-    /// Writes out the lines waiting (under the lock, so that lines that come meanwhile
-    /// go out after them).
+    /// Writes out the lines waiting.
+    fn flush(&mut self) {
+        Self::write_out(&mut self.sink, &self.pending);
+        self.pending.clear();
+    }
+}
+
+impl Shared {
+    fn lock_lines(&self) -> MutexGuard<'_, Lines> {
+        self.lines.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn flush(&self) {
-        let mut pending = self.lock_pending();
-        self.write_out(&pending);
-        pending.clear();
+        self.lock_lines().flush();
     }
 }
 
@@ -75,8 +84,10 @@ impl LogLines {
 
     fn to(sink: Sink) -> (Self, LogGuard) {
         let shared = Arc::new(Shared {
-            pending: Mutex::new(Vec::with_capacity(PIPE_BUF)),
-            sink: Mutex::new(sink),
+            lines: Mutex::new(Lines {
+                pending: Vec::with_capacity(PIPE_BUF),
+                sink,
+            }),
             stopped: Mutex::new(false),
             stop: Condvar::new(),
         });
@@ -127,16 +138,14 @@ pub struct Line<'a>(&'a Shared);
 
 impl Write for Line<'_> {
     fn write(&mut self, line: &[u8]) -> std::io::Result<usize> {
-        let mut pending = self.0.lock_pending();
-        if pending.len() + line.len() > PIPE_BUF {
-            // The next lines wait while these go out, in the order they came.
-            self.0.write_out(&pending);
-            pending.clear();
+        let mut lines = self.0.lock_lines();
+        if lines.pending.len() + line.len() > PIPE_BUF {
+            lines.flush();
         }
         if line.len() >= PIPE_BUF {
-            self.0.write_out(line);
+            Lines::write_out(&mut lines.sink, line);
         } else {
-            pending.extend_from_slice(line);
+            lines.pending.extend_from_slice(line);
         }
         Ok(line.len())
     }
