@@ -782,13 +782,14 @@ impl Solutions<'_> {
         rows: std::ops::Range<usize>,
         mut f: impl FnMut(&[Option<oxrdf::TermRef<'_>>]),
     ) {
+        let dictionary = self.store.dictionary();
+        let terms = self.store.terms();
         let width = self.columns.len();
-        let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); width];
+        // Each column's cursor holds the encoding of its current term.
+        let mut cursors: Vec<_> = (0..width).map(|_| dictionary.cursor()).collect();
         // Triple terms have no form borrowed from their bytes: built once per new id.
         let mut triples: Vec<Option<Term>> = vec![None; width];
         let mut last: Vec<Option<quiver_model::Id>> = vec![None; width];
-        let dictionary = self.store.dictionary();
-        let mut cursors: Vec<_> = (0..width).map(|_| dictionary.cursor()).collect();
         // One allocation for all rows: the vector is recycled between rows (its borrows end
         // with each row, so it is emptied and re-typed to a fresh lifetime each time).
         let mut spare: Vec<Option<oxrdf::TermRef<'static>>> = Vec::with_capacity(width);
@@ -796,33 +797,28 @@ impl Solutions<'_> {
             for c in 0..width {
                 dictionary.prefetch_ahead(&self.table.columns[c][..self.table.rows], row);
                 let id = self.table.columns[c][row];
-                if last[c] != Some(id)
-                    && id != crate::table::UNBOUND
-                    && (id as u64) < self.store.terms()
-                {
-                    let buffer = &mut buffers[c];
-                    buffer.clear();
-                    if let Some(bytes) = cursors[c].term(id) {
-                        buffer.extend_from_slice(bytes);
-                    }
-                    triples[c] = (buffer.first() == Some(&quiver_model::term::TAG_TRIPLE))
-                        .then(|| quiver_model::decode_term(buffer).ok())
+                if last[c] != Some(id) && id != crate::table::UNBOUND && (id as u64) < terms {
+                    let cursor = &mut cursors[c];
+                    cursor.seek(id);
+                    let bytes = cursor.last();
+                    triples[c] = (bytes.first() == Some(&quiver_model::term::TAG_TRIPLE))
+                        .then(|| quiver_model::decode_term(bytes).ok())
                         .flatten()
                         .map(|triple| triple.to_term());
                 }
                 last[c] = Some(id);
             }
-            let mut terms: Vec<Option<oxrdf::TermRef<'_>>> =
+            let mut row_terms: Vec<Option<oxrdf::TermRef<'_>>> =
                 spare.into_iter().map(|_| None).collect();
-            terms.clear();
-            for (c, buffer) in buffers.iter().enumerate() {
+            row_terms.clear();
+            for (c, cursor) in cursors.iter().enumerate() {
                 let id = self.table.columns[c][row];
                 let term = if id == crate::table::UNBOUND {
                     None
-                } else if (id as u64) < self.store.terms() {
+                } else if (id as u64) < terms {
                     match &triples[c] {
                         Some(triple) => Some(triple.as_ref()),
-                        None => quiver_model::decode_term(buffer)
+                        None => quiver_model::decode_term(cursor.last())
                             .ok()
                             .and_then(|t| t.as_term_ref()),
                     }
@@ -831,11 +827,11 @@ impl Solutions<'_> {
                         .get((crate::table::UNBOUND - 1 - id) as usize)
                         .map(Term::as_ref)
                 };
-                terms.push(term);
+                row_terms.push(term);
             }
-            f(&terms);
-            terms.clear();
-            spare = terms.into_iter().map(|_| None).collect();
+            f(&row_terms);
+            row_terms.clear();
+            spare = row_terms.into_iter().map(|_| None).collect();
         }
     }
 
