@@ -105,43 +105,71 @@ pub fn pred_var(pred: Pred) -> Option<VarId> {
 }
 
 /// The variables of a query: user variables first, then hidden ones (blank nodes, splits).
+///
+/// A query has a handful of variables, found by a scan of their names; an index is built
+/// only past [`SCANNED`] of them. Every light query builds its variables anew, and a map
+/// beside the names was a second copy of each name and a table to allocate and free.
 #[derive(Debug, Clone, Default)]
 pub struct Vars {
     names: Vec<String>,
     hidden: Vec<bool>,
+    /// Every name's id once there are more than [`SCANNED`] names; empty before.
     index: FxHashMap<String, VarId>,
 }
+
+/// Names found by a scan, at most.
+const SCANNED: usize = 32;
 
 impl Vars {
     /// The id of a user variable, created on first use.
     pub fn var(&mut self, variable: &Variable) -> VarId {
-        self.named(variable.as_str(), false)
+        match self.find(variable.as_str()) {
+            Some(id) => id,
+            None => self.add(variable.as_str().to_owned(), false),
+        }
     }
 
-    fn named(&mut self, name: &str, hidden: bool) -> VarId {
-        if let Some(&id) = self.index.get(name) {
-            return id;
+    fn find(&self, name: &str) -> Option<VarId> {
+        match self.names.len() <= SCANNED {
+            true => self.names.iter().position(|known| known == name),
+            false => self.index.get(name).copied(),
         }
+    }
+
+    /// Adds `name`, which is not known yet.
+    fn add(&mut self, name: String, hidden: bool) -> VarId {
         let id = self.names.len();
-        self.names.push(name.to_owned());
+        self.names.push(name);
         self.hidden.push(hidden);
-        self.index.insert(name.to_owned(), id);
+        match self.names.len().cmp(&(SCANNED + 1)) {
+            std::cmp::Ordering::Less => {}
+            std::cmp::Ordering::Equal => {
+                self.index = (self.names.iter().cloned()).zip(0..).collect();
+            }
+            std::cmp::Ordering::Greater => {
+                self.index.insert(self.names[id].clone(), id);
+            }
+        }
         id
     }
 
-    /// A fresh hidden variable.
+    /// A fresh hidden variable (its name, with a space, is no user variable's).
     pub fn fresh(&mut self) -> VarId {
         let name = format!(" hidden{}", self.names.len());
-        self.named(&name, true)
+        self.add(name, true)
     }
 
     /// The id of a blank node of a pattern (one hidden variable per label).
     pub fn blank(&mut self, label: &str) -> VarId {
-        self.named(&format!(" blank {label}"), true)
+        let name = format!(" blank {label}");
+        match self.find(&name) {
+            Some(id) => id,
+            None => self.add(name, true),
+        }
     }
 
     pub fn get(&self, variable: &Variable) -> Option<VarId> {
-        self.index.get(variable.as_str()).copied()
+        self.find(variable.as_str())
     }
 
     pub fn name(&self, var: VarId) -> &str {
@@ -282,6 +310,32 @@ pub(crate) fn closed_term(triple: &TriplePattern) -> Option<Term> {
 #[cfg(test)]
 mod tests {
     use spargebra::algebra::GraphPattern;
+
+    /// Names keep their ids, and are found again, below and past the count from which an
+    /// index finds them: user variables, blank nodes and fresh variables interleaved.
+    #[test]
+    fn variables_keep_their_ids_past_the_scanned_count() {
+        let mut vars = super::Vars::default();
+        let mut expected = Vec::new();
+        for i in 0..3 * super::SCANNED {
+            let variable = spargebra::term::Variable::new_unchecked(format!("v{i}"));
+            let id = vars.var(&variable);
+            let blank = vars.blank(&format!("b{}", i % 7));
+            let fresh = vars.fresh();
+            assert!(vars.is_hidden(blank) && vars.is_hidden(fresh) && !vars.is_hidden(id));
+            expected.push((variable, id, blank, format!("b{}", i % 7)));
+            for (variable, id, blank, label) in &expected {
+                assert_eq!(vars.var(variable), *id, "{variable}");
+                assert_eq!(vars.get(variable), Some(*id), "{variable}");
+                assert_eq!(vars.blank(label), *blank, "{label}");
+                assert_eq!(vars.name(*id), variable.as_str());
+            }
+            assert_ne!(fresh, blank);
+        }
+        let absent = spargebra::term::Variable::new_unchecked("absent");
+        assert_eq!(vars.get(&absent), None);
+        assert!(vars.len() > super::SCANNED);
+    }
 
     #[test]
     fn patterns_are_written_as_spargebra_writes_them() {
