@@ -11,16 +11,19 @@ use spargebra::algebra::{
 use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::Query;
 
-use super::SLOT;
+use super::{plain_iri, SLOT};
 use crate::operands::for_each_operand_mut;
 
 /// `parsed` with `iris[K]` in slot `K`; `None` if one of `iris` is no IRI the parser takes.
 pub(super) fn fill(parsed: &Query, iris: &[&str]) -> Option<Query> {
-    // Checked as the parser checks an IRI, without a copy: each slot's IRI is copied once,
-    // into its place.
+    // Checked as the parser checks an IRI (or by the quick check of a plain form that the
+    // parser takes), without a copy: each slot's IRI is copied once, into its place.
     let iris = iris
         .iter()
-        .map(|iri| NamedNodeRef::new(iri).ok())
+        .map(|iri| match plain_iri::is_plain(iri) {
+            true => Some(NamedNodeRef::new_unchecked(iri)),
+            false => NamedNodeRef::new(iri).ok(),
+        })
         .collect::<Option<Vec<_>>>()?;
     let mut query = parsed.clone();
     let filler = Filler {
