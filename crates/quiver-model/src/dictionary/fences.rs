@@ -36,11 +36,14 @@ pub(super) struct Fences {
     /// The heads of buckets `0, step, 2·step, …`, each cut to its first `FENCE_BYTES`,
     /// one after the other.
     bytes: Vec<u8>,
-    /// Where each fence ends in `bytes` (fence `i` spans `ends[i-1]..ends[i]`).
-    ends: Vec<usize>,
-    /// Whether each fence is a head cut short.
-    cut: Vec<bool>,
+    /// Per fence, where it ends in `bytes` (fence `i` spans from fence `i-1`'s end), and
+    /// in the top bit [`CUT`] whether it is a head cut short: one load per probe, not two
+    /// (the deep probes of a search read these from the last-level cache).
+    bounds: Vec<u32>,
 }
+
+/// The bit of a bound that marks a fence cut short.
+const CUT: u32 = 1 << 31;
 
 impl Fences {
     /// At most `max` fences of `dictionary`'s sorted part, each at most `keep` bytes
@@ -56,8 +59,7 @@ impl Fences {
         let mut fences = Self {
             step,
             bytes: Vec::new(),
-            ends: Vec::with_capacity(count),
-            cut: Vec::with_capacity(count),
+            bounds: Vec::with_capacity(count),
         };
         for bucket in (0..buckets).step_by(step) {
             let Some(head) = dictionary.head(bucket) else {
@@ -65,19 +67,53 @@ impl Fences {
             };
             let kept = &head[..head.len().min(keep)];
             fences.bytes.extend_from_slice(kept);
-            fences.ends.push(fences.bytes.len());
-            fences.cut.push(kept.len() < head.len());
+            // At most MAX_FENCES × FENCE_BYTES (8 MiB) in all, far below the cut bit.
+            let end = u32::try_from(fences.bytes.len())
+                .ok()
+                .filter(|&end| end < CUT);
+            let Some(end) = end else {
+                return Self::default();
+            };
+            let cut = if kept.len() < head.len() { CUT } else { 0 };
+            fences.bounds.push(end | cut);
         }
         fences.bytes.shrink_to_fit();
         fences
     }
 
-    fn fence(&self, i: usize) -> &[u8] {
+    /// Fence `i`'s bytes, and whether it is a head cut short.
+    fn fence(&self, i: usize) -> (&[u8], bool) {
         let start = match i {
             0 => 0,
-            _ => self.ends[i - 1],
+            _ => (self.bounds[i - 1] & !CUT) as usize,
         };
-        &self.bytes[start..self.ends[i]]
+        let bound = self.bounds[i];
+        (
+            &self.bytes[start..(bound & !CUT) as usize],
+            bound & CUT != 0,
+        )
+    }
+
+    /// Hints the CPU to fetch what the next two levels of the search over `low..high`
+    /// read, whichever way this level goes: the next probes' bytes (their bounds were
+    /// fetched a level ago) and the bounds of the probes after them. Their loads then
+    /// overlap this level's comparison instead of following it.
+    #[inline]
+    fn prefetch_ahead(&self, low: usize, mid: usize, high: usize) {
+        for (low, high) in [(low, mid), (mid + 1, high)] {
+            if low >= high {
+                continue;
+            }
+            let next = (low + high) / 2;
+            let start = match next {
+                0 => 0,
+                _ => (self.bounds[next - 1] & !CUT) as usize,
+            };
+            crate::prefetch::prefetch_read(self.bytes.as_ptr().wrapping_add(start));
+            let bounds = self.bounds.as_ptr();
+            crate::prefetch::prefetch_read(bounds.wrapping_add((low + next) / 2));
+            crate::prefetch::prefetch_read(bounds.wrapping_add((next + 1 + high) / 2));
+        }
     }
 
     /// The range of buckets `low..high` of `dictionary` where the first head past `term`
@@ -100,13 +136,14 @@ impl Fences {
             Ordering::Greater => true,
         };
         // The first fence past `term`.
-        let (mut low, mut high) = (0usize, self.ends.len());
+        let (mut low, mut high) = (0usize, self.bounds.len());
         while low < high {
             let mid = (low + high) / 2;
-            let fence = self.fence(mid);
+            self.prefetch_ahead(low, mid, high);
+            let (fence, cut) = self.fence(mid);
             // A cut fence orders its head as it orders `term`, unless `term` starts with
             // all of it: a head that goes on may be above or below `term`.
-            let is_past = match self.cut[mid] && term.starts_with(fence) {
+            let is_past = match cut && term.starts_with(fence) {
                 false => past(fence.cmp(term)),
                 true => dictionary
                     .head(mid * self.step)
@@ -154,8 +191,9 @@ mod tests {
             .flat_map(|max| [4, 21, 23, FENCE_BYTES].map(|keep| (max, keep)))
         {
             let fences = Fences::build(&dictionary, max, keep);
-            assert!(fences.ends.len() <= max, "{max}");
-            assert_eq!(fences.cut.iter().any(|&c| c), keep < 26, "{keep}");
+            assert!(fences.bounds.len() <= max, "{max}");
+            let cut = (0..fences.bounds.len()).any(|i| fences.fence(i).1);
+            assert_eq!(cut, keep < 26, "{keep}");
             // Whole terms, and prefixes of them (below every term they start).
             let probes = (0..15_010u32).step_by(5).flat_map(|probe| {
                 let term = format!("http://example.org/{probe:07}").into_bytes();
