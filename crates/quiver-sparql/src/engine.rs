@@ -264,12 +264,14 @@ fn prepare_parsed(
     });
     let partitions_known = elsewhere.as_ref();
     for _ in 0..4 {
-        let planning = Instant::now();
+        // Timed only where a cluster may ask for sizes (two clock reads of a light query's
+        // few microseconds otherwise).
+        let planning = partitions.map(|_| Instant::now());
         let ((prepared, misses), recorded) =
             record_foreign_degrees((&degrees, partitions_known), Guess::Average, || {
                 quiver_model::dictionary::record_misses(plan)
             });
-        let planning = planning.elapsed();
+        let planning = planning.map_or(Duration::ZERO, |started| started.elapsed());
         if !misses.is_empty() && dictionary.resolves() {
             let learnt = dictionary
                 .resolve_terms(misses)

@@ -339,7 +339,6 @@ impl<'a> Compiler<'a> {
         graph: GraphRef,
         seeds: Option<Vec<VarId>>,
     ) -> Result<PlannedBgp, QueryError> {
-        let started = std::time::Instant::now();
         let bgp = resolve(patterns, self.store, &mut self.vars);
         let user_plan = self
             .user_plans
@@ -365,12 +364,10 @@ impl<'a> Compiler<'a> {
             graph,
             alone,
             seeded: None,
-            plan_micros: 0.0,
         };
         if let Some(seeds) = seeds {
             self.seed(&mut planned, seeds);
         }
-        planned.plan_micros += started.elapsed().as_secs_f64() * 1e6;
         Ok(planned)
     }
 
@@ -417,7 +414,6 @@ impl<'a> Compiler<'a> {
         if !planned.bgp.vars().iter().any(|v| seeds.contains(v)) {
             return;
         }
-        let started = std::time::Instant::now();
         let index = self.graph_index(planned.graph);
         let steps = plan_over(
             &planned.bgp,
@@ -427,7 +423,6 @@ impl<'a> Compiler<'a> {
             1000.0,
         );
         planned.seeded = Some((seeds, steps));
-        planned.plan_micros += started.elapsed().as_secs_f64() * 1e6;
     }
 
     fn path_term(&mut self, term: &TermPattern) -> Result<PathTerm, QueryError> {

@@ -70,7 +70,6 @@ impl Evaluator<'_> {
             graph: planned.graph,
             alone: planned.alone.clone(),
             seeded: Some((vec![key], steps)),
-            plan_micros: 0.0,
         };
         // The rows the rounds may build: four times what the pattern's own plan is
         // estimated to build (estimates may be low), or 64 per group asked.

@@ -15,6 +15,4 @@ pub struct PlannedBgp {
     /// The plan when it runs seeded with the rows of the left side of a join, whose
     /// certainly-bound variables are `seed_vars`.
     pub seeded: Option<(Vec<VarId>, Vec<Step>)>,
-    /// Planning time, for reports.
-    pub plan_micros: f64,
 }

@@ -189,7 +189,6 @@ impl Evaluator<'_> {
                 graph: planned.graph,
                 alone,
                 seeded: None,
-                plan_micros: 0.0,
             })
         };
         Some((operator(keyed), operator(valued)))
