@@ -19,8 +19,6 @@
 //! block with oxttl again, so error messages, their locations and lenient recovery stay
 //! exactly oxttl's.
 
-mod plain_iri;
-
 use memchr::{memchr, memchr2};
 use oxrdfio::RdfParser;
 use quiver_model::term::{TAG_BLANK, TAG_IRI, TAG_LANG, TAG_SIMPLE, TAG_TYPED};
@@ -294,7 +292,7 @@ fn valid(bytes: &[u8], kind: Kind) -> bool {
     match kind {
         Kind::Valid => true,
         Kind::Iri => {
-            plain_iri::is_plain_iri(&bytes[1..])
+            quiver_model::plain_iri::is_plain_iri(&bytes[1..])
                 || text(&bytes[1..]).is_some_and(|iri| oxiri::Iri::parse(iri).is_ok())
         }
         Kind::Lang(length) => text(&bytes[1..1 + length])

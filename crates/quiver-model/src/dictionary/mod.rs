@@ -702,7 +702,7 @@ impl<'a> BucketReader<'a> {
     /// The entries in between are not written out: their shares and suffixes are read,
     /// then the last string is put together from the back, each byte copied once, from
     /// the suffix that last set it (or from `current`'s own prefix). Decoding a random id
-    /// walks half a bucket on average, and copying every suffix on the way cost a fifth
+    /// walks half a bucket on average, and copying every suffix on the way cost a quarter
     /// of the emulator's result decoding (LUBM-100).
     fn advance(&mut self, steps: usize, current: &mut Vec<u8>) -> bool {
         debug_assert!(steps <= BUCKET);

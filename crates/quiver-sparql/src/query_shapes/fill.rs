@@ -11,7 +11,9 @@ use spargebra::algebra::{
 use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::Query;
 
-use super::{plain_iri, SLOT};
+use quiver_model::plain_iri::is_plain_iri;
+
+use super::SLOT;
 use crate::operands::for_each_operand_mut;
 
 /// `parsed` with `iris[K]` in slot `K`; `None` if one of `iris` is no IRI the parser takes.
@@ -20,7 +22,7 @@ pub(super) fn fill(parsed: &Query, iris: &[&str]) -> Option<Query> {
     // parser takes), without a copy: each slot's IRI is copied once, into its place.
     let iris = iris
         .iter()
-        .map(|iri| match plain_iri::is_plain(iri) {
+        .map(|iri| match is_plain_iri(iri.as_bytes()) {
             true => Some(NamedNodeRef::new_unchecked(iri)),
             false => NamedNodeRef::new(iri).ok(),
         })

@@ -25,12 +25,11 @@
 //! from then on). A query of a kept shape differs from the checked one only inside
 //! its IRIs' brackets, which the parser takes whole as an IRI wherever the shape has one;
 //! each is checked as the parser checks it (`NamedNode::new`, or first a quick check of
-//! the plain form most IRIs have, a part of the same grammar: [`plain_iri`]), and one that
+//! the plain form most IRIs have, a part of the same grammar: `quiver_model::plain_iri`), and one that
 //! fails sends the query to the parser, for its error message.
 
 mod cut;
 mod fill;
-mod plain_iri;
 
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock, RwLock};
