@@ -144,7 +144,7 @@ impl Vars {
         match self.names.len().cmp(&(SCANNED + 1)) {
             std::cmp::Ordering::Less => {}
             std::cmp::Ordering::Equal => {
-                self.index = (self.names.iter().cloned()).zip(0..).collect();
+                self.index = self.names.iter().cloned().zip(0..).collect();
             }
             std::cmp::Ordering::Greater => {
                 self.index.insert(self.names[id].clone(), id);

@@ -54,10 +54,8 @@ impl SortedRun {
         let bucket = *self.buckets.get((rank / BUCKET as u64) as usize)?;
         let mut reader = BucketReader::new(&self.data, bucket);
         let mut out = Vec::new();
-        for _ in 0..=(rank % BUCKET as u64) {
-            if !reader.next_into(&mut out) {
-                return None;
-            }
+        if !reader.advance((rank % BUCKET as u64) as usize + 1, &mut out) {
+            return None;
         }
         (rank < self.len).then_some(out)
     }
