@@ -405,6 +405,31 @@ fn signal(pid: u32, signal: &str) {
     assert!(sent.success(), "kill {signal} {pid}");
 }
 
+/// Waits until every thread of process `pid` is stopped. A stop signal is sent to one
+/// thread, which stops the others only once it is scheduled; on a loaded machine the
+/// others go on meanwhile, and may still answer a request sent after `kill` returned.
+fn await_stopped(pid: u32) {
+    let started = std::time::Instant::now();
+    loop {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+        let running = tasks.filter_map(Result::ok).any(|task| {
+            std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+                // The state is the field after the command name, which ends at the last ')'.
+                let state = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+                !state.starts_with('T') && !state.starts_with('t')
+            })
+        });
+        if !running {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "process {pid} did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// A process of the cluster stopped (SIGSTOP: its connections stay open and its kernel
 /// answers keepalive probes): the next query that needs it fails within 2 s with 503 and a
 /// message that names the silent process, where it waited for its deadline before;
@@ -423,6 +448,7 @@ fn a_stopped_process_is_found_by_its_silence_and_answers_once_continued() {
     let heavy = rows(&cluster, &q1);
     let process_1 = cluster.children()[0];
     signal(process_1, "-STOP");
+    await_stopped(process_1);
     let stopped = std::time::Instant::now();
     let reply = cluster.query(&q4, TSV);
     let failed = stopped.elapsed();
