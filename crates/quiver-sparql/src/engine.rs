@@ -770,9 +770,9 @@ impl Solutions<'_> {
         }
     }
 
-    /// Visits every row as borrowed terms, in order, without allocating per term: ids are
-    /// decoded into one reusable buffer per column, and a column whose id repeats from the
-    /// previous row is not decoded again. This is what serializers and benchmarks use.
+    /// Visits every row as borrowed terms, in order, without allocating per term: a block
+    /// of rows at a time, each column's distinct ids decoded once, in ascending order
+    /// ([`crate::row_terms`]). This is what the Python package's columns and benchmarks use.
     pub fn for_each_row(&self, f: impl FnMut(&[Option<oxrdf::TermRef<'_>>])) {
         self.for_each_row_in(0..self.table.rows, f);
     }
@@ -782,59 +782,18 @@ impl Solutions<'_> {
     pub fn for_each_row_in(
         &self,
         rows: std::ops::Range<usize>,
-        mut f: impl FnMut(&[Option<oxrdf::TermRef<'_>>]),
+        f: impl FnMut(&[Option<oxrdf::TermRef<'_>>]),
     ) {
-        let dictionary = self.store.dictionary();
-        let terms = self.store.terms();
-        let width = self.columns.len();
-        // Each column's cursor holds the encoding of its current term.
-        let mut cursors: Vec<_> = (0..width).map(|_| dictionary.cursor()).collect();
-        // Triple terms have no form borrowed from their bytes: built once per new id.
-        let mut triples: Vec<Option<Term>> = vec![None; width];
-        let mut last: Vec<Option<quiver_model::Id>> = vec![None; width];
-        // One allocation for all rows: the vector is recycled between rows (its borrows end
-        // with each row, so it is emptied and re-typed to a fresh lifetime each time).
-        let mut spare: Vec<Option<oxrdf::TermRef<'static>>> = Vec::with_capacity(width);
-        for row in rows.start..rows.end.min(self.table.rows) {
-            for c in 0..width {
-                dictionary.prefetch_ahead(&self.table.columns[c][..self.table.rows], row);
-                let id = self.table.columns[c][row];
-                if last[c] != Some(id) && id != crate::table::UNBOUND && (id as u64) < terms {
-                    let cursor = &mut cursors[c];
-                    cursor.seek(id);
-                    let bytes = cursor.last();
-                    triples[c] = (bytes.first() == Some(&quiver_model::term::TAG_TRIPLE))
-                        .then(|| quiver_model::decode_term(bytes).ok())
-                        .flatten()
-                        .map(|triple| triple.to_term());
-                }
-                last[c] = Some(id);
-            }
-            let mut row_terms: Vec<Option<oxrdf::TermRef<'_>>> =
-                spare.into_iter().map(|_| None).collect();
-            row_terms.clear();
-            for (c, cursor) in cursors.iter().enumerate() {
-                let id = self.table.columns[c][row];
-                let term = if id == crate::table::UNBOUND {
-                    None
-                } else if (id as u64) < terms {
-                    match &triples[c] {
-                        Some(triple) => Some(triple.as_ref()),
-                        None => quiver_model::decode_term(cursor.last())
-                            .ok()
-                            .and_then(|t| t.as_term_ref()),
-                    }
-                } else {
-                    self.locals
-                        .get((crate::table::UNBOUND - 1 - id) as usize)
-                        .map(Term::as_ref)
-                };
-                row_terms.push(term);
-            }
-            f(&row_terms);
-            row_terms.clear();
-            spare = row_terms.into_iter().map(|_| None).collect();
-        }
+        let decoding = crate::row_terms::Decoding {
+            dictionary: self.store.dictionary(),
+            terms: self.store.terms(),
+            locals: &self.locals,
+            rows: self.table.rows,
+            columns: (0..self.columns.len())
+                .map(|c| &self.table.columns[c][..self.table.rows])
+                .collect(),
+        };
+        decoding.for_each_row_in(rows, f);
     }
 
     /// Visits the terms of one column over a range of rows, in order, through one

@@ -35,6 +35,7 @@ pub mod plan_file;
 pub mod planner;
 pub mod query_shapes;
 pub mod results;
+mod row_terms;
 pub mod select_star;
 pub mod service;
 pub mod size_free;

@@ -206,3 +206,43 @@ fn long_columns_match_the_reference() {
         }
     });
 }
+
+/// `Solutions::for_each_row_in` (rows decoded cell by cell when few, by blocks of distinct
+/// ids otherwise) against each row decoded alone (`Solutions::row`, a dictionary lookup
+/// per cell), over ranges that start and end inside blocks, past the end, and empty.
+#[test]
+fn rows_visited_by_ranges_match_rows_decoded_alone() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let objects: Vec<Term> = (0..300)
+        .map(|_| term().new_tree(&mut runner).unwrap().current())
+        .collect();
+    let store = support::load(&ntriples(&objects, 3_000));
+    for query in QUERIES {
+        let results = prepare(&store, query, &PrepareOptions::default())
+            .and_then(|prepared| prepared.execute(&store, &ExecOptions::default()))
+            .unwrap_or_else(|e| panic!("{query}: {e}"));
+        let QueryResults::Solutions(solutions) = &results else {
+            panic!("{query}: not solutions");
+        };
+        let n = solutions.len();
+        let ranges = [
+            0..n,
+            1..n,
+            5..40,
+            63..1_100,
+            1_000..2_500,
+            n.saturating_sub(5)..n + 10,
+            n + 3..n + 3,
+        ];
+        for range in ranges {
+            let mut visited: Vec<Vec<Option<Term>>> = Vec::new();
+            solutions.for_each_row_in(range.clone(), |row| {
+                visited.push(row.iter().map(|t| t.map(|t| t.into_owned())).collect());
+            });
+            let alone: Vec<Vec<Option<Term>>> = (range.start..range.end.min(n))
+                .map(|row| solutions.row(row))
+                .collect();
+            assert_eq!(visited, alone, "{query}, rows {range:?} of {n}");
+        }
+    }
+}
