@@ -771,7 +771,7 @@ impl Solutions<'_> {
     }
 
     /// Visits every row as borrowed terms, in order, without allocating per term: a block
-    /// of rows at a time, each column's distinct ids decoded once, in ascending order
+    /// of rows at a time, each column's distinct ids decoded once where they repeat
     /// ([`crate::row_terms`]). This is what the Python package's columns and benchmarks use.
     pub fn for_each_row(&self, f: impl FnMut(&[Option<oxrdf::TermRef<'_>>])) {
         self.for_each_row_in(0..self.table.rows, f);
