@@ -579,6 +579,17 @@ pub(crate) fn default_queries() -> Vec<(String, String)> {
     QuerySet::Lubm.queries()
 }
 
+/// The length of a term's main text (IRI, label, lexical form): what a consumer of the rows
+/// reads, summed so that decoding cannot be optimised away.
+pub(crate) fn term_length(term: &oxrdf::TermRef<'_>) -> usize {
+    match term {
+        oxrdf::TermRef::NamedNode(n) => n.as_str().len(),
+        oxrdf::TermRef::BlankNode(b) => b.as_str().len(),
+        oxrdf::TermRef::Literal(l) => l.value().len(),
+        oxrdf::TermRef::Triple(t) => t.to_string().len(),
+    }
+}
+
 /// Decodes every term of every row (full materialisation); returns the row count.
 pub(crate) fn materialise(results: &QueryResults<'_>) -> usize {
     match results {
@@ -586,15 +597,7 @@ pub(crate) fn materialise(results: &QueryResults<'_>) -> usize {
             // Every term's text is produced (borrowed, as a serializer consumes it); large
             // results are decoded in parallel chunks, as a server encoding them would.
             let term_bytes = |row: &[Option<oxrdf::TermRef<'_>>]| -> usize {
-                row.iter()
-                    .flatten()
-                    .map(|term| match term {
-                        oxrdf::TermRef::NamedNode(n) => n.as_str().len(),
-                        oxrdf::TermRef::BlankNode(b) => b.as_str().len(),
-                        oxrdf::TermRef::Literal(l) => l.value().len(),
-                        oxrdf::TermRef::Triple(t) => t.to_string().len(),
-                    })
-                    .sum()
+                row.iter().flatten().map(term_length).sum()
             };
             const CHUNK: usize = 8192;
             let bytes: usize = (0..solutions.len().div_ceil(CHUNK))

@@ -53,8 +53,13 @@ pub fn run(args: SerializeArgs) -> Result<()> {
     for _ in 0..args.runs.max(1) {
         let started = Instant::now();
         let mut text_bytes = 0usize;
-        solutions
-            .for_each_row(|row| text_bytes += row.iter().flatten().map(term_length).sum::<usize>());
+        solutions.for_each_row(|row| {
+            text_bytes += row
+                .iter()
+                .flatten()
+                .map(crate::bench_lubm::term_length)
+                .sum::<usize>()
+        });
         times.push(started.elapsed().as_secs_f64() * 1e9 / rows);
         std::hint::black_box(text_bytes);
     }
@@ -116,14 +121,4 @@ pub fn run(args: SerializeArgs) -> Result<()> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
-}
-
-/// The length of a term's main text: what a consumer of the rows reads.
-fn term_length(term: &oxrdf::TermRef<'_>) -> usize {
-    match term {
-        oxrdf::TermRef::NamedNode(n) => n.as_str().len(),
-        oxrdf::TermRef::BlankNode(b) => b.as_str().len(),
-        oxrdf::TermRef::Literal(l) => l.value().len(),
-        oxrdf::TermRef::Triple(t) => t.to_string().len(),
-    }
 }

@@ -186,16 +186,22 @@ proptest! {
     }
 }
 
+/// A store of `objects` terms drawn by a deterministic runner, laid out by [`ntriples`]
+/// with `distinct_subjects` more subjects.
+fn random_store(objects: usize, distinct_subjects: usize) -> Store {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let objects: Vec<Term> = (0..objects)
+        .map(|_| term().new_tree(&mut runner).unwrap().current())
+        .collect();
+    support::load(&ntriples(&objects, distinct_subjects))
+}
+
 /// A column of more distinct ids than the cache's trial (its caching switches off) beside
 /// columns that repeat, in results long enough to be written in chunks on several threads
 /// (on a pool of four, whatever the machine's cores).
 #[test]
 fn long_columns_match_the_reference() {
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let objects: Vec<Term> = (0..200)
-        .map(|_| term().new_tree(&mut runner).unwrap().current())
-        .collect();
-    let store = support::load(&ntriples(&objects, 90_000));
+    let store = random_store(200, 90_000);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(4)
         .build()
@@ -212,11 +218,7 @@ fn long_columns_match_the_reference() {
 /// per cell), over ranges that start and end inside blocks, past the end, and empty.
 #[test]
 fn rows_visited_by_ranges_match_rows_decoded_alone() {
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let objects: Vec<Term> = (0..300)
-        .map(|_| term().new_tree(&mut runner).unwrap().current())
-        .collect();
-    let store = support::load(&ntriples(&objects, 3_000));
+    let store = random_store(300, 3_000);
     for query in QUERIES {
         let results = prepare(&store, query, &PrepareOptions::default())
             .and_then(|prepared| prepared.execute(&store, &ExecOptions::default()))
