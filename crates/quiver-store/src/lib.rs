@@ -22,6 +22,7 @@ mod entailment_update;
 pub mod fold;
 pub mod graph;
 mod graph_update;
+mod layout;
 pub mod mutable;
 pub mod partition;
 pub mod partition_commit;
