@@ -1,13 +1,13 @@
 //! Merging encoded chunks into one dictionary and id triples.
 //!
 //! Every chunk's distinct terms are sorted on their own when it is sealed (chunks in
-//! parallel), then the sorted runs are merged: walking the merge assigns global ids in term
-//! order, builds the front-coded dictionary and, per chunk, the table from local to global
-//! ids. Chunks are then rewritten to global ids in parallel, straight into one array.
+//! parallel), then the sorted runs are merged, on every core: the merge assigns global ids
+//! in term order, builds the front-coded dictionary and, per chunk, the table from local to
+//! global ids. Chunks are then rewritten to global ids in parallel, straight into one array.
 //! An existing store joins as one more chunk, so adding data rebuilds a consistent store.
 
-use quiver_model::dictionary::{merge_runs, SortedRun};
-use quiver_model::{Dictionary, DictionaryBuilder, Id};
+use quiver_model::dictionary::{merge_into_dictionary, SortedRun};
+use quiver_model::{Dictionary, Id};
 use quiver_store::{EncodedGraphs, Store};
 use rayon::prelude::*;
 
@@ -45,29 +45,17 @@ pub(crate) fn merge(mut chunks: Vec<Chunk>) -> Result<(Dictionary, EncodedGraphs
     // Sealed chunks hold their terms sorted (sorted on the parser threads, in cache), so
     // one k-way merge of the chunks' runs assigns global ids in term order: sorting all
     // chunks' terms together compared terms scattered over every chunk, the slowest step
-    // of a load.
+    // of a load. The merge runs on every core, each thread over its own range of terms.
     chunks.par_iter_mut().for_each(Chunk::seal);
-    // Global ids by local id (a sealed chunk's local id is its term's rank), written in order.
-    let mut maps: Vec<Vec<Id>> = chunks
-        .iter()
-        .map(|c| Vec::with_capacity(c.term_count()))
-        .collect();
     // Each run is read once and given back behind the merge, as the dictionary grows.
     let mut runs: Vec<&mut SortedRun> = chunks
         .iter_mut()
         .map(|c| c.sorted_run().expect("sealed above"))
         .collect();
-    let mut builder = DictionaryBuilder::new();
-    let mut id: Id = 0;
-    merge_runs(&mut runs, |term, run, _| {
-        if let Some(term) = term {
-            id = quiver_model::term_id(builder.push(term)).map_err(|_| LoadError::TooManyTerms)?;
-        }
-        maps[run].push(id);
-        Ok(())
-    })?;
+    // Global ids by local id (a sealed chunk's local id is its term's rank).
+    let (dictionary, maps) =
+        merge_into_dictionary(&mut runs).map_err(|_| LoadError::TooManyTerms)?;
     drop(runs);
-    let dictionary = builder.finish();
     // The chunks' terms are in the dictionary now: only their statements are needed.
     chunks.iter_mut().for_each(Chunk::release_terms);
     quiver_model::memory::trim_heap();

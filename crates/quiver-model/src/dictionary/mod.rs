@@ -73,6 +73,7 @@ struct FilterSlot {
 const PARALLEL_LOOKUPS: usize = 8192;
 
 mod fences;
+mod parallel_merge;
 mod remembered;
 mod run;
 mod share;
@@ -81,6 +82,7 @@ mod writes;
 use fences::Fences;
 use remembered::Remembered;
 
+pub use parallel_merge::merge_into_dictionary;
 pub use run::{merge_runs, RunDrain, SortedRun};
 pub use share::{record_misses, term_owner, Resolver};
 
@@ -139,10 +141,17 @@ impl DictionaryBuilder {
     pub fn finish(mut self) -> Dictionary {
         self.data.shrink_to_fit();
         self.buckets.shrink_to_fit();
+        Dictionary::assembled(self.data.into(), self.buckets.into(), self.len)
+    }
+}
+
+impl Dictionary {
+    /// The dictionary of `len` terms front-coded in `data`, whose buckets start at `buckets`.
+    fn assembled(data: Column<u8>, buckets: Column<u64>, len: u64) -> Dictionary {
         Dictionary {
-            data: self.data.into(),
-            buckets: self.buckets.into(),
-            len: self.len,
+            data,
+            buckets,
+            len,
             appended: Appended::default(),
             remembered: Remembered::default(),
             filter: Arc::default(),
@@ -150,9 +159,7 @@ impl DictionaryBuilder {
             share: None,
         }
     }
-}
 
-impl Dictionary {
     /// A dictionary of `terms`, which must be sorted and distinct.
     pub fn from_sorted<T: AsRef<[u8]>>(terms: impl IntoIterator<Item = T>) -> Self {
         let mut builder = DictionaryBuilder::new();

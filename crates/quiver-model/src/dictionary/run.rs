@@ -13,10 +13,10 @@ use super::{BucketReader, DictionaryBuilder, BUCKET};
 /// Distinct terms in ascending order, front-coded; a term's rank is its index.
 #[derive(Debug, Default)]
 pub struct SortedRun {
-    data: Vec<u8>,
+    pub(super) data: Vec<u8>,
     /// Offset in `data` of each bucket.
-    buckets: Vec<u64>,
-    len: u64,
+    pub(super) buckets: Vec<u64>,
+    pub(super) len: u64,
 }
 
 /// Bytes read between two releases of their pages.
