@@ -31,8 +31,10 @@ const MIN_RANGE_TERMS: u64 = 1 << 16;
 /// Bucket heads sampled per range, to place the splitters.
 const SAMPLES_PER_RANGE: u64 = 32;
 
-/// Bytes read between two releases of their pages.
-const RELEASE_BYTES: usize = 1 << 20;
+/// Bytes read or copied between two releases of their pages. A range's stretch of a run is
+/// a fraction of the run, so this is finer than the serial merge's step; a stretch read to
+/// its end is released whole.
+const RELEASE_BYTES: usize = 256 << 10;
 
 /// Merges `runs` into one dictionary of their distinct terms, on the rayon pool's threads.
 /// Returns it with, per run, the id of each of its terms by rank. Each run is drained (see
@@ -307,6 +309,10 @@ struct PartReader<'a> {
 impl PartReader<'_> {
     fn next_term(&mut self) -> Option<&[u8]> {
         if self.rank >= self.end {
+            if self.released < self.data.len() {
+                crate::memory::release_pages(&mut self.data[self.released..]);
+                self.released = self.data.len();
+            }
             return None;
         }
         if self.position - self.released >= RELEASE_BYTES {
@@ -369,10 +375,21 @@ fn concatenate(pieces: Vec<DictionaryBuilder>, total: u64) -> Dictionary {
         rest = tail;
         offset += piece.data.len() as u64;
     }
+    // Each piece's pages go back as they are copied, so the pieces and the dictionary are
+    // never resident together (with long literals the dictionary is most of a store).
     pieces
         .into_par_iter()
         .zip(targets)
-        .for_each(|(piece, target)| target.copy_from_slice(&piece.data));
+        .for_each(|(mut piece, target)| {
+            for (from, to) in piece
+                .data
+                .chunks_mut(RELEASE_BYTES)
+                .zip(target.chunks_mut(RELEASE_BYTES))
+            {
+                to.copy_from_slice(from);
+                crate::memory::release_pages(from);
+            }
+        });
     debug_assert_eq!(buckets.len() as u64, total.div_ceil(BUCKET as u64));
     Dictionary::assembled(data.finish(), buckets.into(), total)
 }
