@@ -125,7 +125,8 @@ fn merge_in_ranges(
         .into_par_iter()
         .zip(starts)
         .map(|((piece, maps), (base, before))| {
-            // Lossless: `base` is below `total`, whose ids were checked above.
+            // Lossless where there are ids to shift: `base` is then below `total`, whose
+            // ids were checked above (a piece starting at `total` is empty).
             #[allow(clippy::unnecessary_cast)]
             let shift = base as Id;
             for ids in maps {

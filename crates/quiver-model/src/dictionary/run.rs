@@ -3,10 +3,11 @@
 //! prefix shared with the previous term and the rest) kept in plain vectors.
 //!
 //! A bulk load seals each parsed chunk into one run and merges the runs into the store's
-//! dictionary. The merge reads every run once, in order, through a [`RunDrain`] that gives
-//! the pages it has read back to the system, so the runs shrink while the dictionary grows
-//! and the two never peak together (with long literals, such as BSBM's reviews, they are
-//! each as large as the store's dictionary).
+//! dictionary (on every core, `parallel_merge.rs`; a cluster's owner merges what it is sent
+//! with [`merge_runs`]). A merge reads every run once, in order, giving the pages it has
+//! read back to the system ([`RunDrain`]), so the runs shrink while the dictionary grows and
+//! the two never peak together (with long literals, such as BSBM's reviews, they are each
+//! as large as the store's dictionary).
 
 use super::{BucketReader, DictionaryBuilder, BUCKET};
 
