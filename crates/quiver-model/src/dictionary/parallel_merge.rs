@@ -5,11 +5,11 @@
 //! merge was the last serial step of a load's compute: a tenth of LUBM-100's load on two
 //! cores, and at sixteen cores it would have set the pace of the whole load.
 //!
-//! Here the term space is cut into ranges by splitter terms sampled from the runs' bucket
-//! heads, and each range is merged on its own thread: every run is cut at every splitter
-//! (a binary search of its bucket heads, then one bucket's scan), so a term found in several
-//! runs falls in one range, and each range reads its disjoint stretch of each run's bytes,
-//! giving their pages back as it goes, as the serial merge did. A range front-codes its
+//! Here the term space is cut into ranges by splitter terms sampled from the runs, and each
+//! range is merged on its own thread: every run is cut at every splitter (a binary search
+//! of its bucket heads, then one bucket's scan), so a term found in several runs falls in
+//! one range, and each range reads its disjoint stretch of each run's bytes, giving their
+//! pages back as it goes, as the serial merge did. A range front-codes its
 //! distinct terms as if it started the dictionary. Once every range's count is known, a
 //! range whose first id is not at a bucket boundary is re-encoded with the right phase (a
 //! linear pass, no comparisons), and the ranges' bytes are copied side by side into the
@@ -28,7 +28,7 @@ const RANGES_PER_THREAD: usize = 4;
 /// The fewest run terms worth a range of their own.
 const MIN_RANGE_TERMS: u64 = 1 << 16;
 
-/// Bucket heads sampled per range, to place the splitters.
+/// Terms sampled per range, to place the splitters.
 const SAMPLES_PER_RANGE: u64 = 32;
 
 /// Bytes read or copied between two releases of their pages. A range's stretch of a run is
@@ -211,7 +211,11 @@ fn partition_point(len: usize, mut below: impl FnMut(usize) -> bool) -> usize {
 }
 
 /// At most `ranges - 1` distinct terms, ascending, cutting the runs' terms into about equal
-/// ranges: quantiles of bucket heads sampled from every run in proportion to its length.
+/// ranges: quantiles of terms sampled from every run in proportion to its length.
+/// Runs often look alike (a load's chunks of one generator, one university each, spread over
+/// the same stretches of the term space), so each run's samples are shifted by its own
+/// fraction of their spacing: the same positions in every run would pile the samples up
+/// at a few terms.
 fn splitters(runs: &[&mut SortedRun], ranges: usize) -> Vec<Vec<u8>> {
     let terms: u64 = runs.iter().map(|run| run.len).sum();
     if ranges <= 1 || terms == 0 {
@@ -219,10 +223,14 @@ fn splitters(runs: &[&mut SortedRun], ranges: usize) -> Vec<Vec<u8>> {
     }
     let wanted = SAMPLES_PER_RANGE * ranges as u64;
     let mut samples = Vec::new();
-    for run in runs {
-        let buckets = run.buckets.len() as u64;
-        let take = (wanted * run.len).div_ceil(terms).min(buckets);
-        samples.extend((0..take).map(|k| head(run, (k * buckets / take) as usize)));
+    for (i, run) in runs.iter().enumerate() {
+        let take = (wanted * run.len).div_ceil(terms);
+        // The golden ratio's fractional part, in 1/1024ths of the spacing.
+        let shift = (i as u64 * 633) % 1024;
+        samples.extend((0..take).filter_map(|k| {
+            let rank = (k * 1024 + shift) as u128 * run.len as u128 / (take as u128 * 1024);
+            run.term(rank as u64)
+        }));
     }
     samples.sort_unstable();
     let mut splitters: Vec<Vec<u8>> = (1..ranges)
@@ -469,6 +477,41 @@ mod tests {
                 assert_eq!(maps, expected_maps, "ids by rank, {ranges} ranges");
                 assert!(runs.iter().all(|run| run.data_bytes() == 0), "drained");
             }
+        }
+    }
+
+    #[test]
+    fn runs_alike_are_cut_into_ranges_of_about_equal_size() {
+        // 100 runs, each spread over the whole term space in the same way (as a generator's
+        // chunks are), three buckets each.
+        let mut runs: Vec<SortedRun> = (0..100)
+            .map(|u| {
+                let mut builder = DictionaryBuilder::new();
+                (0..40).for_each(|k| {
+                    builder.push(
+                        format!("http://www.Department{k:02}.University{u:03}.edu/").as_bytes(),
+                    );
+                });
+                builder.finish_run()
+            })
+            .collect();
+        let refs: Vec<&mut SortedRun> = runs.iter_mut().collect();
+        let splitters = splitters(&refs, 8);
+        assert_eq!(splitters.len(), 7);
+        let mut previous = vec![0u64; refs.len()];
+        for splitter in splitters.iter().map(Some).chain([None]) {
+            let below: u64 = refs
+                .iter()
+                .zip(&mut previous)
+                .map(|(run, previous)| {
+                    let rank = splitter.map_or(run.len(), |s| Cut::at(run, s).rank);
+                    rank - std::mem::replace(previous, rank)
+                })
+                .sum();
+            assert!(
+                (250..=750).contains(&below),
+                "a range of {below} terms of 4,000"
+            );
         }
     }
 
