@@ -18,6 +18,7 @@
 
 use rayon::prelude::*;
 
+use super::run::{merge_sources, RunReader, TermSource};
 use super::{BucketReader, Dictionary, DictionaryBuilder, SortedRun, BUCKET};
 use crate::column::ColumnBuffer;
 use crate::id::{term_id, Id, IdsExhausted};
@@ -88,14 +89,12 @@ fn merge_in_ranges(
             let (ids, rest) =
                 std::mem::take(&mut map).split_at_mut((end.rank - start.rank) as usize);
             map = rest;
-            input.parts.push(PartReader {
-                data: bytes,
-                position: 0,
-                released: 0,
-                rank: start.rank,
-                end: end.rank,
-                current: std::mem::take(&mut start.previous),
-            });
+            input.parts.push(PartReader::new(
+                bytes,
+                start.rank,
+                end.rank,
+                std::mem::take(&mut start.previous),
+            ));
             input.maps.push(ids);
             start = end;
         }
@@ -250,96 +249,60 @@ impl<'a> RangeInput<'a> {
     /// Merges the range's stretches into a dictionary piece of its own (ids from 0), and
     /// writes each term's id in the piece to its map. Gives the maps back.
     fn merge(mut self) -> Result<(DictionaryBuilder, Vec<&'a mut [Id]>), IdsExhausted> {
-        /// The smallest term not yet visited of one stretch; the heap's top is the least,
-        /// ties in run order.
-        #[derive(PartialEq, Eq)]
-        struct Head {
-            term: Vec<u8>,
-            part: usize,
-            index: usize,
-        }
-        impl Ord for Head {
-            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-                other
-                    .term
-                    .cmp(&self.term)
-                    .then_with(|| other.part.cmp(&self.part))
-            }
-        }
-        impl PartialOrd for Head {
-            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-                Some(self.cmp(other))
-            }
-        }
-        let mut heap = std::collections::BinaryHeap::with_capacity(self.parts.len());
-        for (part, reader) in self.parts.iter_mut().enumerate() {
-            if let Some(term) = reader.next_term() {
-                heap.push(Head {
-                    term: term.to_vec(),
-                    part,
-                    index: 0,
-                });
-            }
-        }
         let mut piece = DictionaryBuilder::new();
-        while let Some(mut head) = heap.peek_mut() {
-            if piece.len == 0 || head.term != piece.previous {
-                piece.push(&head.term);
+        let maps = &mut self.maps;
+        merge_sources(&mut self.parts, |term, part, rank| {
+            if let Some(term) = term {
+                piece.push(term);
             }
-            self.maps[head.part][head.index] = term_id(piece.len - 1)?;
-            match self.parts[head.part].next_term() {
-                Some(term) => {
-                    head.term.clear();
-                    head.term.extend_from_slice(term);
-                    head.index += 1;
-                }
-                None => {
-                    std::collections::binary_heap::PeekMut::pop(head);
-                }
-            }
-        }
+            maps[part][rank as usize] = term_id(piece.len - 1)?;
+            Ok(())
+        })?;
         Ok((piece, self.maps))
     }
 }
 
-/// A reading, in order, of the terms of ranks `rank..end` of one run from their bytes,
-/// giving back the pages read as it goes.
+/// A reading, in order, of the terms of ranks `reader.next..end` of one run from their
+/// bytes, giving back the pages read as it goes.
 struct PartReader<'a> {
     data: &'a mut [u8],
-    position: usize,
     released: usize,
-    /// The rank, in its run, of the next term; a multiple of [`BUCKET`] starts a bucket.
-    rank: u64,
+    /// Its rank in the run is the next term's (a multiple of [`BUCKET`] starts a bucket);
+    /// its term, the one before.
+    reader: RunReader,
     end: u64,
-    /// The term before the next one.
-    current: Vec<u8>,
 }
 
-impl PartReader<'_> {
+impl<'a> PartReader<'a> {
+    /// The terms of ranks `start..end`, whose bytes `data` holds; `previous` is the term of
+    /// rank `start - 1`, which the first may share a prefix with.
+    fn new(data: &'a mut [u8], start: u64, end: u64, previous: Vec<u8>) -> Self {
+        PartReader {
+            data,
+            released: 0,
+            reader: RunReader {
+                next: start,
+                position: 0,
+                current: previous,
+            },
+            end,
+        }
+    }
+}
+
+impl TermSource for PartReader<'_> {
     fn next_term(&mut self) -> Option<&[u8]> {
-        if self.rank >= self.end {
+        let position = self.reader.position;
+        if self.reader.next >= self.end {
             if self.released < self.data.len() {
                 crate::memory::release_pages(&mut self.data[self.released..]);
                 self.released = self.data.len();
             }
-            return None;
+        } else if position - self.released >= RELEASE_BYTES {
+            crate::memory::release_pages(&mut self.data[self.released..position]);
+            self.released = position;
         }
-        if self.position - self.released >= RELEASE_BYTES {
-            crate::memory::release_pages(&mut self.data[self.released..self.position]);
-            self.released = self.position;
-        }
-        let mut reader = BucketReader {
-            data: self.data,
-            position: self.position,
-            first: self.rank.is_multiple_of(BUCKET as u64),
-        };
-        if !reader.next_into(&mut self.current) {
-            self.rank = self.end;
-            return None;
-        }
-        self.position = reader.position;
-        self.rank += 1;
-        Some(&self.current)
+        self.reader.next_in(self.data, self.end)
     }
 }
 
@@ -354,14 +317,7 @@ fn reencode(mut piece: DictionaryBuilder, base: u64, before: Vec<u8>) -> Diction
         previous: before,
         len: base,
     };
-    let mut reader = PartReader {
-        data: &mut piece.data,
-        position: 0,
-        released: 0,
-        rank: 0,
-        end: count,
-        current: Vec::new(),
-    };
+    let mut reader = PartReader::new(&mut piece.data, 0, count, Vec::new());
     while let Some(term) = reader.next_term() {
         out.push(term);
     }

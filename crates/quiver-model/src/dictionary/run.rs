@@ -102,19 +102,40 @@ impl RunDrain<'_> {
     }
 }
 
+/// A reading of distinct terms in ascending order, one of the inputs of a k-way merge.
+pub(super) trait TermSource {
+    /// The next term, or `None` after the last.
+    fn next_term(&mut self) -> Option<&[u8]>;
+}
+
+impl TermSource for RunDrain<'_> {
+    fn next_term(&mut self) -> Option<&[u8]> {
+        RunDrain::next_term(self)
+    }
+}
+
 /// Visits every term of `runs` in ascending order, ties in run order, as `visit(term, run,
 /// rank)`, `term` given only at the first occurrence of each distinct term (`None` where
 /// an earlier run held it too): one k-way merge, each run drained as it is read (see
 /// [`SortedRun::drain`]). The first error `visit` returns stops the walk.
 pub fn merge_runs<E>(
     runs: &mut [&mut SortedRun],
+    visit: impl FnMut(Option<&[u8]>, usize, u64) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut drains: Vec<RunDrain<'_>> = runs.iter_mut().map(|run| run.drain()).collect();
+    merge_sources(&mut drains, visit)
+}
+
+/// [`merge_runs`] over any sources: `visit(term, source, rank)`.
+pub(super) fn merge_sources<E>(
+    sources: &mut [impl TermSource],
     mut visit: impl FnMut(Option<&[u8]>, usize, u64) -> Result<(), E>,
 ) -> Result<(), E> {
-    /// The smallest term not yet visited of one run; the heap's top is the least.
+    /// The smallest term not yet visited of one source; the heap's top is the least.
     #[derive(PartialEq, Eq)]
     struct Head {
         term: Vec<u8>,
-        run: usize,
+        source: usize,
         rank: u64,
     }
     impl Ord for Head {
@@ -122,7 +143,7 @@ pub fn merge_runs<E>(
             other
                 .term
                 .cmp(&self.term)
-                .then_with(|| other.run.cmp(&self.run))
+                .then_with(|| other.source.cmp(&self.source))
         }
     }
     impl PartialOrd for Head {
@@ -130,13 +151,12 @@ pub fn merge_runs<E>(
             Some(self.cmp(other))
         }
     }
-    let mut drains: Vec<RunDrain<'_>> = runs.iter_mut().map(|run| run.drain()).collect();
-    let mut heap = std::collections::BinaryHeap::with_capacity(drains.len());
-    for (run, drain) in drains.iter_mut().enumerate() {
-        if let Some(term) = drain.next_term() {
+    let mut heap = std::collections::BinaryHeap::with_capacity(sources.len());
+    for (source, reader) in sources.iter_mut().enumerate() {
+        if let Some(term) = reader.next_term() {
             heap.push(Head {
                 term: term.to_vec(),
-                run,
+                source,
                 rank: 0,
             });
         }
@@ -149,8 +169,12 @@ pub fn merge_runs<E>(
             last.clear();
             last.extend_from_slice(&head.term);
         }
-        visit((!repeated).then_some(&head.term[..]), head.run, head.rank)?;
-        match drains[head.run].next_term() {
+        visit(
+            (!repeated).then_some(&head.term[..]),
+            head.source,
+            head.rank,
+        )?;
+        match sources[head.source].next_term() {
             Some(term) => {
                 head.term.clear();
                 head.term.extend_from_slice(term);
@@ -166,24 +190,32 @@ pub fn merge_runs<E>(
 
 /// The state of a sequential reading: the next rank, where its bytes start, the last term.
 #[derive(Default)]
-struct RunReader {
-    next: u64,
-    position: usize,
-    current: Vec<u8>,
+pub(super) struct RunReader {
+    pub(super) next: u64,
+    pub(super) position: usize,
+    pub(super) current: Vec<u8>,
 }
 
 impl RunReader {
     fn next<'r>(&'r mut self, run: &SortedRun) -> Option<&'r [u8]> {
-        if self.next >= run.len {
+        self.next_in(&run.data, run.len)
+    }
+
+    /// The next term of front-coded `data`, whose buckets start at the multiples of
+    /// [`BUCKET`] among ranks; `None` at rank `end` (and after, or where `data` does not
+    /// decode). `data` may start anywhere before `position`, with `current` then the term
+    /// before the next one.
+    pub(super) fn next_in<'r>(&'r mut self, data: &[u8], end: u64) -> Option<&'r [u8]> {
+        if self.next >= end {
             return None;
         }
         let mut reader = BucketReader {
-            data: &run.data,
+            data,
             position: self.position,
             first: self.next.is_multiple_of(BUCKET as u64),
         };
         if !reader.next_into(&mut self.current) {
-            self.next = run.len;
+            self.next = end;
             return None;
         }
         self.position = reader.position;
