@@ -158,8 +158,14 @@ struct Cut {
 
 impl Cut {
     fn at(run: &SortedRun, splitter: &[u8]) -> Cut {
-        // The buckets whose head is below the splitter; it falls in the last of them.
-        let below = partition_point(run.buckets.len(), |b| &head(run, b)[..] < splitter);
+        // The buckets whose head is below the splitter; it falls in the last of them. Each
+        // head is decoded into the same buffer.
+        let mut head = Vec::new();
+        let below = partition_point(run.buckets.len(), |b| {
+            head.clear();
+            BucketReader::new(&run.data, run.buckets[b]).next_into(&mut head);
+            &head[..] < splitter
+        });
         let Some(bucket) = below.checked_sub(1) else {
             return Cut::default();
         };
@@ -186,13 +192,6 @@ impl Cut {
             previous,
         }
     }
-}
-
-/// The first term of bucket `bucket` of `run`, stored whole.
-fn head(run: &SortedRun, bucket: usize) -> Vec<u8> {
-    let mut term = Vec::new();
-    BucketReader::new(&run.data, run.buckets[bucket]).next_into(&mut term);
-    term
 }
 
 /// The first of `0..len` for which `below` is false (`below` holds on a prefix).

@@ -203,8 +203,8 @@ impl RunReader {
 
     /// The next term of front-coded `data`, whose buckets start at the multiples of
     /// [`BUCKET`] among ranks; `None` at rank `end` (and after, or where `data` does not
-    /// decode). `data` may start anywhere before `position`, with `current` then the term
-    /// before the next one.
+    /// decode). `position` counts from the start of `data`, which may begin inside a
+    /// bucket: `current` then holds the term before the next one.
     pub(super) fn next_in<'r>(&'r mut self, data: &[u8], end: u64) -> Option<&'r [u8]> {
         if self.next >= end {
             return None;
