@@ -246,7 +246,7 @@ pub fn load_quads(
 }
 
 fn finish(
-    mut chunks: Vec<chunk::Chunk>,
+    chunks: Vec<chunk::Chunk>,
     existing: Option<&Store>,
     mut report: LoadReport,
     sources: Vec<String>,
@@ -261,7 +261,6 @@ fn finish(
         partition: None,
     };
     if let Some(existing) = existing {
-        chunks.push(merge::store_as_chunk(existing)?);
         let previous = existing.info();
         info.statements += previous.statements;
         info.skipped += previous.skipped;
@@ -269,7 +268,7 @@ fn finish(
         all.append(&mut info.sources);
         info.sources = all;
     }
-    let (dictionary, graphs) = merge::merge(chunks)?;
+    let (dictionary, graphs) = merge::merge(chunks, existing)?;
     // Each phase returns what it freed, so the next one's peak starts from what is live.
     quiver_model::memory::trim_heap();
     let mut store = Store::build(dictionary, graphs, info.clone());

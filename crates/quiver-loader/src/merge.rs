@@ -4,78 +4,151 @@
 //! parallel), then the sorted runs are merged, on every core: the merge assigns global ids
 //! in term order, builds the front-coded dictionary and, per chunk, the table from local to
 //! global ids. Chunks are then rewritten to global ids in parallel, straight into one array.
-//! An existing store joins as one more chunk, so adding data rebuilds a consistent store.
+//!
+//! A load on top of an existing store rebuilds a consistent store from the old and the new.
+//! The store's dictionary is already a sorted run (a term's id is its rank), so it joins the
+//! merge as it is, with the few terms updates appended after it as a second run; its
+//! triples are read from its index by stretches of subjects on every core and rewritten to
+//! the new ids in the same array as the chunks'. Nothing of it is interned, sorted or held
+//! as statements, and the pages of a store mapped from its snapshot are given back once
+//! read, so that it is not resident beside the store being built.
 
 use quiver_model::dictionary::{merge_into_dictionary, SortedRun};
-use quiver_model::{Dictionary, Id};
+use quiver_model::{Dictionary, DictionaryBuilder, Id, PredId};
 use quiver_store::{EncodedGraphs, Store};
 use rayon::prelude::*;
 
 use crate::chunk::{Chunk, DEFAULT_GRAPH};
 use crate::LoadError;
 
-/// Turns an existing store back into a chunk (its terms and triples). Chunks number terms
-/// with `u32`, so a store of more terms (possible with wide ids) cannot be extended yet.
-pub(crate) fn store_as_chunk(store: &Store) -> Result<Chunk, LoadError> {
-    if store.terms() >= u64::from(DEFAULT_GRAPH) {
-        return Err(LoadError::TooManyTerms);
-    }
-    // Lossless: every id is below `store.terms()`, checked above.
-    #[allow(clippy::unnecessary_cast)]
-    let local = |id: Id| id as u32;
-    let mut chunk = Chunk::new();
-    store.dictionary().for_each(|_, term| {
-        chunk.intern(term);
-    });
-    let mut add_graph = |graph: &quiver_store::GraphIndex, name: u32| {
-        graph.for_each_triple(|s, p, o| {
-            let p = store.predicate_term(p);
-            chunk.quads.push([local(s), local(p), local(o), name]);
-        });
-    };
-    add_graph(store.graph(), DEFAULT_GRAPH);
-    for name in store.graph_names() {
-        add_graph(store.named_graph(name).expect("listed graph"), local(name));
-    }
-    chunk.seal();
-    Ok(chunk)
+/// Stretches of a store's subjects read per thread when its triples are rewritten.
+const STRETCHES_PER_THREAD: usize = 8;
+
+/// A store a load adds to, as the merge takes it in.
+struct Existing<'a> {
+    store: &'a Store,
+    /// The dictionary's sorted part (ids below `base`).
+    sorted: SortedRun,
+    base: u64,
+    /// The terms updates appended after the sorted part, sorted.
+    appended: SortedRun,
+    /// Rank in `appended` of appended term `i` (id `base + i`).
+    appended_ranks: Vec<u64>,
 }
 
-pub(crate) fn merge(mut chunks: Vec<Chunk>) -> Result<(Dictionary, EncodedGraphs), LoadError> {
+impl<'a> Existing<'a> {
+    fn new(store: &'a Store) -> Self {
+        let dictionary = store.dictionary();
+        let sorted = SortedRun::of_dictionary(dictionary);
+        let mut appended: Vec<(&[u8], usize)> = dictionary.appended().zip(0..).collect();
+        appended.sort_unstable();
+        let mut builder = DictionaryBuilder::new();
+        let mut appended_ranks = vec![0; appended.len()];
+        let mut previous: Option<&[u8]> = None;
+        for &(term, index) in &appended {
+            // Appended terms are distinct; should two be equal, they share a rank.
+            if previous != Some(term) {
+                builder.push(term);
+                previous = Some(term);
+            }
+            appended_ranks[index] = builder.len() - 1;
+        }
+        Existing {
+            store,
+            base: sorted.len(),
+            sorted,
+            appended: builder.finish_run(),
+            appended_ranks,
+        }
+    }
+}
+
+/// Where each id of an existing store goes in the merged dictionary.
+struct IdMap {
+    sorted: Vec<Id>,
+    appended: Vec<Id>,
+    base: u64,
+    appended_ranks: Vec<u64>,
+}
+
+impl IdMap {
+    #[inline]
+    fn get(&self, id: Id) -> Id {
+        let id = id as u64;
+        match id.checked_sub(self.base) {
+            None => self.sorted[id as usize],
+            Some(i) => self.appended[self.appended_ranks[i as usize] as usize],
+        }
+    }
+}
+
+/// Merges the chunks (and `existing`, the store they are added to) into one dictionary
+/// and their triples in its ids.
+pub(crate) fn merge(
+    mut chunks: Vec<Chunk>,
+    existing: Option<&Store>,
+) -> Result<(Dictionary, EncodedGraphs), LoadError> {
     // Sealed chunks hold their terms sorted (sorted on the parser threads, in cache), so
     // one k-way merge of the chunks' runs assigns global ids in term order: sorting all
     // chunks' terms together compared terms scattered over every chunk, the slowest step
     // of a load. The merge runs on every core, each thread over its own range of terms.
     chunks.par_iter_mut().for_each(Chunk::seal);
+    let mut existing = existing.map(Existing::new);
+    if let Some(existing) = &existing {
+        // Its terms are copied into runs now; its triples are read again below.
+        existing.store.release_mapped_pages();
+    }
     // Each run is read once and given back behind the merge, as the dictionary grows.
     let mut runs: Vec<&mut SortedRun> = chunks
         .iter_mut()
         .map(|c| c.sorted_run().expect("sealed above"))
         .collect();
+    if let Some(existing) = &mut existing {
+        runs.push(&mut existing.sorted);
+        runs.push(&mut existing.appended);
+    }
     // Global ids by local id (a sealed chunk's local id is its term's rank).
-    let (dictionary, maps) =
+    let (dictionary, mut maps) =
         merge_into_dictionary(&mut runs).map_err(|_| LoadError::TooManyTerms)?;
     drop(runs);
+    let existing = existing.map(|existing| {
+        let appended = maps.pop().expect("the appended terms' run was merged");
+        let sorted = maps.pop().expect("the sorted terms' run was merged");
+        let map = IdMap {
+            sorted,
+            appended,
+            base: existing.base,
+            appended_ranks: existing.appended_ranks,
+        };
+        (existing.store, map)
+    });
     // The chunks' terms are in the dictionary now: only their statements are needed.
     chunks.iter_mut().for_each(Chunk::release_terms);
     quiver_model::memory::trim_heap();
 
     // The default graph's triples go straight to their place in one array (each chunk's
-    // share counted first), so the id triples never exist twice; each chunk's statements
-    // are freed as soon as it is rewritten.
+    // and each stretch of the existing store's share counted first), so the id triples
+    // never exist twice; each chunk's statements are freed as soon as it is rewritten.
     let shares: Vec<usize> = chunks
         .par_iter()
         .map(|c| c.quads.iter().filter(|q| q[3] == DEFAULT_GRAPH).count())
         .collect();
-    let mut default_graph: Vec<[Id; 3]> = vec![[0; 3]; shares.iter().sum()];
-    let mut places = Vec::with_capacity(shares.len());
+    let stretches = existing.as_ref().map_or_else(Vec::new, |(store, _)| {
+        let parts = rayon::current_num_threads() * STRETCHES_PER_THREAD;
+        store.graph().subject_stretches(parts)
+    });
+    let stretch_shares: Vec<usize> = stretches.par_iter().map(|s| s.triples()).collect();
+    let total = shares.iter().chain(&stretch_shares).sum();
+    let mut default_graph: Vec<[Id; 3]> = vec![[0; 3]; total];
+    let mut places = Vec::with_capacity(shares.len() + stretch_shares.len());
     let mut rest = default_graph.as_mut_slice();
-    for &share in &shares {
+    for &share in shares.iter().chain(&stretch_shares) {
         let (place, tail) = rest.split_at_mut(share);
         places.push(place);
         rest = tail;
     }
-    let named_graphs: Vec<(Id, Vec<[Id; 3]>)> = chunks
+    let stretch_places = places.split_off(shares.len());
+    let mut named_graphs: Vec<(Id, Vec<[Id; 3]>)> = chunks
         .into_par_iter()
         .zip(maps.into_par_iter())
         .zip(places.into_par_iter())
@@ -107,6 +180,30 @@ pub(crate) fn merge(mut chunks: Vec<Chunk>) -> Result<(Dictionary, EncodedGraphs
             graphs
         })
         .collect();
+    if let Some((store, map)) = &existing {
+        let predicates: Vec<Id> = (0..store.predicate_count())
+            .map(|p| map.get(store.predicate_term(p as PredId)))
+            .collect();
+        let rewrite = |s: Id, p: PredId, o: Id| [map.get(s), predicates[p as usize], map.get(o)];
+        stretches
+            .par_iter()
+            .zip(stretch_places.into_par_iter())
+            .for_each(|(stretch, place)| {
+                let mut next = place.iter_mut();
+                stretch.for_each_triple(|s, p, o| {
+                    *next.next().expect("counted above") = rewrite(s, p, o);
+                });
+            });
+        let names: Vec<Id> = store.graph_names().collect();
+        named_graphs.par_extend(names.into_par_iter().filter_map(|name| {
+            let graph = store.named_graph(name).expect("a listed graph");
+            let mut triples = Vec::with_capacity(graph.triples() as usize);
+            graph.for_each_triple(|s, p, o| triples.push(rewrite(s, p, o)));
+            // A graph without triples is not kept, as a load of its triples would not.
+            (!triples.is_empty()).then(|| (map.get(name), triples))
+        }));
+        store.release_mapped_pages();
+    }
     let merged = EncodedGraphs {
         default_graph,
         named_graphs,

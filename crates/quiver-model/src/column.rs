@@ -101,6 +101,16 @@ impl<T: Pod> Column<T> {
         matches!(self.storage, Storage::Mapped { .. })
     }
 
+    /// Drops the resident pages of a column mapped from a file; reading it again maps the
+    /// same bytes anew from the file (the page cache, else the disk). For a pass that reads
+    /// a saved store once and must not keep it resident beside what it builds (a load on
+    /// top of it). Does nothing to values in memory.
+    pub fn release_mapped_pages(&self) {
+        if let Storage::Mapped { .. } = self.storage {
+            crate::memory::release_file_pages(self.as_bytes());
+        }
+    }
+
     /// Whether the values live in memory advised for huge pages.
     pub fn is_huge_pages(&self) -> bool {
         matches!(self.storage, Storage::HugePages(_))

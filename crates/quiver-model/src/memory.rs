@@ -45,6 +45,36 @@ pub fn release_pages<T: Pod>(values: &mut [T]) {
     let _ = values;
 }
 
+/// Drops the resident whole pages inside `bytes`, which must lie in a read-only mapping of
+/// a file that nobody writes (a snapshot's, see `Column::release_mapped_pages`): the next
+/// read maps the file's same bytes again. Does nothing where the system offers no way to
+/// do it.
+pub(crate) fn release_file_pages(bytes: &[u8]) {
+    #[cfg(target_os = "linux")]
+    {
+        let page = page_size();
+        let start = bytes.as_ptr() as usize;
+        let first = start.next_multiple_of(page);
+        let last = (start + bytes.len()) / page * page;
+        if last > first {
+            // SAFETY: `first..last` lies inside `bytes`, part of a read-only file mapping
+            // (the caller's contract, kept by `Column`'s only mapped constructor, over
+            // `Mmap`). MADV_DONTNEED on a file mapping drops page table entries only: the
+            // next read faults the file's bytes back, which snapshot files never change
+            // (a new generation is a new file), so no value behind any reference changes.
+            unsafe {
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_DONTNEED,
+                );
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = bytes;
+}
+
 /// Returns the allocator's free pages to the operating system (glibc's `malloc_trim`);
 /// nothing elsewhere. Costs a walk over the allocator's free lists: call it between the
 /// phases of a large build, not per operation.

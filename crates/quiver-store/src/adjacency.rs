@@ -37,6 +37,16 @@ pub struct Adjacency {
     pub(crate) rank: std::sync::OnceLock<Option<RankIndex>>,
 }
 
+/// Consecutive key vertices of an adjacency, for reading their records on one thread of
+/// several ([`Adjacency::stretches`]).
+#[derive(Debug, Clone)]
+pub(crate) enum Stretch {
+    /// Slots of the arrays (vertex `slot`, or `vertices[slot]` when sparse).
+    Slots(std::ops::Range<usize>),
+    /// Vertices, ascending, read through the patch.
+    Listed(Vec<Id>),
+}
+
 /// The record of one vertex.
 #[derive(Debug, Clone, Copy)]
 pub struct Record<'a> {
@@ -258,28 +268,76 @@ impl Adjacency {
     }
 
     /// Calls `f` with every vertex that has edges and its record, vertices ascending.
-    pub(crate) fn for_each_record(&self, mut f: impl FnMut(Id, Record<'_>)) {
-        let view = self.view();
-        if self.patch.is_none() {
-            let slots = self.offsets.len().saturating_sub(1);
-            for slot in 0..slots {
-                let vertex = match &self.vertices {
-                    None => slot as Id,
-                    Some(list) => list[slot],
-                };
-                let record = view.base_record(vertex);
-                if !record.is_empty() {
-                    f(vertex, record);
+    pub(crate) fn for_each_record(&self, f: impl FnMut(Id, Record<'_>)) {
+        let whole = match self.patch {
+            None => Stretch::Slots(0..self.offsets.len().saturating_sub(1)),
+            Some(_) => Stretch::Listed(self.vertices_with_records()),
+        };
+        self.for_each_record_in(&whole, f);
+    }
+
+    /// The key vertices cut into about `parts` stretches of consecutive ones, ascending:
+    /// slots of the arrays, or, once updates patched them, vertices that may have a record.
+    pub(crate) fn stretches(&self, parts: usize) -> Vec<Stretch> {
+        let parts = parts.max(1);
+        match self.patch {
+            None => {
+                let slots = self.offsets.len().saturating_sub(1);
+                let step = slots.div_ceil(parts).max(1);
+                (0..slots)
+                    .step_by(step)
+                    .map(|first| Stretch::Slots(first..(first + step).min(slots)))
+                    .collect()
+            }
+            Some(_) => {
+                let vertices = self.vertices_with_records();
+                let step = vertices.len().div_ceil(parts).max(1);
+                vertices
+                    .chunks(step)
+                    .map(|stretch| Stretch::Listed(stretch.to_vec()))
+                    .collect()
+            }
+        }
+    }
+
+    /// Calls `f` with every vertex of `stretch` that has edges and its record, ascending.
+    pub(crate) fn for_each_record_in(&self, stretch: &Stretch, mut f: impl FnMut(Id, Record<'_>)) {
+        match stretch {
+            Stretch::Slots(slots) => {
+                for slot in slots.clone() {
+                    let vertex = match &self.vertices {
+                        None => slot as Id,
+                        Some(list) => list[slot],
+                    };
+                    let (start, end) = (self.offsets[slot] as usize, self.offsets[slot + 1] as usize);
+                    let record = Record {
+                        words: self.words.get(start..end).unwrap_or(&[]),
+                    };
+                    if !record.is_empty() {
+                        f(vertex, record);
+                    }
                 }
             }
-            return;
-        }
-        for vertex in self.vertices_with_records() {
-            let record = view.record(vertex);
-            if !record.is_empty() {
-                f(vertex, record);
+            Stretch::Listed(vertices) => {
+                let view = self.view();
+                for &vertex in vertices {
+                    let record = view.record(vertex);
+                    if !record.is_empty() {
+                        f(vertex, record);
+                    }
+                }
             }
         }
+    }
+
+    /// Drops the resident pages of the arrays mapped from a snapshot's files (see
+    /// [`Column::release_mapped_pages`]).
+    pub(crate) fn release_mapped_pages(&self) {
+        if let Some(vertices) = &self.vertices {
+            vertices.release_mapped_pages();
+        }
+        self.offsets.release_mapped_pages();
+        self.words.release_mapped_pages();
     }
 
     /// The length of `vertex`'s list over `predicate`, without materialising a record

@@ -8,7 +8,7 @@
 
 use quiver_model::{Column, Id, PredId};
 
-use crate::adjacency::{Adjacency, Record};
+use crate::adjacency::{Adjacency, Record, Stretch};
 
 /// Which way an edge is walked: OUT from subject to object, IN from object to subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -55,6 +55,34 @@ pub struct GraphIndex {
 pub(crate) struct PredicatePatch {
     pub(crate) lists: imbl::HashMap<usize, std::sync::Arc<crate::patch::LazyList>>,
     pub(crate) predicates: usize,
+}
+
+/// Consecutive subjects of a graph and their triples ([`GraphIndex::subject_stretches`]).
+pub struct SubjectStretch<'a> {
+    out: &'a Adjacency,
+    stretch: Stretch,
+}
+
+impl SubjectStretch<'_> {
+    /// Number of triples: one pass over the stretch's record headers.
+    pub fn triples(&self) -> usize {
+        let mut triples = 0;
+        self.out.for_each_record_in(&self.stretch, |_, record| {
+            triples += record.iter().map(|(_, objects)| objects.len()).sum::<usize>();
+        });
+        triples
+    }
+
+    /// Every triple of the stretch as (subject, predicate, object), in subject order.
+    pub fn for_each_triple(&self, mut f: impl FnMut(Id, PredId, Id)) {
+        self.out.for_each_record_in(&self.stretch, |subject, record| {
+            for (predicate, objects) in record.iter() {
+                for &object in objects {
+                    f(subject, predicate, object);
+                }
+            }
+        });
+    }
 }
 
 /// Keys between the stages of [`GraphIndex::pipeline`].
@@ -245,6 +273,29 @@ impl GraphIndex {
                 }
             }
         });
+    }
+
+    /// The subjects cut into about `parts` stretches of consecutive ones, ascending, whose
+    /// triples can be read on as many threads: together they hold every triple once, in
+    /// subject order (a load on top of a store rewrites its triples so).
+    pub fn subject_stretches(&self, parts: usize) -> Vec<SubjectStretch<'_>> {
+        self.out
+            .stretches(parts)
+            .into_iter()
+            .map(|stretch| SubjectStretch {
+                out: &self.out,
+                stretch,
+            })
+            .collect()
+    }
+
+    /// Drops the resident pages of the index's arrays mapped from a snapshot's files (see
+    /// [`Column::release_mapped_pages`]); arrays in memory are left as they are.
+    pub fn release_mapped_pages(&self) {
+        self.out.release_mapped_pages();
+        self.inn.release_mapped_pages();
+        self.predicate_offsets.release_mapped_pages();
+        self.predicate_members.release_mapped_pages();
     }
 
     /// Bytes used by the index, heap or mapped.

@@ -341,6 +341,25 @@ impl Store {
         &self.dictionary
     }
 
+    /// Drops the resident pages of every large array mapped from the snapshot the store was
+    /// opened from (the dictionary's, every graph index's); reading them again maps them
+    /// anew from the files. A load on top of a saved store reads it once and calls this, so
+    /// that the old store is not held resident beside the new one. Arrays in memory are
+    /// left as they are.
+    pub fn release_mapped_pages(&self) {
+        let (data, buckets, _) = self.dictionary.parts();
+        data.release_mapped_pages();
+        buckets.release_mapped_pages();
+        self.default_graph.release_mapped_pages();
+        for (_, graph) in &self.named_graphs {
+            graph.release_mapped_pages();
+        }
+        if let Some(entailment) = &self.entailment {
+            entailment.entailed.default_graph.release_mapped_pages();
+            entailment.asserted.default_graph.release_mapped_pages();
+        }
+    }
+
     /// The default graph's index.
     pub fn graph(&self) -> &GraphIndex {
         &self.default_graph

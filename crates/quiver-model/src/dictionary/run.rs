@@ -37,6 +37,17 @@ impl DictionaryBuilder {
 }
 
 impl SortedRun {
+    /// A copy of the sorted part of `dictionary` as a run: a term's rank is its id. A load on
+    /// top of a store merges its terms so, without sorting them again.
+    pub fn of_dictionary(dictionary: &super::Dictionary) -> SortedRun {
+        let (data, buckets, len) = dictionary.parts();
+        SortedRun {
+            data: data.to_vec(),
+            buckets: buckets.to_vec(),
+            len,
+        }
+    }
+
     pub fn len(&self) -> u64 {
         self.len
     }
