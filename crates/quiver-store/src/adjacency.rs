@@ -309,7 +309,8 @@ impl Adjacency {
                         None => slot as Id,
                         Some(list) => list[slot],
                     };
-                    let (start, end) = (self.offsets[slot] as usize, self.offsets[slot + 1] as usize);
+                    let (start, end) =
+                        (self.offsets[slot] as usize, self.offsets[slot + 1] as usize);
                     let record = Record {
                         words: self.words.get(start..end).unwrap_or(&[]),
                     };

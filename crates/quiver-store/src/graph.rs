@@ -68,20 +68,24 @@ impl SubjectStretch<'_> {
     pub fn triples(&self) -> usize {
         let mut triples = 0;
         self.out.for_each_record_in(&self.stretch, |_, record| {
-            triples += record.iter().map(|(_, objects)| objects.len()).sum::<usize>();
+            triples += record
+                .iter()
+                .map(|(_, objects)| objects.len())
+                .sum::<usize>();
         });
         triples
     }
 
     /// Every triple of the stretch as (subject, predicate, object), in subject order.
     pub fn for_each_triple(&self, mut f: impl FnMut(Id, PredId, Id)) {
-        self.out.for_each_record_in(&self.stretch, |subject, record| {
-            for (predicate, objects) in record.iter() {
-                for &object in objects {
-                    f(subject, predicate, object);
+        self.out
+            .for_each_record_in(&self.stretch, |subject, record| {
+                for (predicate, objects) in record.iter() {
+                    for &object in objects {
+                        f(subject, predicate, object);
+                    }
                 }
-            }
-        });
+            });
     }
 }
 
