@@ -281,4 +281,24 @@ mod tests {
         assert_eq!(holder[0][12345], 12345);
         assert_eq!(holder[1][999], 999);
     }
+
+    #[test]
+    fn a_mapped_column_reads_the_same_after_its_pages_are_released() {
+        let values: Vec<u64> = (0..100_000).map(|i| i * 7 + 1).collect();
+        let path = std::env::temp_dir().join(format!("quiver-column-{}", std::process::id()));
+        std::fs::write(&path, bytemuck::cast_slice(&values)).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: the file is this test's own and nothing writes it while mapped.
+        let map = Arc::new(unsafe { Mmap::map(&file) }.unwrap());
+        let column = Column::<u64>::mapped(map, 8, values.len() - 1).unwrap();
+        assert_eq!(&*column, &values[1..]);
+        column.release_mapped_pages();
+        assert_eq!(&*column, &values[1..]);
+        // A column in memory is left as it is.
+        let owned = Column::from(values.clone());
+        owned.release_mapped_pages();
+        assert_eq!(&*owned, values.as_slice());
+        drop(column);
+        std::fs::remove_file(&path).unwrap();
+    }
 }

@@ -19,30 +19,13 @@ use bytemuck::Pod;
 /// touching it again maps fresh pages. Values sharing a page with memory outside the slice
 /// are kept. Does nothing where the system offers no way to do it.
 pub fn release_pages<T: Pod>(values: &mut [T]) {
-    #[cfg(target_os = "linux")]
-    {
-        let page = page_size();
-        let start = values.as_mut_ptr() as usize;
-        let end = start + std::mem::size_of_val(values);
-        let first = start.next_multiple_of(page);
-        let last = end / page * page;
-        if last > first {
-            // SAFETY: `first..last` lies inside `values`, which this call borrows uniquely,
-            // so no other reference observes the change. MADV_DONTNEED only replaces the
-            // pages' contents (by zero pages for anonymous memory, by the file's bytes for a
-            // file mapping), and every bit pattern is a valid `T` (`Pod`). The mapping
-            // itself stays, so the slice and its owner remain valid.
-            unsafe {
-                libc::madvise(
-                    first as *mut libc::c_void,
-                    last - first,
-                    libc::MADV_DONTNEED,
-                );
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = values;
+    let bytes = std::mem::size_of_val(values);
+    // SAFETY: the pages lie inside `values`, which this call borrows uniquely, so no other
+    // reference observes the change. MADV_DONTNEED only replaces the pages' contents (by
+    // zero pages for anonymous memory, by the file's bytes for a file mapping), and every
+    // bit pattern is a valid `T` (`Pod`). The mapping itself stays, so the slice and its
+    // owner remain valid.
+    unsafe { drop_whole_pages(values.as_mut_ptr().cast(), bytes) }
 }
 
 /// Drops the resident whole pages inside `bytes`, which must lie in a read-only mapping of
@@ -50,18 +33,33 @@ pub fn release_pages<T: Pod>(values: &mut [T]) {
 /// read maps the file's same bytes again. Does nothing where the system offers no way to
 /// do it.
 pub(crate) fn release_file_pages(bytes: &[u8]) {
+    // SAFETY: `bytes` lies in a read-only file mapping (the caller's contract, kept by
+    // `Column`, whose only mapped constructor takes a memmap2 `Mmap`). Such a mapping's
+    // resident pages are the page cache's own (shared, or private but never written, so
+    // never copied): MADV_DONTNEED only drops the page table entries, and the next read
+    // faults the same page cache pages, or the file's bytes, back. What any reference
+    // reads is unchanged.
+    unsafe { drop_whole_pages(bytes.as_ptr(), bytes.len()) }
+}
+
+/// `MADV_DONTNEED` over the whole pages inside the `len` bytes at `start`; nothing where the
+/// system lacks it.
+///
+/// # Safety
+/// The bytes must lie in one live mapping, and replacing those pages' contents (by zeros for
+/// anonymous memory, by the file's bytes for a file mapping) must change nothing another
+/// reference may read.
+unsafe fn drop_whole_pages(start: *const u8, len: usize) {
     #[cfg(target_os = "linux")]
     {
         let page = page_size();
-        let start = bytes.as_ptr() as usize;
+        let start = start as usize;
         let first = start.next_multiple_of(page);
-        let last = (start + bytes.len()) / page * page;
+        let last = (start + len) / page * page;
         if last > first {
-            // SAFETY: `first..last` lies inside `bytes`, part of a read-only file mapping
-            // (the caller's contract, kept by `Column`'s only mapped constructor, over
-            // `Mmap`). MADV_DONTNEED on a file mapping drops page table entries only: the
-            // next read faults the file's bytes back, which snapshot files never change
-            // (a new generation is a new file), so no value behind any reference changes.
+            // SAFETY: `first..last` lies inside the caller's bytes, a live mapping; it vouches
+            // that replacing its pages' contents is unobservable or intended. The mapping
+            // itself stays.
             unsafe {
                 libc::madvise(
                     first as *mut libc::c_void,
@@ -72,7 +70,7 @@ pub(crate) fn release_file_pages(bytes: &[u8]) {
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = bytes;
+    let _ = (start, len);
 }
 
 /// Returns the allocator's free pages to the operating system (glibc's `malloc_trim`);
