@@ -33,7 +33,7 @@ mod writer;
 
 pub use error::SnapshotError;
 pub use reader::SnapshotReader;
-pub use writer::SnapshotWriter;
+pub use writer::{FileSections, SnapshotWriter};
 
 /// Version of the on-disk format written and read by this build.
 pub const FORMAT_VERSION: u32 = 1;

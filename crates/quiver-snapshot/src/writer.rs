@@ -1,10 +1,13 @@
 //! Writing a new generation of a store, atomically.
 //!
 //! Sections are streamed into temporary files (`<file>-<gen>.qvs.tmp`) as they are
-//! added. [`SnapshotWriter::commit`] then makes the generation durable in an order
-//! that keeps the previous one valid until the very last step:
+//! added; [`SnapshotWriter::files`] hands out several files at once, to be written on
+//! threads of their own (buffered writes to one file wait on each other in the kernel,
+//! writes to several files do not). [`SnapshotWriter::commit`] then makes the generation
+//! durable in an order that keeps the previous one valid until the very last step:
 //!
-//! 1. write each data file's header, fsync it and rename it to `<file>-<gen>.qvs`;
+//! 1. write each data file's header and fsync it (the files at once, each on a thread of
+//!    its own), then rename each to `<file>-<gen>.qvs`;
 //! 2. fsync the directory, so those names survive a crash;
 //! 3. write `manifest.json.tmp`, fsync it, rename it over `manifest.json`, fsync the
 //!    directory: this rename is the commit point;
@@ -25,6 +28,7 @@ use crate::fault::LimitedFile;
 use crate::format::{self, FileEntry, Header, Manifest, SectionEntry, HEADER_LEN};
 use crate::reader::current_generation;
 use crate::{SnapshotError, FORMAT_VERSION};
+use rayon::prelude::*;
 
 /// Buffer size of each data file being written; large slices bypass it.
 const BUFFER: usize = 1 << 20;
@@ -39,8 +43,6 @@ pub struct SnapshotWriter {
     created: Vec<PathBuf>,
     /// Set once the new manifest is in place; from then on nothing is cleaned up.
     committed: bool,
-    /// Set after a failed write: the generation can no longer be committed.
-    failed: bool,
 }
 
 /// A data file being written.
@@ -51,6 +53,30 @@ struct PendingFile {
     /// Bytes written so far, header included.
     len: u64,
     sections: Vec<SectionEntry>,
+    /// Set after a failed write to this file: the generation can no longer be committed.
+    failed: bool,
+}
+
+/// The sections of one data file, written apart from the others' (on a thread of its own,
+/// see [`SnapshotWriter::files`]).
+pub struct FileSections<'a> {
+    file: &'a mut PendingFile,
+}
+
+impl FileSections<'_> {
+    /// Appends a section, as [`SnapshotWriter::section`] does.
+    pub fn section(&mut self, section: &str, bytes: &[u8]) -> Result<(), SnapshotError> {
+        self.file.add_section(section, bytes)
+    }
+
+    /// Appends a section holding `values` as raw bytes (native endianness).
+    pub fn column<T: bytemuck::Pod>(
+        &mut self,
+        section: &str,
+        values: &[T],
+    ) -> Result<(), SnapshotError> {
+        self.section(section, bytemuck::cast_slice(values))
+    }
 }
 
 impl SnapshotWriter {
@@ -76,7 +102,6 @@ impl SnapshotWriter {
             files: Vec::new(),
             created: Vec::new(),
             committed: false,
-            failed: false,
         })
     }
 
@@ -93,7 +118,40 @@ impl SnapshotWriter {
         section: &str,
         bytes: &[u8],
     ) -> Result<(), SnapshotError> {
-        if self.failed {
+        let index = self.file_index(file)?;
+        self.files[index].add_section(section, bytes)
+    }
+
+    /// The sections of several files at once, each to be written on a thread of its own:
+    /// buffered writes to one file wait on each other in the kernel, writes to several do
+    /// not. The files are created on first use, as by [`SnapshotWriter::section`]; none may
+    /// be named twice.
+    pub fn files<const N: usize>(
+        &mut self,
+        names: [&str; N],
+    ) -> Result<[FileSections<'_>; N], SnapshotError> {
+        // Checked before any file is created, so that a refused call leaves none behind.
+        if (1..N).any(|i| names[..i].contains(&names[i])) {
+            return Err(SnapshotError::usage(&self.dir, "a file named twice"));
+        }
+        for name in names {
+            format::validate_file_name(name)
+                .map_err(|reason| SnapshotError::usage(&self.dir, reason))?;
+        }
+        let mut indices = [0; N];
+        for (index, name) in indices.iter_mut().zip(names) {
+            *index = self.file_index(name)?;
+        }
+        let mut files: Vec<Option<&mut PendingFile>> = self.files.iter_mut().map(Some).collect();
+        Ok(indices.map(|index| FileSections {
+            file: files[index].take().expect("distinct files"),
+        }))
+    }
+
+    /// The index of the logical file `file`, created on first use; fails once a write
+    /// failed.
+    fn file_index(&mut self, file: &str) -> Result<usize, SnapshotError> {
+        if self.files.iter().any(|f| f.failed) {
             return Err(SnapshotError::usage(
                 &self.dir,
                 "an earlier write failed; this generation cannot be completed",
@@ -101,23 +159,14 @@ impl SnapshotWriter {
         }
         format::validate_file_name(file)
             .map_err(|reason| SnapshotError::usage(&self.dir, reason))?;
-        let index = match self.files.iter().position(|f| f.name == file) {
-            Some(index) => index,
+        match self.files.iter().position(|f| f.name == file) {
+            Some(index) => Ok(index),
             None => {
                 let pending = self.start_file(file)?;
                 self.files.push(pending);
-                self.files.len() - 1
+                Ok(self.files.len() - 1)
             }
-        };
-        let pending = &mut self.files[index];
-        if section.is_empty() || pending.sections.iter().any(|s| s.name == section) {
-            let reason =
-                format!("section name '{section}' is empty or already used in file '{file}'");
-            return Err(SnapshotError::usage(&self.dir, reason));
         }
-        let result = pending.append(section, bytes);
-        self.failed = result.is_err();
-        result
     }
 
     /// Appends a section holding `values` as raw bytes (native endianness).
@@ -134,7 +183,7 @@ impl SnapshotWriter {
     /// deletes older generations. Returns the bytes on disk of the new generation,
     /// manifest included.
     pub fn commit(mut self, metadata: serde_json::Value) -> Result<u64, SnapshotError> {
-        if self.failed {
+        if self.files.iter().any(|f| f.failed) {
             return Err(SnapshotError::usage(
                 &self.dir,
                 "an earlier write failed; this generation cannot be committed",
@@ -142,12 +191,21 @@ impl SnapshotWriter {
         }
         let mut entries = Vec::with_capacity(self.files.len());
         let mut total = 0u64;
-        for pending in std::mem::take(&mut self.files) {
-            let final_path = self
-                .dir
-                .join(format::data_file_name(&pending.name, self.generation));
-            let tmp_path = pending.tmp_path.clone();
-            let entry = pending.finish(self.generation)?;
+        // Each file is flushed and made durable on a thread of its own (the disk takes
+        // several files' writes at once), then renamed in order.
+        let generation = self.generation;
+        let finished: Vec<(PathBuf, String, Result<FileEntry, SnapshotError>)> =
+            std::mem::take(&mut self.files)
+                .into_par_iter()
+                .map(|pending| {
+                    let tmp_path = pending.tmp_path.clone();
+                    let name = pending.name.clone();
+                    (tmp_path, name, pending.finish(generation))
+                })
+                .collect();
+        for (tmp_path, name, entry) in finished {
+            let entry = entry?;
+            let final_path = self.dir.join(format::data_file_name(&name, generation));
             fs::rename(&tmp_path, &final_path).map_err(|e| SnapshotError::io(&final_path, e))?;
             self.created.push(final_path);
             total += entry.size;
@@ -193,6 +251,7 @@ impl SnapshotWriter {
             out,
             len: HEADER_LEN as u64,
             sections: Vec::new(),
+            failed: false,
         })
     }
 
@@ -229,6 +288,27 @@ impl Drop for SnapshotWriter {
 }
 
 impl PendingFile {
+    /// Appends the section `section`, whose name must be new in this file; a failed write
+    /// marks the file failed.
+    fn add_section(&mut self, section: &str, bytes: &[u8]) -> Result<(), SnapshotError> {
+        if self.failed {
+            return Err(SnapshotError::usage(
+                &self.tmp_path,
+                "an earlier write failed; this generation cannot be completed",
+            ));
+        }
+        if section.is_empty() || self.sections.iter().any(|s| s.name == section) {
+            let reason = format!(
+                "section name '{section}' is empty or already used in file '{}'",
+                self.name
+            );
+            return Err(SnapshotError::usage(&self.tmp_path, reason));
+        }
+        let result = self.append(section, bytes);
+        self.failed = result.is_err();
+        result
+    }
+
     /// Writes zero padding up to the next multiple of 8, then the section.
     fn append(&mut self, section: &str, bytes: &[u8]) -> Result<(), SnapshotError> {
         let overflow = || SnapshotError::usage(&self.tmp_path, "file too large");

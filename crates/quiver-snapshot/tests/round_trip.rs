@@ -166,3 +166,41 @@ fn writer_rejects_bad_names_and_duplicates() {
     assert_eq!(&*reader.column::<u8>("f", "t").unwrap(), &[2]);
     assert_eq!(list(tmp.path()), ["f-1.qvs", "manifest.json"]);
 }
+
+#[test]
+fn files_written_on_threads_of_their_own_read_back() {
+    let tmp = TempDir::new("threads");
+    let mut writer = SnapshotWriter::create(tmp.path()).unwrap();
+    writer.section("first", "before", &[9]).unwrap();
+    assert!(writer.files(["a", "a"]).is_err(), "a file named twice");
+    assert!(writer.files(["a", "../b"]).is_err(), "a bad name");
+    let columns: Vec<Vec<u64>> = (0..3u64)
+        .map(|f| (0..200_000).map(|i| i * 3 + f).collect())
+        .collect();
+    let [mut first, mut second, mut third] = writer.files(["first", "second", "third"]).unwrap();
+    std::thread::scope(|scope| {
+        let files = [&mut first, &mut second, &mut third];
+        for (file, values) in files.into_iter().zip(&columns) {
+            scope.spawn(move || {
+                file.column("values", values).unwrap();
+                file.section("tail", &[1, 2, 3]).unwrap();
+                assert!(file.section("tail", &[4]).is_err(), "a section named twice");
+            });
+        }
+    });
+    writer.section("third", "after", &[7]).unwrap();
+    writer.commit(json!({})).unwrap();
+    let reader = open(tmp.path()).unwrap();
+    for (name, values) in ["first", "second", "third"].into_iter().zip(&columns) {
+        let column = reader.column::<u64>(name, "values").unwrap();
+        assert_mapped(&column);
+        assert_eq!(&*column, values.as_slice());
+        assert_eq!(&*reader.column::<u8>(name, "tail").unwrap(), &[1, 2, 3]);
+    }
+    assert_eq!(&*reader.column::<u8>("first", "before").unwrap(), &[9]);
+    assert_eq!(&*reader.column::<u8>("third", "after").unwrap(), &[7]);
+    assert_eq!(
+        list(tmp.path()),
+        ["first-1.qvs", "manifest.json", "second-1.qvs", "third-1.qvs"]
+    );
+}

@@ -5,8 +5,11 @@
 //!   `appended.offsets`: term `i` at bytes `offsets[i]..offsets[i + 1]`);
 //! - `catalog`: `predicates`, `classes`, `class_instances`, `class_predicate`,
 //!   `predicate_stats`;
-//! - `graph-default` and `graph-<i>` for the i-th named graph: `out.*`, `in.*` (vertex
-//!   records), `predicates.offsets`, `predicates.members`;
+//! - `graph-default` and `graph-<i>` for the i-th named graph: `out.*` (vertex records),
+//!   `predicates.offsets`, `predicates.members`; beside each, `graph-default.in` and
+//!   `graph-<i>.in`: `in.*`. The two directions are written at once, each on a thread of
+//!   its own (buffered writes to one file wait on each other in the kernel); stores of
+//!   format 2 hold `in.*` in the graph's own file, and open as well;
 //! - for a store with reasoning, `graph-entailed` (the entailed default graph) and
 //!   `entailed`: `classes`, `class_instances`, `class_predicate`, `predicate_stats`.
 //!
@@ -18,7 +21,7 @@ use std::path::Path;
 
 use quiver_model::{Column, Dictionary, Id, ID_BYTES};
 use quiver_reason::Profile;
-use quiver_snapshot::{SnapshotError, SnapshotReader, SnapshotWriter};
+use quiver_snapshot::{FileSections, SnapshotError, SnapshotReader, SnapshotWriter};
 use serde::{Deserialize, Serialize};
 
 use crate::adjacency::Adjacency;
@@ -38,8 +41,12 @@ pub enum StoreError {
 }
 
 /// Version of the store layout inside the snapshot files (the files' own format is
-/// versioned by `quiver-snapshot`). Bumped whenever sections change meaning.
-pub const STORE_FORMAT: u32 = 2;
+/// versioned by `quiver-snapshot`). Bumped whenever sections change meaning or place.
+pub const STORE_FORMAT: u32 = 3;
+
+/// The oldest layout this build still opens: format 2 kept a graph's `in.*` sections in the
+/// graph's own file.
+const OLDEST_STORE_FORMAT: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct Metadata {
@@ -139,9 +146,9 @@ impl Store {
         };
         let metadata: Metadata = serde_json::from_value(reader.metadata().clone())
             .map_err(|e| invalid(format!("unreadable metadata: {e}")))?;
-        if metadata.store_format != STORE_FORMAT {
+        if !(OLDEST_STORE_FORMAT..=STORE_FORMAT).contains(&metadata.store_format) {
             return Err(invalid(format!(
-                "store format {} found, this build reads format {STORE_FORMAT}: load the data again into a new location",
+                "store format {} found, this build reads formats {OLDEST_STORE_FORMAT} to {STORE_FORMAT}: load the data again into a new location",
                 metadata.store_format
             )));
         }
@@ -338,21 +345,45 @@ fn save_catalog(
     writer.column(file, "predicate_stats", &stats)
 }
 
+/// The file of a graph's IN direction, beside `file`, the file of its OUT direction and
+/// predicate index.
+fn in_file(file: &str) -> String {
+    format!("{file}.in")
+}
+
+/// Writes a graph's OUT direction and predicate index to `file` and its IN direction to
+/// [`in_file`], the two files at once on threads of their own.
 fn save_graph(
     writer: &mut SnapshotWriter,
     file: &str,
     graph: &GraphIndex,
 ) -> Result<(), SnapshotError> {
-    for (prefix, adjacency) in [("out", &graph.out), ("in", &graph.inn)] {
-        if let Some(vertices) = &adjacency.vertices {
-            writer.column(file, &format!("{prefix}.vertices"), vertices)?;
-        }
-        writer.column(file, &format!("{prefix}.offsets"), &adjacency.offsets)?;
-        writer.column(file, &format!("{prefix}.words"), &adjacency.words)?;
+    let in_name = in_file(file);
+    let [mut out, mut inn] = writer.files([file, &in_name])?;
+    std::thread::scope(|scope| {
+        let in_written = scope.spawn(|| save_adjacency(&mut inn, "in", &graph.inn));
+        let out_written = save_adjacency(&mut out, "out", &graph.out).and_then(|()| {
+            out.column("predicates.offsets", &graph.predicate_offsets)?;
+            out.column("predicates.members", &graph.predicate_members)
+        });
+        let in_written = in_written
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        out_written.and(in_written)
+    })
+}
+
+/// One direction's arrays, as sections named after `prefix`.
+fn save_adjacency(
+    file: &mut FileSections<'_>,
+    prefix: &str,
+    adjacency: &Adjacency,
+) -> Result<(), SnapshotError> {
+    if let Some(vertices) = &adjacency.vertices {
+        file.column(&format!("{prefix}.vertices"), vertices)?;
     }
-    writer.column(file, "predicates.offsets", &graph.predicate_offsets)?;
-    writer.column(file, "predicates.members", &graph.predicate_members)?;
-    Ok(())
+    file.column(&format!("{prefix}.offsets"), &adjacency.offsets)?;
+    file.column(&format!("{prefix}.words"), &adjacency.words)
 }
 
 fn open_graph(
@@ -362,7 +393,14 @@ fn open_graph(
     limits: validate::Limits,
 ) -> Result<GraphIndex, String> {
     let column_error = |e: SnapshotError| e.to_string();
-    let adjacency = |prefix: &str| -> Result<Adjacency, String> {
+    // A store of format 2 holds the IN direction in the graph's own file.
+    let in_name = in_file(file);
+    let in_source = if reader.has_section(&in_name, "in.offsets") {
+        in_name.as_str()
+    } else {
+        file
+    };
+    let adjacency = |file: &str, prefix: &str| -> Result<Adjacency, String> {
         let vertices_section = format!("{prefix}.vertices");
         let vertices = if reader.has_section(file, &vertices_section) {
             Some(
@@ -386,8 +424,8 @@ fn open_graph(
         })
     };
     let graph = GraphIndex {
-        out: adjacency("out")?,
-        inn: adjacency("in")?,
+        out: adjacency(file, "out")?,
+        inn: adjacency(in_source, "in")?,
         predicate_offsets: reader
             .column(file, "predicates.offsets")
             .map_err(column_error)?,

@@ -408,15 +408,43 @@ fn named_graphs_are_checked() {
         &vertices[..1],
         &["graph-0", "out.vertices"],
     );
-    let words = f.words(g, "in.words");
+    // The IN direction lies in a file of its own beside the graph's.
+    let words = f.words("graph-0.in", "in.words");
     let mut bad = words.clone();
     bad[1] = 1000;
     f.rejects(
-        g,
+        "graph-0.in",
         "in.words",
         &bad,
         &["graph-0", "in.words", "out of range"],
     );
+}
+
+#[test]
+fn a_store_of_the_previous_format_opens() {
+    // Format 2 held each graph's IN direction in the graph's own file.
+    let f = Fixture::new();
+    let mut sections = f.sections.clone();
+    let mut moved = 0;
+    for section in &mut sections {
+        if let Some(graph) = section.file.strip_suffix(".in") {
+            section.file = graph.to_owned();
+            moved += 1;
+        }
+    }
+    assert!(moved >= 5, "the default and the named graph's IN sections");
+    let with_format = |format: u64| {
+        let dir = TempDir::new("format");
+        let mut metadata = f.metadata.clone();
+        metadata["store_format"] = format.into();
+        write_sections(&dir.0, &sections, metadata).unwrap();
+        open(&dir.0)
+    };
+    assert_eq!(answers(&with_format(2).unwrap()), f.expected);
+    for format in [1, 4] {
+        let error = with_format(format).map(|_| ()).unwrap_err();
+        assert!(error.contains(&format!("store format {format}")), "{error}");
+    }
 }
 
 #[test]
