@@ -201,6 +201,11 @@ fn files_written_on_threads_of_their_own_read_back() {
     assert_eq!(&*reader.column::<u8>("third", "after").unwrap(), &[7]);
     assert_eq!(
         list(tmp.path()),
-        ["first-1.qvs", "manifest.json", "second-1.qvs", "third-1.qvs"]
+        [
+            "first-1.qvs",
+            "manifest.json",
+            "second-1.qvs",
+            "third-1.qvs"
+        ]
     );
 }
