@@ -6,10 +6,11 @@
 //! - `catalog`: `predicates`, `classes`, `class_instances`, `class_predicate`,
 //!   `predicate_stats`;
 //! - `graph-default` and `graph-<i>` for the i-th named graph: `out.*` (vertex records),
-//!   `predicates.offsets`, `predicates.members`; beside each, `graph-default.in` and
-//!   `graph-<i>.in`: `in.*`. The two directions are written at once, each on a thread of
-//!   its own (buffered writes to one file wait on each other in the kernel); stores of
-//!   format 2 hold `in.*` in the graph's own file, and open as well;
+//!   `predicates.offsets`, `predicates.members`, and `in.*`, which a graph of 1 MiB or more
+//!   of IN records has in a file of its own beside (`graph-default.in`, `graph-<i>.in`):
+//!   the two directions are then written at once, each on a thread of its own (buffered
+//!   writes to one file wait on each other in the kernel). Stores of format 2 hold `in.*`
+//!   in the graph's own file, and open as well;
 //! - for a store with reasoning, `graph-entailed` (the entailed default graph) and
 //!   `entailed`: `classes`, `class_instances`, `class_predicate`, `predicate_stats`.
 //!
@@ -351,21 +352,33 @@ fn in_file(file: &str) -> String {
     format!("{file}.in")
 }
 
-/// Writes a graph's OUT direction and predicate index to `file` and its IN direction to
-/// [`in_file`], the two files at once on threads of their own.
+/// A graph whose IN direction holds at least this many bytes has it written to a file of its
+/// own on a thread of its own; a smaller one keeps it in the graph's file (a store may hold
+/// many small named graphs: a file each is what they can afford, and not worth a thread).
+const IN_FILE_BYTES: usize = 1 << 20;
+
+/// Writes a graph's OUT direction and predicate index to `file`, and its IN direction to
+/// [`in_file`] at the same time on a thread of its own, or, for a small graph, to `file`
+/// after them.
 fn save_graph(
     writer: &mut SnapshotWriter,
     file: &str,
     graph: &GraphIndex,
 ) -> Result<(), SnapshotError> {
+    let write_out = |out: &mut FileSections<'_>| {
+        save_adjacency(out, "out", &graph.out)?;
+        out.column("predicates.offsets", &graph.predicate_offsets)?;
+        out.column("predicates.members", &graph.predicate_members)
+    };
+    if graph.inn.data_bytes() < IN_FILE_BYTES {
+        let [mut only] = writer.files([file])?;
+        return write_out(&mut only).and_then(|()| save_adjacency(&mut only, "in", &graph.inn));
+    }
     let in_name = in_file(file);
     let [mut out, mut inn] = writer.files([file, &in_name])?;
     std::thread::scope(|scope| {
         let in_written = scope.spawn(|| save_adjacency(&mut inn, "in", &graph.inn));
-        let out_written = save_adjacency(&mut out, "out", &graph.out).and_then(|()| {
-            out.column("predicates.offsets", &graph.predicate_offsets)?;
-            out.column("predicates.members", &graph.predicate_members)
-        });
+        let out_written = write_out(&mut out);
         let in_written = in_written
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
