@@ -42,16 +42,13 @@ impl<'a> Existing<'a> {
         let sorted = SortedRun::of_dictionary(dictionary);
         let mut appended: Vec<(&[u8], usize)> = dictionary.appended().zip(0..).collect();
         appended.sort_unstable();
+        // Appended terms are distinct (a dictionary refuses a term it holds), so their
+        // ranks are their places once sorted.
         let mut builder = DictionaryBuilder::new();
         let mut appended_ranks = vec![0; appended.len()];
-        let mut previous: Option<&[u8]> = None;
-        for &(term, index) in &appended {
-            // Appended terms are distinct; should two be equal, they share a rank.
-            if previous != Some(term) {
-                builder.push(term);
-                previous = Some(term);
-            }
-            appended_ranks[index] = builder.len() - 1;
+        for (rank, &(term, index)) in appended.iter().enumerate() {
+            builder.push(term);
+            appended_ranks[index] = rank as u64;
         }
         Existing {
             store,

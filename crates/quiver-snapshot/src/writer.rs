@@ -194,18 +194,16 @@ impl SnapshotWriter {
         // Each file is flushed and made durable on a thread of its own (the disk takes
         // several files' writes at once), then renamed in order.
         let generation = self.generation;
-        let finished: Vec<(PathBuf, String, Result<FileEntry, SnapshotError>)> =
+        let finished: Vec<(PathBuf, Result<FileEntry, SnapshotError>)> =
             std::mem::take(&mut self.files)
                 .into_par_iter()
-                .map(|pending| {
-                    let tmp_path = pending.tmp_path.clone();
-                    let name = pending.name.clone();
-                    (tmp_path, name, pending.finish(generation))
-                })
+                .map(|pending| (pending.tmp_path.clone(), pending.finish(generation)))
                 .collect();
-        for (tmp_path, name, entry) in finished {
+        for (tmp_path, entry) in finished {
             let entry = entry?;
-            let final_path = self.dir.join(format::data_file_name(&name, generation));
+            let final_path = self
+                .dir
+                .join(format::data_file_name(&entry.name, generation));
             fs::rename(&tmp_path, &final_path).map_err(|e| SnapshotError::io(&final_path, e))?;
             self.created.push(final_path);
             total += entry.size;
