@@ -116,6 +116,18 @@ impl SnapshotReader {
         file: &str,
         section: &str,
     ) -> Result<Column<T>, SnapshotError> {
+        self.column_part(file, section, None)
+    }
+
+    /// A zero-copy view of the values `values` of a section, a column holding several
+    /// arrays one after the other (`None`: all of them). Fails as [`SnapshotReader::column`]
+    /// does, and when the range is not within the section.
+    pub fn column_part<T: bytemuck::Pod>(
+        &self,
+        file: &str,
+        section: &str,
+        values: Option<std::ops::Range<usize>>,
+    ) -> Result<Column<T>, SnapshotError> {
         let Some((mapped, offset, len)) = self.find(file, section) else {
             return Err(SnapshotError::MissingSection {
                 path: self.path_of(file),
@@ -133,7 +145,13 @@ impl SnapshotReader {
         if size == 0 || len % size != 0 {
             return Err(bad(format!("its {len} bytes are not a multiple of {size}")));
         }
-        Column::mapped(Arc::clone(&mapped.map), offset, len / size).ok_or_else(|| {
+        let values = values.unwrap_or(0..len / size);
+        if values.start > values.end || values.end > len / size {
+            let count = len / size;
+            return Err(bad(format!("values {values:?} are not within its {count}")));
+        }
+        let offset = offset + values.start * size;
+        Column::mapped(Arc::clone(&mapped.map), offset, values.len()).ok_or_else(|| {
             let align = std::mem::align_of::<T>();
             bad(format!("offset {offset} is not aligned to {align} bytes"))
         })

@@ -3,11 +3,16 @@
 //! Sections are streamed into temporary files (`<file>-<gen>.qvs.tmp`) as they are
 //! added; [`SnapshotWriter::files`] hands out several files at once, to be written on
 //! threads of their own (buffered writes to one file wait on each other in the kernel,
-//! writes to several files do not). [`SnapshotWriter::commit`] then makes the generation
-//! durable in an order that keeps the previous one valid until the very last step:
+//! writes to several files do not). [`SnapshotWriter::close_file`] finishes a file early
+//! (its header written, its descriptor and buffer freed), so that a generation of many
+//! files never holds more than a few open: the process's limit on open files (often 1,024)
+//! does not bound how many a store may have. [`SnapshotWriter::commit`] then makes the
+//! generation durable in an order that keeps the previous one valid until the very last
+//! step:
 //!
-//! 1. write each data file's header and fsync it (the files at once, each on a thread of
-//!    its own), then rename each to `<file>-<gen>.qvs`;
+//! 1. write the header of each data file still open, fsync every file (at once, each on a
+//!    thread of its own; a closed file is opened again for it), then rename each to
+//!    `<file>-<gen>.qvs`;
 //! 2. fsync the directory, so those names survive a crash;
 //! 3. write `manifest.json.tmp`, fsync it, rename it over `manifest.json`, fsync the
 //!    directory: this rename is the commit point;
@@ -49,7 +54,8 @@ pub struct SnapshotWriter {
 struct PendingFile {
     name: String,
     tmp_path: PathBuf,
-    out: BufWriter<LimitedFile>,
+    /// `None` once the file is closed: its header is written and nothing more may be.
+    out: Option<BufWriter<LimitedFile>>,
     /// Bytes written so far, header included.
     len: u64,
     sections: Vec<SectionEntry>,
@@ -66,7 +72,7 @@ pub struct FileSections<'a> {
 impl FileSections<'_> {
     /// Appends a section, as [`SnapshotWriter::section`] does.
     pub fn section(&mut self, section: &str, bytes: &[u8]) -> Result<(), SnapshotError> {
-        self.file.add_section(section, bytes)
+        self.file.add_section(section, std::iter::once(bytes))
     }
 
     /// Appends a section holding `values` as raw bytes (native endianness).
@@ -76,6 +82,16 @@ impl FileSections<'_> {
         values: &[T],
     ) -> Result<(), SnapshotError> {
         self.section(section, bytemuck::cast_slice(values))
+    }
+
+    /// Appends a section holding the concatenation of `parts`, written one after the other
+    /// without being gathered in memory first.
+    pub fn section_of_parts<'p>(
+        &mut self,
+        section: &str,
+        parts: impl Iterator<Item = &'p [u8]> + Clone,
+    ) -> Result<(), SnapshotError> {
+        self.file.add_section(section, parts)
     }
 }
 
@@ -119,7 +135,21 @@ impl SnapshotWriter {
         bytes: &[u8],
     ) -> Result<(), SnapshotError> {
         let index = self.file_index(file)?;
-        self.files[index].add_section(section, bytes)
+        self.files[index].add_section(section, std::iter::once(bytes))
+    }
+
+    /// Finishes the file `file` now rather than at the commit: its header is written and its
+    /// descriptor and buffer freed; no section may be added to it after. Its fsync still
+    /// waits for the commit, with every other file's.
+    pub fn close_file(&mut self, file: &str) -> Result<(), SnapshotError> {
+        let generation = self.generation;
+        let Some(pending) = self.files.iter_mut().find(|f| f.name == file) else {
+            let reason = format!("file '{file}' has no section to close");
+            return Err(SnapshotError::usage(&self.dir, reason));
+        };
+        let result = pending.close(generation);
+        pending.failed |= result.is_err();
+        result
     }
 
     /// The sections of several files at once, each to be written on a thread of its own:
@@ -160,6 +190,10 @@ impl SnapshotWriter {
         format::validate_file_name(file)
             .map_err(|reason| SnapshotError::usage(&self.dir, reason))?;
         match self.files.iter().position(|f| f.name == file) {
+            Some(index) if self.files[index].out.is_none() => {
+                let reason = format!("file '{file}' is closed: no section may be added to it");
+                Err(SnapshotError::usage(&self.dir, reason))
+            }
             Some(index) => Ok(index),
             None => {
                 let pending = self.start_file(file)?;
@@ -246,7 +280,7 @@ impl SnapshotWriter {
         Ok(PendingFile {
             name: name.to_owned(),
             tmp_path,
-            out,
+            out: Some(out),
             len: HEADER_LEN as u64,
             sections: Vec::new(),
             failed: false,
@@ -286,9 +320,13 @@ impl Drop for SnapshotWriter {
 }
 
 impl PendingFile {
-    /// Appends the section `section`, whose name must be new in this file; a failed write
-    /// marks the file failed.
-    fn add_section(&mut self, section: &str, bytes: &[u8]) -> Result<(), SnapshotError> {
+    /// Appends the section `section`, the concatenation of `parts`, whose name must be new in
+    /// this file; a failed write marks the file failed.
+    fn add_section<'p>(
+        &mut self,
+        section: &str,
+        parts: impl Iterator<Item = &'p [u8]> + Clone,
+    ) -> Result<(), SnapshotError> {
         if self.failed {
             return Err(SnapshotError::usage(
                 &self.tmp_path,
@@ -302,36 +340,89 @@ impl PendingFile {
             );
             return Err(SnapshotError::usage(&self.tmp_path, reason));
         }
-        let result = self.append(section, bytes);
+        let result = self.append(section, parts);
         self.failed = result.is_err();
         result
     }
 
-    /// Writes zero padding up to the next multiple of 8, then the section.
-    fn append(&mut self, section: &str, bytes: &[u8]) -> Result<(), SnapshotError> {
+    /// Writes zero padding up to the next multiple of 8, then the section's parts.
+    fn append<'p>(
+        &mut self,
+        section: &str,
+        parts: impl Iterator<Item = &'p [u8]> + Clone,
+    ) -> Result<(), SnapshotError> {
         let overflow = || SnapshotError::usage(&self.tmp_path, "file too large");
-        let offset = format::align_up(self.len).ok_or_else(overflow)?;
-        let end = offset
-            .checked_add(bytes.len() as u64)
+        let closed = || {
+            let reason = format!("file '{}' is closed", self.name);
+            SnapshotError::usage(&self.tmp_path, reason)
+        };
+        let len = parts
+            .clone()
+            .try_fold(0u64, |len, part| len.checked_add(part.len() as u64))
             .ok_or_else(overflow)?;
+        let offset = format::align_up(self.len).ok_or_else(overflow)?;
+        let end = offset.checked_add(len).ok_or_else(overflow)?;
         let padding = [0u8; format::ALIGN as usize];
         let io = |e| SnapshotError::io(&self.tmp_path, e);
-        self.out
-            .write_all(&padding[..(offset - self.len) as usize])
+        let out = self.out.as_mut().ok_or_else(closed)?;
+        out.write_all(&padding[..(offset - self.len) as usize])
             .map_err(io)?;
-        self.out.write_all(bytes).map_err(io)?;
+        let mut crc = crc32fast::Hasher::new();
+        for part in parts {
+            out.write_all(part).map_err(io)?;
+            let part_crc = crate::checksum::crc32(part);
+            crc.combine(&crc32fast::Hasher::new_with_initial_len(
+                part_crc,
+                part.len() as u64,
+            ));
+        }
         self.sections.push(SectionEntry {
             name: section.to_owned(),
             offset,
-            len: bytes.len() as u64,
-            crc32: crate::checksum::crc32(bytes),
+            len,
+            crc32: crc.finalize(),
         });
         self.len = end;
         Ok(())
     }
 
-    /// Writes the header, flushes and fsyncs the file, and closes it.
+    /// Writes the header, flushes the file and closes its descriptor; does nothing to a file
+    /// already closed.
+    fn close(&mut self, generation: u64) -> Result<(), SnapshotError> {
+        match self.out.take() {
+            Some(mut out) => self.write_header(&mut out, generation),
+            None => Ok(()),
+        }
+    }
+
+    /// Closes the file if still open, and fsyncs it.
     fn finish(mut self, generation: u64) -> Result<FileEntry, SnapshotError> {
+        let io = |e| SnapshotError::io(&self.tmp_path, e);
+        match self.out.take() {
+            Some(mut out) => {
+                self.write_header(&mut out, generation)?;
+                out.get_ref().file().sync_all().map_err(io)?;
+            }
+            // A closed file is opened again: fsync makes a file's data durable whichever
+            // descriptor asks.
+            None => File::open(&self.tmp_path)
+                .and_then(|file| file.sync_all())
+                .map_err(io)?,
+        }
+        Ok(FileEntry {
+            name: self.name,
+            size: self.len,
+            sections: self.sections,
+        })
+    }
+
+    /// Flushes `out`, the file's writer, and writes the header at its start, now that the
+    /// sections are known.
+    fn write_header(
+        &self,
+        out: &mut BufWriter<LimitedFile>,
+        generation: u64,
+    ) -> Result<(), SnapshotError> {
         let header = Header {
             section_count: u32::try_from(self.sections.len())
                 .map_err(|_| SnapshotError::usage(&self.tmp_path, "too many sections"))?,
@@ -339,16 +430,10 @@ impl PendingFile {
             file_len: self.len,
         };
         let io = |e| SnapshotError::io(&self.tmp_path, e);
-        self.out.flush().map_err(io)?;
-        let file = self.out.get_mut();
+        out.flush().map_err(io)?;
+        let file = out.get_mut();
         file.seek(SeekFrom::Start(0)).map_err(io)?;
-        file.write_all(&header.encode()).map_err(io)?;
-        file.file().sync_all().map_err(io)?;
-        Ok(FileEntry {
-            name: self.name,
-            size: self.len,
-            sections: self.sections,
-        })
+        file.write_all(&header.encode()).map_err(io)
     }
 }
 

@@ -209,3 +209,56 @@ fn files_written_on_threads_of_their_own_read_back() {
         ]
     );
 }
+
+#[test]
+fn files_closed_early_commit_with_the_rest_and_free_their_descriptors() {
+    let tmp = TempDir::new("closed");
+    let mut writer = SnapshotWriter::create(tmp.path()).unwrap();
+    const FILES: usize = 3_000;
+    for i in 0..FILES {
+        let name = format!("f{i}");
+        writer.column(&name, "values", &[i as u64, 7]).unwrap();
+        writer.close_file(&name).unwrap();
+    }
+    // The closed files hold no descriptor: far fewer are open than the files written.
+    #[cfg(target_os = "linux")]
+    {
+        let open = std::fs::read_dir("/proc/self/fd").unwrap().count();
+        assert!(
+            open < 500,
+            "{open} descriptors open after {FILES} closed files"
+        );
+    }
+    assert!(writer.section("f0", "more", &[1]).is_err(), "a closed file");
+    assert!(
+        writer.close_file("nothing").is_err(),
+        "a file never written"
+    );
+    // A section of parts, one of them larger than a checksum's part, read back whole.
+    let parts: Vec<Vec<u8>> = [0usize, 3, 5 << 20, 0, 11]
+        .iter()
+        .enumerate()
+        .map(|(p, &len)| (0..len).map(|i| (i * 31 + p) as u8).collect())
+        .collect();
+    let [mut open_file] = writer.files(["parts"]).unwrap();
+    open_file
+        .section_of_parts("joined", parts.iter().map(Vec::as_slice))
+        .unwrap();
+    writer.commit(json!({})).unwrap();
+    let reader = open(tmp.path()).unwrap();
+    for i in [0, 1, FILES / 2, FILES - 1] {
+        let values = reader.column::<u64>(&format!("f{i}"), "values").unwrap();
+        assert_eq!(&*values, &[i as u64, 7]);
+    }
+    assert_eq!(list(tmp.path()).len(), FILES + 2);
+    let joined = reader.column::<u8>("parts", "joined").unwrap();
+    assert_eq!(&*joined, parts.concat().as_slice());
+    // Part of a section: the second of f1's two values; a range past its end is refused.
+    let part = reader
+        .column_part::<u64>("f1", "values", Some(1..2))
+        .unwrap();
+    assert_eq!(&*part, &[7]);
+    assert!(reader
+        .column_part::<u64>("f1", "values", Some(1..3))
+        .is_err());
+}

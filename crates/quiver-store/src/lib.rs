@@ -21,6 +21,7 @@ mod entailment;
 mod entailment_update;
 pub mod fold;
 pub mod graph;
+mod graph_files;
 mod graph_update;
 mod layout;
 pub mod mutable;

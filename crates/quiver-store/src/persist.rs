@@ -5,12 +5,14 @@
 //!   `appended.offsets`: term `i` at bytes `offsets[i]..offsets[i + 1]`);
 //! - `catalog`: `predicates`, `classes`, `class_instances`, `class_predicate`,
 //!   `predicate_stats`;
-//! - `graph-default` and `graph-<i>` for the i-th named graph: `out.*` (vertex records),
-//!   `predicates.offsets`, `predicates.members`, and `in.*`, which a graph of 1 MiB or more
-//!   of IN records has in a file of its own beside (`graph-default.in`, `graph-<i>.in`):
-//!   the two directions are then written at once, each on a thread of its own (buffered
-//!   writes to one file wait on each other in the kernel). Stores of format 2 hold `in.*`
-//!   in the graph's own file, and open as well;
+//! - `graph-default` and `graph-<i>` for the i-th named graph of 1 MiB or more: `out.*`
+//!   (vertex records), `predicates.offsets`, `predicates.members`, and `in.*`, which a graph
+//!   of 1 MiB or more of IN records has in a file of its own beside (`graph-default.in`,
+//!   `graph-<i>.in`): the two directions are then written at once, each on a thread of its
+//!   own (buffered writes to one file wait on each other in the kernel). Stores of format 2
+//!   hold `in.*` in the graph's own file, and open as well;
+//! - `graph-pack-<k>`: the smaller named graphs, many to a file (see [`crate::graph_files`]);
+//!   stores of formats 2 and 3 hold every named graph in files of its own, and open as well;
 //! - for a store with reasoning, `graph-entailed` (the entailed default graph) and
 //!   `entailed`: `classes`, `class_instances`, `class_predicate`, `predicate_stats`.
 //!
@@ -22,12 +24,14 @@ use std::path::Path;
 
 use quiver_model::{Column, Dictionary, Id, ID_BYTES};
 use quiver_reason::Profile;
-use quiver_snapshot::{FileSections, SnapshotError, SnapshotReader, SnapshotWriter};
+use quiver_snapshot::{SnapshotError, SnapshotReader, SnapshotWriter};
 use serde::{Deserialize, Serialize};
 
-use crate::adjacency::Adjacency;
 use crate::entailment::{Layer, View};
 use crate::graph::{Direction, GraphIndex};
+use crate::graph_files::{
+    open_graph, open_named_graphs, save_graph, save_named_graphs, PACK_BYTES,
+};
 use crate::stats::PredicateStats;
 use crate::store::{LoadInfo, Store};
 use crate::validate;
@@ -43,10 +47,10 @@ pub enum StoreError {
 
 /// Version of the store layout inside the snapshot files (the files' own format is
 /// versioned by `quiver-snapshot`). Bumped whenever sections change meaning or place.
-pub const STORE_FORMAT: u32 = 3;
+pub const STORE_FORMAT: u32 = 4;
 
 /// The oldest layout this build still opens: format 2 kept a graph's `in.*` sections in the
-/// graph's own file.
+/// graph's own file, and formats 2 and 3 every named graph in files of its own.
 const OLDEST_STORE_FORMAT: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
@@ -62,6 +66,9 @@ struct Metadata {
     triples: u64,
     graph_triples: Vec<u64>,
     named_graphs: Vec<Id>,
+    /// Packs of small named graphs, `graph-pack-<k>` (none before format 4).
+    #[serde(default)]
+    graph_packs: u64,
     info: LoadInfo,
     /// The entailed layer, if any (`graph-entailed`, `entailed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -113,9 +120,7 @@ impl Store {
             save_catalog(&mut writer, "entailed", layer)?;
             save_graph(&mut writer, "graph-entailed", &layer.default_graph)?;
         }
-        for (i, (_, graph)) in self.named_graphs.iter().enumerate() {
-            save_graph(&mut writer, &format!("graph-{i}"), graph)?;
-        }
+        let graph_packs = save_named_graphs(&mut writer, &self.named_graphs, PACK_BYTES)?;
         let metadata = Metadata {
             store_format: STORE_FORMAT,
             id_bytes: ID_BYTES,
@@ -127,6 +132,7 @@ impl Store {
                 .map(GraphIndex::triples)
                 .collect(),
             named_graphs: self.named_graphs.iter().map(|(name, _)| *name).collect(),
+            graph_packs,
             info: self.info.clone(),
             entailment: self.entailment().map(|layer| EntailmentMetadata {
                 profile: layer.profile,
@@ -234,16 +240,14 @@ impl Store {
                     metadata.graph_triples[0],
                     limits(true),
                 )?;
-                let mut named_graphs = Vec::new();
-                for (i, &name) in metadata.named_graphs.iter().enumerate() {
-                    let graph = open_graph(
-                        &reader,
-                        &format!("graph-{i}"),
-                        metadata.graph_triples[i + 1],
-                        limits(false),
-                    )?;
-                    named_graphs.push((name, graph));
-                }
+                let named_graphs = open_named_graphs(
+                    &reader,
+                    metadata.graph_packs,
+                    &metadata.graph_triples[1..],
+                    limits(false),
+                )?;
+                let named_graphs = metadata.named_graphs.iter().copied().zip(named_graphs);
+                let named_graphs: Vec<(Id, GraphIndex)> = named_graphs.collect();
                 let entailed = match &metadata.entailment {
                     Some(layer) => Some(open_graph(
                         &reader,
@@ -344,112 +348,6 @@ fn save_catalog(
         .flat_map(|s| s.to_words())
         .collect();
     writer.column(file, "predicate_stats", &stats)
-}
-
-/// The file of a graph's IN direction, beside `file`, the file of its OUT direction and
-/// predicate index.
-fn in_file(file: &str) -> String {
-    format!("{file}.in")
-}
-
-/// A graph whose IN direction holds at least this many bytes has it written to a file of its
-/// own on a thread of its own; a smaller one keeps it in the graph's file (a store may hold
-/// many small named graphs: a file each is what they can afford, and not worth a thread).
-const IN_FILE_BYTES: usize = 1 << 20;
-
-/// Writes a graph's OUT direction and predicate index to `file`, and its IN direction to
-/// [`in_file`] at the same time on a thread of its own, or, for a small graph, to `file`
-/// after them.
-fn save_graph(
-    writer: &mut SnapshotWriter,
-    file: &str,
-    graph: &GraphIndex,
-) -> Result<(), SnapshotError> {
-    let write_out = |out: &mut FileSections<'_>| {
-        save_adjacency(out, "out", &graph.out)?;
-        out.column("predicates.offsets", &graph.predicate_offsets)?;
-        out.column("predicates.members", &graph.predicate_members)
-    };
-    if graph.inn.data_bytes() < IN_FILE_BYTES {
-        let [mut only] = writer.files([file])?;
-        return write_out(&mut only).and_then(|()| save_adjacency(&mut only, "in", &graph.inn));
-    }
-    let in_name = in_file(file);
-    let [mut out, mut inn] = writer.files([file, &in_name])?;
-    std::thread::scope(|scope| {
-        let in_written = scope.spawn(|| save_adjacency(&mut inn, "in", &graph.inn));
-        let out_written = write_out(&mut out);
-        let in_written = in_written
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        out_written.and(in_written)
-    })
-}
-
-/// One direction's arrays, as sections named after `prefix`.
-fn save_adjacency(
-    file: &mut FileSections<'_>,
-    prefix: &str,
-    adjacency: &Adjacency,
-) -> Result<(), SnapshotError> {
-    if let Some(vertices) = &adjacency.vertices {
-        file.column(&format!("{prefix}.vertices"), vertices)?;
-    }
-    file.column(&format!("{prefix}.offsets"), &adjacency.offsets)?;
-    file.column(&format!("{prefix}.words"), &adjacency.words)
-}
-
-fn open_graph(
-    reader: &SnapshotReader,
-    file: &str,
-    triples: u64,
-    limits: validate::Limits,
-) -> Result<GraphIndex, String> {
-    let column_error = |e: SnapshotError| e.to_string();
-    // A store of format 2 holds the IN direction in the graph's own file.
-    let in_name = in_file(file);
-    let in_source = if reader.has_section(&in_name, "in.offsets") {
-        in_name.as_str()
-    } else {
-        file
-    };
-    let adjacency = |file: &str, prefix: &str| -> Result<Adjacency, String> {
-        let vertices_section = format!("{prefix}.vertices");
-        let vertices = if reader.has_section(file, &vertices_section) {
-            Some(
-                reader
-                    .column(file, &vertices_section)
-                    .map_err(column_error)?,
-            )
-        } else {
-            None
-        };
-        Ok(Adjacency {
-            vertices,
-            offsets: reader
-                .column(file, &format!("{prefix}.offsets"))
-                .map_err(column_error)?,
-            words: reader
-                .column(file, &format!("{prefix}.words"))
-                .map_err(column_error)?,
-            patch: None,
-            rank: Default::default(),
-        })
-    };
-    let graph = GraphIndex {
-        out: adjacency(file, "out")?,
-        inn: adjacency(in_source, "in")?,
-        predicate_offsets: reader
-            .column(file, "predicates.offsets")
-            .map_err(column_error)?,
-        predicate_members: reader
-            .column(file, "predicates.members")
-            .map_err(column_error)?,
-        triples,
-        predicate_patch: None,
-    };
-    validate::graph(&graph, limits, triples).map_err(|e| format!("{file}: {e}"))?;
-    Ok(graph)
 }
 
 /// The class catalog must be the objects of `rdf:type` in the default graph, with their

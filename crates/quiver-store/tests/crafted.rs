@@ -12,6 +12,8 @@ use quiver_model::{Dictionary, Id};
 use quiver_snapshot::rewrite::{read_sections, write_sections, Section};
 use quiver_store::{Direction, EncodedGraphs, LoadInfo, Store};
 
+mod support;
+
 const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
 
 /// A directory under the system temp dir, removed on drop.
@@ -383,7 +385,8 @@ fn offsets_are_checked() {
 #[test]
 fn named_graphs_are_checked() {
     let f = Fixture::new();
-    let g = "graph-0";
+    // The small named graph is the only one of the first pack: its arrays are the pack's.
+    let g = "graph-pack-0";
     let vertices = f.words(g, "out.vertices");
     assert!(vertices.len() >= 2, "the named graph has two subjects");
     let mut unsorted = vertices.clone();
@@ -392,7 +395,7 @@ fn named_graphs_are_checked() {
         g,
         "out.vertices",
         &unsorted,
-        &["graph-0", "out.vertices", "increasing"],
+        &["graph-pack-0, named graph 0", "out.vertices", "increasing"],
     );
     let mut out_of_range = vertices.clone();
     *out_of_range.last_mut().unwrap() = f.metadata["terms"].as_u64().unwrap() as Id;
@@ -400,13 +403,14 @@ fn named_graphs_are_checked() {
         g,
         "out.vertices",
         &out_of_range,
-        &["graph-0", "out.vertices", "out of range"],
+        &["graph-pack-0", "out.vertices", "out of range"],
     );
+    // One vertex short: the pack's entry counts more than the section holds.
     f.rejects(
         g,
         "out.vertices",
         &vertices[..1],
-        &["graph-0", "out.vertices"],
+        &["graph-pack-0", "out.vertices"],
     );
     let words = f.words(g, "in.words");
     let mut bad = words.clone();
@@ -415,12 +419,86 @@ fn named_graphs_are_checked() {
         g,
         "in.words",
         &bad,
-        &["graph-0", "in.words", "out of range"],
+        &["graph-pack-0", "in.words", "out of range"],
     );
+    // A value no graph takes.
+    let longer = [&words[..], &[0]].concat();
+    f.rejects(
+        g,
+        "in.words",
+        &longer,
+        &["graph-pack-0.in.words", "its graphs take"],
+    );
+    // The pack's entries: [graph number, then a count of values per array].
+    let entries = f.offsets(g, "graphs");
+    assert_eq!(entries.len(), 9, "one graph's entry");
+    let edit = |change: &dyn Fn(&mut Vec<u64>)| {
+        let mut e = entries.clone();
+        change(&mut e);
+        e
+    };
+    let cases: Vec<(&str, Vec<u64>, &[&str])> = vec![
+        (
+            "no such graph",
+            edit(&|e| e[0] = 1),
+            &["graphs", "not a named graph"],
+        ),
+        ("a count too large", edit(&|e| e[3] += 1), &["out.words"]),
+        (
+            "a count too small",
+            edit(&|e| e[3] -= 1),
+            &["named graph 0"],
+        ),
+        (
+            "offsets absent",
+            edit(&|e| e[2] = u64::MAX),
+            &["has no out.offsets"],
+        ),
+        (
+            "a count past any memory",
+            edit(&|e| e[8] = u64::MAX - 1),
+            &["graph 0"],
+        ),
+        (
+            "half an entry",
+            entries[..5].to_vec(),
+            &["graphs", "entries"],
+        ),
+        ("no entry", Vec::new(), &["graphs", "entries"]),
+        (
+            "twice the graph",
+            [&entries[..], &entries[..]].concat(),
+            &["graphs"],
+        ),
+    ];
+    for (what, values, needles) in cases {
+        let message = f
+            .open_with(
+                g,
+                "graphs",
+                |b| *b = bytemuck::cast_slice(&values).to_vec(),
+                |_| {},
+            )
+            .map(|_| ())
+            .expect_err(what);
+        for needle in needles {
+            assert!(
+                message.contains(needle),
+                "{what}: {message:?} lacks {needle:?}"
+            );
+        }
+    }
+    // A pack the metadata does not count is not read; one it counts must exist.
+    let result = f.open_with(g, "graphs", |_| {}, |m| m["graph_packs"] = 2.into());
+    let message = result.map(|_| ()).unwrap_err();
+    assert!(message.contains("graph-pack-1"), "{message}");
+    let result = f.open_with(g, "graphs", |_| {}, |m| m["graph_packs"] = 0.into());
+    let message = result.map(|_| ()).unwrap_err();
+    assert!(message.contains("graph-0"), "{message}");
 }
 
 /// A store whose default graph is large enough for its IN direction to be saved apart
-/// (`persist.rs`: 1 MiB of records or more), with a small named graph, which is not.
+/// (`graph_files.rs`: 1 MiB of records or more), with a small named graph, which is not.
 fn large_store() -> Store {
     const VERTICES: usize = 150_000;
     let term = |i: usize| -> Vec<u8> {
@@ -452,7 +530,7 @@ fn large_store() -> Store {
 }
 
 #[test]
-fn a_large_graph_saves_its_in_direction_apart_and_the_previous_format_opens() {
+fn a_large_graph_saves_its_in_direction_apart_and_the_previous_formats_open() {
     let dir = TempDir::new("large");
     let store = large_store();
     let expected = answers(&store);
@@ -462,11 +540,21 @@ fn a_large_graph_saves_its_in_direction_apart_and_the_previous_format_opens() {
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(files.contains("graph-default.in-1.qvs"), "{files:?}");
-    assert!(files.contains("graph-0-1.qvs") && !files.contains("graph-0.in-1.qvs"));
+    assert!(files.contains("graph-pack-0-1.qvs") && !files.contains("graph-0-1.qvs"));
     assert_eq!(answers(&open(&dir.0).unwrap()), expected);
 
-    // Format 2 held each graph's IN direction in the graph's own file.
-    let (mut sections, metadata) = read_sections(&dir.0).unwrap();
+    // Format 3 held every named graph in files of its own, format 2 also each graph's IN
+    // direction in the graph's own file.
+    let (sections, metadata) = read_sections(&dir.0).unwrap();
+    let (mut sections, metadata) = support::unpacked(&sections, &metadata);
+    let with_format = |format: u64, sections: &[quiver_snapshot::rewrite::Section]| {
+        let dir = TempDir::new("format");
+        let mut metadata = metadata.clone();
+        metadata["store_format"] = format.into();
+        write_sections(&dir.0, sections, metadata).unwrap();
+        open(&dir.0)
+    };
+    assert_eq!(answers(&with_format(3, &sections).unwrap()), expected);
     let mut moved = 0;
     for section in &mut sections {
         if let Some(graph) = section.file.strip_suffix(".in") {
@@ -475,16 +563,9 @@ fn a_large_graph_saves_its_in_direction_apart_and_the_previous_format_opens() {
         }
     }
     assert_eq!(moved, 2, "the default graph's in.offsets and in.words");
-    let with_format = |format: u64| {
-        let dir = TempDir::new("format");
-        let mut metadata = metadata.clone();
-        metadata["store_format"] = format.into();
-        write_sections(&dir.0, &sections, metadata).unwrap();
-        open(&dir.0)
-    };
-    assert_eq!(answers(&with_format(2).unwrap()), expected);
-    for format in [1, 4] {
-        let error = with_format(format).map(|_| ()).unwrap_err();
+    assert_eq!(answers(&with_format(2, &sections).unwrap()), expected);
+    for format in [1, 5] {
+        let error = with_format(format, &sections).map(|_| ()).unwrap_err();
         assert!(error.contains(&format!("store format {format}")), "{error}");
     }
 }

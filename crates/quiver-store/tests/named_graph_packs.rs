@@ -1,0 +1,195 @@
+//! Stores of many named graphs: the small ones share packs (`graph-pack-<k>`), so that a
+//! store of thousands of graphs saves in a few files and reopens with the same answers, and
+//! a store of the previous format, a file per named graph, still opens.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use oxrdf::NamedNode;
+use quiver_model::term::encode_term;
+use quiver_model::{Dictionary, Id};
+use quiver_snapshot::rewrite::{read_sections, write_sections};
+use quiver_store::{Direction, EncodedGraphs, LoadInfo, Store};
+
+mod support;
+
+/// A directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "quiver-store-packs-{tag}-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = std::env::temp_dir().join(name);
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        TempDir(path)
+    }
+
+    fn files(&self) -> BTreeSet<String> {
+        std::fs::read_dir(&self.0)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Small named graphs; the graph after them is large (over 1 MiB of arrays).
+const SMALL_GRAPHS: usize = 3_000;
+const LARGE_GRAPH_TRIPLES: usize = 100_000;
+const VERTICES: usize = 60_000;
+const PREDICATES: usize = 5;
+
+/// A store of a default graph, `SMALL_GRAPHS` named graphs of 1 to 6 triples each and one
+/// large named graph between them. Terms: vertices, predicates, graph names (zero-padded
+/// IRIs sort as their numbers).
+fn many_graphs_store() -> Store {
+    let graphs = SMALL_GRAPHS + 1;
+    let term = |i: usize| -> Vec<u8> {
+        let iri = NamedNode::new(format!("http://example.org/t{i:07}")).unwrap();
+        let mut bytes = Vec::new();
+        encode_term(iri.as_ref().into(), &mut bytes);
+        bytes
+    };
+    let terms = VERTICES + PREDICATES + graphs;
+    let dictionary = Dictionary::from_sorted((0..terms).map(term).collect::<Vec<_>>().iter());
+    let predicate = |i: usize| (VERTICES + i % PREDICATES) as Id;
+    let graph_name = |g: usize| (VERTICES + PREDICATES + g) as Id;
+    let vertex = |i: usize| (i % VERTICES) as Id;
+    let default_graph = (0..1_000)
+        .map(|i| [vertex(i * 7), predicate(i), vertex(i * 13 + 1)])
+        .collect();
+    // The large graph sits in the middle, so that packs hold graphs on both sides of it.
+    let large = SMALL_GRAPHS / 2;
+    let named_graphs = (0..graphs)
+        .map(|g| {
+            let triples = if g == large {
+                (0..LARGE_GRAPH_TRIPLES)
+                    .map(|i| [vertex(i), predicate(i), vertex(i * 31 + 7)])
+                    .collect()
+            } else {
+                (0..1 + g % 6)
+                    .map(|i| [vertex(g * 11 + i), predicate(g + i), vertex(g * 5 + 3 * i)])
+                    .collect()
+            };
+            (graph_name(g), triples)
+        })
+        .collect();
+    let input = EncodedGraphs {
+        default_graph,
+        named_graphs,
+    };
+    Store::build(dictionary, input, LoadInfo::default())
+}
+
+/// Everything the store answers, by id: quads, both directions' lookups and the predicate
+/// index of every graph.
+fn answers(store: &Store) -> BTreeSet<(Option<Id>, u8, Id, Id, Id)> {
+    let mut seen = BTreeSet::new();
+    store.for_each_quad(|quad| {
+        seen.insert((quad.graph, 0, quad.subject, quad.predicate, quad.object));
+    });
+    let graphs = std::iter::once((None, store.graph())).chain(
+        store
+            .graph_names()
+            .map(|name| (Some(name), store.named_graph(name).unwrap())),
+    );
+    for (name, graph) in graphs {
+        graph.for_each_triple(|s, p, o| {
+            assert!(graph.get(s, p, Direction::Out).binary_search(&o).is_ok());
+            assert!(graph.get(o, p, Direction::In).binary_search(&s).is_ok());
+        });
+        for p in 0..store.predicate_count() as u32 {
+            for &s in graph.predicate_subjects(p) {
+                seen.insert((name, 1, p, s, 0));
+            }
+            for &o in graph.predicate_objects(p) {
+                seen.insert((name, 2, p, o, 0));
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn many_named_graphs_share_a_few_files_and_reopen_the_same() {
+    let store = many_graphs_store();
+    let expected = answers(&store);
+    assert_eq!(store.graph_names().count(), SMALL_GRAPHS + 1);
+    let dir = TempDir::new("many");
+    store.save(&dir.0).unwrap();
+    let files = dir.files();
+    // The manifest, the dictionary, the catalog, the default graph, the large named graph
+    // in files of its own (its IN direction apart), and one pack for the small ones.
+    let large = SMALL_GRAPHS / 2;
+    for file in [
+        format!("graph-{large}-1.qvs"),
+        format!("graph-{large}.in-1.qvs"),
+    ] {
+        assert!(files.contains(&file), "{files:?}");
+    }
+    assert!(files.contains("graph-pack-0-1.qvs"), "{files:?}");
+    assert_eq!(files.len(), 7, "{files:?}");
+    let (reopened, _) = Store::open(&dir.0).unwrap();
+    assert_eq!(answers(&reopened), expected);
+
+    // Saved again from the reopened store, whose graphs are views of the packs.
+    let again = TempDir::new("again");
+    reopened.save(&again.0).unwrap();
+    assert_eq!(again.files(), files);
+    assert_eq!(answers(&Store::open(&again.0).unwrap().0), expected);
+
+    // Format 3: a file per named graph.
+    let (sections, metadata) = read_sections(&dir.0).unwrap();
+    let (sections, metadata) = support::unpacked(&sections, &metadata);
+    let old = TempDir::new("format-3");
+    write_sections(&old.0, &sections, metadata).unwrap();
+    assert_eq!(old.files().len(), SMALL_GRAPHS + 6);
+    assert_eq!(answers(&Store::open(&old.0).unwrap().0), expected);
+}
+
+#[test]
+fn an_update_to_a_packed_graph_saves_and_reopens() {
+    let store = many_graphs_store();
+    let dir = TempDir::new("update");
+    store.save(&dir.0).unwrap();
+    let (reopened, _) = Store::open(&dir.0).unwrap();
+    // Move a triple from one small graph to another and empty a third.
+    let quad = |graph: usize, s: Id, p: usize, o: Id| quiver_store::Quad {
+        subject: s,
+        predicate: (VERTICES + p % PREDICATES) as Id,
+        object: o,
+        graph: Some((VERTICES + PREDICATES + graph) as Id),
+    };
+    let mut seen = Vec::new();
+    reopened.for_each_quad(|q| {
+        if q.graph == Some((VERTICES + PREDICATES + 7) as Id) {
+            seen.push(q);
+        }
+    });
+    assert_eq!(seen.len(), 2, "graph 7 holds 1 + 7 % 6 triples");
+    let mut changes = quiver_store::ChangeSet::new(&reopened);
+    changes.deletes = seen;
+    changes.inserts = vec![quad(8, 1, 1, 2)];
+    let updated = reopened.apply(&changes).unwrap();
+    let expected = answers(&updated);
+    assert_ne!(
+        expected,
+        answers(&reopened),
+        "the update changed the graphs"
+    );
+    let after = TempDir::new("after");
+    updated.save(&after.0).unwrap();
+    assert_eq!(answers(&Store::open(&after.0).unwrap().0), expected);
+}
