@@ -125,7 +125,7 @@ impl Store {
                                 graph.with_changes(&triples, predicates, &mut scratch);
                         }
                         Err(i) => {
-                            let graph = GraphIndex::empty_sparse(predicates).with_changes(
+                            let graph = GraphIndex::empty_sparse().with_changes(
                                 &triples,
                                 predicates,
                                 &mut scratch,
@@ -139,7 +139,7 @@ impl Store {
         for &graph in &changes.created_graphs {
             if let Err(i) = next.named_graphs.binary_search_by_key(&graph, |(g, _)| *g) {
                 next.named_graphs
-                    .insert(i, (graph, GraphIndex::empty_sparse(predicates)));
+                    .insert(i, (graph, GraphIndex::empty_sparse()));
             }
         }
         if types_changed {

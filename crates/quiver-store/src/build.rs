@@ -8,7 +8,7 @@
 //! triples, both directions and the dictionary at once), so the re-sorted triples are given
 //! back page by page as the second direction consumes them.
 
-use quiver_model::Id;
+use quiver_model::{Id, PredId};
 use rayon::prelude::*;
 
 use crate::graph::GraphIndex;
@@ -17,24 +17,53 @@ use crate::stats::PredicateStats;
 
 /// Builds the index of one graph from `triples` as `[subject, predicate, object]`
 /// (duplicates allowed; they are removed). `vertices`: `Some(n)` gives a dense vertex map
-/// over `0..n` (the default graph), `None` a sparse one (named graphs). `predicates` is the
-/// size of the predicate id space. Returns the index and per-predicate statistics.
+/// over `0..n` (the default graph), `None` a sparse one (see also [`build_named_graph`]).
+/// `predicates` is the size of the predicate id space. Returns the index and per-predicate
+/// statistics.
 pub fn build_graph(
+    triples: Vec<[Id; 3]>,
+    vertices: Option<u64>,
+    predicates: usize,
+) -> (GraphIndex, Vec<PredicateStats>) {
+    build(triples, vertices, predicates, None)
+}
+
+/// Builds the index of a named graph from `triples` as `[subject, predicate, object]`
+/// (duplicates allowed): sparse in its vertices and in its predicates, so that nothing is
+/// sized for the store's vertex or predicate count (see [`GraphIndex::predicate_ids`]).
+/// Named graphs keep no statistics of their own.
+pub fn build_named_graph(mut triples: Vec<[Id; 3]>) -> GraphIndex {
+    let mut ids: Vec<PredId> = triples.iter().map(|t| t[1]).collect();
+    ids.par_sort_unstable();
+    ids.dedup();
+    // Numbered from 0 in the predicate index, by their ids in the records.
+    let local = |p: Id| ids.binary_search(&p).expect("a predicate of the triples") as Id;
+    triples.par_iter_mut().for_each(|t| t[1] = local(t[1]));
+    let (mut index, _) = build(triples, None, ids.len(), Some(&ids));
+    index.predicate_ids = Some(ids.into());
+    index
+}
+
+/// [`build_graph`], the records holding `record_predicates[p]` for the triples' predicate
+/// `p` where given (see [`lay_out`]).
+fn build(
     mut triples: Vec<[Id; 3]>,
     vertices: Option<u64>,
     predicates: usize,
+    record_predicates: Option<&[PredId]>,
 ) -> (GraphIndex, Vec<PredicateStats>) {
     let mut stats = vec![PredicateStats::default(); predicates];
 
     triples.par_sort_unstable();
     triples.dedup();
     let count = triples.len() as u64;
-    let (out, subjects) = lay_out(&mut triples, vertices, &mut stats, true, false);
+    let names = record_predicates;
+    let (out, subjects) = lay_out(&mut triples, vertices, &mut stats, true, false, names);
 
     // Re-sort the same buffer as (object, predicate, subject), given back as it is read.
     triples.par_iter_mut().for_each(|t| t.swap(0, 2));
     triples.par_sort_unstable();
-    let (inn, objects) = lay_out(&mut triples, vertices, &mut stats, false, true);
+    let (inn, objects) = lay_out(&mut triples, vertices, &mut stats, false, true, names);
     drop(triples);
 
     assemble(out, subjects, inn, objects, stats, count)
@@ -56,9 +85,9 @@ pub fn build_split_graph(
     in_edges.par_sort_unstable();
     in_edges.dedup();
     let count = out_edges.len() as u64;
-    let (out, subjects) = lay_out(&mut out_edges, vertices, &mut stats, true, true);
+    let (out, subjects) = lay_out(&mut out_edges, vertices, &mut stats, true, true, None);
     drop(out_edges);
-    let (inn, objects) = lay_out(&mut in_edges, vertices, &mut stats, false, true);
+    let (inn, objects) = lay_out(&mut in_edges, vertices, &mut stats, false, true, None);
     drop(in_edges);
     assemble(out, subjects, inn, objects, stats, count)
 }
@@ -92,6 +121,7 @@ fn assemble(
         inn,
         predicate_offsets: predicate_offsets.into(),
         predicate_members: predicate_members.into(),
+        predicate_ids: None,
         triples: count,
         predicate_patch: None,
     };

@@ -9,7 +9,8 @@
 //! instead, which sorts the predicate id space again (predicate ids are internal to a
 //! store version; change sets name predicates by term id).
 
-use quiver_model::Id;
+use quiver_model::{Id, PredId};
+use rayon::prelude::*;
 
 use crate::adjacency::{Adjacency, AdjacencyBuilder};
 use crate::graph::GraphIndex;
@@ -24,8 +25,8 @@ impl Store {
         };
         let compact =
             |graph: &GraphIndex| covered(&graph.out) && covered(&graph.inn) && !graph.is_patched();
-        // Every graph's predicate index is sized for all the store's predicates, as a
-        // snapshot stores it.
+        // The default graph's predicate index is sized for all the store's predicates, a
+        // named graph's for those it has, as a snapshot stores them.
         let sized =
             |graph: &GraphIndex| graph.predicate_offsets.len() == 2 * self.predicate_count() + 1;
         self.appended_predicates.is_empty()
@@ -34,7 +35,7 @@ impl Store {
             && self
                 .named_graphs
                 .iter()
-                .all(|(_, g)| !g.is_patched() && sized(g))
+                .all(|(_, g)| !g.is_patched() && g.predicate_ids.is_some())
             && self
                 .entailment()
                 .is_none_or(|layer| compact(&layer.entailed.default_graph))
@@ -61,8 +62,8 @@ impl Store {
             || self.default_graph.compacted(Some(self.terms()), predicates),
             || {
                 self.named_graphs
-                    .iter()
-                    .map(|(name, graph)| (*name, graph.compacted(None, predicates)))
+                    .par_iter()
+                    .map(|(name, graph)| (*name, graph.compacted_named()))
                     .collect()
             },
         );
@@ -132,6 +133,48 @@ impl GraphIndex {
             inn,
             predicate_offsets: offsets.into(),
             predicate_members: members.into(),
+            predicate_ids: None,
+            triples: self.triples,
+            predicate_patch: None,
+        }
+    }
+
+    /// A named graph's index with its patches folded in, sparse in its vertices and
+    /// predicates (see [`GraphIndex::predicate_ids`]), whatever it was before: a store of
+    /// an earlier format sized every named graph's predicate index for all predicates.
+    fn compacted_named(&self) -> GraphIndex {
+        let (out, inn) = rayon::join(
+            || compact_adjacency(&self.out, None),
+            || compact_adjacency(&self.inn, None),
+        );
+        // The predicates with a list, in the arrays or in the patch.
+        let mut candidates: Vec<PredId> = match &self.predicate_ids {
+            Some(ids) => ids.to_vec(),
+            None => (0..self.predicates() as PredId).collect(),
+        };
+        if let Some(patch) = &self.predicate_patch {
+            candidates.extend(patch.lists.keys().map(|&slot| (slot / 2) as PredId));
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        let (mut ids, mut offsets, mut members) = (Vec::new(), vec![0u64], Vec::new());
+        for p in candidates {
+            let (subjects, objects) = (self.predicate_subjects(p), self.predicate_objects(p));
+            if subjects.is_empty() && objects.is_empty() {
+                continue;
+            }
+            ids.push(p);
+            members.extend_from_slice(subjects);
+            offsets.push(members.len() as u64);
+            members.extend_from_slice(objects);
+            offsets.push(members.len() as u64);
+        }
+        GraphIndex {
+            out,
+            inn,
+            predicate_offsets: offsets.into(),
+            predicate_members: members.into(),
+            predicate_ids: Some(ids.into()),
             triples: self.triples,
             predicate_patch: None,
         }

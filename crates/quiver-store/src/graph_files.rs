@@ -1,7 +1,8 @@
 //! Where a graph's arrays lie in a snapshot: files of its own, or a pack shared with other
 //! small named graphs.
 //!
-//! A graph's index is eight arrays (see [`ARRAYS`]). The default graph, the entailed graph
+//! A graph's index is up to nine arrays (see [`ARRAYS`]; a dense vertex map has no vertex
+//! list, a predicate index over all predicates no `predicates.ids`). The default graph, the entailed graph
 //! and every named graph of [`PACKED_GRAPH_BYTES`] or more keep files of their own
 //! ([`save_graph`]): `out.*` and the predicate index in `graph-<name>`, and `in.*` beside it
 //! in `graph-<name>.in` when it holds 1 MiB or more, the two written at once on threads of
@@ -16,7 +17,7 @@
 //! at once until the commit (more than the usual limit of 1,024 open files) and each
 //! fsynced and mapped on its own: its files are now a pack per 64 MiB.
 
-use quiver_model::{Column, Id};
+use quiver_model::{Column, Id, PredId};
 use quiver_snapshot::{FileSections, SnapshotError, SnapshotReader, SnapshotWriter};
 
 use crate::adjacency::Adjacency;
@@ -24,7 +25,7 @@ use crate::graph::GraphIndex;
 use crate::validate;
 
 /// The sections of a graph's arrays, in the order a pack's `graphs` entries count them.
-pub(crate) const ARRAYS: [&str; 8] = [
+pub(crate) const ARRAYS: [&str; 9] = [
     "out.vertices",
     "out.offsets",
     "out.words",
@@ -33,6 +34,7 @@ pub(crate) const ARRAYS: [&str; 8] = [
     "in.words",
     "predicates.offsets",
     "predicates.members",
+    "predicates.ids",
 ];
 
 /// A named graph of fewer bytes than this goes to a pack: a file of its own costs a file
@@ -46,7 +48,8 @@ pub(crate) const PACK_BYTES: usize = 64 << 20;
 /// values in each of the [`ARRAYS`].
 const ENTRY_WORDS: usize = 1 + ARRAYS.len();
 
-/// The count recorded for the vertex list of a dense adjacency, which has none.
+/// The count recorded for an array the graph has not: the vertex list of a dense adjacency,
+/// the predicate ids of a predicate index over all predicates.
 const ABSENT: u64 = u64::MAX;
 
 /// The file of the `k`-th pack of named graphs.
@@ -64,9 +67,8 @@ fn in_file(file: &str) -> String {
 /// own on a thread of its own; a smaller one keeps it in the graph's file.
 const IN_FILE_BYTES: usize = 1 << 20;
 
-/// A graph's arrays as raw bytes, in the order of [`ARRAYS`]; `None` for the vertex list
-/// of a dense adjacency.
-fn array_bytes(graph: &GraphIndex) -> [Option<&[u8]>; 8] {
+/// A graph's arrays as raw bytes, in the order of [`ARRAYS`]; `None` for those it has not.
+fn array_bytes(graph: &GraphIndex) -> [Option<&[u8]>; 9] {
     fn vertices(a: &Adjacency) -> Option<&[u8]> {
         a.vertices.as_ref().map(|v| v.as_bytes())
     }
@@ -79,13 +81,24 @@ fn array_bytes(graph: &GraphIndex) -> [Option<&[u8]>; 8] {
         Some(graph.inn.words.as_bytes()),
         Some(graph.predicate_offsets.as_bytes()),
         Some(graph.predicate_members.as_bytes()),
+        graph.predicate_ids.as_ref().map(|ids| ids.as_bytes()),
     ]
 }
 
 /// Bytes per value of each of the [`ARRAYS`].
-const VALUE_BYTES: [usize; 8] = {
+const VALUE_BYTES: [usize; 9] = {
     let (id, offset) = (std::mem::size_of::<Id>(), std::mem::size_of::<u64>());
-    [id, offset, id, id, offset, id, offset, id]
+    [
+        id,
+        offset,
+        id,
+        id,
+        offset,
+        id,
+        offset,
+        id,
+        std::mem::size_of::<PredId>(),
+    ]
 };
 
 /// Writes a graph's OUT direction and predicate index to `file`, and its IN direction to
@@ -99,7 +112,11 @@ pub(crate) fn save_graph(
     let write_out = |out: &mut FileSections<'_>| {
         save_adjacency(out, "out", &graph.out)?;
         out.column("predicates.offsets", &graph.predicate_offsets)?;
-        out.column("predicates.members", &graph.predicate_members)
+        out.column("predicates.members", &graph.predicate_members)?;
+        match &graph.predicate_ids {
+            Some(ids) => out.column("predicates.ids", ids),
+            None => Ok(()),
+        }
     };
     if graph.inn.data_bytes() < IN_FILE_BYTES {
         let [mut only] = writer.files([file])?;
@@ -171,7 +188,7 @@ fn save_pack(
     file: &str,
     graphs: &[(usize, &GraphIndex)],
 ) -> Result<(), SnapshotError> {
-    let arrays: Vec<[Option<&[u8]>; 8]> = graphs.iter().map(|(_, g)| array_bytes(g)).collect();
+    let arrays: Vec<[Option<&[u8]>; 9]> = graphs.iter().map(|(_, g)| array_bytes(g)).collect();
     let mut entries = Vec::with_capacity(graphs.len() * ENTRY_WORDS);
     for ((number, _), arrays) in graphs.iter().zip(&arrays) {
         entries.push(*number as u64);
@@ -233,6 +250,14 @@ pub(crate) fn open_graph(
         predicate_members: reader
             .column(file, "predicates.members")
             .map_err(column_error)?,
+        predicate_ids: match reader.has_section(file, "predicates.ids") {
+            true => Some(
+                reader
+                    .column(file, "predicates.ids")
+                    .map_err(column_error)?,
+            ),
+            false => None,
+        },
         triples,
         predicate_patch: None,
     };
@@ -277,6 +302,35 @@ pub(crate) fn open_named_graphs(
         .collect()
 }
 
+/// One graph's arrays in a pack, read as views of the pack's sections.
+struct Pack<'a> {
+    reader: &'a SnapshotReader,
+    file: &'a str,
+    number: usize,
+}
+
+impl Pack<'_> {
+    /// The values `values` of array `a`.
+    fn column<T: bytemuck::Pod>(
+        &self,
+        a: usize,
+        values: std::ops::Range<usize>,
+    ) -> Result<Column<T>, String> {
+        self.reader
+            .column_part(self.file, ARRAYS[a], Some(values))
+            .map_err(|e| format!("named graph {}: {e}", self.number))
+    }
+
+    /// The values `values` of array `a`, if the graph has that array.
+    fn optional<T: bytemuck::Pod>(
+        &self,
+        a: usize,
+        values: Option<std::ops::Range<usize>>,
+    ) -> Result<Option<Column<T>>, String> {
+        values.map(|values| self.column(a, values)).transpose()
+    }
+}
+
 /// Opens the graphs of the pack `file` into `graphs`, checking that their numbers ascend
 /// from `first` and that none also has a file of its own; returns the number after the last.
 fn open_pack(
@@ -296,7 +350,7 @@ fn open_pack(
         ));
     }
     // Each array's values taken by the graphs so far.
-    let mut taken = [0usize; 8];
+    let mut taken = [0usize; ARRAYS.len()];
     let mut next = first;
     for entry in entries.chunks_exact(ENTRY_WORDS) {
         let number = usize::try_from(entry[0])
@@ -315,7 +369,8 @@ fn open_pack(
                 "{file}: named graph {number} also has a file of its own"
             ));
         }
-        let mut part = |a: usize| -> Result<Option<std::ops::Range<usize>>, String> {
+        // Takes the graph's values of array `a` from those after the previous graph's.
+        let mut take = |a: usize| -> Result<Option<std::ops::Range<usize>>, String> {
             let count = entry[1 + a];
             if count == ABSENT {
                 return Ok(None);
@@ -328,28 +383,33 @@ fn open_pack(
             taken[a] = end;
             Ok(Some(start..end))
         };
-        let required = |a: usize, range: Option<std::ops::Range<usize>>| {
-            range.ok_or_else(|| format!("{file}.graphs: graph {number} has no {}", ARRAYS[a]))
-        };
         let ranges: Vec<Option<std::ops::Range<usize>>> =
-            (0..ARRAYS.len()).map(&mut part).collect::<Result<_, _>>()?;
-        let in_graph = |e: SnapshotError| format!("named graph {number}: {e}");
-        let ids = |a: usize| -> Result<Column<Id>, String> {
-            reader
-                .column_part(file, ARRAYS[a], Some(required(a, ranges[a].clone())?))
-                .map_err(in_graph)
+            (0..ARRAYS.len()).map(&mut take).collect::<Result<_, _>>()?;
+        // The graph's values of array `a`, which it must have, or may lack.
+        let part = |a: usize| {
+            let missing = || format!("{file}.graphs: graph {number} has no {}", ARRAYS[a]);
+            ranges[a].clone().ok_or_else(missing)
         };
-        let offsets = |a: usize| -> Result<Column<u64>, String> {
-            reader
-                .column_part(file, ARRAYS[a], Some(required(a, ranges[a].clone())?))
-                .map_err(in_graph)
+        let optional = |a: usize| ranges[a].clone();
+        let view = Pack {
+            reader,
+            file,
+            number,
         };
-        let vertices = |a: usize| ranges[a].is_some().then(|| ids(a)).transpose();
         let graph = GraphIndex {
-            out: adjacency_of(vertices(0)?, offsets(1)?, ids(2)?),
-            inn: adjacency_of(vertices(3)?, offsets(4)?, ids(5)?),
-            predicate_offsets: offsets(6)?,
-            predicate_members: ids(7)?,
+            out: adjacency_of(
+                view.optional(0, optional(0))?,
+                view.column(1, part(1)?)?,
+                view.column(2, part(2)?)?,
+            ),
+            inn: adjacency_of(
+                view.optional(3, optional(3))?,
+                view.column(4, part(4)?)?,
+                view.column(5, part(5)?)?,
+            ),
+            predicate_offsets: view.column(6, part(6)?)?,
+            predicate_members: view.column(7, part(7)?)?,
+            predicate_ids: view.optional(8, optional(8))?,
             triples: triples[number],
             predicate_patch: None,
         };

@@ -34,17 +34,36 @@ const PARTS_PER_THREAD: usize = 4;
 /// copied or over-allocated; with `release_input`, the pages of the edges laid out are given
 /// back as the walk goes (their values are not read again), so the index grows while its
 /// input shrinks.
+///
+/// The edges' predicates index `stats` and the lists returned; the records hold them as
+/// they are, or, with `record_predicates`, the ids it maps them to (ascending like them: a
+/// named graph lays out its few predicates numbered from 0, so that nothing is sized for
+/// all the store's).
 pub(crate) fn lay_out(
     edges: &mut [[Id; 3]],
     vertices: Option<u64>,
     stats: &mut [PredicateStats],
     out_direction: bool,
     release_input: bool,
+    record_predicates: Option<&[PredId]>,
 ) -> (Adjacency, Vec<Vec<Id>>) {
     let parts = (rayon::current_num_threads() * PARTS_PER_THREAD)
         .min(edges.len() / MIN_PART_EDGES)
         .max(1);
-    lay_out_in_parts(edges, vertices, stats, out_direction, release_input, parts)
+    let walk = Walk {
+        out_direction,
+        release_input,
+        record_predicates,
+    };
+    lay_out_in_parts(edges, vertices, stats, walk, parts)
+}
+
+/// How [`lay_out`] walks the edges.
+#[derive(Clone, Copy)]
+struct Walk<'a> {
+    out_direction: bool,
+    release_input: bool,
+    record_predicates: Option<&'a [PredId]>,
 }
 
 /// [`lay_out`] with the edges cut into at most `parts` parts.
@@ -52,10 +71,14 @@ fn lay_out_in_parts(
     edges: &mut [[Id; 3]],
     vertices: Option<u64>,
     stats: &mut [PredicateStats],
-    out_direction: bool,
-    release_input: bool,
+    walk: Walk<'_>,
     parts: usize,
 ) -> (Adjacency, Vec<Vec<Id>>) {
+    let Walk {
+        out_direction,
+        release_input,
+        ..
+    } = walk;
     let predicates = stats.len();
     // A dense map covers `0..n` and any vertex past it (as the incremental builder did).
     let dense = vertices.map(|n| {
@@ -123,7 +146,7 @@ fn lay_out_in_parts(
     let part_stats: Vec<Vec<DirectionStats>> = parts
         .into_par_iter()
         .zip(outputs)
-        .map(|(part, output)| output.write(part, predicates, release_input))
+        .map(|(part, output)| output.write(part, predicates, walk))
         .collect();
     for part in part_stats {
         for (entry, part) in stats.iter_mut().zip(part) {
@@ -201,8 +224,9 @@ impl PartOutput<'_> {
         mut self,
         edges: &mut [[Id; 3]],
         predicates: usize,
-        release_input: bool,
+        walk: Walk<'_>,
     ) -> Vec<DirectionStats> {
+        let release_input = walk.release_input;
         let mut stats = vec![DirectionStats::default(); predicates];
         let (w, offset) = (&mut *self.words, &mut *self.offsets);
         // `offset[..filled]` are written.
@@ -235,7 +259,9 @@ impl PartOutput<'_> {
                 while run_end < group.len() && group[run_end][1] as PredId == predicate {
                     run_end += 1;
                 }
-                w[cursor] = group[run][1];
+                w[cursor] = walk
+                    .record_predicates
+                    .map_or(predicate, |ids| ids[predicate as usize]);
                 w[cursor + 1] = run_end as Id;
                 cursor += 2;
                 let degree = (run_end - run) as u64;
@@ -351,8 +377,12 @@ mod tests {
         let mut stats = vec![PredicateStats::default(); 6];
         stats[2].triples = 5; // what the other direction left is added to
         let mut edges = edges.to_vec();
-        let (adjacency, keys) =
-            lay_out_in_parts(&mut edges, vertices, &mut stats, out_direction, true, parts);
+        let walk = Walk {
+            out_direction,
+            release_input: true,
+            record_predicates: None,
+        };
+        let (adjacency, keys) = lay_out_in_parts(&mut edges, vertices, &mut stats, walk, parts);
         Laid {
             words: adjacency.words.to_vec(),
             offsets: adjacency.offsets.to_vec(),

@@ -6,7 +6,7 @@ use quiver_model::{ClassId, Column, DecodedTerm, Dictionary, Id, PredId};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::build::build_graph;
+use crate::build::{build_graph, build_named_graph};
 use crate::class_predicate::ClassPredicate;
 use crate::entailment::{Entailment, Layer, View};
 use crate::graph::{Direction, GraphIndex};
@@ -176,9 +176,10 @@ impl Store {
                 _ => merged.push((graph, triples)),
             }
         }
+        // Side by side: a dataset may hold many small named graphs.
         let named_graphs = merged
-            .into_iter()
-            .map(|(graph, triples)| (graph, build_graph(triples, None, predicates.len()).0))
+            .into_par_iter()
+            .map(|(graph, triples)| (graph, build_named_graph(triples)))
             .collect();
 
         let predicates: Column<Id> = predicates.into();

@@ -288,22 +288,31 @@ fn check_record(
 fn predicate_index(graph: &GraphIndex, limits: Limits) -> Result<(u64, u64, u64, u64), String> {
     let offsets = &graph.predicate_offsets[..];
     let members = &graph.predicate_members[..];
-    let expected = 2 * limits.predicates + 1;
+    // The predicate of each pair of slots: all in order, or those listed.
+    let (slots, predicate_of): (u64, Box<dyn Fn(usize) -> u64 + Sync>) =
+        match graph.predicate_ids.as_deref() {
+            None => (limits.predicates, Box::new(|slot| (slot / 2) as u64)),
+            Some(ids) => {
+                ascending_ids(ids, limits.predicates, "predicates.ids")
+                    .map_err(|e| e.replace("terms", "predicates"))?;
+                (ids.len() as u64, Box::new(move |slot| ids[slot / 2] as u64))
+            }
+        };
+    let expected = 2 * slots + 1;
     if offsets.len() as u64 != expected {
         return Err(format!(
-            "predicates.offsets: {} entries, expected {expected} for {} predicates",
+            "predicates.offsets: {} entries, expected {expected} for {slots} predicates",
             offsets.len(),
-            limits.predicates
         ));
     }
     if offsets[0] != 0 || offsets[offsets.len() - 1] != members.len() as u64 {
         return Err("predicates.offsets: do not span predicates.members".into());
     }
-    (0..2 * limits.predicates as usize)
+    (0..2 * slots as usize)
         .into_par_iter()
         .map(|slot| {
             let (start, end) = (offsets[slot], offsets[slot + 1]);
-            let predicate = (slot / 2) as u64;
+            let predicate = predicate_of(slot);
             let side = if slot % 2 == 0 { "subjects" } else { "objects" };
             if start > end || end > members.len() as u64 {
                 return Err(format!(

@@ -431,7 +431,7 @@ fn named_graphs_are_checked() {
     );
     // The pack's entries: [graph number, then a count of values per array].
     let entries = f.offsets(g, "graphs");
-    assert_eq!(entries.len(), 9, "one graph's entry");
+    assert_eq!(entries.len(), 10, "one graph's entry");
     let edit = |change: &dyn Fn(&mut Vec<u64>)| {
         let mut e = entries.clone();
         change(&mut e);

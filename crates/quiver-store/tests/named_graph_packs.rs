@@ -156,7 +156,24 @@ fn many_named_graphs_share_a_few_files_and_reopen_the_same() {
     let old = TempDir::new("format-3");
     write_sections(&old.0, &sections, metadata).unwrap();
     assert_eq!(old.files().len(), SMALL_GRAPHS + 6);
-    assert_eq!(answers(&Store::open(&old.0).unwrap().0), expected);
+    let (old_store, _) = Store::open(&old.0).unwrap();
+    assert_eq!(answers(&old_store), expected);
+    // Its named graphs' predicate indexes have a slot for every predicate of the store.
+    let first = old_store.graph_names().next().unwrap();
+    let graph = old_store.named_graph(first).unwrap();
+    assert!(graph.predicate_ids().is_none());
+    // Saved again, in this format: each named graph's predicate index for its own.
+    let resaved = TempDir::new("resaved");
+    old_store.save(&resaved.0).unwrap();
+    assert_eq!(resaved.files(), files);
+    let (resaved_store, _) = Store::open(&resaved.0).unwrap();
+    assert_eq!(answers(&resaved_store), expected);
+    let graph = resaved_store.named_graph(first).unwrap();
+    assert_eq!(
+        graph.predicate_ids().unwrap().len(),
+        1,
+        "graph 0's one triple"
+    );
 }
 
 #[test]

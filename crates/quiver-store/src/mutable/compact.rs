@@ -46,6 +46,7 @@ pub(crate) fn merge(base: &GraphIndex, entries: &[(Key, List)]) -> GraphIndex {
         inn,
         predicate_offsets: predicate_offsets.into(),
         predicate_members: predicate_members.into(),
+        predicate_ids: None,
         triples,
         predicate_patch: None,
     }

@@ -1,10 +1,10 @@
 //! What several test files need: a store's sections rewritten into an older layout.
 
-use quiver_model::Id;
+use quiver_model::{Id, PredId};
 use quiver_snapshot::rewrite::Section;
 
 /// A graph's arrays in the order a pack's `graphs` entries count them, and their value sizes.
-const ARRAYS: [(&str, usize); 8] = [
+const ARRAYS: [(&str, usize); 9] = [
     ("out.vertices", std::mem::size_of::<Id>()),
     ("out.offsets", 8),
     ("out.words", std::mem::size_of::<Id>()),
@@ -13,6 +13,7 @@ const ARRAYS: [(&str, usize); 8] = [
     ("in.words", std::mem::size_of::<Id>()),
     ("predicates.offsets", 8),
     ("predicates.members", std::mem::size_of::<Id>()),
+    ("predicates.ids", std::mem::size_of::<PredId>()),
 ];
 
 /// The sections and metadata of a store of format 3, in which every named graph had files
@@ -46,7 +47,7 @@ pub fn unpacked(
                 .bytes
         };
         let entries: Vec<u64> = bytemuck::pod_collect_to_vec(section("graphs"));
-        let mut taken = [0usize; 8];
+        let mut taken = [0usize; ARRAYS.len()];
         for entry in entries.chunks_exact(1 + ARRAYS.len()) {
             for (a, &(name, size)) in ARRAYS.iter().enumerate() {
                 if entry[1 + a] == u64::MAX {
@@ -63,8 +64,56 @@ pub fn unpacked(
             }
         }
     }
+    // Format 3 sized every named graph's predicate index for all the store's predicates.
+    let predicates = sections
+        .iter()
+        .find(|s| s.file == "catalog" && s.name == "predicates")
+        .expect("catalog.predicates")
+        .bytes
+        .len()
+        / std::mem::size_of::<Id>();
+    densify_predicate_indexes(&mut out, predicates);
     let mut metadata = metadata.clone();
     metadata.as_object_mut().unwrap().remove("graph_packs");
     metadata["store_format"] = 3.into();
     (out, metadata)
+}
+
+/// Replaces each `predicates.ids` and its `predicates.offsets` (slots for the listed
+/// predicates only) by offsets with a slot for each of `predicates` predicates.
+fn densify_predicate_indexes(sections: &mut Vec<Section>, predicates: usize) {
+    let files: Vec<String> = sections
+        .iter()
+        .filter(|s| s.name == "predicates.ids")
+        .map(|s| s.file.clone())
+        .collect();
+    for file in files {
+        let position = |sections: &[Section], name: &str| {
+            sections
+                .iter()
+                .position(|s| s.file == file && s.name == name)
+                .unwrap()
+        };
+        let ids_at = position(sections, "predicates.ids");
+        let ids: Vec<PredId> = bytemuck::pod_collect_to_vec(&sections.remove(ids_at).bytes);
+        let at = position(sections, "predicates.offsets");
+        let sparse: Vec<u64> = bytemuck::pod_collect_to_vec(&sections[at].bytes);
+        // The members stay as they are: listed predicates ascending, as the dense slots.
+        let mut dense = vec![0u64];
+        let mut listed = ids.iter().enumerate().peekable();
+        for p in 0..predicates as PredId {
+            match listed.next_if(|(_, &id)| id == p) {
+                Some((i, _)) => dense.extend([sparse[2 * i + 1], sparse[2 * i + 2]]),
+                None => {
+                    let end = *dense.last().unwrap();
+                    dense.extend([end, end]);
+                }
+            }
+        }
+        assert!(
+            listed.next().is_none(),
+            "{file}: a predicate past the catalog's"
+        );
+        sections[at].bytes = bytemuck::cast_slice(&dense).to_vec();
+    }
 }
