@@ -25,8 +25,8 @@ impl Store {
         };
         let compact =
             |graph: &GraphIndex| covered(&graph.out) && covered(&graph.inn) && !graph.is_patched();
-        // The default graph's predicate index is sized for all the store's predicates, a
-        // named graph's for those it has, as a snapshot stores them.
+        // A predicate index is sized for all the store's predicates, or, in a named graph,
+        // for those it has, as a snapshot stores them.
         let sized =
             |graph: &GraphIndex| graph.predicate_offsets.len() == 2 * self.predicate_count() + 1;
         self.appended_predicates.is_empty()
@@ -35,7 +35,7 @@ impl Store {
             && self
                 .named_graphs
                 .iter()
-                .all(|(_, g)| !g.is_patched() && g.predicate_ids.is_some())
+                .all(|(_, g)| !g.is_patched() && (g.predicate_ids.is_some() || sized(g)))
             && self
                 .entailment()
                 .is_none_or(|layer| compact(&layer.entailed.default_graph))

@@ -162,18 +162,29 @@ fn many_named_graphs_share_a_few_files_and_reopen_the_same() {
     let first = old_store.graph_names().next().unwrap();
     let graph = old_store.named_graph(first).unwrap();
     assert!(graph.predicate_ids().is_none());
-    // Saved again, in this format: each named graph's predicate index for its own.
+    // Saved again, in this format, as it is.
     let resaved = TempDir::new("resaved");
     old_store.save(&resaved.0).unwrap();
     assert_eq!(resaved.files(), files);
     let (resaved_store, _) = Store::open(&resaved.0).unwrap();
     assert_eq!(answers(&resaved_store), expected);
-    let graph = resaved_store.named_graph(first).unwrap();
-    assert_eq!(
-        graph.predicate_ids().unwrap().len(),
-        1,
-        "graph 0's one triple"
-    );
+    // Once updated, each named graph's predicate index is compacted for its own predicates.
+    let mut changes = quiver_store::ChangeSet::new(&old_store);
+    changes.inserts = vec![quiver_store::Quad {
+        subject: 3,
+        predicate: VERTICES as Id + 2,
+        object: 4,
+        graph: Some(first),
+    }];
+    let updated = old_store.apply(&changes).unwrap();
+    let expected = answers(&updated);
+    let compacted = TempDir::new("compacted");
+    updated.save(&compacted.0).unwrap();
+    let (compacted_store, _) = Store::open(&compacted.0).unwrap();
+    assert_eq!(answers(&compacted_store), expected);
+    let graph = compacted_store.named_graph(first).unwrap();
+    // Graph 0's one triple, over the first predicate, and the one added over the third.
+    assert_eq!(graph.predicate_ids(), Some(&[0, 2][..]));
 }
 
 #[test]
