@@ -141,12 +141,7 @@ pub(crate) fn graph_ref(store: &Store, graph: &GraphIndex) -> Option<GraphRef> {
     if std::ptr::eq(graph, store.graph()) {
         return Some(GraphRef::Default);
     }
-    store.graph_names().find_map(|name| {
-        store
-            .named_graph(name)
-            .filter(|named| std::ptr::eq(*named, graph))
-            .map(|_| GraphRef::Named(name))
-    })
+    store.named_graph_name(graph).map(GraphRef::Named)
 }
 
 /// The size of a foreign record if a recording planning knows it; else records it as

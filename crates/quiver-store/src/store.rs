@@ -374,6 +374,20 @@ impl Store {
             .map(|i| &self.named_graphs[i].1)
     }
 
+    /// The name of the named graph whose index is `graph` itself (not one equal to it), found
+    /// from where it lies: the planner asks it at every planning, and a query of
+    /// `GRAPH ?g` plans once per graph, so a scan of the names made such a query quadratic
+    /// in the number of graphs (15,000 graphs: 1.9 s).
+    pub fn named_graph_name(&self, graph: &GraphIndex) -> Option<Id> {
+        let entry = std::mem::size_of::<(Id, GraphIndex)>();
+        let base = self.named_graphs.as_ptr() as usize;
+        let at = (graph as *const GraphIndex as usize).checked_sub(base)? / entry;
+        self.named_graphs
+            .get(at)
+            .filter(|(_, index)| std::ptr::eq(index, graph))
+            .map(|(name, _)| *name)
+    }
+
     /// The RDF merge of some graphs (`None` = the default graph, `Some(name)` a named
     /// graph; names the store lacks contribute nothing), as one index: the default graph of
     /// a query whose dataset names several graphs (`FROM <a> FROM <b>`). Built per query,

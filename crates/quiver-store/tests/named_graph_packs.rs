@@ -221,3 +221,22 @@ fn an_update_to_a_packed_graph_saves_and_reopens() {
     updated.save(&after.0).unwrap();
     assert_eq!(answers(&Store::open(&after.0).unwrap().0), expected);
 }
+
+#[test]
+fn a_named_graphs_index_tells_its_name() {
+    let store = many_graphs_store();
+    for name in store.graph_names() {
+        let graph = store.named_graph(name).unwrap();
+        assert_eq!(store.named_graph_name(graph), Some(name));
+    }
+    // Not a named graph's own index: the default graph, a copy, another store's.
+    assert_eq!(store.named_graph_name(store.graph()), None);
+    let first = store.graph_names().next().unwrap();
+    let copy = store.named_graph(first).unwrap().clone();
+    assert_eq!(store.named_graph_name(&copy), None);
+    let other = many_graphs_store();
+    assert_eq!(
+        store.named_graph_name(other.named_graph(first).unwrap()),
+        None
+    );
+}
