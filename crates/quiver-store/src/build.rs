@@ -34,11 +34,11 @@ pub fn build_graph(
 /// Named graphs keep no statistics of their own.
 pub fn build_named_graph(mut triples: Vec<[Id; 3]>) -> GraphIndex {
     let mut ids: Vec<PredId> = triples.iter().map(|t| t[1]).collect();
-    ids.par_sort_unstable();
+    ids.sort_unstable();
     ids.dedup();
     // Numbered from 0 in the predicate index, by their ids in the records.
     let local = |p: Id| ids.binary_search(&p).expect("a predicate of the triples") as Id;
-    triples.par_iter_mut().for_each(|t| t[1] = local(t[1]));
+    for_each(&mut triples, |t| t[1] = local(t[1]));
     let (mut index, _) = build(triples, None, ids.len(), Some(&ids));
     index.predicate_ids = Some(ids.into());
     index
@@ -54,19 +54,40 @@ fn build(
 ) -> (GraphIndex, Vec<PredicateStats>) {
     let mut stats = vec![PredicateStats::default(); predicates];
 
-    triples.par_sort_unstable();
+    sort(&mut triples);
     triples.dedup();
     let count = triples.len() as u64;
     let names = record_predicates;
     let (out, subjects) = lay_out(&mut triples, vertices, &mut stats, true, false, names);
 
     // Re-sort the same buffer as (object, predicate, subject), given back as it is read.
-    triples.par_iter_mut().for_each(|t| t.swap(0, 2));
-    triples.par_sort_unstable();
+    for_each(&mut triples, |t| t.swap(0, 2));
+    sort(&mut triples);
     let (inn, objects) = lay_out(&mut triples, vertices, &mut stats, false, true, names);
     drop(triples);
 
     assemble(out, subjects, inn, objects, stats, count)
+}
+
+/// Below this many triples, a graph is sorted and rewritten on the calling thread: for a
+/// small graph (most named graphs), handing pieces to other threads costs more than the
+/// work.
+const PARALLEL_TRIPLES: usize = 1 << 14;
+
+fn sort(triples: &mut [[Id; 3]]) {
+    if triples.len() < PARALLEL_TRIPLES {
+        triples.sort_unstable();
+    } else {
+        triples.par_sort_unstable();
+    }
+}
+
+fn for_each(triples: &mut [[Id; 3]], f: impl Fn(&mut [Id; 3]) + Sync + Send) {
+    if triples.len() < PARALLEL_TRIPLES {
+        triples.iter_mut().for_each(f);
+    } else {
+        triples.par_iter_mut().for_each(f);
+    }
 }
 
 /// Builds the index of one partition of a graph (`partition.rs`) from its OUT edges as

@@ -86,10 +86,15 @@ fn lay_out_in_parts(
         n.max(past) as usize
     });
     let parts = cut(edges, parts);
-    let sizes: Vec<RecordSizes> = parts
-        .par_iter()
-        .map(|part| RecordSizes::count(part, predicates))
-        .collect();
+    // One part (a small graph) is walked on the calling thread: waking others for it costs
+    // more than the walk.
+    let sizes: Vec<RecordSizes> = match parts.len() {
+        1 => vec![RecordSizes::count(&parts[0], predicates)],
+        _ => parts
+            .par_iter()
+            .map(|part| RecordSizes::count(part, predicates))
+            .collect(),
+    };
     let records: usize = sizes.iter().map(|s| s.records).sum();
     let words_len: usize = sizes.iter().map(|s| s.words).sum();
 
@@ -143,11 +148,18 @@ fn lay_out_in_parts(
         }
     }
 
-    let part_stats: Vec<Vec<DirectionStats>> = parts
-        .into_par_iter()
-        .zip(outputs)
-        .map(|(part, output)| output.write(part, predicates, walk))
-        .collect();
+    let part_stats: Vec<Vec<DirectionStats>> = match parts.len() {
+        1 => parts
+            .into_iter()
+            .zip(outputs)
+            .map(|(part, output)| output.write(part, predicates, walk))
+            .collect(),
+        _ => parts
+            .into_par_iter()
+            .zip(outputs)
+            .map(|(part, output)| output.write(part, predicates, walk))
+            .collect(),
+    };
     for part in part_stats {
         for (entry, part) in stats.iter_mut().zip(part) {
             if out_direction {
