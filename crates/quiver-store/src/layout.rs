@@ -89,7 +89,7 @@ fn lay_out_in_parts(
     // One part (a small graph) is walked on the calling thread: waking others for it costs
     // more than the walk.
     let sizes: Vec<RecordSizes> = match parts.len() {
-        1 => vec![RecordSizes::count(&parts[0], predicates)],
+        1 => vec![RecordSizes::count(parts[0], predicates)],
         _ => parts
             .par_iter()
             .map(|part| RecordSizes::count(part, predicates))
