@@ -55,7 +55,8 @@ def timed(command, files):
     wall = time.monotonic() - start
     lines = done.stderr.strip().splitlines()
     peak = next((int(l.split()[1]) / 1024 for l in lines if l.startswith("PEAK ")), None)
-    message = next((l for l in reversed(lines) if not l.startswith("PEAK ")), "")
+    ours = [l for l in lines if not l.startswith(("PEAK ", "Command exited"))]
+    message = ours[-1] if ours else ""
     return wall, peak, done.returncode, message
 
 
