@@ -95,20 +95,50 @@ fn for_each(triples: &mut [[Id; 3]], f: impl Fn(&mut [Id; 3]) + Sync + Send) {
 /// which need not be the same triples: a partition holds the OUT records of the vertices
 /// it owns and the IN records of the vertices it owns. `triples` counts the OUT edges.
 pub fn build_split_graph(
+    out_edges: Vec<[Id; 3]>,
+    in_edges: Vec<[Id; 3]>,
+    vertices: Option<u64>,
+    predicates: usize,
+) -> (GraphIndex, Vec<PredicateStats>) {
+    build_split(out_edges, in_edges, vertices, predicates, None)
+}
+
+/// [`build_split_graph`] for a named graph: sparse in its vertices and in its predicates,
+/// as [`build_named_graph`] builds one.
+pub fn build_split_named_graph(
+    mut out_edges: Vec<[Id; 3]>,
+    mut in_edges: Vec<[Id; 3]>,
+) -> GraphIndex {
+    let mut ids: Vec<PredId> = out_edges.iter().chain(&in_edges).map(|t| t[1]).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let local = |p: Id| ids.binary_search(&p).expect("a predicate of the edges") as Id;
+    for_each(&mut out_edges, |t| t[1] = local(t[1]));
+    for_each(&mut in_edges, |t| t[1] = local(t[1]));
+    let (mut index, _) = build_split(out_edges, in_edges, None, ids.len(), Some(&ids));
+    index.predicate_ids = Some(ids.into());
+    index
+}
+
+/// [`build_split_graph`], the records holding `record_predicates[p]` for the edges'
+/// predicate `p` where given (see [`lay_out`]).
+fn build_split(
     mut out_edges: Vec<[Id; 3]>,
     mut in_edges: Vec<[Id; 3]>,
     vertices: Option<u64>,
     predicates: usize,
+    record_predicates: Option<&[PredId]>,
 ) -> (GraphIndex, Vec<PredicateStats>) {
     let mut stats = vec![PredicateStats::default(); predicates];
-    out_edges.par_sort_unstable();
+    sort(&mut out_edges);
     out_edges.dedup();
-    in_edges.par_sort_unstable();
+    sort(&mut in_edges);
     in_edges.dedup();
     let count = out_edges.len() as u64;
-    let (out, subjects) = lay_out(&mut out_edges, vertices, &mut stats, true, true, None);
+    let names = record_predicates;
+    let (out, subjects) = lay_out(&mut out_edges, vertices, &mut stats, true, true, names);
     drop(out_edges);
-    let (inn, objects) = lay_out(&mut in_edges, vertices, &mut stats, false, true, None);
+    let (inn, objects) = lay_out(&mut in_edges, vertices, &mut stats, false, true, names);
     drop(in_edges);
     assemble(out, subjects, inn, objects, stats, count)
 }

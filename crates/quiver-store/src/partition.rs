@@ -32,9 +32,10 @@
 use std::path::{Path, PathBuf};
 
 use quiver_model::Id;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::build::build_split_graph;
+use crate::build::{build_split_graph, build_split_named_graph};
 use crate::graph::GraphIndex;
 use crate::partition_stats::{PlannerStatistics, StatisticsMerger};
 use crate::persist::StoreError;
@@ -162,7 +163,7 @@ impl Store {
         }
         let rdf_type = self.rdf_type();
         let predicates = self.predicate_count();
-        let split = |graph: &GraphIndex| {
+        let edges = |graph: &GraphIndex| {
             let (mut out, mut inn) = (Vec::new(), Vec::new());
             graph.for_each_triple(|subject, predicate, object| {
                 if owner(subject, count) == index {
@@ -177,13 +178,18 @@ impl Store {
                     inn.push([object, predicate as Id, subject]);
                 }
             });
-            build_split_graph(out, inn, None, predicates)
+            (out, inn)
         };
-        let default_graph = split(&self.default_graph);
+        let (out, inn) = edges(&self.default_graph);
+        let default_graph = build_split_graph(out, inn, None, predicates);
+        // Graphs side by side, from the pool's threads (a dataset may hold many).
         let named_graphs = self
             .named_graphs
-            .iter()
-            .map(|(name, graph)| (*name, split(graph).0))
+            .par_iter()
+            .map(|(name, graph)| {
+                let (out, inn) = edges(graph);
+                (*name, build_split_named_graph(out, inn))
+            })
             .collect();
         let mut info = self.info.clone();
         info.partition = Some(PartitionInfo {
@@ -247,8 +253,8 @@ impl Store {
         let count = predicates.len();
         let default_graph = build_split_graph(default_graph.0, default_graph.1, None, count);
         let mut named: Vec<(Id, GraphIndex)> = named_graphs
-            .into_iter()
-            .map(|(name, (out, inn))| (name, build_split_graph(out, inn, None, count).0))
+            .into_par_iter()
+            .map(|(name, (out, inn))| (name, build_split_named_graph(out, inn)))
             .collect();
         named.sort_by_key(|(name, _)| *name);
         Ok(Store::assemble(
