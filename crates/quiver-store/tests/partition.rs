@@ -174,6 +174,19 @@ fn check_partitions(store: &Store, count: u32) -> Result<(), TestCaseError> {
                 );
             }
             prop_assert_eq!(graph.triples(), out.len() as u64);
+            // A named graph's share is indexed for the predicates of its edges, no others.
+            if name.is_some() {
+                let id_of = |term: Id| {
+                    (0..store.predicate_count() as PredId)
+                        .find(|&p| store.predicate_term(p) == term)
+                        .unwrap()
+                };
+                let mut used: Vec<PredId> = out.iter().chain(&inn).map(|e| id_of(e.1)).collect();
+                used.sort_unstable();
+                used.dedup();
+                let ids = graph.predicate_ids().map(|ids| ids.to_vec());
+                prop_assert_eq!(ids, Some(used.clone()), "predicate ids of a named share");
+            }
             for p in 0..store.predicate_count() as PredId {
                 for &s in graph.predicate_subjects(p) {
                     prop_assert_eq!(owner(s, count), i as u32);
