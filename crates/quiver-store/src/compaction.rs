@@ -59,11 +59,14 @@ impl Store {
         let mut next = self.clone();
         next.version = next_version();
         let (default_graph, named_graphs) = rayon::join(
-            || self.default_graph.compacted(Some(self.terms()), predicates),
+            || {
+                self.default_graph
+                    .compacted(Some(self.terms()), Some(predicates))
+            },
             || {
                 self.named_graphs
                     .par_iter()
-                    .map(|(name, graph)| (*name, graph.compacted_named()))
+                    .map(|(name, graph)| (*name, graph.compacted(None, None)))
                     .collect()
             },
         );
@@ -76,7 +79,7 @@ impl Store {
             view.default_graph = layer
                 .entailed
                 .default_graph
-                .compacted(Some(self.terms()), predicates);
+                .compacted(Some(self.terms()), Some(predicates));
             view.compute_classes();
             next.set_entailment(
                 layer.profile(),
@@ -116,38 +119,40 @@ impl Store {
 
 impl GraphIndex {
     /// The index with its patches folded in; `dense`: the vertex count of a dense map.
-    fn compacted(&self, dense: Option<u64>, predicates: usize) -> GraphIndex {
+    /// `predicates`: `Some(n)`, a predicate index over the store's `n` predicates; `None`,
+    /// one over the graph's own (a named graph, see [`GraphIndex::predicate_ids`]),
+    /// whatever it was before: a store of an earlier format sized every named graph's
+    /// predicate index for all predicates.
+    fn compacted(&self, dense: Option<u64>, predicates: Option<usize>) -> GraphIndex {
         let (out, inn) = rayon::join(
             || compact_adjacency(&self.out, dense),
             || compact_adjacency(&self.inn, dense),
         );
-        let mut offsets = Vec::with_capacity(2 * predicates + 1);
-        let mut members = Vec::new();
-        offsets.push(0u64);
-        for slot in 0..2 * predicates {
-            members.extend_from_slice(self.predicate_list(slot));
-            offsets.push(members.len() as u64);
+        let listed: Vec<PredId> = match predicates {
+            Some(n) => (0..n as PredId).collect(),
+            None => self.predicates_with_lists(),
+        };
+        let (mut offsets, mut members) = (vec![0u64], Vec::new());
+        for &p in &listed {
+            for list in [self.predicate_subjects(p), self.predicate_objects(p)] {
+                members.extend_from_slice(list);
+                offsets.push(members.len() as u64);
+            }
         }
         GraphIndex {
             out,
             inn,
             predicate_offsets: offsets.into(),
             predicate_members: members.into(),
-            predicate_ids: None,
+            predicate_ids: predicates.is_none().then(|| listed.into()),
             triples: self.triples,
             predicate_patch: None,
         }
     }
 
-    /// A named graph's index with its patches folded in, sparse in its vertices and
-    /// predicates (see [`GraphIndex::predicate_ids`]), whatever it was before: a store of
-    /// an earlier format sized every named graph's predicate index for all predicates.
-    fn compacted_named(&self) -> GraphIndex {
-        let (out, inn) = rayon::join(
-            || compact_adjacency(&self.out, None),
-            || compact_adjacency(&self.inn, None),
-        );
-        // The predicates with a list, in the arrays or in the patch.
+    /// The predicates with a subject or an object in the predicate index, in its arrays or
+    /// in its patch, ascending.
+    fn predicates_with_lists(&self) -> Vec<PredId> {
         let mut candidates: Vec<PredId> = match &self.predicate_ids {
             Some(ids) => ids.to_vec(),
             None => (0..self.predicates() as PredId).collect(),
@@ -157,27 +162,10 @@ impl GraphIndex {
         }
         candidates.sort_unstable();
         candidates.dedup();
-        let (mut ids, mut offsets, mut members) = (Vec::new(), vec![0u64], Vec::new());
-        for p in candidates {
-            let (subjects, objects) = (self.predicate_subjects(p), self.predicate_objects(p));
-            if subjects.is_empty() && objects.is_empty() {
-                continue;
-            }
-            ids.push(p);
-            members.extend_from_slice(subjects);
-            offsets.push(members.len() as u64);
-            members.extend_from_slice(objects);
-            offsets.push(members.len() as u64);
-        }
-        GraphIndex {
-            out,
-            inn,
-            predicate_offsets: offsets.into(),
-            predicate_members: members.into(),
-            predicate_ids: Some(ids.into()),
-            triples: self.triples,
-            predicate_patch: None,
-        }
+        candidates.retain(|&p| {
+            !self.predicate_subjects(p).is_empty() || !self.predicate_objects(p).is_empty()
+        });
+        candidates
     }
 }
 

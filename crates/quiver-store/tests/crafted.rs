@@ -3,8 +3,7 @@
 //! wrongly later.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 use oxrdf::{Literal, NamedNode, TermRef};
 use quiver_model::term::encode_term;
@@ -14,31 +13,9 @@ use quiver_store::{Direction, EncodedGraphs, LoadInfo, Store};
 
 mod support;
 
+use support::TempDir;
+
 const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
-
-/// A directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "quiver-store-crafted-{tag}-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = std::env::temp_dir().join(name);
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A store of a few people, their types, names and friends, plus one named graph.
 fn small_store() -> Store {

@@ -3,8 +3,6 @@
 //! a store of the previous format, a file per named graph, still opens.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use oxrdf::NamedNode;
 use quiver_model::term::encode_term;
@@ -14,36 +12,7 @@ use quiver_store::{Direction, EncodedGraphs, LoadInfo, Store};
 
 mod support;
 
-/// A directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "quiver-store-packs-{tag}-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = std::env::temp_dir().join(name);
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-
-    fn files(&self) -> BTreeSet<String> {
-        std::fs::read_dir(&self.0)
-            .unwrap()
-            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-            .collect()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use support::TempDir;
 
 /// Small named graphs; the graph after them is large (over 1 MiB of arrays).
 const SMALL_GRAPHS: usize = 3_000;

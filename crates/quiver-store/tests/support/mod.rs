@@ -1,7 +1,47 @@
-//! What several test files need: a store's sections rewritten into an older layout.
+//! What several test files need: temporary directories, and a store's sections rewritten
+//! into an older layout.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use quiver_model::{Id, PredId};
 use quiver_snapshot::rewrite::Section;
+
+/// A directory under the system temp dir, named after the test file and `tag`, removed on
+/// drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "quiver-store-{}-{tag}-{}-{}",
+            env!("CARGO_CRATE_NAME"),
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = std::env::temp_dir().join(name);
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        TempDir(path)
+    }
+
+    /// The names of the files in the directory.
+    #[allow(dead_code)] // not every test file uses it
+    pub fn files(&self) -> BTreeSet<String> {
+        std::fs::read_dir(&self.0)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 /// A graph's arrays in the order a pack's `graphs` entries count them, and their value sizes.
 const ARRAYS: [(&str, usize); 9] = [
