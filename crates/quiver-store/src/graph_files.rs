@@ -2,11 +2,11 @@
 //! small named graphs.
 //!
 //! A graph's index is up to nine arrays (see [`ARRAYS`]; a dense vertex map has no vertex
-//! list, a predicate index over all predicates no `predicates.ids`). The default graph, the entailed graph
-//! and every named graph of [`PACKED_GRAPH_BYTES`] or more keep files of their own
-//! ([`save_graph`]): `out.*` and the predicate index in `graph-<name>`, and `in.*` beside it
-//! in `graph-<name>.in` when it holds 1 MiB or more, the two written at once on threads of
-//! their own.
+//! list, a predicate index over all predicates no `predicates.ids`). The default graph, the
+//! entailed graph and every named graph of [`PACKED_GRAPH_BYTES`] or more keep files of
+//! their own ([`save_graph`]): `out.*` and the predicate index in `graph-<name>`, and
+//! `in.*` beside it in `graph-<name>.in` when it holds 1 MiB or more, the two written at
+//! once on threads of their own.
 //!
 //! Smaller named graphs share packs, `graph-pack-<k>` ([`save_pack`]): each array of the
 //! pack is the concatenation of its graphs' arrays, in graph order, and the section

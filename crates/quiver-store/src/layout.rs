@@ -271,9 +271,9 @@ impl PartOutput<'_> {
                 while run_end < group.len() && group[run_end][1] as PredId == predicate {
                     run_end += 1;
                 }
-                w[cursor] = walk
-                    .record_predicates
-                    .map_or(predicate, |ids| ids[predicate as usize]);
+                w[cursor] =
+                    walk.record_predicates
+                        .map_or(predicate, |ids| ids[predicate as usize]) as Id;
                 w[cursor + 1] = run_end as Id;
                 cursor += 2;
                 let degree = (run_end - run) as u64;

@@ -6,13 +6,15 @@
 //! - `catalog`: `predicates`, `classes`, `class_instances`, `class_predicate`,
 //!   `predicate_stats`;
 //! - `graph-default` and `graph-<i>` for the i-th named graph of 1 MiB or more: `out.*`
-//!   (vertex records), `predicates.offsets`, `predicates.members`, and `in.*`, which a graph
+//!   (vertex records), `predicates.offsets`, `predicates.members` (and, for a named graph,
+//!   `predicates.ids`: the predicates its index has slots for), and `in.*`, which a graph
 //!   of 1 MiB or more of IN records has in a file of its own beside (`graph-default.in`,
 //!   `graph-<i>.in`): the two directions are then written at once, each on a thread of its
 //!   own (buffered writes to one file wait on each other in the kernel). Stores of format 2
 //!   hold `in.*` in the graph's own file, and open as well;
 //! - `graph-pack-<k>`: the smaller named graphs, many to a file (see [`crate::graph_files`]);
-//!   stores of formats 2 and 3 hold every named graph in files of its own, and open as well;
+//!   stores of formats 2 and 3 hold every named graph in files of its own, its predicate
+//!   index sized for all the store's predicates, and open as well;
 //! - for a store with reasoning, `graph-entailed` (the entailed default graph) and
 //!   `entailed`: `classes`, `class_instances`, `class_predicate`, `predicate_stats`.
 //!
