@@ -27,6 +27,7 @@ use crate::planner::{plan_over, Step};
 use crate::table::VarId;
 
 mod exists;
+mod graph_candidates;
 mod index_aggregate;
 mod join_order;
 mod optional_unbound;
@@ -160,7 +161,15 @@ impl<'a> Compiler<'a> {
                 NamedNodePattern::Variable(variable) => {
                     let var = self.vars.var(variable);
                     let mut branches = Vec::new();
-                    for name in self.dataset.named_graphs(self.store) {
+                    let mut names = self.dataset.named_graphs(self.store);
+                    // Only on one store, and when no user plan is matched to the patterns
+                    // by their order (a branch left out would shift them).
+                    let text_search = matches!(&**inner, GraphPattern::Bgp { patterns } if text::mentions(patterns));
+                    let one_store = !self.partitioned && self.spread.partitions == 1;
+                    if one_store && self.user_plans.is_none() && !text_search {
+                        names = graph_candidates::candidates(self.store, inner, names);
+                    }
+                    for name in names {
                         branches.push((name, self.compile(inner, GraphRef::Named(name))?));
                     }
                     Operator::GraphVar { var, branches }
