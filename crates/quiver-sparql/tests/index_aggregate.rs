@@ -300,6 +300,16 @@ struct Seen {
     non_zero: Cell<usize>,
 }
 
+/// The answer of an ASK query on the store.
+fn asks(store: &quiver_store::Store, query: &str) -> bool {
+    let prepared = quiver_sparql::prepare(store, query, &Default::default())
+        .unwrap_or_else(|e| panic!("{query}: {e}"));
+    match prepared.execute(store, &Default::default()).unwrap() {
+        quiver_sparql::QueryResults::Boolean(answer) => answer,
+        _ => panic!("{query}: not a boolean"),
+    }
+}
+
 fn check_queries(
     pair: &Pair,
     queries: &[QuerySpec],
@@ -333,7 +343,21 @@ fn check_queries(
         prop_assert_eq!(&ours, &reference, "{} (general path right) {}", query, step);
         prop_assert!(!general_fired, "{} took the index path", general);
         if let Some(expected) = fires {
-            prop_assert_eq!(fired, expected, "index aggregate fired? {}", query);
+            // Under `GRAPH ?g`, a pattern whose constants no named graph holds compiles to
+            // no branch at all (`compile/graph_candidates.rs`): nothing is left to fire,
+            // and nothing may match.
+            let unmatched = expected && !fired && query.contains("GRAPH ?g") && {
+                let scope = SCOPES[spec.scope].replace("PATTERN", &spec.pattern());
+                let at = scope.find('{').expect("a scope has a body");
+                let ask = format!("ASK {}WHERE {}", &scope[..at], &scope[at..]);
+                !asks(&pair.quiver, &ask)
+            };
+            prop_assert_eq!(
+                fired || unmatched,
+                expected,
+                "index aggregate fired? {}",
+                query
+            );
         }
         if fired {
             seen.fired.set(seen.fired.get() + 1);
