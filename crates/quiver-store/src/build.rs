@@ -33,15 +33,26 @@ pub fn build_graph(
 /// sized for the store's vertex or predicate count (see [`GraphIndex::predicate_ids`]).
 /// Named graphs keep no statistics of their own.
 pub fn build_named_graph(mut triples: Vec<[Id; 3]>) -> GraphIndex {
-    let mut ids: Vec<PredId> = triples.iter().map(|t| t[1] as PredId).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    // Numbered from 0 in the predicate index, by their ids in the records.
-    let local = |p: Id| ids.binary_search(&(p as PredId)).expect("a predicate") as Id;
-    for_each(&mut triples, |t| t[1] = local(t[1]));
+    let ids = number_predicates(&mut [&mut triples]);
     let (mut index, _) = build(triples, None, ids.len(), Some(&ids));
     index.predicate_ids = Some(ids.into());
     index
+}
+
+/// The predicates of the edges of `sets`, ascending; each edge's predicate is replaced by
+/// its place among them, so that a named graph's index is sized for its own predicates.
+fn number_predicates(sets: &mut [&mut Vec<[Id; 3]>]) -> Vec<PredId> {
+    let mut ids: Vec<PredId> = sets
+        .iter()
+        .flat_map(|edges| edges.iter().map(|t| t[1] as PredId))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let local = |p: Id| ids.binary_search(&(p as PredId)).expect("a predicate") as Id;
+    for edges in sets.iter_mut() {
+        for_each(edges, |t| t[1] = local(t[1]));
+    }
+    ids
 }
 
 /// [`build_graph`], the records holding `record_predicates[p]` for the triples' predicate
@@ -109,16 +120,7 @@ pub fn build_split_named_graph(
     mut out_edges: Vec<[Id; 3]>,
     mut in_edges: Vec<[Id; 3]>,
 ) -> GraphIndex {
-    let mut ids: Vec<PredId> = out_edges
-        .iter()
-        .chain(&in_edges)
-        .map(|t| t[1] as PredId)
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let local = |p: Id| ids.binary_search(&(p as PredId)).expect("a predicate") as Id;
-    for_each(&mut out_edges, |t| t[1] = local(t[1]));
-    for_each(&mut in_edges, |t| t[1] = local(t[1]));
+    let ids = number_predicates(&mut [&mut out_edges, &mut in_edges]);
     let (mut index, _) = build_split(out_edges, in_edges, None, ids.len(), Some(&ids));
     index.predicate_ids = Some(ids.into());
     index

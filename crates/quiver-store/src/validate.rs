@@ -288,16 +288,13 @@ fn check_record(
 fn predicate_index(graph: &GraphIndex, limits: Limits) -> Result<(u64, u64, u64, u64), String> {
     let offsets = &graph.predicate_offsets[..];
     let members = &graph.predicate_members[..];
-    // The predicate of each pair of slots: all in order, or those listed.
-    let (slots, predicate_of): (u64, Box<dyn Fn(usize) -> u64 + Sync>) =
-        match graph.predicate_ids.as_deref() {
-            None => (limits.predicates, Box::new(|slot| (slot / 2) as u64)),
-            Some(ids) => {
-                ascending_ids(ids, limits.predicates, "predicates.ids")
-                    .map_err(|e| e.replace("terms", "predicates"))?;
-                (ids.len() as u64, Box::new(move |slot| ids[slot / 2] as u64))
-            }
-        };
+    // The predicates of the pairs of slots: all in order, or those listed.
+    let ids = graph.predicate_ids.as_deref();
+    if let Some(ids) = ids {
+        ascending_ids(ids, limits.predicates, "predicates.ids")
+            .map_err(|e| e.replace("terms", "predicates"))?;
+    }
+    let slots = ids.map_or(limits.predicates, |ids| ids.len() as u64);
     let expected = 2 * slots + 1;
     if offsets.len() as u64 != expected {
         return Err(format!(
@@ -312,7 +309,7 @@ fn predicate_index(graph: &GraphIndex, limits: Limits) -> Result<(u64, u64, u64,
         .into_par_iter()
         .map(|slot| {
             let (start, end) = (offsets[slot], offsets[slot + 1]);
-            let predicate = predicate_of(slot);
+            let predicate = ids.map_or((slot / 2) as u64, |ids| ids[slot / 2] as u64);
             let side = if slot % 2 == 0 { "subjects" } else { "objects" };
             if start > end || end > members.len() as u64 {
                 return Err(format!(
