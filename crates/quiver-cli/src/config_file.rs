@@ -322,12 +322,11 @@ mod tests {
     }
 
     fn merged(file: &str, args: &[&str]) -> Result<Vec<String>> {
-        let dir = std::env::temp_dir().join(format!("quiver-config-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
         // One file per call: the tests run on parallel threads of one process.
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = dir.join(format!("{n}.toml"));
+        let path =
+            std::env::temp_dir().join(format!("quiver-config-{}-{n}.toml", std::process::id()));
         std::fs::write(&path, file).unwrap();
         let mut argv = vec!["quiver".to_owned(), "serve".to_owned()];
         argv.push(format!("--config={}", path.display()));

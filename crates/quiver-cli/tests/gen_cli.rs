@@ -1,8 +1,12 @@
 //! `quiver gen lubm` and `quiver gen bsbm` as a user runs them: outputs, exit codes and
 //! error messages.
 
+mod temp_dir;
+
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
+
+use temp_dir::TempDir;
 
 fn quiver() -> Command {
     Command::new(env!("CARGO_BIN_EXE_quiver"))
@@ -56,7 +60,7 @@ fn bad_university_counts_are_usage_errors() {
 
 #[test]
 fn an_unwritable_path_is_a_runtime_error_and_leaves_nothing() {
-    let dir = tempdir("unwritable");
+    let dir = TempDir::new("unwritable");
     let blocker = dir.join("file");
     std::fs::write(&blocker, b"x").unwrap();
     let target = blocker.join("out.nt");
@@ -70,7 +74,7 @@ fn an_unwritable_path_is_a_runtime_error_and_leaves_nothing() {
     ]);
     assert_clean_error(&output, 1, "out.nt");
     assert_eq!(stderr(&output).lines().count(), 1);
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    assert_eq!(std::fs::read_dir(&dir.0).unwrap().count(), 1);
 }
 
 #[test]
@@ -111,7 +115,7 @@ fn a_closed_pipe_ends_quietly() {
 
 #[test]
 fn file_and_gzip_outputs_hold_the_same_triples_as_stdout() {
-    let dir = tempdir("outputs");
+    let dir = TempDir::new("outputs");
     let plain = dir.join("lubm.nt");
     let gzip = dir.join("lubm.nt.gz");
     let args = [
@@ -138,12 +142,12 @@ fn file_and_gzip_outputs_hold_the_same_triples_as_stdout() {
     assert_eq!(unzipped, stdout.stdout);
     assert!(stdout.stdout.starts_with(b"<http://www.University7.edu> "));
     // Only the two outputs: no temporary file left behind.
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    assert_eq!(std::fs::read_dir(&dir.0).unwrap().count(), 2);
 }
 
 #[test]
 fn bsbm_writes_n_triples_the_same_for_a_seed_plain_or_gzip() {
-    let dir = tempdir("bsbm");
+    let dir = TempDir::new("bsbm");
     let args = ["gen", "bsbm", "--products", "100", "--seed", "9"];
     let stdout = run(&args);
     assert!(stdout.status.success(), "{}", stderr(&stdout));
@@ -192,11 +196,4 @@ fn bad_product_counts_are_usage_errors() {
         2,
         "threads",
     );
-}
-
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("quiver-cli-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }

@@ -10,7 +10,8 @@
 //! fixing any checksum, and any actual change must be refused.
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -21,10 +22,10 @@ use quiver_store::{Direction, Store};
 use crate::fixture::Scratch;
 
 struct Saved {
-    /// The valid store on disk, for the in-place mode.
-    dir: Scratch,
-    /// Its files, sorted by name.
-    files: Vec<PathBuf>,
+    /// The valid store's files, sorted by name, with their bytes: the in-place mode writes
+    /// them to its scratch directory. Held in memory, so no directory outlives the process
+    /// (a static is never dropped).
+    files: Vec<(OsString, Vec<u8>)>,
     sections: Vec<Section>,
     metadata: serde_json::Value,
 }
@@ -40,13 +41,16 @@ fn saved() -> &'static Saved {
         let dir = Scratch::new("snapshot-base");
         store.save(&dir.0).expect("the fixture saves");
         let (sections, metadata) = read_sections(&dir.0).expect("the fixture reopens");
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir.0)
+        let mut files: Vec<(OsString, Vec<u8>)> = std::fs::read_dir(&dir.0)
             .expect("the fixture's directory lists")
-            .map(|e| e.expect("a directory entry").path())
+            .map(|e| {
+                let path = e.expect("a directory entry").path();
+                let bytes = std::fs::read(&path).expect("the fixture's file reads");
+                (path.file_name().expect("a file name").to_owned(), bytes)
+            })
             .collect();
         files.sort();
         Saved {
-            dir,
             files,
             sections,
             metadata,
@@ -137,12 +141,11 @@ fn rewritten(saved: &Saved, dir: &Path, selector: u8, edits: &[u8], truncate: bo
 fn in_place(saved: &Saved, dir: &Path, selector: u8, edits: &[u8]) {
     let mut changed = false;
     let target = usize::from(selector / 4) % saved.files.len();
-    for (i, file) in saved.files.iter().enumerate() {
-        let mut bytes = std::fs::read(file).expect("the fixture's file reads");
+    for (i, (name, bytes)) in saved.files.iter().enumerate() {
+        let mut bytes = bytes.clone();
         if i == target {
             changed = apply(&mut bytes, edits);
         }
-        let name = file.file_name().expect("a file name");
         std::fs::write(dir.join(name), bytes).expect("the scratch file writes");
     }
     match Store::open(dir) {
@@ -150,13 +153,12 @@ fn in_place(saved: &Saved, dir: &Path, selector: u8, edits: &[u8]) {
             assert!(
                 !changed,
                 "{} changed in place, but the store opened",
-                saved.files[target].display()
+                saved.files[target].0.to_string_lossy()
             );
             exercise(&store);
         }
         Err(error) => assert!(changed, "the untouched store does not open: {error}"),
     }
-    let _ = &saved.dir;
 }
 
 /// What a user of an opened store does: lookups, term decoding, a query.
