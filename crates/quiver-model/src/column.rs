@@ -106,8 +106,17 @@ impl<T: Pod> Column<T> {
     /// a saved store once and must not keep it resident beside what it builds (a load on
     /// top of it). Does nothing to values in memory.
     pub fn release_mapped_pages(&self) {
+        self.release_mapped_range(0..self.len);
+    }
+
+    /// [`Column::release_mapped_pages`] for the whole pages that hold only values of
+    /// `range` (out of bounds: clamped), so that a pass over a column gives back what it
+    /// has read as it goes.
+    pub fn release_mapped_range(&self, range: std::ops::Range<usize>) {
         if let Storage::Mapped { .. } = self.storage {
-            crate::memory::release_file_pages(self.as_bytes());
+            let end = range.end.min(self.len);
+            let values = self.get(range.start.min(end)..end).unwrap_or(&[]);
+            crate::memory::release_file_pages(bytemuck::cast_slice(values));
         }
     }
 

@@ -277,16 +277,29 @@ impl Adjacency {
     }
 
     /// The key vertices cut into about `parts` stretches of consecutive ones, ascending:
-    /// slots of the arrays, or, once updates patched them, vertices that may have a record.
+    /// slots of the arrays, about as many words of records in each (a hub's record, such
+    /// as a class's instances, alone where it is longer), or, once updates patched them,
+    /// about as many vertices that may have a record in each.
     pub(crate) fn stretches(&self, parts: usize) -> Vec<Stretch> {
         let parts = parts.max(1);
         match self.patch {
             None => {
                 let slots = self.offsets.len().saturating_sub(1);
-                let step = slots.div_ceil(parts).max(1);
-                (0..slots)
-                    .step_by(step)
-                    .map(|first| Stretch::Slots(first..(first + step).min(slots)))
+                let words = self.offsets.last().map_or(0, |&w| w as usize);
+                let step = words.div_ceil(parts).max(1);
+                let mut cuts = vec![0];
+                for part in 1..parts {
+                    let target = (part * step) as u64;
+                    let cut = self.offsets.partition_point(|&o| o < target).min(slots);
+                    if cut > *cuts.last().expect("starts with 0") {
+                        cuts.push(cut);
+                    }
+                }
+                if slots > *cuts.last().expect("starts with 0") {
+                    cuts.push(slots);
+                }
+                cuts.windows(2)
+                    .map(|pair| Stretch::Slots(pair[0]..pair[1]))
                     .collect()
             }
             Some(_) => {
@@ -328,6 +341,26 @@ impl Adjacency {
                     }
                 }
             }
+        }
+    }
+
+    /// Drops the resident pages of the arrays mapped from a snapshot's files that hold only
+    /// `stretch`'s records (see [`Column::release_mapped_range`]); nothing for a listed
+    /// stretch (a patched index), whose records lie anywhere.
+    pub(crate) fn release_stretch_pages(&self, stretch: &Stretch) {
+        if let Stretch::Slots(slots) = stretch {
+            if let Some(vertices) = &self.vertices {
+                vertices.release_mapped_range(slots.clone());
+            }
+            let (Some(&start), Some(&end)) =
+                (self.offsets.get(slots.start), self.offsets.get(slots.end))
+            else {
+                return;
+            };
+            self.offsets
+                .release_mapped_range(slots.start..slots.end + 1);
+            self.words
+                .release_mapped_range(start as usize..end as usize);
         }
     }
 

@@ -63,17 +63,18 @@ pub(crate) struct PredicatePatch {
     pub(crate) predicates: usize,
 }
 
-/// Consecutive subjects of a graph and their triples ([`GraphIndex::subject_stretches`]).
-pub struct SubjectStretch<'a> {
-    out: &'a Adjacency,
+/// Consecutive key vertices of one direction of a graph and their triples
+/// ([`GraphIndex::subject_stretches`], [`GraphIndex::object_stretches`]).
+pub struct VertexStretch<'a> {
+    records: &'a Adjacency,
     stretch: Stretch,
 }
 
-impl SubjectStretch<'_> {
+impl VertexStretch<'_> {
     /// Number of triples: one pass over the stretch's record headers.
     pub fn triples(&self) -> usize {
         let mut triples = 0;
-        self.out.for_each_record_in(&self.stretch, |_, record| {
+        self.records.for_each_record_in(&self.stretch, |_, record| {
             triples += record
                 .iter()
                 .map(|(_, objects)| objects.len())
@@ -82,13 +83,22 @@ impl SubjectStretch<'_> {
         triples
     }
 
-    /// Every triple of the stretch as (subject, predicate, object), in subject order.
+    /// Drops the resident pages of the stretch's records where they are mapped from a
+    /// snapshot and hold nothing else (see [`Column::release_mapped_range`]): a pass that
+    /// reads a saved store once gives back what it has read as it goes.
+    pub fn release_mapped_pages(&self) {
+        self.records.release_stretch_pages(&self.stretch);
+    }
+
+    /// Every triple of the stretch as (vertex, predicate, neighbour), in the order of its
+    /// records: (subject, predicate, object) ascending for subjects, (object, predicate,
+    /// subject) for objects.
     pub fn for_each_triple(&self, mut f: impl FnMut(Id, PredId, Id)) {
-        self.out
-            .for_each_record_in(&self.stretch, |subject, record| {
-                for (predicate, objects) in record.iter() {
-                    for &object in objects {
-                        f(subject, predicate, object);
+        self.records
+            .for_each_record_in(&self.stretch, |vertex, record| {
+                for (predicate, neighbours) in record.iter() {
+                    for &neighbour in neighbours {
+                        f(vertex, predicate, neighbour);
                     }
                 }
             });
@@ -301,14 +311,20 @@ impl GraphIndex {
     /// The subjects cut into about `parts` stretches of consecutive ones, ascending, whose
     /// triples can be read on as many threads: together they hold every triple once, in
     /// subject order (a load on top of a store rewrites its triples so).
-    pub fn subject_stretches(&self, parts: usize) -> Vec<SubjectStretch<'_>> {
-        self.out
+    pub fn subject_stretches(&self, parts: usize) -> Vec<VertexStretch<'_>> {
+        Self::stretches(&self.out, parts)
+    }
+
+    /// [`GraphIndex::subject_stretches`] over the objects and their IN records.
+    pub fn object_stretches(&self, parts: usize) -> Vec<VertexStretch<'_>> {
+        Self::stretches(&self.inn, parts)
+    }
+
+    fn stretches(records: &Adjacency, parts: usize) -> Vec<VertexStretch<'_>> {
+        records
             .stretches(parts)
             .into_iter()
-            .map(|stretch| SubjectStretch {
-                out: &self.out,
-                stretch,
-            })
+            .map(|stretch| VertexStretch { records, stretch })
             .collect()
     }
 
