@@ -61,8 +61,7 @@ fn bad_university_counts_are_usage_errors() {
 #[test]
 fn an_unwritable_path_is_a_runtime_error_and_leaves_nothing() {
     let dir = TempDir::new("unwritable");
-    let blocker = dir.join("file");
-    std::fs::write(&blocker, b"x").unwrap();
+    let blocker = dir.file("file", "x");
     let target = blocker.join("out.nt");
     let output = run(&[
         "gen",

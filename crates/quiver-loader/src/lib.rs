@@ -8,6 +8,7 @@
 
 mod chunk;
 mod fast_lines;
+mod id_map;
 mod insert_data;
 mod lubm;
 mod merge;
@@ -268,10 +269,13 @@ fn finish(
         all.append(&mut info.sources);
         info.sources = all;
     }
-    let (dictionary, graphs) = merge::merge(chunks, existing)?;
+    let (dictionary, graphs, presorted) = merge::merge(chunks, existing)?;
     // Each phase returns what it freed, so the next one's peak starts from what is live.
     quiver_model::memory::trim_heap();
-    let mut store = Store::build(dictionary, graphs, info.clone());
+    let mut store = match presorted {
+        Some(presorted) => Store::build_presorted(dictionary, graphs, presorted, info.clone()),
+        None => Store::build(dictionary, graphs, info.clone()),
+    };
     quiver_model::memory::trim_heap();
     report.seconds = started.elapsed().as_secs_f64();
     info.seconds = report.seconds;

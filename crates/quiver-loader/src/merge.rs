@@ -15,14 +15,23 @@
 
 use quiver_model::dictionary::{merge_into_dictionary, SortedRun};
 use quiver_model::{Dictionary, DictionaryBuilder, Id, PredId};
-use quiver_store::{EncodedGraphs, Store};
+use quiver_store::graph::VertexStretch;
+use quiver_store::{EncodedGraphs, Presorted, Store};
 use rayon::prelude::*;
 
 use crate::chunk::{Chunk, DEFAULT_GRAPH};
+use crate::id_map::{CompactIdMap, IdMap};
 use crate::LoadError;
 
-/// Stretches of a store's subjects read per thread when its triples are rewritten.
-const STRETCHES_PER_THREAD: usize = 8;
+/// Stretches of a store's vertices read per thread when its triples are rewritten: many
+/// and short, as each gives its mapped pages back once read, so that about a stretch per
+/// thread is resident at a time (LUBM-1000's IN records, 1 GB, in stretches of ~8 MB on 2
+/// threads).
+const STRETCHES_PER_THREAD: usize = 64;
+
+/// A load on top of a store merges its new triples into the store's, in order already,
+/// rather than sorting all, when they are at most this share of all (1 in 16).
+const PRESORTED_SHARE: usize = 16;
 
 /// A store a load adds to, as the merge takes it in.
 struct Existing<'a> {
@@ -60,31 +69,14 @@ impl<'a> Existing<'a> {
     }
 }
 
-/// Where each id of an existing store goes in the merged dictionary.
-struct IdMap {
-    sorted: Vec<Id>,
-    appended: Vec<Id>,
-    base: u64,
-    appended_ranks: Vec<u64>,
-}
-
-impl IdMap {
-    #[inline]
-    fn get(&self, id: Id) -> Id {
-        let id = id as u64;
-        match id.checked_sub(self.base) {
-            None => self.sorted[id as usize],
-            Some(i) => self.appended[self.appended_ranks[i as usize] as usize],
-        }
-    }
-}
-
 /// Merges the chunks (and `existing`, the store they are added to) into one dictionary
-/// and their triples in its ids.
-pub(crate) fn merge(
+/// and their triples in its ids; with an existing store, which of the default graph's
+/// triples are its own, in order (ids keep the old terms' order), and how to read them
+/// again in the order of objects, so that the build merges them rather than sorting them.
+pub(crate) fn merge<'a>(
     mut chunks: Vec<Chunk>,
-    existing: Option<&Store>,
-) -> Result<(Dictionary, EncodedGraphs), LoadError> {
+    existing: Option<&'a Store>,
+) -> Result<(Dictionary, EncodedGraphs, Option<Presorted<'a>>), LoadError> {
     // Sealed chunks hold their terms sorted (sorted on the parser threads, in cache), so
     // one k-way merge of the chunks' runs assigns global ids in term order: sorting all
     // chunks' terms together compared terms scattered over every chunk, the slowest step
@@ -111,12 +103,7 @@ pub(crate) fn merge(
     let existing = existing.map(|existing| {
         let appended = maps.pop().expect("the appended terms' run was merged");
         let sorted = maps.pop().expect("the sorted terms' run was merged");
-        let map = IdMap {
-            sorted,
-            appended,
-            base: existing.base,
-            appended_ranks: existing.appended_ranks,
-        };
+        let map = IdMap::new(sorted, appended, existing.base, existing.appended_ranks);
         (existing.store, map)
     });
     // The chunks' terms are in the dictionary now: only their statements are needed.
@@ -134,7 +121,7 @@ pub(crate) fn merge(
         let parts = rayon::current_num_threads() * STRETCHES_PER_THREAD;
         store.graph().subject_stretches(parts)
     });
-    let stretch_shares: Vec<usize> = stretches.par_iter().map(|s| s.triples()).collect();
+    let stretch_shares: Vec<usize> = stretches.par_iter().map(count_and_release).collect();
     let total = shares.iter().chain(&stretch_shares).sum();
     let mut default_graph: Vec<[Id; 3]> = vec![[0; 3]; total];
     let mut places = Vec::with_capacity(shares.len() + stretch_shares.len());
@@ -145,6 +132,7 @@ pub(crate) fn merge(
         rest = tail;
     }
     let stretch_places = places.split_off(shares.len());
+    let chunk_triples: usize = shares.iter().sum();
     let mut named_graphs: Vec<(Id, Vec<[Id; 3]>)> = chunks
         .into_par_iter()
         .zip(maps.into_par_iter())
@@ -177,7 +165,8 @@ pub(crate) fn merge(
             graphs
         })
         .collect();
-    if let Some((store, map)) = &existing {
+    let mut presorted = None;
+    if let Some((store, map)) = existing {
         let predicates: Vec<Id> = (0..store.predicate_count())
             .map(|p| map.get(store.predicate_term(p as PredId)))
             .collect();
@@ -190,6 +179,7 @@ pub(crate) fn merge(
                 stretch.for_each_triple(|s, p, o| {
                     *next.next().expect("counted above") = rewrite(s, p, o);
                 });
+                stretch.release_mapped_pages();
             });
         let names: Vec<Id> = store.graph_names().collect();
         named_graphs.par_extend(names.into_par_iter().filter_map(|name| {
@@ -200,10 +190,60 @@ pub(crate) fn merge(
             (!triples.is_empty()).then(|| (map.get(name), triples))
         }));
         store.release_mapped_pages();
+        // The build copies the new triples aside to merge them: worth it for a few beside
+        // many (a file added to a large store), not where they would add to its peak.
+        if chunk_triples.saturating_mul(PRESORTED_SHARE) <= default_graph.len() {
+            // Held while the new store is built (its peak): compacted.
+            let map = map.compact();
+            presorted = Some(Presorted {
+                start: chunk_triples,
+                refill: Box::new(move |place: &mut [[Id; 3]]| {
+                    refill_by_objects(store, &map, &predicates, place)
+                }),
+            });
+        }
     }
     let merged = EncodedGraphs {
         default_graph,
         named_graphs,
     };
-    Ok((dictionary, merged))
+    Ok((dictionary, merged, presorted))
+}
+
+/// Writes the default graph's triples of `store` into `place`, of exactly their number,
+/// as `[object, predicate, subject]` in the merged ids (`map`; `predicates`: the merged id
+/// of each predicate's term) and in the order of the store's IN records; then gives the
+/// store's mapped pages back again.
+fn refill_by_objects(store: &Store, map: &CompactIdMap, predicates: &[Id], place: &mut [[Id; 3]]) {
+    let parts = rayon::current_num_threads() * STRETCHES_PER_THREAD;
+    let stretches = store.graph().object_stretches(parts);
+    let shares: Vec<usize> = stretches.par_iter().map(count_and_release).collect();
+    let mut places = Vec::with_capacity(shares.len());
+    let mut rest = place;
+    for &share in &shares {
+        let (place, tail) = rest.split_at_mut(share);
+        places.push(place);
+        rest = tail;
+    }
+    assert!(rest.is_empty(), "a store's triples fill their place");
+    stretches
+        .par_iter()
+        .zip(places.into_par_iter())
+        .for_each(|(stretch, place)| {
+            let mut next = place.iter_mut();
+            stretch.for_each_triple(|o, p, s| {
+                *next.next().expect("counted above") =
+                    [map.get(o), predicates[p as usize], map.get(s)];
+            });
+            stretch.release_mapped_pages();
+        });
+    store.release_mapped_pages();
+}
+
+/// A stretch's triples, counted; its pages given back (read again to rewrite them), so that
+/// the store read is not resident beside what the load builds.
+fn count_and_release(stretch: &VertexStretch<'_>) -> usize {
+    let triples = stretch.triples();
+    stretch.release_mapped_pages();
+    triples
 }

@@ -198,6 +198,21 @@ proptest! {
     ) {
         check_growth(&first, &second, &deleted, &inserted, base, "prop")?;
     }
+
+    /// A few quads on top of many: the store's triples, read in order, are merged with the
+    /// new ones rather than sorted again (see `quiver-store/src/sorted_tail.rs`), in both
+    /// directions; after updates, whose appended terms take merged ids out of order, they
+    /// are sorted first.
+    #[test]
+    fn a_few_quads_on_top_of_many_merge_into_the_stores_order(
+        first in proptest::collection::vec(spec(48), 300..500),
+        second in proptest::collection::vec(spec(64), 0..8),
+        deleted in proptest::collection::vec(spec(48), 0..10),
+        inserted in proptest::collection::vec(spec(80), 0..8),
+        base in prop_oneof![Just(Base::InMemory), Just(Base::Reopened), Just(Base::Updated)],
+    ) {
+        check_growth(&first, &second, &deleted, &inserted, base, "few")?;
+    }
 }
 
 #[test]

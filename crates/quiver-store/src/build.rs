@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use crate::graph::GraphIndex;
 use crate::layout::lay_out;
+use crate::sorted_tail::{merge_head, order_tail, sort_with_sorted_tail};
 use crate::stats::PredicateStats;
 
 /// Builds the index of one graph from `triples` as `[subject, predicate, object]`
@@ -25,7 +26,38 @@ pub fn build_graph(
     vertices: Option<u64>,
     predicates: usize,
 ) -> (GraphIndex, Vec<PredicateStats>) {
-    build(triples, vertices, predicates, None)
+    build(triples, vertices, predicates, None, None)
+}
+
+/// The default graph's triples of a load on top of a store that the store's index gives in
+/// order (see `sorted_tail.rs`): the input's `triples[start..]` by (subject, predicate,
+/// object), and `refill`, which writes the same triples as `[object, predicate, subject]`,
+/// in that order, into a slice of exactly their number.
+pub struct Presorted<'a> {
+    pub start: usize,
+    pub refill: Refill<'a>,
+}
+
+/// What writes a [`Presorted`] tail again in the order of objects.
+pub type Refill<'a> = Box<dyn FnOnce(&mut [[Id; 3]]) + Send + 'a>;
+
+impl std::fmt::Debug for Presorted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Presorted")
+            .field("start", &self.start)
+            .finish_non_exhaustive()
+    }
+}
+
+/// [`build_graph`] for `triples` of which `presorted` says which come in order already:
+/// those are merged with the others rather than sorted again.
+pub fn build_presorted_graph(
+    triples: Vec<[Id; 3]>,
+    presorted: Presorted<'_>,
+    vertices: Option<u64>,
+    predicates: usize,
+) -> (GraphIndex, Vec<PredicateStats>) {
+    build(triples, vertices, predicates, None, Some(presorted))
 }
 
 /// Builds the index of a named graph from `triples` as `[subject, predicate, object]`
@@ -34,7 +66,7 @@ pub fn build_graph(
 /// Named graphs keep no statistics of their own.
 pub fn build_named_graph(mut triples: Vec<[Id; 3]>) -> GraphIndex {
     let ids = number_predicates(&mut [&mut triples]);
-    let (mut index, _) = build(triples, None, ids.len(), Some(&ids));
+    let (mut index, _) = build(triples, None, ids.len(), Some(&ids), None);
     index.predicate_ids = Some(ids.into());
     index
 }
@@ -56,24 +88,54 @@ fn number_predicates(sets: &mut [&mut Vec<[Id; 3]>]) -> Vec<PredId> {
 }
 
 /// [`build_graph`], the records holding `record_predicates[p]` for the triples' predicate
-/// `p` where given (see [`lay_out`]).
+/// `p` where given (see [`lay_out`]), the triples `presorted` names merged rather than
+/// sorted.
 fn build(
     mut triples: Vec<[Id; 3]>,
     vertices: Option<u64>,
     predicates: usize,
     record_predicates: Option<&[PredId]>,
+    presorted: Option<Presorted<'_>>,
 ) -> (GraphIndex, Vec<PredicateStats>) {
     let mut stats = vec![PredicateStats::default(); predicates];
 
-    sort(&mut triples);
-    triples.dedup();
+    // The presorted tail's length, the other triples sorted and its refill; none when the
+    // tail held a duplicate (never in a store's index), as its refill would not fit.
+    let presorted = presorted.and_then(|Presorted { start, refill }| {
+        let tail = triples.len() - start;
+        let (head, distinct) = sort_with_sorted_tail(&mut triples, start, sort);
+        distinct.then_some((tail, head, refill))
+    });
+    if presorted.is_none() {
+        // Sorted (again, where a tail with duplicates was merged: cheap on sorted input).
+        sort(&mut triples);
+        triples.dedup();
+    }
     let count = triples.len() as u64;
     let names = record_predicates;
     let (out, subjects) = lay_out(&mut triples, vertices, &mut stats, true, false, names);
 
-    // Re-sort the same buffer as (object, predicate, subject), given back as it is read.
-    for_each(&mut triples, |t| t.swap(0, 2));
-    sort(&mut triples);
+    // The same buffer as (object, predicate, subject), given back as it is read: the
+    // presorted tail refilled in that order, the other triples merged in; or all re-sorted.
+    match presorted {
+        // The tail refilled at the end, the head's triples it lacks merged in front of it.
+        Some((tail, mut head, refill)) => {
+            let gap = triples.len() - tail;
+            refill(&mut triples[gap..]);
+            let kept = gap + order_tail(&mut triples[gap..], sort);
+            for_each(&mut head, |t| t.swap(0, 2));
+            sort(&mut head);
+            let merged = merge_head(&mut triples[..kept], gap, &head);
+            assert_eq!(
+                merged as u64, count,
+                "a refilled tail holds the triples it held in order"
+            );
+        }
+        _ => {
+            for_each(&mut triples, |t| t.swap(0, 2));
+            sort(&mut triples);
+        }
+    }
     let (inn, objects) = lay_out(&mut triples, vertices, &mut stats, false, true, names);
     drop(triples);
 

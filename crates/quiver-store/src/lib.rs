@@ -32,11 +32,13 @@ mod patch;
 pub mod persist;
 mod rank;
 mod scratch;
+mod sorted_tail;
 pub mod stats;
 pub mod store;
 pub mod text;
 mod validate;
 
+pub use build::Presorted;
 pub use changes::{ApplyError, ChangeSet, Quad};
 pub use entailment::{Entailment, View};
 pub use fold::ChangeFold;

@@ -6,7 +6,7 @@ use quiver_model::{ClassId, Column, DecodedTerm, Dictionary, Id, PredId};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::build::{build_graph, build_named_graph};
+use crate::build::{build_graph, build_named_graph, build_presorted_graph, Presorted};
 use crate::class_predicate::ClassPredicate;
 use crate::entailment::{Entailment, Layer, View};
 use crate::graph::{Direction, GraphIndex};
@@ -100,7 +100,19 @@ pub struct EncodedGraphs {
 impl Store {
     /// Builds a store from a dictionary and triples of its term ids.
     pub fn build(dictionary: Dictionary, input: EncodedGraphs, info: LoadInfo) -> Self {
-        Self::build_entailed(dictionary, input, info, None)
+        Self::build_with(dictionary, input, info, None, None)
+    }
+
+    /// Builds a store as [`Store::build`], `presorted` naming the default graph's triples
+    /// that come in order already, with the predicates' term ids (a load on top of a store:
+    /// see [`Presorted`]).
+    pub fn build_presorted(
+        dictionary: Dictionary,
+        input: EncodedGraphs,
+        presorted: Presorted<'_>,
+        info: LoadInfo,
+    ) -> Self {
+        Self::build_with(dictionary, input, info, None, Some(presorted))
     }
 
     /// Builds a store as [`Store::build`], with an entailed layer when `entailment` gives
@@ -108,9 +120,19 @@ impl Store {
     /// them asserted): see `entailment.rs`.
     pub fn build_entailed(
         dictionary: Dictionary,
+        input: EncodedGraphs,
+        info: LoadInfo,
+        entailment: Option<(quiver_reason::Profile, Vec<[Id; 3]>)>,
+    ) -> Self {
+        Self::build_with(dictionary, input, info, entailment, None)
+    }
+
+    fn build_with(
+        dictionary: Dictionary,
         mut input: EncodedGraphs,
         info: LoadInfo,
         entailment: Option<(quiver_reason::Profile, Vec<[Id; 3]>)>,
+        presorted: Option<Presorted<'_>>,
     ) -> Self {
         let (profile, mut derived) = match entailment {
             Some((profile, derived)) => (Some(profile), derived),
@@ -141,7 +163,7 @@ impl Store {
             .into_iter()
             .collect();
         predicates.sort_unstable();
-        let to_pred = |triples: &mut Vec<[Id; 3]>| {
+        let to_pred = |triples: &mut [[Id; 3]]| {
             triples.par_iter_mut().for_each(|t| {
                 t[1] = predicates.binary_search(&t[1]).expect("collected above") as Id;
             });
@@ -164,11 +186,20 @@ impl Store {
             let graph = build_graph(triples, Some(vertices), predicates.len());
             (profile, count, graph)
         });
-        let (default_graph, predicate_stats) = build_graph(
-            std::mem::take(&mut input.default_graph),
-            Some(vertices),
-            predicates.len(),
-        );
+        let default_input = std::mem::take(&mut input.default_graph);
+        let (default_graph, predicate_stats) = match presorted {
+            Some(Presorted { start, refill }) => {
+                // The refilled triples hold predicates' term ids, as the input did.
+                let to_pred = &to_pred;
+                let refill = Box::new(move |place: &mut [[Id; 3]]| {
+                    refill(place);
+                    to_pred(place);
+                });
+                let presorted = Presorted { start, refill };
+                build_presorted_graph(default_input, presorted, Some(vertices), predicates.len())
+            }
+            None => build_graph(default_input, Some(vertices), predicates.len()),
+        };
 
         input.named_graphs.sort_by_key(|(graph, _)| *graph);
         let mut merged: Vec<(Id, Vec<[Id; 3]>)> = Vec::new();
