@@ -10,8 +10,12 @@
 //! merge as it is, with the few terms updates appended after it as a second run; its
 //! triples are read from its index by stretches of subjects on every core and rewritten to
 //! the new ids in the same array as the chunks'. Nothing of it is interned, sorted or held
-//! as statements, and the pages of a store mapped from its snapshot are given back once
-//! read, so that it is not resident beside the store being built.
+//! as statements, and the pages of a store mapped from its snapshot are given back as they
+//! are read, so that it is not resident beside the store being built. Its triples come out
+//! in order, and stay in order in the new ids (the merged dictionary keeps the old terms'
+//! order): when the new triples are few beside them, the build merges the new ones in
+//! rather than sorting all, and reads the store's IN records again for the order of
+//! objects (see `quiver-store/src/sorted_tail.rs`).
 
 use quiver_model::dictionary::{merge_into_dictionary, SortedRun};
 use quiver_model::{Dictionary, DictionaryBuilder, Id, PredId};
