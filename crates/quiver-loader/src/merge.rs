@@ -128,13 +128,8 @@ pub(crate) fn merge<'a>(
     let stretch_shares: Vec<usize> = stretches.par_iter().map(count_and_release).collect();
     let total = shares.iter().chain(&stretch_shares).sum();
     let mut default_graph: Vec<[Id; 3]> = vec![[0; 3]; total];
-    let mut places = Vec::with_capacity(shares.len() + stretch_shares.len());
-    let mut rest = default_graph.as_mut_slice();
-    for &share in shares.iter().chain(&stretch_shares) {
-        let (place, tail) = rest.split_at_mut(share);
-        places.push(place);
-        rest = tail;
-    }
+    let all_shares: Vec<usize> = shares.iter().chain(&stretch_shares).copied().collect();
+    let mut places = cut(&mut default_graph, &all_shares);
     let stretch_places = places.split_off(shares.len());
     let chunk_triples: usize = shares.iter().sum();
     let mut named_graphs: Vec<(Id, Vec<[Id; 3]>)> = chunks
@@ -175,16 +170,7 @@ pub(crate) fn merge<'a>(
             .map(|p| map.get(store.predicate_term(p as PredId)))
             .collect();
         let rewrite = |s: Id, p: PredId, o: Id| [map.get(s), predicates[p as usize], map.get(o)];
-        stretches
-            .par_iter()
-            .zip(stretch_places.into_par_iter())
-            .for_each(|(stretch, place)| {
-                let mut next = place.iter_mut();
-                stretch.for_each_triple(|s, p, o| {
-                    *next.next().expect("counted above") = rewrite(s, p, o);
-                });
-                stretch.release_mapped_pages();
-            });
+        rewrite_stretches(&stretches, stretch_places, rewrite);
         let names: Vec<Id> = store.graph_names().collect();
         named_graphs.par_extend(names.into_par_iter().filter_map(|name| {
             let graph = store.named_graph(name).expect("a listed graph");
@@ -222,26 +208,45 @@ fn refill_by_objects(store: &Store, map: &CompactIdMap, predicates: &[Id], place
     let parts = rayon::current_num_threads() * STRETCHES_PER_THREAD;
     let stretches = store.graph().object_stretches(parts);
     let shares: Vec<usize> = stretches.par_iter().map(count_and_release).collect();
+    assert_eq!(
+        shares.iter().sum::<usize>(),
+        place.len(),
+        "a store's triples fill their place"
+    );
+    let places = cut(place, &shares);
+    let rewrite = |o: Id, p: PredId, s: Id| [map.get(o), predicates[p as usize], map.get(s)];
+    rewrite_stretches(&stretches, places, rewrite);
+    store.release_mapped_pages();
+}
+
+/// `place` cut into consecutive places of `shares` triples each (they fit in it).
+fn cut<'p>(mut place: &'p mut [[Id; 3]], shares: &[usize]) -> Vec<&'p mut [[Id; 3]]> {
     let mut places = Vec::with_capacity(shares.len());
-    let mut rest = place;
-    for &share in &shares {
-        let (place, tail) = rest.split_at_mut(share);
-        places.push(place);
-        rest = tail;
+    for &share in shares {
+        let (first, rest) = place.split_at_mut(share);
+        places.push(first);
+        place = rest;
     }
-    assert!(rest.is_empty(), "a store's triples fill their place");
+    places
+}
+
+/// Writes each stretch's triples as `rewrite` gives them into its place, of their number,
+/// on every core; each stretch's mapped pages are given back once read.
+fn rewrite_stretches(
+    stretches: &[VertexStretch<'_>],
+    places: Vec<&mut [[Id; 3]]>,
+    rewrite: impl Fn(Id, PredId, Id) -> [Id; 3] + Sync,
+) {
     stretches
         .par_iter()
         .zip(places.into_par_iter())
         .for_each(|(stretch, place)| {
             let mut next = place.iter_mut();
-            stretch.for_each_triple(|o, p, s| {
-                *next.next().expect("counted above") =
-                    [map.get(o), predicates[p as usize], map.get(s)];
+            stretch.for_each_triple(|v, p, n| {
+                *next.next().expect("counted above") = rewrite(v, p, n);
             });
             stretch.release_mapped_pages();
         });
-    store.release_mapped_pages();
 }
 
 /// A stretch's triples, counted; its pages given back (read again to rewrite them), so that

@@ -131,7 +131,7 @@ fn build(
                 "a refilled tail holds the triples it held in order"
             );
         }
-        _ => {
+        None => {
             for_each(&mut triples, |t| t.swap(0, 2));
             sort(&mut triples);
         }
