@@ -19,6 +19,7 @@
 
 use quiver_model::{Column, Id, PredId};
 use quiver_snapshot::{FileSections, SnapshotError, SnapshotReader, SnapshotWriter};
+use rayon::prelude::*;
 
 use crate::adjacency::Adjacency;
 use crate::graph::GraphIndex;
@@ -352,6 +353,7 @@ fn open_pack(
     // Each array's values taken by the graphs so far.
     let mut taken = [0usize; ARRAYS.len()];
     let mut next = first;
+    let mut opened = Vec::with_capacity(entries.len() / ENTRY_WORDS);
     for entry in entries.chunks_exact(ENTRY_WORDS) {
         let number = usize::try_from(entry[0])
             .ok()
@@ -413,8 +415,18 @@ fn open_pack(
             triples: triples[number],
             predicate_patch: None,
         };
-        validate::graph(&graph, limits, triples[number])
-            .map_err(|e| format!("{file}, named graph {number}: {e}"))?;
+        opened.push((number, graph));
+    }
+    // Checked side by side: a pack may hold many thousands of small graphs.
+    let checks: Vec<Result<(), String>> = opened
+        .par_iter()
+        .map(|(number, graph)| {
+            validate::graph(graph, limits, triples[*number])
+                .map_err(|e| format!("{file}, named graph {number}: {e}"))
+        })
+        .collect();
+    checks.into_iter().collect::<Result<(), String>>()?;
+    for (number, graph) in opened {
         graphs[number] = Some(graph);
     }
     // Every value of every array belongs to some graph.
