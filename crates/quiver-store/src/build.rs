@@ -99,18 +99,21 @@ fn build(
 ) -> (GraphIndex, Vec<PredicateStats>) {
     let mut stats = vec![PredicateStats::default(); predicates];
 
-    // The presorted tail's length, the other triples sorted and its refill; none when the
+    // Sorted by (subject, predicate, object), without duplicates; with a presorted tail,
+    // its length, the head sorted and its refill, kept for the order of objects unless the
     // tail held a duplicate (never in a store's index), as its refill would not fit.
-    let presorted = presorted.and_then(|Presorted { start, refill }| {
-        let tail = triples.len() - start;
-        let (head, distinct) = sort_with_sorted_tail(&mut triples, start, sort);
-        distinct.then_some((tail, head, refill))
-    });
-    if presorted.is_none() {
-        // Sorted (again, where a tail with duplicates was merged: cheap on sorted input).
-        sort(&mut triples);
-        triples.dedup();
-    }
+    let presorted = match presorted {
+        Some(Presorted { start, refill }) => {
+            let tail = triples.len() - start;
+            let (head, distinct) = sort_with_sorted_tail(&mut triples, start, sort);
+            distinct.then_some((tail, head, refill))
+        }
+        None => {
+            sort(&mut triples);
+            triples.dedup();
+            None
+        }
+    };
     let count = triples.len() as u64;
     let names = record_predicates;
     let (out, subjects) = lay_out(&mut triples, vertices, &mut stats, true, false, names);

@@ -251,13 +251,14 @@ pub(crate) fn open_graph(
         predicate_members: reader
             .column(file, "predicates.members")
             .map_err(column_error)?,
-        predicate_ids: match reader.has_section(file, "predicates.ids") {
-            true => Some(
+        predicate_ids: if reader.has_section(file, "predicates.ids") {
+            Some(
                 reader
                     .column(file, "predicates.ids")
                     .map_err(column_error)?,
-            ),
-            false => None,
+            )
+        } else {
+            None
         },
         triples,
         predicate_patch: None,
