@@ -198,19 +198,22 @@ fn random_store(objects: usize, distinct_subjects: usize) -> Store {
 
 /// A column of more distinct ids than the cache's trial (its caching switches off) beside
 /// columns that repeat, in results long enough to be written in chunks on several threads
-/// (on a pool of four, whatever the machine's cores).
+/// (on pools of two and four, whatever the machine's cores): on two threads, in more than
+/// one batch of chunks, the later ones filled while the earlier ones are written.
 #[test]
 fn long_columns_match_the_reference() {
     let store = random_store(200, 90_000);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(4)
-        .build()
-        .unwrap();
-    pool.install(|| {
-        for query in QUERIES {
-            check(&store, query);
-        }
-    });
+    for threads in [2, 4] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            for query in QUERIES {
+                check(&store, query);
+            }
+        });
+    }
 }
 
 /// `Solutions::for_each_row_in` (rows decoded cell by cell when few, by blocks of distinct

@@ -49,7 +49,8 @@ const CHUNK_ROWS: usize = 16_384;
 
 /// Writes `solutions` in `syntax` to `writer`, in large writes. A large result is cut into
 /// chunks of rows written on the worker pool's threads at once, each into its own buffer,
-/// and the buffers are written in order: the output is the same as one thread's.
+/// and the buffers are written in order: the output is the same as one thread's (see
+/// [`write_in_parallel`]).
 pub fn write_solutions<W: Write>(
     solutions: &Solutions<'_>,
     syntax: Syntax,
@@ -66,34 +67,7 @@ pub fn write_solutions<W: Write>(
     if rows >= PARALLEL_ROWS && threads > 1 {
         writer.write_all(&out)?;
         out.clear();
-        let batch = threads * 2;
-        let mut start = 0;
-        while start < rows {
-            let ranges: Vec<_> = (0..batch)
-                .map(|k| start + k * CHUNK_ROWS)
-                .take_while(|&from| from < rows)
-                .map(|from| from..(from + CHUNK_ROWS).min(rows))
-                .collect();
-            start = ranges.last().map_or(rows, |range| range.end);
-            let buffers: Vec<Vec<u8>> = ranges
-                .into_par_iter()
-                .map(|range| {
-                    let mut buffer = Vec::with_capacity(CHUNK_ROWS * 32 * variables.len().max(1));
-                    write_rows(
-                        solutions,
-                        syntax,
-                        &openings,
-                        range,
-                        &mut buffer,
-                        &mut |_| Ok(()),
-                    )
-                    .map(|()| buffer)
-                })
-                .collect::<io::Result<_>>()?;
-            for buffer in buffers {
-                writer.write_all(&buffer)?;
-            }
-        }
+        write_in_parallel(solutions, syntax, &openings, threads, &mut writer)?;
     } else {
         write_rows(
             solutions,
@@ -117,6 +91,56 @@ pub fn write_solutions<W: Write>(
     }
     writer.write_all(&out)?;
     Ok(writer)
+}
+
+/// Writes all the rows of a large result through the worker pool, in batches of chunks of
+/// [`CHUNK_ROWS`] rows, one buffer per chunk. Two sets of buffers take turns: while this
+/// thread hands one batch's buffers to `writer` in order, the pool fills the next batch's,
+/// so the copy into the sink (one thread's work, whatever the sink) overlaps the decoding
+/// instead of following it. The buffers are kept from batch to batch: allocating them
+/// afresh mapped new pages for every chunk, and the page faults and unmaps of a few hundred
+/// megabytes cost more than writing the rows (`bench serialize`).
+fn write_in_parallel<W: Write>(
+    solutions: &Solutions<'_>,
+    syntax: Syntax,
+    openings: &[Vec<u8>],
+    threads: usize,
+    writer: &mut W,
+) -> io::Result<()> {
+    let rows = solutions.len();
+    let chunks: Vec<std::ops::Range<usize>> = (0..rows)
+        .step_by(CHUNK_ROWS)
+        .map(|from| from..(from + CHUNK_ROWS).min(rows))
+        .collect();
+    let mut batches = chunks.chunks(threads * 2);
+    let fill = |buffers: &mut Vec<Vec<u8>>, batch: &[std::ops::Range<usize>]| {
+        buffers.resize_with(batch.len(), Vec::new);
+        buffers
+            .par_iter_mut()
+            .zip(batch)
+            .try_for_each(|(buffer, range)| {
+                buffer.clear();
+                write_rows(solutions, syntax, openings, range.clone(), buffer, &mut |_| {
+                    Ok(())
+                })
+            })
+    };
+    let mut filled = Vec::new();
+    let mut spare = Vec::new();
+    if let Some(first) = batches.next() {
+        fill(&mut filled, first)?;
+    }
+    for batch in batches {
+        std::mem::swap(&mut filled, &mut spare);
+        let mut filling = Ok(());
+        let written = rayon::in_place_scope(|scope| {
+            scope.spawn(|_| filling = fill(&mut filled, batch));
+            spare.iter().try_for_each(|buffer| writer.write_all(buffer))
+        });
+        written?;
+        filling?;
+    }
+    filled.iter().try_for_each(|buffer| writer.write_all(buffer))
 }
 
 /// What opens each column's binding: `"name":` (JSON), `<binding name="name">` (XML).
