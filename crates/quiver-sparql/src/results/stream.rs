@@ -120,9 +120,14 @@ fn write_in_parallel<W: Write>(
             .zip(batch)
             .try_for_each(|(buffer, range)| {
                 buffer.clear();
-                write_rows(solutions, syntax, openings, range.clone(), buffer, &mut |_| {
-                    Ok(())
-                })
+                write_rows(
+                    solutions,
+                    syntax,
+                    openings,
+                    range.clone(),
+                    buffer,
+                    &mut |_| Ok(()),
+                )
             })
     };
     let mut filled = Vec::new();
@@ -140,7 +145,9 @@ fn write_in_parallel<W: Write>(
         written?;
         filling?;
     }
-    filled.iter().try_for_each(|buffer| writer.write_all(buffer))
+    filled
+        .iter()
+        .try_for_each(|buffer| writer.write_all(buffer))
 }
 
 /// What opens each column's binding: `"name":` (JSON), `<binding name="name">` (XML).
