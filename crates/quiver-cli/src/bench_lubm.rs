@@ -594,17 +594,21 @@ pub(crate) fn term_length(term: &oxrdf::TermRef<'_>) -> usize {
 pub(crate) fn materialise(results: &QueryResults<'_>) -> usize {
     match results {
         QueryResults::Solutions(solutions) => {
-            // Every term's text is produced (borrowed, as a serializer consumes it); large
-            // results are decoded in parallel chunks, as a server encoding them would.
+            // Every term's text is produced (borrowed, as a serializer consumes it); results
+            // are decoded in parallel chunks cut as the results writers cut them.
             let term_bytes = |row: &[Option<oxrdf::TermRef<'_>>]| -> usize {
                 row.iter().flatten().map(term_length).sum()
             };
-            const CHUNK: usize = 8192;
-            let bytes: usize = (0..solutions.len().div_ceil(CHUNK))
+            let rows = solutions.len();
+            let chunk =
+                quiver_sparql::results::parallel_chunk_rows(rows, rayon::current_num_threads())
+                    .unwrap_or(rows)
+                    .max(1);
+            let bytes: usize = (0..rows.div_ceil(chunk))
                 .into_par_iter()
-                .map(|chunk| {
+                .map(|k| {
                     let mut bytes = 0;
-                    solutions.for_each_row_in(chunk * CHUNK..(chunk + 1) * CHUNK, |row| {
+                    solutions.for_each_row_in(k * chunk..((k + 1) * chunk).min(rows), |row| {
                         bytes += term_bytes(row)
                     });
                     bytes

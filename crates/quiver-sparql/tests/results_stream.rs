@@ -202,7 +202,18 @@ fn random_store(objects: usize, distinct_subjects: usize) -> Store {
 /// one batch of chunks, the later ones filled while the earlier ones are written.
 #[test]
 fn long_columns_match_the_reference() {
-    let store = random_store(200, 90_000);
+    check_on_pools(&random_store(200, 90_000));
+}
+
+/// Results of tens of thousands of rows, cut into chunks of a few thousand rows when
+/// written on several threads (smaller than the largest chunks, of 16,384 rows).
+#[test]
+fn results_of_tens_of_thousands_of_rows_match_the_reference() {
+    check_on_pools(&random_store(100, 40_000));
+}
+
+/// [`check`] of every query on pools of two and four threads.
+fn check_on_pools(store: &Store) {
     for threads in [2, 4] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -210,7 +221,7 @@ fn long_columns_match_the_reference() {
             .unwrap();
         pool.install(|| {
             for query in QUERIES {
-                check(&store, query);
+                check(store, query);
             }
         });
     }

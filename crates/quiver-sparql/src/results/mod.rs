@@ -15,7 +15,7 @@ use sparesults::{QueryResultsFormat, QueryResultsSerializer};
 use crate::engine::{QueryResults, Solutions};
 
 pub use csv::CsvSolutionsWriter;
-pub use stream::{write_solutions, Syntax};
+pub use stream::{parallel_chunk_rows, write_solutions, Syntax};
 
 /// The formats `write_results` produces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -42,10 +42,24 @@ const MIN_CACHED_ROWS: usize = 256;
 /// Lookups after which a column that hit its cache less than one time in eight stops
 /// caching (its ids rarely repeat, e.g. a column of distinct subjects).
 const TRIAL: u32 = 4096;
-/// Results of at least this many rows are written by several threads.
-const PARALLEL_ROWS: usize = 65_536;
-/// Rows of one thread's chunk of a large result.
+/// Results of at least this many rows are written by several threads. Below it, waking the
+/// pool and warming each chunk's caches cost more than the threads save: on 2 cores,
+/// LUBM-1000's q12 (3,101 rows) took 75 ns a row split into chunks against 31 on one
+/// thread, while q7 (44,190 rows of scattered ids) gains from the split.
+const PARALLEL_ROWS: usize = 32_768;
+/// The fewest rows of one thread's chunk.
+const MIN_CHUNK_ROWS: usize = 4_096;
+/// The most rows of one thread's chunk of a large result.
 const CHUNK_ROWS: usize = 16_384;
+
+/// The rows of each chunk when a result of `rows` rows is written by `threads` threads, or
+/// `None` when one thread writes it: about two chunks per thread, each of
+/// [`MIN_CHUNK_ROWS`] to [`CHUNK_ROWS`] rows. Whoever decodes a result's rows on several
+/// threads the way its writers would (`bench lubm`) cuts it the same way.
+pub fn parallel_chunk_rows(rows: usize, threads: usize) -> Option<usize> {
+    (rows >= PARALLEL_ROWS && threads > 1)
+        .then(|| rows.div_ceil(threads * 2).clamp(MIN_CHUNK_ROWS, CHUNK_ROWS))
+}
 
 /// Writes `solutions` in `syntax` to `writer`, in large writes. A large result is cut into
 /// chunks of rows written on the worker pool's threads at once, each into its own buffer,
@@ -64,10 +78,17 @@ pub fn write_solutions<W: Write>(
     let openings = openings(syntax, &variables);
     let rows = solutions.len();
     let threads = rayon::current_num_threads();
-    if rows >= PARALLEL_ROWS && threads > 1 {
+    if let Some(chunk_rows) = parallel_chunk_rows(rows, threads) {
         writer.write_all(&out)?;
         out.clear();
-        write_in_parallel(solutions, syntax, &openings, threads, &mut writer)?;
+        write_in_parallel(
+            solutions,
+            syntax,
+            &openings,
+            threads,
+            chunk_rows,
+            &mut writer,
+        )?;
     } else {
         write_rows(
             solutions,
@@ -94,7 +115,7 @@ pub fn write_solutions<W: Write>(
 }
 
 /// Writes all the rows of a large result through the worker pool, in batches of chunks of
-/// [`CHUNK_ROWS`] rows, one buffer per chunk. Two sets of buffers take turns: while this
+/// `chunk_rows` rows, one buffer per chunk. Two sets of buffers take turns: while this
 /// thread hands one batch's buffers to `writer` in order, the pool fills the next batch's,
 /// so the copy into the sink (one thread's work, whatever the sink) overlaps the decoding
 /// instead of following it. The buffers are kept from batch to batch: allocating them
@@ -105,12 +126,13 @@ fn write_in_parallel<W: Write>(
     syntax: Syntax,
     openings: &[Vec<u8>],
     threads: usize,
+    chunk_rows: usize,
     writer: &mut W,
 ) -> io::Result<()> {
     let rows = solutions.len();
     let chunks: Vec<std::ops::Range<usize>> = (0..rows)
-        .step_by(CHUNK_ROWS)
-        .map(|from| from..(from + CHUNK_ROWS).min(rows))
+        .step_by(chunk_rows)
+        .map(|from| from..(from + chunk_rows).min(rows))
         .collect();
     let mut batches = chunks.chunks(threads * 2);
     let fill = |buffers: &mut Vec<Vec<u8>>, batch: &[std::ops::Range<usize>]| {
