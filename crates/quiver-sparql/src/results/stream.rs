@@ -118,9 +118,9 @@ pub fn write_solutions<W: Write>(
 /// `chunk_rows` rows, one buffer per chunk. Two sets of buffers take turns: while this
 /// thread hands one batch's buffers to `writer` in order, the pool fills the next batch's,
 /// so the copy into the sink (one thread's work, whatever the sink) overlaps the decoding
-/// instead of following it. The buffers are kept from batch to batch: allocating them
-/// afresh mapped new pages for every chunk, and the page faults and unmaps of a few hundred
-/// megabytes cost more than writing the rows (`bench serialize`).
+/// instead of following it. The buffers are kept from batch to batch rather than allocated
+/// and grown again for every chunk; at most `4 × threads` of them are held at once, each
+/// about one chunk's bytes.
 fn write_in_parallel<W: Write>(
     solutions: &Solutions<'_>,
     syntax: Syntax,
