@@ -58,6 +58,7 @@ use timely::communication::WorkerGuards;
 
 use crate::dictionary::{Ask, ClusterResolver};
 use crate::direct::Lines;
+use crate::fetch::ProcessLists;
 use crate::heartbeat::Heartbeat;
 use crate::in_place::{Aside, Enough, InPlace, LocalParts};
 use crate::learnt::LearntRecords;
@@ -443,12 +444,15 @@ impl TimelyPartitions {
                     })));
             }
         }
+        // The partner lists this process's workers read and fetch, shared by all of them.
+        let lists = Arc::new(ProcessLists::new(first as u32, parts.clone()));
         let local = Arc::new(LocalParts::new(
             first as u32,
             parts.clone(),
             workers,
             Arc::clone(&replicas),
             Arc::new(LearntRecords::new(parts.clone(), first as u32, workers)),
+            Arc::clone(&lists),
         ));
         // Threads answering the other processes' light hops, each parked in its read.
         let lines = match lines {
@@ -498,7 +502,7 @@ impl TimelyPartitions {
                     &receiver,
                     &shared,
                     &thread,
-                    Arc::clone(&pool),
+                    (Arc::clone(&pool), Arc::clone(&lists)),
                     (Arc::clone(&table), replicated),
                     &plans_held,
                 );
@@ -677,6 +681,14 @@ impl TimelyPartitions {
     /// query crosses to them.
     pub fn set_learning(&self, on: bool) {
         self.local.learnt().set_on(on);
+    }
+
+    /// Whether a worker reads the partner lists an intersection needs from its process's
+    /// other partitions itself ([`crate::fetch`], the default), or fetches them as it
+    /// does from another process's: what a cluster of one-worker processes does, which
+    /// tests of one process with several workers take this for.
+    pub fn set_reading_in_process(&self, on: bool) {
+        self.local.lists().set_reading(on);
     }
 
     /// Whether light queries' hops to other processes go over connections of their own

@@ -2,51 +2,137 @@
 //!
 //! An intersection kept fused over processes (`route::orient`) runs where its walk's
 //! source lives; its partner's lists live at the owners of the partner's source values.
-//! The worker asks each owner once for the lists of all the distinct values its rows need
-//! (one request per owner and batch of rows, never one per row) and keeps the rows
-//! waiting ([`Waiting`]) until every owner answered. Lists a worker fetched are kept
-//! ([`ListCache`]) for the next queries: a cluster's partitions are read-only, so a list
-//! stays valid for as long as the worker serves them.
+//! A worker reads the lists its own process's partitions hold directly, and asks each
+//! owner in another process once for the lists of all the distinct values its rows need
+//! (one request per owner and batch of rows, never one per row), keeping the rows waiting
+//! ([`Waiting`]) until every owner answered. Lists fetched are kept for the next batches
+//! and queries in one cache per process ([`ProcessLists`]), which all its workers (every
+//! lane of each) and its asking threads share: a cluster's partitions are read-only, so
+//! a list stays valid for as long as the process serves them, and a list a process
+//! fetched once serves all its workers. A batch holds its own references to the lists it
+//! found kept, so that the cache may start afresh while the batch waits.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use quiver_model::{Id, PredId};
 use quiver_sparql::dataset::GraphRef;
 use quiver_sparql::step::Step;
 use quiver_sparql::table::Table;
-use quiver_store::Direction;
+use quiver_store::{Direction, Store};
 use rustc_hash::FxHashMap;
 
 /// Which list: a graph's record of a vertex over a predicate, in a direction.
 pub(crate) type ListKey = (GraphRef, PredId, Direction, Id);
 
-/// The ids a worker's cache holds at most (4 bytes each): past that it starts afresh.
-const CACHE_IDS: usize = 1 << 23;
+/// A list as kept and lent to the batches that read it.
+pub(crate) type List = Arc<[Id]>;
 
-/// Lists a worker fetched from other partitions, by graph, predicate, direction and vertex.
-#[derive(Default)]
-pub(crate) struct ListCache {
-    lists: FxHashMap<ListKey, Vec<Id>>,
+/// The ids the cache holds at most for each of its process's partitions: past that it
+/// starts afresh. 2^23 ids (32 MiB of 4-byte ids) a partition hold LUBM-10240's q1
+/// lists from the other processes of a 4 × 4 cluster (1,000 universities' graduates,
+/// about 31,000 ids each, three quarters of them elsewhere: 23 M ids for 4 partitions).
+const CACHE_IDS_PER_PARTITION: usize = 1 << 23;
+
+/// Lists fetched from other processes, by graph, predicate, direction and vertex.
+struct ListCache {
+    lists: FxHashMap<ListKey, List>,
     ids: usize,
+    most: usize,
 }
 
 impl ListCache {
-    pub(crate) fn get(&self, key: &ListKey) -> Option<&[Id]> {
-        self.lists.get(key).map(Vec::as_slice)
-    }
-
-    pub(crate) fn contains(&self, key: &ListKey) -> bool {
-        self.lists.contains_key(key)
-    }
-
     /// Keeps `list`; a cache past its size is emptied first (the lists are cheap to fetch
-    /// again, and a clock or LRU would cost every hit).
-    pub(crate) fn insert(&mut self, key: ListKey, list: Vec<Id>) {
-        if self.ids + list.len() > CACHE_IDS {
+    /// again, and a clock or LRU would cost every hit; batches waiting keep their own).
+    fn insert(&mut self, key: ListKey, list: List) {
+        if self.ids + list.len() > self.most {
             self.lists.clear();
             self.ids = 0;
         }
         self.ids += list.len();
         if let Some(old) = self.lists.insert(key, list) {
             self.ids -= old.len();
+        }
+    }
+}
+
+/// What every worker of one process shares about partner lists: the process's partitions,
+/// read in place of a fetch, and the lists fetched from other processes.
+pub(crate) struct ProcessLists {
+    /// The first worker of this process (its partitions are `first..first + parts.len()`).
+    first: u32,
+    parts: Vec<Store>,
+    cache: Mutex<ListCache>,
+    /// The ids the cache holds at most.
+    most: usize,
+    /// Whether the lists of this process's other partitions are read in place of a fetch.
+    reading: AtomicBool,
+}
+
+impl Default for ProcessLists {
+    /// A cache alone, for a worker that knows no partition of its process but its own.
+    fn default() -> Self {
+        Self::new(0, Vec::new())
+    }
+}
+
+impl ProcessLists {
+    /// The lists shared by the workers `first..first + parts.len()`, whose partitions
+    /// `parts` are.
+    pub(crate) fn new(first: u32, parts: Vec<Store>) -> Self {
+        let most = CACHE_IDS_PER_PARTITION * parts.len().max(1);
+        Self::holding(first, parts, most)
+    }
+
+    /// [`Self::new`], its cache holding at most `most` ids.
+    fn holding(first: u32, parts: Vec<Store>, most: usize) -> Self {
+        Self {
+            first,
+            parts,
+            cache: Mutex::new(ListCache {
+                lists: FxHashMap::default(),
+                ids: 0,
+                most,
+            }),
+            most,
+            reading: AtomicBool::new(true),
+        }
+    }
+
+    /// Whether the lists of this process's other partitions are read in place of a fetch.
+    pub(crate) fn set_reading(&self, on: bool) {
+        self.reading.store(on, Ordering::Relaxed);
+    }
+
+    /// Worker `owner`'s partition, if it is one of this process's and its lists are read
+    /// in place of a fetch.
+    pub(crate) fn reads(&self, owner: u32) -> Option<&Store> {
+        self.part(owner)
+            .filter(|_| self.reading.load(Ordering::Relaxed))
+    }
+
+    /// The ids the cache holds at most.
+    pub(crate) fn capacity(&self) -> usize {
+        self.most
+    }
+
+    /// Worker `owner`'s partition, if it is one of this process's.
+    pub(crate) fn part(&self, owner: u32) -> Option<&Store> {
+        let at = owner.checked_sub(self.first)?;
+        self.parts.get(at as usize)
+    }
+
+    /// The lists kept for `keys`, in their order (one lock for all).
+    pub(crate) fn kept(&self, keys: impl Iterator<Item = ListKey>) -> Vec<Option<List>> {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        keys.map(|key| cache.lists.get(&key).cloned()).collect()
+    }
+
+    /// Keeps `lists` (one lock for all).
+    pub(crate) fn keep<'a>(&self, lists: impl Iterator<Item = (ListKey, &'a List)>) {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        for (key, list) in lists {
+            cache.insert(key, Arc::clone(list));
         }
     }
 }
@@ -64,8 +150,8 @@ pub(crate) struct Waiting {
     pub truncated: bool,
     /// Owners yet to answer.
     pub pending: usize,
-    /// The lists fetched for these rows, by the partner's source value.
-    pub lists: FxHashMap<Id, Vec<Id>>,
+    /// The lists fetched for these rows, or found kept, by the partner's source value.
+    pub lists: FxHashMap<Id, List>,
 }
 
 /// The rows waiting on each worker, by a number the worker gives each batch.
@@ -97,7 +183,7 @@ impl Stash {
     pub(crate) fn answer(
         &mut self,
         number: u64,
-        lists: Vec<(Id, Vec<Id>)>,
+        lists: Vec<(Id, List)>,
         carried: crate::message::Carried,
         last: bool,
     ) -> Option<Waiting> {
@@ -121,6 +207,31 @@ mod tests {
     use crate::message::{Carried, Plan};
     use quiver_sparql::step::StepKind;
 
+    /// A batch keeps the lists it found kept when the cache starts afresh meanwhile (as
+    /// another worker's answer may make it do), and the cache counts what it holds.
+    #[test]
+    fn lists_lent_to_a_batch_outlive_the_cache_starting_afresh() {
+        let lists = ProcessLists::holding(0, Vec::new(), 5);
+        let key = |value: Id| (GraphRef::Default, 1, Direction::In, value);
+        let list = |ids: &[Id]| List::from(ids.to_vec());
+        lists.keep([(key(1), &list(&[10, 11]))].into_iter());
+        // Kept again, the same list is counted once: 2 of 5 ids.
+        lists.keep([(key(1), &list(&[10, 11]))].into_iter());
+        lists.keep([(key(2), &list(&[20, 21, 22]))].into_iter());
+        let held = lists.kept([key(1), key(2), key(3)].into_iter());
+        assert_eq!(held[0].as_deref(), Some(&[10, 11][..]));
+        assert_eq!(held[1].as_deref(), Some(&[20, 21, 22][..]));
+        assert!(held[2].is_none());
+        // One id more than the cache holds: it starts afresh with the new list alone.
+        lists.keep([(key(3), &list(&[30]))].into_iter());
+        let now = lists.kept([key(1), key(2), key(3)].into_iter());
+        assert!(now[0].is_none() && now[1].is_none());
+        assert_eq!(now[2].as_deref(), Some(&[30][..]));
+        // What the batch took is still whole.
+        assert_eq!(held[0].as_deref(), Some(&[10, 11][..]));
+        assert_eq!(held[1].as_deref(), Some(&[20, 21, 22][..]));
+    }
+
     #[test]
     fn rows_wait_for_the_last_piece_of_every_owner() {
         let mut stash = Stash::default();
@@ -136,7 +247,7 @@ mod tests {
             lists: FxHashMap::default(),
         };
         let batch = stash.park(waiting);
-        let piece = |value: Id| vec![(value, vec![value + 100])];
+        let piece = |value: Id| vec![(value, List::from(vec![value + 100]))];
         // Owner A's first piece, owner B's whole answer, then A's last piece.
         assert!(stash
             .answer(batch, piece(1), Carried::default(), false)

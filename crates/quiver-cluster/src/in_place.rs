@@ -20,6 +20,7 @@ use quiver_sparql::memory::MemoryPool;
 use quiver_store::Store;
 use rustc_hash::FxHashSet;
 
+use crate::fetch::ProcessLists;
 use crate::learnt::{LearntRecords, PlanStep, RecordsRead};
 use crate::message::{hand_on, Message, Payload, Wanted};
 use crate::replicas::SharedReplicas;
@@ -48,6 +49,7 @@ pub(crate) struct LocalParts {
     pool: Arc<MemoryPool>,
     replicas: SharedReplicas,
     learnt: Arc<LearntRecords>,
+    lists: Arc<ProcessLists>,
 }
 
 /// How a query's run in place ended, and the messages handled here on the way.
@@ -127,6 +129,7 @@ impl LocalParts {
         workers: u32,
         replicas: SharedReplicas,
         learnt: Arc<LearntRecords>,
+        lists: Arc<ProcessLists>,
     ) -> Self {
         Self {
             first,
@@ -136,10 +139,15 @@ impl LocalParts {
             pool: MemoryPool::new(None),
             replicas,
             learnt,
+            lists,
         }
     }
 
     /// The records of other processes this process learnt ([`crate::learnt`]).
+    pub(crate) fn lists(&self) -> &ProcessLists {
+        &self.lists
+    }
+
     pub(crate) fn learnt(&self) -> &LearntRecords {
         &self.learnt
     }
@@ -286,6 +294,7 @@ impl LocalParts {
                     Arc::clone(&self.replicas),
                 )
                 .with_learnt(Arc::clone(&self.learnt))
+                .with_lists(Arc::clone(&self.lists))
             });
             if let (Some(read), Payload::Rows(Ok(rows))) = (read.as_deref_mut(), &message.payload) {
                 let plan = &message.plan;

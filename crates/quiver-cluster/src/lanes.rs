@@ -22,6 +22,7 @@ use timely::dataflow::{InputHandleVec, ProbeHandle};
 
 use crate::buffers::Bounded;
 use crate::dataflow::{Arrival, Arrived, Coordinator, Reply, Request, TermsReply, Totals, SPIN};
+use crate::fetch::ProcessLists;
 use crate::message::{hand_on, Failure, Message, Payload, Plan, PlanCopy};
 use crate::plans::{Plans, FORGET_BATCH};
 use crate::replicas::SharedReplicas;
@@ -53,6 +54,7 @@ struct Shared<'a> {
     per_process: u32,
     threads: usize,
     pool: &'a Arc<MemoryPool>,
+    lists: &'a Arc<ProcessLists>,
     replicas: &'a SharedReplicas,
     plans_held: &'a Arc<AtomicUsize>,
 }
@@ -74,7 +76,8 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
         Arc::clone(shared.pool),
         Arc::clone(shared.replicas),
     )
-    .with_threads(shared.threads);
+    .with_threads(shared.threads)
+    .with_lists(Arc::clone(shared.lists));
     let sink = Rc::clone(&arrived);
     let per_process = shared.per_process;
     let plans = Rc::new(RefCell::new(Plans::new(
@@ -159,7 +162,7 @@ pub(crate) fn serve(
     receiver: &Mutex<Option<mpsc::Receiver<Request>>>,
     totals: &Mutex<Totals>,
     coordinator: &Coordinator,
-    pool: Arc<MemoryPool>,
+    (pool, lists): (Arc<MemoryPool>, Arc<ProcessLists>),
     (replicas, replicated): (SharedReplicas, bool),
     plans_held: &Arc<AtomicUsize>,
 ) {
@@ -171,6 +174,7 @@ pub(crate) fn serve(
         per_process,
         threads,
         pool: &pool,
+        lists: &lists,
         replicas: &replicas,
         plans_held,
     };

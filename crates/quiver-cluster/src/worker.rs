@@ -29,7 +29,7 @@ use quiver_store::{GraphIndex, Store};
 use rustc_hash::FxHashMap;
 
 use crate::buffers::{answer_pieces, cut};
-use crate::fetch::{ListCache, Stash, Waiting};
+use crate::fetch::{List, ProcessLists, Stash, Waiting};
 use crate::learnt::LearntRecords;
 use crate::message::{
     counts_table, route, to_owners, Carried, Failure, Filter, Message, Payload, Plan, PlanCopy,
@@ -107,7 +107,8 @@ pub(crate) struct Worker {
     workers: u32,
     merges: Merges,
     states: States,
-    cache: ListCache,
+    /// Its process's partitions and the partner lists fetched from other processes.
+    lists: Arc<ProcessLists>,
     stash: Stash,
     /// This process's replicas (memberships, small predicates), once exchanged.
     replicas: SharedReplicas,
@@ -123,6 +124,13 @@ pub(crate) struct Worker {
     /// The records of other processes this process learnt ([`crate::learnt`]).
     learnt: Arc<LearntRecords>,
 }
+
+/// The runs over which [`Worker::cheaper_split`] weighs lists that its process will keep
+/// against rows a split moves on every run. Kept lists serve every later batch and query
+/// until the cache starts afresh: on LUBM-1000 over 2 processes q1's lists (1.5 M ids a
+/// worker) are fetched on the first run only, where the split moved 2.6 M rows of 3 ids
+/// on every run.
+const KEPT_RUNS: f64 = 4.0;
 
 /// The partner pattern's predicate and direction of a kept intersection, and its source.
 fn partner_of(bgp: &Bgp, run: &Step) -> Option<(PredId, quiver_store::Direction, Node)> {
@@ -153,7 +161,7 @@ impl Worker {
                 kept: VecDeque::new(),
                 pool,
             },
-            cache: ListCache::default(),
+            lists: Arc::default(),
             stash: Stash::default(),
             produced: 0,
             role: None,
@@ -166,6 +174,13 @@ impl Worker {
     /// processes ([`crate::learnt`]).
     pub(crate) fn with_learnt(mut self, learnt: Arc<LearntRecords>) -> Self {
         self.learnt = learnt;
+        self
+    }
+
+    /// The worker reading partner lists from `lists`, its process's partitions and the
+    /// lists its process fetched ([`crate::fetch`]).
+    pub(crate) fn with_lists(mut self, lists: Arc<ProcessLists>) -> Self {
+        self.lists = lists;
         self
     }
 
@@ -375,14 +390,18 @@ impl Worker {
         carried: Carried,
         state: &QueryState,
     ) -> (Vec<Message>, Carried) {
+        let lists: Vec<(Id, List)> = lists
+            .into_iter()
+            .map(|(value, list)| (value, List::from(list)))
+            .collect();
         if let (true, Some((q, direction, _))) = (
             plan.keeps_lists(),
             run.as_ref().and_then(|r| partner_of(&plan.bgp, r)),
         ) {
-            for (value, list) in &lists {
-                self.cache
-                    .insert((plan.graph, q, direction, *value), list.clone());
-            }
+            let keys = lists
+                .iter()
+                .map(|(value, list)| ((plan.graph, q, direction, *value), list));
+            self.lists.keep(keys);
         }
         match self.stash.answer(batch, lists, carried, last) {
             Some(mut waiting) => {
@@ -444,24 +463,45 @@ impl Worker {
         self.forward(query, step, plan, result, truncated)
     }
 
-    /// Asks the owners of the partner lists `waiting`'s rows need and that this worker
-    /// neither holds nor keeps; with none to ask, intersects at once.
+    /// Asks the owners of the partner lists `waiting`'s rows need and that neither this
+    /// worker's process holds nor it kept (those kept go with the rows); with none to
+    /// ask, intersects at once.
     fn fetch(&mut self, mut waiting: Waiting, state: &QueryState) -> Vec<Message> {
         let Some((q, direction, node)) = partner_of(&waiting.plan.bgp, &waiting.run) else {
             let error =
                 Failure::Other("an intersection's partner has no constant predicate".into());
             return vec![failed(waiting.query, &waiting.plan, error)];
         };
-        let cacheable = waiting.plan.keeps_lists();
+        // A merge of graphs is read from this worker's own share of it only, so the
+        // lists of the process's other partitions are fetched then, and none are kept.
+        let in_process = waiting.plan.keeps_lists();
         let graph = waiting.plan.graph;
+        let mut elsewhere: Vec<(u32, Id)> = distinct_values(node, &waiting.rows)
+            .into_iter()
+            .filter_map(|value| {
+                let at = owner(value, self.workers);
+                let here = at == self.index || (in_process && self.lists.reads(at).is_some());
+                (!here).then_some((at, value))
+            })
+            .collect();
+        if in_process && !elsewhere.is_empty() {
+            let keys = elsewhere.iter().map(|&(_, v)| (graph, q, direction, v));
+            let kept = self.lists.kept(keys);
+            elsewhere = elsewhere
+                .into_iter()
+                .zip(kept)
+                .filter_map(|((at, value), list)| match list {
+                    Some(list) => {
+                        waiting.lists.insert(value, list);
+                        None
+                    }
+                    None => Some((at, value)),
+                })
+                .collect();
+        }
         let mut asked: Vec<Vec<Id>> = vec![Vec::new(); self.workers as usize];
-        for value in distinct_values(node, &waiting.rows) {
-            let at = owner(value, self.workers);
-            if at != self.index
-                && !(cacheable && self.cache.contains(&(graph, q, direction, value)))
-            {
-                asked[at as usize].push(value);
-            }
+        for (at, value) in elsewhere {
+            asked[at as usize].push(value);
         }
         let asks: Vec<(u32, Vec<Id>)> = asked
             .into_iter()
@@ -507,12 +547,15 @@ impl Worker {
     }
 
     /// Whether walking `waiting`'s rows whole and checking the partner where each target
-    /// lives moves fewer rows than fetching the partner lists `asks` names: the walk's
-    /// fan-out is known here, and a remote list is taken to be as long as the partner
-    /// lists this partition holds for the rows' other values, or with none here, as the
-    /// predicate's average degree in this partition's statistics (each partition's share
-    /// of a predicate's edges and of its sources are alike, so their ratio is the whole
-    /// store's).
+    /// lives moves fewer ids than fetching the partner lists `asks` names. A walked row
+    /// whose target another worker owns moves with all its columns; a list fetched moves
+    /// its ids. The walk's fan-out is known here, and a remote list is taken to be as long
+    /// as the partner lists this partition holds for the rows' other values, or with none
+    /// here, as the predicate's average degree in this partition's statistics (each
+    /// partition's share of a predicate's edges and of its sources are alike, so their
+    /// ratio is the whole store's). A list fetched is kept for the process's later
+    /// batches and queries, where a split moves its rows again on every run: lists that
+    /// fit the cache are weighed as the split's rows over [`KEPT_RUNS`] runs.
     fn cheaper_split(&mut self, waiting: &Waiting, asks: &[(u32, Vec<Id>)]) -> bool {
         let (Some((q, direction, node)), StepKind::Walk(walk_direction)) = (
             partner_of(&waiting.plan.bgp, &waiting.run),
@@ -539,7 +582,7 @@ impl Worker {
             self.part.predicate_stats(q).avg_degree(direction)
         };
         let remote: usize = asks.iter().map(|(_, values)| values.len()).sum();
-        let fetched = remote as f64 * length;
+        let fetched = remote as f64 * (length + 1.0);
         let walked: usize = match source(pattern, walk_direction) {
             Node::Var(v) => waiting.rows.column(v).map_or(0, |column| {
                 column
@@ -550,9 +593,16 @@ impl Worker {
             Node::Const(a) => waiting.rows.rows * graph.degree(a, p, walk_direction),
             Node::Absent => 0,
         };
-        // The walked rows whose target another worker owns move to their check.
-        let moved = walked as f64 * f64::from(self.workers - 1) / f64::from(self.workers);
-        moved < fetched
+        // The walked rows whose target another worker owns move to their check, each with
+        // its columns and the walk's new one.
+        let width = waiting.rows.columns.len() as f64 + 1.0;
+        let moved = walked as f64 * width * f64::from(self.workers - 1) / f64::from(self.workers);
+        let runs = if waiting.plan.keeps_lists() && fetched <= self.lists.capacity() as f64 {
+            KEPT_RUNS
+        } else {
+            1.0
+        };
+        moved * runs < fetched
     }
 
     /// Runs `waiting`'s intersection as its walk here, then sends the rows to check the
@@ -669,18 +719,21 @@ impl Worker {
         };
         let share = self.share(&plan);
         let graph = read(&self.part, &share, &plan);
-        let cacheable = plan.keeps_lists();
-        let (index, workers, cache) = (self.index, self.workers, &self.cache);
+        let in_process = plan.keeps_lists();
+        let (index, workers, process) = (self.index, self.workers, &*self.lists);
+        // Every list is at hand: this partition's, fetched or found kept for these rows,
+        // or else another of this process's partitions' (`fetch` read it in place).
         let partner_lists = |value: Id| -> &[Id] {
-            if owner(value, workers) == index {
+            let at = owner(value, workers);
+            if at == index {
                 return graph.get(value, q, direction);
             }
             if let Some(list) = lists.get(&value) {
                 return list;
             }
-            match cacheable.then(|| cache.get(&(plan.graph, q, direction, value))) {
-                Some(Some(list)) => list,
-                _ => &[],
+            match process.part(at).filter(|_| in_process) {
+                Some(part) => graph_index(part, plan.graph).get(value, q, direction),
+                None => &[],
             }
         };
         let ctx = context(&self.part, graph, state);

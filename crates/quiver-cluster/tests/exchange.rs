@@ -5,7 +5,8 @@
 //!
 //! Timely's workers of one process exchange exactly the messages that the processes of a
 //! cluster with one worker each would (a message is counted when it goes to another
-//! worker), so the counts hold for processes too; `cluster_processes` checks real ones.
+//! worker), once they fetch each other's partner lists rather than read them in place
+//! ([`apart`]), so the counts hold for processes too; `cluster_processes` checks real ones.
 //!
 //! `QUIVER_RECORD_EXCHANGE=1 cargo test -p quiver-cluster --test exchange` writes the
 //! counts measured into the bounds file (for a change that lowers them: the file is the
@@ -21,6 +22,13 @@ use quiver_cluster::replicas::Replication;
 use quiver_cluster::TimelyPartitions;
 use quiver_sparql::partitions::{BgpPartitions, Exchanged};
 use quiver_store::Store;
+
+/// `cluster`, its workers fetching the partner lists of each other's partitions as the
+/// processes of a cluster of one-worker processes do, rather than reading them in place.
+fn apart(cluster: TimelyPartitions) -> TimelyPartitions {
+    cluster.set_reading_in_process(false);
+    cluster
+}
 
 /// The rows of `query` on `store`, its basic graph patterns run by `partitions`.
 fn count_rows(store: &Store, query: &str, partitions: Option<Arc<dyn BgpPartitions>>) -> usize {
@@ -38,14 +46,14 @@ fn lubm_query(name: &str) -> String {
 /// What `query` moves on a fresh cluster of `workers` workers over `store` (fresh, so that
 /// no list fetched by an earlier query is at hand), and its rows.
 fn moved(store: &Store, query: &str, workers: u32) -> (Exchanged, usize) {
-    let cluster = Arc::new(TimelyPartitions::in_process(store, workers).unwrap());
+    let cluster = Arc::new(apart(TimelyPartitions::in_process(store, workers).unwrap()));
     let rows = count_rows(store, query, Some(cluster.clone()));
     (cluster.exchanged(), rows)
 }
 
 /// [`moved`], with the answers themselves, sorted.
 fn answers_moving(store: &Store, query: &str, workers: u32) -> (Vec<String>, Exchanged) {
-    let cluster = Arc::new(TimelyPartitions::in_process(store, workers).unwrap());
+    let cluster = Arc::new(apart(TimelyPartitions::in_process(store, workers).unwrap()));
     let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
     let rows = common::sorted_answers(store, query, Some(dynamic));
     (rows, cluster.exchanged())
@@ -63,7 +71,9 @@ fn moved_replicating(
         types: replicate,
         predicates: Vec::new(),
     };
-    let cluster = Arc::new(TimelyPartitions::in_process_with(store, workers, replication).unwrap());
+    let cluster = Arc::new(apart(
+        TimelyPartitions::in_process_with(store, workers, replication).unwrap(),
+    ));
     assert_eq!(cluster.types().is_some(), replicate);
     let rows = count_rows(store, query, Some(cluster.clone()));
     (cluster.exchanged(), rows)
@@ -78,7 +88,7 @@ fn replicated_type_checks_run_where_the_rows_are() {
     let store = common::lubm1();
     let typed = "SELECT ?x ?c WHERE { ?x a ?c }";
     for workers in [2, 3] {
-        let cluster = TimelyPartitions::in_process(&store, workers).unwrap();
+        let cluster = apart(TimelyPartitions::in_process(&store, workers).unwrap());
         let table = cluster
             .types()
             .expect("LUBM-1's memberships fit the budget");
@@ -146,7 +156,7 @@ fn small_predicates_are_walked_where_the_rows_are() {
         ),
     ];
     for workers in [2u32, 3] {
-        let cluster = TimelyPartitions::in_process(&store, workers).unwrap();
+        let cluster = apart(TimelyPartitions::in_process(&store, workers).unwrap());
         let chosen = &cluster.replication().predicates;
         assert!(chosen.contains(&sub_organization) && chosen.contains(&works_for));
         assert!(!chosen.contains(&takes_course), "{chosen:?}");
@@ -204,7 +214,9 @@ fn rows_moved_per_query_stay_within_the_recorded_bounds() {
     for workers in [2, 3] {
         for name in &names {
             let query = lubm_query(name);
-            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let cluster = Arc::new(apart(
+                TimelyPartitions::in_process(&store, workers).unwrap(),
+            ));
             let rows = count_rows(&store, &query, Some(cluster.clone()));
             let exchanged = cluster.exchanged();
             // Every run ended when its messages' weights were all back: none was lost or
@@ -248,21 +260,17 @@ fn rows_moved_per_query_stay_within_the_recorded_bounds() {
     assert!(over.is_empty(), "rows moved past their bounds: {over:?}");
 }
 
-/// q1 and q3 close a triangle by intersecting, for each (university, department) row,
-/// the university's alumni with the department's members: the rows go to the departments'
-/// owners and each university's alumni list travels once to each worker that needs it, so
-/// the rows moved stay within twice the result rows plus those lists (and the few hops of
-/// the steps before), never the alumni lists once per row.
-#[test]
-fn an_intersection_moves_its_partner_lists_not_its_fan_out() {
-    let store = common::campus();
-    let prefix = "PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
-        PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>";
+const LUBM_PREFIX: &str = "PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+    PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>";
+
+/// What bounds q1's and q3's exchange on `store`: the alumni lists of the universities
+/// with departments (their entries), the rows of the walk the intersection replaces
+/// (each department's university's alumni), and the (university, department) rows.
+fn triangle_sizes(store: &Store) -> (u64, u64, u64) {
     let departments = "?Z ub:subOrganizationOf ?Y . ?Z rdf:type ub:Department .
         ?Y rdf:type ub:University";
-    let count = |pattern: String| count_rows(&store, &format!("{prefix} {pattern}"), None) as u64;
-    // The alumni lists of the universities with departments; the rows of the walk the
-    // intersection replaces (each department's university's alumni); the departments.
+    let count =
+        |pattern: String| count_rows(store, &format!("{LUBM_PREFIX} {pattern}"), None) as u64;
     let lists = count(format!(
         "SELECT ?X WHERE {{ {{ SELECT DISTINCT ?Y WHERE {{ {departments} }} }}
             ?X ub:undergraduateDegreeFrom ?Y }}"
@@ -271,6 +279,18 @@ fn an_intersection_moves_its_partner_lists_not_its_fan_out() {
         "SELECT * WHERE {{ {departments} . ?X ub:undergraduateDegreeFrom ?Y }}"
     ));
     let rows_before = count(format!("SELECT * WHERE {{ {departments} }}"));
+    (lists, fan_out, rows_before)
+}
+
+/// q1 and q3 close a triangle by intersecting, for each (university, department) row,
+/// the university's alumni with the department's members: the rows go to the departments'
+/// owners and each university's alumni list travels once to each worker that needs it, so
+/// the rows moved stay within twice the result rows plus those lists (and the few hops of
+/// the steps before), never the alumni lists once per row.
+#[test]
+fn an_intersection_moves_its_partner_lists_not_its_fan_out() {
+    let store = common::campus();
+    let (lists, fan_out, rows_before) = triangle_sizes(&store);
     assert!(
         fan_out >= 6 * lists && lists > 100,
         "{lists} alumni, {fan_out} walked"
@@ -350,7 +370,9 @@ fn a_walk_over_any_predicate_into_a_vertex_runs_at_its_owner_unless_it_is_a_clas
             let query = format!("SELECT ?x ?p WHERE {{ ?x ?p {vertex} }}");
             let whole = common::sorted_answers(&store, &query, None);
             assert!(!whole.is_empty(), "{query}");
-            let cluster = Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let cluster = Arc::new(apart(
+                TimelyPartitions::in_process(&store, workers).unwrap(),
+            ));
             let rows = common::sorted_answers(&store, &query, Some(cluster.clone()));
             assert_eq!(rows, whole, "{query} on {workers} workers");
             let messages = cluster.exchanged().messages;
@@ -472,7 +494,7 @@ fn a_filter_decided_by_id_ranges_drops_rows_where_they_are_found() {
 /// The solutions of `query` in order on a fresh cluster of `workers` workers over `store`,
 /// and the rows it moved.
 fn rows_moving(store: &Store, query: &str, workers: u32) -> (Vec<String>, u64) {
-    let cluster = Arc::new(TimelyPartitions::in_process(store, workers).unwrap());
+    let cluster = Arc::new(apart(TimelyPartitions::in_process(store, workers).unwrap()));
     let mut rows = Vec::new();
     common::for_each_solution(store, query, Some(cluster.clone()), |row| rows.push(row));
     (rows, cluster.exchanged().rows)
@@ -713,8 +735,9 @@ fn a_grouped_count_moves_its_groups_not_its_rows() {
         let expected = common::sorted_answers(&store, &query, None);
         assert!(!expected.is_empty(), "{query}");
         for workers in [2u32, 3] {
-            let cluster: Arc<dyn BgpPartitions> =
-                Arc::new(TimelyPartitions::in_process(&store, workers).unwrap());
+            let cluster: Arc<dyn BgpPartitions> = Arc::new(apart(
+                TimelyPartitions::in_process(&store, workers).unwrap(),
+            ));
             assert_eq!(
                 common::sorted_answers(&store, &query, Some(cluster)),
                 expected,
@@ -962,9 +985,9 @@ fn the_classes_of_bound_instances_are_read_where_the_rows_are() {
                     types: replicate,
                     predicates: Vec::new(),
                 };
-                let cluster = Arc::new(
+                let cluster = Arc::new(apart(
                     TimelyPartitions::in_process_with(&store, workers, replication).unwrap(),
-                );
+                ));
                 let dynamic: Arc<dyn BgpPartitions> = cluster.clone();
                 assert_eq!(
                     common::sorted_answers(&store, &query, Some(dynamic)),

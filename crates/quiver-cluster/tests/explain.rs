@@ -217,8 +217,10 @@ fn fetched_lists_bring_their_records_back() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join(format!("../../queries/lubm-basic/{name}.rq"));
         let query = std::fs::read_to_string(path).unwrap();
-        let partitions: Arc<dyn BgpPartitions> =
-            Arc::new(TimelyPartitions::in_process(&store, 3).unwrap());
+        // Workers that fetch each other's lists, as one-worker processes do.
+        let cluster = TimelyPartitions::in_process(&store, 3).unwrap();
+        cluster.set_reading_in_process(false);
+        let partitions: Arc<dyn BgpPartitions> = Arc::new(cluster);
         let (checked, work) = check_query(&store, &query, &partitions);
         assert!(checked >= 4, "{name}: {checked} steps");
         let lent: Vec<&WorkerStep> = work.iter().filter(|w| w.role == WorkerRole::Lent).collect();
@@ -226,6 +228,44 @@ fn fetched_lists_bring_their_records_back() {
         assert!(lent
             .iter()
             .all(|w| w.rows_out > 0 && w.sent.rows == w.rows_out));
+    }
+}
+
+/// The list entries the workers lent others for `query` on `partitions` (explained).
+fn lent(store: &Store, query: &str, partitions: &Arc<dyn BgpPartitions>) -> u64 {
+    let explained = profile(store, query, Arc::clone(partitions), true);
+    let bgps = explained.bgps.iter();
+    bgps.flat_map(|bgp| &bgp.partitions.as_ref().unwrap().work)
+        .filter(|w| w.role == WorkerRole::Lent)
+        .map(|w| w.rows_out)
+        .sum()
+}
+
+/// The partner lists a process fetched serve its later queries: q1 and q3 run again on
+/// the same cluster fetch no list. Workers of one process read each other's lists in
+/// place: there, q1 and q3 fetch none even on their first run. Every run gives the whole
+/// store's answers.
+#[test]
+fn partner_lists_are_fetched_once_a_process() {
+    let store = common::campus();
+    for name in ["q1", "q3"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../queries/lubm-basic/{name}.rq"));
+        let query = std::fs::read_to_string(path).unwrap();
+        let expected = common::sorted_answers(&store, &query, None);
+        let apart = TimelyPartitions::in_process(&store, 3).unwrap();
+        apart.set_reading_in_process(false);
+        let apart: Arc<dyn BgpPartitions> = Arc::new(apart);
+        let first = lent(&store, &query, &apart);
+        assert!(first > 100, "{name}: {first} list entries on the first run");
+        assert_eq!(lent(&store, &query, &apart), 0, "{name}, run again");
+        let answers = common::sorted_answers(&store, &query, Some(Arc::clone(&apart)));
+        assert_eq!(answers, expected, "{name}, from the lists kept");
+        let together: Arc<dyn BgpPartitions> =
+            Arc::new(TimelyPartitions::in_process(&store, 3).unwrap());
+        assert_eq!(lent(&store, &query, &together), 0, "{name}, one process");
+        let answers = common::sorted_answers(&store, &query, Some(together));
+        assert_eq!(answers, expected, "{name}, one process");
     }
 }
 
