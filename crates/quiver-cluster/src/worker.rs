@@ -127,10 +127,13 @@ pub(crate) struct Worker {
 
 /// The runs over which [`Worker::cheaper_split`] weighs lists that its process will keep
 /// against rows a split moves on every run. Kept lists serve every later batch and query
-/// until the cache starts afresh: on LUBM-1000 over 2 processes q1's lists (1.5 M ids a
-/// worker) are fetched on the first run only, where the split moved 2.6 M rows of 3 ids
-/// on every run.
-const KEPT_RUNS: f64 = 4.0;
+/// until the cache starts afresh, which lists of at most a quarter of it leave room for.
+/// So a query asked once fetches at most this many times the ids its split would have
+/// moved (a quarter of the cache at most), and a query asked again moves no list. LUBM's
+/// q1 and q3 need it this high: a university's alumni list is 5 to 21 times the ids its
+/// departments' members move split, on LUBM-2560 to LUBM-10240 (their universities of
+/// degree are the first 1,000 whatever the size, so the lists grow with it).
+const KEPT_RUNS: f64 = 32.0;
 
 /// The partner pattern's predicate and direction of a kept intersection, and its source.
 fn partner_of(bgp: &Bgp, run: &Step) -> Option<(PredId, quiver_store::Direction, Node)> {
@@ -555,7 +558,8 @@ impl Worker {
     /// partition's share of a predicate's edges and of its sources are alike, so their
     /// ratio is the whole store's). A list fetched is kept for the process's later
     /// batches and queries, where a split moves its rows again on every run: lists that
-    /// fit the cache are weighed as the split's rows over [`KEPT_RUNS`] runs.
+    /// fit a quarter of the cache are weighed against the split's rows over
+    /// [`KEPT_RUNS`] runs.
     fn cheaper_split(&mut self, waiting: &Waiting, asks: &[(u32, Vec<Id>)]) -> bool {
         let (Some((q, direction, node)), StepKind::Walk(walk_direction)) = (
             partner_of(&waiting.plan.bgp, &waiting.run),
@@ -597,7 +601,8 @@ impl Worker {
         // its columns and the walk's new one.
         let width = waiting.rows.columns.len() as f64 + 1.0;
         let moved = walked as f64 * width * f64::from(self.workers - 1) / f64::from(self.workers);
-        let runs = if waiting.plan.keeps_lists() && fetched <= self.lists.capacity() as f64 {
+        let kept = fetched <= self.lists.capacity() as f64 / 4.0;
+        let runs = if waiting.plan.keeps_lists() && kept {
             KEPT_RUNS
         } else {
             1.0

@@ -269,6 +269,56 @@ fn partner_lists_are_fetched_once_a_process() {
     }
 }
 
+/// An intersection whose partner lists far outweigh its walk's rows is split at run time
+/// (walked where the rows are, its rows sent on to check the partner) rather than fetch
+/// them: each of 200 sources reaches one item and one of 10 hubs of 5,000 items each, so
+/// the split moves about 100 rows where the hubs' lists would move 25,000 ids.
+#[test]
+fn an_intersection_whose_lists_outweigh_its_walk_is_split() {
+    use oxrdf::{GraphName, NamedNode, Quad};
+    let iri = |s: String| NamedNode::new(s).unwrap();
+    let ex = |name: &str| iri(format!("http://example.org/{name}"));
+    let item = |hub: u32, k: u32| ex(&format!("item{hub}-{k}"));
+    let mut quads = Vec::new();
+    let mut add = |s: NamedNode, p: &str, o: NamedNode| {
+        quads.push(Quad::new(s, ex(p), o, GraphName::DefaultGraph));
+    };
+    for hub in 0..10 {
+        for k in 0..5_000 {
+            add(ex(&format!("hub{hub}")), "q", item(hub, k));
+        }
+    }
+    for a in 0..200 {
+        let source = ex(&format!("source{a}"));
+        add(source.clone(), "r", ex(&format!("hub{}", a % 10)));
+        // Every other source's item is on its hub's list.
+        add(source, "p", item(a % 10, a + 5_000 * (a % 2)));
+    }
+    let store = quiver_loader::load_quads(quads, None).unwrap().0;
+    let query = "SELECT ?a ?b ?x WHERE { ?a <http://example.org/r> ?b .
+        ?a <http://example.org/p> ?x . ?b <http://example.org/q> ?x }";
+    let expected = common::sorted_answers(&store, query, None);
+    assert_eq!(expected.len(), 100);
+    let apart = TimelyPartitions::in_process(&store, 2).unwrap();
+    apart.set_reading_in_process(false);
+    let apart: Arc<dyn BgpPartitions> = Arc::new(apart);
+    let explained = profile(&store, query, Arc::clone(&apart), true);
+    let work: Vec<WorkerStep> = explained
+        .bgps
+        .iter()
+        .flat_map(|bgp| bgp.partitions.as_ref().unwrap().work.iter().copied())
+        .collect();
+    assert!(
+        work.iter().any(|w| w.role == WorkerRole::Walked),
+        "{work:?}"
+    );
+    assert!(work.iter().all(|w| w.role != WorkerRole::Lent), "{work:?}");
+    let moved: u64 = work.iter().map(|w| w.sent.rows).sum();
+    assert!(moved < 2_000, "{moved} rows moved: {work:?}");
+    let answers = common::sorted_answers(&store, query, Some(apart));
+    assert_eq!(answers, expected);
+}
+
 /// A GROUP BY that only counts rows says in EXPLAIN that the rows left the workers counted
 /// by its key; a plain pattern does not.
 #[test]
