@@ -143,11 +143,12 @@ impl LocalParts {
         }
     }
 
-    /// The records of other processes this process learnt ([`crate::learnt`]).
+    /// The partner lists this process's workers read and fetched ([`crate::fetch`]).
     pub(crate) fn lists(&self) -> &ProcessLists {
         &self.lists
     }
 
+    /// The records of other processes this process learnt ([`crate::learnt`]).
     pub(crate) fn learnt(&self) -> &LearntRecords {
         &self.learnt
     }

@@ -130,8 +130,8 @@ pub(crate) struct Worker {
 /// until the cache starts afresh, which lists of at most a quarter of it leave room for.
 /// So a query asked once fetches at most this many times the ids its split would have
 /// moved (a quarter of the cache at most), and a query asked again moves no list. LUBM's
-/// q1 and q3 need it this high: a university's alumni list is about 5 to 21 times the ids its
-/// departments' members move split, on LUBM-2560 to LUBM-10240 (their universities of
+/// q1 and q3 need it this high: a university's alumni list is about 5 to 21 times the ids
+/// its departments' members move split, on LUBM-2560 to LUBM-10240 (their universities of
 /// degree are the first 1,000 whatever the size, so the lists grow with it).
 const KEPT_RUNS: f64 = 32.0;
 
