@@ -207,6 +207,36 @@ fn in_memory_partitions_explain_every_step() {
     );
 }
 
+/// Wukong's query `name` (`queries/lubm-basic/`).
+fn lubm_query(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../../queries/lubm-basic/{name}.rq"));
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// A cluster of `workers` workers over `store` that fetch each other's partner lists, as
+/// the processes of a cluster of one-worker processes do.
+fn apart(store: &Store, workers: u32) -> Arc<dyn BgpPartitions> {
+    let cluster = TimelyPartitions::in_process(store, workers).unwrap();
+    cluster.set_reading_in_process(false);
+    Arc::new(cluster)
+}
+
+/// What the workers did for `query` on `partitions`, by their records (explained).
+fn work(store: &Store, query: &str, partitions: &Arc<dyn BgpPartitions>) -> Vec<WorkerStep> {
+    let explained = profile(store, query, Arc::clone(partitions), true);
+    let bgps = explained.bgps.iter();
+    bgps.flat_map(|bgp| bgp.partitions.as_ref().unwrap().work.iter().copied())
+        .collect()
+}
+
+/// The list entries the workers lent others for `query` on `partitions` (explained).
+fn lent(store: &Store, query: &str, partitions: &Arc<dyn BgpPartitions>) -> u64 {
+    let work = work(store, query, partitions);
+    let lent = work.iter().filter(|w| w.role == WorkerRole::Lent);
+    lent.map(|w| w.rows_out).sum()
+}
+
 /// q1 and q3 on a graph where their intersection fetches its partner lists (on a fresh
 /// cluster, none kept from before): the owners' answers bring their records back to the
 /// rows that waited for them, and on to the coordinator.
@@ -214,13 +244,8 @@ fn in_memory_partitions_explain_every_step() {
 fn fetched_lists_bring_their_records_back() {
     let store = common::campus();
     for name in ["q1", "q3"] {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(format!("../../queries/lubm-basic/{name}.rq"));
-        let query = std::fs::read_to_string(path).unwrap();
-        // Workers that fetch each other's lists, as one-worker processes do.
-        let cluster = TimelyPartitions::in_process(&store, 3).unwrap();
-        cluster.set_reading_in_process(false);
-        let partitions: Arc<dyn BgpPartitions> = Arc::new(cluster);
+        let query = lubm_query(name);
+        let partitions = apart(&store, 3);
         let (checked, work) = check_query(&store, &query, &partitions);
         assert!(checked >= 4, "{name}: {checked} steps");
         let lent: Vec<&WorkerStep> = work.iter().filter(|w| w.role == WorkerRole::Lent).collect();
@@ -231,16 +256,6 @@ fn fetched_lists_bring_their_records_back() {
     }
 }
 
-/// The list entries the workers lent others for `query` on `partitions` (explained).
-fn lent(store: &Store, query: &str, partitions: &Arc<dyn BgpPartitions>) -> u64 {
-    let explained = profile(store, query, Arc::clone(partitions), true);
-    let bgps = explained.bgps.iter();
-    bgps.flat_map(|bgp| &bgp.partitions.as_ref().unwrap().work)
-        .filter(|w| w.role == WorkerRole::Lent)
-        .map(|w| w.rows_out)
-        .sum()
-}
-
 /// The partner lists a process fetched serve its later queries: q1 and q3 run again on
 /// the same cluster fetch no list. Workers of one process read each other's lists in
 /// place: there, q1 and q3 fetch none even on their first run. Every run gives the whole
@@ -249,13 +264,9 @@ fn lent(store: &Store, query: &str, partitions: &Arc<dyn BgpPartitions>) -> u64 
 fn partner_lists_are_fetched_once_a_process() {
     let store = common::campus();
     for name in ["q1", "q3"] {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(format!("../../queries/lubm-basic/{name}.rq"));
-        let query = std::fs::read_to_string(path).unwrap();
+        let query = lubm_query(name);
         let expected = common::sorted_answers(&store, &query, None);
-        let apart = TimelyPartitions::in_process(&store, 3).unwrap();
-        apart.set_reading_in_process(false);
-        let apart: Arc<dyn BgpPartitions> = Arc::new(apart);
+        let apart = apart(&store, 3);
         let first = lent(&store, &query, &apart);
         assert!(first > 100, "{name}: {first} list entries on the first run");
         assert_eq!(lent(&store, &query, &apart), 0, "{name}, run again");
@@ -299,15 +310,8 @@ fn an_intersection_whose_lists_outweigh_its_walk_is_split() {
         ?a <http://example.org/p> ?x . ?b <http://example.org/q> ?x }";
     let expected = common::sorted_answers(&store, query, None);
     assert_eq!(expected.len(), 100);
-    let apart = TimelyPartitions::in_process(&store, 2).unwrap();
-    apart.set_reading_in_process(false);
-    let apart: Arc<dyn BgpPartitions> = Arc::new(apart);
-    let explained = profile(&store, query, Arc::clone(&apart), true);
-    let work: Vec<WorkerStep> = explained
-        .bgps
-        .iter()
-        .flat_map(|bgp| bgp.partitions.as_ref().unwrap().work.iter().copied())
-        .collect();
+    let apart = apart(&store, 2);
+    let work = work(&store, query, &apart);
     assert!(
         work.iter().any(|w| w.role == WorkerRole::Walked),
         "{work:?}"
