@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use quiver_sparql::results::{write_results, ResultsFormat};
+use quiver_sparql::results::{results_to_vec, ResultsFormat};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError, QueryResults};
 use quiver_store::Store;
 use serde_json::{json, Value};
@@ -262,7 +262,7 @@ pub(crate) fn run_once(
         QueryResults::Graph(_) => ResultsFormat::NTriples,
         _ => ResultsFormat::Tsv,
     };
-    let written = write_results(&results, format, Vec::new())
+    let written = results_to_vec(&results, format)
         .map_err(|e| QueryError::Unsupported(format!("serializing the results: {e}")))?;
     std::hint::black_box(&written);
     Ok(rows)

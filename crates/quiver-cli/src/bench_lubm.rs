@@ -25,7 +25,7 @@ use clap::Args;
 use quiver_loader::{load_lubm, NoProgress};
 use quiver_lubm::LubmConfig;
 use quiver_sparql::{
-    prepare, write_results, ExecOptions, PrepareOptions, QueryResults, ResultsFormat,
+    prepare, results_to_vec, ExecOptions, PrepareOptions, QueryResults, ResultsFormat,
 };
 use quiver_store::Store;
 use rayon::prelude::*;
@@ -493,7 +493,7 @@ fn measure_query_to_tsv(
         let started = Instant::now();
         let prepared = prepare(store, text, &PrepareOptions::default())?;
         let results = prepared.execute(store, &options)?;
-        let tsv = write_results(&results, ResultsFormat::Tsv, Vec::new())?;
+        let tsv = results_to_vec(&results, ResultsFormat::Tsv)?;
         std::hint::black_box(&tsv);
         if run > 0 {
             times.push(started.elapsed().as_secs_f64() * 1e6);

@@ -3,14 +3,19 @@
 //! path they replaced (rows decoded into terms handed to `sparesults`, or the CSV writer),
 //! with whether both gave the same bytes; first, the time to visit the rows as terms alone
 //! (`Solutions::for_each_row`, what the reference path and the Python package's columns
-//! decode through), on one thread.
+//! decode through), on one thread. The streaming writers are timed twice: writing to a
+//! `Vec` as to any writer (`stream`: the chunks of a large result handed over one after the
+//! other) and into memory (`memory`: `solutions_to_vec`, the chunks copied into place on
+//! every thread).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use quiver_sparql::results::{write_solutions, write_solutions_reference, Syntax};
+use quiver_sparql::results::{
+    solutions_to_vec, write_solutions, write_solutions_reference, Syntax,
+};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use serde_json::json;
 
@@ -67,8 +72,8 @@ pub fn run(args: SerializeArgs) -> Result<()> {
     let terms_ns = times[times.len() / 2];
     println!("rows as terms (for_each_row, one thread): {terms_ns:.1} ns/row");
     println!(
-        "{:<6} {:>14} {:>14} {:>8} {:>12} same",
-        "format", "reference ns/row", "stream ns/row", "speedup", "bytes"
+        "{:<6} {:>14} {:>14} {:>14} {:>8} {:>12} same",
+        "format", "reference ns/row", "stream ns/row", "memory ns/row", "speedup", "bytes"
     );
     for (name, syntax) in [
         ("tsv", Syntax::Tsv),
@@ -79,33 +84,37 @@ pub fn run(args: SerializeArgs) -> Result<()> {
         if !args.formats.is_empty() && !args.formats.iter().any(|f| f == name) {
             continue;
         }
-        let time = |stream: bool| -> Result<(f64, Vec<u8>)> {
-            let mut times = Vec::new();
-            let mut bytes = Vec::new();
-            for _ in 0..args.runs.max(1) {
-                let buffer = Vec::with_capacity(bytes.len());
+        // The three writers take turns run by run, so that the machine's drift and what
+        // each run leaves to the allocator fall on all of them alike.
+        let paths = [Path::Reference, Path::Writer, Path::Memory];
+        let mut times: [Vec<f64>; 3] = Default::default();
+        let mut outputs: [Vec<u8>; 3] = Default::default();
+        for _ in 0..args.runs.max(1) {
+            for (at, path) in paths.iter().enumerate() {
+                let buffer = Vec::with_capacity(outputs[at].len());
                 let started = Instant::now();
-                bytes = if stream {
-                    write_solutions(solutions, syntax, buffer)?
-                } else {
-                    write_solutions_reference(solutions, syntax, buffer)?
+                outputs[at] = match path {
+                    Path::Reference => write_solutions_reference(solutions, syntax, buffer)?,
+                    Path::Writer => write_solutions(solutions, syntax, buffer)?,
+                    Path::Memory => solutions_to_vec(solutions, syntax)?,
                 };
-                times.push(started.elapsed().as_secs_f64() * 1e9 / rows);
+                times[at].push(started.elapsed().as_secs_f64() * 1e9 / rows);
             }
-            times.sort_by(f64::total_cmp);
-            Ok((times[times.len() / 2], bytes))
-        };
-        let (reference_ns, reference) = time(false)?;
-        let (stream_ns, streamed) = time(true)?;
-        let same = reference == streamed;
+        }
+        let [reference_ns, stream_ns, memory_ns] = times.map(|mut runs| {
+            runs.sort_by(f64::total_cmp);
+            runs[runs.len() / 2]
+        });
+        let [reference, streamed, in_memory] = outputs;
+        let same = reference == streamed && reference == in_memory;
         println!(
-            "{name:<6} {reference_ns:>16.1} {stream_ns:>14.1} {:>7.1}× {:>12} {same}",
+            "{name:<6} {reference_ns:>16.1} {stream_ns:>14.1} {memory_ns:>14.1} {:>7.1}× {:>12} {same}",
             reference_ns / stream_ns,
             streamed.len()
         );
         figures.push(json!({
             "format": name, "reference_ns_per_row": reference_ns, "stream_ns_per_row": stream_ns,
-            "bytes": streamed.len(), "identical": same,
+            "memory_ns_per_row": memory_ns, "bytes": streamed.len(), "identical": same,
         }));
     }
     if let Some(path) = &args.json {
@@ -121,4 +130,12 @@ pub fn run(args: SerializeArgs) -> Result<()> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
+}
+
+/// The writer a run is timed with.
+#[derive(Clone, Copy)]
+enum Path {
+    Reference,
+    Writer,
+    Memory,
 }

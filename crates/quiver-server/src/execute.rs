@@ -328,13 +328,7 @@ pub fn run_inline(
         QueryResults::Boolean(_) => 1,
     };
     report.log.set_rows(rows);
-    let written = match &results {
-        QueryResults::Solutions(solutions) => {
-            quiver_sparql::results::write_solutions(solutions, format.syntax(), Vec::new())
-        }
-        other => write_results(other, format, Vec::new()),
-    }
-    .map_err(|error| {
+    let written = quiver_sparql::results_to_vec(&results, format).map_err(|error| {
         ApiError::new(
             axum::http::StatusCode::INTERNAL_SERVER_ERROR,
             error.to_string(),

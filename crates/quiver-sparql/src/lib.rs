@@ -59,7 +59,7 @@ pub use engine::{
     QueryResults, Solutions,
 };
 pub use error::QueryError;
-pub use results::{write_results, ResultsFormat};
+pub use results::{results_to_vec, write_results, ResultsFormat};
 pub use service::{ServiceClient, ServiceError, ServiceSolutions};
 pub use update::{
     execute_insert_encoded, execute_update, parse_update, LoadHandler, NoLoad, UpdateOutcome,

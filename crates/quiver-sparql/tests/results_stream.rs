@@ -15,7 +15,9 @@ use std::fmt::Write as _;
 use oxrdf::{BaseDirection, BlankNode, Literal, NamedNode, Term, Triple};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use quiver_sparql::results::{write_solutions, write_solutions_reference, Syntax};
+use quiver_sparql::results::{
+    solutions_to_vec, write_solutions, write_solutions_reference, Syntax,
+};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
 
@@ -148,28 +150,32 @@ fn check(store: &Store, query: &str) {
         panic!("{query}: not solutions");
     };
     for syntax in SYNTAXES {
-        let ours = write_solutions(solutions, syntax, Vec::new()).unwrap();
         let reference = write_solutions_reference(solutions, syntax, Vec::new()).unwrap();
-        if ours != reference {
-            let ours = String::from_utf8_lossy(&ours);
-            let reference = String::from_utf8_lossy(&reference);
-            let at = ours
-                .chars()
-                .zip(reference.chars())
-                .position(|(a, b)| a != b)
-                .unwrap_or(ours.len().min(reference.len()));
-            panic!(
-                "{syntax:?} differs for {query} at char {at}:\nours:      {:?}\nreference: {:?}",
-                ours.chars()
-                    .skip(at.saturating_sub(40))
-                    .take(120)
-                    .collect::<String>(),
-                reference
+        let written = write_solutions(solutions, syntax, Vec::new()).unwrap();
+        let in_memory = solutions_to_vec(solutions, syntax).unwrap();
+        for (path, ours) in [("writer", written), ("memory", in_memory)] {
+            if ours != reference {
+                let ours = String::from_utf8_lossy(&ours);
+                let reference = String::from_utf8_lossy(&reference);
+                let at = ours
                     .chars()
-                    .skip(at.saturating_sub(40))
-                    .take(120)
-                    .collect::<String>(),
-            );
+                    .zip(reference.chars())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(ours.len().min(reference.len()));
+                panic!(
+                    "{syntax:?} ({path}) differs for {query} at char {at}:\nours:      {:?}\n\
+                     reference: {:?}",
+                    ours.chars()
+                        .skip(at.saturating_sub(40))
+                        .take(120)
+                        .collect::<String>(),
+                    reference
+                        .chars()
+                        .skip(at.saturating_sub(40))
+                        .take(120)
+                        .collect::<String>(),
+                );
+            }
         }
     }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use quiver_db::Database;
-use quiver_sparql::{prepare, write_results, ExecOptions, PrepareOptions, ResultsFormat};
+use quiver_sparql::{prepare, results_to_vec, ExecOptions, PrepareOptions, ResultsFormat};
 use serde_json::{json, Value};
 
 use super::{insert_data, update};
@@ -29,7 +29,7 @@ fn query_us(db: &Database, text: &str, threads: usize) -> Result<f64> {
         ..ExecOptions::default()
     };
     let results = prepared.execute(&store, &options)?;
-    std::hint::black_box(write_results(&results, ResultsFormat::Tsv, Vec::new())?);
+    std::hint::black_box(results_to_vec(&results, ResultsFormat::Tsv)?);
     Ok(started.elapsed().as_secs_f64() * 1e6)
 }
 

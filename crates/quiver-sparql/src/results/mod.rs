@@ -4,6 +4,7 @@
 //!
 //! Rows are written as they are decoded, so a large result is never held as text.
 
+mod chunks;
 mod csv;
 mod stream;
 
@@ -15,7 +16,7 @@ use sparesults::{QueryResultsFormat, QueryResultsSerializer};
 use crate::engine::{QueryResults, Solutions};
 
 pub use csv::CsvSolutionsWriter;
-pub use stream::{parallel_chunk_rows, write_solutions, Syntax};
+pub use stream::{parallel_chunk_rows, solutions_to_vec, write_solutions, Syntax};
 
 /// The formats `write_results` produces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +110,18 @@ pub fn write_results<W: Write>(
             }
             serializer.finish()
         }
+    }
+}
+
+/// `results` in `format`, as one buffer in memory: the bytes [`write_results`] writes, a
+/// large result's chunks copied into place on every thread ([`solutions_to_vec`]).
+pub fn results_to_vec(
+    results: &QueryResults<'_>,
+    format: ResultsFormat,
+) -> std::io::Result<Vec<u8>> {
+    match results {
+        QueryResults::Solutions(solutions) => solutions_to_vec(solutions, format.syntax()),
+        other => write_results(other, format, Vec::new()),
     }
 }
 

@@ -19,8 +19,8 @@ use quiver_model::term::{
     TAG_SIMPLE, TAG_TRIPLE, TAG_TYPED,
 };
 use quiver_model::Id;
-use rayon::prelude::*;
 
+use super::chunks;
 use crate::engine::Solutions;
 use crate::table::UNBOUND;
 
@@ -64,31 +64,23 @@ pub fn parallel_chunk_rows(rows: usize, threads: usize) -> Option<usize> {
 /// Writes `solutions` in `syntax` to `writer`, in large writes. A large result is cut into
 /// chunks of rows written on the worker pool's threads at once, each into its own buffer,
 /// and the buffers are written in order: the output is the same as one thread's (see
-/// [`write_in_parallel`]).
+/// [`chunks::write_in_parallel`]).
 pub fn write_solutions<W: Write>(
     solutions: &Solutions<'_>,
     syntax: Syntax,
     mut writer: W,
 ) -> io::Result<W> {
     let variables: Vec<&str> = solutions.variables.iter().map(|v| v.as_str()).collect();
-    // Sized for the result: a light query's few rows must not pay for a large buffer.
-    let estimate = 256 + solutions.len().saturating_mul(48 * variables.len().max(1));
-    let mut out = Vec::with_capacity(estimate.min(FLUSH_BYTES + (FLUSH_BYTES >> 2)));
+    let mut out = small_buffer(solutions.len(), variables.len());
     header(syntax, &variables, &mut out);
     let openings = openings(syntax, &variables);
     let rows = solutions.len();
     let threads = rayon::current_num_threads();
     if let Some(chunk_rows) = parallel_chunk_rows(rows, threads) {
         writer.write_all(&out)?;
+        let sink = &mut chunks::Serial(&mut writer);
+        chunks::write_in_parallel(solutions, syntax, &openings, threads, chunk_rows, 0, sink)?;
         out.clear();
-        write_in_parallel(
-            solutions,
-            syntax,
-            &openings,
-            threads,
-            chunk_rows,
-            &mut writer,
-        )?;
     } else {
         write_rows(
             solutions,
@@ -105,71 +97,52 @@ pub fn write_solutions<W: Write>(
             },
         )?;
     }
-    match syntax {
-        Syntax::Json => out.extend_from_slice(b"]}}"),
-        Syntax::Xml => out.extend_from_slice(b"</results></sparql>"),
-        Syntax::Tsv | Syntax::Csv => {}
-    }
+    out.extend_from_slice(closing(syntax));
     writer.write_all(&out)?;
     Ok(writer)
 }
 
-/// Writes all the rows of a large result through the worker pool, in batches of chunks of
-/// `chunk_rows` rows, one buffer per chunk. Two sets of buffers take turns: while this
-/// thread hands one batch's buffers to `writer` in order, the pool fills the next batch's,
-/// so the copy into the sink (one thread's work, whatever the sink) overlaps the decoding
-/// instead of following it. The buffers are kept from batch to batch rather than allocated
-/// and grown again for every chunk; at most `4 × threads` of them are held at once, each
-/// about one chunk's bytes.
-fn write_in_parallel<W: Write>(
-    solutions: &Solutions<'_>,
-    syntax: Syntax,
-    openings: &[Vec<u8>],
-    threads: usize,
-    chunk_rows: usize,
-    writer: &mut W,
-) -> io::Result<()> {
+/// `solutions` in `syntax`, as one buffer in memory: the bytes [`write_solutions`] writes.
+/// A large result's chunks are copied into the buffer by the pool, each into its own
+/// place at once ([`chunks::Memory`]), rather than one after the other by the calling
+/// thread.
+pub fn solutions_to_vec(solutions: &Solutions<'_>, syntax: Syntax) -> io::Result<Vec<u8>> {
     let rows = solutions.len();
-    let chunks: Vec<std::ops::Range<usize>> = (0..rows)
-        .step_by(chunk_rows)
-        .map(|from| from..(from + chunk_rows).min(rows))
-        .collect();
-    let mut batches = chunks.chunks(threads * 2);
-    let fill = |buffers: &mut Vec<Vec<u8>>, batch: &[std::ops::Range<usize>]| {
-        buffers.resize_with(batch.len(), Vec::new);
-        buffers
-            .par_iter_mut()
-            .zip(batch)
-            .try_for_each(|(buffer, range)| {
-                buffer.clear();
-                write_rows(
-                    solutions,
-                    syntax,
-                    openings,
-                    range.clone(),
-                    buffer,
-                    &mut |_| Ok(()),
-                )
-            })
+    let threads = rayon::current_num_threads();
+    let Some(chunk_rows) = parallel_chunk_rows(rows, threads) else {
+        return write_solutions(solutions, syntax, Vec::new());
     };
-    let mut filled = Vec::new();
-    let mut spare = Vec::new();
-    if let Some(first) = batches.next() {
-        fill(&mut filled, first)?;
+    let variables: Vec<&str> = solutions.variables.iter().map(|v| v.as_str()).collect();
+    let mut opening = Vec::new();
+    header(syntax, &variables, &mut opening);
+    let openings = openings(syntax, &variables);
+    let mut memory = chunks::Memory::new(&opening);
+    chunks::write_in_parallel(
+        solutions,
+        syntax,
+        &openings,
+        threads,
+        chunk_rows,
+        opening.len(),
+        &mut memory,
+    )?;
+    Ok(memory.finish(closing(syntax)))
+}
+
+/// The first buffer of a result: sized for it, since a light query's few rows must not
+/// pay for a large buffer.
+fn small_buffer(rows: usize, columns: usize) -> Vec<u8> {
+    let estimate = 256 + rows.saturating_mul(48 * columns.max(1));
+    Vec::with_capacity(estimate.min(FLUSH_BYTES + (FLUSH_BYTES >> 2)))
+}
+
+/// What ends a result after its rows.
+fn closing(syntax: Syntax) -> &'static [u8] {
+    match syntax {
+        Syntax::Json => b"]}}",
+        Syntax::Xml => b"</results></sparql>",
+        Syntax::Tsv | Syntax::Csv => b"",
     }
-    for batch in batches {
-        std::mem::swap(&mut filled, &mut spare);
-        let mut filling = Ok(());
-        let written = rayon::in_place_scope(|scope| {
-            scope.spawn(|_| filling = fill(&mut filled, batch));
-            spare.iter().try_for_each(|buffer| writer.write_all(buffer))
-        });
-        written?;
-        filling?;
-    }
-    filled
-        .iter()
-        .try_for_each(|buffer| writer.write_all(buffer))
 }
 
 /// What opens each column's binding: `"name":` (JSON), `<binding name="name">` (XML).
@@ -199,7 +172,7 @@ fn openings(syntax: Syntax, variables: &[&str]) -> Vec<Vec<u8>> {
 /// Each column decodes through its own cursor and cache, and prefetches the dictionary
 /// entries of the ids a few rows ahead, so that the cache misses of a column of scattered
 /// ids (distinct subjects) overlap.
-fn write_rows(
+pub(super) fn write_rows(
     solutions: &Solutions<'_>,
     syntax: Syntax,
     openings: &[Vec<u8>],
