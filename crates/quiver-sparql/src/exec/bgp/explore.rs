@@ -34,6 +34,25 @@ pub use super::step_io::PARALLEL_MIN_ROWS;
 /// tables of the previous step while they are still in cache (two walks out of the same
 /// vertices read the same records), and its buffers are reused memory, not fresh pages.
 const MAX_MORSEL_ROWS: usize = 1 << 16;
+/// The fewest rows of one morsel, where the table is large enough for it.
+const MIN_MORSEL_ROWS: usize = 64;
+/// The fewest morsels per thread where the table has the rows for them.
+const MIN_MORSELS_PER_THREAD: usize = 8;
+
+/// The rows of each morsel when a table of `rows` rows runs the rest of its steps on
+/// `threads` threads: about 16 morsels per thread, of 64 to 65,536 rows — and at least 8
+/// morsels per thread whatever their size. A table that goes parallel as soon as it
+/// reaches a thousand rows may hold rows that each fan out into heavy work (q1 at
+/// LUBM-2560: 2,560 universities, each the intersections of its twenty departments'
+/// members with its alumni): cut into morsels of 64 rows, it made 40 morsels for 16
+/// threads, two or three per thread, and the thread that drew three set the pace.
+fn morsel_rows(rows: usize, threads: usize) -> usize {
+    let threads = threads.max(1);
+    (rows / (threads * 16))
+        .clamp(MIN_MORSEL_ROWS, MAX_MORSEL_ROWS)
+        .min(rows / (threads * MIN_MORSELS_PER_THREAD))
+        .max(1)
+}
 
 /// Measured rows and time of one step (for EXPLAIN).
 #[derive(Debug, Clone)]
@@ -340,7 +359,7 @@ fn explore_parallel(
     ctx: &ExecContext<'_>,
     profile: &mut Vec<StepProfile>,
 ) -> Result<Table, QueryError> {
-    let morsel = (table.rows / (ctx.threads * 16)).clamp(64, MAX_MORSEL_ROWS);
+    let morsel = morsel_rows(table.rows, ctx.threads);
     let starts: Vec<usize> = (0..table.rows).step_by(morsel).collect();
     // The constant partner lists every morsel would otherwise turn into bit sets of its
     // own are turned once, for all.
@@ -733,4 +752,42 @@ pub(crate) fn apply_equalities(
         }
     }
     Ok(table.gather(&keep))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The morsels of `rows` rows cut by [`morsel_rows`] on `threads` threads.
+    fn morsels(rows: usize, threads: usize) -> usize {
+        rows.div_ceil(morsel_rows(rows, threads))
+    }
+
+    /// Tables of a few thousand rows still give every thread several morsels, large
+    /// tables keep morsels of at least 64 rows and at most 65,536, and every row is in a
+    /// morsel.
+    #[test]
+    fn every_thread_gets_several_morsels() {
+        // q1 at LUBM-2560 on 16 threads: 2,560 rows.
+        assert!(morsels(2_560, 16) >= 16 * MIN_MORSELS_PER_THREAD);
+        for threads in [2, 4, 8, 16, 64] {
+            for rows in [1_024, 2_000, 2_560, 10_000, 100_000, 10_000_000] {
+                let morsel = morsel_rows(rows, threads);
+                assert!(morsel >= 1);
+                assert!(morsel <= MAX_MORSEL_ROWS);
+                assert!(
+                    morsels(rows, threads) >= (threads * MIN_MORSELS_PER_THREAD).min(rows),
+                    "{rows} rows on {threads} threads: morsels of {morsel}"
+                );
+                if rows >= threads * MIN_MORSELS_PER_THREAD * MIN_MORSEL_ROWS {
+                    assert!(
+                        morsel >= MIN_MORSEL_ROWS,
+                        "{rows} rows on {threads} threads"
+                    );
+                }
+            }
+        }
+        assert_eq!(morsel_rows(100_000_000, 16), MAX_MORSEL_ROWS);
+        assert_eq!(morsel_rows(3, 16), 1);
+    }
 }
