@@ -98,6 +98,11 @@ if [ ${#gpu[@]} -gt 0 ] && [ ! -s "$out/lubm.json" ]; then
     --runs 5 --json "$out/lubm.json" --markdown "$out/lubm.md"
 fi
 
+# q2's rows written as TSV and JSON on every core: to a writer (the chunks handed over one
+# after the other) and into memory (copied into place by the pool), beside the reference.
+step 60 "$QUIVER_BIN" bench serialize --location "$store" --query-file queries/lubm-basic/q2.rq \
+  --formats tsv,json --runs 5 --json "$out/serialize.json"
+
 # The speedup curve over threads (q1's flattening past 8 threads).
 scale_threads=1
 for n in 2 4 8 16 32 64; do
