@@ -9,7 +9,7 @@
 //!   buffer copied into its own place at once. Copied one after the other, the bytes and
 //!   the first touch of the output's fresh pages were one thread's work whatever the
 //!   cores: on 16 threads, LUBM-2560's q2 (2.8 M rows, 170 MB of TSV) took 48 ms to run
-//!   and 180 ms from its text to TSV in memory, not much less than on 2 cores.
+//!   and 180 ms from its text to TSV in memory.
 //!
 //! The output is the same as one thread's in every case: chunks are cut on row bounds and
 //! taken in order.
@@ -38,9 +38,8 @@ pub(super) trait ChunkSink {
     ) -> (io::Result<()>, io::Result<()>);
 }
 
-/// A writer: the chunks written one after the other on the calling thread, which is not
-/// one of the pool's (a write may block on a slow client), while the pool fills the next
-/// batch.
+/// A writer: the chunks written one after the other on the calling thread while the pool
+/// fills the next batch (not in a task of the pool: a write may block on a slow client).
 pub(super) struct Serial<'w, W>(pub &'w mut W);
 
 impl<W: Write> ChunkSink for Serial<'_, W> {
