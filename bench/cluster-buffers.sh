@@ -8,7 +8,8 @@
 # `--partitions 2`). Starts `quiver cluster --processes 2` on it, then runs each query of
 # queries/lubm-basic once over HTTP and, after each, reads process 0's network buffers (the
 # `quiver_cluster_network_buffer_bytes` gauge: timely's byte slabs, which keep the size of
-# the largest message they carried) and process 1's anonymous memory and peak RSS (from
+# the largest message they carried, and the most they held at once since it started: the
+# `..._peak_bytes` gauge) and process 1's anonymous memory and peak RSS (from
 # /proc). Writes one CSV row per query (default: bench/results/<cores>core/cluster-buffers.csv).
 set -euo pipefail
 dir=${1:?a store cut into 2 partitions}
@@ -27,13 +28,14 @@ for _ in $(seq 1 600); do
 done
 second=$(pgrep -f -- "--process 1" | head -1)
 [ -n "$second" ] || { echo "process 1 not found" >&2; exit 1; }
-buffers() {
+gauge() {
   curl -s "http://127.0.0.1:$port/metrics" |
-    awk '/^quiver_cluster_network_buffer_bytes/ { printf "%.1f", $2 / 1048576; exit }'
+    awk -v name="quiver_cluster_network_buffer_$1" '$1 ~ "^" name "[{ ]|^" name "$" { printf "%.1f", $2 / 1048576; exit }'
 }
+buffers() { echo "$(gauge bytes),$(gauge peak_bytes)"; }
 anonymous() { awk '/^Anonymous/ { printf "%.1f", $2 / 1024 }' "/proc/$second/smaps_rollup"; }
 peak() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$second/status"; }
-echo "query,rows,seconds,buffers_mib_process0,anonymous_mib_process1,peak_rss_mib_process1" > "$out"
+echo "query,rows,seconds,buffers_mib_process0,peak_buffers_mib_process0,anonymous_mib_process1,peak_rss_mib_process1" > "$out"
 echo "start,0,0,$(buffers),$(anonymous),$(peak)" >> "$out"
 for q in 1 2 3 4 5 6 7 8 9 10 11 12; do
   started=$(date +%s.%N)

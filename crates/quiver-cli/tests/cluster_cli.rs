@@ -4,7 +4,7 @@
 //! whole store does, and so does a cluster loaded by 2 and 3 processes (`load
 //! --processes`); with `--accept-queries`, every process answers the same; EXPLAIN shows
 //! what each process's worker did; a cluster of the wrong size refuses to start; SIGTERM
-//! stops every process.
+//! stops every process; what a process sends another stays within its window.
 
 mod serve_support;
 
@@ -303,6 +303,61 @@ fn a_cluster_reads_its_config_file_logs_json_from_every_process_and_reports_the_
 }
 
 /// Sends SIGKILL to process `pid`.
+/// A metric's value in a `/metrics` page.
+fn metric(page: &str, name: &str) -> Option<u64> {
+    page.lines()
+        .find_map(|line| line.strip_prefix(&format!("quiver_{name}{{dataset=\"default\"}} ")))
+        .and_then(|value| value.parse::<u64>().ok())
+}
+
+/// Flow control between the processes: a query whose rows cross from process 1 to process
+/// 0 in far more messages than the window (a pairing of each department's members, about
+/// 2 M rows, filtered only at the coordinator) gives the whole store's answer, and process
+/// 1's workers never had more messages in flight to process 0's worker than the window,
+/// holding the rest back until credited.
+#[test]
+fn a_cluster_holds_back_what_it_sends_another_process_past_its_window() {
+    let whole = store("cluster");
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let dir = scratch.join("cluster-cli-window");
+    partition(whole, 2, &dir);
+    let query = "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> \
+        SELECT (COUNT(*) AS ?n) WHERE { ?a ub:memberOf ?d . ?b ub:memberOf ?d \
+        FILTER(STRLEN(STR(?a)) > STRLEN(STR(?b)) + 6) }";
+    let reference = Server::start(whole, &[]);
+    let expected = rows(&reference, query);
+    assert_ne!(expected[0], "0", "the filter keeps some rows: {expected:?}");
+    let mut cluster = Server::start_cluster(&dir, 2, &["--accept-queries"]);
+    let others = other_addresses(&cluster, 2);
+    assert_eq!(rows(&cluster, query), expected);
+    let page = serve_support::request(&others[0].1, "GET", "/metrics", &[], b"").text();
+    let window = metric(&page, "cluster_message_window").expect("the window");
+    let most = metric(&page, "cluster_most_messages_in_flight").expect("in flight");
+    let waited = metric(&page, "cluster_messages_waited_total").expect("waited");
+    assert!(window > 0, "{page}");
+    assert!(
+        most > 0 && most <= window,
+        "{most} in flight, window {window}"
+    );
+    assert!(
+        waited > 0,
+        "nothing waited: the rows went in {most} messages or fewer"
+    );
+    let exchanged = metric(
+        &cluster.get("/metrics", &[]).text(),
+        "cluster_exchanged_rows_total",
+    );
+    assert!(
+        exchanged.is_some_and(|rows| rows > 1_000_000),
+        "{exchanged:?}"
+    );
+    let status = cluster
+        .terminate(Duration::from_secs(20))
+        .expect("the cluster stops");
+    assert!(status.success(), "{status:?}: {}", cluster.log());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn kill(pid: u32) {
     signal(pid, "-KILL");
 }

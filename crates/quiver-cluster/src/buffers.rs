@@ -31,9 +31,18 @@ const SPARE: usize = 2;
 /// Bytes held by this process's network buffers.
 static HELD: AtomicU64 = AtomicU64::new(0);
 
+/// The most bytes they held at once.
+static PEAK: AtomicU64 = AtomicU64::new(0);
+
 /// Bytes this process's network buffers hold now (mapped, whether written or not).
 pub fn network_buffer_bytes() -> u64 {
     HELD.load(Ordering::Relaxed)
+}
+
+/// The most bytes this process's network buffers held at once since it started: what
+/// the largest burst of messages in flight took.
+pub fn network_buffer_peak_bytes() -> u64 {
+    PEAK.load(Ordering::Relaxed)
 }
 
 /// Timely's hooks with mapped buffers and a bounded spare stash.
@@ -55,7 +64,8 @@ enum Mapped {
 
 impl Mapped {
     fn new(size: usize) -> Self {
-        HELD.fetch_add(size as u64, Ordering::Relaxed);
+        let held = HELD.fetch_add(size as u64, Ordering::Relaxed) + size as u64;
+        PEAK.fetch_max(held, Ordering::Relaxed);
         match memmap2::MmapMut::map_anon(size) {
             Ok(map) => Mapped::Map(map),
             Err(_) => Mapped::Heap(vec![0; size]),

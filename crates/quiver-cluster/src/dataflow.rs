@@ -47,8 +47,8 @@ use quiver_sparql::error::QueryError;
 use quiver_sparql::memory::MemoryPool;
 use quiver_sparql::operator::index_aggregate::{Counts, IndexAggregate};
 use quiver_sparql::partitions::{
-    BgpPartitions, Exchanged, Explored, HeldBytes, PartitionTrace, PartitionedBgp, WorkerRole,
-    WorkerStep,
+    BgpPartitions, Exchanged, Explored, FlowControl, HeldBytes, PartitionTrace, PartitionedBgp,
+    WorkerRole, WorkerStep,
 };
 use quiver_sparql::planner::Spread;
 use quiver_sparql::size_free::SizeFreePlans;
@@ -856,8 +856,13 @@ impl BgpPartitions for TimelyPartitions {
     fn held_bytes(&self) -> HeldBytes {
         HeldBytes {
             network_buffers: crate::buffers::network_buffer_bytes(),
+            network_buffers_peak: crate::buffers::network_buffer_peak_bytes(),
             replicated: self.replicas.get().map_or(0, |r| r.bytes() as u64),
         }
+    }
+
+    fn flow_control(&self) -> FlowControl {
+        crate::window::flow_control()
     }
 
     /// Why the cluster cannot answer now: a worker of this process ended, or another

@@ -7,6 +7,7 @@
 //! they end.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{mpsc, Arc, Mutex};
@@ -17,6 +18,7 @@ use quiver_sparql::partitions::Exchanged;
 use quiver_store::Store;
 use timely::dataflow::channels::pact::ExchangeCore;
 use timely::dataflow::operators::generic::operator::Operator;
+use timely::dataflow::operators::Capability;
 use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
@@ -26,6 +28,7 @@ use crate::fetch::ProcessLists;
 use crate::message::{hand_on, Failure, Message, Payload, Plan, PlanCopy};
 use crate::plans::{Plans, FORGET_BATCH};
 use crate::replicas::SharedReplicas;
+use crate::window::Window;
 use crate::worker::Worker;
 
 /// A dictionary question waiting: its number, the owners asked, where the answer goes.
@@ -45,6 +48,9 @@ struct Lane {
     plans: Rc<RefCell<Plans>>,
     /// The exploring operator's address, by which the asker wakes the coordinator.
     address: Rc<RefCell<Vec<usize>>>,
+    /// The exploring operator's windows to other processes' workers, which count what the
+    /// coordinator feeds the input too.
+    window: Rc<RefCell<Window>>,
 }
 
 /// What a worker's lanes share: its partition, its process's memory pool and replicated
@@ -88,6 +94,8 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
     let known = Rc::clone(&plans);
     let address: Rc<RefCell<Vec<usize>>> = Rc::default();
     let noted = Rc::clone(&address);
+    let window = Rc::new(RefCell::new(Window::new(index as u32, per_process)));
+    let windowed = Rc::clone(&window);
     worker.dataflow::<u64, _, _>(|scope| {
         let (handle, cycle) = scope.feedback(1);
         scope
@@ -98,11 +106,25 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
                 "Explore",
                 move |_, info| {
                     *noted.borrow_mut() = info.address.to_vec();
+                    // A capability for each time at which messages wait for their window.
+                    let mut held: BTreeMap<u64, Capability<u64>> = BTreeMap::new();
                     move |input, output| {
+                        let mut window = windowed.borrow_mut();
                         input.for_each_stamp(|time, batches| {
+                            let Some(&at) = time.least() else {
+                                return;
+                            };
                             let mut session = output.session(&time);
+                            let mut send = |window: &mut Window, message: Message| {
+                                if let Some(message) = window.offer(at, message) {
+                                    session.give(message);
+                                }
+                            };
                             for batch in batches {
                                 for mut message in batch.drain(..) {
+                                    if window.arrived(&message) {
+                                        continue;
+                                    }
                                     let mut known = known.borrow_mut();
                                     if let Err(failure) = known.receive(&mut message) {
                                         // On the coordinator, a query whose plan it no
@@ -110,12 +132,17 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
                                         if index as u32 != coordinator {
                                             let mut lost = plan_lost(message, failure, coordinator);
                                             known.stamp(&mut lost);
-                                            session.give(lost);
+                                            send(&mut window, lost);
                                         }
                                         continue;
                                     }
-                                    if let Payload::Forget(queries) = &message.payload {
-                                        known.forget(queries);
+                                    match &message.payload {
+                                        Payload::Forget(queries) => {
+                                            known.forget(queries);
+                                            window.drop_queries(queries);
+                                        }
+                                        Payload::Cancel => window.drop_queries(&[message.query]),
+                                        _ => {}
                                     }
                                     if message.is_finished() {
                                         let mut arrived = sink.borrow_mut();
@@ -129,10 +156,25 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
                                     let process = index as u32 / per_process;
                                     let remote = |to: u32| to / per_process != process;
                                     hand_on(&mut next, index as u32, carried, record, remote);
-                                    session.give_iterator(next.into_iter());
+                                    for message in next {
+                                        send(&mut window, message);
+                                    }
                                 }
                             }
+                            for credit in window.credits() {
+                                session.give(credit);
+                            }
+                            if window.holds(at) && !held.contains_key(&at) {
+                                held.extend(time.retain_least(0).map(|cap| (at, cap)));
+                            }
                         });
+                        // Credits that arrived let waiting messages go.
+                        for (at, message) in window.released() {
+                            if let Some(cap) = held.get(&at) {
+                                output.session(cap).give(message);
+                            }
+                        }
+                        held.retain(|at, _| window.holds(*at));
                     }
                 },
             )
@@ -147,6 +189,7 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
         probe,
         plans,
         address,
+        window,
     }
 }
 
@@ -211,6 +254,7 @@ pub(crate) fn serve(
         probe,
         plans,
         address,
+        window,
     }) = own
     else {
         while worker.step_or_park(None) {}
@@ -265,9 +309,11 @@ pub(crate) fn serve(
                 let ticks = messages.first().map_or(0, |m| m.plan.ticks());
                 let end = *time + ticks as u64 + 2;
                 let mut plans = plans.borrow_mut();
+                let mut window = window.borrow_mut();
                 for mut message in messages {
                     plans.hold(query, &message.plan);
                     plans.stamp(&mut message);
+                    window.sent_anyway(&message);
                     input.send(message);
                 }
                 input.flush();
@@ -280,8 +326,10 @@ pub(crate) fn serve(
             }
             Request::Cancel(query) => {
                 let mut plans = plans.borrow_mut();
+                let mut window = window.borrow_mut();
                 for mut message in broadcast(query, workers, || Payload::Cancel) {
                     plans.stamp(&mut message);
+                    window.sent_anyway(&message);
                     input.send(message);
                 }
                 // Sent now: the input no longer moves on with each query.
@@ -396,8 +444,10 @@ pub(crate) fn serve(
         // Every message of these queries arrived: no worker needs their plans any more.
         if over.len() >= FORGET_BATCH {
             let mut plans = plans.borrow_mut();
+            let mut window = window.borrow_mut();
             for mut message in broadcast(0, workers, || Payload::Forget(over.clone())) {
                 plans.stamp(&mut message);
+                window.sent_anyway(&message);
                 input.send(message);
             }
             input.flush();

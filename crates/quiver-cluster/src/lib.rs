@@ -28,6 +28,7 @@ pub mod replicas;
 pub mod route;
 mod top_scan;
 pub mod types;
+pub mod window;
 mod worker;
 
 pub use connect::LoopbackPorts;

@@ -211,6 +211,9 @@ pub(crate) enum Payload {
     Cancel,
     /// These queries are over: drop what is kept of them (their plans, their states).
     Forget(Vec<u64>),
+    /// The sender took in this many of the receiver's messages: its window widens by as
+    /// many ([`crate::window`]).
+    Credit(u32),
 }
 
 impl Payload {
@@ -220,7 +223,7 @@ impl Payload {
             Payload::Rows(rows) => rows.as_ref().map_or(0, |rows| rows.rows as u64),
             Payload::Fetch { values, .. } => values.len() as u64,
             Payload::Lists { lists, .. } => lists.iter().map(|(_, l)| l.len() as u64).sum(),
-            Payload::Cancel | Payload::Forget(_) => 0,
+            Payload::Cancel | Payload::Forget(_) | Payload::Credit(_) => 0,
         }
     }
 }
@@ -444,7 +447,7 @@ impl crate::buffers::Weighed for Message {
         const ID: usize = std::mem::size_of::<Id>();
         let ids = match &self.payload {
             Payload::Rows(Ok(rows)) => rows.rows * rows.columns.len(),
-            Payload::Rows(Err(_)) | Payload::Cancel => 0,
+            Payload::Rows(Err(_)) | Payload::Cancel | Payload::Credit(_) => 0,
             Payload::Fetch { values, .. } => values.len(),
             Payload::Lists { lists, .. } => lists.iter().map(|(_, list)| list.len() + 1).sum(),
             Payload::Forget(queries) => 2 * queries.len(),

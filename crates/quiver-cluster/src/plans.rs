@@ -80,7 +80,7 @@ impl Plans {
         }
         if matches!(
             message.payload,
-            Payload::Cancel | Payload::Forget(_) | Payload::Rows(Err(_))
+            Payload::Cancel | Payload::Forget(_) | Payload::Credit(_) | Payload::Rows(Err(_))
         ) {
             // A cancellation or a forgetting needs no plan, an error none of its own (and
             // its plan may be one that did not arrive).
@@ -105,8 +105,10 @@ impl Plans {
     /// or restores the one it left behind. A message whose plan this worker does not hold
     /// cannot run: the error says so.
     pub(crate) fn receive(&mut self, message: &mut Message) -> Result<(), Failure> {
-        if matches!(message.payload, Payload::Cancel | Payload::Forget(_))
-            || !self.remote(message.from)
+        if matches!(
+            message.payload,
+            Payload::Cancel | Payload::Forget(_) | Payload::Credit(_)
+        ) || !self.remote(message.from)
         {
             return Ok(());
         }

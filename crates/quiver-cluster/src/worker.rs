@@ -284,7 +284,7 @@ impl Worker {
             Payload::Fetch { values, .. } => (WorkerRole::Lent, values.len() as u64),
             // The intersection, once every owner answered (its rows were counted in).
             Payload::Lists { .. } => (WorkerRole::Ran, 0),
-            Payload::Cancel | Payload::Forget(_) => return None,
+            Payload::Cancel | Payload::Forget(_) | Payload::Credit(_) => return None,
         };
         Some(WorkerStep::new(message.step, self.index, role, rows_in))
     }
@@ -369,7 +369,9 @@ impl Worker {
                 from,
                 values,
             } => self.answer_fetch(query, step, &plan, run, batch, from, values),
-            Payload::Lists { .. } | Payload::Cancel | Payload::Forget(_) => Vec::new(),
+            Payload::Lists { .. } | Payload::Cancel | Payload::Forget(_) | Payload::Credit(_) => {
+                Vec::new()
+            }
         };
         (
             next,

@@ -76,6 +76,10 @@ struct DatasetMetrics {
     exchanged_messages: PerDataset<Counter>,
     exchanged_bytes: PerDataset<Counter>,
     network_buffer_bytes: PerDataset<Gauge>,
+    network_buffer_peak_bytes: PerDataset<Gauge>,
+    messages_waited: PerDataset<Counter>,
+    most_messages_in_flight: PerDataset<Gauge>,
+    message_window: PerDataset<Gauge>,
     replicated_bytes: PerDataset<Gauge>,
     cluster_answering: PerDataset<Gauge>,
 }
@@ -235,6 +239,26 @@ impl Metrics {
             d.network_buffer_bytes.clone(),
         );
         registry.register(
+            "cluster_network_buffer_peak_bytes",
+            "The most bytes this process's network buffers between a cluster's processes held at once since it started",
+            d.network_buffer_peak_bytes.clone(),
+        );
+        registry.register(
+            "cluster_messages_waited",
+            "Messages a worker of this process held back until a worker of another process took in earlier ones (flow control)",
+            d.messages_waited.clone(),
+        );
+        registry.register(
+            "cluster_most_messages_in_flight",
+            "The most messages a worker of this process had in flight to one worker of another process (at most the window)",
+            d.most_messages_in_flight.clone(),
+        );
+        registry.register(
+            "cluster_message_window",
+            "The most messages a worker may have in flight to one worker of another process",
+            d.message_window.clone(),
+        );
+        registry.register(
             "cluster_replicated_bytes",
             "Bytes of what every process of a cluster holds whole (the rdf:type memberships, the small predicates' edges)",
             d.replicated_bytes.clone(),
@@ -358,6 +382,11 @@ impl Metrics {
                         .set(i64::try_from(value).unwrap_or(i64::MAX));
                 };
                 gauge(&d.network_buffer_bytes, held.network_buffers);
+                gauge(&d.network_buffer_peak_bytes, held.network_buffers_peak);
+                let flow = partitions.flow_control();
+                set(&d.messages_waited, flow.waited);
+                gauge(&d.most_messages_in_flight, flow.most_in_flight);
+                gauge(&d.message_window, flow.window);
                 gauge(&d.replicated_bytes, held.replicated);
                 gauge(
                     &d.cluster_answering,

@@ -254,9 +254,22 @@ pub struct Exchanged {
 pub struct HeldBytes {
     /// Buffers of the network between the processes.
     pub network_buffers: u64,
+    /// The most those buffers held at once since the process started.
+    pub network_buffers_peak: u64,
     /// What is replicated on every process (a cluster's `rdf:type` memberships and small
     /// predicates' edges).
     pub replicated: u64,
+}
+
+/// What a cluster's flow control between processes did since this process started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FlowControl {
+    /// Messages held back until their receiver took in earlier ones.
+    pub waited: u64,
+    /// The most messages one worker had in flight to a worker of another process.
+    pub most_in_flight: u64,
+    /// The most it may have.
+    pub window: u64,
 }
 
 impl std::ops::AddAssign for Exchanged {
@@ -293,6 +306,11 @@ pub trait BgpPartitions: Send + Sync + std::fmt::Debug {
     /// Memory this process holds for the partitions beside their data (none by default).
     fn held_bytes(&self) -> HeldBytes {
         HeldBytes::default()
+    }
+
+    /// What the flow control between processes did (nothing by default).
+    fn flow_control(&self) -> FlowControl {
+        FlowControl::default()
     }
 
     /// Why the partitions cannot answer any query now, if they cannot (a process of a
