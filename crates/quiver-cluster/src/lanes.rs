@@ -111,12 +111,18 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
                     move |input, output| {
                         let mut window = windowed.borrow_mut();
                         input.for_each_stamp(|time, batches| {
-                            let Some(&at) = time.least() else {
-                                return;
-                            };
+                            // Every message of this dataflow travels under a capability;
+                            // one that did not could not wait (no time to hold) and goes.
+                            let at = time.least().copied();
                             let mut session = output.session(&time);
-                            let mut send = |window: &mut Window, message: Message| {
-                                if let Some(message) = window.offer(at, message) {
+                            let mut send = |window: &mut Window, message: Message| match at {
+                                Some(at) => {
+                                    if let Some(message) = window.offer(at, message) {
+                                        session.give(message);
+                                    }
+                                }
+                                None => {
+                                    window.sent_anyway(&message);
                                     session.give(message);
                                 }
                             };
@@ -164,11 +170,14 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
                             for credit in window.credits() {
                                 session.give(credit);
                             }
-                            if window.holds(at) && !held.contains_key(&at) {
-                                held.extend(time.retain_least(0).map(|cap| (at, cap)));
+                            if let Some(at) = at.filter(|&at| window.holds(at)) {
+                                if !held.contains_key(&at) {
+                                    held.extend(time.retain_least(0).map(|cap| (at, cap)));
+                                }
                             }
                         });
-                        // Credits that arrived let waiting messages go.
+                        // Credits that arrived let waiting messages go (each under the
+                        // capability kept for its time when it was held back).
                         for (at, message) in window.released() {
                             if let Some(cap) = held.get(&at) {
                                 output.session(cap).give(message);
