@@ -4,7 +4,8 @@
 # `tc qdisc … tbf`), answering a query whose rows cross from process 1 to process 0 in
 # hundreds of messages. Per run: the seconds, and each process's network buffers at their
 # peak (`quiver_cluster_network_buffer_peak_bytes`, the most timely's byte slabs held at
-# once) and peak RSS, and process 1's flow control (messages held back, most in flight).
+# once) and peak RSS, process 1's flow control (messages held back, most in flight), and
+# the answer's last line (the count, for the default query).
 # Needs root (ip netns, tc); every namespace and link it makes is removed on exit.
 #
 # Usage: bench/cluster-flow.sh PARTITIONED_STORE [RATE] [RUNS] [QUIVER] [QUERY_FILE]
@@ -73,11 +74,11 @@ mib() { awk -v b="${1:-0}" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 hwm() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 serving() { pgrep -f -- "--cluster $work/hosts.txt --process $1" | head -1; }
 
-echo "run,seconds,rows,p0_buffer_peak_mib,p1_buffer_peak_mib,p0_peak_rss_mib,p1_peak_rss_mib,p1_messages_waited,p1_most_in_flight"
+echo "run,seconds,last_line,p0_buffer_peak_mib,p1_buffer_peak_mib,p0_peak_rss_mib,p1_peak_rss_mib,p1_messages_waited,p1_most_in_flight"
 for run in $(seq 1 "$runs"); do
   started=$(date +%s.%N)
   answer=$(ip netns exec quiver-fa curl -s -H 'Accept: text/csv' \
-    --data-urlencode "query@$query" http://127.0.0.1:7879/query | tail -1 | tr -d '\r')
+    --data-urlencode "query@$query" http://127.0.0.1:7879/query | tail -1 | tr -d '\r' | tr ',' ' ')
   seconds=$(echo "$(date +%s.%N) - $started" | bc)
   echo "$run,$seconds,$answer,$(mib "$(metric quiver-fa 7879 cluster_network_buffer_peak_bytes)"),$(mib "$(metric quiver-fb 7880 cluster_network_buffer_peak_bytes)"),$(hwm "$(serving 0)"),$(hwm "$(serving 1)"),$(metric quiver-fb 7880 cluster_messages_waited_total),$(metric quiver-fb 7880 cluster_most_messages_in_flight)"
 done

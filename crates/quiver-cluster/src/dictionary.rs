@@ -8,9 +8,14 @@
 //! once every owner asked has answered. Questions and answers travel in pieces of at most
 //! [`PIECE_BYTES`] (the terms of a million result rows are megabytes, and timely's
 //! network buffers keep the size of the largest message for good: see [`crate::buffers`]).
+//! A coordinator has at most [`PIECES_PER_OWNER`] pieces of a question out at once per owner
+//! asked ([`Asking`]), sending the next as answers come back, over the owners in turn: the terms
+//! of ten million rows would otherwise come back at once, hundreds of MB serialised into
+//! the owners' network buffers and read into the coordinator's (the exploration's own
+//! window, [`crate::window`], does not see this dataflow).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::time::Duration;
@@ -26,7 +31,7 @@ use timely::dataflow::operators::Input;
 use timely::dataflow::InputHandleVec;
 
 use crate::buffers::{answer_pieces, cut, Bounded, Weighed};
-use crate::dataflow::{Coordinator, Request};
+use crate::dataflow::{Coordinator, Request, TermsReply};
 
 /// A question to one owner, or its answer to the coordinator.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -238,6 +243,64 @@ pub(crate) fn questions(request: u64, workers: u32, ask: Ask) -> Vec<Question> {
     questions
 }
 
+/// Pieces of one question a coordinator has sent and not had answered, at most, per owner
+/// asked: a piece is at most [`PIECE_BYTES`] of ids (65,536), whose terms are some MB.
+pub(crate) const PIECES_PER_OWNER: usize = 2;
+
+/// A coordinator's question on its way: its pieces not sent yet (over the owners in turn),
+/// how many went, and where the answer goes once every piece is answered.
+pub(crate) struct Asking {
+    pub request: u64,
+    unsent: VecDeque<Question>,
+    sent: usize,
+    /// The most pieces out at once: [`PIECES_PER_OWNER`] for each owner asked.
+    window: usize,
+    pub reply: TermsReply,
+}
+
+impl Asking {
+    /// Question `request`, asked in `pieces` ([`questions`]), answered to `reply`.
+    pub(crate) fn new(request: u64, pieces: Vec<Question>, reply: TermsReply) -> Self {
+        // Over the owners in turn, so that they answer side by side.
+        let mut by_owner: Vec<VecDeque<Question>> = Vec::new();
+        for piece in pieces {
+            match by_owner.last_mut() {
+                Some(owner) if owner.front().is_some_and(|q| q.to == piece.to) => {
+                    owner.push_back(piece)
+                }
+                _ => by_owner.push(VecDeque::from([piece])),
+            }
+        }
+        let window = PIECES_PER_OWNER * by_owner.len();
+        let mut unsent = VecDeque::new();
+        while by_owner.iter().any(|owner| !owner.is_empty()) {
+            unsent.extend(by_owner.iter_mut().filter_map(VecDeque::pop_front));
+        }
+        Self {
+            request,
+            unsent,
+            sent: 0,
+            window,
+            reply,
+        }
+    }
+
+    /// The pieces that may go now, `answered` of those sent having been answered.
+    pub(crate) fn next(&mut self, answered: usize) -> Vec<Question> {
+        let room = self
+            .window
+            .saturating_sub(self.sent.saturating_sub(answered));
+        let pieces: Vec<Question> = self.unsent.drain(..room.min(self.unsent.len())).collect();
+        self.sent += pieces.len();
+        pieces
+    }
+
+    /// Whether every piece went and was answered.
+    pub(crate) fn answered(&self, answered: usize) -> bool {
+        self.unsent.is_empty() && answered >= self.sent
+    }
+}
+
 /// What a coordinator asks.
 #[derive(Debug)]
 pub(crate) enum Ask {
@@ -311,6 +374,42 @@ impl Resolver for ClusterResolver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_has_at_most_its_window_out_over_the_owners_in_turn() {
+        // 3 M ids over 3 owners: 12 MB, dozens of pieces.
+        let ids: Vec<Id> = (0..3_000_000).collect();
+        let pieces = questions(9, 3, Ask::Terms(ids.clone()));
+        let total = pieces.len();
+        let window = 3 * PIECES_PER_OWNER;
+        assert!(total > 2 * window, "{total} pieces");
+        let (reply, _) = mpsc::channel();
+        let mut asking = Asking::new(9, pieces, reply);
+        let first = asking.next(0);
+        assert_eq!(first.len(), window);
+        let owners: Vec<u32> = first.iter().take(3).map(|q| q.to).collect();
+        assert_eq!(owners, [0, 1, 2], "the owners in turn");
+        assert!(asking.next(0).is_empty(), "nothing more before an answer");
+        assert!(!asking.answered(0));
+        let mut sent = first;
+        let mut answered = 0;
+        while !asking.answered(answered) {
+            answered += 1;
+            let more = asking.next(answered);
+            assert!(sent.len() + more.len() - answered <= window);
+            sent.extend(more);
+        }
+        assert_eq!(answered, total);
+        let mut all: Vec<Id> = sent
+            .iter()
+            .flat_map(|q| match &q.body {
+                Body::Terms(ids) => ids.clone(),
+                _ => unreachable!(),
+            })
+            .collect();
+        all.sort();
+        assert_eq!(all, ids, "every piece sent once");
+    }
 
     #[test]
     fn questions_and_answers_go_in_pieces_each_within_bounds() {

@@ -23,16 +23,14 @@ use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
 use timely::dataflow::{InputHandleVec, ProbeHandle};
 
 use crate::buffers::Bounded;
-use crate::dataflow::{Arrival, Arrived, Coordinator, Reply, Request, TermsReply, Totals, SPIN};
+use crate::dataflow::{Arrival, Arrived, Coordinator, Reply, Request, Totals, SPIN};
+use crate::dictionary::Asking;
 use crate::fetch::ProcessLists;
 use crate::message::{hand_on, Failure, Message, Payload, Plan, PlanCopy};
 use crate::plans::{Plans, FORGET_BATCH};
 use crate::replicas::SharedReplicas;
 use crate::window::Window;
 use crate::worker::Worker;
-
-/// A dictionary question waiting: its number, the owners asked, where the answer goes.
-type Asked = (u64, usize, TermsReply);
 
 /// One coordinator's dataflows, as a worker built them: the exploration's (its input, fed
 /// by the coordinator's worker only, what reached it, its probe, the plans of its queries)
@@ -281,8 +279,8 @@ pub(crate) fn serve(
     let mut pending: Vec<Pending> = Vec::new();
     // Queries over, of which the workers are not told yet (their plans, their states).
     let mut over: Vec<u64> = Vec::new();
-    // Dictionary questions: (request, owners asked, where the answer goes).
-    let mut asked: Vec<Asked> = Vec::new();
+    // Dictionary questions on their way.
+    let mut asked: Vec<Asking> = Vec::new();
     let mut next_question = 0u64;
     let mut open = true;
     // Whether the last round answered a query of this coordinator's (its asker may send
@@ -290,21 +288,26 @@ pub(crate) fn serve(
     let mut answered = false;
     let mut take = |request: Request,
                     time: &mut u64,
-                    input: &mut InputHandleVec<u64, Message>,
+                    (input, questions): (
+        &mut InputHandleVec<u64, Message>,
+        &mut InputHandleVec<u64, crate::dictionary::Question>,
+    ),
                     pending: &mut Vec<Pending>,
-                    asked: &mut Vec<Asked>| {
+                    asked: &mut Vec<Asking>| {
         match request {
             Request::Dictionary { ask, reply } => {
-                next_question += 1;
-                let sent = crate::dictionary::questions(next_question, workers, ask);
-                if sent.is_empty() {
+                // Past the input's time, which later pieces of earlier questions moved on.
+                next_question = next_question.max(*questions.time()) + 1;
+                let pieces = crate::dictionary::questions(next_question, workers, ask);
+                if pieces.is_empty() {
                     let _ = reply.send(Vec::new());
                     return;
                 }
-                asked.push((next_question, sent.len(), reply));
-                for question in sent {
+                let mut asking = Asking::new(next_question, pieces, reply);
+                for question in asking.next(0) {
                     questions.send(question);
                 }
+                asked.push(asking);
                 // Each question a time of its own: advancing the input sends them on
                 // (answers are taken as they arrive, not by the frontier).
                 questions.advance_to(next_question);
@@ -366,7 +369,13 @@ pub(crate) fn serve(
             loop {
                 match requests.try_recv() {
                     Ok(request) => {
-                        take(request, &mut time, &mut input, &mut pending, &mut asked);
+                        take(
+                            request,
+                            &mut time,
+                            (&mut input, &mut questions),
+                            &mut pending,
+                            &mut asked,
+                        );
                         break;
                     }
                     Err(mpsc::TryRecvError::Empty) if started.elapsed() < spin => {
@@ -388,7 +397,13 @@ pub(crate) fn serve(
         }
         loop {
             match requests.try_recv() {
-                Ok(request) => take(request, &mut time, &mut input, &mut pending, &mut asked),
+                Ok(request) => take(
+                    request,
+                    &mut time,
+                    (&mut input, &mut questions),
+                    &mut pending,
+                    &mut asked,
+                ),
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
                     open = false;
@@ -400,18 +415,29 @@ pub(crate) fn serve(
         // than workers, a spinning coordinator would hold a core the other processes need.
         // A request's activation ends either.
         worker.step_or_park(Some(Duration::from_millis(1)));
-        asked.retain(|(request, owners, reply)| {
+        // Each question's next pieces as the last ones are answered; a question answered
+        // in full goes to its asker.
+        let mut more = false;
+        asked.retain_mut(|asking| {
             let mut answers = answers.borrow_mut();
-            if answers
-                .get(request)
-                .is_none_or(|(answered, _)| answered < owners)
-            {
+            let answered = answers.get(&asking.request).map_or(0, |(a, _)| *a);
+            for question in asking.next(answered) {
+                questions.send(question);
+                more = true;
+            }
+            if !asking.answered(answered) {
                 return true;
             }
-            let (_, found) = answers.remove(request).unwrap_or_default();
-            let _ = reply.send(found);
+            let (_, found) = answers.remove(&asking.request).unwrap_or_default();
+            let _ = asking.reply.send(found);
             false
         });
+        if more {
+            // Sent on as the input moves past their time (a flush leaves them in the
+            // exchange's buffers).
+            let next = *questions.time() + 1;
+            questions.advance_to(next);
+        }
         // The backstop: the input moves past the last time of every query that cannot end
         // by weight, and progress tracking ends it.
         let behind = pending
