@@ -23,12 +23,13 @@ quiver=${4:-$root/target/release/quiver}
 work=$(mktemp -d)
 query=${5:-$work/query.rq}
 pids=()
+# shellcheck source=bench/netns-pair.sh
+. "$root/bench/netns-pair.sh"
 
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  ip netns del quiver-fa 2>/dev/null || true
-  ip netns del quiver-fb 2>/dev/null || true
+  netns_pair_remove quiver-f
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -38,33 +39,24 @@ PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>
 SELECT (COUNT(*) AS ?n) WHERE { ?x ub:takesCourse ?c FILTER(?x != ?c) }
 EOF
 
-ip netns add quiver-fa
-ip netns add quiver-fb
-ip link add quiver-fva type veth peer name quiver-fvb
-ip link set quiver-fva netns quiver-fa
-ip link set quiver-fvb netns quiver-fb
-ip -n quiver-fa addr add 10.214.0.1/30 dev quiver-fva
-ip -n quiver-fb addr add 10.214.0.2/30 dev quiver-fvb
-for ns in quiver-fa quiver-fb; do ip -n "$ns" link set lo up; done
-ip -n quiver-fa link set quiver-fva up
-ip -n quiver-fb link set quiver-fvb up
-ip netns exec quiver-fa tc qdisc add dev quiver-fva root tbf rate "$rate" burst 256kb latency 100ms
-ip netns exec quiver-fb tc qdisc add dev quiver-fvb root tbf rate "$rate" burst 256kb latency 100ms
+netns_pair quiver-f 10.214.0
+ip netns exec quiver-f-a tc qdisc add dev quiver-f-va root tbf rate "$rate" burst 256kb latency 100ms
+ip netns exec quiver-f-b tc qdisc add dev quiver-f-vb root tbf rate "$rate" burst 256kb latency 100ms
 
 printf '10.214.0.1:7201\n10.214.0.2:7202\n' >"$work/hosts.txt"
-ip netns exec quiver-fb "$quiver" serve --location "$store" --cluster "$work/hosts.txt" \
+ip netns exec quiver-f-b "$quiver" serve --location "$store" --cluster "$work/hosts.txt" \
   --process 1 --accept-queries --bind 127.0.0.1:7880 >"$work/p1.log" 2>&1 &
 pids+=($!)
-ip netns exec quiver-fa "$quiver" serve --location "$store" --cluster "$work/hosts.txt" \
+ip netns exec quiver-f-a "$quiver" serve --location "$store" --cluster "$work/hosts.txt" \
   --process 0 --bind 127.0.0.1:7879 >"$work/p0.log" 2>&1 &
 pids+=($!)
 
 ready() { ip netns exec "$1" curl -sf "http://127.0.0.1:$2/status" >/dev/null; }
 for _ in $(seq 1 600); do
-  ready quiver-fa 7879 && ready quiver-fb 7880 && break
+  ready quiver-f-a 7879 && ready quiver-f-b 7880 && break
   sleep 0.5
 done
-ready quiver-fa 7879 || { echo "the cluster did not start:" >&2; cat "$work"/p*.log >&2; exit 1; }
+ready quiver-f-a 7879 || { echo "the cluster did not start:" >&2; cat "$work"/p*.log >&2; exit 1; }
 
 metric() { # NAMESPACE PORT NAME
   ip netns exec "$1" curl -s "http://127.0.0.1:$2/metrics" |
@@ -77,8 +69,8 @@ serving() { pgrep -f -- "--cluster $work/hosts.txt --process $1" | head -1; }
 echo "run,seconds,last_line,p0_buffer_peak_mib,p1_buffer_peak_mib,p0_peak_rss_mib,p1_peak_rss_mib,p1_messages_waited,p1_most_in_flight"
 for run in $(seq 1 "$runs"); do
   started=$(date +%s.%N)
-  answer=$(ip netns exec quiver-fa curl -s -H 'Accept: text/csv' \
+  answer=$(ip netns exec quiver-f-a curl -s -H 'Accept: text/csv' \
     --data-urlencode "query@$query" http://127.0.0.1:7879/query | tail -1 | tr -d '\r' | tr ',' ' ')
   seconds=$(echo "$(date +%s.%N) - $started" | bc)
-  echo "$run,$seconds,$answer,$(mib "$(metric quiver-fa 7879 cluster_network_buffer_peak_bytes)"),$(mib "$(metric quiver-fb 7880 cluster_network_buffer_peak_bytes)"),$(hwm "$(serving 0)"),$(hwm "$(serving 1)"),$(metric quiver-fb 7880 cluster_messages_waited_total),$(metric quiver-fb 7880 cluster_most_messages_in_flight)"
+  echo "$run,$seconds,$answer,$(mib "$(metric quiver-f-a 7879 cluster_network_buffer_peak_bytes)"),$(mib "$(metric quiver-f-b 7880 cluster_network_buffer_peak_bytes)"),$(hwm "$(serving 0)"),$(hwm "$(serving 1)"),$(metric quiver-f-b 7880 cluster_messages_waited_total),$(metric quiver-f-b 7880 cluster_most_messages_in_flight)"
 done

@@ -17,26 +17,18 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 quiver=${4:-$root/target/release/quiver}
 work=$(mktemp -d)
 pids=()
+# shellcheck source=bench/netns-pair.sh
+. "$root/bench/netns-pair.sh"
 
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  ip netns del quiver-a 2>/dev/null || true
-  ip netns del quiver-b 2>/dev/null || true
+  netns_pair_remove quiver
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-ip netns add quiver-a
-ip netns add quiver-b
-ip link add quiver-va type veth peer name quiver-vb
-ip link set quiver-va netns quiver-a
-ip link set quiver-vb netns quiver-b
-ip -n quiver-a addr add 10.213.0.1/30 dev quiver-va
-ip -n quiver-b addr add 10.213.0.2/30 dev quiver-vb
-for ns in quiver-a quiver-b; do ip -n "$ns" link set lo up; done
-ip -n quiver-a link set quiver-va up
-ip -n quiver-b link set quiver-vb up
+netns_pair quiver 10.213.0
 
 printf '10.213.0.1:7101\n10.213.0.2:7102\n' >"$work/hosts.txt"
 ip netns exec quiver-b "$quiver" serve --location "$store" --cluster "$work/hosts.txt" \

@@ -264,27 +264,16 @@ fn a_cluster_reads_its_config_file_logs_json_from_every_process_and_reports_the_
         rows(&reference, &lubm_query("q2"))
     );
     let metrics = cluster.get("/metrics", &[]).text();
-    let exchanged = metrics
-        .lines()
-        .find_map(|line| {
-            line.strip_prefix("quiver_cluster_exchanged_rows_total{dataset=\"default\"} ")
-        })
-        .and_then(|value| value.parse::<u64>().ok());
+    let exchanged = metric(&metrics, "cluster_exchanged_rows_total");
     assert!(exchanged.is_some_and(|rows| rows > 0), "{metrics}");
     // What the coordinator's process holds beside its partition: network buffers (the
     // query above moved rows between the processes) and the replicated memberships.
-    let gauge = |name: &str| {
-        metrics
-            .lines()
-            .find_map(|line| line.strip_prefix(&format!("quiver_{name}{{dataset=\"default\"}} ")))
-            .and_then(|value| value.parse::<u64>().ok())
-    };
     assert!(
-        gauge("cluster_network_buffer_bytes").is_some_and(|b| b >= 1 << 20),
+        metric(&metrics, "cluster_network_buffer_bytes").is_some_and(|b| b >= 1 << 20),
         "{metrics}"
     );
     assert!(
-        gauge("cluster_replicated_bytes").is_some_and(|b| b > 0),
+        metric(&metrics, "cluster_replicated_bytes").is_some_and(|b| b > 0),
         "{metrics}"
     );
     let stopped = cluster

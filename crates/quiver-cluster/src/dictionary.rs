@@ -375,6 +375,19 @@ impl Resolver for ClusterResolver {
 mod tests {
     use super::*;
 
+    /// The ids `pieces` of a question of terms ask, sorted.
+    fn ids_asked(pieces: &[Question]) -> Vec<Id> {
+        let mut ids: Vec<Id> = pieces
+            .iter()
+            .flat_map(|q| match &q.body {
+                Body::Terms(ids) => ids.clone(),
+                _ => unreachable!(),
+            })
+            .collect();
+        ids.sort();
+        ids
+    }
+
     #[test]
     fn a_question_has_at_most_its_window_out_over_the_owners_in_turn() {
         // 3 M ids over 3 owners: 12 MB, dozens of pieces.
@@ -400,15 +413,7 @@ mod tests {
             sent.extend(more);
         }
         assert_eq!(answered, total);
-        let mut all: Vec<Id> = sent
-            .iter()
-            .flat_map(|q| match &q.body {
-                Body::Terms(ids) => ids.clone(),
-                _ => unreachable!(),
-            })
-            .collect();
-        all.sort();
-        assert_eq!(all, ids, "every piece sent once");
+        assert_eq!(ids_asked(&sent), ids, "every piece sent once");
     }
 
     #[test]
@@ -420,15 +425,7 @@ mod tests {
         assert!(asked
             .iter()
             .all(|q| q.wire_bytes() <= PIECE_BYTES && q.last));
-        let mut all: Vec<Id> = asked
-            .iter()
-            .flat_map(|q| match &q.body {
-                Body::Terms(ids) => ids.clone(),
-                _ => unreachable!(),
-            })
-            .collect();
-        all.sort();
-        assert_eq!(all, ids, "every id asked once");
+        assert_eq!(ids_asked(&asked), ids, "every id asked once");
         // An owner's answer of 40,000 terms of 40 bytes (2 MB): in pieces, the last
         // marked alone.
         let found: Vec<(Id, Vec<u8>)> = (0..40_000).map(|i| (i, vec![b'x'; 40])).collect();
