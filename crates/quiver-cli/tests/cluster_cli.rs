@@ -299,6 +299,46 @@ fn metric(page: &str, name: &str) -> Option<u64> {
         .and_then(|value| value.parse::<u64>().ok())
 }
 
+/// A cluster loaded by its processes decodes the terms of its rows by asking their owners,
+/// a few pieces of the question per owner at a time: on LUBM-15 (about half a million
+/// terms), a filter on every triple's subject and object strings asks for several pieces'
+/// worth per owner, each sent as an earlier one is answered, and the count is the whole
+/// store's.
+#[test]
+fn a_coordinator_asks_the_owners_for_many_terms_a_few_pieces_at_a_time() {
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let load = |dir: &Path, processes: &[&str]| {
+        let _ = std::fs::remove_dir_all(dir);
+        let output = quiver()
+            .args(["load", "--lubm", "15"])
+            .args(processes)
+            .arg("--location")
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+    };
+    let whole = scratch.join("cluster-cli-terms-whole");
+    let dir = scratch.join("cluster-cli-terms");
+    load(&whole, &[]);
+    load(&dir, &["--processes", "2"]);
+    let query = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o \
+        FILTER(STRLEN(STR(?s)) + STRLEN(STR(?o)) > 90) }";
+    let reference = Server::start(&whole, &[]);
+    let expected = rows(&reference, query);
+    // More than 2 pieces of 65,536 ids for each of the 2 owners.
+    let terms = reference.status()["terms"].as_u64().expect("terms");
+    assert!(terms > 400_000, "{terms} terms");
+    let mut cluster = Server::start_cluster(&dir, 2, &[]);
+    assert_eq!(rows(&cluster, query), expected);
+    let status = cluster
+        .terminate(Duration::from_secs(20))
+        .expect("the cluster stops");
+    assert!(status.success(), "{status:?}: {}", cluster.log());
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&whole);
+}
+
 /// Flow control between the processes: a query whose rows cross from process 1 to process
 /// 0 in far more messages than the window (a pairing of each department's members, about
 /// 2 M rows, filtered only at the coordinator) gives the whole store's answer, and process
