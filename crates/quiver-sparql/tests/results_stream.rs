@@ -162,18 +162,18 @@ fn check(store: &Store, query: &str) {
                     .zip(reference.chars())
                     .position(|(a, b)| a != b)
                     .unwrap_or(ours.len().min(reference.len()));
+                // The text around the first difference.
+                let around = |text: &str| {
+                    text.chars()
+                        .skip(at.saturating_sub(40))
+                        .take(120)
+                        .collect::<String>()
+                };
                 panic!(
                     "{syntax:?} ({path}) differs for {query} at char {at}:\nours:      {:?}\n\
                      reference: {:?}",
-                    ours.chars()
-                        .skip(at.saturating_sub(40))
-                        .take(120)
-                        .collect::<String>(),
-                    reference
-                        .chars()
-                        .skip(at.saturating_sub(40))
-                        .take(120)
-                        .collect::<String>(),
+                    around(&ours),
+                    around(&reference),
                 );
             }
         }
