@@ -10,7 +10,7 @@
 //! once per process; when it is unset, writes pass straight through.
 
 use std::fs::File;
-use std::io::{self, Seek, SeekFrom, Write};
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
@@ -70,10 +70,16 @@ impl LimitedFile {
     }
 }
 
-impl Write for LimitedFile {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+impl LimitedFile {
+    /// Writes as much of `buf` as the budget and the file take, with `write` (at the
+    /// file's position, `None`) or at `offset`.
+    fn limited(&self, buf: &[u8], offset: Option<u64>) -> io::Result<usize> {
+        let write = |buf: &[u8]| match offset {
+            Some(offset) => positioned_write(&self.0, buf, offset),
+            None => (&self.0).write(buf),
+        };
         let budget = match hook() {
-            Hook::Off => return self.0.write(buf),
+            Hook::Off => return write(buf),
             Hook::Limit(budget) => budget,
             Hook::Invalid(value) => {
                 let message = format!("{WRITE_LIMIT_VAR}={value:?} is not a number of bytes");
@@ -87,20 +93,53 @@ impl Write for LimitedFile {
         if granted == 0 {
             return Err(disk_full());
         }
-        let written = self.0.write(&buf[..granted])?;
+        let result = write(&buf[..granted]);
         // Give back what the file did not take, so the budget counts bytes on disk.
+        let written = *result.as_ref().unwrap_or(&0);
         budget.fetch_add((granted - written) as u64, Ordering::Relaxed);
-        Ok(written)
+        result
+    }
+
+    /// Writes as much of `buf` at `offset` as the budget and the file take (`pwrite`).
+    pub(crate) fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        self.limited(buf, Some(offset))
+    }
+
+    /// Writes all of `buf` at `offset`.
+    pub(crate) fn write_all_at(&self, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.write_at(buf, offset) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    buf = &buf[n..];
+                    offset += n as u64;
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `pwrite`: writes at `offset` without moving the file's position.
+#[cfg(unix)]
+fn positioned_write(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::write_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn positioned_write(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_write(file, buf, offset)
+}
+
+impl Write for LimitedFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.limited(buf, None)
     }
 
     fn flush(&mut self) -> io::Result<()> {
         self.0.flush()
-    }
-}
-
-impl Seek for LimitedFile {
-    fn seek(&mut self, position: SeekFrom) -> io::Result<u64> {
-        self.0.seek(position)
     }
 }
 

@@ -24,6 +24,7 @@
 //! it, and a file from a machine of the other byte order is refused.
 
 mod checksum;
+mod data_file;
 mod error;
 mod fault;
 mod format;

@@ -1,7 +1,8 @@
 //! Writing a new generation of a store, atomically.
 //!
 //! Sections are streamed into temporary files (`<file>-<gen>.qvs.tmp`) as they are
-//! added; [`SnapshotWriter::files`] hands out several files at once, to be written on
+//! added, around the page cache where the filesystem allows it (the `data_file` module);
+//! [`SnapshotWriter::files`] hands out several files at once, to be written on
 //! threads of their own (buffered writes to one file wait on each other in the kernel,
 //! writes to several files do not). [`SnapshotWriter::close_file`] finishes a file early
 //! (its header written, its descriptor and buffer freed), so that a generation of many
@@ -25,18 +26,16 @@
 //!
 //! Only one writer may work on a directory at a time.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::fs::{self, File};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::data_file::DataFileOut;
 use crate::fault::LimitedFile;
 use crate::format::{self, FileEntry, Header, Manifest, SectionEntry, HEADER_LEN};
 use crate::reader::current_generation;
 use crate::{SnapshotError, FORMAT_VERSION};
 use rayon::prelude::*;
-
-/// Buffer size of each data file being written; large slices bypass it.
-const BUFFER: usize = 1 << 20;
 
 /// Writes one new generation of a store into a directory.
 pub struct SnapshotWriter {
@@ -55,7 +54,7 @@ struct PendingFile {
     name: String,
     tmp_path: PathBuf,
     /// `None` once the file is closed: its header is written and nothing more may be.
-    out: Option<BufWriter<LimitedFile>>,
+    out: Option<DataFileOut>,
     /// Bytes written so far, header included.
     len: u64,
     sections: Vec<SectionEntry>,
@@ -267,13 +266,9 @@ impl SnapshotWriter {
     /// Opens the temporary file for the logical file `name`, with room for its header.
     fn start_file(&mut self, name: &str) -> Result<PendingFile, SnapshotError> {
         let tmp_path = self.dir.join(format::tmp_file_name(name, self.generation));
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp_path)
-            .map_err(|e| SnapshotError::io(&tmp_path, e))?;
+        let mut out =
+            DataFileOut::create_new(&tmp_path).map_err(|e| SnapshotError::io(&tmp_path, e))?;
         self.created.push(tmp_path.clone());
-        let mut out = BufWriter::with_capacity(BUFFER, LimitedFile::new(file));
         // Placeholder; the real header is written by `finish` once the length is known.
         out.write_all(&[0u8; HEADER_LEN])
             .map_err(|e| SnapshotError::io(&tmp_path, e))?;
@@ -401,7 +396,7 @@ impl PendingFile {
         match self.out.take() {
             Some(mut out) => {
                 self.write_header(&mut out, generation)?;
-                out.get_ref().file().sync_all().map_err(io)?;
+                out.sync_all().map_err(io)?;
             }
             // A closed file is opened again: fsync makes a file's data durable whichever
             // descriptor asks.
@@ -418,11 +413,7 @@ impl PendingFile {
 
     /// Flushes `out`, the file's writer, and writes the header at its start, now that the
     /// sections are known.
-    fn write_header(
-        &self,
-        out: &mut BufWriter<LimitedFile>,
-        generation: u64,
-    ) -> Result<(), SnapshotError> {
+    fn write_header(&self, out: &mut DataFileOut, generation: u64) -> Result<(), SnapshotError> {
         let header = Header {
             section_count: u32::try_from(self.sections.len())
                 .map_err(|_| SnapshotError::usage(&self.tmp_path, "too many sections"))?,
@@ -431,9 +422,7 @@ impl PendingFile {
         };
         let io = |e| SnapshotError::io(&self.tmp_path, e);
         out.flush().map_err(io)?;
-        let file = out.get_mut();
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        file.write_all(&header.encode()).map_err(io)
+        out.rewrite_at(&header.encode(), 0).map_err(io)
     }
 }
 
