@@ -80,6 +80,9 @@ pub(crate) struct Arrival {
     weight: u64,
     /// A message came with no weight: the query ends when the probe passes its time.
     pub(crate) unweighed: bool,
+    /// A worker failed the query (its memory budget there, an error): the coordinator
+    /// stops it on the others.
+    pub(crate) failed: bool,
     /// Under a traced plan, what the workers did.
     trace: Vec<WorkerStep>,
 }
@@ -90,6 +93,7 @@ impl Arrival {
         let Payload::Rows(rows) = message.payload else {
             return;
         };
+        self.failed |= rows.is_err();
         self.parts.push(rows);
         self.exchanged += message.exchanged;
         self.truncated |= message.truncated;

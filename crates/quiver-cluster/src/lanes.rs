@@ -13,6 +13,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
+use quiver_sparql::error::QueryError;
 use quiver_sparql::memory::MemoryPool;
 use quiver_sparql::partitions::Exchanged;
 use quiver_store::Store;
@@ -29,7 +30,7 @@ use crate::fetch::ProcessLists;
 use crate::message::{hand_on, Failure, Message, Payload, Plan, PlanCopy};
 use crate::plans::{Plans, FORGET_BATCH};
 use crate::replicas::SharedReplicas;
-use crate::window::Window;
+use crate::window::{Offered, Window};
 use crate::worker::Worker;
 
 /// One coordinator's dataflows, as a worker built them: the exploration's (its input, fed
@@ -113,17 +114,32 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
                             // one that did not could not wait (no time to hold) and goes.
                             let at = time.least().copied();
                             let mut session = output.session(&time);
-                            let mut send = |window: &mut Window, message: Message| match at {
-                                Some(at) => {
-                                    if let Some(message) = window.offer(at, message) {
-                                        session.give(message);
+                            // What waits is charged to its query on `charged`, the worker
+                            // that made it; a message refused comes back with the error.
+                            let mut send =
+                                |window: &mut Window,
+                                 message: Message,
+                                 charged: Option<&Worker>|
+                                 -> Option<(Message, QueryError)> {
+                                    match at {
+                                        Some(at) => {
+                                            let query = message.query;
+                                            let budget = || charged?.budget_of(query);
+                                            match window.offer(at, message, budget) {
+                                                Offered::Go(message) => session.give(message),
+                                                Offered::Held => {}
+                                                Offered::Refused(message, error) => {
+                                                    return Some((message, error));
+                                                }
+                                            }
+                                        }
+                                        None => {
+                                            window.sent_anyway(&message);
+                                            session.give(message);
+                                        }
                                     }
-                                }
-                                None => {
-                                    window.sent_anyway(&message);
-                                    session.give(message);
-                                }
-                            };
+                                    None
+                                };
                             for batch in batches {
                                 for mut message in batch.drain(..) {
                                     if window.arrived(&message) {
@@ -134,9 +150,10 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
                                         // On the coordinator, a query whose plan it no
                                         // longer holds is over: nothing waits for this.
                                         if index as u32 != coordinator {
-                                            let mut lost = plan_lost(message, failure, coordinator);
+                                            let mut lost =
+                                                failed_instead(message, failure, coordinator);
                                             known.stamp(&mut lost);
-                                            send(&mut window, lost);
+                                            send(&mut window, lost, None);
                                         }
                                         continue;
                                     }
@@ -161,7 +178,16 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
                                     let remote = |to: u32| to / per_process != process;
                                     hand_on(&mut next, index as u32, carried, record, remote);
                                     for message in next {
-                                        send(&mut window, message);
+                                        let refused = send(&mut window, message, Some(&state));
+                                        // Past its query's budget: its failure goes in its
+                                        // place (no rows, so never refused).
+                                        if let Some((message, error)) = refused {
+                                            known.withdraw(&message);
+                                            let mut failure =
+                                                failed_instead(message, error.into(), coordinator);
+                                            known.stamp(&mut failure);
+                                            send(&mut window, failure, None);
+                                        }
                                     }
                                 }
                             }
@@ -334,19 +360,10 @@ pub(crate) fn serve(
                     end,
                     reply,
                     since: std::time::Instant::now(),
+                    stopped: false,
                 });
             }
-            Request::Cancel(query) => {
-                let mut plans = plans.borrow_mut();
-                let mut window = window.borrow_mut();
-                for mut message in broadcast(query, workers, || Payload::Cancel) {
-                    plans.stamp(&mut message);
-                    window.sent_anyway(&message);
-                    input.send(message);
-                }
-                // Sent now: the input no longer moves on with each query.
-                input.flush();
-            }
+            Request::Cancel(query) => cancel(query, workers, input, (&plans, &window)),
         }
     };
     while open || !pending.is_empty() || !asked.is_empty() {
@@ -438,12 +455,23 @@ pub(crate) fn serve(
             let next = *questions.time() + 1;
             questions.advance_to(next);
         }
+        // A query a worker failed (its memory budget there, an error) is stopped on every
+        // other worker at once, which would otherwise run it to its end for an answer that
+        // is that error anyway.
+        for p in pending.iter_mut().filter(|p| !p.stopped) {
+            if arrived.borrow().get(&p.query).is_some_and(|a| a.failed) {
+                p.stopped = true;
+                cancel(p.query, workers, &mut input, (&plans, &window));
+            }
+        }
         // The backstop: the input moves past the last time of every query that cannot end
-        // by weight, and progress tracking ends it.
+        // by weight (a stopped one's messages are dropped, their weights with them), and
+        // progress tracking ends it.
         let behind = pending
             .iter()
             .filter(|p| {
-                p.since.elapsed() >= BACKSTOP
+                p.stopped
+                    || p.since.elapsed() >= BACKSTOP
                     || arrived.borrow().get(&p.query).is_some_and(|a| a.unweighed)
             })
             .map(|p| p.end)
@@ -494,6 +522,24 @@ pub(crate) fn serve(
     while worker.step_or_park(None) {}
 }
 
+/// Tells every worker to drop `query` (given up by its asker, or failed on one of them).
+fn cancel(
+    query: u64,
+    workers: u32,
+    input: &mut InputHandleVec<u64, Message>,
+    (plans, window): (&RefCell<Plans>, &RefCell<Window>),
+) {
+    let mut plans = plans.borrow_mut();
+    let mut window = window.borrow_mut();
+    for mut message in broadcast(query, workers, || Payload::Cancel) {
+        plans.stamp(&mut message);
+        window.sent_anyway(&message);
+        input.send(message);
+    }
+    // Sent now: the input no longer moves on with each query.
+    input.flush();
+}
+
 /// One message to every worker, each carrying `payload()` and no plan.
 fn broadcast(query: u64, workers: u32, payload: impl Fn() -> Payload) -> Vec<Message> {
     let plan = Arc::new(Plan::empty());
@@ -515,9 +561,10 @@ fn broadcast(query: u64, workers: u32, payload: impl Fn() -> Payload) -> Vec<Mes
         .collect()
 }
 
-/// The message that tells the coordinator a worker could not run `message`, its plan not
-/// at hand (past every step: finished, whatever the plan), with the weight it carried.
-fn plan_lost(message: Message, failure: Failure, coordinator: u32) -> Message {
+/// The message that tells the coordinator a worker could not run `message` (its plan not
+/// at hand) or send it (holding it would take its query past its memory budget): past
+/// every step, so finished whatever the plan, with the weight it carried.
+fn failed_instead(message: Message, failure: Failure, coordinator: u32) -> Message {
     Message {
         step: u32::MAX,
         to: coordinator,
@@ -534,6 +581,8 @@ struct Pending {
     end: u64,
     reply: Reply,
     since: std::time::Instant,
+    /// Cancelled on the workers once one of them failed it.
+    stopped: bool,
 }
 
 /// How long a query runs before the coordinator stops waiting for its weights alone and

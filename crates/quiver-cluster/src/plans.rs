@@ -101,6 +101,18 @@ impl Plans {
         PlanCopy::Sent
     }
 
+    /// Takes back `message`'s stamp where it was not sent after all (a message its window
+    /// refused): if it carried the query's plan, its receiver does not hold it, and the
+    /// next message there carries it again.
+    pub(crate) fn withdraw(&mut self, message: &Message) {
+        if message.plan_copy != PlanCopy::Sent || !self.remote(message.to) {
+            return;
+        }
+        if let Some(holders) = self.holders.get_mut(&message.query) {
+            holders.retain(|&worker| worker != message.to);
+        }
+    }
+
     /// Takes in a message that arrived: keeps the plan it carries from another process,
     /// or restores the one it left behind. A message whose plan this worker does not hold
     /// cannot run: the error says so.
@@ -219,6 +231,28 @@ mod tests {
         let mut other = message(8, 2, &plan);
         sender.stamp(&mut other);
         assert_eq!(other.plan_copy, PlanCopy::Sent);
+    }
+
+    #[test]
+    fn a_plan_withdrawn_with_its_message_goes_with_the_next() {
+        let plan = plan();
+        let mut sender = Plans::new(0, 1, Arc::default());
+        let mut refused = message(6, 1, &plan);
+        sender.stamp(&mut refused);
+        assert_eq!(refused.plan_copy, PlanCopy::Sent);
+        // Not sent after all (its window refused it): the receiver does not hold the plan.
+        sender.withdraw(&refused);
+        let mut next = message(6, 1, &plan);
+        sender.stamp(&mut next);
+        assert_eq!(next.plan_copy, PlanCopy::Sent);
+        // A message that left the plan behind withdraws nothing: its receiver holds it.
+        let mut after = message(6, 1, &plan);
+        sender.stamp(&mut after);
+        assert_eq!(after.plan_copy, PlanCopy::Held);
+        sender.withdraw(&after);
+        let mut last = message(6, 1, &plan);
+        sender.stamp(&mut last);
+        assert_eq!(last.plan_copy, PlanCopy::Held);
     }
 
     #[test]

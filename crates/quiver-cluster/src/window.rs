@@ -18,6 +18,14 @@
 //! are at most [`crate::message::PIECE_BYTES`] ([`crate::message::hand_on`] cuts them),
 //! so what one worker has in flight to another is about 2 MiB at most.
 //!
+//! What waits is charged to its query's memory budget on the sending worker (its bytes as
+//! on the wire, [`crate::buffers::Weighed`]) until it leaves or its query is dropped: a
+//! heavy step's output held back for a slow receiver is the query's memory like its
+//! tables. A message that would take its query past its budget is not held: the query
+//! stops ([`Offered::Refused`]), and the caller sends its failure in the message's place,
+//! with its weight, so that the coordinator answers the query with the error at once. What
+//! is in flight (the window's 8 messages to each worker) is not charged.
+//!
 //! Messages within a process are never held: timely moves them without copying. What the
 //! coordinator feeds its lane's input (a query's first rows, cancellations) goes at once
 //! too, but counts in the window like the rest, so the credits stay exact: every message
@@ -31,8 +39,11 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use quiver_sparql::error::QueryError;
+use quiver_sparql::memory::{Charge, MemoryBudget};
 use quiver_sparql::partitions::FlowControl;
 
+use crate::buffers::Weighed;
 use crate::message::{Message, Payload, Plan, PlanCopy};
 
 /// Messages a worker may have sent to a worker of another process and not yet been
@@ -66,14 +77,46 @@ pub(crate) struct Window {
     per_process: u32,
     /// Messages sent to each worker and not yet credited.
     in_flight: HashMap<u32, u32>,
-    /// Messages waiting for each worker's window, in order, with their times.
-    waiting: HashMap<u32, VecDeque<(u64, Message)>>,
+    /// Messages waiting for each worker's window, in order, with their times and what
+    /// they hold of their queries' budgets.
+    waiting: HashMap<u32, VecDeque<Waiting>>,
     /// How many messages wait at each time.
     times: BTreeMap<u64, usize>,
     /// Messages taken in from each worker and not yet credited.
     owed: HashMap<u32, u32>,
     /// The plan a credit carries (none: it goes without).
     no_plan: Arc<Plan>,
+}
+
+/// A message waiting for its receiver's window.
+struct Waiting {
+    time: u64,
+    message: Message,
+    /// Its bytes, charged to its query (none where the sender has no budget for it).
+    _charge: Option<Charge>,
+}
+
+/// What [`Window::offer`] did with a message.
+#[derive(Debug)]
+pub(crate) enum Offered {
+    /// It may go now.
+    Go(Message),
+    /// It waits for its receiver's window.
+    Held,
+    /// Holding it would take its query past its memory budget, which stopped the query:
+    /// it comes back, for the caller to send the query's failure in its place.
+    Refused(Message, QueryError),
+}
+
+impl Offered {
+    /// The message, if it may go now.
+    #[cfg(test)]
+    fn go(self) -> Option<Message> {
+        match self {
+            Offered::Go(message) => Some(message),
+            _ => None,
+        }
+    }
 }
 
 impl Window {
@@ -95,23 +138,38 @@ impl Window {
     }
 
     /// Takes `message`, made at `time`, to send: it comes back if it may go now; else it
-    /// waits for its receiver's window.
-    pub(crate) fn offer(&mut self, time: u64, message: Message) -> Option<Message> {
+    /// waits for its receiver's window, charged to `budget()`, its query's budget on this
+    /// worker (asked only then), unless that refuses it.
+    pub(crate) fn offer(
+        &mut self,
+        time: u64,
+        message: Message,
+        budget: impl FnOnce() -> Option<std::sync::Arc<MemoryBudget>>,
+    ) -> Offered {
         let to = message.to;
         if !self.remote(to) {
-            return Some(message);
+            return Offered::Go(message);
         }
         let queue = self.waiting.entry(to).or_default();
         let in_flight = self.in_flight.entry(to).or_default();
         if queue.is_empty() && *in_flight < WINDOW {
             *in_flight += 1;
             MOST_IN_FLIGHT.fetch_max(u64::from(*in_flight), Ordering::Relaxed);
-            return Some(message);
+            return Offered::Go(message);
         }
-        queue.push_back((time, message));
+        let charge = match budget().map(|budget| budget.charge(message.wire_bytes())) {
+            Some(Err(error)) => return Offered::Refused(message, error),
+            Some(Ok(charge)) => Some(charge),
+            None => None,
+        };
+        queue.push_back(Waiting {
+            time,
+            message,
+            _charge: charge,
+        });
         *self.times.entry(time).or_default() += 1;
         WAITED.fetch_add(1, Ordering::Relaxed);
-        None
+        Offered::Held
     }
 
     /// Counts `message`, sent outside the window (the coordinator's input feeds it).
@@ -148,13 +206,14 @@ impl Window {
         credits
     }
 
-    /// The waiting messages that may go now, in order for each receiver, with their times.
+    /// The waiting messages that may go now, in order for each receiver, with their times
+    /// (their charges given back).
     pub(crate) fn released(&mut self) -> Vec<(u64, Message)> {
         let mut released = Vec::new();
         for (to, queue) in &mut self.waiting {
             let in_flight = self.in_flight.entry(*to).or_default();
             while *in_flight < WINDOW {
-                let Some((time, message)) = queue.pop_front() else {
+                let Some(Waiting { time, message, .. }) = queue.pop_front() else {
                     break;
                 };
                 *in_flight += 1;
@@ -167,13 +226,14 @@ impl Window {
         released
     }
 
-    /// Drops the waiting messages of `queries` (cancelled, or over).
+    /// Drops the waiting messages of `queries` (cancelled, or over), giving back their
+    /// charges.
     pub(crate) fn drop_queries(&mut self, queries: &[u64]) {
         for queue in self.waiting.values_mut() {
-            queue.retain(|(time, message)| {
-                let keep = !queries.contains(&message.query);
+            queue.retain(|waiting| {
+                let keep = !queries.contains(&waiting.message.query);
                 if !keep {
-                    unwait(&mut self.times, *time);
+                    unwait(&mut self.times, waiting.time);
                 }
                 keep
             });
@@ -235,7 +295,7 @@ mod tests {
         for n in 0..(WINDOW + 5) {
             let mut m = message(u64::from(n), 0, 2);
             m.step = n;
-            sent.extend(sender.offer(7, m));
+            sent.extend(sender.offer(7, m, || None).go());
         }
         assert_eq!(sent.len(), WINDOW as usize);
         assert!(sender.holds(7));
@@ -262,12 +322,73 @@ mod tests {
         assert!(sender.released().is_empty());
     }
 
+    /// Bytes of an id on the wire.
+    const ID: usize = std::mem::size_of::<quiver_model::Id>();
+
+    /// A message of `query` carrying one column of `ids` ids.
+    fn rows(query: u64, ids: usize) -> Message {
+        let mut m = message(query, 0, 1);
+        let mut table = quiver_sparql::table::Table::empty(vec![0]);
+        table.columns[0] = vec![1; ids];
+        table.rows = ids;
+        m.payload = Payload::Rows(Ok(table));
+        m
+    }
+
+    #[test]
+    fn what_waits_is_charged_to_its_query_and_a_message_past_its_budget_comes_back() {
+        // Room for two messages of 500 ids and a half.
+        let limit = 1_250 * ID;
+        let pool = quiver_sparql::memory::MemoryPool::new(Some(limit));
+        let budget = pool.budget();
+        let of = || Some(Arc::clone(&budget));
+        let mut sender = Window::new(0, 1);
+        for _ in 0..WINDOW {
+            assert!(matches!(sender.offer(1, rows(1, 500), of), Offered::Go(_)));
+        }
+        assert_eq!(budget.used(), 0, "what is in flight is not charged");
+        assert!(matches!(sender.offer(1, rows(1, 500), of), Offered::Held));
+        assert!(matches!(sender.offer(2, rows(1, 500), of), Offered::Held));
+        assert_eq!(budget.used(), 1_000 * ID);
+        match sender.offer(3, rows(1, 500), of) {
+            Offered::Refused(m, QueryError::MemoryLimit { limit: refused }) => {
+                assert_eq!((m.query, refused), (1, limit));
+            }
+            other => panic!("not refused: {other:?}"),
+        }
+        assert!(budget.refusal().is_some(), "the query is told to stop");
+        assert!(!sender.holds(3), "a refused message does not wait");
+        // Its failure, sent in its place, carries no rows: never refused.
+        let mut failure = message(1, 0, 1);
+        failure.payload = Payload::Rows(Err(crate::message::Failure::MemoryLimit(limit)));
+        assert!(matches!(sender.offer(3, failure, of), Offered::Held));
+        assert_eq!(budget.used(), 1_000 * ID);
+        // Messages that leave give their bytes back, in order.
+        let credit = credit(1, 0, CREDIT_EVERY, &Arc::new(Plan::empty()));
+        sender.arrived(&credit);
+        let released = sender.released();
+        assert_eq!(released.len(), 3);
+        assert!(matches!(released[2].1.payload, Payload::Rows(Err(_))));
+        assert_eq!(budget.used(), 0);
+        // So do those of a query dropped while they wait.
+        let other = pool.budget();
+        let last = sender.offer(4, rows(2, 100), || Some(Arc::clone(&other)));
+        assert!(matches!(last, Offered::Go(_)), "the window's last place");
+        for _ in 0..2 {
+            let held = sender.offer(4, rows(2, 100), || Some(Arc::clone(&other)));
+            assert!(matches!(held, Offered::Held));
+        }
+        assert_eq!(pool.used(), 200 * ID);
+        sender.drop_queries(&[2]);
+        assert_eq!((other.used(), pool.used()), (0, 0));
+    }
+
     #[test]
     fn messages_within_a_process_never_wait() {
         let mut window = Window::new(0, 2);
         for _ in 0..(3 * WINDOW) {
-            assert!(window.offer(1, message(1, 0, 1)).is_some());
-            assert!(window.offer(1, message(1, 0, 0)).is_some());
+            assert!(window.offer(1, message(1, 0, 1), || None).go().is_some());
+            assert!(window.offer(1, message(1, 0, 0), || None).go().is_some());
         }
         assert!(!window.holds(1));
         // Nor is a message from the same process owed a credit.
@@ -287,7 +408,7 @@ mod tests {
             sender.sent_anyway(m);
         }
         assert!(
-            sender.offer(3, message(9, 0, 1)).is_none(),
+            sender.offer(3, message(9, 0, 1), || None).go().is_none(),
             "the window is full"
         );
         for m in &fed {
@@ -304,10 +425,10 @@ mod tests {
     fn a_dropped_querys_waiting_messages_are_gone_and_free_their_times() {
         let mut sender = Window::new(0, 1);
         for _ in 0..WINDOW {
-            assert!(sender.offer(1, message(1, 0, 1)).is_some());
+            assert!(sender.offer(1, message(1, 0, 1), || None).go().is_some());
         }
-        assert!(sender.offer(2, message(1, 0, 1)).is_none());
-        assert!(sender.offer(3, message(2, 0, 1)).is_none());
+        assert!(sender.offer(2, message(1, 0, 1), || None).go().is_none());
+        assert!(sender.offer(3, message(2, 0, 1), || None).go().is_none());
         sender.drop_queries(&[1]);
         assert!(!sender.holds(2));
         assert!(sender.holds(3));

@@ -20,7 +20,7 @@ use quiver_sparql::context::{ExecContext, QueryState};
 use quiver_sparql::dataset::{graph_index, GraphRef};
 use quiver_sparql::error::QueryError;
 use quiver_sparql::exec::bgp::explore::{run_intersection, run_step_bounded, PARALLEL_MIN_ROWS};
-use quiver_sparql::memory::MemoryPool;
+use quiver_sparql::memory::{MemoryBudget, MemoryPool};
 use quiver_sparql::partitions::{Exchanged, WorkerRole, WorkerStep};
 use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::Table;
@@ -191,6 +191,13 @@ impl Worker {
     pub(crate) fn with_threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);
         self
+    }
+
+    /// The memory budget of `query` on this worker, once a message of it was handled here
+    /// (what its messages waiting for their windows are charged to).
+    pub(crate) fn budget_of(&self, query: u64) -> Option<Arc<MemoryBudget>> {
+        let (_, state) = self.states.kept.iter().rev().find(|(q, _)| *q == query)?;
+        Some(Arc::clone(state.budget()))
     }
 
     /// Drops what the worker holds of `query`: rows waiting for partner lists, its state.

@@ -206,6 +206,20 @@ impl MemoryBudget {
         }
     }
 
+    /// `bytes` held apart from any operator, until the [`Charge`] is dropped: what waits
+    /// outside the query's operators for a while (a cluster worker's messages held back
+    /// by flow control), which may outlive the operator that made it. A refusal stops the
+    /// query, as [`Reservation::try_grow`]'s does.
+    pub fn charge(self: &Arc<Self>, bytes: usize) -> Result<Charge, QueryError> {
+        if bytes > 0 {
+            self.try_take(bytes, false)?;
+        }
+        Ok(Charge {
+            budget: Arc::clone(self),
+            bytes,
+        })
+    }
+
     /// Takes `bytes`; a refusal stops the query unless it was `optional`.
     fn try_take(&self, bytes: usize, optional: bool) -> Result<(), QueryError> {
         let previous = self.used.fetch_add(bytes, Ordering::Relaxed);
@@ -305,6 +319,29 @@ impl Drop for Reservation<'_> {
     }
 }
 
+/// Bytes a query holds outside its operators ([`MemoryBudget::charge`]), given back on
+/// drop. It keeps its budget (and so the query's place in the pool) alive until then.
+#[derive(Debug)]
+pub struct Charge {
+    budget: Arc<MemoryBudget>,
+    bytes: usize,
+}
+
+impl Charge {
+    /// Bytes held.
+    pub fn size(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            self.budget.give_back(self.bytes);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,6 +363,29 @@ mod tests {
         drop(b);
         assert_eq!(budget.used(), 0);
         assert_eq!(budget.peak(), 100);
+    }
+
+    #[test]
+    fn charges_count_with_the_reservations_and_outlive_the_query_in_the_pool() {
+        let pool = MemoryPool::new(Some(100));
+        let budget = pool.budget();
+        let mut reservation = budget.reservation();
+        reservation.try_grow(30).unwrap();
+        let held = budget.charge(50).unwrap();
+        assert_eq!((held.size(), budget.used(), pool.used()), (50, 80, 80));
+        // Past the limit with the reservation: refused, and the query told to stop.
+        assert!(matches!(
+            budget.charge(30),
+            Err(QueryError::MemoryLimit { limit: 100 })
+        ));
+        assert!(budget.refusal().is_some());
+        assert_eq!(pool.used(), 80);
+        drop(reservation);
+        drop(budget);
+        // The charge keeps the query in the pool until it goes.
+        assert_eq!((pool.used(), pool.queries()), (50, 1));
+        drop(held);
+        assert_eq!((pool.used(), pool.queries()), (0, 0));
     }
 
     #[test]
