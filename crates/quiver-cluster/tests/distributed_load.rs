@@ -462,7 +462,7 @@ impl quiver_sparql::service::ServiceClient for Remote {
                     .map_err(failed)?
                 {
                     QueryResults::Solutions(solutions) => Ok(ServiceSolutions {
-                        variables: solutions.variables.clone(),
+                        variables: solutions.variables.to_vec(),
                         rows: (0..solutions.len()).map(|r| solutions.row(r)).collect(),
                         bytes: 0,
                     }),

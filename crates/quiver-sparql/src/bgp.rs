@@ -191,16 +191,21 @@ impl Vars {
 
 /// Resolves spargebra triple patterns against `store`.
 pub fn resolve(patterns: &[TriplePattern], store: &Store, vars: &mut Vars) -> Bgp {
-    let mut bgp = Bgp::default();
+    let mut bgp = Bgp {
+        patterns: Vec::with_capacity(patterns.len()),
+        equalities: Vec::new(),
+    };
     for pattern in patterns {
-        let mut seen: Vec<VarId> = Vec::new();
+        // A pattern's variables so far: three places at most, so no allocation.
+        let mut seen: ([VarId; 3], usize) = ([0; 3], 0);
         let mut dedup = |var: VarId, vars: &mut Vars, eq: &mut Vec<(VarId, VarId)>| {
-            if seen.contains(&var) {
+            if seen.0[..seen.1].contains(&var) {
                 let fresh = vars.fresh();
                 eq.push((var, fresh));
                 fresh
             } else {
-                seen.push(var);
+                seen.0[seen.1] = var;
+                seen.1 += 1;
                 var
             }
         };

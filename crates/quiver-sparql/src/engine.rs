@@ -116,7 +116,10 @@ impl ExecOptions {
 
 #[derive(Debug, Clone)]
 enum Form {
-    Select(Vec<Variable>),
+    /// SELECT: the projected variables, shared with each run's solutions (a light query
+    /// runs in microseconds, and copying their names was a few allocations of them), and
+    /// their columns (`usize::MAX - 1` for a variable the pattern does not bind).
+    Select(Arc<[Variable]>, Arc<[VarId]>),
     Ask,
     Construct(Vec<TriplePattern>),
     /// DESCRIBE: the resources bound to these variables.
@@ -156,8 +159,7 @@ pub enum QueryResults<'a> {
 
 /// SELECT results: variables and rows of terms (decoded lazily, row by row).
 pub struct Solutions<'a> {
-    pub variables: Vec<Variable>,
-    columns: Vec<VarId>,
+    pub variables: Arc<[Variable]>,
     table: Table,
     store: StoreRef<'a>,
     /// Terms computed by the query (see `eval::LocalTerms`).
@@ -381,8 +383,17 @@ fn plan_parsed(
         compiler.dataset.default,
     )?;
     let form = match query {
-        Query::Select { .. } if select_star => Form::Select(star_variables(pattern)),
-        Query::Select { .. } => Form::Select(projected_variables(pattern)),
+        Query::Select { .. } => {
+            let variables: Arc<[Variable]> = match select_star {
+                true => star_variables(pattern).into(),
+                false => projected(pattern).map_or_else(|| Arc::from([]), Arc::from),
+            };
+            let columns = variables
+                .iter()
+                .map(|v| compiler.vars.get(v).unwrap_or(usize::MAX - 1))
+                .collect();
+            Form::Select(variables, columns)
+        }
         Query::Ask { .. } => Form::Ask,
         Query::Construct { template, .. } => Form::Construct(template.clone()),
         Query::Describe { .. } => Form::Describe(projected_variables(pattern)),
@@ -451,14 +462,19 @@ fn star_variables(pattern: &spargebra::algebra::GraphPattern) -> Vec<Variable> {
 }
 
 fn projected_variables(pattern: &spargebra::algebra::GraphPattern) -> Vec<Variable> {
+    projected(pattern).map_or_else(Vec::new, <[Variable]>::to_vec)
+}
+
+/// The variables of the projection of `pattern`, if it has one.
+fn projected(pattern: &spargebra::algebra::GraphPattern) -> Option<&[Variable]> {
     use spargebra::algebra::GraphPattern;
     match pattern {
-        GraphPattern::Project { variables, .. } => variables.clone(),
+        GraphPattern::Project { variables, .. } => Some(variables),
         GraphPattern::Distinct { inner }
         | GraphPattern::Reduced { inner }
         | GraphPattern::Slice { inner, .. }
-        | GraphPattern::OrderBy { inner, .. } => projected_variables(inner),
-        _ => Vec::new(),
+        | GraphPattern::OrderBy { inner, .. } => projected(inner),
+        _ => None,
     }
 }
 
@@ -537,7 +553,7 @@ impl PreparedQuery {
         if let Some(base) = &self.base_iri {
             evaluator.expressions = quiver_expr::EvalContext::new().with_base_iri(base.clone());
         }
-        if let (Form::Select(_), Some(cap)) = (&self.form, options.max_results) {
+        if let (Form::Select(..), Some(cap)) = (&self.form, options.max_results) {
             evaluator.cap_results(&self.operator, cap);
         }
         if let Form::Ask = &self.form {
@@ -547,20 +563,15 @@ impl PreparedQuery {
         let mut table = evaluator.evaluate(&self.operator)?;
         let results = match &self.form {
             Form::Ask => QueryResults::Boolean(table.rows > 0),
-            Form::Select(variables) => {
-                let columns: Vec<VarId> = variables
-                    .iter()
-                    .map(|v| evaluator.vars.get(v).unwrap_or(usize::MAX - 1))
-                    .collect();
+            Form::Select(variables, columns) => {
                 if let Some(cap) = options.max_results {
                     if table.rows > cap {
                         return Err(QueryError::TooManyResults(cap));
                     }
                 }
-                table = table.into_reshape(&columns);
+                table = table.into_reshape(columns);
                 QueryResults::Solutions(Solutions {
-                    variables: variables.clone(),
-                    columns,
+                    variables: Arc::clone(variables),
                     table,
                     store: StoreRef::Borrowed(store),
                     locals: evaluator.take_local_terms(),
@@ -628,7 +639,7 @@ impl PreparedQuery {
     /// The query form in lower case: `select`, `ask`, `construct` or `describe`.
     pub fn form_name(&self) -> &'static str {
         match self.form {
-            Form::Select(_) => "select",
+            Form::Select(..) => "select",
             Form::Ask => "ask",
             Form::Construct(_) => "construct",
             Form::Describe(_) => "describe",
@@ -730,7 +741,6 @@ impl Solutions<'_> {
         }
         Ok(Solutions {
             variables: self.variables,
-            columns: self.columns,
             table: self.table,
             store: StoreRef::Shared(Arc::clone(store)),
             locals: self.locals,
@@ -756,7 +766,7 @@ impl Solutions<'_> {
 
     /// Row `row` as terms, one per variable (`None` when unbound).
     pub fn row(&self, row: usize) -> Vec<Option<Term>> {
-        (0..self.columns.len())
+        (0..self.variables.len())
             .map(|c| self.term(self.table.columns[c][row]))
             .collect()
     }
@@ -794,7 +804,7 @@ impl Solutions<'_> {
             terms: self.store.terms(),
             locals: &self.locals,
             rows: self.table.rows,
-            columns: (0..self.columns.len())
+            columns: (0..self.variables.len())
                 .map(|c| &self.table.columns[c][..self.table.rows])
                 .collect(),
         };

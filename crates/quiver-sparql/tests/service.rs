@@ -80,7 +80,7 @@ impl ServiceClient for StoreClient {
                     return Err(ServiceError::Failed("not solutions".into()));
                 };
                 Ok(ServiceSolutions {
-                    variables: solutions.variables.clone(),
+                    variables: solutions.variables.to_vec(),
                     rows: (0..solutions.len()).map(|r| solutions.row(r)).collect(),
                     bytes: 0,
                 })

@@ -130,7 +130,7 @@ pub fn from_results(results: QueryResults<'_>) -> Answer {
         QueryResults::Solutions(solutions) => {
             let rows = (0..solutions.len()).map(|r| solutions.row(r)).collect();
             Answer::Solutions {
-                variables: solutions.variables.clone(),
+                variables: solutions.variables.to_vec(),
                 rows,
             }
         }

@@ -55,7 +55,9 @@ enum Domain {
 pub(crate) struct State {
     bound: Vec<VarId>,
     domains: Vec<(VarId, Domain)>,
-    pub done: Vec<bool>,
+    /// Per pattern, whether a step took it (in place for sixteen: every state the search
+    /// tries is a copy).
+    pub done: smallvec::SmallVec<[bool; 16]>,
     rows: f64,
     /// Where the rows are, over partitions.
     at: At,
@@ -151,7 +153,7 @@ fn planned(
     let initial = State {
         bound: bound.to_vec(),
         domains: Vec::new(),
-        done: vec![false; bgp.patterns.len()],
+        done: smallvec::smallvec![false; bgp.patterns.len()],
         rows: seed_rows,
         at: At::Coordinator,
         cost: 0.0,
@@ -214,6 +216,9 @@ fn search_order(
     best
 }
 
+/// The steps that can come next ([`Estimator::next_steps`]).
+pub(crate) type NextSteps = smallvec::SmallVec<[Next; 8]>;
+
 /// A step that can come next, and the rows expected after it.
 pub(crate) struct Next {
     pub pattern: usize,
@@ -228,7 +233,7 @@ pub(crate) struct Estimator<'a> {
     graph: &'a GraphIndex,
     spread: &'a Spread,
     /// The constants' neighbour counts read so far: a planning asks each many times.
-    fanouts: std::cell::RefCell<Vec<(quiver_model::Id, Pred, Direction, f64)>>,
+    fanouts: std::cell::RefCell<smallvec::SmallVec<[(quiver_model::Id, Pred, Direction, f64); 8]>>,
 }
 
 impl<'a> Estimator<'a> {
@@ -253,8 +258,8 @@ impl<'a> Estimator<'a> {
 
     /// The ways to start from `pattern`, each with its rows per row of the state it
     /// starts from.
-    fn start_options(&self, pattern: &Pattern) -> Vec<(StepKind, f64)> {
-        let mut options = Vec::new();
+    fn start_options(&self, pattern: &Pattern) -> smallvec::SmallVec<[(StepKind, f64); 2]> {
+        let mut options = smallvec::SmallVec::new();
         if let Node::Const(s) = pattern.subject {
             options.push((
                 StepKind::Walk(Direction::Out),
@@ -352,9 +357,10 @@ impl<'a> Estimator<'a> {
         best
     }
 
-    /// Every step that can come next: a walk from each pattern with a bound end.
-    pub(crate) fn next_steps(&self, bgp: &Bgp, state: &State) -> Vec<Next> {
-        let mut next = Vec::new();
+    /// Every step that can come next: a walk from each pattern with a bound end (in
+    /// place for a handful: planned for every query, most with a few patterns).
+    pub(crate) fn next_steps(&self, bgp: &Bgp, state: &State) -> NextSteps {
+        let mut next = NextSteps::new();
         for (i, pattern) in bgp.patterns.iter().enumerate() {
             if state.done[i] {
                 continue;

@@ -14,7 +14,8 @@ use super::SLOT;
 #[derive(Debug, PartialEq, Eq)]
 pub struct Cut<'a> {
     pub shape: String,
-    pub iris: Vec<&'a str>,
+    /// In place for the first eight: a light query's few IRIs take no allocation.
+    pub iris: smallvec::SmallVec<[&'a str; 8]>,
 }
 
 /// Whether `byte` may stand inside an IRI written `<…>`.
@@ -50,7 +51,7 @@ pub fn cut(text: &str) -> Option<Cut<'_>> {
     }
     let bytes = text.as_bytes();
     let mut shape = String::with_capacity(text.len() + 32);
-    let mut iris = Vec::with_capacity(8);
+    let mut iris = smallvec::SmallVec::new();
     // The text copied into the shape so far ends here.
     let mut copied = 0;
     // The last two bytes before `i` that are no space (of the tokens read).

@@ -48,7 +48,7 @@ fn declarations_datatypes_strings_and_comments_keep_their_iris() {
         \"1\"^^<http://www.w3.org/2001/XMLSchema#integer> . # <http://comment>\n\
         ?x ?p <http://a/2> FILTER(?x != <http://a/3>) }";
     let cut = cut(text).unwrap();
-    assert_eq!(cut.iris, ["http://a/1", "http://a/2", "http://a/3"]);
+    assert_eq!(cut.iris[..], ["http://a/1", "http://a/2", "http://a/3"]);
     assert!(cut.shape.contains("<http://u#>") && cut.shape.contains("<http://e/>"));
     assert!(cut.shape.contains("\"<http://s>\"") && cut.shape.contains("# <http://comment>"));
     assert!(cut

@@ -151,7 +151,7 @@ pub fn write_solutions_reference<W: Write>(
     };
     let variables = &solutions.variables;
     let mut serializer = QueryResultsSerializer::from_format(format)
-        .serialize_solutions_to_writer(writer, variables.clone())?;
+        .serialize_solutions_to_writer(writer, variables.to_vec())?;
     solutions.for_each_row(|row| {
         if failure.is_none() {
             let bound = variables
