@@ -228,12 +228,16 @@ pub(crate) struct Next {
     pub check: bool,
 }
 
+/// A constant's neighbour count over a predicate in a direction, as a planning read it
+/// (in place for eight: a planning reads a few).
+type Fanouts = smallvec::SmallVec<[(quiver_model::Id, Pred, Direction, f64); 8]>;
+
 pub(crate) struct Estimator<'a> {
     store: &'a Store,
     graph: &'a GraphIndex,
     spread: &'a Spread,
     /// The constants' neighbour counts read so far: a planning asks each many times.
-    fanouts: std::cell::RefCell<smallvec::SmallVec<[(quiver_model::Id, Pred, Direction, f64); 8]>>,
+    fanouts: std::cell::RefCell<Fanouts>,
 }
 
 impl<'a> Estimator<'a> {
