@@ -81,13 +81,35 @@ impl Table {
 
     /// Keeps the rows listed in `selection` (in that order, repeats allowed).
     pub fn gather(&self, selection: &[u32]) -> Table {
-        Table {
-            vars: self.vars.clone(),
-            columns: self
-                .columns
+        self.gather_with(selection, [])
+    }
+
+    /// [`Table::gather`], then the columns of `extra` (of `selection.len()` rows each, in
+    /// its order) after the gathered ones: what a step's walk binds beside the rows it
+    /// kept, the table's vectors sized for them at once (every step of every query builds
+    /// one such table, and growing them was two allocations more).
+    pub fn gather_with<const N: usize>(
+        &self,
+        selection: &[u32],
+        extra: [Option<(VarId, Vec<Id>)>; N],
+    ) -> Table {
+        let width = self.vars.len() + N;
+        let mut vars = Vec::with_capacity(width);
+        vars.extend_from_slice(&self.vars);
+        let mut columns = Vec::with_capacity(width);
+        columns.extend(
+            self.columns
                 .iter()
-                .map(|column| selection.iter().map(|&row| column[row as usize]).collect())
-                .collect(),
+                .map(|column| selection.iter().map(|&row| column[row as usize]).collect()),
+        );
+        for (var, column) in extra.into_iter().flatten() {
+            debug_assert_eq!(column.len(), selection.len());
+            vars.push(var);
+            columns.push(column);
+        }
+        Table {
+            vars,
+            columns,
             rows: selection.len(),
         }
     }
@@ -254,6 +276,23 @@ mod tests {
                 "{vars:?}"
             );
         }
+    }
+
+    #[test]
+    fn gather_with_puts_its_columns_after_the_gathered_ones() {
+        let table = Table {
+            vars: vec![3, 1],
+            columns: vec![vec![1, 2, 3], vec![4, 5, 6]],
+            rows: 3,
+        };
+        let gathered = table.gather_with(&[2, 0, 2], [None, Some((9, vec![7, 8, 9]))]);
+        assert_eq!(gathered.vars, [3, 1, 9]);
+        assert_eq!(
+            gathered.columns,
+            [vec![3, 1, 3], vec![6, 4, 6], vec![7, 8, 9]]
+        );
+        assert_eq!(gathered.rows, 3);
+        assert_eq!(table.gather(&[1]).columns, [vec![2], vec![5]]);
     }
 
     #[test]

@@ -490,12 +490,7 @@ impl Output {
         bounded
             .memory
             .try_resize(self.bytes() + table_bytes(self.len(), table.columns.len()))?;
-        let mut result = table.gather(&self.selection);
-        for (var, column) in [self.predicate, self.target].into_iter().flatten() {
-            result.vars.push(var);
-            result.columns.push(column);
-        }
-        Ok(result)
+        Ok(table.gather_with(&self.selection, [self.predicate, self.target]))
     }
 }
 

@@ -239,10 +239,7 @@ fn bound_rows(
         selection.truncate(bounded.cap);
         column.truncate(bounded.cap);
     }
-    let mut result = table.gather(&selection);
-    result.vars.push(var);
-    result.columns.push(column);
-    result
+    table.gather_with(&selection, [Some((var, column))])
 }
 
 /// What the rows of an intersecting walk read: both ends and both lists' keys.
