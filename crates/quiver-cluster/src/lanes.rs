@@ -455,11 +455,15 @@ pub(crate) fn serve(
             let next = *questions.time() + 1;
             questions.advance_to(next);
         }
-        // A query a worker failed (its memory budget there, an error) is stopped on every
-        // other worker at once, which would otherwise run it to its end for an answer that
-        // is that error anyway.
+        // A query a worker failed (its memory budget there, an error) and whose other
+        // messages are still out is stopped on every worker at once: they would otherwise
+        // run it to its end for an answer that is that error anyway.
         for p in pending.iter_mut().filter(|p| !p.stopped) {
-            if arrived.borrow().get(&p.query).is_some_and(|a| a.failed) {
+            let failed = arrived
+                .borrow()
+                .get(&p.query)
+                .is_some_and(|a| a.failed && !a.complete());
+            if failed {
                 p.stopped = true;
                 cancel(p.query, workers, &mut input, (&plans, &window));
             }
