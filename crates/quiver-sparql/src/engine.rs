@@ -215,7 +215,8 @@ pub fn prepare(
         Some(base) => SparqlParser::new()
             .with_base_iri(base)
             .map_err(|e| QueryError::Syntax(e.to_string()))?
-            .parse_query(text),
+            .parse_query(text)
+            .map(crate::query_shapes::Parsed::whole),
         None => crate::query_shapes::parse(text),
     }
     .map_err(|e| QueryError::syntax(text, &e))?;

@@ -79,25 +79,115 @@ fn shard(shape: &str) -> &'static Shard {
 /// once do not contend here.
 const RECENT_PER_THREAD: usize = 32;
 
+/// A shape a thread filled lately: its parse, the slots a fill's walk met, and the last
+/// query filled from it once its user is done with it (refilled in place by the next,
+/// `fill::refill`).
+struct Recent {
+    parsed: Arc<Query>,
+    slots: Option<fill::Slots>,
+    spare: Option<Query>,
+}
+
 thread_local! {
-    static RECENT: std::cell::RefCell<FxHashMap<Box<str>, Arc<Query>>> =
+    static RECENT: std::cell::RefCell<FxHashMap<Box<str>, Recent>> =
         std::cell::RefCell::default();
 }
 
+/// A parsed query. Filled from its shape's parse, it goes back to its thread's recent
+/// shapes when dropped, for the next query of its shape to be refilled in place.
+#[derive(Debug)]
+pub struct Parsed {
+    query: Option<Query>,
+    /// The shape it was filled from.
+    shape: Option<String>,
+}
+
+impl Parsed {
+    /// A query parsed as a whole (it goes back nowhere).
+    pub(crate) fn whole(query: Query) -> Self {
+        Self {
+            query: Some(query),
+            shape: None,
+        }
+    }
+}
+
+impl std::ops::Deref for Parsed {
+    type Target = Query;
+
+    fn deref(&self) -> &Query {
+        self.query
+            .as_ref()
+            .expect("a parsed query holds its query until dropped")
+    }
+}
+
+/// Shapes longer than this keep no query to refill: each thread's spares then hold at
+/// most the algebras of 32 texts of 2 KiB (light queries are far shorter).
+const SPARE_LONGEST: usize = 2 * 1024;
+
+impl Drop for Parsed {
+    fn drop(&mut self) {
+        let (Some(shape), Some(query)) = (self.shape.take(), self.query.take()) else {
+            return;
+        };
+        if shape.len() > SPARE_LONGEST {
+            return;
+        }
+        // Dropped while the thread's shapes are in use (or the thread ends): dropped.
+        let _ = RECENT.try_with(|recent| {
+            if let Ok(mut recent) = recent.try_borrow_mut() {
+                if let Some(entry) = recent.get_mut(shape.as_str()) {
+                    entry.spare.get_or_insert(query);
+                }
+            }
+        });
+    }
+}
+
+/// `cut`'s query from the thread's recent shapes, if its shape is one (`None` if not):
+/// the shape's last query refilled in place, or a fill of its parse (`Some(None)`: an IRI
+/// the parser refuses).
+fn from_recent(cut: &Cut<'_>) -> Option<Option<Query>> {
+    RECENT.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        let entry = recent.get_mut(cut.shape.as_str())?;
+        if let (Some(mut query), Some(slots)) = (entry.spare.take(), entry.slots.as_deref()) {
+            match fill::refill(&mut query, slots, &cut.iris) {
+                fill::Refill::Filled => return Some(Some(query)),
+                fill::Refill::Invalid => {
+                    // Left as it was: still the next one's to refill.
+                    entry.spare = Some(query);
+                    return Some(None);
+                }
+                fill::Refill::Mismatch => {}
+            }
+        }
+        Some(fill_recent(entry, &cut.iris))
+    })
+}
+
+/// A fill of `entry`'s parse with `iris`, whose slots the entry keeps for the refills.
+fn fill_recent(entry: &mut Recent, iris: &[&str]) -> Option<Query> {
+    let (query, slots) = fill::fill(&entry.parsed, iris)?;
+    entry.slots = Some(slots);
+    Some(query)
+}
+
 /// `text` parsed (with no base IRI), through the parse of its shape where one is kept.
-pub fn parse(text: &str) -> Result<Query, SparqlSyntaxError> {
+pub fn parse(text: &str) -> Result<Parsed, SparqlSyntaxError> {
     let Some(cut) = cut(text).filter(|_| text.len() <= LONGEST) else {
-        return SparqlParser::new().parse_query(text);
+        return SparqlParser::new().parse_query(text).map(Parsed::whole);
     };
-    let recent = RECENT.with(|recent| {
-        let recent = recent.borrow();
-        let parsed = recent.get(cut.shape.as_str())?;
-        Some(fill::fill(parsed, &cut.iris))
-    });
-    match recent {
-        Some(Some(query)) => return Ok(query),
+    match from_recent(&cut) {
+        Some(Some(query)) => {
+            return Ok(Parsed {
+                query: Some(query),
+                shape: Some(cut.shape),
+            })
+        }
         // An IRI the parser refuses: its error says where.
-        Some(None) => return SparqlParser::new().parse_query(text),
+        Some(None) => return SparqlParser::new().parse_query(text).map(Parsed::whole),
         None => {}
     }
     let shard = shard(&cut.shape);
@@ -105,20 +195,31 @@ pub fn parse(text: &str) -> Result<Query, SparqlSyntaxError> {
         let shapes = shard.read().unwrap_or_else(|e| e.into_inner());
         match shapes.get(cut.shape.as_str()) {
             Some(Shape::Parsed(parsed)) => {
+                let mut entry = Recent {
+                    parsed: Arc::clone(parsed),
+                    slots: None,
+                    spare: None,
+                };
+                let query = fill_recent(&mut entry, &cut.iris);
                 RECENT.with(|recent| {
                     let mut recent = recent.borrow_mut();
                     if recent.len() >= RECENT_PER_THREAD {
                         recent.clear();
                     }
-                    recent.insert(cut.shape.as_str().into(), Arc::clone(parsed));
+                    recent.insert(cut.shape.as_str().into(), entry);
                 });
-                if let Some(query) = fill::fill(parsed, &cut.iris) {
-                    return Ok(query);
-                }
-                // An IRI the parser refuses: its error says where.
-                return SparqlParser::new().parse_query(text);
+                return match query {
+                    Some(query) => Ok(Parsed {
+                        query: Some(query),
+                        shape: Some(cut.shape),
+                    }),
+                    // An IRI the parser refuses: its error says where.
+                    None => SparqlParser::new().parse_query(text).map(Parsed::whole),
+                };
             }
-            Some(Shape::Refused) => return SparqlParser::new().parse_query(text),
+            Some(Shape::Refused) => {
+                return SparqlParser::new().parse_query(text).map(Parsed::whole)
+            }
             Some(Shape::Met) => true,
             None => false,
         }
@@ -133,7 +234,7 @@ pub fn parse(text: &str) -> Result<Query, SparqlSyntaxError> {
         shapes.clear();
     }
     shapes.insert(cut.shape.into_boxed_str(), shape);
-    Ok(query)
+    Ok(Parsed::whole(query))
 }
 
 /// The shape of `cut` parsed, kept if its IRIs put back give `query` (the text's parse).
@@ -142,7 +243,9 @@ fn parse_shape(cut: &Cut<'_>, query: &Query) -> Shape {
         return Shape::Refused;
     };
     match fill::fill(&parsed, &cut.iris) {
-        Some(filled) if same_but_fresh_names(&filled, query) => Shape::Parsed(Arc::new(parsed)),
+        Some((filled, _)) if same_but_fresh_names(&filled, query) => {
+            Shape::Parsed(Arc::new(parsed))
+        }
         _ => Shape::Refused,
     }
 }
