@@ -165,9 +165,19 @@ pub struct MemoryBudget {
 
 impl MemoryBudget {
     /// The budget of a query alone in a pool of `limit` bytes (one query at a time: a
-    /// command-line query, a test).
+    /// command-line query, a test). Without a limit, the pool is one per thread, shared by
+    /// the thread's queries: a pool without a limit refuses nothing, so sharing it changes
+    /// nothing, and a light query makes one allocation fewer.
     pub fn new(limit: Option<usize>) -> Arc<Self> {
-        MemoryPool::new(limit).budget()
+        thread_local! {
+            static UNLIMITED: Arc<MemoryPool> = MemoryPool::new(None);
+        }
+        match limit {
+            Some(_) => MemoryPool::new(limit).budget(),
+            None => UNLIMITED
+                .try_with(MemoryPool::budget)
+                .unwrap_or_else(|_| MemoryPool::new(None).budget()),
+        }
     }
 
     /// Bytes reserved now.

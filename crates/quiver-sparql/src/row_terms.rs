@@ -64,7 +64,7 @@ impl Decoding<'_> {
         let end = rows.end.min(self.rows);
         let mut at = rows.start.min(end);
         let few = end - at < BLOCK_FROM_ROWS;
-        let mut cells: Vec<ByCells<'_>> = self
+        let mut cells: smallvec::SmallVec<[ByCells<'_>; 4]> = self
             .columns
             .iter()
             .map(|_| ByCells {
@@ -197,8 +197,10 @@ struct Block {
     shapes: Vec<Shape>,
     /// Each cell's term, column after column: an index into `shapes`, or [`NO_TERM`].
     slots: Vec<u32>,
-    /// Where each column's cells start in `slots` (none for a column decoded by cells).
-    starts: Vec<usize>,
+    /// Where each column's cells start in `slots` (none for a column decoded by cells; in
+    /// place for eight columns: a light query's few rows, decoded by cells, allocate none
+    /// here).
+    starts: smallvec::SmallVec<[usize; 8]>,
     /// The column's ids decoded in this block and their slots, by a hash of the id.
     seen: Vec<(Id, u32)>,
 }

@@ -53,8 +53,10 @@ enum Domain {
 /// What the planner knows while it grows a plan.
 #[derive(Clone)]
 pub(crate) struct State {
-    bound: Vec<VarId>,
-    domains: Vec<(VarId, Domain)>,
+    /// The variables bound, and what is known of their values (in place for eight: every
+    /// state the search tries is a copy).
+    bound: smallvec::SmallVec<[VarId; 8]>,
+    domains: smallvec::SmallVec<[(VarId, Domain); 8]>,
     /// Per pattern, whether a step took it (in place for sixteen: every state the search
     /// tries is a copy).
     pub done: smallvec::SmallVec<[bool; 16]>,
@@ -91,7 +93,11 @@ impl State {
     }
 
     fn bind(&mut self, pattern: &Pattern) {
-        crate::bgp::add_vars(&mut self.bound, pattern.vars());
+        for var in pattern.vars() {
+            if !self.bound.contains(&var) {
+                self.bound.push(var);
+            }
+        }
     }
 
     /// Step `kind` of `pattern` taken, leaving `rows` rows after moving `moved` to reach
@@ -151,8 +157,8 @@ fn planned(
 ) -> (Vec<Step>, f64) {
     let estimator = Estimator::new(store, graph, spread);
     let initial = State {
-        bound: bound.to_vec(),
-        domains: Vec::new(),
+        bound: bound.iter().copied().collect(),
+        domains: smallvec::SmallVec::new(),
         done: smallvec::smallvec![false; bgp.patterns.len()],
         rows: seed_rows,
         at: At::Coordinator,
