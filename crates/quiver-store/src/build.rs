@@ -2,7 +2,8 @@
 //!
 //! Triples are sorted by (subject, predicate, object) to lay out OUT records and the
 //! subjects of each predicate, then re-sorted by (object, predicate, subject) for IN
-//! records and the objects of each predicate. Sorting uses rayon's parallel sort; the
+//! records and the objects of each predicate. Sorting is a parallel radix sort
+//! ([`crate::triple_sort`]); the
 //! record layout ([`crate::layout`]) walks each direction in parts on every core, into
 //! arrays of the exact size counted just before. The peak of a bulk load is here (the id
 //! triples, both directions and the dictionary at once), so the re-sorted triples are given
@@ -15,6 +16,7 @@ use crate::graph::GraphIndex;
 use crate::layout::lay_out;
 use crate::sorted_tail::{merge_head, order_tail, sort_with_sorted_tail};
 use crate::stats::PredicateStats;
+use crate::triple_sort::{sort_triples, PARALLEL_TRIPLES};
 
 /// Builds the index of one graph from `triples` as `[subject, predicate, object]`
 /// (duplicates allowed; they are removed). `vertices`: `Some(n)` gives a dense vertex map
@@ -145,17 +147,8 @@ fn build(
     assemble(out, subjects, inn, objects, stats, count)
 }
 
-/// Below this many triples, a graph is sorted and rewritten on the calling thread: for a
-/// small graph (most named graphs), handing pieces to other threads costs more than the
-/// work.
-const PARALLEL_TRIPLES: usize = 1 << 14;
-
 fn sort(triples: &mut [[Id; 3]]) {
-    if triples.len() < PARALLEL_TRIPLES {
-        triples.sort_unstable();
-    } else {
-        triples.par_sort_unstable();
-    }
+    sort_triples(triples)
 }
 
 fn for_each(triples: &mut [[Id; 3]], f: impl Fn(&mut [Id; 3]) + Sync + Send) {

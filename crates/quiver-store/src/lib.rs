@@ -36,6 +36,7 @@ mod sorted_tail;
 pub mod stats;
 pub mod store;
 pub mod text;
+mod triple_sort;
 mod validate;
 
 pub use build::Presorted;
