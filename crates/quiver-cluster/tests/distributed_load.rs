@@ -85,8 +85,9 @@ fn cluster_quads(dir: &Path) -> Vec<String> {
         }
     }
     let term = |id: quiver_model::Id| {
-        let owner = parts[(id % count) as usize].dictionary();
-        assert_eq!(owner.share().map(|s| s.0), Some(id % count));
+        let at = (u64::from(id) % u64::from(count)) as u32;
+        let owner = parts[at as usize].dictionary();
+        assert_eq!(owner.share().map(|s| s.0), Some(at));
         let bytes = owner
             .term(id)
             .unwrap_or_else(|| panic!("id {id} at its owner"));

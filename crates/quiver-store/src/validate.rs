@@ -366,7 +366,11 @@ pub(crate) fn dictionary(dictionary: &Dictionary) -> Result<(), String> {
 }
 
 /// Checks that `list` (a section of ids) is strictly increasing and below `limit`.
-pub(crate) fn ascending_ids(list: &[Id], limit: u64, what: &str) -> Result<(), String> {
+/// Term ids ([`Id`]) and predicate ids ([`PredId`]) alike, whichever width `Id` has.
+pub(crate) fn ascending_ids<T>(list: &[T], limit: u64, what: &str) -> Result<(), String>
+where
+    T: Copy + Ord + Into<u64> + std::fmt::Display,
+{
     if let Some(i) = list.windows(2).position(|w| w[0] >= w[1]) {
         return Err(format!(
             "{what}: entries {i} and {} are not increasing",
@@ -374,7 +378,7 @@ pub(crate) fn ascending_ids(list: &[Id], limit: u64, what: &str) -> Result<(), S
         ));
     }
     match list.last() {
-        Some(&last) if last as u64 >= limit => {
+        Some(&last) if last.into() >= limit => {
             Err(format!("{what}: id {last} out of range ({limit} terms)"))
         }
         _ => Ok(()),

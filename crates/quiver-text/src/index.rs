@@ -537,7 +537,9 @@ impl TextIndex {
         let mut cursor = dictionary.cursor();
         let mut added = 0;
         for id in sorted.chain(directional).chain(appended) {
-            let Ok(id) = Id::try_from(id) else { break };
+            let Some(id) = Id::try_from(id).ok() else {
+                break;
+            };
             let Some(bytes) = cursor.term(id) else {
                 continue;
             };

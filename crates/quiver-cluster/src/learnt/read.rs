@@ -168,6 +168,7 @@ impl Around {
         }
         (1..=AHEAD_VERTICES)
             .filter_map(|k| k.checked_mul(self.partitions.max(1)))
+            .map(|step| step as Id)
             .flat_map(|step| [vertex.checked_add(step), vertex.checked_sub(step)])
             .flatten()
             .collect()
@@ -243,10 +244,10 @@ mod tests {
                 assert_eq!((*over, *direction), (Over::One(p), Direction::Out));
                 let distance = near.abs_diff(vertex);
                 assert!(
-                    distance > 0 && distance.is_multiple_of(partitions),
+                    distance > 0 && distance.is_multiple_of(partitions as Id),
                     "{near}"
                 );
-                assert!(distance <= AHEAD_VERTICES * partitions, "{near}");
+                assert!(distance <= (AHEAD_VERTICES * partitions) as Id, "{near}");
                 assert_eq!(lists, &vec![(p, list(*near))]);
                 assert!(!list(*near).is_empty());
                 distances.push(distance);
@@ -259,8 +260,8 @@ mod tests {
             let candidates = (1..=AHEAD_VERTICES)
                 .flat_map(|k| {
                     [
-                        vertex.checked_add(k * partitions),
-                        vertex.checked_sub(k * partitions),
+                        vertex.checked_add((k * partitions) as Id),
+                        vertex.checked_sub((k * partitions) as Id),
                     ]
                 })
                 .flatten()
@@ -363,6 +364,7 @@ mod tests {
         read.read_ahead(index, (Over::One(p), Direction::Out, vertex), around);
         let taken: Vec<Id> = read.records.iter().map(|(key, _)| key.2).collect();
         let by_id: Vec<Id> = (1..=AHEAD_VERTICES)
+            .map(|k| k as Id)
             .flat_map(|k| [vertex.checked_add(k), vertex.checked_sub(k)])
             .flatten()
             .filter(|v| subjects.contains(v))

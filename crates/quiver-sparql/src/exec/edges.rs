@@ -211,8 +211,17 @@ impl EdgeSource for PartitionedEdges<'_> {
         };
         let step = Step::new(0, StepKind::Walk(direction), starts.len() as f64);
         let table = self.run(pattern, step, input)?;
+        // Positions in `starts`: a conversion only where `Id` is `u64` (`wide-ids`).
+        #[allow(clippy::useless_conversion)]
+        let start = column(&table, POSITION)?
+            .iter()
+            .map(|&at| {
+                u32::try_from(at)
+                    .map_err(|_| QueryError::Plan(format!("the partitions returned position {at}")))
+            })
+            .collect::<Result<_, _>>()?;
         let mut edges = Edges {
-            start: column(&table, POSITION)?.to_vec(),
+            start,
             predicate: Vec::new(),
             end: column(&table, TO)?.to_vec(),
         };

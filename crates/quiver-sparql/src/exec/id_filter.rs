@@ -474,7 +474,9 @@ fn tagged_prefix_ranges(
     let mut next = dictionary.rank(&[tag]);
     let mut bytes = Vec::new();
     while next < end {
-        let Ok(at) = Id::try_from(next) else { break };
+        let Some(at) = Id::try_from(next).ok() else {
+            break;
+        };
         if !dictionary.term_into(at, &mut bytes) {
             break;
         }
