@@ -26,6 +26,38 @@ pub fn read_hosts(hosts: &Path) -> Result<Vec<String>> {
         .collect())
 }
 
+/// The host file in `dir` of the local cluster that process `pid` starts.
+fn hosts_file(dir: &Path, pid: u32) -> PathBuf {
+    dir.join(format!("quiver-cluster-{pid}.hosts"))
+}
+
+/// Removes the host files in `dir` of local clusters whose starting process is gone. A
+/// cluster removes its own when it ends ([`Peers`]' drop), but not when its first process
+/// was killed outright (SIGKILL), which would leave one behind each time. Only where
+/// `/proc` tells which processes run; a file this user may not remove is left.
+fn remove_stale_hosts(dir: &Path) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|name| name.strip_prefix("quiver-cluster-"))
+            .and_then(|name| name.strip_suffix(".hosts"))
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            if !proc.join(pid.to_string()).exists() {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 /// The listening socket a process of a local cluster was started with (`--listen-fd`),
 /// for its [`ClusterConfig`].
 pub fn inherited(fd: Option<i32>) -> Result<Option<Arc<std::net::TcpListener>>> {
@@ -96,8 +128,9 @@ impl Peers {
         let mut ports =
             quiver_cluster::LoopbackPorts::bind(processes).context("cannot bind loopback ports")?;
         let addresses = ports.addresses().to_vec();
-        let hosts =
-            std::env::temp_dir().join(format!("quiver-cluster-{}.hosts", std::process::id()));
+        let dir = std::env::temp_dir();
+        remove_stale_hosts(&dir);
+        let hosts = hosts_file(&dir, std::process::id());
         std::fs::write(&hosts, addresses.join("\n") + "\n")
             .with_context(|| format!("cannot write {}", hosts.display()))?;
         let program = std::env::current_exe().context("cannot find the quiver binary")?;
@@ -237,4 +270,28 @@ pub fn partitioned(store: &Store, dir: &Path, count: u32) -> Result<PathBuf> {
     save_partitioned(store, dir, count, |_, _| {})
         .with_context(|| format!("cannot write the partitioned store in {}", dir.display()))?;
     Ok(dir.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_files_of_ended_clusters_are_removed_and_running_ones_kept() {
+        let dir = std::env::temp_dir().join(format!("quiver-stale-hosts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A process that has ended: its number is free until the system reuses it.
+        let mut ended = Command::new("true").spawn().unwrap();
+        ended.wait().unwrap();
+        let stale = hosts_file(&dir, ended.id());
+        let running = hosts_file(&dir, std::process::id());
+        let other = dir.join("quiver-cluster-notes.hosts");
+        for file in [&stale, &running, &other] {
+            std::fs::write(file, "127.0.0.1:1\n").unwrap();
+        }
+        remove_stale_hosts(&dir);
+        let left = [&stale, &running, &other].map(|file| file.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(left, [false, true, true], "stale, running, not a cluster's");
+    }
 }
