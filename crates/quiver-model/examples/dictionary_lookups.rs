@@ -46,7 +46,7 @@ fn main() {
         let started = Instant::now();
         let found = probes
             .iter()
-            .filter(|&&p| dictionary.lookup(&terms[p]) == Some(p as u32))
+            .filter(|&&p| dictionary.lookup(&terms[p]) == Some(p as quiver_model::Id))
             .count();
         assert_eq!(found, probes.len(), "every term is found at its rank");
         rounds.push(started.elapsed().as_nanos() as f64 / probes.len() as f64);

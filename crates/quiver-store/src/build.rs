@@ -3,9 +3,8 @@
 //! Triples are sorted by (subject, predicate, object) to lay out OUT records and the
 //! subjects of each predicate, then re-sorted by (object, predicate, subject) for IN
 //! records and the objects of each predicate. Sorting is a parallel radix sort
-//! ([`crate::triple_sort`]); the
-//! record layout ([`crate::layout`]) walks each direction in parts on every core, into
-//! arrays of the exact size counted just before. The peak of a bulk load is here (the id
+//! ([`crate::triple_sort`]); the record layout ([`crate::layout`]) walks each direction in
+//! parts on every core, into arrays of the exact size counted just before. The peak of a bulk load is here (the id
 //! triples, both directions and the dictionary at once), so the re-sorted triples are given
 //! back page by page as the second direction consumes them.
 

@@ -489,12 +489,24 @@ mod tests {
         Store::build(dictionary, input, LoadInfo::default())
     }
 
-    fn contents(graph: &GraphIndex, predicates: usize) -> Vec<(u8, Id, Id, Id)> {
+    /// Every triple and predicate-index entry, ids widened to `u64` whatever `Id` is.
+    fn contents(graph: &GraphIndex, predicates: usize) -> Vec<(u8, u64, u64, u64)> {
         let mut seen = Vec::new();
-        graph.for_each_triple(|s, p, o| seen.push((0, s, p, o)));
-        for p in 0..predicates as Id {
-            seen.extend(graph.predicate_subjects(p).iter().map(|&s| (1, p, s, 0)));
-            seen.extend(graph.predicate_objects(p).iter().map(|&o| (2, p, o, 0)));
+        graph.for_each_triple(|s, p, o| seen.push((0, s as u64, p.into(), o as u64)));
+        for p in 0..predicates as PredId {
+            let at = u64::from(p);
+            seen.extend(
+                graph
+                    .predicate_subjects(p)
+                    .iter()
+                    .map(|&s| (1, at, s as u64, 0)),
+            );
+            seen.extend(
+                graph
+                    .predicate_objects(p)
+                    .iter()
+                    .map(|&o| (2, at, o as u64, 0)),
+            );
         }
         seen
     }

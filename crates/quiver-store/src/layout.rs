@@ -361,7 +361,7 @@ mod tests {
                 } else {
                     next() % vertices
                 };
-                [key, next() % predicates, next() % 50]
+                [key, next() % predicates, next() % 50].map(|id| id as Id)
             })
             .collect();
         edges.sort_unstable();

@@ -413,7 +413,7 @@ mod tests {
             // Ascending runs above everything (new vertices), then anything.
             let mut next = 300;
             for (i, &(insert, x)) in changes.iter().enumerate() {
-                let x = if i % 3 == 0 { next += 1 + x % 3; next } else { x as Id };
+                let x = if i % 3 == 0 { next += 1 + x as Id % 3; next } else { x as Id };
                 let changed = if insert {
                     delta.insert(&base, x)
                 } else {

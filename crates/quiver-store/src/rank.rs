@@ -78,9 +78,9 @@ mod tests {
 
     #[test]
     fn slots_are_the_positions_in_the_list() {
-        let list: Vec<Id> = (0..5000u32).filter(|v| v % 3 != 0 || v % 7 == 0).collect();
+        let list: Vec<Id> = (0..5000).filter(|v| v % 3 != 0 || v % 7 == 0).collect();
         let rank = RankIndex::build(&list).expect("dense enough");
-        for vertex in 0..5100u32 {
+        for vertex in 0..5100 {
             assert_eq!(
                 rank.slot(vertex),
                 list.binary_search(&vertex).ok(),

@@ -64,10 +64,16 @@ fn many_graphs_store() -> Store {
 
 /// Everything the store answers, by id: quads, both directions' lookups and the predicate
 /// index of every graph.
-fn answers(store: &Store) -> BTreeSet<(Option<Id>, u8, Id, Id, Id)> {
+fn answers(store: &Store) -> BTreeSet<(Option<Id>, u8, u64, u64, u64)> {
     let mut seen = BTreeSet::new();
     store.for_each_quad(|quad| {
-        seen.insert((quad.graph, 0, quad.subject, quad.predicate, quad.object));
+        // Ids widened to `u64`, whatever `Id` is.
+        let (s, p, o) = (
+            quad.subject as u64,
+            quad.predicate as u64,
+            quad.object as u64,
+        );
+        seen.insert((quad.graph, 0, s, p, o));
     });
     let graphs = std::iter::once((None, store.graph())).chain(
         store
@@ -81,10 +87,10 @@ fn answers(store: &Store) -> BTreeSet<(Option<Id>, u8, Id, Id, Id)> {
         });
         for p in 0..store.predicate_count() as u32 {
             for &s in graph.predicate_subjects(p) {
-                seen.insert((name, 1, p, s, 0));
+                seen.insert((name, 1, p as u64, s as u64, 0));
             }
             for &o in graph.predicate_objects(p) {
-                seen.insert((name, 2, p, o, 0));
+                seen.insert((name, 2, p as u64, o as u64, 0));
             }
         }
     }

@@ -407,7 +407,7 @@ mod tests {
             assert_eq!(dictionary.ordered_below(), 0);
             for term in own {
                 let id = dictionary.lookup(term).unwrap();
-                assert_eq!(id % count, index as u32);
+                assert_eq!(id % count as Id, index as Id);
                 assert_eq!(dictionary.term(id).as_ref(), Some(*term));
                 assert!(seen.insert(id));
             }
@@ -444,7 +444,7 @@ mod tests {
     fn learnt_terms_outlive_one_new_generation() {
         let coordinator =
             Dictionary::from_sorted(&[b"own".to_vec()]).into_share_keeping(0, 2, 1 << 20, 4);
-        let term = |i: u32| format!("t{i}").into_bytes();
+        let term = |i: Id| format!("t{i}").into_bytes();
         coordinator.pin_foreign([(1, b"pinned".to_vec())]);
         // A query learns its rows' terms...
         coordinator.learn_foreign([(3, term(3)), (5, term(5))]);
