@@ -106,11 +106,11 @@ fn build(
     let presorted = match presorted {
         Some(Presorted { start, refill }) => {
             let tail = triples.len() - start;
-            let (head, distinct) = sort_with_sorted_tail(&mut triples, start, sort);
+            let (head, distinct) = sort_with_sorted_tail(&mut triples, start, sort_triples);
             distinct.then_some((tail, head, refill))
         }
         None => {
-            sort(&mut triples);
+            sort_triples(&mut triples);
             triples.dedup();
             None
         }
@@ -126,9 +126,9 @@ fn build(
         Some((tail, mut head, refill)) => {
             let gap = triples.len() - tail;
             refill(&mut triples[gap..]);
-            let kept = gap + order_tail(&mut triples[gap..], sort);
+            let kept = gap + order_tail(&mut triples[gap..], sort_triples);
             for_each(&mut head, |t| t.swap(0, 2));
-            sort(&mut head);
+            sort_triples(&mut head);
             let merged = merge_head(&mut triples[..kept], gap, &head);
             assert_eq!(
                 merged as u64, count,
@@ -137,17 +137,13 @@ fn build(
         }
         None => {
             for_each(&mut triples, |t| t.swap(0, 2));
-            sort(&mut triples);
+            sort_triples(&mut triples);
         }
     }
     let (inn, objects) = lay_out(&mut triples, vertices, &mut stats, false, true, names);
     drop(triples);
 
     assemble(out, subjects, inn, objects, stats, count)
-}
-
-fn sort(triples: &mut [[Id; 3]]) {
-    sort_triples(triples)
 }
 
 fn for_each(triples: &mut [[Id; 3]], f: impl Fn(&mut [Id; 3]) + Sync + Send) {
@@ -193,9 +189,9 @@ fn build_split(
     record_predicates: Option<&[PredId]>,
 ) -> (GraphIndex, Vec<PredicateStats>) {
     let mut stats = vec![PredicateStats::default(); predicates];
-    sort(&mut out_edges);
+    sort_triples(&mut out_edges);
     out_edges.dedup();
-    sort(&mut in_edges);
+    sort_triples(&mut in_edges);
     in_edges.dedup();
     let count = out_edges.len() as u64;
     let names = record_predicates;
