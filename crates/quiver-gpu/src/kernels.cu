@@ -127,6 +127,53 @@ QV_DEVICE int contains(const Id *list, u64 len, Id x) {
   return 0;
 }
 
+// The first place in the sorted list whose id is at least x (`past` 0), or more than x
+// (`past` 1); len when there is none.
+QV_DEVICE u64 bound(const Id *list, u64 len, Id x, int past) {
+  u64 lo = 0, hi = len;
+  while (lo < hi) {
+    u64 mid = (lo + hi) / 2;
+    Id y = list[mid];
+    if (y < x || (past && y == x))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// Trims two sorted lists (their first words and lengths) each to the range of ids the
+// other spans; both lengths 0 when the ranges do not meet. A department's members lie in a
+// narrow range of ids (their IRIs share a prefix) while a university's alumni spread over
+// all: trimmed, the candidates are the few alumni in range, not every member (the CPU's
+// `overlap` in quiver-sparql's intersect.rs).
+QV_DEVICE void trim_to_overlap(const Id *wa, u64 *sa, u64 *la, const Id *wb, u64 *sb,
+                               u64 *lb) {
+  if (*la == 0 || *lb == 0) {
+    *la = 0;
+    *lb = 0;
+    return;
+  }
+  const Id *a = wa + *sa, *b = wb + *sb;
+  Id lo = a[0] > b[0] ? a[0] : b[0];
+  Id hi = a[*la - 1] < b[*lb - 1] ? a[*la - 1] : b[*lb - 1];
+  if (lo > hi) {
+    *la = 0;
+    *lb = 0;
+    return;
+  }
+  u64 fa = bound(a, *la, lo, 0), ea = bound(a, *la, hi, 1);
+  u64 fb = bound(b, *lb, lo, 0), eb = bound(b, *lb, hi, 1);
+  *sa += fa;
+  *la = ea - fa;
+  *sb += fb;
+  *lb = eb - fb;
+  if (*la == 0 || *lb == 0) {
+    *la = 0;
+    *lb = 0;
+  }
+}
+
 // The row that owns output j: the last r in 0..n with pos[r] <= j (pos ascending, pos[n]
 // the total, which exceeds j).
 QV_DEVICE u64 owner(const u64 *pos, u64 n, u64 j) {
@@ -236,8 +283,9 @@ QV_KERNEL qv_gather(Params p) {
   QV_FOR(j, m) { out[j] = column[selection[j]]; }
 }
 
-// Intersect, stage one: per row, the two lists (the step's and its partner's); the
-// shorter one gives the candidates, each looked up in the longer.
+// Intersect, stage one: per row, the two lists (the step's and its partner's), each
+// trimmed to the other's range; the shorter one gives the candidates, each looked up in
+// the longer.
 // 0 source A | 1 constant A | 2 source B | 3 constant B | 4 rows
 // 5..8 adjacency A | 9 predicate A | 10..13 adjacency B | 14 predicate B
 // 15 info (u64, 4 per row: small start, large start, large length, small is A)
@@ -262,10 +310,7 @@ QV_KERNEL qv_intersect_lookup(Params p) {
     u64 sa, la, sb, lb;
     lookup(a, end_value(source_a, constant_a, i), pa, &sa, &la);
     lookup(b, end_value(source_b, constant_b, i), pb, &sb, &lb);
-    if (la == 0 || lb == 0) {
-      la = 0;
-      lb = 0;
-    }
+    trim_to_overlap(a.words, &sa, &la, b.words, &sb, &lb);
     int small_is_a = la <= lb;
     info[4 * i] = small_is_a ? sa : sb;
     info[4 * i + 1] = small_is_a ? sb : sa;

@@ -5,8 +5,9 @@
 //!   sum of the lengths, then one thread per output row finds its input row by binary
 //!   search in the sums (balanced however skewed the lists are) and copies one neighbour;
 //! - *check*: per row a binary search of the target in the list, then a compaction;
-//! - *intersect* (a walk fused with its partner): per row the shorter of the two lists
-//!   gives candidates, expanded as above, each kept when the longer list holds it.
+//! - *intersect* (a walk fused with its partner): per row, both lists trimmed to the range
+//!   of ids they share, the shorter of the two gives candidates, expanded as above, each
+//!   kept when the longer list holds it.
 //!
 //! Every step ends by gathering the table's columns through the step's selection of
 //! parent rows. Rows come out in the CPU executor's order: input rows in order, each
