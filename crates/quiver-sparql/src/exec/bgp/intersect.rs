@@ -449,36 +449,25 @@ impl BitSet {
     }
 }
 
-/// The intersection of two sorted, duplicate-free lists: a merge when their sizes are
-/// close; otherwise each element of the smaller is found in what is left of the larger
-/// ([`seek`]).
+/// The intersection of two sorted, duplicate-free lists: where one is much the smaller,
+/// each of its elements is found in what is left of the larger ([`seek`]); otherwise both
+/// are first trimmed to the range they share ([`overlap`]), then merged, or sought again
+/// where the trimming left one much the smaller.
 fn intersect_sorted(a: &[Id], b: &[Id], out: &mut Vec<Id>) {
     out.clear();
-    let (Some(a), Some(b)) = (overlap(a, b), overlap(b, a)) else {
+    let (small, large) = smaller_first(a, b);
+    if small.is_empty() {
+        return;
+    }
+    if skewed(small, large) {
+        return seek_each(small, large, out);
+    }
+    let (Some(a), Some(b)) = (overlap(small, large), overlap(large, small)) else {
         return;
     };
-    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    if small.len() * 16 < large.len() {
-        let mut rest = large;
-        for &x in small {
-            let (Some(&first), Some(&last)) = (rest.first(), rest.last()) else {
-                break;
-            };
-            if x < first {
-                continue;
-            }
-            if x > last {
-                break;
-            }
-            match seek(rest, x) {
-                Ok(i) => {
-                    out.push(x);
-                    rest = &rest[i + 1..];
-                }
-                Err(i) => rest = &rest[i..],
-            }
-        }
-        return;
+    let (small, large) = smaller_first(a, b);
+    if skewed(small, large) {
+        return seek_each(small, large, out);
     }
     let (mut i, mut j) = (0, 0);
     while i < small.len() && j < large.len() {
@@ -494,10 +483,47 @@ fn intersect_sorted(a: &[Id], b: &[Id], out: &mut Vec<Id>) {
     }
 }
 
+fn smaller_first<'l>(a: &'l [Id], b: &'l [Id]) -> (&'l [Id], &'l [Id]) {
+    if a.len() <= b.len() {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+/// Whether seeking each of `small`'s elements in `large` beats merging them.
+fn skewed(small: &[Id], large: &[Id]) -> bool {
+    small.len() * 16 < large.len()
+}
+
+/// Pushes the elements of `small` that `large` holds, each sought in what is left of
+/// `large` after the one before.
+fn seek_each(small: &[Id], large: &[Id], out: &mut Vec<Id>) {
+    let mut rest = large;
+    for &x in small {
+        let (Some(&first), Some(&last)) = (rest.first(), rest.last()) else {
+            break;
+        };
+        if x < first {
+            continue;
+        }
+        if x > last {
+            break;
+        }
+        match seek(rest, x) {
+            Ok(i) => {
+                out.push(x);
+                rest = &rest[i + 1..];
+            }
+            Err(i) => rest = &rest[i..],
+        }
+    }
+}
+
 /// The part of `list` (sorted, duplicate-free) between the first and last ids of `other`,
 /// or `None` where that part or either list is empty.
 ///
-/// Why first: a whole store's ids are ranks in term order, so the neighbours of one vertex
+/// Why before a merge: a whole store's ids are ranks in term order, so the neighbours of one vertex
 /// often lie in a narrow range (a department's members share their IRIs' prefix) while
 /// their partner's spread over all ids (a university's alumni). q1 and q3 of LUBM
 /// intersect such pairs twenty thousand times: merged whole, each cost both lists' length
