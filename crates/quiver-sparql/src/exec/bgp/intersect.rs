@@ -681,12 +681,12 @@ mod tests {
         /// Any two lists, each in a range of its own that may or may not meet the other's.
         #[test]
         fn any_lists_intersect_as_a_naive_filter_does(
-            a in proptest::collection::btree_set(0u32..3000, 0..400),
-            b in proptest::collection::btree_set(0u32..600, 0..200),
-            shift in 0u32..3000,
+            a in proptest::collection::btree_set(0..3000 as Id, 0..400),
+            b in proptest::collection::btree_set(0..600 as Id, 0..200),
+            shift in 0..3000 as Id,
         ) {
-            let a: Vec<_> = a.into_iter().map(Id::from).collect();
-            let b: Vec<_> = b.into_iter().map(|x| Id::from(x + shift)).collect();
+            let a: Vec<Id> = a.into_iter().collect();
+            let b: Vec<Id> = b.into_iter().map(|x| x + shift).collect();
             let expected: Vec<_> = a.iter().copied().filter(|x| b.contains(x)).collect();
             let mut out = Vec::new();
             intersect_sorted(&a, &b, &mut out);
