@@ -523,12 +523,12 @@ fn seek_each(small: &[Id], large: &[Id], out: &mut Vec<Id>) {
 /// The part of `list` (sorted, duplicate-free) between the first and last ids of `other`,
 /// or `None` where that part or either list is empty.
 ///
-/// Why before a merge: a whole store's ids are ranks in term order, so the neighbours of one vertex
-/// often lie in a narrow range (a department's members share their IRIs' prefix) while
-/// their partner's spread over all ids (a university's alumni). q1 and q3 of LUBM
-/// intersect such pairs twenty thousand times: merged whole, each cost both lists' length
-/// (thousands of ids) for a result of a row or none; trimmed first, two seeks and the few
-/// ids in range.
+/// Why before a merge: a whole store's ids are ranks in term order, so the neighbours of
+/// one vertex often lie in a narrow range (a department's members share their IRIs'
+/// prefix) while their partner's spread over all ids (a university's alumni). q1 and q3 of
+/// LUBM-1000 intersect such pairs twenty thousand times: merged whole, each cost both
+/// lists' length (thousands of ids) for a result of a row or none; trimmed first, two
+/// seeks and the few ids in range.
 fn overlap<'l>(list: &'l [Id], other: &[Id]) -> Option<&'l [Id]> {
     let (&first, &last) = (list.first()?, list.last()?);
     let (&lo, &hi) = (other.first()?, other.last()?);
