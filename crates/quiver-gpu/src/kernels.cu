@@ -111,22 +111,6 @@ QV_DEVICE void lookup(Adjacency a, u64 v, u64 predicate, u64 *start, u64 *len) {
   }
 }
 
-// Whether the sorted list holds x.
-QV_DEVICE int contains(const Id *list, u64 len, Id x) {
-  u64 lo = 0, hi = len;
-  while (lo < hi) {
-    u64 mid = (lo + hi) / 2;
-    Id y = list[mid];
-    if (y == x)
-      return 1;
-    if (y < x)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return 0;
-}
-
 // The first place in the sorted list whose id is at least x (`past` 0), or more than x
 // (`past` 1); len when there is none.
 QV_DEVICE u64 bound(const Id *list, u64 len, Id x, int past) {
@@ -142,6 +126,12 @@ QV_DEVICE u64 bound(const Id *list, u64 len, Id x, int past) {
   return lo;
 }
 
+// Whether the sorted list holds x.
+QV_DEVICE int contains(const Id *list, u64 len, Id x) {
+  u64 i = bound(list, len, x, 0);
+  return i < len && list[i] == x;
+}
+
 // Trims two sorted lists (their first words and lengths) each to the range of ids the
 // other spans; both lengths 0 when the ranges do not meet. A department's members lie in a
 // narrow range of ids (their IRIs share a prefix) while a university's alumni spread over
@@ -149,25 +139,21 @@ QV_DEVICE u64 bound(const Id *list, u64 len, Id x, int past) {
 // `overlap` in quiver-sparql's intersect.rs).
 QV_DEVICE void trim_to_overlap(const Id *wa, u64 *sa, u64 *la, const Id *wb, u64 *sb,
                                u64 *lb) {
-  if (*la == 0 || *lb == 0) {
-    *la = 0;
-    *lb = 0;
-    return;
+  if (*la != 0 && *lb != 0) {
+    const Id *a = wa + *sa, *b = wb + *sb;
+    Id lo = a[0] > b[0] ? a[0] : b[0];
+    Id hi = a[*la - 1] < b[*lb - 1] ? a[*la - 1] : b[*lb - 1];
+    if (lo <= hi) {
+      u64 fa = bound(a, *la, lo, 0), ea = bound(a, *la, hi, 1);
+      u64 fb = bound(b, *lb, lo, 0), eb = bound(b, *lb, hi, 1);
+      *sa += fa;
+      *la = ea - fa;
+      *sb += fb;
+      *lb = eb - fb;
+    } else {
+      *la = 0;
+    }
   }
-  const Id *a = wa + *sa, *b = wb + *sb;
-  Id lo = a[0] > b[0] ? a[0] : b[0];
-  Id hi = a[*la - 1] < b[*lb - 1] ? a[*la - 1] : b[*lb - 1];
-  if (lo > hi) {
-    *la = 0;
-    *lb = 0;
-    return;
-  }
-  u64 fa = bound(a, *la, lo, 0), ea = bound(a, *la, hi, 1);
-  u64 fb = bound(b, *lb, lo, 0), eb = bound(b, *lb, hi, 1);
-  *sa += fa;
-  *la = ea - fa;
-  *sb += fb;
-  *lb = eb - fb;
   if (*la == 0 || *lb == 0) {
     *la = 0;
     *lb = 0;
