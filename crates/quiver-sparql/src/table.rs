@@ -297,11 +297,11 @@ mod tests {
 
     #[test]
     fn concat_gives_what_appending_gives() {
-        let part = |start: u32, rows: usize| Table {
+        let part = |start: Id, rows: usize| Table {
             vars: vec![2, 5],
             columns: vec![
-                (start..start + rows as u32).collect(),
-                (start..start + rows as u32).map(|x| x * 7).collect(),
+                (start..start + rows as Id).collect(),
+                (start..start + rows as Id).map(|x| x * 7).collect(),
             ],
             rows,
         };

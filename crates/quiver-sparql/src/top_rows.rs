@@ -156,10 +156,10 @@ mod tests {
         /// by id.
         #[test]
         fn a_top_k_of_the_cut_rows_is_the_top_k_of_all(
-            rows in proptest::collection::vec((0..12u32, 0..12u32), 0..80),
+            rows in proptest::collection::vec((0..12 as Id, 0..12 as Id), 0..80),
             unbound in proptest::collection::vec(any::<bool>(), 80),
             k in 1..10usize,
-            ordered_below in 0..14u32,
+            ordered_below in 0..14 as Id,
             descending in (any::<bool>(), any::<bool>()),
         ) {
             let (a, b) = (0, 1);

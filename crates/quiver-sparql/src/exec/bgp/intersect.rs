@@ -644,12 +644,12 @@ mod tests {
             seed = seed
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            ((seed >> 33) % bound) as u32
+            ((seed >> 33) % bound) as Id
         };
-        let mut lists: Vec<Vec<u32>> = vec![
+        let mut lists: Vec<Vec<Id>> = vec![
             vec![7],
             vec![3, 4],
-            vec![0, u32::MAX],
+            vec![0, u32::MAX as Id],
             (0..3000).map(|x| x * 7).collect(),
             (0..40)
                 .flat_map(|c| (0..50).map(move |i| c * 100_000 + i * 3))
@@ -659,13 +659,13 @@ mod tests {
                 .chain(4_000_000_000..4_000_002_000)
                 .collect(),
         ];
-        let mut random: Vec<u32> = (0..5000).map(|_| next(1 << 31)).collect();
+        let mut random: Vec<Id> = (0..5000).map(|_| next(1 << 31)).collect();
         random.sort_unstable();
         random.dedup();
         lists.push(random);
         for list in &lists {
             let (first, last) = (list[0], *list.last().unwrap());
-            let mut probes: Vec<u32> = list
+            let mut probes: Vec<Id> = list
                 .iter()
                 .flat_map(|&x| [x, x.saturating_add(1), x.saturating_sub(1)])
                 .filter(|&x| (first..=last).contains(&x))
