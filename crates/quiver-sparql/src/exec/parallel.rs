@@ -200,6 +200,32 @@ pub(crate) fn map_morsels<T: Send>(
     on_workers(ctx, || starts.into_par_iter().map(run).collect())
 }
 
+/// `f` over the stretches of `values` of `size` each (the last one shorter), in order, on
+/// the query's workers as [`map_morsels`] runs: `f` gets the stretch's number, its range of
+/// positions in `values` and the stretch itself to write. Two passes over the same values
+/// with the same `size` see the same stretches.
+pub(crate) fn map_stretches_mut<V: Send, T: Send>(
+    ctx: &ExecContext<'_>,
+    values: &mut [V],
+    size: usize,
+    f: impl Fn(usize, std::ops::Range<usize>, &mut [V]) -> T + Sync,
+) -> Result<Vec<T>, QueryError> {
+    use rayon::prelude::*;
+    let size = size.max(1);
+    let rows = values.len();
+    let run = |(index, stretch): (usize, &mut [V])| {
+        ctx.check()?;
+        let start = index * size;
+        Ok(f(index, start..start + stretch.len(), stretch))
+    };
+    if rows <= size || ctx.threads <= 1 || rows < min_parallel_rows() {
+        return values.chunks_mut(size).enumerate().map(run).collect();
+    }
+    on_workers(ctx, || {
+        values.par_chunks_mut(size).enumerate().map(run).collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
