@@ -3,7 +3,8 @@
 //! Each step reads one column of bound vertices and walks the graph index from each:
 //! an *expand* appends every neighbour as a new row, a *check* keeps the rows whose known
 //! target is among the neighbours (binary search in the sorted list). A step produces a
-//! selection vector of parent rows plus the new columns, so rows are never heap objects.
+//! selection vector of parent rows plus the new columns, so rows are never heap objects
+//! (over an input of no columns, a query's first step, only the new columns).
 //! Heavy queries fan out: once a step yields many rows, the table is cut into morsels and
 //! the remaining steps run on every core (rayon); light queries never leave their thread.
 //!
@@ -417,12 +418,34 @@ fn explore_parallel(
 
 /// Accumulates a step's output: parent rows and newly bound columns.
 struct Output {
+    /// The parent row of each output row, when the input has columns to gather by it.
     selection: Vec<u32>,
+    /// Whether `selection` is kept: not over an input of no columns (a query's first step,
+    /// from its one empty row), whose output is its new columns alone. A class's millions
+    /// of instances would otherwise write as many zeros that nothing reads.
+    gather: bool,
+    /// Output rows so far.
+    rows: usize,
     target: Option<(VarId, Vec<Id>)>,
     predicate: Option<(VarId, Vec<Id>)>,
 }
 
 impl Output {
+    /// The output of a step over `table` binding `target` (when free) and the pattern's
+    /// `free_predicate` variable, if any.
+    fn new(table: &Table, target: &End<'_>, free_predicate: Option<VarId>) -> Self {
+        Output {
+            selection: Vec::new(),
+            gather: !table.columns.is_empty(),
+            rows: 0,
+            target: match target {
+                End::Free(v) => Some((*v, Vec::new())),
+                _ => None,
+            },
+            predicate: free_predicate.map(|v| (v, Vec::new())),
+        }
+    }
+
     /// Emits the matches of one row against the neighbour list `neighbours`.
     #[inline]
     fn emit(
@@ -434,8 +457,11 @@ impl Output {
     ) {
         match target {
             End::Free(_) => {
-                self.selection
-                    .extend(std::iter::repeat_n(row as u32, neighbours.len()));
+                if self.gather {
+                    self.selection
+                        .extend(std::iter::repeat_n(row as u32, neighbours.len()));
+                }
+                self.rows += neighbours.len();
                 if let Some((_, column)) = &mut self.target {
                     column.extend_from_slice(neighbours);
                 }
@@ -446,7 +472,10 @@ impl Output {
             known => {
                 if let Some(value) = known.value(row) {
                     if neighbours.binary_search(&value).is_ok() {
-                        self.selection.push(row as u32);
+                        if self.gather {
+                            self.selection.push(row as u32);
+                        }
+                        self.rows += 1;
                         if let (Some((_, column)), Some(term)) =
                             (&mut self.predicate, predicate_term)
                         {
@@ -459,7 +488,7 @@ impl Output {
     }
 
     fn len(&self) -> usize {
-        self.selection.len()
+        self.rows
     }
 
     /// The bytes the buffers hold: their capacity, which growth by doubling keeps up to
@@ -476,6 +505,7 @@ impl Output {
     /// Keeps the first `cap` rows.
     fn truncate(&mut self, cap: usize) {
         self.selection.truncate(cap);
+        self.rows = self.rows.min(cap);
         for (_, column) in [&mut self.target, &mut self.predicate]
             .into_iter()
             .flatten()
@@ -490,7 +520,15 @@ impl Output {
         bounded
             .memory
             .try_resize(self.bytes() + table_bytes(self.len(), table.columns.len()))?;
-        Ok(table.gather_with(&self.selection, [self.predicate, self.target]))
+        if self.gather {
+            return Ok(table.gather_with(&self.selection, [self.predicate, self.target]));
+        }
+        let (vars, columns) = [self.predicate, self.target].into_iter().flatten().unzip();
+        Ok(Table {
+            vars,
+            columns,
+            rows: self.rows,
+        })
     }
 }
 
@@ -534,14 +572,7 @@ pub(crate) fn apply_step(
         },
         _ => (None, None),
     };
-    let mut out = Output {
-        selection: Vec::new(),
-        target: match target {
-            End::Free(v) => Some((v, Vec::new())),
-            _ => None,
-        },
-        predicate: free_predicate.map(|v| (v, Vec::new())),
-    };
+    let mut out = Output::new(table, &target, free_predicate);
     // Read once, so that the row loop does not reload it through `bounded`.
     let cap = bounded.cap;
     let ahead = Ahead::of(source, graph.adjacency(direction), table.rows);
@@ -614,14 +645,7 @@ fn index_step(
         Direction::Out => (ctx.graph.predicate_objects(p), pattern.object),
     };
     let target = end(node, table);
-    let mut out = Output {
-        selection: Vec::new(),
-        target: match target {
-            End::Free(v) => Some((v, Vec::new())),
-            _ => None,
-        },
-        predicate: None,
-    };
+    let mut out = Output::new(table, &target, None);
     for row in 0..table.rows {
         bounded.tick(row, || out.bytes())?;
         if bounded.full(out.len()) {
