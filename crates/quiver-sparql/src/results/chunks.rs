@@ -19,7 +19,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::stream::{write_rows, Syntax};
+use super::stream::{RowWriter, Syntax};
 use crate::engine::Solutions;
 
 /// Where the chunks of a large result go, batch by batch, in order.
@@ -170,14 +170,20 @@ pub(super) fn write_in_parallel(
         .map(|from| from..(from + chunk_rows).min(rows))
         .collect();
     let mut batches = chunks.chunks(threads * 2);
-    let fill = |buffers: &mut Vec<Vec<u8>>, batch: &[Range<usize>]| {
+    // One row writer per place in a batch, kept from batch to batch with its caches: the
+    // place's chunk of every batch is written by whichever thread takes it, one at a time.
+    let mut writers: Vec<RowWriter<'_>> = (0..threads * 2)
+        .map(|_| RowWriter::new(solutions, openings.len(), true))
+        .collect();
+    let mut fill = |buffers: &mut Vec<Vec<u8>>, batch: &[Range<usize>]| {
         buffers.resize_with(batch.len(), Vec::new);
         buffers
             .par_iter_mut()
+            .zip(&mut writers)
             .zip(batch)
-            .try_for_each(|(buffer, range)| {
+            .try_for_each(|((buffer, writer), range)| {
                 buffer.clear();
-                write_rows(
+                writer.write(
                     solutions,
                     syntax,
                     openings,

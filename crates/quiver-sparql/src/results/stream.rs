@@ -168,11 +168,9 @@ fn openings(syntax: Syntax, variables: &[&str]) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Writes the rows `rows` into `out`, calling `flush` after each row (which may drain it).
-/// Each column decodes through its own cursor and cache, and prefetches the dictionary
-/// entries of the ids a few rows ahead, so that the cache misses of a column of scattered
-/// ids (distinct subjects) overlap.
-pub(super) fn write_rows(
+/// Writes the rows `rows` into `out`, calling `flush` after each row (which may drain it),
+/// through a [`RowWriter`] of its own.
+fn write_rows(
     solutions: &Solutions<'_>,
     syntax: Syntax,
     openings: &[Vec<u8>],
@@ -180,56 +178,90 @@ pub(super) fn write_rows(
     out: &mut Vec<u8>,
     flush: &mut dyn FnMut(&mut Vec<u8>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let dictionary = solutions.store().dictionary();
     // Fewer rows than this are written without caches (and without prefetching).
     let caching = rows.len() >= MIN_CACHED_ROWS;
-    let mut columns: Vec<Column<'_>> = (0..openings.len())
-        .map(|c| Column {
-            ids: solutions.column_ids(c),
-            cursor: dictionary.cursor(),
-            slots: Vec::new(),
-            lookups: 0,
-            hits: 0,
-            caching,
-        })
-        .collect();
-    for row in rows.clone() {
-        if caching {
-            for column in &columns {
-                dictionary.prefetch_ahead(column.ids, row);
-            }
-        }
-        row_start(syntax, row, out);
-        let mut first = true;
-        for (c, column) in columns.iter_mut().enumerate() {
-            let id = column.ids[row];
-            match syntax {
-                Syntax::Tsv if c > 0 => out.push(b'\t'),
-                Syntax::Csv if c > 0 => out.push(b','),
-                _ => {}
-            }
-            if id == UNBOUND {
-                continue;
-            }
-            if syntax == Syntax::Json && !first {
-                out.push(b',');
-            }
-            out.extend_from_slice(&openings[c]);
-            first = false;
-            column.write(solutions, id, syntax, out);
-            if syntax == Syntax::Xml {
-                out.extend_from_slice(b"</binding>");
-            }
-        }
-        out.extend_from_slice(match syntax {
-            Syntax::Json => b"}",
-            Syntax::Xml => b"</result>",
-            Syntax::Tsv => b"\n",
-            Syntax::Csv => b"\r\n",
-        });
-        flush(out)?;
+    RowWriter::new(solutions, openings.len(), caching)
+        .write(solutions, syntax, openings, rows, out, flush)
+}
+
+/// Writes rows of one result: each column decodes through its own cursor and cache, and
+/// prefetches the dictionary entries of the ids a few rows ahead, so that the cache misses
+/// of a column of scattered ids (distinct subjects) overlap. A writer kept from one chunk
+/// of rows to the next keeps its caches warm (and a column that stopped caching stays
+/// stopped), since a term's bytes depend only on its id and the syntax.
+pub(super) struct RowWriter<'a> {
+    columns: Vec<Column<'a>>,
+    caching: bool,
+}
+
+impl<'a> RowWriter<'a> {
+    /// A writer of `columns` columns of `solutions`, with caches when `caching`.
+    pub(super) fn new(solutions: &'a Solutions<'_>, columns: usize, caching: bool) -> Self {
+        let dictionary = solutions.store().dictionary();
+        let columns = (0..columns)
+            .map(|c| Column {
+                ids: solutions.column_ids(c),
+                cursor: dictionary.cursor(),
+                slots: Vec::new(),
+                lookups: 0,
+                hits: 0,
+                caching,
+            })
+            .collect();
+        Self { columns, caching }
     }
-    Ok(())
+
+    /// Writes the rows `rows` into `out`, calling `flush` after each row (which may drain
+    /// it); `solutions` and `syntax` must be those of every call.
+    pub(super) fn write(
+        &mut self,
+        solutions: &Solutions<'_>,
+        syntax: Syntax,
+        openings: &[Vec<u8>],
+        rows: std::ops::Range<usize>,
+        out: &mut Vec<u8>,
+        flush: &mut dyn FnMut(&mut Vec<u8>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let dictionary = solutions.store().dictionary();
+        let columns = &mut self.columns;
+        for row in rows.clone() {
+            if self.caching {
+                for column in columns.iter() {
+                    dictionary.prefetch_ahead(column.ids, row);
+                }
+            }
+            row_start(syntax, row, out);
+            let mut first = true;
+            for (c, column) in columns.iter_mut().enumerate() {
+                let id = column.ids[row];
+                match syntax {
+                    Syntax::Tsv if c > 0 => out.push(b'\t'),
+                    Syntax::Csv if c > 0 => out.push(b','),
+                    _ => {}
+                }
+                if id == UNBOUND {
+                    continue;
+                }
+                if syntax == Syntax::Json && !first {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&openings[c]);
+                first = false;
+                column.write(solutions, id, syntax, out);
+                if syntax == Syntax::Xml {
+                    out.extend_from_slice(b"</binding>");
+                }
+            }
+            out.extend_from_slice(match syntax {
+                Syntax::Json => b"}",
+                Syntax::Xml => b"</result>",
+                Syntax::Tsv => b"\n",
+                Syntax::Csv => b"\r\n",
+            });
+            flush(out)?;
+        }
+        Ok(())
+    }
 }
 
 fn header(syntax: Syntax, variables: &[&str], out: &mut Vec<u8>) {
