@@ -182,15 +182,21 @@ pub(super) fn write_in_parallel(
             .zip(&mut writers)
             .zip(batch)
             .try_for_each(|((buffer, writer), range)| {
-                buffer.clear();
-                writer.write(
+                // Written through a vector of the task's own: the places' vectors lie side
+                // by side, and every push updating a length in a line that another
+                // thread's pushes update too would bounce it between their caches.
+                let mut own = std::mem::take(buffer);
+                own.clear();
+                let written = writer.write(
                     solutions,
                     syntax,
                     openings,
                     range.clone(),
-                    buffer,
+                    &mut own,
                     &mut |_| Ok(()),
-                )
+                );
+                *buffer = own;
+                written
             })
     };
     // The bytes and rows filled so far, for the guess of the whole output's size.
