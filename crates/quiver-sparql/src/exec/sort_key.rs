@@ -65,6 +65,12 @@ impl KeyMap {
         })
     }
 
+    /// Whether every id the map was built over is UNBOUND or sorts like its term, so that
+    /// the ids themselves compare as their keys do.
+    pub(crate) fn all_ordered(&self) -> bool {
+        self.others.is_empty()
+    }
+
     /// The key of `id` (one of the ids the map was built over).
     #[inline]
     pub(crate) fn key(&self, id: Id) -> SortKey {

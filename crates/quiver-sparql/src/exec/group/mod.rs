@@ -705,6 +705,10 @@ fn extremes(
 ) -> Result<Vec<Id>, QueryError> {
     let mut memory = ctx.reservation();
     let keys = KeyMap::of(evaluator, &mut memory, &[values])?;
+    if keys.all_ordered() {
+        memory.try_grow(groups.count * std::mem::size_of::<u64>())?;
+        return ordered_extremes(ctx, groups, values, min);
+    }
     memory.try_grow(groups.count * (std::mem::size_of::<(SortKey, Id)>() + 1))?;
     // Key 0 (unbound) marks a group that failed; `None` one that has no value yet.
     let better = |slot: &mut Option<(SortKey, Id)>, candidate: Option<(SortKey, Id)>| {
@@ -748,6 +752,63 @@ fn extremes(
         })
         .collect())
 }
+
+/// [`extremes`] where every value is UNBOUND or an id that sorts like its term (a whole
+/// store's terms of its sorted part): the ids are compared themselves, with no key looked
+/// up, one word per group. A group's state is [`NO_VALUE`] before its first value and
+/// [`FAILED`] after an unbound one (its extreme is then unbound, as with keys); else the
+/// smallest id for MIN, and the largest id plus one for MAX (so that the state before the
+/// first value is below every value). Equal ids are the same term, so which row gave the
+/// extreme does not matter.
+fn ordered_extremes(
+    ctx: &ExecContext<'_>,
+    groups: &Groups,
+    values: &[Id],
+    min: bool,
+) -> Result<Vec<Id>, QueryError> {
+    let empty = if min { NO_VALUE } else { 0 };
+    let merge = |state: u64, value: u64| match (state, value) {
+        (FAILED, _) | (_, FAILED) => FAILED,
+        _ if min => state.min(value),
+        _ => state.max(value),
+    };
+    let parts = per_morsel(
+        ctx,
+        groups,
+        || vec![empty; groups.count],
+        |states, range| {
+            for (&group, &id) in groups.of_row[range.clone()].iter().zip(&values[range]) {
+                let value = match id {
+                    UNBOUND => FAILED,
+                    id if min => id as u64,
+                    id => id as u64 + 1,
+                };
+                let state = &mut states[group as usize];
+                *state = merge(*state, value);
+            }
+        },
+    )?;
+    let mut states = vec![empty; groups.count];
+    for part in parts {
+        for (state, other) in states.iter_mut().zip(part) {
+            *state = merge(*state, other);
+        }
+    }
+    Ok(states
+        .into_iter()
+        .map(|state| match state {
+            FAILED | NO_VALUE => UNBOUND,
+            0 if !min => UNBOUND,
+            state if min => state as Id,
+            state => (state - 1) as Id,
+        })
+        .collect())
+}
+
+/// A group of [`ordered_extremes`] with no value yet (for MIN; 0 for MAX).
+const NO_VALUE: u64 = u64::MAX;
+/// A group of [`ordered_extremes`] that met an unbound value.
+const FAILED: u64 = u64::MAX - 1;
 
 /// Folds the rows into states of one entry per group, `fold` adding a range of rows to a
 /// state made by `init`: one state per morsel on the query's threads when the groups are
