@@ -613,3 +613,29 @@ fn few_rows_intersecting_long_lists_split_over_threads_and_agree_with_oxigraph()
         }
     }
 }
+
+/// COUNT(DISTINCT) over groups of thousands of distinct values, each met several times in
+/// an order that mixes the groups: far more pairs than the slots of the pairs remembered
+/// before the set (`exec/group`), so that a slot is often taken by another value of the
+/// same group. On one thread and on four, each over its own share of the groups; against
+/// Oxigraph.
+#[test]
+fn count_distinct_of_many_values_per_group_agrees_with_oxigraph() {
+    quiver_sparql::exec::parallel::set_min_parallel_rows(4);
+    let mut nquads = String::new();
+    for i in 0..9000 {
+        let _ = writeln!(
+            nquads,
+            "<http://ex/g{}> <http://ex/has> <http://ex/x{i}> .\n\
+             <http://ex/x{i}> <http://ex/val> <http://ex/v{}> .",
+            i % 5,
+            (i * 7) % 4000
+        );
+    }
+    let pair = Pair::new(&nquads);
+    let query = "SELECT ?g (COUNT(DISTINCT ?v) AS ?n) (COUNT(?v) AS ?all) \
+         WHERE { ?g <http://ex/has> ?x . ?x <http://ex/val> ?v } GROUP BY ?g";
+    for threads in [1, 4] {
+        check_bag(&pair, query, threads).unwrap_or_else(|e| panic!("{e}"));
+    }
+}

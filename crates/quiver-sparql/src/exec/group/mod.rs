@@ -499,28 +499,50 @@ fn count_distinct_values(
     } else {
         1
     };
-    let share = |share: usize| -> Result<Vec<(u32, u64)>, QueryError> {
+    // Each share's counts, one per group it owns (group `g` at `g / shares`).
+    memory.try_grow(groups.count.saturating_mul(std::mem::size_of::<u64>()))?;
+    let share = |share: usize| -> Result<Vec<u64>, QueryError> {
         let mut seen: FxHashSet<(u32, Id)> = FxHashSet::default();
-        let mut counts: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut counts = vec![0u64; groups.count.saturating_sub(share).div_ceil(shares)];
+        // The pairs met lately, each already in `seen`: a group's rows repeat the same few
+        // values (a department's students take its courses), so most rows stop here
+        // instead of probing a set of millions of pairs.
+        let mut recent = [(u32::MAX, UNBOUND); RECENT_PAIRS];
         for (row, (&group, &id)) in groups.of_row.iter().zip(values).enumerate() {
             ctx.tick(row)?;
-            if group as usize % shares == share && id != UNBOUND && seen.insert((group, id)) {
-                *counts.entry(group).or_default() += 1;
+            if group as usize % shares != share || id == UNBOUND {
+                continue;
+            }
+            let hash = (u64::from(group) << 32 ^ id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let slot = &mut recent[(hash >> 54) as usize % RECENT_PAIRS];
+            if *slot == (group, id) {
+                continue;
+            }
+            *slot = (group, id);
+            if seen.insert((group, id)) {
+                counts[group as usize / shares] += 1;
             }
         }
-        Ok(counts.into_iter().collect())
+        Ok(counts)
     };
-    let parts: Vec<Vec<(u32, u64)>> = if shares == 1 {
+    let parts: Vec<Vec<u64>> = if shares == 1 {
         vec![share(0)?]
     } else {
         on_workers(ctx, || (0..shares).into_par_iter().map(share).collect())?
     };
     let mut counts = vec![0; groups.count];
-    for (group, count) in parts.into_iter().flatten() {
-        counts[group as usize] = count;
+    for (share, part) in parts.into_iter().enumerate() {
+        for (at, count) in part.into_iter().enumerate() {
+            counts[at * shares + share] = count;
+        }
     }
     Ok(counts)
 }
+
+/// The (group, value) pairs [`count_distinct_values`] remembers it has met, by hash, before
+/// its set of all pairs (a power of two at most 1024: the slot is taken from the hash's
+/// top ten bits).
+const RECENT_PAIRS: usize = 1024;
 
 /// An iterator that checks the query's limits every stride of items, and ends early
 /// (recording why) when a check fails.
