@@ -82,7 +82,9 @@ pub fn write_solutions<W: Write>(
         chunks::write_in_parallel(solutions, syntax, &openings, threads, chunk_rows, 0, sink)?;
         out.clear();
     } else {
-        write_rows(
+        // Fewer rows than this are written without caches (and without prefetching).
+        let caching = rows >= MIN_CACHED_ROWS;
+        RowWriter::new(solutions, openings.len(), caching).write(
             solutions,
             syntax,
             &openings,
@@ -166,22 +168,6 @@ fn openings(syntax: Syntax, variables: &[&str]) -> Vec<Vec<u8>> {
             opening
         })
         .collect()
-}
-
-/// Writes the rows `rows` into `out`, calling `flush` after each row (which may drain it),
-/// through a [`RowWriter`] of its own.
-fn write_rows(
-    solutions: &Solutions<'_>,
-    syntax: Syntax,
-    openings: &[Vec<u8>],
-    rows: std::ops::Range<usize>,
-    out: &mut Vec<u8>,
-    flush: &mut dyn FnMut(&mut Vec<u8>) -> io::Result<()>,
-) -> io::Result<()> {
-    // Fewer rows than this are written without caches (and without prefetching).
-    let caching = rows.len() >= MIN_CACHED_ROWS;
-    RowWriter::new(solutions, openings.len(), caching)
-        .write(solutions, syntax, openings, rows, out, flush)
 }
 
 /// Writes rows of one result: each column decodes through its own cursor and cache, and
