@@ -173,7 +173,7 @@ pub(super) fn write_in_parallel(
     // One row writer per place in a batch, kept from batch to batch with its caches: the
     // place's chunk of every batch is written by whichever thread takes it, one at a time.
     let mut writers: Vec<RowWriter<'_>> = (0..threads * 2)
-        .map(|_| RowWriter::new(solutions, openings.len(), true))
+        .map(|_| RowWriter::new(solutions, openings.len(), true, chunk_rows))
         .collect();
     let mut fill = |buffers: &mut Vec<Vec<u8>>, batch: &[Range<usize>]| {
         buffers.resize_with(batch.len(), Vec::new);

@@ -7,6 +7,7 @@
 mod chunks;
 mod csv;
 mod stream;
+mod term_cache;
 
 use std::io::Write;
 

@@ -21,6 +21,7 @@ use quiver_model::term::{
 use quiver_model::Id;
 
 use super::chunks;
+use super::term_cache::TermCache;
 use crate::engine::Solutions;
 use crate::table::UNBOUND;
 
@@ -35,8 +36,6 @@ pub enum Syntax {
 
 /// Bytes gathered before one `write_all` to the sink.
 const FLUSH_BYTES: usize = 1 << 18;
-/// Cache slots per column (a power of two).
-const SLOTS: usize = 1024;
 /// Results of fewer rows are written without caches (filling one costs more than it saves).
 const MIN_CACHED_ROWS: usize = 256;
 /// Lookups after which a column that hit its cache less than one time in eight stops
@@ -84,7 +83,7 @@ pub fn write_solutions<W: Write>(
     } else {
         // Fewer rows than this are written without caches (and without prefetching).
         let caching = rows >= MIN_CACHED_ROWS;
-        RowWriter::new(solutions, openings.len(), caching).write(
+        RowWriter::new(solutions, openings.len(), caching, rows).write(
             solutions,
             syntax,
             &openings,
@@ -181,14 +180,20 @@ pub(super) struct RowWriter<'a> {
 }
 
 impl<'a> RowWriter<'a> {
-    /// A writer of `columns` columns of `solutions`, with caches when `caching`.
-    pub(super) fn new(solutions: &'a Solutions<'_>, columns: usize, caching: bool) -> Self {
+    /// A writer of `columns` columns of `solutions`, with caches when `caching`, sized for
+    /// calls of at most `rows` rows each.
+    pub(super) fn new(
+        solutions: &'a Solutions<'_>,
+        columns: usize,
+        caching: bool,
+        rows: usize,
+    ) -> Self {
         let dictionary = solutions.store().dictionary();
         let columns = (0..columns)
             .map(|c| Column {
                 ids: solutions.column_ids(c),
                 cursor: dictionary.cursor(),
-                slots: Vec::new(),
+                cache: TermCache::new(rows),
                 lookups: 0,
                 hits: 0,
                 caching,
@@ -308,7 +313,7 @@ fn row_start(syntax: Syntax, row: usize, out: &mut Vec<u8>) {
 struct Column<'a> {
     ids: &'a [Id],
     cursor: quiver_model::dictionary::Cursor<'a>,
-    slots: Vec<(Id, Vec<u8>)>,
+    cache: TermCache,
     lookups: u32,
     hits: u32,
     caching: bool,
@@ -336,25 +341,18 @@ impl Column<'_> {
             self.write_decoded(id, syntax, out);
             return;
         }
-        if self.slots.is_empty() {
-            self.slots = vec![(UNBOUND, Vec::new()); SLOTS];
-        }
-        let slot = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> 54;
         self.lookups += 1;
-        if self.slots[slot].0 == id {
+        if let Some(bytes) = self.cache.get(id) {
             self.hits += 1;
-            out.extend_from_slice(&self.slots[slot].1);
+            out.extend_from_slice(bytes);
             return;
         }
         let start = out.len();
         self.write_decoded(id, syntax, out);
-        let (cached, bytes) = &mut self.slots[slot];
-        *cached = id;
-        bytes.clear();
-        bytes.extend_from_slice(&out[start..]);
+        self.cache.put(id, &out[start..]);
         if self.lookups == TRIAL && self.hits < TRIAL / 8 {
             self.caching = false;
-            self.slots = Vec::new();
+            self.cache = TermCache::new(0);
         }
     }
 
