@@ -310,6 +310,13 @@ fn row_start(syntax: Syntax, row: usize, out: &mut Vec<u8>) {
 }
 
 /// One result column: its ids, its dictionary cursor and its cache of written terms.
+///
+/// Aligned to two cache lines (the pair the processor fetches together): a result written
+/// on several threads has a writer per chunk, whose columns are allocated one after the
+/// other, and a column's cursor and counts change at every row. Unaligned, the last column
+/// of one writer and the first of the next could share a line that two threads write at
+/// once (false sharing, as the chunks' buffers did: see `chunks.rs`).
+#[repr(align(128))]
 struct Column<'a> {
     ids: &'a [Id],
     cursor: quiver_model::dictionary::Cursor<'a>,
