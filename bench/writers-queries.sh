@@ -15,7 +15,7 @@ cache=$(mktemp -d)
 queries=$(mktemp -d)
 trap 'rm -rf "$cache" "$queries"' EXIT
 ln -s "$store" "$cache/lubm-$universities"
-for q in q1 q2 q7 q8 q12; do cp "queries/lubm-basic/$q.rq" "$queries/"; done
+for q in q1 q2 q7 q8 q12; do cp "queries/lubm-basic/$q.rq" "$queries/"; done # for bench lubm
 for round in $(seq "$rounds"); do
   for label in before after; do
     quiver=$before
@@ -23,7 +23,7 @@ for round in $(seq "$rounds"); do
     for q in q1 q7 q8 q12 q2; do
       runs=41
       [ "$q" = q2 ] && runs=9
-      "$quiver" bench serialize --location "$store" --query-file "$queries/$q.rq" \
+      "$quiver" bench serialize --location "$store" --query-file "queries/lubm-basic/$q.rq" \
         --formats tsv,json --runs "$runs" --json "$out/serialize-$q-$label-$round.json" |
         grep -E "^(tsv|json)" | sed "s/^/$label round $round, $q: /"
     done
