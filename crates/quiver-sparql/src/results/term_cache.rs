@@ -36,7 +36,8 @@ pub(super) struct TermCache {
 impl TermCache {
     /// A cache for a column of `rows` rows (set up at its first use).
     pub(super) fn new(rows: usize) -> Self {
-        let slots = rows.next_power_of_two().clamp(MIN_SLOTS, MAX_SLOTS);
+        // Capped before it is rounded up: no count of rows overflows the rounding.
+        let slots = rows.min(MAX_SLOTS).next_power_of_two().max(MIN_SLOTS);
         Self {
             slots: Vec::new(),
             text: Vec::new(),
@@ -90,7 +91,7 @@ mod tests {
     /// the ids collide on and however often the buffer starts afresh.
     #[test]
     fn answers_only_what_was_put_last_for_the_id() {
-        for rows in [1, 100, 5_000] {
+        for rows in [0, 1, 100, 5_000, usize::MAX] {
             let mut cache = TermCache::new(rows);
             let mut last: std::collections::HashMap<Id, Vec<u8>> = Default::default();
             let mut found = 0;
