@@ -28,6 +28,7 @@ pub mod admin;
 pub mod auth;
 pub mod error;
 pub mod execute;
+pub mod form;
 pub mod graph_store;
 pub mod limits;
 pub mod metrics;

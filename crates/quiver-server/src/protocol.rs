@@ -24,6 +24,8 @@
 //! for the query's plan instead of its results: the steps with estimated and actual rows and
 //! time, as text (the query runs to count them).
 
+use std::borrow::Cow;
+
 use axum::http::StatusCode;
 use oxrdf::NamedNode;
 use spargebra::algebra::QueryDataset;
@@ -150,10 +152,11 @@ fn parse_content_type(value: &str) -> (String, Option<String>) {
     (media_type, charset)
 }
 
-fn params(encoded: &[u8]) -> Vec<(String, String)> {
-    form_urlencoded::parse(encoded)
-        .map(|(name, value)| (name.into_owned(), value.into_owned()))
-        .collect()
+/// Decoded name and value pairs, borrowed where nothing needed decoding.
+type Params<'a> = Vec<(Cow<'a, str>, Cow<'a, str>)>;
+
+fn params(encoded: &[u8]) -> Params<'_> {
+    crate::form::pairs(encoded)
 }
 
 /// The text of a direct POST.
@@ -163,7 +166,7 @@ enum Body {
 }
 
 /// Checks the parameters; `body` is the query or update of a direct POST.
-fn from_params(params: Vec<(String, String)>, body: Option<Body>) -> Result<Operation, ApiError> {
+fn from_params(params: Params<'_>, body: Option<Body>) -> Result<Operation, ApiError> {
     let mut queries = Vec::new();
     let mut updates = Vec::new();
     let mut format = None;
@@ -174,17 +177,17 @@ fn from_params(params: Vec<(String, String)>, body: Option<Body>) -> Result<Oper
     let mut using_graphs = Vec::new();
     let mut using_named_graphs = Vec::new();
     for (name, value) in params {
-        match name.as_str() {
-            "update" => updates.push(value),
-            "query" => queries.push(value),
+        match name.as_ref() {
+            "update" => updates.push(value.into_owned()),
+            "query" => queries.push(value.into_owned()),
             "default-graph-uri"
             | "named-graph-uri"
             | "using-graph-uri"
             | "using-named-graph-uri" => {
-                let iri = NamedNode::new(value.as_str()).map_err(|e| {
+                let iri = NamedNode::new(value.as_ref()).map_err(|e| {
                     ApiError::bad_request(format!("{name} {value:?} is not an IRI: {e}"))
                 })?;
-                match name.as_str() {
+                match name.as_ref() {
                     "default-graph-uri" => default_graphs.push(iri),
                     "named-graph-uri" => named_graphs.push(iri),
                     "using-graph-uri" => using_graphs.push(iri),
@@ -192,10 +195,10 @@ fn from_params(params: Vec<(String, String)>, body: Option<Body>) -> Result<Oper
                 }
             }
             "format" | "output" if !value.is_empty() => {
-                format.get_or_insert(value);
+                format.get_or_insert(value.into_owned());
             }
             "reasoning" => {
-                reasoning = Some(match value.as_str() {
+                reasoning = Some(match value.as_ref() {
                     "on" | "true" | "1" | "entailed" => true,
                     "off" | "false" | "0" | "asserted" => false,
                     _ => {
@@ -206,7 +209,7 @@ fn from_params(params: Vec<(String, String)>, body: Option<Body>) -> Result<Oper
                 });
             }
             "explain" => {
-                explain = match value.as_str() {
+                explain = match value.as_ref() {
                     "on" | "true" | "1" => true,
                     "off" | "false" | "0" | "" => false,
                     _ => {
