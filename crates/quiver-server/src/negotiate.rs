@@ -144,21 +144,21 @@ fn by_name(name: &str) -> Result<Negotiated, ApiError> {
     Ok(Negotiated { tabular, graph })
 }
 
-/// One media range of an Accept header.
+/// One media range of an Accept header, borrowed from it (compared without regard to
+/// case, so that parsing a header allocates only the list: it is read on every query).
 #[derive(Debug)]
-pub(crate) struct Range {
-    kind: String,
-    subtype: String,
+pub(crate) struct Range<'a> {
+    kind: &'a str,
+    subtype: &'a str,
     q: f32,
 }
 
-pub(crate) fn parse_accept(header: &str) -> Vec<Range> {
+pub(crate) fn parse_accept(header: &str) -> Vec<Range<'_>> {
     header
         .split(',')
         .filter_map(|item| {
             let mut parts = item.split(';');
-            let media = parts.next()?.trim().to_ascii_lowercase();
-            let (kind, subtype) = media.split_once('/')?;
+            let (kind, subtype) = parts.next()?.split_once('/')?;
             let mut q = 1.0;
             for param in parts {
                 if let Some((name, value)) = param.split_once('=') {
@@ -168,8 +168,8 @@ pub(crate) fn parse_accept(header: &str) -> Vec<Range> {
                 }
             }
             Some(Range {
-                kind: kind.trim().to_owned(),
-                subtype: subtype.trim().to_owned(),
+                kind: kind.trim(),
+                subtype: subtype.trim(),
                 q,
             })
         })
@@ -181,9 +181,10 @@ fn quality(ranges: &[Range], media: &str) -> f32 {
     let (kind, subtype) = media.split_once('/').unwrap_or((media, ""));
     let mut best: Option<(u8, f32)> = None;
     for range in ranges {
-        let specificity = match (range.kind.as_str(), range.subtype.as_str()) {
-            (k, s) if k == kind && s == subtype => 2,
-            (k, "*") if k == kind => 1,
+        let same_kind = range.kind.eq_ignore_ascii_case(kind);
+        let specificity = match (range.kind, range.subtype) {
+            (_, s) if same_kind && s.eq_ignore_ascii_case(subtype) => 2,
+            (_, "*") if same_kind => 1,
             ("*", "*") => 0,
             _ => continue,
         };
