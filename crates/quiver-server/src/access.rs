@@ -112,7 +112,8 @@ impl Drop for AccessEntry {
     fn drop(&mut self) {
         let took = self.started.elapsed();
         let ms = (took.as_secs_f64() * 1e6).round() / 1e3;
-        let peer = self.peer.map_or_else(|| "-".to_owned(), |p| p.to_string());
+        // Written only if the line is (not formatted for a disabled log on every request).
+        let peer = Peer(self.peer);
         let id = self.request.id;
         let form = self.request.form().unwrap_or("-");
         let Some(status) = self.status else {
@@ -146,6 +147,18 @@ impl Drop for AccessEntry {
             form,
             complete = self.complete,
         );
+    }
+}
+
+/// A client's address in the access log, `-` when unknown.
+struct Peer(Option<SocketAddr>);
+
+impl std::fmt::Display for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(address) => address.fmt(f),
+            None => f.write_str("-"),
+        }
     }
 }
 

@@ -30,8 +30,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Extension, OriginalUri, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::extract::{
+    ConnectInfo, DefaultBodyLimit, Extension, FromRequest, OriginalUri, Request, State,
+};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{any, get, post};
@@ -117,9 +119,11 @@ fn dataset_routes(state: Arc<AppState>) -> Router {
 async fn query_get(
     State(state): State<Arc<AppState>>,
     Extension(log): Extension<Arc<RequestLog>>,
-    headers: HeaderMap,
     OriginalUri(uri): OriginalUri,
+    mut request: Request,
 ) -> Response {
+    // Taken, not cloned as the `HeaderMap` extractor would (a map and its entries per query).
+    let headers = std::mem::take(request.headers_mut());
     // Neither a query nor an update: the endpoint describes itself.
     if service_description::is_requested(uri.query()) {
         return service_description::respond(&state, &headers, &uri);
@@ -146,11 +150,13 @@ fn update_needs_post(state: &AppState, headers: &HeaderMap) -> ApiError {
 async fn query_post(
     State(state): State<Arc<AppState>>,
     Extension(log): Extension<Arc<RequestLog>>,
-    headers: HeaderMap,
     OriginalUri(uri): OriginalUri,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    mut request: Request,
 ) -> Response {
-    let body = match body {
+    // Taken, not cloned as the `HeaderMap` extractor would (a map and its entries per
+    // query); the body is read after, within the same limit.
+    let headers = std::mem::take(request.headers_mut());
+    let body = match Bytes::from_request(request, &()).await {
         Ok(body) => body,
         Err(rejection) => return refuse(&state, state.body_rejection(rejection)),
     };
@@ -401,11 +407,18 @@ async fn explain(state: &Arc<AppState>, request: QueryRequest, log: Arc<RequestL
 
 /// The response to an answered query: its body, content type and `Server-Timing`.
 fn respond(head: execute::Head, body: Body) -> Response {
-    let timing = format!(
-        "plan;dur={:.3}, exec;dur={:.3}",
-        head.plan_micros / 1e3,
-        head.execute_micros / 1e3
+    // Written on the stack and copied once into the header (a `String` and its copy before).
+    let mut timing = [0u8; 96];
+    let mut cursor = std::io::Cursor::new(&mut timing[..]);
+    let written = std::io::Write::write_fmt(
+        &mut cursor,
+        format_args!(
+            "plan;dur={:.3}, exec;dur={:.3}",
+            head.plan_micros / 1e3,
+            head.execute_micros / 1e3
+        ),
     );
+    let length = cursor.position() as usize;
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
@@ -413,11 +426,16 @@ fn respond(head: execute::Head, body: Body) -> Response {
         HeaderValue::from_static(content_type(head.format)),
     );
     headers.insert(header::VARY, HeaderValue::from_static("Accept"));
-    if let Ok(value) = HeaderValue::from_str(&timing) {
-        headers.insert("server-timing", value);
+    if let (Ok(()), Ok(value)) = (written, HeaderValue::from_bytes(&timing[..length])) {
+        headers.insert(SERVER_TIMING, value);
     }
     response
 }
+
+/// Header names of the server's own, made once (a name given as a `&str` is copied on
+/// every insert).
+const SERVER_TIMING: HeaderName = HeaderName::from_static("server-timing");
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// `/update`, any method: POST runs the update; other methods get the write policy's
 /// refusal, or 405.
@@ -717,7 +735,7 @@ async fn edge(
         next.run(request).await
     };
     let headers = response.headers_mut();
-    headers.insert("x-request-id", HeaderValue::from(id));
+    headers.insert(REQUEST_ID, HeaderValue::from(id));
     if let Some(origin) = cors {
         if origin != "*" {
             headers.append(header::VARY, HeaderValue::from_static("Origin"));
