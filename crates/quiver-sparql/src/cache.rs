@@ -122,15 +122,21 @@ impl std::fmt::Debug for QueryCache {
     }
 }
 
-/// Drops the least recently used quarter of `entries` (at least one): a full cache makes
-/// room for many misses at once, where finding the one oldest entry on every miss would
-/// cost a pass over all of them each time (servers see streams of distinct texts).
-fn evict_least_recent(entries: &mut HashMap<u64, Entry>) {
+/// Takes the least recently used quarter of `entries` (at least one) out: a full cache
+/// makes room for many misses at once, where finding the one oldest entry on every miss
+/// would cost a pass over all of them each time (servers see streams of distinct texts).
+/// The caller drops them once it has let go of the lock: dropping a quarter of the
+/// prepared queries (128 plans in a server's cache) took long enough that every other
+/// thread's lookup waited on it.
+fn take_least_recent(entries: &mut HashMap<u64, Entry>) -> Vec<Entry> {
     let mut used: Vec<u64> = entries.values().map(|entry| entry.used).collect();
     let last = (used.len() / 4).max(1) - 1;
     let (_, &mut threshold, _) = used.select_nth_unstable(last);
     // `used` values are distinct (a clock), so exactly `last + 1` entries go.
-    entries.retain(|_, entry| entry.used > threshold);
+    entries
+        .extract_if(|_, entry| entry.used <= threshold)
+        .map(|(_, entry)| entry)
+        .collect()
 }
 
 impl QueryCache {
@@ -209,21 +215,26 @@ impl QueryCache {
         let hash = self.hash(text, options, store.view());
         let mut state = self.lock();
         state.misses += 1;
+        // Entries that go are dropped once the lock is let go (see `take_least_recent`).
+        let mut stale = HashMap::new();
         if state.version != Some(store.version()) {
             // A newer version makes every entry useless; an older one (a request that
             // read its snapshot before an update) is not worth keeping.
             if state.version.is_some_and(|v| v > store.version()) {
                 return Ok((query, false));
             }
-            state.entries.clear();
+            stale = std::mem::take(&mut state.entries);
             state.version = Some(store.version());
         }
-        if state.entries.len() >= self.capacity && !state.entries.contains_key(&hash) {
-            evict_least_recent(&mut state.entries);
-        }
+        let evicted = if state.entries.len() >= self.capacity && !state.entries.contains_key(&hash)
+        {
+            take_least_recent(&mut state.entries)
+        } else {
+            Vec::new()
+        };
         state.clock += 1;
         let used = state.clock;
-        state.entries.insert(
+        let replaced = state.entries.insert(
             hash,
             Entry {
                 key: Key::new(text, options, store.view()),
@@ -231,6 +242,8 @@ impl QueryCache {
                 used,
             },
         );
+        drop(state);
+        drop((stale, evicted, replaced));
         Ok((query, false))
     }
 
