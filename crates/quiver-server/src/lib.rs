@@ -26,6 +26,7 @@
 pub mod access;
 pub mod admin;
 pub mod auth;
+pub mod connections;
 pub mod error;
 pub mod execute;
 pub mod form;
@@ -42,12 +43,12 @@ pub mod stream;
 pub mod ui;
 pub mod update;
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
+use connections::ConnectionThreads;
 use quiver_db::Database;
 use tokio::net::TcpListener;
 
@@ -233,6 +234,8 @@ pub async fn serve(
         check_datasets(&Dataset::checked(&datasets), address)?;
     }
     let grace = config.shutdown_grace;
+    let threads = limits::runtime_workers(config.threads);
+    let blocking = config.threads + 4;
     let mut root = None;
     let mut named = Vec::new();
     for dataset in datasets {
@@ -243,44 +246,36 @@ pub async fn serve(
     }
     let state = Arc::new(state::ServerState::new(config, root, named));
     let app = routes::router(state.clone());
-    let (requested_tx, mut requested_rx) = tokio::sync::watch::channel(false);
-    let signal_state = state.clone();
-    let graceful = async move {
-        shutdown.await;
-        signal_state.limits.begin_shutdown();
-        tracing::info!("shutting down: no new connections, in-flight queries may finish");
-        let _ = requested_tx.send(true);
-    };
-    // Responses go out as a head and body chunks: without TCP_NODELAY, Nagle's algorithm
-    // holds the small writes back for the client's delayed ACK (~40 ms per request).
-    let listener = listener.tap_io(|stream| {
-        let _ = stream.set_nodelay(true);
-    });
-    let server = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(graceful)
-    .into_future();
-    tokio::pin!(server);
-    tokio::select! {
-        result = &mut server => return result.map_err(ServerError::Serve),
-        _ = requested_rx.wait_for(|requested| *requested) => {}
+    let mut connections =
+        ConnectionThreads::start(threads, blocking, app).map_err(ServerError::Runtime)?;
+    {
+        let accepting = connections.accept(&listener);
+        tokio::select! {
+            () = accepting => {}
+            () = shutdown => {}
+        }
     }
-    if let Ok(result) = tokio::time::timeout(grace, &mut server).await {
-        return result.map_err(ServerError::Serve);
-    }
-    let cancelled = state.limits.cancel_all();
-    tracing::warn!(cancelled, "grace period over: cancelled in-flight queries");
-    match tokio::time::timeout(Duration::from_secs(2), &mut server).await {
-        Ok(result) => result.map_err(ServerError::Serve),
-        Err(_) => {
+    drop(listener);
+    state.limits.begin_shutdown();
+    tracing::info!("shutting down: no new connections, in-flight queries may finish");
+    connections.begin_shutdown();
+    if tokio::time::timeout(grace, connections.closed())
+        .await
+        .is_err()
+    {
+        let cancelled = state.limits.cancel_all();
+        tracing::warn!(cancelled, "grace period over: cancelled in-flight queries");
+        if tokio::time::timeout(Duration::from_secs(2), connections.closed())
+            .await
+            .is_err()
+        {
             // Typically a client that stopped reading: its socket is full, so the aborted
             // response cannot even be noticed until the connection is dropped here.
             tracing::warn!("closing connections still open after cancelling");
-            Ok(())
         }
     }
+    connections.stop().await;
+    Ok(())
 }
 
 /// Serves one store held in memory at the root of `listener` with `config` until
@@ -350,10 +345,9 @@ pub fn run_until(
 ) -> Result<(), ServerError> {
     config.check_exposure(address)?;
     check_datasets(&Dataset::checked(&datasets), address)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(limits::runtime_workers(config.threads))
-        // Queries run on blocking threads, bounded by the admission semaphore.
-        .max_blocking_threads(config.threads + 4)
+    // This runtime accepts connections and waits for signals; the connections are served
+    // on threads of their own ([`connections`]).
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .thread_name("quiver-http")
         .enable_all()
         .build()

@@ -51,9 +51,9 @@ pub struct Limits {
     guessed_inline_slots: usize,
 }
 
-/// The HTTP runtime's worker threads for `threads` (`--threads`): one per thread. Light
-/// queries run on these workers, on the request's task, so their count bounds the
-/// server's throughput on light queries; capped at 4, a 16-core server answered the LUBM
+/// The HTTP connection threads for `threads` (`--threads`): one per thread
+/// ([`crate::connections`]). Light queries run on these threads, on the request's task, so
+/// their count bounds the server's throughput on light queries; capped at 4, a 16-core server answered the LUBM
 /// mix at 61 K queries/s from 16 keep-alive clients, four cores' worth at about 65 µs
 /// of processor time a query, while the same store answered 968 K a second in process.
 pub fn runtime_workers(threads: usize) -> usize {

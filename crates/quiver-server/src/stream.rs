@@ -77,7 +77,10 @@ pub struct ChannelWriter {
 }
 
 impl ChannelWriter {
-    /// Must be used from a blocking thread (it blocks on `runtime`).
+    /// Must be used from a blocking thread (it blocks on `runtime`). `runtime`'s timers
+    /// must be driven by some thread: a multi-threaded runtime's workers, or the thread
+    /// inside a current-thread runtime's `block_on` (a connection thread's,
+    /// [`crate::connections`]).
     pub fn new(
         sender: BodySender,
         runtime: Handle,
@@ -241,8 +244,8 @@ mod tests {
 
     #[test]
     fn full_channel_times_out_and_closed_channel_fails() {
-        // Multi-threaded, as in the server: `Handle::block_on` cannot drive the timers of a
-        // current-thread runtime.
+        // Multi-threaded: `Handle::block_on` cannot drive the timers of a current-thread
+        // runtime, and no thread here sits in its `block_on` as a connection thread does.
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_time()
