@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use quiver_sparql::{
-    write_results, CachedQuery, ExecOptions, PrepareOptions, QueryCache, QueryResults,
+    write_results, CachedQuery, ExecOptions, PrepareOptions, QueryCache, QueryError, QueryResults,
     ResultsFormat,
 };
 use quiver_store::Store;
@@ -102,6 +102,19 @@ pub const INLINE_TEXT_BYTES: usize = 4096;
 /// …and runs there when its plan expects to build at most this many rows in all
 /// ([`quiver_sparql::PreparedQuery::estimated_work`]): tens of microseconds.
 pub const INLINE_WORK: f64 = 2_000.0;
+/// A query run there on that estimate alone is stopped after this long (the default of
+/// [`crate::Config::inline_guess_limit`]) and run again on a blocking thread: a connection
+/// thread serves its other connections only between requests, so a wrong guess must not
+/// hold it.
+pub const INLINE_GUESS_LIMIT: Duration = Duration::from_millis(2);
+
+/// What [`run_inline`] did.
+pub enum Inline {
+    /// The query was answered or failed.
+    Done(Result<(Head, Vec<u8>), ApiError>),
+    /// The query, run on a guess, reached the guess's limit: run it on a blocking thread.
+    TooSlow,
+}
 
 /// What the response head needs once the query has run.
 #[derive(Debug, Clone, Copy)]
@@ -302,20 +315,63 @@ pub fn run(job: Job, runtime: Handle, head: oneshot::Sender<Outcome>, sender: Bo
 
 /// Runs a cached query known to be cheap on the calling thread: executes it and writes
 /// the whole body into memory.
+///
+/// `guess_limit`: the query has not run before and runs on the planner's estimate; it is
+/// stopped after this long ([`Inline::TooSlow`]) unless the query's own timeout comes
+/// first. Nothing of a stopped run is recorded: the run that follows records its cost.
 pub fn run_inline(
     store: &Store,
     cached: &CachedQuery,
     negotiated: &Negotiated,
     options: &ExecOptions,
+    guess_limit: Option<Duration>,
+    plan_micros: f64,
+    report: Report<'_>,
+) -> Inline {
+    let guessing = guess_limit.filter(|limit| options.timeout.is_none_or(|t| t > *limit));
+    let limited;
+    let options = match guessing {
+        Some(limit) => {
+            limited = ExecOptions {
+                timeout: Some(limit),
+                ..options.clone()
+            };
+            &limited
+        }
+        None => options,
+    };
+    let started = Instant::now();
+    report.log.set_form(cached.query.form_name());
+    let results = match cached.query.execute(store, options) {
+        Ok(results) => results,
+        Err(QueryError::Timeout(_)) if guessing.is_some() => {
+            tracing::debug!(id = report.log.id, "query moved to a blocking thread");
+            return Inline::TooSlow;
+        }
+        Err(error) => {
+            tracing::info!(%error, id = report.log.id, "query not answered");
+            return Inline::Done(Err(ApiError::from_query(&error)));
+        }
+    };
+    Inline::Done(answer_inline(
+        cached,
+        results,
+        negotiated,
+        started,
+        plan_micros,
+        report,
+    ))
+}
+
+/// [`run_inline`]'s results written, the run's cost recorded and reported.
+fn answer_inline(
+    cached: &CachedQuery,
+    results: QueryResults,
+    negotiated: &Negotiated,
+    started: Instant,
     plan_micros: f64,
     report: Report<'_>,
 ) -> Result<(Head, Vec<u8>), ApiError> {
-    let started = Instant::now();
-    report.log.set_form(cached.query.form_name());
-    let results = cached.query.execute(store, options).map_err(|error| {
-        tracing::info!(%error, id = report.log.id, "query not answered");
-        ApiError::from_query(&error)
-    })?;
     let execute_micros = started.elapsed().as_secs_f64() * 1e6;
     let kind = match results {
         QueryResults::Graph(_) => ResultKind::Graph,

@@ -98,6 +98,10 @@ pub struct Config {
     /// The triples and terms of the whole partitioned store when the database holds one
     /// partition of it (a cluster's coordinator): what `/status` and `/metrics` report.
     pub whole_store: Option<(u64, u64)>,
+    /// How long a query not run before may run on its connection's thread, on the
+    /// planner's estimate that it is light, before it is stopped and run again on a
+    /// blocking thread ([`execute::INLINE_GUESS_LIMIT`] by default).
+    pub inline_guess_limit: Duration,
     /// Queries that take at least this long are logged with their text and plan (target
     /// `quiver::slow`, at WARN).
     pub slow_query: Option<Duration>,
@@ -139,6 +143,7 @@ impl Config {
             device: None,
             partitions: None,
             whole_store: None,
+            inline_guess_limit: execute::INLINE_GUESS_LIMIT,
             slow_query: None,
             backup_dir: std::path::PathBuf::from("backups"),
             service: None,

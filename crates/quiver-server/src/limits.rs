@@ -11,9 +11,9 @@
 //! client that stops reading is cut off by the send timeout, which frees the permit.
 //!
 //! A query the planner expects to be light may run on the request's own task instead
-//! (no hand-off to a blocking thread, which costs more than such a query): at most
-//! [`Limits::try_guess_inline`]'s slots at once, one fewer than the runtime's workers, so
-//! that a guess gone wrong never holds every worker.
+//! (no hand-off to a blocking thread, which costs more than such a query); a guess gone
+//! wrong is stopped after a short limit and run again on a blocking thread
+//! ([`crate::execute::run_inline`]), counted in [`Limits::moved_to_workers`].
 //!
 //! Every ticket registers its query's cancel flag, so that shutdown can cancel what is still
 //! running after the grace period; dropping the ticket unregisters it.
@@ -46,28 +46,18 @@ pub struct Limits {
     pub rejected: AtomicU64,
     /// Writes (updates, Graph Store writes) committed.
     pub committed: AtomicU64,
-    /// Queries run inline on the planner's estimate alone, now.
-    guessed_inline: AtomicUsize,
-    guessed_inline_slots: usize,
+    /// Queries run on their connection's thread on the planner's estimate alone, stopped
+    /// at the inline limit and run again on a blocking thread.
+    pub moved_to_workers: AtomicU64,
 }
 
 /// The HTTP connection threads for `threads` (`--threads`): one per thread
-/// ([`crate::connections`]). Light queries run on these threads, on the request's task, so
-/// their count bounds the server's throughput on light queries; capped at 4, a 16-core server answered the LUBM
-/// mix at 61 K queries/s from 16 keep-alive clients, four cores' worth at about 65 µs
-/// of processor time a query, while the same store answered 968 K a second in process.
+/// ([`crate::connections`]). Light queries run on these threads, on the request's task,
+/// so their count bounds the server's throughput on light queries (capped at 4 runtime
+/// workers, a 16-core server answered the LUBM mix at 61 K queries/s from 16 keep-alive
+/// clients, while the same store answered 968 K a second in process).
 pub fn runtime_workers(threads: usize) -> usize {
     threads.max(1)
-}
-
-/// A slot for a query run inline on the planner's estimate; dropping it frees the slot.
-#[derive(Debug)]
-pub struct InlineSlot(Arc<Limits>);
-
-impl Drop for InlineSlot {
-    fn drop(&mut self) {
-        self.0.guessed_inline.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// One admitted query: counts as in flight and owns the query's cancel flag until dropped.
@@ -94,17 +84,8 @@ impl Limits {
             failed: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             committed: AtomicU64::new(0),
-            guessed_inline: AtomicUsize::new(0),
-            guessed_inline_slots: (runtime_workers(permits) - 1).max(1),
+            moved_to_workers: AtomicU64::new(0),
         }
-    }
-
-    /// A slot to run a query inline on the planner's estimate alone (its cost not yet
-    /// measured), if one is free.
-    pub fn try_guess_inline(self: &Arc<Self>) -> Option<InlineSlot> {
-        let before = self.guessed_inline.fetch_add(1, Ordering::AcqRel);
-        let slot = InlineSlot(self.clone());
-        (before < self.guessed_inline_slots).then_some(slot)
     }
 
     /// Admits a request or refuses it with 503.
@@ -263,26 +244,6 @@ mod tests {
             (limits.in_flight(), limits.running(), limits.queued()),
             (0, 0, 0)
         );
-    }
-
-    /// Queries run inline on a guess never take every runtime worker: one fewer than the
-    /// workers at once (at least one), each slot free again when dropped.
-    #[test]
-    fn inline_guesses_leave_a_worker_free() {
-        let limits = Arc::new(Limits::new(3, 8, Duration::ZERO));
-        let first = limits.try_guess_inline().expect("a free slot");
-        let second = limits.try_guess_inline().expect("a second slot");
-        assert!(limits.try_guess_inline().is_none());
-        drop(first);
-        let third = limits.try_guess_inline().expect("the freed slot");
-        drop((second, third));
-        assert_eq!(limits.guessed_inline.load(Ordering::Acquire), 0);
-        let one = Arc::new(Limits::new(1, 8, Duration::ZERO));
-        let only = one
-            .try_guess_inline()
-            .expect("one worker still has one slot");
-        assert!(one.try_guess_inline().is_none());
-        drop(only);
     }
 
     /// The queue stays bounded: beyond `threads + queue` requests, 503 at once, counted.

@@ -45,9 +45,9 @@ use tokio::sync::oneshot;
 use crate::access::{AccessEntry, LoggedBody, RequestLog};
 use crate::admin;
 use crate::error::ApiError;
-use crate::execute::{self, Job};
+use crate::execute::{self, Inline, Job};
 use crate::graph_store;
-use crate::limits::{CancelOnDrop, InlineSlot};
+use crate::limits::CancelOnDrop;
 use crate::negotiate::{content_type, negotiate};
 use crate::protocol::{self, Operation, QueryRequest, UpdateRequest};
 use crate::service_description;
@@ -231,7 +231,7 @@ async fn answer(
             Err(error) => return refuse(state, error),
         }
     };
-    if let Some((cached, _slot)) = inline {
+    if let Some(light) = inline {
         let plan_micros = looked_up.elapsed().as_secs_f64() * 1e6;
         let report = execute::Report {
             log: log.clone(),
@@ -239,16 +239,35 @@ async fn answer(
             slow_query: state.config.slow_query,
             text: &request.query,
         };
-        let outcome =
-            execute::run_inline(&store, &cached, &negotiated, &options, plan_micros, report);
-        drop(ticket);
-        return match outcome {
-            Ok((head, bytes)) => {
-                state.limits.served.fetch_add(1, Ordering::Relaxed);
-                respond(head, Body::from(bytes))
+        let guess_limit = light.guessed.then_some(state.config.inline_guess_limit);
+        let outcome = execute::run_inline(
+            &store,
+            &light.cached,
+            &negotiated,
+            &options,
+            guess_limit,
+            plan_micros,
+            report,
+        );
+        match outcome {
+            Inline::Done(outcome) => {
+                drop(ticket);
+                return match outcome {
+                    Ok((head, bytes)) => {
+                        state.limits.served.fetch_add(1, Ordering::Relaxed);
+                        respond(head, Body::from(bytes))
+                    }
+                    Err(error) => refuse(state, error),
+                };
             }
-            Err(error) => refuse(state, error),
-        };
+            // A guess gone wrong: the query runs again below, on a blocking thread.
+            Inline::TooSlow => {
+                state
+                    .limits
+                    .moved_to_workers
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
     let permit = match state.limits.acquire().await {
         Ok(permit) => permit,
@@ -294,16 +313,20 @@ async fn answer(
     }
 }
 
-/// A query to run on the request's task, with the slot it holds when run on the
-/// planner's estimate alone.
-type LightQuery = (Arc<CachedQuery>, Option<InlineSlot>);
+/// A query to run on the request's task.
+struct LightQuery {
+    cached: Arc<CachedQuery>,
+    /// Run on the planner's estimate alone (it has not run before): stopped at
+    /// [`crate::Config::inline_guess_limit`].
+    guessed: bool,
+}
 
 /// The prepared query, if it should run on the request's task: a cached query whose
 /// fastest run was cheap ([`execute::INLINE_MICROS`], [`execute::INLINE_BYTES`]), or one
 /// not yet run, prepared here when its text is short, whose plan expects little work
-/// ([`execute::INLINE_WORK`]) and for which an inline slot is free
-/// ([`crate::limits::Limits::try_guess_inline`]). Never a query with SERVICE: it waits
-/// on remote endpoints. A query that does not parse or resolve is answered here too.
+/// ([`execute::INLINE_WORK`]; run under [`crate::Config::inline_guess_limit`]). Never a
+/// query with SERVICE: it waits on remote endpoints. A query that does not parse or
+/// resolve is answered here too.
 fn light_query(
     state: &Arc<AppState>,
     store: &Store,
@@ -328,15 +351,18 @@ fn light_query(
     }
     if cached.has_run() {
         let cheap = cached.was_cheaper_than(execute::INLINE_MICROS, execute::INLINE_BYTES);
-        return Ok(cheap.then_some((cached, None)));
+        return Ok(cheap.then_some(LightQuery {
+            cached,
+            guessed: false,
+        }));
     }
     if cached.query.estimated_work() > execute::INLINE_WORK {
         return Ok(None);
     }
-    Ok(state
-        .limits
-        .try_guess_inline()
-        .map(|slot| (cached, Some(slot))))
+    Ok(Some(LightQuery {
+        cached,
+        guessed: true,
+    }))
 }
 
 /// The engine's options for a query of `state`'s dataset under its limits.
@@ -640,6 +666,7 @@ fn with_activity(
         "queries_served": limits.served.load(Ordering::Relaxed),
         "queries_failed": limits.failed.load(Ordering::Relaxed),
         "queries_rejected": limits.rejected.load(Ordering::Relaxed),
+        "queries_moved_to_workers": limits.moved_to_workers.load(Ordering::Relaxed),
         "writes_committed": limits.committed.load(Ordering::Relaxed),
         "in_flight": limits.in_flight(),
         "running": limits.running(),
