@@ -336,7 +336,14 @@ fn join_cluster(
         (args.process + 1) * workers,
         location.display()
     ));
-    let partitions = TimelyPartitions::cluster(location, cluster).map_err(|e| anyhow!(e))?;
+    let partitions = match TimelyPartitions::cluster(location, cluster) {
+        Ok(partitions) => partitions,
+        Err(error) => {
+            // Said as a process that started says it stops: the processes share a terminal.
+            args.log.say(&format!("process {} stopped", args.process));
+            return Err(anyhow!("process {}: {error}", args.process));
+        }
+    };
     args.log.say(&match partitions.types() {
         Some(table) => format!(
             "process {}: the cluster's rdf:type memberships held here ({} pairs, {}), type checks run where the rows are",

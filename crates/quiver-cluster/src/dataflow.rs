@@ -534,8 +534,21 @@ impl TimelyPartitions {
             lines,
             direct: std::sync::atomic::AtomicBool::new(true),
         };
-        partitions.check_loads()?;
-        partitions.learn_names()?;
+        // The first questions to the other processes: one that stops before answering
+        // (killed as the cluster starts) ends this process's workers with it.
+        let asked = partitions
+            .check_loads()
+            .and_then(|()| partitions.learn_names());
+        if let Err(error) = asked {
+            return Err(if error == crate::dictionary::WORKERS_STOPPED {
+                format!(
+                    "a connection to another process of the cluster closed while the cluster \
+                     started ({error})"
+                )
+            } else {
+                error
+            });
+        }
         if partitions.replication.any() {
             partitions.await_replicas();
         }

@@ -322,6 +322,10 @@ pub(crate) struct ClusterResolver {
     pub liveness: Option<Arc<crate::heartbeat::Liveness>>,
 }
 
+/// What a question answers once this process's workers have ended without the cluster
+/// being stopped (their threads fail when a connection to another process closes).
+pub(crate) const WORKERS_STOPPED: &str = "this process's workers have stopped";
+
 /// How long a question may wait for its owners: they answer from memory, so a longer
 /// wait means a process that stopped.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -336,7 +340,7 @@ impl ClusterResolver {
         let (reply, answer) = mpsc::channel();
         requests
             .send(Request::Dictionary { ask, reply })
-            .map_err(|_| "the cluster's workers have stopped")?;
+            .map_err(|_| WORKERS_STOPPED)?;
         self.coordinator.wake();
         let asked = std::time::Instant::now();
         loop {
@@ -353,9 +357,7 @@ impl ClusterResolver {
                         PATIENCE.as_secs()
                     ))
                 }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err("the cluster's workers have stopped".into())
-                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(WORKERS_STOPPED.into()),
             }
         }
     }
