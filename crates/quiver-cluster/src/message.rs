@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::learnt::{LearntRecords, PlanStep, Recalled};
 use crate::replicas::{Answered, Replicas};
-use crate::route::{by_owner, orient, place, with_classes, Placement};
+use crate::route::{by_owner, orient, place, sole_owner, with_classes, Placement};
 
 /// What every worker needs of one pattern's run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -708,6 +708,9 @@ pub(crate) fn to_owners(
     coordinator: u32,
     message: impl Fn(u32, Table) -> Message,
 ) -> Vec<Message> {
+    if let Some(to) = sole_owner(&rows, node, workers) {
+        return vec![message(to, rows)];
+    }
     let mut messages: Vec<Message> = by_owner(&rows, node, workers)
         .into_iter()
         .enumerate()

@@ -244,6 +244,7 @@ fn walk(
     let mut selection: Vec<u32> = Vec::new();
     let mut reached: Vec<Id> = Vec::new();
     for row in 0..rows.rows {
+        table.prefetch_ahead(&from, row, rows.rows);
         let a = from(row);
         if a == UNBOUND {
             continue;

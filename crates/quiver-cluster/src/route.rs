@@ -200,6 +200,29 @@ fn any_class(node: Node, rows: &Table, classes: &[Id]) -> bool {
     }
 }
 
+/// The one worker of `count` that owns `node`'s value in every row of `rows`, if there is
+/// one: rows that a step gave from its own partition's vertices (a class's instances, say)
+/// and that the next step reads from those same vertices all stay where they are, and go
+/// there whole, neither cut nor copied ([`by_owner`]). `None` for no rows, or a row
+/// without a value there.
+pub fn sole_owner(rows: &Table, node: Node, count: u32) -> Option<u32> {
+    if rows.rows == 0 {
+        return None;
+    }
+    match node {
+        Node::Const(c) => Some(owner(c, count)),
+        Node::Var(v) => {
+            let column = rows.column(v)?;
+            let at = owner(*column.first()?, count);
+            column
+                .iter()
+                .all(|&value| value != UNBOUND && owner(value, count) == at)
+                .then_some(at)
+        }
+        Node::Absent => None,
+    }
+}
+
 /// `rows` cut into `count` tables by the owner of `node`'s value in each row (a row
 /// without a value there has no match: it goes to the first, which drops it).
 pub fn by_owner(rows: &Table, node: Node, count: u32) -> Vec<Table> {
@@ -330,4 +353,48 @@ pub fn count_on(
         device: None,
     };
     partition_counts(part, &share, aggregate, &ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table has a sole owner exactly where cutting it by owner leaves every row in one
+    /// part, bound: it then travels whole.
+    #[test]
+    fn a_sole_owner_is_where_every_row_would_go() {
+        let workers = 3;
+        let (mine, theirs): (Vec<Id>, Vec<Id>) = (0..200).partition(|&v| owner(v, workers) == 1);
+        let table = |column: Vec<Id>| Table {
+            vars: vec![0],
+            rows: column.len(),
+            columns: vec![column],
+        };
+        let cases = [
+            (table(mine.clone()), Some(1)),
+            (table(vec![mine[0]]), Some(1)),
+            (table(vec![mine[0], theirs[0]]), None),
+            (table(vec![mine[0], UNBOUND]), None),
+            (table(vec![UNBOUND]), None),
+            (table(Vec::new()), None),
+        ];
+        for (rows, expected) in cases {
+            assert_eq!(
+                sole_owner(&rows, Node::Var(0), workers),
+                expected,
+                "{rows:?}"
+            );
+            let parts = by_owner(&rows, Node::Var(0), workers);
+            let whole = parts
+                .iter()
+                .position(|part| part.rows == rows.rows && rows.rows > 0);
+            let bound = !rows.columns[0].contains(&UNBOUND);
+            assert_eq!(expected, whole.filter(|_| bound).map(|at| at as u32));
+        }
+        assert_eq!(
+            sole_owner(&table(theirs), Node::Const(mine[0]), workers),
+            Some(1)
+        );
+        assert_eq!(sole_owner(&table(mine), Node::Var(1), workers), None);
+    }
 }

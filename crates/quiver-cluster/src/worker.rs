@@ -499,6 +499,8 @@ impl Worker {
         if in_process && !elsewhere.is_empty() {
             let keys = elsewhere.iter().map(|&(_, v)| (graph, q, direction, v));
             let kept = self.lists.kept(keys);
+            // Most are kept on a query's later runs: one allocation, never a rehash.
+            waiting.lists.reserve(elsewhere.len());
             elsewhere = elsewhere
                 .into_iter()
                 .zip(kept)
