@@ -375,13 +375,7 @@ impl Dictionary {
     pub fn term_into(&self, id: Id, out: &mut Vec<u8>) -> bool {
         out.clear();
         let Some(id) = self.local(id) else {
-            return match self.foreign_term(id) {
-                Some(term) => {
-                    out.extend_from_slice(&term);
-                    true
-                }
-                None => false,
-            };
+            return self.foreign_term_into(id, out);
         };
         if id >= self.len {
             return match self.appended_term(id) {
@@ -646,11 +640,7 @@ impl<'a> Cursor<'a> {
         let Some(id) = self.dictionary.local(id) else {
             self.bucket = usize::MAX;
             self.current.clear();
-            let Some(term) = self.dictionary.foreign_term(id) else {
-                return false;
-            };
-            self.current.extend_from_slice(&term);
-            return true;
+            return self.dictionary.foreign_term_into(id, &mut self.current);
         };
         if id >= self.dictionary.len {
             self.appended = self.dictionary.appended_term(id);

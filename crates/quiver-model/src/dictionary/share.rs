@@ -56,11 +56,17 @@ struct Foreign {
     pinned: Vec<(Id, Arc<[u8]>)>,
 }
 
+/// The overlay's hasher: a coordinator looks up every foreign id of a result's rows here,
+/// twice (before the rows are decoded, to learn those it lacks, and as each is decoded),
+/// so std's SipHash was a tenth of a 2-process cluster's time on LUBM-100's q2. foldhash
+/// is seeded per process, as std's hasher is.
+type Seeded = foldhash::fast::RandomState;
+
 /// Terms learnt, both ways.
 #[derive(Debug, Default)]
 struct Generation {
-    by_id: HashMap<Id, Arc<[u8]>>,
-    by_term: HashMap<Arc<[u8]>, Id>,
+    by_id: HashMap<Id, Arc<[u8]>, Seeded>,
+    by_term: HashMap<Arc<[u8]>, Id, Seeded>,
 }
 
 impl Generation {
@@ -312,11 +318,21 @@ impl Dictionary {
         }
     }
 
-    /// The encoding of a foreign id learnt.
-    pub(super) fn foreign_term(&self, id: Id) -> Option<Arc<[u8]>> {
-        let share = self.share.as_ref()?;
+    /// Appends the encoding of a foreign id learnt to `out`; false when it is not learnt.
+    /// Copied under the overlay's lock: no reference to the term is taken, which would
+    /// write its count from every thread decoding it.
+    pub(super) fn foreign_term_into(&self, id: Id, out: &mut Vec<u8>) -> bool {
+        let Some(share) = self.share.as_ref() else {
+            return false;
+        };
         let foreign = share.foreign.read().unwrap_or_else(|e| e.into_inner());
-        foreign.term(id).cloned()
+        match foreign.term(id) {
+            Some(term) => {
+                out.extend_from_slice(term);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The id of a foreign term learnt; records the term as a miss when it is neither
