@@ -16,8 +16,10 @@
 //! prepare under [`record_misses`] lists the terms it looked up and found nowhere), the
 //! ids of the rows the partitions return before anything decodes them. They are kept in
 //! an overlay shared by the dictionary's clones, which a lookup or a decode reads after
-//! its own share. The overlay is bounded: it keeps two generations of [`FOREIGN_TERMS`]
-//! terms each, and once the newer is full, the older is dropped and a new one begins. So
+//! its own share: by encoding in one map, by id in [`ID_SHARDS`] maps with a lock each
+//! (every thread writing a result's rows decodes through it). The overlay is bounded: each
+//! map keeps two generations of [`FOREIGN_TERMS`] terms (a shard of ids its share of
+//! them), and once the newer is full, the older is dropped and a new one begins. So
 //! the terms a query has just learnt stay known while it decodes its rows, even when
 //! other queries fill the overlay meanwhile (a single generation, emptied when full,
 //! could drop them between their learning and their decoding); only as many terms again
@@ -41,19 +43,28 @@ pub(super) struct Share {
     /// Terms a generation of the overlay holds ([`FOREIGN_TERMS`]).
     cap: usize,
     foreign: RwLock<Foreign>,
+    /// The foreign terms learnt, by id, in shards of their own (by a hash of the id), each
+    /// with its own generations of `cap / shards` terms: every thread decoding a result's
+    /// rows looks up each foreign id here, and one lock for them all had every one of them
+    /// write its one cache line at each lookup.
+    by_id: Box<[IdShard]>,
     resolver: RwLock<Option<Arc<dyn Resolver>>>,
 }
 
-/// Terms of other owners learnt by this one (a coordinator), in two generations, and
-/// terms found nowhere in the cluster (asked for again and again by queries that name
-/// them).
+/// Shards of the overlay's ids (see [`Share::by_id`]).
+const ID_SHARDS: usize = 64;
+
+/// One shard of the overlay's ids, on cache lines of its own.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct IdShard(RwLock<Generations<Id, Arc<[u8]>>>);
+
+/// Foreign terms learnt by this one (a coordinator), by their encoding, and terms found
+/// nowhere in the cluster (asked for again and again by queries that name them).
 #[derive(Debug, Default)]
 struct Foreign {
-    newer: Generation,
-    older: Generation,
+    by_term: Generations<Arc<[u8]>, Id>,
     absent: std::collections::HashSet<Vec<u8>>,
-    /// Terms every generation keeps (the predicates, graph names and classes).
-    pinned: Vec<(Id, Arc<[u8]>)>,
 }
 
 /// The overlay's hasher: a coordinator looks up every foreign id of a result's rows here,
@@ -62,52 +73,63 @@ struct Foreign {
 /// is seeded per process, as std's hasher is.
 type Seeded = foldhash::fast::RandomState;
 
-/// Terms learnt, both ways.
-#[derive(Debug, Default)]
-struct Generation {
-    by_id: HashMap<Id, Arc<[u8]>, Seeded>,
-    by_term: HashMap<Arc<[u8]>, Id, Seeded>,
+/// A map learnt in two generations: once the newer holds its cap, it becomes the older
+/// (the older dropped) and a new one begins with the pinned entries (the predicates,
+/// graph names and classes every query may need), which every generation keeps.
+#[derive(Debug)]
+struct Generations<K, V> {
+    newer: HashMap<K, V, Seeded>,
+    older: HashMap<K, V, Seeded>,
+    pinned: Vec<(K, V)>,
 }
 
-impl Generation {
-    fn insert(&mut self, id: Id, term: Arc<[u8]>) {
-        self.by_term.insert(Arc::clone(&term), id);
-        self.by_id.insert(id, term);
+impl<K, V> Default for Generations<K, V> {
+    fn default() -> Self {
+        Self {
+            newer: HashMap::default(),
+            older: HashMap::default(),
+            pinned: Vec::new(),
+        }
     }
 }
 
-impl Foreign {
-    fn term(&self, id: Id) -> Option<&Arc<[u8]>> {
-        self.newer
-            .by_id
-            .get(&id)
-            .or_else(|| self.older.by_id.get(&id))
+impl<K: std::hash::Hash + Eq + Clone, V: Clone> Generations<K, V> {
+    fn get<Q>(&self, key: &Q) -> Option<&V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        self.newer.get(key).or_else(|| self.older.get(key))
     }
 
-    fn id(&self, term: &[u8]) -> Option<Id> {
-        self.newer
-            .by_term
-            .get(term)
-            .or_else(|| self.older.by_term.get(term))
-            .copied()
-    }
-
-    /// Learns `(id, term)`, in the newer generation; a full one becomes the older (the
-    /// older dropped) and a new one begins, with the pinned terms, first.
-    fn learn(&mut self, learnt: impl IntoIterator<Item = (Id, Vec<u8>)>, pin: bool, cap: usize) {
-        if self.newer.by_id.len() >= cap {
+    /// Learns `learnt` in the newer generation (pinned too with `pin`), a new generation
+    /// begun first when the newer holds `cap` entries.
+    fn learn(&mut self, learnt: impl IntoIterator<Item = (K, V)>, pin: bool, cap: usize) {
+        if self.newer.len() >= cap {
             self.older = std::mem::take(&mut self.newer);
-            for (id, term) in &self.pinned {
-                self.newer.insert(*id, Arc::clone(term));
+            for (key, value) in &self.pinned {
+                self.newer.insert(key.clone(), value.clone());
             }
         }
-        for (id, term) in learnt {
-            let term: Arc<[u8]> = term.into();
+        for (key, value) in learnt {
             if pin {
-                self.pinned.push((id, Arc::clone(&term)));
+                self.pinned.push((key.clone(), value.clone()));
             }
-            self.newer.insert(id, term);
+            self.newer.insert(key, value);
         }
+    }
+}
+
+impl Share {
+    /// The shard of the overlay that holds `id`'s term.
+    fn id_shard(&self, id: Id) -> usize {
+        let mixed = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        (mixed % self.by_id.len() as u64) as usize
+    }
+
+    /// The terms each shard of ids holds per generation.
+    fn id_cap(&self) -> usize {
+        self.cap.div_ceil(self.by_id.len()).max(1)
     }
 }
 
@@ -163,17 +185,26 @@ impl Dictionary {
     /// ids stay below `id_bound` (see the module's documentation): its `p`-th term is id
     /// `p × count + index`.
     pub fn into_share(self, index: u32, count: u32, id_bound: u64) -> Self {
-        self.into_share_keeping(index, count, id_bound, FOREIGN_TERMS)
+        self.into_share_keeping(index, count, id_bound, FOREIGN_TERMS, ID_SHARDS)
     }
 
-    /// [`Self::into_share`] with `cap` foreign terms per generation of the overlay.
-    fn into_share_keeping(mut self, index: u32, count: u32, id_bound: u64, cap: usize) -> Self {
+    /// [`Self::into_share`] with `cap` foreign terms per generation of the overlay, its
+    /// ids in `shards` shards.
+    fn into_share_keeping(
+        mut self,
+        index: u32,
+        count: u32,
+        id_bound: u64,
+        cap: usize,
+        shards: usize,
+    ) -> Self {
         self.share = Some(Arc::new(Share {
             count: count.max(1),
             index,
             id_bound,
             cap,
             foreign: RwLock::default(),
+            by_id: (0..shards.max(1)).map(|_| IdShard::default()).collect(),
             resolver: RwLock::default(),
         }));
         self
@@ -325,8 +356,11 @@ impl Dictionary {
         let Some(share) = self.share.as_ref() else {
             return false;
         };
-        let foreign = share.foreign.read().unwrap_or_else(|e| e.into_inner());
-        match foreign.term(id) {
+        let shard = share.by_id[share.id_shard(id)]
+            .0
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        match shard.get(&id) {
             Some(term) => {
                 out.extend_from_slice(term);
                 true
@@ -341,7 +375,10 @@ impl Dictionary {
         let share = self.share.as_ref()?;
         let (found, absent) = {
             let foreign = share.foreign.read().unwrap_or_else(|e| e.into_inner());
-            (foreign.id(term), foreign.absent.contains(term))
+            (
+                foreign.by_term.get(term).copied(),
+                foreign.absent.contains(term),
+            )
         };
         if found.is_none() && !absent && term_owner(term, share.count) != share.index {
             MISSES.with(|m| {
@@ -360,15 +397,22 @@ impl Dictionary {
         let Some(share) = &self.share else {
             return Vec::new();
         };
-        let foreign = share.foreign.read().unwrap_or_else(|e| e.into_inner());
+        // Every shard read at once: a lock for each id would cost more than its lookup. A
+        // learning thread holds one shard at a time, so waiting on it cannot deadlock.
+        let shards: Vec<_> = share
+            .by_id
+            .iter()
+            .map(|shard| shard.0.read().unwrap_or_else(|e| e.into_inner()))
+            .collect();
         let mut unknown: Vec<Id> = ids
             .into_iter()
             .filter(|&id| {
                 (id as u64) < share.id_bound
                     && self.local(id).is_none()
-                    && foreign.term(id).is_none()
+                    && shards[share.id_shard(id)].get(&id).is_none()
             })
             .collect();
+        drop(shards);
         unknown.sort_unstable();
         unknown.dedup();
         unknown
@@ -388,8 +432,25 @@ impl Dictionary {
         let Some(share) = &self.share else {
             return;
         };
-        let mut foreign = share.foreign.write().unwrap_or_else(|e| e.into_inner());
-        foreign.learn(terms, pin, share.cap);
+        let learnt: Vec<(Id, Arc<[u8]>)> = terms
+            .into_iter()
+            .map(|(id, term)| (id, term.into()))
+            .collect();
+        {
+            let mut foreign = share.foreign.write().unwrap_or_else(|e| e.into_inner());
+            let by_term = learnt.iter().map(|(id, term)| (Arc::clone(term), *id));
+            foreign.by_term.learn(by_term, pin, share.cap);
+        }
+        let mut by_shard: Vec<Vec<(Id, Arc<[u8]>)>> = vec![Vec::new(); share.by_id.len()];
+        for (id, term) in learnt {
+            by_shard[share.id_shard(id)].push((id, term));
+        }
+        for (at, learnt) in by_shard.into_iter().enumerate() {
+            if !learnt.is_empty() {
+                let mut shard = share.by_id[at].0.write().unwrap_or_else(|e| e.into_inner());
+                shard.learn(learnt, pin, share.id_cap());
+            }
+        }
     }
 }
 
@@ -459,7 +520,7 @@ mod tests {
     #[test]
     fn learnt_terms_outlive_one_new_generation() {
         let coordinator =
-            Dictionary::from_sorted(&[b"own".to_vec()]).into_share_keeping(0, 2, 1 << 20, 4);
+            Dictionary::from_sorted(&[b"own".to_vec()]).into_share_keeping(0, 2, 1 << 20, 4, 1);
         let term = |i: Id| format!("t{i}").into_bytes();
         coordinator.pin_foreign([(1, b"pinned".to_vec())]);
         // A query learns its rows' terms...
@@ -475,6 +536,36 @@ mod tests {
         coordinator.learn_foreign([(41, term(41))]);
         assert_eq!(coordinator.unknown_foreign([3, 5, 41]), vec![3, 5]);
         assert_eq!(coordinator.term(1).as_deref(), Some(&b"pinned"[..]));
+        assert_eq!(coordinator.lookup(b"pinned"), Some(1));
+    }
+
+    /// With its ids in several shards, the overlay finds every term learnt by id (a
+    /// decode's copy, a cursor's) and by its encoding, lists none of them as unknown, and
+    /// keeps a pinned term through every shard's new generations.
+    #[test]
+    fn an_overlay_in_shards_finds_what_it_learnt() {
+        let coordinator =
+            Dictionary::from_sorted(&[b"own".to_vec()]).into_share_keeping(0, 2, 1 << 20, 64, 8);
+        let term = |i: Id| format!("t{i}").into_bytes();
+        coordinator.pin_foreign([(1, b"pinned".to_vec())]);
+        let ids: Vec<Id> = (3..600).step_by(2).collect();
+        coordinator.learn_foreign(ids.iter().map(|&i| (i, term(i))));
+        let mut cursor = coordinator.cursor();
+        for &i in &ids {
+            assert_eq!(coordinator.term(i).as_deref(), Some(&term(i)[..]));
+            assert_eq!(cursor.term(i), Some(&term(i)[..]));
+            assert_eq!(coordinator.lookup(&term(i)), Some(i));
+        }
+        let asked = ids.iter().copied().chain([601, 603]);
+        assert_eq!(coordinator.unknown_foreign(asked), vec![601, 603]);
+        // Many more, learnt one at a time, begin new generations in every shard (8 terms
+        // each): the first terms go, the pinned one stays.
+        for i in (1001..3000).step_by(2) {
+            coordinator.learn_foreign([(i, term(i))]);
+        }
+        assert_eq!(coordinator.unknown_foreign([3, 599, 2999]), vec![3, 599]);
+        assert_eq!(coordinator.term(1).as_deref(), Some(&b"pinned"[..]));
+        assert_eq!(coordinator.cursor().term(1), Some(&b"pinned"[..]));
         assert_eq!(coordinator.lookup(b"pinned"), Some(1));
     }
 }
