@@ -18,8 +18,8 @@
 //! an overlay shared by the dictionary's clones, which a lookup or a decode reads after
 //! its own share: by encoding in one map, by id in [`ID_SHARDS`] maps with a lock each
 //! (every thread writing a result's rows decodes through it). The overlay is bounded: each
-//! map keeps two generations of [`FOREIGN_TERMS`] terms (a shard of ids its share of
-//! them), and once the newer is full, the older is dropped and a new one begins. So
+//! map keeps two generations of [`FOREIGN_TERMS`] terms (each shard of ids, its share of
+//! that), and once the newer is full, the older is dropped and a new one begins. So
 //! the terms a query has just learnt stay known while it decodes its rows, even when
 //! other queries fill the overlay meanwhile (a single generation, emptied when full,
 //! could drop them between their learning and their decoding); only as many terms again
