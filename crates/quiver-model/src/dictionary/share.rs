@@ -121,10 +121,11 @@ impl<K: std::hash::Hash + Eq + Clone, V: Clone> Generations<K, V> {
 }
 
 impl Share {
-    /// The shard of the overlay that holds `id`'s term.
+    /// The shard of the overlay that holds `id`'s term (their count is a power of two: a
+    /// mask, where a remainder would be a division at every foreign id).
     fn id_shard(&self, id: Id) -> usize {
         let mixed = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
-        (mixed % self.by_id.len() as u64) as usize
+        mixed as usize & (self.by_id.len() - 1)
     }
 
     /// The terms each shard of ids holds per generation.
@@ -189,7 +190,7 @@ impl Dictionary {
     }
 
     /// [`Self::into_share`] with `cap` foreign terms per generation of the overlay, its
-    /// ids in `shards` shards.
+    /// ids in `shards` shards (rounded up to a power of two).
     fn into_share_keeping(
         mut self,
         index: u32,
@@ -204,7 +205,9 @@ impl Dictionary {
             id_bound,
             cap,
             foreign: RwLock::default(),
-            by_id: (0..shards.max(1)).map(|_| IdShard::default()).collect(),
+            by_id: (0..shards.max(1).next_power_of_two())
+                .map(|_| IdShard::default())
+                .collect(),
             resolver: RwLock::default(),
         }));
         self
