@@ -21,6 +21,7 @@
 //!
 //! Rows that stand for several each (a pattern's rows counted where a cluster's workers
 //! found them) are grouped by the same code, each aggregate weighing them (`counted.rs`).
+//! The grouping itself is in `keys.rs`, MIN and MAX in `extremes.rs`.
 
 use std::borrow::Cow;
 use std::time::Instant;
@@ -32,12 +33,11 @@ use quiver_model::Id;
 use rustc_hash::{FxHashMap, FxHashSet};
 use spargebra::algebra::Expression;
 
-use super::parallel::{map_morsels, map_stretches_mut, morsel, on_workers, parallel};
+use super::parallel::{map_morsels, on_workers, parallel};
 use super::scope::Scope;
-use super::sort_key::{KeyMap, SortKey};
 use crate::context::{ensure_addressable, ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;
-use crate::memory::{Reservation, ID_BYTES};
+use crate::memory::ID_BYTES;
 use crate::table::{Table, VarId, UNBOUND};
 
 pub use crate::operator::group::{Aggregate, Function};
@@ -45,6 +45,11 @@ pub use counted::counted;
 pub(crate) use counted::{counted_columns, extreme_columns};
 
 mod counted;
+mod extremes;
+mod keys;
+
+use extremes::extremes;
+pub(in crate::exec) use keys::Groups;
 
 /// What one grouping did, for EXPLAIN.
 #[derive(Debug, Clone)]
@@ -125,216 +130,6 @@ pub(crate) fn columns_read(
     columns.sort_unstable();
     columns.dedup();
     Some(columns)
-}
-
-/// Bytes of one entry of a group index over `width` key columns.
-fn group_entry_bytes(width: usize) -> usize {
-    width * ID_BYTES + 4 + 3 * std::mem::size_of::<usize>() + 8
-}
-
-/// The group of each row.
-pub(super) struct Groups {
-    pub(super) of_row: Vec<u32>,
-    /// The first row of each group (its key values).
-    pub(super) first: Vec<u32>,
-    pub(super) count: usize,
-}
-
-impl Groups {
-    /// The key columns of the groups: each group's values of `keys` in `table`, read from
-    /// its first row.
-    pub(super) fn key_columns(&self, table: &Table, keys: &[VarId]) -> Vec<Vec<Id>> {
-        keys.iter()
-            .map(|&key| match table.column(key) {
-                Some(column) => self.first.iter().map(|&r| column[r as usize]).collect(),
-                None => vec![UNBOUND; self.count],
-            })
-            .collect()
-    }
-
-    pub(super) fn of(
-        ctx: &ExecContext<'_>,
-        memory: &mut Reservation<'_>,
-        table: &Table,
-        keys: &[VarId],
-    ) -> Result<Self, QueryError> {
-        let rows = table.rows;
-        let columns: Vec<&[Id]> = keys.iter().filter_map(|&k| table.column(k)).collect();
-        memory.try_grow(rows * 4)?;
-        if columns.is_empty() {
-            // One group: of every row, or (without GROUP BY) the empty group of no rows.
-            return Ok(Groups {
-                of_row: vec![0; rows],
-                first: if rows > 0 { vec![0] } else { Vec::new() },
-                count: if keys.is_empty() { 1 } else { rows.min(1) },
-            });
-        }
-        let per_group = group_entry_bytes(columns.len());
-        // Keys packed into one integer when they fit, else hashed and compared in place.
-        let bits = columns.len() * ID_BYTES * 8;
-        let groups = match columns.as_slice() {
-            [column] => hash_groups(ctx, memory, per_group, rows, |row| column[row])?,
-            [a, b] if bits <= 64 => hash_groups(ctx, memory, per_group, rows, |row| {
-                (u64::from(a[row]) << 32) | u64::from(b[row])
-            })?,
-            _ if bits <= 128 => hash_groups(ctx, memory, per_group, rows, |row| {
-                columns
-                    .iter()
-                    .fold(0u128, |key, c| (key << (ID_BYTES * 8)) | c[row] as u128)
-            })?,
-            _ => chained_groups(ctx, memory, per_group, &columns, rows)?,
-        };
-        Ok(groups)
-    }
-}
-
-/// What one morsel found: each group's key and first row (its rows' groups, numbered in
-/// the morsel, are written in place).
-struct Partial<K> {
-    keys: Vec<K>,
-    first: Vec<u32>,
-}
-
-/// Groups rows by `key(row)`: each morsel hashes its rows on a worker thread, then the
-/// morsels' groups are numbered in order of first appearance (as one pass over the rows
-/// would number them) and each morsel's rows renumbered in place.
-fn hash_groups<K: Copy + Eq + std::hash::Hash + Send + Sync>(
-    ctx: &ExecContext<'_>,
-    memory: &mut Reservation<'_>,
-    per_group: usize,
-    rows: usize,
-    key: impl Fn(usize) -> K + Sync,
-) -> Result<Groups, QueryError> {
-    // One array of the rows' groups, written where it ends up: a table of millions of rows
-    // is grouped at the speed its memory is written, and fresh memory costs a page fault
-    // per page (measured: a column per morsel renumbered into another and concatenated
-    // took half of a grouping's time).
-    let mut of_row = vec![0u32; rows];
-    let size = morsel(ctx, rows);
-    let parts = map_stretches_mut(ctx, &mut of_row, size, |_, range, groups| {
-        let mut index: FxHashMap<K, u32> = FxHashMap::default();
-        let mut part = Partial {
-            keys: Vec::new(),
-            first: Vec::new(),
-        };
-        // The group of the row before: rows of one key often come together (a walk lists
-        // each vertex's neighbours in a run, and ids that share an IRI's prefix are
-        // neighbours), and then a comparison stands for the hash table's lookup.
-        let mut last: Option<(K, u32)> = None;
-        for (row, group) in range.zip(groups) {
-            let k = key(row);
-            *group = match last {
-                Some((key, group)) if key == k => group,
-                _ => {
-                    let next = part.keys.len() as u32;
-                    let group = *index.entry(k).or_insert_with(|| {
-                        part.keys.push(k);
-                        part.first.push(row as u32);
-                        next
-                    });
-                    last = Some((k, group));
-                    group
-                }
-            };
-        }
-        part
-    })?;
-    let local: usize = parts.iter().map(|p| p.keys.len()).sum();
-    memory.try_grow(local.saturating_mul(per_group))?;
-    // Morsel groups to query groups.
-    let mut index: FxHashMap<K, u32> = FxHashMap::default();
-    let mut first: Vec<u32> = Vec::new();
-    let mut renumber: Vec<Vec<u32>> = Vec::with_capacity(parts.len());
-    let mut seen = 0usize;
-    for part in &parts {
-        let mut numbers = Vec::with_capacity(part.keys.len());
-        for (&k, &row) in part.keys.iter().zip(&part.first) {
-            ctx.tick(seen)?;
-            seen += 1;
-            let next = first.len() as u32;
-            numbers.push(*index.entry(k).or_insert_with(|| {
-                first.push(row);
-                next
-            }));
-        }
-        renumber.push(numbers);
-    }
-    // One morsel's numbering is already the query's.
-    if parts.len() > 1 {
-        map_stretches_mut(ctx, &mut of_row, size, |part, _, groups| {
-            let numbers = &renumber[part];
-            for group in groups {
-                *group = numbers[*group as usize];
-            }
-        })?;
-    }
-    let count = first.len();
-    memory.try_resize(rows * 4 + count * per_group)?;
-    Ok(Groups {
-        of_row,
-        first,
-        count,
-    })
-}
-
-/// Groups rows by many key columns (wider than 128 bits): a hash of the row's keys
-/// chains the groups that share it, compared on their first row, so no key is copied.
-fn chained_groups(
-    ctx: &ExecContext<'_>,
-    memory: &mut Reservation<'_>,
-    per_group: usize,
-    columns: &[&[Id]],
-    rows: usize,
-) -> Result<Groups, QueryError> {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let base = memory.size();
-    let hasher = rustc_hash::FxBuildHasher;
-    let mut heads: FxHashMap<u64, u32> = FxHashMap::default();
-    // The next group with the same hash (u32::MAX: none).
-    let mut chain: Vec<u32> = Vec::new();
-    let mut first: Vec<u32> = Vec::new();
-    let mut of_row = Vec::with_capacity(rows);
-    for row in 0..rows {
-        if row % CHECK_STRIDE == CHECK_STRIDE - 1 {
-            ctx.check()?;
-            memory.try_resize(base + first.len() * per_group)?;
-        }
-        let mut state = hasher.build_hasher();
-        for column in columns {
-            column[row].hash(&mut state);
-        }
-        let hash = state.finish();
-        let same = |group: u32| {
-            let other = first[group as usize] as usize;
-            columns.iter().all(|c| c[other] == c[row])
-        };
-        let mut found = None;
-        let mut at = heads.get(&hash).copied();
-        while let Some(group) = at.filter(|&g| g != u32::MAX) {
-            if same(group) {
-                found = Some(group);
-                break;
-            }
-            at = Some(chain[group as usize]);
-        }
-        let group = match found {
-            Some(group) => group,
-            None => {
-                let group = first.len() as u32;
-                first.push(row as u32);
-                chain.push(heads.insert(hash, group).unwrap_or(u32::MAX));
-                group
-            }
-        };
-        of_row.push(group);
-    }
-    let count = first.len();
-    memory.try_resize(base + count * per_group)?;
-    Ok(Groups {
-        of_row,
-        first,
-        count,
-    })
 }
 
 fn aggregate_column(
@@ -714,123 +509,6 @@ pub(super) fn sum_terms(
         })
         .collect()
 }
-
-/// MIN or MAX of each group, compared on the sort keys of the values' ids (no decoding for
-/// IRIs and simple literals, one per distinct id otherwise). A group with an unbound value
-/// or one that is no term has no extreme, as when values are compared decoded.
-fn extremes(
-    evaluator: &dyn Scope,
-    ctx: &ExecContext<'_>,
-    groups: &Groups,
-    values: &[Id],
-    min: bool,
-) -> Result<Vec<Id>, QueryError> {
-    let mut memory = ctx.reservation();
-    let keys = KeyMap::of(evaluator, &mut memory, &[values])?;
-    if keys.all_ordered() {
-        memory.try_grow(groups.count * std::mem::size_of::<u64>())?;
-        return ordered_extremes(ctx, groups, values, min);
-    }
-    memory.try_grow(groups.count * (std::mem::size_of::<(SortKey, Id)>() + 1))?;
-    // Key 0 (unbound) marks a group that failed; `None` one that has no value yet.
-    let better = |slot: &mut Option<(SortKey, Id)>, candidate: Option<(SortKey, Id)>| {
-        let Some((key, id)) = candidate else {
-            return;
-        };
-        *slot = match *slot {
-            Some((0, _)) => return,
-            _ if key == 0 => Some((0, UNBOUND)),
-            None => Some((key, id)),
-            Some((old, _)) if (key < old) == min && key != old => Some((key, id)),
-            kept => kept,
-        };
-    };
-    let parts = per_morsel(
-        ctx,
-        groups,
-        || vec![None; groups.count],
-        |best, range| {
-            for row in range {
-                let id = values[row];
-                better(
-                    &mut best[groups.of_row[row] as usize],
-                    Some((keys.key(id), id)),
-                );
-            }
-        },
-    )?;
-    // Morsels in row order, so that ties keep the first row's value.
-    let mut best: Vec<Option<(SortKey, Id)>> = vec![None; groups.count];
-    for part in parts {
-        for (slot, candidate) in best.iter_mut().zip(part) {
-            better(slot, candidate);
-        }
-    }
-    Ok(best
-        .into_iter()
-        .map(|slot| match slot {
-            Some((key, id)) if key != 0 => id,
-            _ => UNBOUND,
-        })
-        .collect())
-}
-
-/// [`extremes`] where every value is UNBOUND or an id that sorts like its term (a whole
-/// store's terms of its sorted part): the ids are compared themselves, with no key looked
-/// up, one word per group. A group's state is [`NO_VALUE`] before its first value and
-/// [`FAILED`] after an unbound one (its extreme is then unbound, as with keys); else the
-/// smallest id for MIN, and the largest id plus one for MAX (so that the state before the
-/// first value is below every value). Equal ids are the same term, so which row gave the
-/// extreme does not matter.
-fn ordered_extremes(
-    ctx: &ExecContext<'_>,
-    groups: &Groups,
-    values: &[Id],
-    min: bool,
-) -> Result<Vec<Id>, QueryError> {
-    let empty = if min { NO_VALUE } else { 0 };
-    let merge = |state: u64, value: u64| match (state, value) {
-        (FAILED, _) | (_, FAILED) => FAILED,
-        _ if min => state.min(value),
-        _ => state.max(value),
-    };
-    let parts = per_morsel(
-        ctx,
-        groups,
-        || vec![empty; groups.count],
-        |states, range| {
-            for (&group, &id) in groups.of_row[range.clone()].iter().zip(&values[range]) {
-                let value = match id {
-                    UNBOUND => FAILED,
-                    id if min => id as u64,
-                    id => id as u64 + 1,
-                };
-                let state = &mut states[group as usize];
-                *state = merge(*state, value);
-            }
-        },
-    )?;
-    let mut states = vec![empty; groups.count];
-    for part in parts {
-        for (state, other) in states.iter_mut().zip(part) {
-            *state = merge(*state, other);
-        }
-    }
-    Ok(states
-        .into_iter()
-        .map(|state| match state {
-            FAILED | NO_VALUE => UNBOUND,
-            0 if !min => UNBOUND,
-            state if min => state as Id,
-            state => (state - 1) as Id,
-        })
-        .collect())
-}
-
-/// A group of [`ordered_extremes`] with no value yet (for MIN; 0 for MAX).
-const NO_VALUE: u64 = u64::MAX;
-/// A group of [`ordered_extremes`] that met an unbound value.
-const FAILED: u64 = u64::MAX - 1;
 
 /// Folds the rows into states of one entry per group, `fold` adding a range of rows to a
 /// state made by `init`: one state per morsel on the query's threads when the groups are
