@@ -1,5 +1,5 @@
 //! How many distinct keys a worker's rows hold, estimated from a sample before it counts
-//! them by those keys (`message::count_if_smaller`): counting rows whose keys hardly repeat
+//! them by those keys (`counted::count_if_smaller`): counting rows whose keys hardly repeat
 //! hashes every row to send as many.
 //!
 //! A prefix of the rows does not tell: 200,000 offers of 20,000 products, in the order of

@@ -10,6 +10,7 @@
 
 pub mod buffers;
 pub mod connect;
+mod counted;
 pub mod dataflow;
 mod dictionary;
 mod direct;

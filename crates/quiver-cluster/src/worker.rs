@@ -29,11 +29,11 @@ use quiver_store::{GraphIndex, Store};
 use rustc_hash::FxHashMap;
 
 use crate::buffers::{answer_pieces, cut};
+use crate::counted::counts_table;
 use crate::fetch::{List, ProcessLists, Stash, Waiting};
 use crate::learnt::LearntRecords;
 use crate::message::{
-    counts_table, route, to_owners, Carried, Failure, Filter, Message, Payload, Plan, PlanCopy,
-    PIECE_BYTES,
+    route, to_owners, Carried, Failure, Filter, Message, Payload, Plan, PlanCopy, PIECE_BYTES,
 };
 use crate::replicas::SharedReplicas;
 use crate::route::{count_on, distinct_values, partition_graph, place, source, Placement};

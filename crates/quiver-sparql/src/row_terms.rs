@@ -11,7 +11,7 @@
 //! students, courses and professors) gains nothing from the copy, so it is decoded cell by
 //! cell for the next blocks, its cursor holding the current cell's term, and tried again
 //! later; so are the columns of a light query's few rows. The streaming writers
-//! ([`crate::results::stream`]) write bytes, not terms, and keep their own column caches.
+//! (`crate::results::stream`) write bytes, not terms, and keep their own column caches.
 
 use std::ops::Range;
 

@@ -8,8 +8,9 @@ use quiver_model::Id;
 use quiver_sparql::partitions::{Exchanged, WorkerStep};
 use quiver_sparql::table::Table;
 
+use crate::counted::uniform_counts;
 use crate::dictionary::Ask;
-use crate::message::{uniform_counts, Failure, Message, Payload, WEIGHT};
+use crate::message::{Failure, Message, Payload, WEIGHT};
 
 /// What reached the coordinator of one query: the rows (or errors) that finished it, what
 /// its hops exchanged, whether a step stopped at the plan's cap, and the weight they bring.

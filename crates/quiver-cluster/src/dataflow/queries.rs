@@ -19,11 +19,10 @@ use quiver_sparql::planner::Spread;
 use quiver_sparql::size_free::SizeFreePlans;
 use quiver_sparql::table::Table;
 
+use crate::counted::{counted_rows, table_counts};
 use crate::dictionary::Ask;
 use crate::in_place::{Aside, Enough, InPlace};
-use crate::message::{
-    counted_rows, hand_on, route, table_counts, time_left, Carried, Filter, Plan, WEIGHT,
-};
+use crate::message::{hand_on, route, time_left, Carried, Filter, Plan, WEIGHT};
 use crate::route::{aggregate_graph, settled, split_foreign_intersections};
 
 use super::{Arrival, Request, TimelyPartitions};

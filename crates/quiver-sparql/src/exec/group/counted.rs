@@ -112,7 +112,7 @@ pub(crate) fn extreme_columns(
     columns
 }
 
-/// [`group`] over rows that stand for several each (`weights[row]`: a pattern's rows
+/// [`super::group`] over rows that stand for several each (`weights[row]`: a pattern's rows
 /// counted where the partitions found them by the columns [`counted_columns`] names).
 pub fn counted(
     evaluator: &dyn Scope,
