@@ -6,7 +6,6 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use quiver_model::Id;
-use quiver_sparql::bgp::Bgp;
 use quiver_sparql::context::QueryState;
 use quiver_sparql::degree::DegreeAsk;
 use quiver_sparql::error::QueryError;
@@ -266,29 +265,14 @@ impl BgpPartitions for TimelyPartitions {
     ) -> Result<Vec<Counts>, QueryError> {
         let graph = aggregate_graph(aggregate)?;
         let plan = Plan {
-            bgp: Bgp {
-                patterns: Vec::new(),
-                equalities: Vec::new(),
-            },
-            steps: Vec::new(),
             graph,
-            classes: Vec::new(),
             rdf_type: self.rdf_type,
-            keep: None,
-            count_by: None,
-            distinct_only: false,
-            extremes: None,
-            top: None,
-            passes: Vec::new(),
-            checks: Vec::new(),
             merged: merged.to_vec(),
             aggregate: Some(aggregate.clone()),
-            cap: u64::MAX,
-            answers: None,
             time_left: time_left(state.deadline()),
             max_memory: state.budget().limit(),
-            trace: false,
             coordinator: self.first,
+            ..Plan::empty()
         };
         let (table, ..) = self.ask(plan, Table::unit(), state)?;
         self.learn_terms(&table)?;
