@@ -104,10 +104,10 @@ pub(crate) fn count_if_smaller(rows: Table, keys: &[VarId]) -> Table {
 }
 
 /// `rows` as they leave a worker under a count whose counts are not read
-/// ([`crate::message::Plan::distinct_only`]): the rows of `keys` without the repeats that follow each
-/// other (an exploration emits a row's matches together: the row numbers an EXISTS
-/// pattern seeded with LUBM-100's graduate students found come twice each in a row, and
-/// half of them stay home), a pass with no hashing; then counted as any other where keys
+/// ([`crate::message::Plan::distinct_only`]): the rows of `keys` without the repeats that
+/// follow each other (an exploration emits a row's matches together: the row numbers an
+/// EXISTS pattern seeded with LUBM-100's graduate students found come twice each in a row,
+/// and half of them stay home), a pass with no hashing; then counted as any other where keys
 /// repeat apart ([`count_if_smaller`]). Hashing every row to drop each repeat cost that
 /// EXISTS more than moving its rows between two processes on one machine.
 pub(crate) fn distinct_if_smaller(rows: Table, keys: &[VarId]) -> Table {

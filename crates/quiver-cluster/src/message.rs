@@ -41,11 +41,13 @@ pub(crate) struct Plan {
     /// step leave their worker with these alone.
     pub keep: Option<Vec<VarId>>,
     /// Rows past the last step leave their worker counted by these columns
-    /// (`PartitionedBgp::count_by`): each key found once, with its count (`crate::counted::count_rows`),
-    /// or uncounted where that would not shrink them ([`crate::counted::count_if_smaller`]).
+    /// (`PartitionedBgp::count_by`): each key found once, with its count
+    /// (`crate::counted::count_rows`), or uncounted where that would not shrink them
+    /// ([`crate::counted::count_if_smaller`]).
     pub count_by: Option<Vec<VarId>>,
     /// The counts of `count_by` are not read (`PartitionedBgp::distinct_only`): each key
-    /// leaves once, uncounted, where that makes the rows fewer ([`crate::counted::distinct_if_smaller`]).
+    /// leaves once, uncounted, where that makes the rows fewer
+    /// ([`crate::counted::distinct_if_smaller`]).
     pub distinct_only: bool,
     /// Before they are counted, the values of these counted columns (read only by MIN or
     /// MAX) are narrowed to each group's extremes (`PartitionedBgp::extremes`,

@@ -72,9 +72,9 @@ impl TimelyPartitions {
     /// cluster of processes that find each other at `config.addresses` (timely's TCP
     /// connections; every process must be started). The store must be cut into as many
     /// partitions as the cluster has workers: a cluster of another size refuses to start.
-    /// Every process answers [`quiver_sparql::partitions::BgpPartitions::explore`], coordinating the queries asked of
-    /// it; the cluster runs until process 0's partitions are dropped (the others may wait
-    /// for that: [`Self::wait`]).
+    /// Every process answers [`quiver_sparql::partitions::BgpPartitions::explore`],
+    /// coordinating the queries asked of it; the cluster runs until process 0's partitions
+    /// are dropped (the others may wait for that: [`Self::wait`]).
     pub fn cluster(dir: &std::path::Path, config: ClusterConfig) -> Result<Self, String> {
         use quiver_store::partition::{open_partition, read_layout};
         let processes = config.addresses.len();
