@@ -8,7 +8,16 @@
 //! the queries of one version: the first lookup on a new version empties it. Each entry
 //! also remembers what its last execution cost, so a caller can run a query known to be
 //! cheap inline instead of handing it to another thread. At most `capacity` entries are
-//! kept; the least recently used one makes room.
+//! kept; the least recently used ones make room.
+//!
+//! Past three quarters of its capacity (where making room by a quarter leaves it), a cache
+//! admits only texts it has seen before. Servers see streams of texts that differ in a
+//! constant and never come again (a page per resource, the LUBM emulator's mix): admitting
+//! each would evict a plan still in use for one that is not, and drop the evicted plans
+//! cold, long after they were built (on the emulator's mix over HTTP, a plan dropped from
+//! a full cache cost four times one dropped right after its request). So the cache
+//! remembers the hashes of recent texts it turned away in a small table (a doorkeeper, as
+//! in TinyLFU); a text that comes back while remembered is admitted.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -102,9 +111,37 @@ struct State {
     version: Option<u64>,
     /// By the hash of the key; a colliding key replaces the entry.
     entries: HashMap<u64, Entry>,
+    /// Hashes of texts turned away by a crowded cache, each in the slot its low bits name
+    /// (a later one overwrites it): [`DOORKEEPER_SLOTS_PER_ENTRY`] slots per entry.
+    turned_away: Vec<u64>,
     clock: u64,
     hits: u64,
     misses: u64,
+}
+
+/// Slots of the doorkeeper per entry of the cache: a text turned away is admitted when it
+/// comes back before about this many times the cache's capacity of other texts were.
+const DOORKEEPER_SLOTS_PER_ENTRY: usize = 4;
+
+impl State {
+    /// Whether a crowded cache admits the key of `hash`: yes when it was turned away
+    /// recently (and then forgotten), otherwise no, and it is remembered.
+    fn admits(&mut self, hash: u64, capacity: usize) -> bool {
+        if self.turned_away.is_empty() {
+            let slots = (capacity * DOORKEEPER_SLOTS_PER_ENTRY).next_power_of_two();
+            self.turned_away = vec![0; slots];
+        }
+        let slot = hash as usize & (self.turned_away.len() - 1);
+        // 0 marks an empty slot: a hash of 0 is taken as 1.
+        let mark = hash.max(1);
+        if self.turned_away[slot] == mark {
+            self.turned_away[slot] = 0;
+            true
+        } else {
+            self.turned_away[slot] = mark;
+            false
+        }
+    }
 }
 
 /// Prepared queries of the latest store version seen, by text and options.
@@ -193,8 +230,9 @@ impl QueryCache {
         }
     }
 
-    /// The cached query, or `text` prepared on `store` and cached (errors are not cached);
-    /// the flag says whether it came from the cache.
+    /// The cached query, or `text` prepared on `store` and cached (errors are not cached;
+    /// a crowded cache caches only a text it turned away recently, see the module's doc); the
+    /// flag says whether it came from the cache.
     pub fn prepare(
         &self,
         store: &Store,
@@ -226,8 +264,16 @@ impl QueryCache {
             stale = std::mem::take(&mut state.entries);
             state.version = Some(store.version());
         }
-        let evicted = if state.entries.len() >= self.capacity && !state.entries.contains_key(&hash)
-        {
+        // Past three quarters (where a full cache's eviction leaves it), a text met for the
+        // first time is not cached (see the module's doc).
+        let new_key = !state.entries.contains_key(&hash);
+        let crowded = state.entries.len() >= self.capacity - self.capacity / 4;
+        if new_key && crowded && !state.admits(hash, self.capacity) {
+            drop(state);
+            drop(stale);
+            return Ok((query, false));
+        }
+        let evicted = if new_key && state.entries.len() >= self.capacity {
             take_least_recent(&mut state.entries)
         } else {
             Vec::new()

@@ -1,7 +1,7 @@
 //! The cache of prepared queries: a hit returns the query prepared before (the same
 //! object) for the same text and options only; a new store version (an update) is never
 //! answered with a query of the old one, and the cached query gives what a fresh one
-//! gives; the least recently used entry makes room.
+//! gives; the least recently used entry makes room, for texts seen before only.
 
 mod support;
 
@@ -126,7 +126,12 @@ fn the_least_recently_used_entry_makes_room() {
     cache.prepare(&store, texts[0], &options).unwrap();
     cache.prepare(&store, texts[1], &options).unwrap();
     assert!(cache.prepare(&store, texts[0], &options).unwrap().1);
+    // The cache is full: a text met for the first time is prepared, not cached; met
+    // again, it is.
     cache.prepare(&store, texts[2], &options).unwrap();
+    assert!(cache.get(&store, texts[2], &options).is_none());
+    assert_eq!(cache.len(), 2);
+    assert!(!cache.prepare(&store, texts[2], &options).unwrap().1);
     assert_eq!(cache.len(), 2);
     assert!(cache.get(&store, texts[0], &options).is_some());
     assert!(cache.get(&store, texts[1], &options).is_none());
@@ -147,21 +152,57 @@ fn a_full_cache_drops_its_least_recently_used_quarter() {
     let texts: Vec<String> = (0..12)
         .map(|i| format!("ASK {{ ?s <http://x/p> ?o }} LIMIT {}", i + 1))
         .collect();
+    // Past six entries, a text is cached when met the second time.
     for text in &texts[..8] {
         cache.prepare(&store, text, &options).unwrap();
+        cache.prepare(&store, text, &options).unwrap();
     }
+    assert_eq!(cache.len(), 8);
     // Entries 0 and 1 are used again: 2 and 3 are now the least recent.
     for text in &texts[..2] {
         assert!(cache.get(&store, text, &options).is_some());
     }
+    // Met twice: the first is turned away, the second admitted.
+    cache.prepare(&store, &texts[8], &options).unwrap();
+    assert_eq!(cache.len(), 8);
     cache.prepare(&store, &texts[8], &options).unwrap();
     assert_eq!(cache.len(), 7);
     for (i, text) in texts[..9].iter().enumerate() {
         let held = cache.get(&store, text, &options).is_some();
         assert_eq!(held, i != 2 && i != 3, "entry {i}");
     }
-    for text in &texts[9..] {
+    for text in texts[9..].iter().chain(&texts[9..]) {
         cache.prepare(&store, text, &options).unwrap();
     }
     assert!(cache.len() <= 8);
+    assert!(cache.get(&store, &texts[11], &options).is_some());
+}
+
+/// A stream of texts met once each, as a server sees from a template, leaves a full cache
+/// as it was: every entry still hits, and none of the new texts was cached.
+#[test]
+fn texts_met_once_leave_a_full_cache_alone() {
+    let store = support::load(DATA);
+    let cache = QueryCache::new(4);
+    let options = PrepareOptions::default();
+    let text = |i: usize| format!("ASK {{ ?s <http://x/p> ?o }} LIMIT {}", i + 1);
+    for i in 0..4 {
+        cache.prepare(&store, &text(i), &options).unwrap();
+        cache.prepare(&store, &text(i), &options).unwrap();
+    }
+    assert_eq!(cache.len(), 4);
+    for i in 4..1_000 {
+        let (_, hit) = cache.prepare(&store, &text(i), &options).unwrap();
+        assert!(!hit);
+    }
+    assert_eq!(cache.len(), 4);
+    for i in 0..4 {
+        assert!(
+            cache.prepare(&store, &text(i), &options).unwrap().1,
+            "entry {i}"
+        );
+    }
+    // One of the stream comes back while remembered: it is cached now.
+    cache.prepare(&store, &text(999), &options).unwrap();
+    assert!(cache.get(&store, &text(999), &options).is_some());
 }
