@@ -87,13 +87,7 @@ impl Negotiated {
 pub fn negotiate(accept: Option<&str>, format: Option<&str>) -> Result<Negotiated, ApiError> {
     let negotiated = match format {
         Some(name) => by_name(name)?,
-        None => {
-            let ranges = parse_accept(accept.unwrap_or("*/*"));
-            Negotiated {
-                tabular: best(&ranges, TABULAR),
-                graph: best(&ranges, GRAPH),
-            }
-        }
+        None => from_accept(accept.unwrap_or("*/*")),
     };
     if negotiated.tabular.is_none() && negotiated.graph.is_none() {
         return Err(ApiError::new(
@@ -106,6 +100,41 @@ pub fn negotiate(accept: Option<&str>, format: Option<&str>) -> Result<Negotiate
         ));
     }
     Ok(negotiated)
+}
+
+/// The formats an `Accept` header picks. A client sends the same header with each of its
+/// requests, so each thread remembers the last header it read and what it picked: parsing
+/// it and weighing fifteen offers against its ranges cost more than a light query's
+/// routing.
+fn from_accept(header: &str) -> Negotiated {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, Negotiated)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let pick = || {
+        let ranges = parse_accept(header);
+        Negotiated {
+            tabular: best(&ranges, TABULAR),
+            graph: best(&ranges, GRAPH),
+        }
+    };
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        match &mut *last {
+            Some((seen, negotiated)) if seen == header => *negotiated,
+            Some((seen, negotiated)) => {
+                *negotiated = pick();
+                seen.clear();
+                seen.push_str(header);
+                *negotiated
+            }
+            None => {
+                let negotiated = pick();
+                *last = Some((header.to_owned(), negotiated));
+                negotiated
+            }
+        }
+    })
 }
 
 fn offered() -> String {
@@ -241,6 +270,19 @@ mod tests {
         // The most specific range wins, even with a lower q.
         assert_eq!(pick("*/*;q=1, text/csv;q=0"), (Some(Json), Some(Turtle)));
         assert_eq!(pick("text/*;q=0, text/csv;q=0.1"), (Some(Csv), None));
+    }
+
+    /// A thread's remembered header answers only that header: alternating headers each
+    /// get their own formats.
+    #[test]
+    fn a_remembered_header_answers_only_itself() {
+        for _ in 0..3 {
+            assert_eq!(pick("text/csv"), (Some(Csv), None));
+            assert_eq!(pick("text/turtle"), (None, Some(Turtle)));
+            assert_eq!(pick("text/turtle"), (None, Some(Turtle)));
+            assert!(negotiate(Some("image/png"), None).is_err());
+            assert_eq!(pick("text/tab-separated-values"), (Some(Tsv), None));
+        }
     }
 
     #[test]
