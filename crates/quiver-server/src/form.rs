@@ -34,22 +34,27 @@ pub fn decode(encoded: &[u8]) -> Cow<'_, str> {
         return String::from_utf8_lossy(encoded);
     }
     let mut decoded = Vec::with_capacity(encoded.len());
-    let mut at = 0;
-    while at < encoded.len() {
-        let byte = encoded[at];
-        at += 1;
-        match byte {
-            b'+' => decoded.push(b' '),
-            b'%' => match (hex(encoded.get(at)), hex(encoded.get(at + 1))) {
-                (Some(high), Some(low)) => {
-                    decoded.push(high << 4 | low);
-                    at += 2;
-                }
-                _ => decoded.push(b'%'),
-            },
-            other => decoded.push(other),
+    let mut rest = encoded;
+    // Each run of plain bytes is copied whole, up to the next `+` or `%`.
+    while let Some(at) = rest.iter().position(|&byte| byte == b'+' || byte == b'%') {
+        decoded.extend_from_slice(&rest[..at]);
+        if rest[at] == b'+' {
+            decoded.push(b' ');
+            rest = &rest[at + 1..];
+            continue;
+        }
+        match (hex(rest.get(at + 1)), hex(rest.get(at + 2))) {
+            (Some(high), Some(low)) => {
+                decoded.push(high << 4 | low);
+                rest = &rest[at + 3..];
+            }
+            _ => {
+                decoded.push(b'%');
+                rest = &rest[at + 1..];
+            }
         }
     }
+    decoded.extend_from_slice(rest);
     match String::from_utf8(decoded) {
         Ok(text) => Cow::Owned(text),
         Err(error) => Cow::Owned(String::from_utf8_lossy(error.as_bytes()).into_owned()),
@@ -58,7 +63,12 @@ pub fn decode(encoded: &[u8]) -> Cow<'_, str> {
 
 /// The value of a hexadecimal digit.
 fn hex(byte: Option<&u8>) -> Option<u8> {
-    (*byte? as char).to_digit(16).map(|digit| digit as u8)
+    match *byte? {
+        digit @ b'0'..=b'9' => Some(digit - b'0'),
+        letter @ b'a'..=b'f' => Some(letter - b'a' + 10),
+        letter @ b'A'..=b'F' => Some(letter - b'A' + 10),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
