@@ -81,26 +81,39 @@ pub fn write_solutions<W: Write>(
         chunks::write_in_parallel(solutions, syntax, &openings, threads, chunk_rows, 0, sink)?;
         out.clear();
     } else {
-        // Fewer rows than this are written without caches (and without prefetching).
-        let caching = rows >= MIN_CACHED_ROWS;
-        RowWriter::new(solutions, openings.len(), caching, rows).write(
-            solutions,
-            syntax,
-            &openings,
-            0..rows,
-            &mut out,
-            &mut |out| {
-                if out.len() >= FLUSH_BYTES {
-                    writer.write_all(out)?;
-                    out.clear();
-                }
-                Ok(())
-            },
-        )?;
+        write_serially(solutions, syntax, &openings, &mut out, &mut |out| {
+            if out.len() >= FLUSH_BYTES {
+                writer.write_all(out)?;
+                out.clear();
+            }
+            Ok(())
+        })?;
     }
     out.extend_from_slice(closing(syntax));
     writer.write_all(&out)?;
     Ok(writer)
+}
+
+/// The rows of `solutions` written by the calling thread into `out`, which `flush` may
+/// empty as it fills.
+fn write_serially(
+    solutions: &Solutions<'_>,
+    syntax: Syntax,
+    openings: &[Vec<u8>],
+    out: &mut Vec<u8>,
+    flush: &mut dyn FnMut(&mut Vec<u8>) -> io::Result<()>,
+) -> io::Result<()> {
+    let rows = solutions.len();
+    // Fewer rows than this are written without caches (and without prefetching).
+    let caching = rows >= MIN_CACHED_ROWS;
+    RowWriter::new(solutions, openings.len(), caching, rows).write(
+        solutions,
+        syntax,
+        openings,
+        0..rows,
+        out,
+        flush,
+    )
 }
 
 /// `solutions` in `syntax`, as one buffer in memory: the bytes [`write_solutions`] writes.
@@ -110,10 +123,17 @@ pub fn write_solutions<W: Write>(
 pub fn solutions_to_vec(solutions: &Solutions<'_>, syntax: Syntax) -> io::Result<Vec<u8>> {
     let rows = solutions.len();
     let threads = rayon::current_num_threads();
-    let Some(chunk_rows) = parallel_chunk_rows(rows, threads) else {
-        return write_solutions(solutions, syntax, Vec::new());
-    };
     let variables: Vec<&str> = solutions.variables.iter().map(|v| v.as_str()).collect();
+    let Some(chunk_rows) = parallel_chunk_rows(rows, threads) else {
+        // Written into the buffer returned (through `write_solutions`, a buffer of its own
+        // was copied into the caller's vector: an allocation and a copy more per query).
+        let mut out = small_buffer(rows, variables.len());
+        header(syntax, &variables, &mut out);
+        let openings = openings(syntax, &variables);
+        write_serially(solutions, syntax, &openings, &mut out, &mut |_| Ok(()))?;
+        out.extend_from_slice(closing(syntax));
+        return Ok(out);
+    };
     let mut opening = Vec::new();
     header(syntax, &variables, &mut opening);
     let openings = openings(syntax, &variables);
