@@ -8,22 +8,23 @@
 //! the queries of one version: the first lookup on a new version empties it. Each entry
 //! also remembers what its last execution cost, so a caller can run a query known to be
 //! cheap inline instead of handing it to another thread. At most `capacity` entries are
-//! kept; the least recently used ones make room.
+//! kept; the least recently used one makes room.
 //!
-//! Past three quarters of its capacity (where making room by a quarter leaves it), a cache
-//! admits only texts it has seen before. Servers see streams of texts that differ in a
-//! constant and never come again (a page per resource, the LUBM emulator's mix): admitting
-//! each would evict a plan still in use for one that is not, and drop the evicted plans
-//! cold, long after they were built (on the emulator's mix over HTTP, a plan dropped from
-//! a full cache cost four times one dropped right after its request). So the cache
+//! A full cache admits only texts it has seen before. Servers see streams of texts that
+//! differ in a constant and seldom come again (a page per resource, the LUBM emulator's
+//! mix): admitting each would evict a plan still in use for one that is not. So the cache
 //! remembers the hashes of recent texts it turned away in a small table (a doorkeeper, as
-//! in TinyLFU); a text that comes back while remembered is admitted.
+//! in TinyLFU); a text that comes back while remembered is admitted. Entries make room
+//! one at a time, not by the hundred: on the emulator's mix over HTTP, plans dropped a
+//! quarter of the cache at once cost several times what one dropped at each admission
+//! does, whose memory the allocator hands straight to the next query.
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use lru::LruCache;
 use quiver_store::Store;
 
 use crate::engine::{prepare, PrepareOptions, PreparedQuery};
@@ -103,18 +104,15 @@ impl Key {
 struct Entry {
     key: Key,
     query: Arc<CachedQuery>,
-    used: u64,
 }
 
-#[derive(Default)]
 struct State {
     version: Option<u64>,
-    /// By the hash of the key; a colliding key replaces the entry.
-    entries: HashMap<u64, Entry>,
-    /// Hashes of texts turned away by a crowded cache, each in the slot its low bits name
-    /// (a later one overwrites it): [`DOORKEEPER_SLOTS_PER_ENTRY`] slots per entry.
+    /// By the hash of the key, in order of use (a colliding key replaces the entry).
+    entries: LruCache<u64, Entry>,
+    /// Hashes of texts turned away by a full cache, each in the slot its low bits name (a
+    /// later one overwrites it): [`DOORKEEPER_SLOTS_PER_ENTRY`] slots per entry.
     turned_away: Vec<u64>,
-    clock: u64,
     hits: u64,
     misses: u64,
 }
@@ -124,11 +122,21 @@ struct State {
 const DOORKEEPER_SLOTS_PER_ENTRY: usize = 4;
 
 impl State {
-    /// Whether a crowded cache admits the key of `hash`: yes when it was turned away
-    /// recently (and then forgotten), otherwise no, and it is remembered.
-    fn admits(&mut self, hash: u64, capacity: usize) -> bool {
+    fn new(capacity: usize) -> Self {
+        Self {
+            version: None,
+            entries: LruCache::new(NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN)),
+            turned_away: Vec::new(),
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// Whether a full cache admits the key of `hash`: yes when it was turned away recently
+    /// (and then forgotten), otherwise no, and it is remembered.
+    fn admits(&mut self, hash: u64) -> bool {
         if self.turned_away.is_empty() {
-            let slots = (capacity * DOORKEEPER_SLOTS_PER_ENTRY).next_power_of_two();
+            let slots = (self.entries.cap().get() * DOORKEEPER_SLOTS_PER_ENTRY).next_power_of_two();
             self.turned_away = vec![0; slots];
         }
         let slot = hash as usize & (self.turned_away.len() - 1);
@@ -159,30 +167,13 @@ impl std::fmt::Debug for QueryCache {
     }
 }
 
-/// Takes the least recently used quarter of `entries` (at least one) out: a full cache
-/// makes room for many misses at once, where finding the one oldest entry on every miss
-/// would cost a pass over all of them each time (servers see streams of distinct texts).
-/// The caller drops them once it has let go of the lock: dropping a quarter of the
-/// prepared queries (128 plans in a server's cache) took long enough that every other
-/// thread's lookup waited on it.
-fn take_least_recent(entries: &mut HashMap<u64, Entry>) -> Vec<Entry> {
-    let mut used: Vec<u64> = entries.values().map(|entry| entry.used).collect();
-    let last = (used.len() / 4).max(1) - 1;
-    let (_, &mut threshold, _) = used.select_nth_unstable(last);
-    // `used` values are distinct (a clock), so exactly `last + 1` entries go.
-    entries
-        .extract_if(|_, entry| entry.used <= threshold)
-        .map(|(_, entry)| entry)
-        .collect()
-}
-
 impl QueryCache {
     /// A cache of at most `capacity` prepared queries (0 disables it).
     pub fn new(capacity: usize) -> Self {
         Self {
             capacity,
             hasher: Default::default(),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State::new(capacity)),
         }
     }
 
@@ -217,11 +208,8 @@ impl QueryCache {
         if state.version != Some(store.version()) {
             return None;
         }
-        state.clock += 1;
-        let clock = state.clock;
-        match state.entries.get_mut(&hash) {
+        match state.entries.get(&hash) {
             Some(entry) if entry.key.matches(text, options, store.view()) => {
-                entry.used = clock;
                 let query = entry.query.clone();
                 state.hits += 1;
                 Some(query)
@@ -231,7 +219,7 @@ impl QueryCache {
     }
 
     /// The cached query, or `text` prepared on `store` and cached (errors are not cached;
-    /// a crowded cache caches only a text it turned away recently, see the module's doc); the
+    /// a full cache caches only a text it turned away recently, see the module's doc); the
     /// flag says whether it came from the cache.
     pub fn prepare(
         &self,
@@ -253,43 +241,33 @@ impl QueryCache {
         let hash = self.hash(text, options, store.view());
         let mut state = self.lock();
         state.misses += 1;
-        // Entries that go are dropped once the lock is let go (see `take_least_recent`).
-        let mut stale = HashMap::new();
+        // Entries that go are dropped once the lock is let go: dropping many prepared
+        // queries (a whole version's) takes long enough that other lookups would wait.
+        let mut stale = None;
         if state.version != Some(store.version()) {
             // A newer version makes every entry useless; an older one (a request that
             // read its snapshot before an update) is not worth keeping.
             if state.version.is_some_and(|v| v > store.version()) {
                 return Ok((query, false));
             }
-            stale = std::mem::take(&mut state.entries);
+            let empty = LruCache::new(state.entries.cap());
+            stale = Some(std::mem::replace(&mut state.entries, empty));
             state.version = Some(store.version());
         }
-        // Past three quarters (where a full cache's eviction leaves it), a text met for the
-        // first time is not cached (see the module's doc).
-        let new_key = !state.entries.contains_key(&hash);
-        let crowded = state.entries.len() >= self.capacity - self.capacity / 4;
-        if new_key && crowded && !state.admits(hash, self.capacity) {
-            drop(state);
-            drop(stale);
+        let full = state.entries.len() == state.entries.cap().get();
+        if full && !state.entries.contains(&hash) && !state.admits(hash) {
             return Ok((query, false));
         }
-        let evicted = if new_key && state.entries.len() >= self.capacity {
-            take_least_recent(&mut state.entries)
-        } else {
-            Vec::new()
+        // The least recently used entry makes room, one at a time: its plan's memory goes
+        // back to the allocator's per-thread caches and serves the next queries, where
+        // many plans dropped at once overflowed them into its shared free lists.
+        let entry = Entry {
+            key: Key::new(text, options, store.view()),
+            query: query.clone(),
         };
-        state.clock += 1;
-        let used = state.clock;
-        let replaced = state.entries.insert(
-            hash,
-            Entry {
-                key: Key::new(text, options, store.view()),
-                query: query.clone(),
-                used,
-            },
-        );
+        let evicted = state.entries.push(hash, entry);
         drop(state);
-        drop((stale, evicted, replaced));
+        drop((stale, evicted));
         Ok((query, false))
     }
 
