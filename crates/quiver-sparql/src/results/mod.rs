@@ -8,6 +8,7 @@ mod chunks;
 mod csv;
 mod stream;
 mod term_cache;
+mod term_syntax;
 
 use std::io::Write;
 
