@@ -2,7 +2,7 @@
 //!
 //! A query flows `parse (spargebra) → compile and plan (compile/, planner/) into the
 //! operator tree (operator/) → execute (exec/, one file per operator) → results
-//! (engine.rs, results.rs)`. Basic graph patterns
+//! (engine/, results/)`. Basic graph patterns
 //! run as graph exploration over the store's (vertex, predicate, direction) index, in the
 //! order a cost-based planner chooses (or a user plan, `plan_file.rs`); the other
 //! operators work on the same columnar id tables ([`table`]). Every operator of a running

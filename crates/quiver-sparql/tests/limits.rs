@@ -230,7 +230,7 @@ fn distinct_union_and_values_check_inside() {
 fn construct_and_describe_check_inside() {
     cancels_inside(
         "CONSTRUCT { ?o <http://x/r> ?s } WHERE { ?s <http://x/p> ?o }",
-        "engine.rs",
+        "engine/construct.rs",
     );
     cancels_inside("DESCRIBE ?s WHERE { ?s <http://x/p> ?o }", "describe.rs");
 }
