@@ -10,6 +10,7 @@ use crate::operator::{Operator, PlannedBgp};
 use crate::table::{Table, UNBOUND};
 use explore::{explore, StepProfile};
 
+mod apply;
 mod device;
 pub mod explore;
 mod intersect;
@@ -87,7 +88,7 @@ impl Evaluator<'_> {
                     profile = trace::step_profiles(t, explored.rows.rows);
                 }
                 trace = explored.trace;
-                explore::apply_equalities(&ctx, explored.rows, &planned.bgp.equalities)?
+                apply::apply_equalities(&ctx, explored.rows, &planned.bgp.equalities)?
             }
             None => explore(&planned.bgp, steps, input, &ctx, &mut profile, limit)?,
         };
