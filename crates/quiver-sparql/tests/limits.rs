@@ -128,7 +128,7 @@ fn cancels_inside_any(query: &str, files: &[&'static str]) {
 
 #[test]
 fn exploration_checks_inside_its_steps() {
-    cancels_inside("SELECT * { ?s <http://x/p> ?o }", "exec/bgp/explore.rs");
+    cancels_inside("SELECT * { ?s <http://x/p> ?o }", "exec/bgp/apply.rs");
 }
 
 #[test]
