@@ -29,11 +29,8 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 
-use rayon::prelude::*;
-
-use crate::appended_index::AppendedIndex;
 use crate::column::Column;
-use crate::id::{term_id, Id, IdsExhausted};
+use crate::id::Id;
 use crate::term_filter::TermFilter;
 
 /// Strings per front-coding bucket.
@@ -73,6 +70,8 @@ struct FilterSlot {
 /// Batches of at least this many terms are looked up in parallel.
 const PARALLEL_LOOKUPS: usize = 8192;
 
+mod appended;
+mod decoding;
 mod fences;
 mod front_coding;
 mod parallel_merge;
@@ -85,18 +84,13 @@ use fences::Fences;
 use front_coding::{common_prefix, read_varint, BucketReader};
 use remembered::Remembered;
 
+use appended::Appended;
+pub use decoding::Cursor;
+
 pub use front_coding::DictionaryBuilder;
 pub use parallel_merge::merge_into_dictionary;
 pub use run::{merge_runs, RunDrain, SortedRun};
 pub use share::{record_misses, term_owner, Resolver};
-
-/// Terms appended after the sorted part: id `len + i` is `terms[i]`. The reverse index is
-/// shared by every version (see [`AppendedIndex`]).
-#[derive(Debug, Default, Clone)]
-struct Appended {
-    terms: imbl::Vector<Arc<[u8]>>,
-    ids: Arc<AppendedIndex>,
-}
 
 impl Dictionary {
     /// The dictionary of `len` terms front-coded in `data`, whose buckets start at `buckets`.
@@ -165,77 +159,6 @@ impl Dictionary {
             fences: Arc::default(),
             share: None,
         })
-    }
-
-    /// Appends a term that the dictionary lacks (checked: an existing term keeps its id);
-    /// returns its id, the next after every existing one, or fails when no id is left.
-    pub fn append(&mut self, term: &[u8]) -> Result<Id, IdsExhausted> {
-        if let Some(id) = self.lookup(term) {
-            return Ok(id);
-        }
-        self.append_new(term)
-    }
-
-    /// Appends terms known to be absent (the caller looked each up in this very version,
-    /// and they are distinct), at once; returns the id of the first, or fails (appending
-    /// nothing) when the ids left are too few for all of them.
-    pub fn append_absent_batch(&mut self, terms: &[Arc<[u8]>]) -> Result<Id, IdsExhausted> {
-        if terms.is_empty() {
-            return self.global(self.local_len()).ok_or(IdsExhausted);
-        }
-        // Positions among this dictionary's own terms; the index keeps positions, which
-        // are the ids but in a share of a cluster's dictionary.
-        let first = term_id(self.local_len())?;
-        // The whole batch must fit in the id space, not only its first term.
-        let last = self.local_len() + terms.len() as u64 - 1;
-        term_id(last)?;
-        self.global(last).ok_or(IdsExhausted)?;
-        let ids = &self.appended.ids;
-        let hashes: Vec<u64> = if terms.len() < PARALLEL_LOOKUPS {
-            terms.iter().map(|term| ids.hash(term)).collect()
-        } else {
-            terms.par_iter().map(|term| ids.hash(term)).collect()
-        };
-        self.appended.terms.extend(terms.iter().cloned());
-        self.appended.ids.insert_batch(&hashes, first);
-        // The first's id is below the last's, which was checked.
-        self.global(u64::from(first)).ok_or(IdsExhausted)
-    }
-
-    fn append_new(&mut self, term: &[u8]) -> Result<Id, IdsExhausted> {
-        let position = self.local_len();
-        let id = self.global(position).ok_or(IdsExhausted)?;
-        let position = term_id(position)?;
-        self.appended.terms.push_back(term.into());
-        self.appended.ids.insert(term, position);
-        Ok(id)
-    }
-
-    /// The id of `term` among this version's appended terms.
-    fn lookup_appended(&self, term: &[u8]) -> Option<Id> {
-        if self.appended.terms.is_empty() {
-            return None;
-        }
-        let position = self.appended.ids.get(term, |position| {
-            self.appended_term(position as u64) == Some(term)
-        })?;
-        self.global(position as u64)
-    }
-
-    /// Terms of the sorted, front-coded part (ids below this sort like their terms).
-    pub fn base_len(&self) -> u64 {
-        self.len
-    }
-
-    /// The appended terms, in id order from [`Dictionary::base_len`].
-    pub fn appended(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        self.appended.terms.iter().map(|term| &term[..])
-    }
-
-    /// The encoding of appended term `id`, if it is one.
-    fn appended_term(&self, id: u64) -> Option<&[u8]> {
-        let index = usize::try_from(id.checked_sub(self.len)?).ok()?;
-        self.appended.terms.get(index).map(|term| &term[..])
     }
 
     /// Checks the buckets `range`: each decodes into its terms, which are valid term
@@ -503,55 +426,6 @@ impl Dictionary {
         true
     }
 
-    /// A decoding cursor: fast for ids visited in ascending order (see [`Cursor`]).
-    pub fn cursor(&self) -> Cursor<'_> {
-        Cursor {
-            dictionary: self,
-            bucket: usize::MAX,
-            next: 0,
-            reader: BucketReader::new(&[], 0),
-            current: Vec::new(),
-            appended: None,
-        }
-    }
-
-    /// Prefetches, for a loop decoding `ids` in order and now at `at`, the bucket offsets
-    /// of the id [`PREFETCH_DISTANCE`] ahead and the bucket of the id half as far ahead:
-    /// the cache misses of ids spread over the dictionary (distinct subjects) overlap.
-    #[inline]
-    pub fn prefetch_ahead(&self, ids: &[Id], at: usize) {
-        if let Some(&id) = ids.get(at + PREFETCH_DISTANCE) {
-            self.prefetch_offset(id);
-        }
-        if let Some(&id) = ids.get(at + PREFETCH_DISTANCE / 2) {
-            self.prefetch_bucket(id);
-        }
-    }
-
-    /// Hints the CPU to fetch the offset of `id`'s bucket: stage one of decoding many ids
-    /// spread over the dictionary, a few ids ahead of [`Self::prefetch_bucket`].
-    #[inline]
-    pub fn prefetch_offset(&self, id: Id) {
-        let Some(id) = self.local(id) else { return };
-        if id < self.len {
-            let bucket = id as usize / BUCKET;
-            crate::prefetch::prefetch_read(self.buckets.as_ptr().wrapping_add(bucket));
-        }
-    }
-
-    /// Hints the CPU to fetch the first bytes of `id`'s bucket (stage two: reads the offset
-    /// that stage one brought into cache); the rest of the bucket follows sequentially.
-    #[inline]
-    pub fn prefetch_bucket(&self, id: Id) {
-        let Some(id) = self.local(id) else { return };
-        if id < self.len {
-            let offset = self.buckets[id as usize / BUCKET] as usize;
-            let start = self.data.as_ptr().wrapping_add(offset);
-            crate::prefetch::prefetch_read(start);
-            crate::prefetch::prefetch_read(start.wrapping_add(64));
-        }
-    }
-
     /// The sorted part's fences, built on the first search.
     fn fences(&self) -> &Fences {
         self.fences
@@ -565,73 +439,10 @@ impl Dictionary {
     }
 }
 
-/// Decodes terms remembering where it stopped: the next id of the same bucket continues
-/// from there instead of decoding the bucket from its head. Result columns are often
-/// sorted (neighbour lists are), which makes most decodes one step.
-pub struct Cursor<'a> {
-    dictionary: &'a Dictionary,
-    bucket: usize,
-    /// Index within the bucket of the next string `reader` yields.
-    next: u64,
-    reader: BucketReader<'a>,
-    current: Vec<u8>,
-    /// The term moved to when it is an appended one (borrowed, not copied to `current`).
-    appended: Option<&'a [u8]>,
-}
-
-impl<'a> Cursor<'a> {
-    /// The encoding of term `id`, or `None` if `id` is not in the dictionary.
-    pub fn term(&mut self, id: Id) -> Option<&[u8]> {
-        self.seek(id).then(|| self.last())
-    }
-
-    /// Moves to term `id`, whose encoding [`Cursor::last`] then gives; `false` (and
-    /// [`Cursor::last`] empty) if `id` is not in the dictionary. What a caller decoding
-    /// several columns at once uses: each column's cursor holds its term, with no copy.
-    pub fn seek(&mut self, id: Id) -> bool {
-        self.appended = None;
-        let Some(id) = self.dictionary.local(id) else {
-            self.bucket = usize::MAX;
-            self.current.clear();
-            return self.dictionary.foreign_term_into(id, &mut self.current);
-        };
-        if id >= self.dictionary.len {
-            self.appended = self.dictionary.appended_term(id);
-            return self.appended.is_some();
-        }
-        let bucket = (id / BUCKET as u64) as usize;
-        let index = id % BUCKET as u64;
-        if bucket != self.bucket || index + 1 < self.next {
-            self.bucket = bucket;
-            self.next = 0;
-            self.reader = BucketReader::new(&self.dictionary.data, self.dictionary.buckets[bucket]);
-            self.current.clear();
-        }
-        if index + 1 == self.next {
-            return true;
-        }
-        if !self
-            .reader
-            .advance((index + 1 - self.next) as usize, &mut self.current)
-        {
-            self.bucket = usize::MAX;
-            self.current.clear();
-            return false;
-        }
-        self.next = index + 1;
-        true
-    }
-
-    /// The encoding of the term the last [`Cursor::seek`] moved to; empty before the
-    /// first and after one that failed.
-    pub fn last(&self) -> &[u8] {
-        self.appended.unwrap_or(&self.current)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::id::IdsExhausted;
     use proptest::prelude::*;
 
     #[test]
