@@ -442,7 +442,6 @@ impl Dictionary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::id::IdsExhausted;
     use proptest::prelude::*;
 
     #[test]
@@ -495,6 +494,7 @@ mod tests {
     #[test]
     #[cfg(not(feature = "wide-ids"))]
     fn appends_stop_before_the_reserved_largest_id() {
+        use crate::id::IdsExhausted;
         let high = || {
             Dictionary::from_sorted(Vec::<Vec<u8>>::new()).into_share(
                 (1 << 31) - 1,
