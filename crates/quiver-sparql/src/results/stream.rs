@@ -123,19 +123,17 @@ pub fn solutions_to_vec(solutions: &Solutions<'_>, syntax: Syntax) -> io::Result
     let rows = solutions.len();
     let threads = rayon::current_num_threads();
     let variables: Vec<&str> = solutions.variables.iter().map(|v| v.as_str()).collect();
+    let openings = openings(syntax, &variables);
     let Some(chunk_rows) = parallel_chunk_rows(rows, threads) else {
-        // Written into the buffer returned (through `write_solutions`, a buffer of its own
-        // was copied into the caller's vector: an allocation and a copy more per query).
+        // Written straight into the buffer returned: no second buffer, no copy.
         let mut out = small_buffer(rows, variables.len());
         header(syntax, &variables, &mut out);
-        let openings = openings(syntax, &variables);
         write_serially(solutions, syntax, &openings, &mut out, &mut |_| Ok(()))?;
         out.extend_from_slice(closing(syntax));
         return Ok(out);
     };
     let mut opening = Vec::new();
     header(syntax, &variables, &mut opening);
-    let openings = openings(syntax, &variables);
     let mut memory = chunks::Memory::new(&opening);
     chunks::write_in_parallel(
         solutions,

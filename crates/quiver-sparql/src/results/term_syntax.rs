@@ -216,23 +216,29 @@ fn tsv_term(term: Raw<'_>, out: &mut Vec<u8>) {
 
 fn tsv_quoted(value: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
-    let bytes = value;
+    escape_into(value, out, |b| match b {
+        b'\t' => Some(b"\\t"),
+        b'\n' => Some(b"\\n"),
+        b'\r' => Some(b"\\r"),
+        b'"' => Some(b"\\\""),
+        b'\\' => Some(b"\\\\"),
+        _ => None,
+    });
+    out.push(b'"');
+}
+
+/// Appends `text` with each byte `escape` names replaced by its escape, the runs of bytes
+/// between them copied whole.
+#[inline]
+fn escape_into(text: &[u8], out: &mut Vec<u8>, escape: impl Fn(u8) -> Option<&'static [u8]>) {
     let mut from = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escaped: &[u8] = match b {
-            b'\t' => b"\\t",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[from..i]);
+    for (i, &b) in text.iter().enumerate() {
+        let Some(escaped) = escape(b) else { continue };
+        out.extend_from_slice(&text[from..i]);
         out.extend_from_slice(escaped);
         from = i + 1;
     }
-    out.extend_from_slice(&bytes[from..]);
-    out.push(b'"');
+    out.extend_from_slice(&text[from..]);
 }
 
 /// Strips one leading sign.
@@ -512,20 +518,12 @@ fn xml_whitespace(text: &[u8], out: &mut Vec<u8>) {
 
 /// `<`, `>`, `&`, `'` and `"` as entities (quick-xml's `escape`).
 pub(super) fn xml_escape(text: &[u8], out: &mut Vec<u8>) {
-    let bytes = text;
-    let mut from = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let entity: &[u8] = match b {
-            b'<' => b"&lt;",
-            b'>' => b"&gt;",
-            b'&' => b"&amp;",
-            b'\'' => b"&apos;",
-            b'"' => b"&quot;",
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[from..i]);
-        out.extend_from_slice(entity);
-        from = i + 1;
-    }
-    out.extend_from_slice(&bytes[from..]);
+    escape_into(text, out, |b| match b {
+        b'<' => Some(b"&lt;"),
+        b'>' => Some(b"&gt;"),
+        b'&' => Some(b"&amp;"),
+        b'\'' => Some(b"&apos;"),
+        b'"' => Some(b"&quot;"),
+        _ => None,
+    });
 }
