@@ -47,10 +47,14 @@ fn min_parallel_rows() -> usize {
 }
 
 /// The work (list elements looked up) from which a step splits its few rows over threads:
-/// twice the rows from which operators go parallel (64 Ki elements), so that the test
-/// setting of [`set_min_parallel_rows`] reaches it on small graphs too.
+/// half the rows from which operators go parallel (16 Ki elements), so that the test
+/// setting of [`set_min_parallel_rows`] reaches it on small graphs too. An element costs
+/// 10–40 ns (a seek into the partner's list, often a cache miss), so the work is at least
+/// ~0.2 ms, against some 15 µs to wake the pool's threads. At 64 Ki, q1's second step at
+/// LUBM-1000 (1,000 universities, 20,020 departments checked against the class's list,
+/// 0.8 ms) ran on one thread: a tenth of the query's work, the part that did not scale.
 pub(crate) fn min_parallel_work() -> usize {
-    2 * min_parallel_rows()
+    min_parallel_rows() / 2
 }
 
 /// Sets the number of rows from which operators cut their input into morsels (at least
