@@ -12,6 +12,7 @@ pub mod prefetch;
 pub mod prefixes;
 pub mod term;
 mod term_filter;
+pub mod wire;
 
 pub use column::{Column, ColumnBuffer};
 pub use dictionary::{Dictionary, DictionaryBuilder};

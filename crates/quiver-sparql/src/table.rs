@@ -21,6 +21,8 @@ pub type VarId = usize;
 pub struct Table {
     /// The variables that have a column, in column order.
     pub vars: Vec<VarId>,
+    /// On the wire (a cluster's exchange), each column is one block of bytes.
+    #[serde(with = "quiver_model::wire::blocks")]
     pub columns: Vec<Vec<Id>>,
     /// Number of rows (also meaningful with no columns: the unit table has one row).
     pub rows: usize,

@@ -39,8 +39,11 @@ pub(super) enum LoadMessage {
     Terms {
         to: u32,
         from: u32,
+        #[serde(with = "quiver_model::wire::block")]
         refs: Vec<u64>,
+        #[serde(with = "quiver_model::wire::block")]
         ends: Vec<u32>,
+        #[serde(with = "quiver_model::wire::block")]
         bytes: Vec<u8>,
     },
     /// A worker's share could not be read: every worker skips the rest.
@@ -48,7 +51,9 @@ pub(super) enum LoadMessage {
     /// The ids of an origin's terms.
     Ids {
         to: u32,
+        #[serde(with = "quiver_model::wire::block")]
         refs: Vec<u64>,
+        #[serde(with = "quiver_model::wire::block")]
         ids: Vec<Id>,
     },
     /// How many terms owner `from` holds (to every worker).
@@ -62,7 +67,9 @@ pub(super) enum LoadMessage {
     /// Edges for their owner, `[key vertex, predicate term, neighbour, graph]`.
     Edges {
         to: u32,
+        #[serde(with = "quiver_model::wire::block")]
         out: Vec<[Id; 4]>,
+        #[serde(with = "quiver_model::wire::block")]
         inn: Vec<[Id; 4]>,
     },
     /// The predicates (term id, IRI) and graph names an origin's statements use (to every

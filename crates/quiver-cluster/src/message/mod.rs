@@ -198,6 +198,7 @@ pub(crate) enum Payload {
     Fetch {
         batch: u64,
         from: u32,
+        #[serde(with = "quiver_model::wire::block")]
         values: Vec<Id>,
     },
     /// The answer to a fetch: each value's list, in pieces (a list is never cut), the
