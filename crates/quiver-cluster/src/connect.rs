@@ -19,7 +19,9 @@
 //! sending its number with [`HEARTBEAT`] set. Each also gets [`crate::direct::LINES`]
 //! connections per direction for light queries' hops ([`crate::direct`]): a process
 //! connects to each one before it that many times with [`ASKS`] set (it asks on them) and
-//! as many with [`SERVES`] set (it answers on them).
+//! as many with [`SERVES`] set (it answers on them). Once all are made, the processes
+//! compare their builds on the heartbeat's connections ([`crate::build_check`]) and refuse
+//! to go on with a process of another build.
 
 use std::any::Any;
 use std::io::{Read, Write};
@@ -82,6 +84,8 @@ pub(crate) fn cluster(config: ClusterConfig) -> Result<Communication, String> {
     };
     let (sockets, beats, lines) = connect(&config, &listener)
         .map_err(|e| format!("cannot connect to the other processes: {e}"))?;
+    // Before any data moves: a process of another build would misread it.
+    crate::build_check::compare(&beats, &config.addresses, crate::build_check::Build::this())?;
     let heartbeat = Heartbeat::start(config.process, beats)
         .map_err(|e| format!("cannot start the heartbeat: {e}"))?;
     let hooks = crate::buffers::hooks();

@@ -9,6 +9,7 @@
 //! that the processes of a cluster, exchanging rows over the network, must agree with.
 
 pub mod buffers;
+mod build_check;
 pub mod connect;
 mod counted;
 pub mod dataflow;

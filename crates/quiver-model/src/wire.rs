@@ -204,7 +204,7 @@ mod tests {
         assert_eq!(&bytes[24..28], &0x0102_0304u32.to_le_bytes());
         let back: Sample = bincode::deserialize(&bytes).unwrap();
         assert_eq!(back, sample());
-        // Fewer bytes than element-wise: the same length prefixes, no more.
+        // As many bytes as element by element: the same length prefix, then the values.
         let ids: Vec<u32> = (0..1000).collect();
         let plain = bincode::serialized_size(&ids).unwrap();
         let wrapped = bincode::serialized_size(&Block(&ids)).unwrap();
