@@ -446,6 +446,42 @@ fn coordinate_clusters() {
     stop(cluster, vec![child]);
     let _ = std::fs::remove_dir_all(&dir);
 
+    // A process of another build (this test's executable with one byte appended): both
+    // refuse each other before any data moves, each naming the other.
+    let dir = scratch("builds");
+    save_partitioned(&store, &dir, 2, |_, _| {}).unwrap();
+    let other = dir.join("other-build");
+    std::fs::copy(std::env::current_exe().unwrap(), &other).unwrap();
+    {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&other)
+            .unwrap();
+        file.write_all(b"x").unwrap();
+    }
+    let addresses = common::loopback_ports(2).addresses().to_vec();
+    // Its own refusal fails its run of the test harness: kept out of this test's output.
+    let mut quiet = Command::new(&other);
+    quiet
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = spawn_with(quiet, &dir, 1, 1, &addresses, "-");
+    let config = ClusterConfig {
+        process: 0,
+        addresses: addresses.clone(),
+        workers: 1,
+        listener: None,
+    };
+    let error = TimelyPartitions::cluster(&dir, config).unwrap_err();
+    let named = format!("process 1 ({}) runs another build of quiver", addresses[1]);
+    assert!(error.contains(&named), "{error}");
+    assert!(
+        !finished(&mut child, Duration::from_secs(30)),
+        "the other build's process went on"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+
     // A process killed: the next query fails within 2 s, never hangs.
     let dir = scratch("killed");
     save_partitioned(&store, &dir, 2, |_, _| {}).unwrap();
