@@ -41,7 +41,14 @@ impl Build {
     pub(crate) fn this() -> Build {
         static THIS: OnceLock<Build> = OnceLock::new();
         *THIS.get_or_init(|| {
-            let executable = std::env::current_exe().and_then(std::fs::read);
+            // On Linux the running image itself, even where its file was replaced or
+            // removed since it started (its path would then name another build, or none).
+            let running = if cfg!(target_os = "linux") {
+                std::fs::read("/proc/self/exe")
+            } else {
+                Err(std::io::ErrorKind::Unsupported.into())
+            };
+            let executable = running.or_else(|_| std::env::current_exe().and_then(std::fs::read));
             let (executable_bytes, checksum) = match executable {
                 Ok(bytes) => (bytes.len() as u64, crc32fast::hash(&bytes)),
                 Err(_) => (0, 0),
