@@ -72,15 +72,11 @@ impl Build {
 
     /// The build a record tells, or `None` for bytes that are no build's record.
     fn read(record: &[u8; 24]) -> Option<Build> {
-        let field = |range: std::ops::Range<usize>| -> [u8; 8] {
-            let mut bytes = [0u8; 8];
-            bytes[..range.len()].copy_from_slice(&record[range]);
-            bytes
-        };
+        let word = |at: usize| u32::from_le_bytes([0, 1, 2, 3].map(|i| record[at + i]));
         (&record[..8] == MAGIC).then(|| Build {
-            executable_bytes: u64::from_le_bytes(field(8..16)),
-            checksum: u64::from_le_bytes(field(16..20)) as u32,
-            id_bytes: u64::from_le_bytes(field(20..24)) as u32,
+            executable_bytes: u64::from(word(8)) | u64::from(word(12)) << 32,
+            checksum: word(16),
+            id_bytes: word(20),
         })
     }
 }
