@@ -154,11 +154,14 @@ impl HeldHead {
     }
 
     /// Ends the body: whole with the head if it was never released, else through the
-    /// channel. The bytes of the body.
-    fn finish(mut self) -> io::Result<u64> {
+    /// channel. The bytes of the body. `settle` runs with that length before the last
+    /// bytes leave: what it records is there for the client's next request, which may
+    /// come as soon as this body has been read.
+    fn finish(mut self, settle: impl FnOnce(u64)) -> io::Result<u64> {
         match self.head.take() {
             Some((sender, head)) => {
                 let length = self.buffer.len() as u64;
+                settle(length);
                 let body = Bytes::from(std::mem::take(&mut self.buffer));
                 if sender.send(Ok((head, Some(body)))).is_err() {
                     return Err(io::Error::new(
@@ -168,7 +171,10 @@ impl HeldHead {
                 }
                 Ok(length)
             }
-            None => self.writer.finish(),
+            None => {
+                settle(self.writer.written());
+                self.writer.finish()
+            }
         }
     }
 
@@ -284,8 +290,14 @@ pub fn run(job: Job, runtime: Handle, head: oneshot::Sender<Outcome>, sender: Bo
         }
         other => write_results(other, format, &mut writer).map(|_| ()),
     };
+    // The cost is recorded before the body's last bytes leave: a client that sends the
+    // same text again once it has read this answer finds it known (not a guess again).
+    let record = |bytes: u64| {
+        let micros = started.elapsed().as_secs_f64() * 1e6 - plan_micros;
+        cached.record_cost(micros, bytes as usize);
+    };
     let written = match written {
-        Ok(()) => writer.finish(),
+        Ok(()) => writer.finish(record),
         Err(error) => {
             writer.abort();
             Err(error)
@@ -294,7 +306,6 @@ pub fn run(job: Job, runtime: Handle, head: oneshot::Sender<Outcome>, sender: Bo
     let seconds = (started.elapsed().as_secs_f64() * 1e4).round() / 1e4;
     match written {
         Ok(bytes) => {
-            cached.record_cost(seconds * 1e6 - plan_micros, bytes as usize);
             tracing::debug!(id = job.log.id, rows, bytes, seconds, "query answered");
             log_if_slow(
                 job.slow_query,
@@ -467,4 +478,88 @@ pub fn explain(
         "{}\nanswered {answered}, reading {graph}\n",
         quiver_sparql::explain::render(&profile)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::CancelOnDrop;
+    use std::sync::atomic::AtomicBool;
+
+    /// A held head and its receiving end, over a runtime that outlives the test's writes.
+    fn held(
+        runtime: &tokio::runtime::Runtime,
+    ) -> (
+        HeldHead,
+        oneshot::Receiver<Outcome>,
+        crate::stream::ChannelBody,
+    ) {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (sender, body) = crate::stream::channel(CancelOnDrop(cancel.clone()));
+        let (head_tx, head_rx) = oneshot::channel();
+        let head = Head {
+            format: ResultsFormat::Tsv,
+            plan_micros: 0.0,
+            execute_micros: 0.0,
+        };
+        let writer = ChannelWriter::new(
+            sender,
+            runtime.handle().clone(),
+            Duration::from_secs(5),
+            cancel,
+        );
+        let held = HeldHead {
+            head: Some((head_tx, head)),
+            buffer: Vec::new(),
+            writer,
+        };
+        (held, head_rx, body)
+    }
+
+    #[test]
+    fn a_whole_body_is_settled_before_it_leaves() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_time()
+            .build()
+            .unwrap();
+        let (mut held, mut head_rx, _body) = held(&runtime);
+        held.write_all(b"?s\n<http://e/s>\n").unwrap();
+        let mut settled = None;
+        let length = held
+            .finish(|bytes| {
+                // Nothing has reached the request's task yet.
+                assert!(matches!(
+                    head_rx.try_recv(),
+                    Err(oneshot::error::TryRecvError::Empty)
+                ));
+                settled = Some(bytes);
+            })
+            .unwrap();
+        assert_eq!(settled, Some(16));
+        assert_eq!(length, 16);
+        match head_rx.try_recv() {
+            Ok(Ok((_, Some(body)))) => assert_eq!(&body[..], b"?s\n<http://e/s>\n"),
+            _ => panic!("the whole body goes with the head"),
+        }
+    }
+
+    #[test]
+    fn a_streamed_body_is_settled_with_all_its_bytes() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_time()
+            .build()
+            .unwrap();
+        let (mut held, mut head_rx, _body) = held(&runtime);
+        let chunk = vec![b'x'; CHUNK_BYTES + 10];
+        held.write_all(&chunk).unwrap();
+        // Past a chunk, the head went alone.
+        assert!(matches!(head_rx.try_recv(), Ok(Ok((_, None)))));
+        held.write_all(b"tail").unwrap();
+        let mut settled = None;
+        let length = held.finish(|bytes| settled = Some(bytes)).unwrap();
+        assert_eq!(settled, Some(length));
+        assert_eq!(length, chunk.len() as u64 + 4);
+    }
 }

@@ -180,6 +180,11 @@ impl ChannelWriter {
         sent.map(|()| self.sent += length)
     }
 
+    /// The body's bytes so far: sent and buffered.
+    pub fn written(&self) -> u64 {
+        self.sent + self.buffer.len() as u64
+    }
+
     /// Sends what is buffered; the response ends when the writer is dropped.
     pub fn finish(mut self) -> io::Result<u64> {
         self.send_buffer()?;
