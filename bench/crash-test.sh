@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trials=${1:-100}
-QUIVER_CRASH_TRIALS="$trials" cargo test --release -p quiver-db --test crash -- \
-  --exact killed_writers_lose_no_acknowledged_commit --nocapture 2>&1 |
+QUIVER_CRASH_TRIALS="$trials" cargo test --release -p quiver-db --test all -- \
+  --exact crash::killed_writers_lose_no_acknowledged_commit --nocapture 2>&1 |
   grep -E '^crash test|^test result|panicked|assert'

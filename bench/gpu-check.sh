@@ -8,7 +8,8 @@
 #   bench/gpu-check.sh [UNIVERSITIES] [OUT_DIR]
 #
 # Builds with `--features cuda` unless QUIVER_BIN (the quiver binary) and QUIVER_GPU_TESTS
-# (the quiver-gpu test binary of `cargo test -p quiver-gpu --features cuda --no-run`) name
+# (the quiver-gpu test binary of `cargo test -p quiver-gpu --features cuda --no-run`, whose
+# module `gpu` holds the device's tests) name
 # binaries built already. NVRTC must be findable (see README: GPU). Writes the tables,
 # JSON, CSV and PNG files into OUT_DIR (default: target/gpu-check), and a log.
 set -uo pipefail
@@ -38,7 +39,7 @@ if [ -z "${QUIVER_BIN:-}" ] || [ -z "${QUIVER_GPU_TESTS:-}" ]; then
     python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu" and m.get("executable"):
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "all" and m.get("executable"):
         print(m["executable"])')
 fi
 threads=$(nproc)
@@ -47,7 +48,7 @@ cache="${QUIVER_STORE_CACHE:-$out/stores}"
 step nvidia-smi -L
 step "$QUIVER_BIN" info --devices
 export QUIVER_ROOT="$PWD"
-step "$QUIVER_GPU_TESTS" --test-threads 1
+step "$QUIVER_GPU_TESTS" gpu:: --test-threads 1
 step "$QUIVER_BIN" bench lubm -u "$universities" --threads "$threads" --runs 5 --device gpu \
   --gpu-sweep 1024,4096,65536,262144 \
   --cache "$cache" --json "$out/lubm-gpu.json" --markdown "$out/lubm-gpu.md"

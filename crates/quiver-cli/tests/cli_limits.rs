@@ -4,7 +4,7 @@
 //! `/proc/meminfo`) and their overrides, as `/status` reports them; the console's
 //! settings; and a burst of clients that the admission queue serves instead of refusing.
 
-mod serve_support;
+use crate::serve_support;
 
 use std::process::Output;
 use std::sync::{Arc, Barrier};

@@ -6,7 +6,7 @@
 //! what each process's worker did; a cluster of the wrong size refuses to start; SIGTERM
 //! stops every process; what a process sends another stays within its window.
 
-mod serve_support;
+use crate::serve_support;
 
 use std::path::Path;
 use std::time::Duration;

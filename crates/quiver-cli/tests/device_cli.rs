@@ -3,7 +3,7 @@
 //! (`QUIVER_DEVICE_BACKEND=host`, the kernels compiled for the CPU), `query`, `console`
 //! and `bench lubm` send steps to it and give the CPU's rows.
 
-mod temp_dir;
+use crate::temp_dir;
 
 use std::io::Write;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `quiver gen lubm` and `quiver gen bsbm` as a user runs them: outputs, exit codes and
 //! error messages.
 
-mod temp_dir;
+use crate::temp_dir;
 
 use std::io::Read;
 use std::process::{Command, Output, Stdio};

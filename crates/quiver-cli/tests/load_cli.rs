@@ -1,7 +1,7 @@
 //! `quiver load` and `quiver info` as a user runs them: what ends up in the store, exit
 //! codes, error messages, and what is left on disk when something goes wrong.
 
-mod temp_dir;
+use crate::temp_dir;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

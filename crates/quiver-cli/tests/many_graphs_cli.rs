@@ -2,7 +2,7 @@
 //! whose limit on open files is low (1,024 is the usual default; 256 here): every command
 //! works, whatever the number of graphs.
 
-mod temp_dir;
+use crate::temp_dir;
 
 use std::fmt::Write as _;
 use std::path::Path;

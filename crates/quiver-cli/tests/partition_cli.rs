@@ -3,7 +3,7 @@
 //! `quiver update` included), and the refusals: a partitioned store or one partition
 //! opened as one store, a non-empty output, no partitions.
 
-mod temp_dir;
+use crate::temp_dir;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! ASK and CONSTRUCT, EXPLAIN, user plans, and the errors (exit codes, one-line messages,
 //! never a panic).
 
-mod temp_dir;
+use crate::temp_dir;
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;

@@ -3,7 +3,7 @@
 //! entailment current, `quiver reason` to change or drop it, and `quiver serve` choosing
 //! per request.
 
-mod serve_support;
+use crate::serve_support;
 
 use std::path::{Path, PathBuf};
 

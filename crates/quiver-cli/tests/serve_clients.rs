@@ -7,7 +7,7 @@
 //! `scripts/test` installs both (the Python packages in a virtual environment whose `bin`
 //! comes first on PATH). A test whose client is missing fails, saying how to install it.
 
-mod serve_support;
+use crate::serve_support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

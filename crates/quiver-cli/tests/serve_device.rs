@@ -1,7 +1,7 @@
 //! `quiver serve --device gpu`: the server opens the device at start and answers with the
 //! CPU's rows (the device path on the host backend, `QUIVER_DEVICE_BACKEND=host`).
 
-mod serve_support;
+use crate::serve_support;
 
 use serve_support::{cli_query, lubm_query, store, Server};
 

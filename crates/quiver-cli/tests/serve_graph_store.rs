@@ -2,7 +2,7 @@
 //! on loopback: statuses, contents in every format, errors, one transaction per write,
 //! queries seeing the writes, and a response streaming the version its request started on.
 
-mod serve_support;
+use crate::serve_support;
 
 use serve_support::writes::*;
 

@@ -11,7 +11,7 @@
 //! The tests run one at a time (a lock): they measure a server process each and share two
 //! cores.
 
-mod serve_support;
+use crate::serve_support;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};

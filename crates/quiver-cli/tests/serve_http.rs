@@ -3,7 +3,7 @@
 //! body size, overload, slow clients), cancellation, CORS, the page, `/status`, and
 //! graceful shutdown. Each test starts the real binary on an ephemeral loopback port.
 
-mod serve_support;
+use crate::serve_support;
 
 use std::time::{Duration, Instant};
 

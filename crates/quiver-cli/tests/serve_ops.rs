@@ -3,7 +3,7 @@
 //! stream of updates, compaction during queries, `/metrics` read by Prometheus's own
 //! parser, and the generated completions and manual pages.
 
-mod serve_support;
+use crate::serve_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

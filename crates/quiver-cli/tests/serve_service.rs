@@ -4,7 +4,7 @@
 //! the answers over one store holding both graphs, and a stalled endpoint gives 502 within
 //! `--service-timeout` (or, with SILENT, the local rows).
 
-mod serve_support;
+use crate::serve_support;
 
 use std::io::Read;
 use std::net::TcpListener;

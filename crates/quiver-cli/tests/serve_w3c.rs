@@ -12,7 +12,7 @@
 //! [`UNSUPPORTED`] with the reason: the runner checks that those entries exist and runs
 //! every other one. A response's `Location` becomes the `$LOCATION$` of later requests.
 
-mod serve_support;
+use crate::serve_support;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! start a writable server on a non-loopback address without a token, durability across a
 //! restart and `--create`. The Graph Store Protocol is in `serve_graph_store.rs`.
 
-mod serve_support;
+use crate::serve_support;
 
 use serve_support::writes::*;
 

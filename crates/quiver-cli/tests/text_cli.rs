@@ -2,7 +2,7 @@
 //! `quiver:matches` from the command line, updates found at once, EXPLAIN naming the
 //! search, `quiver text-index drop` and `build`.
 
-mod serve_support;
+use crate::serve_support;
 
 use std::path::{Path, PathBuf};
 

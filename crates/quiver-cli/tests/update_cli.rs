@@ -2,7 +2,7 @@
 //! `quiver query` (no checkpoint in between), syntax errors reported like a query's, dumps
 //! in every format that load back into the same quads, and console sessions that update.
 
-mod temp_dir;
+use crate::temp_dir;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -11,7 +11,7 @@
 //! and when a process is killed, the next query fails within 2 s, long before its
 //! timeout.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -103,7 +103,11 @@ fn spawn_with(
     fd: &str,
 ) -> Child {
     command
-        .args(["--exact", TEST, "--nocapture"])
+        .args([
+            "--exact",
+            &common::test_name(module_path!(), TEST),
+            "--nocapture",
+        ])
         .env(
             CHILD,
             format!(

@@ -7,7 +7,7 @@
 //! the grouping (or a DISTINCT) and the pattern included when it reads only the pattern's
 //! variables.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

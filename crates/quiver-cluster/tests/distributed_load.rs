@@ -11,7 +11,7 @@ use quiver_sparql::partitions::BgpPartitions;
 use quiver_store::partition::{open_partition, read_layout};
 use quiver_store::Store;
 
-mod common;
+use crate::common;
 
 /// A fresh directory under the system's temp dir.
 fn scratch(name: &str) -> PathBuf {
@@ -725,7 +725,11 @@ fn spawn(
     let fd = ports.hand_over(process, &mut command).unwrap();
     let addresses = ports.addresses().join(",");
     command
-        .args(["--exact", "real_processes_load_a_cluster", "--nocapture"])
+        .args([
+            "--exact",
+            &common::test_name(module_path!(), "real_processes_load_a_cluster"),
+            "--nocapture",
+        ])
         .env(
             CHILD,
             format!("{}|{process}|{addresses}|{fate:?}|{fd}", dir.display()),
@@ -871,7 +875,10 @@ fn processes_serving_two_loads_refuse_to_start() {
     let mut child = command
         .args([
             "--exact",
-            "processes_serving_two_loads_refuse_to_start",
+            &common::test_name(
+                module_path!(),
+                "processes_serving_two_loads_refuse_to_start",
+            ),
             "--nocapture",
         ])
         .env(

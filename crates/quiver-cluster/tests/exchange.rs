@@ -12,7 +12,7 @@
 //! counts measured into the bounds file (for a change that lowers them: the file is the
 //! ratchet, and a bound is only raised on purpose, with the reason in the commit).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -10,7 +10,7 @@
 //!   also where an intersection fetched its partner lists from their owners;
 //! - an execution not asked to explain carries no records.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -24,7 +24,7 @@ use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError, QueryResul
 use quiver_store::partition_stats::StatisticsMerger;
 use quiver_store::Store;
 
-mod common;
+use crate::common;
 use common::{quad, spec, Spec, EX, QUERIES};
 
 /// The answer of `query` on `store` as sorted text rows (solutions), a boolean or sorted

@@ -3,7 +3,7 @@
 //! partitions own (a constant's neighbours) are asked of them at prepare time rather
 //! than guessed from averages.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Backups taken while writers commit: the copy opens, at exactly the version it reports.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Checkpoints (explicit, background, automatic, concurrent with writers and readers),
 //! snapshot isolation, and replacing the store by a bulk load.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

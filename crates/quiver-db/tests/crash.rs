@@ -7,7 +7,7 @@
 //! `QUIVER_CRASH_TRIALS=N` sets the number of kills (default 6; `bench/crash-test.sh` runs
 //! 100).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
@@ -44,7 +44,12 @@ fn say(line: &str) {
 fn child_command(test: &str, var: &str, dir: &Path) -> Command {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            &test_name(module_path!(), test),
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(var, dir)
         .stdout(Stdio::piped());
     command

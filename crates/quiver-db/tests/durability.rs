@@ -1,6 +1,6 @@
 //! Commits, atomicity, durability across reopen in every sync mode, group commit.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! `INSERT DATA` read by the fast N-Triples reader against the same request through the
 //! SPARQL parser: the same quads, the same number of terms, on the same store.
 
-mod common;
+use crate::common;
 
 use common::*;
 use proptest::prelude::*;

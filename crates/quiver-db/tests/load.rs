@@ -1,7 +1,7 @@
 //! `LOAD`: local files and directories through the database's handler, compared with
 //! Oxigraph's Turtle parser.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::io::Write;

@@ -3,7 +3,7 @@
 //! process killed in the middle of its updates, the entailment equals the closure computed
 //! from scratch over the asserted triples.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 
@@ -161,7 +161,10 @@ fn a_process_killed_amid_its_updates_leaves_a_consistent_entailment() {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "a_process_killed_amid_its_updates_leaves_a_consistent_entailment",
+                &test_name(
+                    module_path!(),
+                    "a_process_killed_amid_its_updates_leaves_a_consistent_entailment",
+                ),
                 "--nocapture",
                 "--test-threads=1",
             ])

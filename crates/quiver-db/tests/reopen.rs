@@ -4,7 +4,7 @@
 //! the moment `drop` returns, and commits, checkpoints and the log's batch syncs must
 //! all be done with by then.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

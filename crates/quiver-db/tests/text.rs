@@ -2,7 +2,7 @@
 //! `CONTAINS` and `REGEX` through the index against the same filters without it, and the
 //! index kept in step with updates, checkpoints and reopening.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
 //! Torn and damaged logs: recovery cuts them at the last whole record, reports it, never
 //! applies a damaged record, and the database goes on from there.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

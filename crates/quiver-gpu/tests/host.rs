@@ -1,6 +1,6 @@
 //! The device path on the host backend (the kernels compiled for the CPU): what runs in CI.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! truncated at several lengths, and version fields are patched; `open` must return an
 //! error naming the file each time, and must never panic.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Generations: a commit replaces the previous generation atomically; an abandoned
 //! writer leaves it untouched and cleans up after itself.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! Property tests: arbitrary stores round-trip exactly, and any single flipped byte in
 //! any file is refused with an error naming that file.
 
-mod common;
+use crate::common;
 
 use common::{list, open, TempDir};
 use proptest::prelude::*;

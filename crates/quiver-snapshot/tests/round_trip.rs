@@ -1,6 +1,6 @@
 //! Writing a store and reading it back gives exactly what was written, zero-copy.
 
-mod common;
+use crate::common;
 
 use common::{list, open, TempDir};
 use quiver_model::Column;

@@ -1,7 +1,7 @@
 //! GROUP BY, aggregates, HAVING and subqueries on small stores, against results computed
 //! by hand from SPARQL 1.1 §11 and §18.5.
 
-mod support;
+use crate::support;
 
 use quiver_sparql::group::Aggregate;
 use quiver_sparql::QueryError;

@@ -8,7 +8,7 @@
 //! GROUP_CONCAT. GROUP_CONCAT's order is unspecified, so its parts are compared sorted.
 //! `PROPTEST_CASES` sets the number of graphs.
 
-mod support;
+use crate::support;
 
 use std::cell::Cell;
 use std::fmt::Write as _;

@@ -16,7 +16,7 @@
 //!
 //! `PROPTEST_CASES` sets the number of graphs.
 
-mod support;
+use crate::support;
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;

@@ -14,7 +14,7 @@
 //!   must be equal too.
 //! - DESCRIBE and CONSTRUCT: as sets of triples.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 

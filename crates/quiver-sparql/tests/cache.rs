@@ -3,7 +3,7 @@
 //! answered with a query of the old one, and the cached query gives what a fresh one
 //! gives; the least recently used entry makes room, for texts seen before only.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! CSV results read back by an RFC 4180 reader: every field, IRIs included, survives commas,
 //! quotes and line breaks, and each row has one field per variable.
 
-mod support;
+use crate::support;
 
 use oxrdf::Term;
 use quiver_sparql::{prepare, write_results, ExecOptions, PrepareOptions, ResultsFormat};

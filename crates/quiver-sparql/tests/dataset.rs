@@ -10,7 +10,7 @@ use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
 use spargebra::algebra::QueryDataset;
 
-mod support;
+use crate::support;
 
 const QUADS: &str = r#"
 <http://a> <http://p> "d" .

@@ -46,8 +46,8 @@
 //! query with the engine's EXPLAIN. A failure prints the data, the query and both results,
 //! shrunk by proptest.
 
-mod naive;
-mod support;
+use crate::naive;
+use crate::support;
 
 use std::cell::Cell;
 use std::collections::HashMap;

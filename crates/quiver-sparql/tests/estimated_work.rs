@@ -3,7 +3,7 @@
 //! requests: a lookup from a constant is small, a scan of every triple is the store's
 //! size, and what no statistics bound (a property path, EXISTS, DESCRIBE) is unknown.
 
-mod support;
+use crate::support;
 
 use quiver_sparql::operator::estimate::UNKNOWN_ROWS;
 use quiver_sparql::{prepare, PrepareOptions};

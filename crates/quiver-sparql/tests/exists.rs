@@ -2,7 +2,7 @@
 //! inside the pattern see outer variables), the batched semi-join over a whole table, and
 //! EXISTS inside GRAPH. Expected answers are worked out by hand from the data below.
 
-mod support;
+use crate::support;
 
 const DATA: &str = r#"
 <http://a> <http://v> "5"^^<http://www.w3.org/2001/XMLSchema#integer> .

@@ -5,7 +5,7 @@
 //!
 //! Graphs: `support::knows`. `PROPTEST_CASES` sets the number of graphs.
 
-mod support;
+use crate::support;
 
 use std::cell::Cell;
 

@@ -4,7 +4,7 @@
 //! general path (the same aggregate grouped by a constant) over every kind of term, before
 //! and after updates add terms whose ids come after the sorted ones.
 
-mod support;
+use crate::support;
 
 use quiver_sparql::ExecOptions;
 use quiver_store::Store;

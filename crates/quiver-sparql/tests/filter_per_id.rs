@@ -9,7 +9,7 @@
 //! simple literals), and a constant subject `ex:c` whose `ex:p` values the filters compare
 //! against (one value, several, or none). `PROPTEST_CASES` sets the number of graphs.
 
-mod support;
+use crate::support;
 
 use std::cell::Cell;
 use std::fmt::Write as _;

@@ -3,7 +3,7 @@
 //! every position, constants found in some graphs, in the default graph only or nowhere,
 //! joins, and patterns that are not basic graph patterns.
 
-mod support;
+use crate::support;
 
 /// 40 named graphs of people, each knowing a few others and naming one city; the default
 /// graph holds one triple of its own.

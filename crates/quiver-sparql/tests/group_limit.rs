@@ -4,7 +4,7 @@
 //! a class's instances), through a HAVING that needs more rounds, in a named graph, and
 //! where most values give no rows (the whole pattern runs instead).
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 

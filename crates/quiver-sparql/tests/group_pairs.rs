@@ -11,7 +11,7 @@
 //! by kind). The features have labels, so a product can also be grouped against the
 //! features it lacks. `PROPTEST_CASES` sets the number of graphs.
 
-mod support;
+use crate::support;
 
 use std::cell::Cell;
 use std::fmt::Write as _;

@@ -13,7 +13,7 @@
 //! for the others, so a rewrite that silently stops firing fails here.
 //! `PROPTEST_CASES` sets the number of datasets.
 
-mod support;
+use crate::support;
 
 use std::cell::Cell;
 

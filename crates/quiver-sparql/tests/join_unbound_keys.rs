@@ -6,7 +6,7 @@
 //! few IRIs, so that OPTIONALs leave some rows unbound and joins find matches.
 //! `PROPTEST_CASES` sets the number of graphs.
 
-mod support;
+use crate::support;
 
 use std::cell::Cell;
 use std::fmt::Write as _;

@@ -4,7 +4,7 @@
 //! given back after each query, LIMIT stops exploration early, ORDER BY + LIMIT (top-k)
 //! equals the full sort sliced, and errors inside EXISTS stop the query.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::panic::Location;

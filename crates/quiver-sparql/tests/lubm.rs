@@ -1,7 +1,7 @@
 //! The LUBM queries on LUBM-1 and LUBM-10: the published counts, and on LUBM-1 the same
 //! rows as the naive evaluator; planner choices on LUBM statistics.
 
-mod naive;
+use crate::naive;
 
 use std::path::PathBuf;
 

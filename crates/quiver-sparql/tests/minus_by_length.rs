@@ -8,7 +8,7 @@
 //!
 //! Graphs: `support::knows`. `PROPTEST_CASES` sets the number of graphs.
 
-mod support;
+use crate::support;
 
 use std::cell::Cell;
 

@@ -4,7 +4,7 @@
 //! the hand-made chain graph says; one level more is refused with a syntax error naming
 //! the place, before the parser runs.
 
-mod support;
+use crate::support;
 
 use quiver_sparql::nesting::MAX_DEPTH;
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError, QueryResults};

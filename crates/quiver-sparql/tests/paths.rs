@@ -3,7 +3,7 @@
 //! negated property sets with inverse members, paths inside GRAPH, seeded joins), then a
 //! differential check against Oxigraph on random graphs.
 
-mod support;
+use crate::support;
 
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;

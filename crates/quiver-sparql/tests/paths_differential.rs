@@ -11,7 +11,7 @@ use oxrdf::{Literal, NamedNode, Term, Triple};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
 
-mod support;
+use crate::support;
 
 const EX: &str = "http://example.org/";
 const NODES: [&str; 5] = ["a", "b", "c", "d", "e"];

@@ -5,7 +5,7 @@
 //! the types, and gives Oxigraph's rows; the estimate of the types step counts the
 //! products' five types.
 
-mod support;
+use crate::support;
 
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions};
 use support::{both_stores, oxigraph_rows, select};

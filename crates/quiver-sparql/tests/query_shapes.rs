@@ -9,7 +9,7 @@
 //! names for everyone. A cross product of students' courses and professors is 540,000
 //! rows; every bound below is under 5,000.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -4,7 +4,7 @@
 //! RDFLib's `owlrl` (`tests/reasoning/owlrl_closure.py`, run by the test environment's
 //! Python), and the LUBM queries give the rows Oxigraph gives over owlrl's closure.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

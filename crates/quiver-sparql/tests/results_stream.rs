@@ -8,7 +8,7 @@
 //! computes. RDF 1.2 too: directional language-tagged literals and triple terms, nested,
 //! stored and computed.
 
-mod support;
+use crate::support;
 
 use std::fmt::Write as _;
 

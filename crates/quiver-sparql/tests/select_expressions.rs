@@ -10,7 +10,7 @@
 //! strings and values repeat across rows. `PROPTEST_CASES` sets the number of
 //! graphs.
 
-mod support;
+use crate::support;
 
 use std::cell::Cell;
 use std::fmt::Write as _;

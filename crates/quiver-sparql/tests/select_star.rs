@@ -3,7 +3,7 @@
 //! the query text by hand; Oxigraph checks that the set of variables and the rows are the
 //! same whatever the order.
 
-mod support;
+use crate::support;
 
 use oxrdf::{GraphNameRef, Term};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};

@@ -9,7 +9,7 @@
 //! SERVICEs, and SERVICE inside a group with filters. `PROPTEST_CASES` sets the number of
 //! graphs.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

@@ -2,7 +2,7 @@
 //! and column, what was found there and what was expected in SPARQL's terms, or the
 //! likely mistake; and never the parser's own vocabulary (`[_]`, rule names of RDF 1.2).
 
-mod support;
+use crate::support;
 
 use quiver_sparql::{prepare, PrepareOptions};
 

@@ -6,7 +6,7 @@
 //! and property paths — give the same rows; CONSTRUCT the same triples; updates with
 //! triple terms in their data and templates leave the same dataset.
 
-mod support;
+use crate::support;
 
 use support::pair::{canonical, oxigraph_dataset, quiver_dataset, sorted, Pair};
 use support::{oxigraph_rows, select, Row};

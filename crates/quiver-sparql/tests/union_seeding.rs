@@ -3,7 +3,7 @@
 //! pattern must not run seeded with the union's rows (it would bind that variable again
 //! without comparing it with their values). Found by the differential test.
 
-mod support;
+use crate::support;
 
 use support::{oxigraph_rows, select};
 

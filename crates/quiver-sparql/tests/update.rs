@@ -12,7 +12,7 @@ use quiver_sparql::update::{execute_update, LoadHandler, NoLoad};
 use quiver_sparql::{parse_update, ExecOptions, QueryError};
 use quiver_store::Store;
 
-mod support;
+use crate::support;
 
 use support::pair::{quiver_dataset, quiver_graphs, Both, Pair};
 

@@ -10,7 +10,7 @@ use std::cell::Cell;
 
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 use support::oxigraph_rows;
 use support::pair::{Both, Pair};

@@ -6,7 +6,7 @@
 //! conjuncts. (Literals are written in the canonical forms Oxigraph stores, and blank
 //! node labels are masked, so that the rows compare as text.)
 
-mod support;
+use crate::support;
 
 use support::{oxigraph_rows, select, Row};
 

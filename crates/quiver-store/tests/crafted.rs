@@ -11,7 +11,7 @@ use quiver_model::{Dictionary, Id};
 use quiver_snapshot::rewrite::{read_sections, write_sections, Section};
 use quiver_store::{Direction, EncodedGraphs, LoadInfo, Store};
 
-mod support;
+use crate::support;
 
 use support::TempDir;
 

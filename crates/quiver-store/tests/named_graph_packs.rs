@@ -10,7 +10,7 @@ use quiver_model::{Dictionary, Id};
 use quiver_snapshot::rewrite::{read_sections, write_sections};
 use quiver_store::{Direction, EncodedGraphs, LoadInfo, Store};
 
-mod support;
+use crate::support;
 
 use support::TempDir;
 

@@ -342,3 +342,13 @@ pub fn sorted_answers(
     rows.sort();
     rows
 }
+
+/// The test harness's name of the test `name` declared in the module `module` (its
+/// `module_path!()`): the path past the crate's name, as `--exact` wants it when the test
+/// binary runs itself as a child process for one test.
+pub fn test_name(module: &str, name: &str) -> String {
+    match module.split_once("::") {
+        Some((_, path)) => format!("{path}::{name}"),
+        None => name.to_owned(),
+    }
+}
