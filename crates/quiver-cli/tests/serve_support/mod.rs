@@ -1,4 +1,4 @@
-//! Shared by the `quiver serve` tests: a LUBM-1 store, the real server as a child process
+//! Shared by the `quiver serve` tests: LUBM-1 stores, the real server as a child process
 //! (`quiver serve --bind 127.0.0.1:0`, address read from its stderr), and a minimal HTTP/1.1
 //! client over `std::net::TcpStream` (no dependency; it can also stall, or hang up).
 
@@ -6,11 +6,12 @@
 
 pub mod writes;
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 pub fn quiver() -> Command {
@@ -53,10 +54,18 @@ pub fn tsv_rows(location: &Path, query: &str, flags: &[&str]) -> Vec<String> {
     lines.map(str::to_owned).collect()
 }
 
-/// A LUBM-1 store, built once per test binary under cargo's scratch directory.
+/// The LUBM-1 store of `tag`, built once per tag under cargo's scratch directory. Each test
+/// file passes tags of its own: the files are modules of one test binary whose tests run
+/// side by side, and some serve their store writable and write to it.
 pub fn store(tag: &str) -> &'static Path {
-    static STORE: OnceLock<PathBuf> = OnceLock::new();
-    STORE.get_or_init(|| {
+    type Slots = BTreeMap<String, &'static OnceLock<PathBuf>>;
+    static STORES: Mutex<Slots> = Mutex::new(BTreeMap::new());
+    let slot: &'static OnceLock<PathBuf> = STORES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(tag.to_owned())
+        .or_insert_with(|| Box::leak(Box::new(OnceLock::new())));
+    slot.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("serve-{tag}-lubm1"));
         let _ = std::fs::remove_dir_all(&dir);
         let output = quiver()
