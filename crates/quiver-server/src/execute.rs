@@ -486,6 +486,16 @@ mod tests {
     use crate::limits::CancelOnDrop;
     use std::sync::atomic::AtomicBool;
 
+    /// The runtime a test's writer sends through: multi-threaded, as `Handle::block_on`
+    /// cannot drive the timers of a current-thread runtime no thread sits in.
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_time()
+            .build()
+            .unwrap()
+    }
+
     /// A held head and its receiving end, over a runtime that outlives the test's writes.
     fn held(
         runtime: &tokio::runtime::Runtime,
@@ -518,11 +528,7 @@ mod tests {
 
     #[test]
     fn a_whole_body_is_settled_before_it_leaves() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_time()
-            .build()
-            .unwrap();
+        let runtime = runtime();
         let (mut held, mut head_rx, _body) = held(&runtime);
         held.write_all(b"?s\n<http://e/s>\n").unwrap();
         let mut settled = None;
@@ -546,11 +552,7 @@ mod tests {
 
     #[test]
     fn a_streamed_body_is_settled_with_all_its_bytes() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_time()
-            .build()
-            .unwrap();
+        let runtime = runtime();
         let (mut held, mut head_rx, _body) = held(&runtime);
         let chunk = vec![b'x'; CHUNK_BYTES + 10];
         held.write_all(&chunk).unwrap();
