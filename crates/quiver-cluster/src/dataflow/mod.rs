@@ -391,13 +391,16 @@ impl TimelyPartitions {
 impl Drop for TimelyPartitions {
     fn drop(&mut self) {
         // Ending the requests ends worker 0's loop, which closes its input: the dataflow
-        // drains and every worker returns.
+        // drains and every worker returns. The idle coordinator is parked in timely: woken,
+        // it sees the requests end now, not after its poll's timeout (`lanes::IDLE_POLL`,
+        // which every drop of a cluster waited for).
         let requests = self
             .requests
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
         drop(requests);
+        self.coordinator.wake();
         let lost = self.unavailable().is_some();
         if let Some(guards) = self.guards.lock().unwrap_or_else(|e| e.into_inner()).take() {
             if lost || self.broken.load(std::sync::atomic::Ordering::Relaxed) {
