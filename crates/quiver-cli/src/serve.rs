@@ -63,6 +63,10 @@ pub struct ServeArgs {
     /// Abort a response when the client reads nothing for this many seconds
     #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = limits::parse_seconds, allow_hyphen_values = true)]
     pub send_timeout: Duration,
+    /// After SIGINT or SIGTERM, how long queries in flight may run before they are
+    /// cancelled (`0`: at once; default: the query timeout, or 10 s without one)
+    #[arg(long, value_name = "SECONDS", value_parser = limits::parse_wait, allow_hyphen_values = true)]
+    pub shutdown_grace: Option<Duration>,
     /// Allow cross-origin browser requests from this origin (`*` for any)
     #[arg(long)]
     pub cors: Option<String>,
@@ -178,7 +182,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.max_memory = limits.max_memory;
     config.send_timeout = args.send_timeout;
     // Shutdown lets in-flight queries run for up to the query timeout before cancelling.
-    config.shutdown_grace = config.timeout.unwrap_or(Duration::from_secs(10));
+    config.shutdown_grace = args
+        .shutdown_grace
+        .or(config.timeout)
+        .unwrap_or(Duration::from_secs(10));
     config.max_body_bytes = args.max_body_bytes;
     config.cors = args.cors.clone();
     config.writable = args.writable;
