@@ -19,6 +19,7 @@ mod exists;
 mod exists_alone;
 mod exists_filter;
 mod extremes;
+mod filter_memo;
 mod filter_per_id;
 mod graph_candidates;
 mod group_limit;

@@ -353,6 +353,9 @@ impl Evaluator<'_> {
         table: Table,
         conjuncts: &[&Expression],
     ) -> Result<Table, QueryError> {
+        if let Some(kept) = self.filter_memoised(&table, conjuncts)? {
+            return Ok(kept);
+        }
         let ctx = self.ctx();
         let mut keep: Vec<u32> = Vec::new();
         for row in 0..table.rows {

@@ -55,6 +55,7 @@ pub mod index_aggregate;
 mod join;
 mod key_index;
 mod left_join;
+mod memo_filter;
 mod minus;
 mod order_by;
 pub mod ordered_scan;
@@ -68,6 +69,18 @@ mod text;
 mod top_k;
 mod union;
 mod values;
+
+/// The term of an id: the dictionary's, or one of `locals`, the terms the query computed
+/// (numbered downward from `UNBOUND - 1`); `None` for UNBOUND.
+pub(crate) fn decode(store: &Store, locals: &[Term], id: Id) -> Option<Term> {
+    if id == UNBOUND {
+        return None;
+    }
+    if (id as u64) < store.terms() {
+        return store.term(id);
+    }
+    locals.get((UNBOUND - 1 - id) as usize).cloned()
+}
 
 /// Terms computed by expressions that the dictionary does not hold, numbered downward
 /// from `UNBOUND - 1` so they never collide with dictionary ids, and the ids of computed
@@ -244,14 +257,7 @@ impl<'a> Evaluator<'a> {
 
     /// The term of an id (dictionary or computed); `None` for UNBOUND.
     pub fn term(&self, id: Id) -> Option<Term> {
-        if id == UNBOUND {
-            return None;
-        }
-        if (id as u64) < self.store.terms() {
-            return self.store.term(id);
-        }
-        let index = (UNBOUND - 1 - id) as usize;
-        self.locals.borrow().terms.get(index).cloned()
+        decode(self.store, &self.locals.borrow().terms, id)
     }
 
     /// The computed terms, indexed by `UNBOUND - 1 - id`, taken from the evaluator (whose
