@@ -16,9 +16,6 @@ use std::fmt::Write as _;
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use quiver_sparql::ExecOptions;
-use quiver_store::Store;
-use support::{oxigraph_rows, Row};
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
@@ -77,33 +74,27 @@ fn ntriples((ps, qs): &Graph) -> String {
     text
 }
 
-/// Quiver's rows and the parts over one variable its filters computed per id.
-fn quiver_rows(store: &Store, query: &str) -> Result<(Vec<String>, Vec<Row>, usize), String> {
-    let (vars, rows, notes) = support::select_explained(store, query, &ExecOptions::default())?;
-    let parts = notes
+/// The parts over one variable that a query's filters computed per id, from its EXPLAIN
+/// notes.
+fn parts_memoised(notes: &[String]) -> usize {
+    notes
         .iter()
         .filter_map(|note| note.strip_prefix("filter per row: "))
         .filter_map(|note| note.split(" part(s)").next()?.rsplit(", ").next())
         .filter_map(|count| count.parse::<usize>().ok())
-        .sum();
-    Ok((vars, rows, parts))
+        .sum()
 }
 
 fn check(graph: &Graph, parts: &Cell<usize>, rows: &Cell<usize>) -> Result<(), TestCaseError> {
-    let text = ntriples(graph);
-    let (store, oxigraph) = support::both_stores(&text);
-    for query in QUERIES {
-        let query = format!("PREFIX ex: <http://ex/> {query}");
-        let (vars, mut ours, memoised) =
-            quiver_rows(&store, &query).map_err(TestCaseError::fail)?;
-        let mut theirs = oxigraph_rows(&oxigraph, &query, &vars);
-        ours.sort();
-        theirs.sort();
-        parts.set(parts.get() + memoised);
-        rows.set(rows.get() + ours.len());
-        prop_assert_eq!(&ours, &theirs, "{}\non\n{}", query, text);
-    }
-    Ok(())
+    let queries = QUERIES
+        .iter()
+        .map(|query| format!("PREFIX ex: <http://ex/> {query}"));
+    support::explained_rows_agree_with_oxigraph(
+        &ntriples(graph),
+        queries,
+        parts_memoised,
+        (parts, rows),
+    )
 }
 
 #[test]

@@ -16,9 +16,6 @@ use std::fmt::Write as _;
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use quiver_sparql::ExecOptions;
-use quiver_store::Store;
-use support::{oxigraph_rows, Row};
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
@@ -84,30 +81,24 @@ fn ntriples((values, constants, others): &Graph) -> String {
     text
 }
 
-/// Quiver's rows and how many filters the per-id path decided.
-fn quiver_rows(store: &Store, query: &str) -> Result<(Vec<String>, Vec<Row>, usize), String> {
-    let (vars, rows, notes) = support::select_explained(store, query, &ExecOptions::default())?;
-    let per_id = notes
+/// How many filters of a query the per-id path decided, from its EXPLAIN notes.
+fn decided_per_id(notes: &[String]) -> usize {
+    notes
         .iter()
         .filter(|note| note.starts_with("filter:"))
-        .count();
-    Ok((vars, rows, per_id))
+        .count()
 }
 
 fn check(graph: &Graph, per_id: &Cell<usize>, rows: &Cell<usize>) -> Result<(), TestCaseError> {
-    let text = ntriples(graph);
-    let (store, oxigraph) = support::both_stores(&text);
-    for query in QUERIES {
-        let query = format!("PREFIX ex: <http://ex/> PREFIX xsd: <{XSD}> {query}");
-        let (vars, mut ours, decided) = quiver_rows(&store, &query).map_err(TestCaseError::fail)?;
-        let mut theirs = oxigraph_rows(&oxigraph, &query, &vars);
-        ours.sort();
-        theirs.sort();
-        per_id.set(per_id.get() + decided);
-        rows.set(rows.get() + ours.len());
-        prop_assert_eq!(&ours, &theirs, "{}\non\n{}", query, text);
-    }
-    Ok(())
+    let queries = QUERIES
+        .iter()
+        .map(|query| format!("PREFIX ex: <http://ex/> PREFIX xsd: <{XSD}> {query}"));
+    support::explained_rows_agree_with_oxigraph(
+        &ntriples(graph),
+        queries,
+        decided_per_id,
+        (per_id, rows),
+    )
 }
 
 #[test]

@@ -68,6 +68,30 @@ pub fn select_explained(
     Ok((vars, rows, profile.notes))
 }
 
+/// Each of `queries` run on the N-Triples `text` by Quiver (explained) and by Oxigraph:
+/// the bags of rows must agree. Adds to `rows` the rows Quiver gave, and to `counted` what
+/// `count` finds in each query's EXPLAIN notes (which operators ran).
+pub fn explained_rows_agree_with_oxigraph(
+    text: &str,
+    queries: impl IntoIterator<Item = String>,
+    count: impl Fn(&[String]) -> usize,
+    (counted, rows): (&std::cell::Cell<usize>, &std::cell::Cell<usize>),
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    use proptest::test_runner::TestCaseError;
+    let (store, oxigraph) = both_stores(text);
+    for query in queries {
+        let (vars, mut ours, notes) = select_explained(&store, &query, &ExecOptions::default())
+            .map_err(TestCaseError::fail)?;
+        let mut theirs = oxigraph_rows(&oxigraph, &query, &vars);
+        ours.sort();
+        theirs.sort();
+        counted.set(counted.get() + count(&notes));
+        rows.set(rows.get() + ours.len());
+        proptest::prop_assert_eq!(&ours, &theirs, "{}\non\n{}", query, text);
+    }
+    Ok(())
+}
+
 /// The number of random cases of a property test: `PROPTEST_CASES`, else `default`.
 pub fn proptest_cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
