@@ -45,12 +45,15 @@
 FROM docker.io/library/rust:1.89-slim-bookworm AS build
 
 WORKDIR /src
-# What the build reads: the workspace manifest and lock, the crates, and queries/ (the
-# LUBM query sets that quiver-cli embeds with include_str!). python/ and fuzz/ are outside
+# What the build reads: the workspace manifest and lock, the crates, queries/ (the LUBM
+# query sets that quiver-cli embeds with include_str!) and the Python package's crate, a
+# member cargo loads but does not build here (its manifest and sources); fuzz/ is outside
 # the workspace; .dockerignore keeps target/ and the rest out of the context.
 COPY Cargo.toml Cargo.lock ./
 COPY crates ./crates
 COPY queries ./queries
+COPY python/Cargo.toml ./python/Cargo.toml
+COPY python/src ./python/src
 
 # Strip the binary (the release profile keeps line tables for backtraces; the image does
 # not need them).

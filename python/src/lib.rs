@@ -27,5 +27,9 @@ fn _quiver(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("QueryError", py.get_type::<errors::QueryError>())?;
     m.add("QueryTimeout", py.get_type::<errors::QueryTimeout>())?;
+    // Whether this build has the workspace tests' feature set (`test-build`), the simulated
+    // full disk of `QUIVER_FAULT_WRITE_LIMIT` among it: the package's own tests read it to
+    // know which behaviour to expect; a wheel built for users has it false.
+    m.add("_test_build", cfg!(feature = "test-build"))?;
     Ok(())
 }
