@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
+use quiver_sparql::ExecOptions;
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
@@ -109,4 +110,41 @@ fn filters_over_two_variables_agree_with_oxigraph() {
         "{} parts computed per id",
         parts.get()
     );
+}
+
+#[test]
+fn a_memo_the_memory_budget_refuses_is_computed_per_row_instead() {
+    // Four long literals over `ex:p` (20 subjects), small integers over `ex:q`: the part
+    // over ?v (`CONCAT(?v, "!")`) would hold four terms of 100 KB, the one over ?w
+    // (`STR(?w)`) ten short ones. Under a budget of 256 KiB the first is refused and
+    // computed per row; the rows must not change.
+    let long = |i: usize| format!("{i}{}", "x".repeat(100_000));
+    let mut text = String::new();
+    for s in 0..20 {
+        let _ = writeln!(text, "<http://ex/s{s}> <http://ex/p> \"{}\" .", long(s % 4));
+        let _ = writeln!(
+            text,
+            "<http://ex/t{s}> <http://ex/q> {} .",
+            value(s % 10 * 5)
+        );
+    }
+    let store = support::load(&text);
+    let query = "SELECT ?s ?t WHERE { ?s <http://ex/p> ?v . ?t <http://ex/q> ?w . \
+                 FILTER (STRSTARTS(CONCAT(?v, \"!\"), STR(?w))) }";
+    let run = |max_memory| {
+        let options = ExecOptions {
+            max_memory,
+            ..ExecOptions::default()
+        };
+        let (_, mut rows, notes) = support::select_explained(&store, query, &options).unwrap();
+        rows.sort();
+        (rows, parts_memoised(&notes))
+    };
+    let (all_rows, all_parts) = run(None);
+    let (budget_rows, budget_parts) = run(Some(256 << 10));
+    // ?v starts with its subject's number mod 4; ?w is 0..9: pairs with ?w in 0..3 pass.
+    assert_eq!(all_rows.len(), 20 * 2, "{all_rows:?}");
+    assert_eq!(budget_rows, all_rows);
+    assert_eq!(all_parts, 2);
+    assert_eq!(budget_parts, 1);
 }

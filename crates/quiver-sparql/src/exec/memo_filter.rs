@@ -19,7 +19,9 @@
 //! differs per call); the others keep the sequential path of `filter.rs`. A part is
 //! memoised when its variable takes at most [`MEMO_IDS`] distinct ids and at most half as
 //! many as the rows: past that, computing it per row costs about as much, and the memo's
-//! terms would weigh like a column of the table.
+//! terms would weigh like a column of the table. A memo's terms are held against the
+//! query's memory budget as memory it can do without: where the budget refuses them, the
+//! part is computed per row instead, with the same answers.
 
 use oxrdf::{Term, Variable};
 use quiver_model::Id;
@@ -32,6 +34,7 @@ use super::parallel::map_morsels;
 use super::{decode, Evaluator, ExecContext};
 use crate::bgp::Vars;
 use crate::error::QueryError;
+use crate::memory::Reservation;
 use crate::operands::{map_operands, per_id};
 use crate::table::Table;
 
@@ -57,6 +60,8 @@ struct Rows<'a, 't> {
     table: &'t Table,
     locals: &'a [Term],
     memos: Vec<Memo<'t>>,
+    /// The memos' share of the query's memory budget, held until the filter is done.
+    held: Reservation<'a>,
 }
 
 impl Rows<'_, '_> {
@@ -90,14 +95,16 @@ impl Evaluator<'_> {
             return Ok(None);
         }
         let locals = self.locals.borrow();
+        let ctx = self.ctx();
         let mut rows = Rows {
             store: self.store,
             vars: self.vars,
             expressions: &self.expressions,
-            ctx: self.ctx(),
+            ctx,
             table,
             locals: &locals.terms,
             memos: Vec::new(),
+            held: ctx.reservation(),
         };
         let mut rewritten = Vec::with_capacity(conjuncts.len());
         for conjunct in conjuncts {
@@ -152,7 +159,8 @@ impl<'t> Rows<'_, 't> {
     }
 
     /// The name of a memo of `part` (which reads `variable` only), computed for each id of
-    /// its column; `None` when the variable has no column or too many ids.
+    /// its column; `None` when the variable has no column or too many ids, or when the
+    /// query's memory budget refuses the memo's terms.
     fn memo(
         &mut self,
         part: &Expression,
@@ -184,12 +192,41 @@ impl<'t> Rows<'_, 't> {
                 })
                 .collect::<Vec<_>>()
         })?;
+        let values: FxHashMap<Id, Option<Term>> = parts.into_iter().flatten().collect();
+        let bytes = values.capacity() * (size_of::<(Id, Option<Term>)>() + 1)
+            + values
+                .values()
+                .flatten()
+                .map(term_heap_bytes)
+                .sum::<usize>();
+        if !self.held.try_grow_optional(bytes) {
+            return Ok(None);
+        }
         let name = Variable::new_unchecked(format!("#memo{}", self.memos.len()));
         self.memos.push(Memo {
             name: name.clone(),
             column,
-            values: parts.into_iter().flatten().collect(),
+            values,
         });
         Ok(Some(name))
+    }
+}
+
+/// The bytes `term` holds on the heap (its strings), near enough for a memory budget.
+fn term_heap_bytes(term: &Term) -> usize {
+    match term {
+        Term::NamedNode(node) => node.as_str().len(),
+        Term::BlankNode(node) => node.as_str().len(),
+        Term::Literal(literal) => {
+            literal.value().len()
+                + literal.datatype().as_str().len()
+                + literal.language().map_or(0, str::len)
+        }
+        Term::Triple(triple) => {
+            size_of::<oxrdf::Triple>()
+                + term_heap_bytes(&triple.subject.clone().into())
+                + triple.predicate.as_str().len()
+                + term_heap_bytes(&triple.object)
+        }
     }
 }
