@@ -97,10 +97,10 @@ fn bsbm(args: BsbmArgs) -> Result<()> {
     let plan = Plan::new(config)?;
     let gzip = is_gzip(args.output.as_ref());
     let threads = crate::threads(args.threads);
-    let mut output = Output::open(args.output.as_deref())?;
-    let progress = progress_bar_of(plan.units() as u64, "units");
-    let started = Instant::now();
-    let mut triples = 0u64;
+    let mut written = Written::open(
+        args.output.as_deref(),
+        progress_bar_of(plan.units() as u64, "units"),
+    )?;
     quiver_bsbm::parallel::for_each_unit_ordered(
         plan.units(),
         threads,
@@ -109,27 +109,9 @@ fn bsbm(args: BsbmArgs) -> Result<()> {
             quiver_bsbm::generate_unit(&plan, plan.unit(unit), &mut buffer);
             (chunk(buffer.bytes, gzip), buffer.triples)
         },
-        |_, (bytes, count)| {
-            output.write_all(&bytes)?;
-            triples += count;
-            progress.inc(1);
-            progress.set_message(format!("{triples} triples"));
-            Ok::<_, anyhow::Error>(())
-        },
+        |_, (bytes, count)| written.add(&bytes, count),
     )?;
-    output.finish()?;
-    progress.finish_and_clear();
-    if std::io::stderr().is_terminal() {
-        let seconds = started.elapsed().as_secs_f64();
-        eprintln!(
-            "generated BSBM with {} products ({} triples) in {:.2} s, {:.2} M triples/s",
-            config.products,
-            triples,
-            seconds,
-            triples as f64 / seconds / 1e6
-        );
-    }
-    Ok(())
+    written.finish(&format!("BSBM with {} products", config.products))
 }
 
 fn lubm(args: LubmArgs) -> Result<()> {
@@ -146,11 +128,10 @@ fn lubm(args: LubmArgs) -> Result<()> {
     }
     let gzip = is_gzip(args.output.as_ref());
     let threads = crate::threads(args.threads);
-    let mut output = Output::open(args.output.as_deref())?;
-    let progress = progress_bar(u64::from(config.universities));
-    let started = Instant::now();
-    let mut triples = 0u64;
-
+    let mut written = Written::open(
+        args.output.as_deref(),
+        progress_bar(u64::from(config.universities)),
+    )?;
     // Each university becomes one self-contained chunk of text; with gzip, one gzip member
     // (concatenated members are a valid gzip stream), so compression runs in parallel too.
     for_each_university_ordered(
@@ -161,27 +142,54 @@ fn lubm(args: LubmArgs) -> Result<()> {
             generate_university(config.seed, university, &mut buffer);
             (chunk(buffer.bytes, gzip), buffer.triples)
         },
-        |_, (bytes, count)| {
-            output.write_all(&bytes)?;
-            triples += count;
-            progress.inc(1);
-            progress.set_message(format!("{triples} triples"));
-            Ok::<_, anyhow::Error>(())
-        },
+        |_, (bytes, count)| written.add(&bytes, count),
     )?;
-    output.finish()?;
-    progress.finish_and_clear();
-    if std::io::stderr().is_terminal() {
-        let seconds = started.elapsed().as_secs_f64();
-        eprintln!(
-            "generated LUBM-{} ({} triples) in {:.2} s, {:.2} M triples/s",
-            config.universities,
-            triples,
-            seconds,
-            triples as f64 / seconds / 1e6
-        );
+    written.finish(&format!("LUBM-{}", config.universities))
+}
+
+/// Where the generated chunks go, in order: the output, the progress bar and the count of
+/// triples, for the summary on a terminal at the end.
+struct Written {
+    output: Output,
+    progress: ProgressBar,
+    triples: u64,
+    started: Instant,
+}
+
+impl Written {
+    fn open(path: Option<&std::path::Path>, progress: ProgressBar) -> Result<Self> {
+        Ok(Self {
+            output: Output::open(path)?,
+            progress,
+            triples: 0,
+            started: Instant::now(),
+        })
     }
-    Ok(())
+
+    /// Writes one chunk of `count` triples.
+    fn add(&mut self, bytes: &[u8], count: u64) -> Result<()> {
+        self.output.write_all(bytes)?;
+        self.triples += count;
+        self.progress.inc(1);
+        self.progress
+            .set_message(format!("{} triples", self.triples));
+        Ok(())
+    }
+
+    /// Finishes the output and says on a terminal what was generated (`what`) and how fast.
+    fn finish(self, what: &str) -> Result<()> {
+        self.output.finish()?;
+        self.progress.finish_and_clear();
+        if std::io::stderr().is_terminal() {
+            let seconds = self.started.elapsed().as_secs_f64();
+            eprintln!(
+                "generated {what} ({} triples) in {seconds:.2} s, {:.2} M triples/s",
+                self.triples,
+                self.triples as f64 / seconds / 1e6
+            );
+        }
+        Ok(())
+    }
 }
 
 /// A progress bar of universities on stderr when it is a terminal, hidden otherwise.
