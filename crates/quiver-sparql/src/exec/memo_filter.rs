@@ -224,7 +224,10 @@ fn term_heap_bytes(term: &Term) -> usize {
         }
         Term::Triple(triple) => {
             size_of::<oxrdf::Triple>()
-                + term_heap_bytes(&triple.subject.clone().into())
+                + match &triple.subject {
+                    oxrdf::NamedOrBlankNode::NamedNode(node) => node.as_str().len(),
+                    oxrdf::NamedOrBlankNode::BlankNode(node) => node.as_str().len(),
+                }
                 + triple.predicate.as_str().len()
                 + term_heap_bytes(&triple.object)
         }
