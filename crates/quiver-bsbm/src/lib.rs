@@ -4,10 +4,11 @@
 //! producers, offered by vendors and reviewed by people on rating sites. This crate
 //! generates that dataset for `N` products as N-Triples, deterministically for a seed and in
 //! parallel: [`plan::Plan`] fixes the dataset's shape and cuts it into units, each unit is
-//! generated from random streams keyed by entity ([`rng`]), and [`parallel`] writes units in
-//! order whatever the number of threads, so the bytes depend on the seed alone. [`mix`]
-//! holds the test driver's side: the explore and business-intelligence query templates,
-//! their standard mixes and parameters drawn from the same plan.
+//! generated from random streams keyed by entity ([`rng`]), and units are written in order
+//! whatever the number of threads (`quiver_ordered::for_each_ordered`), so the bytes depend
+//! on the seed alone. [`mix`] holds the test driver's side: the explore and
+//! business-intelligence query templates, their standard mixes and parameters drawn from
+//! the same plan.
 //!
 //! ```
 //! use quiver_bsbm::{write_ntriples, BsbmConfig};
@@ -70,7 +71,6 @@
 pub mod generator;
 pub mod mix;
 pub mod ntriples;
-pub mod parallel;
 pub mod plan;
 pub mod rng;
 pub mod vocab;
@@ -120,8 +120,8 @@ pub fn write_ntriples(
 ) -> std::io::Result<u64> {
     let plan = Plan::new(*config).map_err(std::io::Error::other)?;
     let mut triples = 0;
-    parallel::for_each_unit_ordered(
-        plan.units(),
+    quiver_ordered::for_each_ordered(
+        0..plan.units(),
         threads,
         |unit| {
             let mut buffer = NTriplesBuffer::new();

@@ -13,8 +13,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use quiver_bsbm::plan::MAX_PRODUCTS;
 use quiver_bsbm::{BsbmConfig, Plan};
 use quiver_lubm::ntriples::NTriplesBuffer;
-use quiver_lubm::parallel::for_each_university_ordered;
 use quiver_lubm::{generate_university, LubmConfig};
+use quiver_ordered::for_each_ordered;
 
 use crate::output::Output;
 
@@ -101,8 +101,8 @@ fn bsbm(args: BsbmArgs) -> Result<()> {
         args.output.as_deref(),
         progress_bar_of(plan.units() as u64, "units"),
     )?;
-    quiver_bsbm::parallel::for_each_unit_ordered(
-        plan.units(),
+    for_each_ordered(
+        0..plan.units(),
         threads,
         |unit| {
             let mut buffer = quiver_bsbm::NTriplesBuffer::new();
@@ -134,7 +134,7 @@ fn lubm(args: LubmArgs) -> Result<()> {
     )?;
     // Each university becomes one self-contained chunk of text; with gzip, one gzip member
     // (concatenated members are a valid gzip stream), so compression runs in parallel too.
-    for_each_university_ordered(
+    for_each_ordered(
         config.range(),
         threads,
         |university| {

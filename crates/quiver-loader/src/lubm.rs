@@ -1,9 +1,9 @@
 //! Loading LUBM straight from the generator: no text, no parser.
 
 use quiver_lubm::ntriples::{write_entity_iri, write_literal_value};
-use quiver_lubm::parallel::for_each_university_ordered;
 use quiver_lubm::{generate_university, Class, LubmConfig, Object, Property, Triple, TripleSink};
 use quiver_model::term::{TAG_IRI, TAG_SIMPLE};
+use quiver_ordered::for_each_ordered;
 
 use crate::chunk::Chunk;
 use crate::Progress;
@@ -60,7 +60,7 @@ pub(crate) fn generate_chunks(
         .collect();
     let classes: Vec<Vec<u8>> = Class::ALL.iter().map(|c| encoded_iri(&c.iri())).collect();
     let mut chunks = Vec::with_capacity(config.universities as usize);
-    let _ = for_each_university_ordered(
+    let _ = for_each_ordered(
         config.range(),
         threads,
         |university| {

@@ -4,8 +4,8 @@
 //! RDF/XML file per department. This crate re-implements its random draws exactly
 //! ([`rng::JavaRandom`]) and emits structured triples ([`Triple`]) per university, so that
 //! callers can format them ([`ntriples`]) or load them into a store without any text.
-//! Universities are independent, and [`parallel`] generates them on many threads while
-//! delivering them in order.
+//! Universities are independent: `quiver-ordered` generates them on many threads while
+//! delivering them in order (see the loader and `quiver gen`).
 //!
 //! ```
 //! use quiver_lubm::{generate_university, CountingSink};
@@ -17,7 +17,6 @@
 pub mod expected;
 pub mod generator;
 pub mod ntriples;
-pub mod parallel;
 pub mod rng;
 pub mod triple;
 pub mod vocab;

@@ -4,13 +4,13 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use quiver_lubm::ntriples::NTriplesBuffer;
-use quiver_lubm::parallel::for_each_university_ordered;
 use quiver_lubm::{generate_university, LubmConfig};
+use quiver_ordered::for_each_ordered;
 
 /// The set of N-Triples lines of a run, generated on `threads` threads.
 fn triples(config: LubmConfig, threads: usize) -> BTreeSet<Vec<u8>> {
     let mut set = BTreeSet::new();
-    for_each_university_ordered(
+    for_each_ordered(
         config.range(),
         threads,
         |university| {
@@ -49,7 +49,7 @@ proptest! {
             alone.bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
 
         let mut within = None;
-        for_each_university_ordered(0..universities, 2, |university| {
+        for_each_ordered(0..universities, 2, |university| {
             let mut buffer = NTriplesBuffer::new();
             generate_university(seed, university, &mut buffer);
             buffer.bytes
