@@ -4,8 +4,8 @@
 //! instant during a whole query, `IRI()` resolves against the query's base IRI, `RAND()`, `UUID()`
 //! and `BNODE()` need randomness, and `BNODE(str)` must be stable within a solution. All of that
 //! lives in [`EvalContext`], which the engine creates once per query. It is `Send + Sync` so that
-//! solutions may be evaluated in parallel; its mutable parts are an atomic counter and a mutex
-//! guarded regex cache.
+//! solutions may be evaluated in parallel; its mutable parts are an atomic counter and the
+//! query's cache of compiled regular expressions (`regexes.rs`).
 //!
 //! A context is made for every query, and most queries call neither `NOW()` nor a random
 //! function: the instant is read from the clock when the context is made (cheap), but turned
@@ -13,23 +13,16 @@
 //! to be 7.5% of all the CPU time of light queries) only when `NOW()` first asks; the random
 //! seed likewise.
 
+use crate::regexes::Regexes;
 use oxiri::{Iri, IriParseError};
 use oxsdatatypes::DateTime;
 use regex::Regex;
 use std::collections::hash_map::{DefaultHasher, RandomState};
-use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// How many patterns are kept compiled before the cache is emptied.
-const REGEX_CACHE_CAPACITY: usize = 256;
-
-/// Compiled regular expressions by pattern, then flags (two levels so that a lookup needs no
-/// allocation); `None` when the pattern or the flags are invalid.
-type RegexCache = HashMap<String, HashMap<String, Option<Regex>>>;
 
 /// What an expression can see besides variables: one per query.
 #[derive(Debug)]
@@ -46,7 +39,7 @@ pub struct EvalContext {
     /// Number of random values and scopes drawn so far.
     counter: AtomicU64,
     /// Compiled regular expressions.
-    regex_cache: Mutex<RegexCache>,
+    regexes: Regexes,
 }
 
 impl Default for EvalContext {
@@ -66,7 +59,7 @@ impl EvalContext {
             base_iri: None,
             seed: OnceLock::new(),
             counter: AtomicU64::new(0),
-            regex_cache: Mutex::new(HashMap::new()),
+            regexes: Regexes::default(),
         }
     }
 
@@ -145,34 +138,15 @@ impl EvalContext {
         (u128::from(half(0)) << 64) | u128::from(half(1))
     }
 
-    /// Runs `f` with the compiled form of `pattern` and `flags`, compiling it at most once.
+    /// Runs `f` with the compiled form of `pattern` and `flags`, compiling it at most once
+    /// per query; `None` where they are invalid.
     pub(crate) fn with_regex<T>(
         &self,
         pattern: &str,
         flags: &str,
         f: impl FnOnce(&Regex) -> Option<T>,
     ) -> Option<T> {
-        let regex = {
-            let mut cache = self
-                .regex_cache
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            if let Some(regex) = cache.get(pattern).and_then(|by_flags| by_flags.get(flags)) {
-                regex.clone()
-            } else {
-                let regex = crate::pattern::compile(pattern, flags);
-                if cache.len() >= REGEX_CACHE_CAPACITY && !cache.contains_key(pattern) {
-                    cache.clear();
-                }
-                cache
-                    .entry(pattern.to_owned())
-                    .or_default()
-                    .insert(flags.to_owned(), regex.clone());
-                regex
-            }
-        };
-        // Matching happens outside of the lock (a Regex clone shares the compiled program).
-        f(&regex?)
+        self.regexes.with(pattern, flags, f)
     }
 }
 

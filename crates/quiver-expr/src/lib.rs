@@ -59,6 +59,7 @@ mod hash;
 mod numeric;
 mod order;
 mod pattern;
+mod regexes;
 mod string;
 mod term;
 mod triple;

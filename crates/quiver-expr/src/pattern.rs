@@ -1,10 +1,7 @@
 //! REGEX and REPLACE (§17.4.3.14, §17.4.3.15), on top of the `regex` crate.
 //!
-//! XPath regular expressions are close to the `regex` crate's syntax. The flags `i`
-//! (case-insensitive), `s` (dot matches newlines), `m` (multi-line anchors), `x` (ignore
-//! whitespace in the pattern) and `q` (the pattern is a literal string) are supported; any other
-//! flag is an error. Compiled expressions are cached in the [`EvalContext`] so that a constant
-//! pattern is compiled once per query. REPLACE's replacement string uses XPath's syntax (`$N` for a
+//! Patterns and flags are XPath's, compiled and cached per query by [`crate::regexes`]
+//! (reached through the [`EvalContext`]); an invalid pattern or flag is an error. REPLACE's replacement string uses XPath's syntax (`$N` for a
 //! group, `\$` and `\\` for literal characters), translated to the crate's.
 //! Unlike XPath 3.1 (but like XPath 4 and common SPARQL engines), a pattern that matches the empty
 //! string is accepted by REPLACE.
@@ -13,36 +10,7 @@ use crate::context::EvalContext;
 use crate::string::{simple_literal, string_literal, with_language};
 use crate::value;
 use oxrdf::Term;
-use regex::{Regex, RegexBuilder};
 use std::fmt::Write;
-
-/// Upper bound of the compiled size of a regular expression, against pathological patterns.
-const REGEX_SIZE_LIMIT: usize = 1 << 22;
-
-/// Compiles `pattern` with XPath `flags`; `None` if either is invalid.
-pub(crate) fn compile(pattern: &str, flags: &str) -> Option<Regex> {
-    let literal = flags.contains('q');
-    let escaped;
-    let pattern = if literal {
-        escaped = regex::escape(pattern);
-        &escaped
-    } else {
-        pattern
-    };
-    let mut builder = RegexBuilder::new(pattern);
-    builder.size_limit(REGEX_SIZE_LIMIT);
-    for flag in flags.chars() {
-        match flag {
-            'i' => builder.case_insensitive(true),
-            's' => builder.dot_matches_new_line(true),
-            'm' => builder.multi_line(true),
-            'x' => builder.ignore_whitespace(!literal),
-            'q' => &mut builder,
-            _ => return None,
-        };
-    }
-    builder.build().ok()
-}
 
 /// The optional flags argument: a simple literal.
 fn flags(flags: Option<&Term>) -> Option<&str> {
@@ -138,13 +106,5 @@ mod tests {
         assert_eq!(translate_replacement("$", 0), None);
         assert_eq!(translate_replacement("$x", 0), None);
         assert_eq!(translate_replacement(r"\n", 0), None);
-    }
-
-    #[test]
-    fn flags() {
-        assert!(compile("a", "imsx").is_some());
-        assert!(compile("a", "z").is_none());
-        assert!(compile("(", "").is_none());
-        assert!(compile("(", "q").is_some_and(|r| r.is_match("a(b")));
     }
 }
