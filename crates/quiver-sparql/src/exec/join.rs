@@ -22,19 +22,13 @@ use super::key_index::KeyIndex;
 use super::Evaluator;
 use crate::context::{ensure_addressable, table_bytes, ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;
-use crate::memory::{Reservation, ID_BYTES};
+use crate::memory::Reservation;
 use crate::operator::estimate::{may_share, possible_vars};
 use crate::operator::Operator;
 use crate::table::{Table, VarId, UNBOUND};
 
 /// The hidden column that numbers the left rows of an OPTIONAL (seeded or hashed).
 pub(crate) const ROW_VAR: VarId = usize::MAX;
-
-/// Bytes of one entry of a hash index over `width` key columns (key, row number, the
-/// table's own overhead).
-pub(super) fn entry_bytes(width: usize) -> usize {
-    width * ID_BYTES + 4 + 3 * std::mem::size_of::<usize>() + 16
-}
 
 /// Joins compatible rows (SPARQL semantics: an unbound value is compatible with any).
 /// With `track_rows`, the result carries the left row number in the `ROW_VAR` column.

@@ -13,10 +13,15 @@
 use quiver_model::Id;
 use rustc_hash::FxHashMap;
 
-use super::join::entry_bytes;
 use crate::error::QueryError;
-use crate::memory::Reservation;
+use crate::memory::{Reservation, ID_BYTES};
 use crate::table::{Table, VarId, UNBOUND};
+
+/// Bytes of one entry of a hash index over `width` key columns (key, row number, the
+/// table's own overhead).
+pub(super) fn entry_bytes(width: usize) -> usize {
+    width * ID_BYTES + 4 + 3 * std::mem::size_of::<usize>() + 16
+}
 
 /// Rows of the build side binding the same shared variables.
 struct Group {

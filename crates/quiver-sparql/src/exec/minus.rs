@@ -9,7 +9,7 @@ use crate::context::{ensure_addressable, ExecContext};
 use crate::error::QueryError;
 use crate::table::{Table, VarId, UNBOUND};
 
-use super::join::entry_bytes;
+use super::key_index::entry_bytes;
 
 /// MINUS: drops left rows compatible with a right row sharing at least one bound variable.
 /// Right rows binding every shared variable are found through a hash index; the others

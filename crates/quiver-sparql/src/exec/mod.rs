@@ -31,7 +31,7 @@ use minus::minus;
 use scope::Scope;
 use union::union;
 
-pub use bgp::explore::StepProfile;
+pub use bgp::profile::StepProfile;
 pub use bgp::BgpProfile;
 pub use group::GroupProfile;
 pub use path::PathProfile;

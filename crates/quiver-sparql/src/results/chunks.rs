@@ -19,7 +19,8 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::stream::{RowWriter, Syntax};
+use super::row_writer::RowWriter;
+use super::term_syntax::Syntax;
 use crate::engine::Solutions;
 
 /// Where the chunks of a large result go, batch by batch, in order.

@@ -6,6 +6,7 @@
 
 mod chunks;
 mod csv;
+mod row_writer;
 mod stream;
 mod term_cache;
 mod term_syntax;
@@ -18,7 +19,8 @@ use sparesults::{QueryResultsFormat, QueryResultsSerializer};
 use crate::engine::{QueryResults, Solutions};
 
 pub use csv::CsvSolutionsWriter;
-pub use stream::{parallel_chunk_rows, solutions_to_vec, write_solutions, Syntax};
+pub use stream::{parallel_chunk_rows, solutions_to_vec, write_solutions};
+pub use term_syntax::Syntax;
 
 /// The formats `write_results` produces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! One term in each tabular results syntax, written from its parts as bytes: the parts of
 //! a dictionary encoding or of a computed term ([`Raw`]), then TSV (Turtle's short forms
 //! for numbers and booleans), CSV (quoted where the text needs it), SPARQL JSON and XML,
-//! each escaped as its writer in `sparesults` escapes it. [`super::stream`]'s columns call
-//! [`write_term`] for each term they do not find in their caches.
+//! each escaped as its writer in `sparesults` escapes it. The row writer's columns
+//! (`row_writer.rs`) call [`write_term`] for each term they do not find in their caches.
 
 use oxrdf::vocab::xsd;
 use oxrdf::TermRef;
@@ -11,7 +11,14 @@ use quiver_model::term::{
     TAG_TRIPLE, TAG_TYPED,
 };
 
-use super::stream::Syntax;
+/// A tabular results syntax the writers of this module produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    Json,
+    Xml,
+    Tsv,
+    Csv,
+}
 
 /// A term's parts as the bytes of its UTF-8 text: written as they are, never checked or
 /// decoded into `&str` (the dictionary's terms were encoded from strings).

@@ -16,6 +16,7 @@
 //! (`builder.rs`).
 
 mod builder;
+mod columns;
 mod data;
 mod graphs;
 mod modify;

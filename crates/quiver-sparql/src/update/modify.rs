@@ -27,7 +27,8 @@ use crate::engine::{prepare_query, PrepareOptions, QueryResults};
 use crate::error::QueryError;
 
 use super::builder::{Builder, Built};
-use super::template::{Columns, Templates};
+use super::columns::Columns;
+use super::template::Templates;
 use super::Request;
 
 /// One `DELETE`/`INSERT` operation as the parser gives it.

@@ -9,7 +9,7 @@
 //! skips that quad only, as SPARQL Update has it. A triple term with variables or blank
 //! nodes inside is built per solution (`triple_template.rs`).
 
-use oxrdf::{Term, TermRef, Variable};
+use oxrdf::{Term, TermRef};
 use quiver_model::term::{TAG_BLANK, TAG_IRI};
 use quiver_model::Id;
 use quiver_store::Quad;
@@ -24,6 +24,7 @@ use crate::error::QueryError;
 use crate::table::UNBOUND;
 
 use super::builder::Builder;
+use super::columns::Columns;
 use super::triple_template::TripleTemplate;
 use super::Request;
 
@@ -75,24 +76,6 @@ struct QuadSlots {
     predicate: Slot,
     object: Slot,
     graph: Slot,
-}
-
-/// The variables the templates read, in order: the `WHERE` evaluation projects them.
-#[derive(Debug, Default)]
-pub(crate) struct Columns {
-    pub(crate) variables: Vec<Variable>,
-}
-
-impl Columns {
-    pub(crate) fn column(&mut self, variable: &Variable) -> usize {
-        match self.variables.iter().position(|v| v == variable) {
-            Some(column) => column,
-            None => {
-                self.variables.push(variable.clone());
-                self.variables.len() - 1
-            }
-        }
-    }
 }
 
 /// An operation's delete and insert templates, compiled.

@@ -12,7 +12,7 @@ use spargebra::term::{GroundTermPattern, NamedNodePattern, TermPattern, TriplePa
 
 use crate::engine::Solutions;
 
-use super::template::Columns;
+use super::columns::Columns;
 
 /// One part of a triple term template.
 #[derive(Debug, Clone)]

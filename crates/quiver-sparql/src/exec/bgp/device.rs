@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use super::explore::{StepProfile, TransferProfile};
+use super::profile::{StepProfile, TransferProfile};
 use crate::bgp::{Bgp, Node, Pred};
 use crate::context::ExecContext;
 use crate::device::{DeviceInput, DeviceQuery, DeviceStep, DeviceTarget};

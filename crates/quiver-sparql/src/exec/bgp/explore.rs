@@ -18,7 +18,8 @@ use quiver_model::Id;
 use rayon::prelude::*;
 
 use super::apply::{apply_equalities, apply_step, partner};
-use super::intersect::PartnerSets;
+use super::partner_sets::PartnerSets;
+use super::profile::StepProfile;
 use super::step_io::Bounded;
 use crate::bgp::Bgp;
 pub use crate::context::ExecContext;
@@ -52,38 +53,6 @@ fn morsel_rows(rows: usize, threads: usize) -> usize {
         .clamp(MIN_MORSEL_ROWS, MAX_MORSEL_ROWS)
         .min(rows / (threads * MIN_MORSELS_PER_THREAD))
         .max(1)
-}
-
-/// Measured rows and time of one step (for EXPLAIN).
-#[derive(Debug, Clone)]
-pub struct StepProfile {
-    pub step: Step,
-    pub rows: usize,
-    /// Time spent in the step, summed over threads when it ran in parallel.
-    pub micros: f64,
-    pub parallel: bool,
-    /// The step split its few rows over the query's threads (its time is wall time).
-    pub split: bool,
-    /// On the first step of a run of steps that went to a device: the device and the
-    /// transfers of the run.
-    pub transfer: Option<TransferProfile>,
-}
-
-/// A run of steps on a device (for EXPLAIN).
-#[derive(Debug, Clone)]
-pub struct TransferProfile {
-    pub device: String,
-    /// Steps in the run.
-    pub steps: usize,
-    pub upload_bytes: usize,
-    pub upload_micros: f64,
-    pub download_bytes: usize,
-    pub download_micros: f64,
-    /// Parts of the index copied to the device for the run (predicate segments).
-    pub index_bytes: usize,
-    pub index_micros: f64,
-    /// The whole run: transfers, kernels and the host's orchestration.
-    pub total_micros: f64,
 }
 
 /// Runs `steps` of `bgp` starting from `input` (the unit table, or seed rows). With

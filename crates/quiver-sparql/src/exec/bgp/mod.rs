@@ -8,12 +8,15 @@ use super::Evaluator;
 use crate::error::QueryError;
 use crate::operator::{Operator, PlannedBgp};
 use crate::table::{Table, UNBOUND};
-use explore::{explore, StepProfile};
+use explore::explore;
+use profile::StepProfile;
 
 mod apply;
 mod device;
 pub mod explore;
 mod intersect;
+mod partner_sets;
+pub mod profile;
 mod step_io;
 mod trace;
 

@@ -4,7 +4,7 @@
 use quiver_model::Id;
 use quiver_store::adjacency::{Adjacency, View};
 
-use super::intersect::PartnerSets;
+use super::partner_sets::PartnerSets;
 use crate::bgp::Node;
 use crate::context::{ExecContext, CHECK_STRIDE};
 use crate::error::QueryError;

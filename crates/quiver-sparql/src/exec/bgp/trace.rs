@@ -1,7 +1,7 @@
 //! A pattern's run over partitions as EXPLAIN's steps: each step the partitions ran, its
 //! rows and time summed over the workers from their records ([`PartitionTrace`]).
 
-use super::explore::StepProfile;
+use super::profile::StepProfile;
 use crate::partitions::{PartitionTrace, WorkerRole, WorkerStep};
 
 /// The steps of `trace` with their rows and times; `rows` is the run's output.
