@@ -22,6 +22,7 @@ use quiver_model::{Column, Id, PredId};
 
 use crate::patch::{AdjacencyPatch, PatchedRecord};
 use crate::rank::RankIndex;
+pub use crate::record::Record;
 
 /// One direction's adjacency.
 #[derive(Debug, Default, Clone)]
@@ -45,84 +46,6 @@ pub(crate) enum Stretch {
     Slots(std::ops::Range<usize>),
     /// Vertices, ascending, read through the patch.
     Listed(Vec<Id>),
-}
-
-/// The record of one vertex.
-#[derive(Debug, Clone, Copy)]
-pub struct Record<'a> {
-    words: &'a [Id],
-}
-
-impl<'a> Record<'a> {
-    /// The record of a vertex without edges.
-    pub(crate) const EMPTY: Record<'static> = Record { words: &[] };
-
-    /// Number of predicates with neighbours.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.words.first().map_or(0, |&k| k as usize)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The `i`-th (predicate, neighbours) pair.
-    #[inline]
-    pub fn entry(&self, i: usize) -> (PredId, &'a [Id]) {
-        let k = self.len();
-        let base = 1 + 2 * k;
-        let start = if i == 0 {
-            0
-        } else {
-            self.words[2 * i] as usize
-        };
-        let end = self.words[2 * i + 2] as usize;
-        (
-            self.words[1 + 2 * i] as PredId,
-            &self.words[base + start..base + end],
-        )
-    }
-
-    /// The neighbours over `predicate` (empty if none).
-    #[inline(always)]
-    pub fn get(&self, predicate: PredId) -> &'a [Id] {
-        let k = self.len();
-        // Predicates per vertex are few; a linear scan beats binary search up to dozens.
-        if k <= 16 {
-            for i in 0..k {
-                let p = self.words[1 + 2 * i] as PredId;
-                if p == predicate {
-                    return self.entry(i).1;
-                }
-                if p > predicate {
-                    break;
-                }
-            }
-            return &[];
-        }
-        let (mut low, mut high) = (0, k);
-        while low < high {
-            let mid = (low + high) / 2;
-            let p = self.words[1 + 2 * mid] as PredId;
-            match p.cmp(&predicate) {
-                std::cmp::Ordering::Equal => return self.entry(mid).1,
-                std::cmp::Ordering::Less => low = mid + 1,
-                std::cmp::Ordering::Greater => high = mid,
-            }
-        }
-        &[]
-    }
-
-    /// Every (predicate, neighbours) pair, predicates ascending.
-    pub fn iter(&self) -> impl Iterator<Item = (PredId, &'a [Id])> + '_ {
-        (0..self.len()).map(|i| self.entry(i))
-    }
-
-    /// The record's words as laid out in the adjacency (copied verbatim by compaction).
-    pub(crate) fn words(&self) -> &'a [Id] {
-        self.words
-    }
 }
 
 /// An adjacency's columns resolved once, so that a batch of lookups does not dereference

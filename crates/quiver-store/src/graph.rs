@@ -361,17 +361,4 @@ impl GraphIndex {
                     .sum()
             })
     }
-
-    /// Structural checks of the whole index (see [`crate::validate`]), with vertex ids
-    /// bounded only by the id width; a reopened store is checked against its own id
-    /// spaces instead.
-    pub fn validate(&self) -> Result<(), String> {
-        let limits = crate::validate::Limits {
-            vertices: (Id::MAX as u64).saturating_add(1),
-            predicates: self.predicates() as u64,
-            dense_covers_all: false,
-            partition: false,
-        };
-        crate::validate::graph(self, limits, self.triples)
-    }
 }

@@ -403,7 +403,7 @@ impl RecordScratch {
         }
     }
 
-    /// The record of the lists pushed, in the layout of [`encode_record`]: in place for
+    /// The record of the lists pushed, in the layout of [`crate::record::encode_record`]: in place for
     /// one edge.
     fn encode(&mut self) -> PatchedRecord {
         if let ([(p, 1)], [n]) = (&self.heads[..], &self.neighbours[..]) {
@@ -448,7 +448,7 @@ fn merge_into(old: &[Id], removed: &[Id], added: &[Id], out: &mut Vec<Id>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::patch::encode_record;
+    use crate::record::encode_record;
 
     fn merge(old: &[Id], removed: &[Id], added: &[Id]) -> Vec<Id> {
         let mut out = vec![99];

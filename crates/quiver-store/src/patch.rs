@@ -30,6 +30,8 @@ use std::sync::{Arc, OnceLock};
 use quiver_model::{Id, PredId};
 use rustc_hash::FxBuildHasher;
 
+use crate::record::{encode_record, Record};
+
 type RecordMap =
     imbl::GenericHashMap<Id, PatchedRecord, FxBuildHasher, imbl::shared_ptr::DefaultSharedPtr>;
 /// Records at least this many words long are patched as deltas instead of copies.
@@ -223,7 +225,7 @@ impl RecordDelta {
     }
 
     /// The record's words over the base record `base`.
-    pub(crate) fn get(&self, base: crate::adjacency::Record<'_>) -> &[Id] {
+    pub(crate) fn get(&self, base: Record<'_>) -> &[Id] {
         self.cached.get_or_init(|| {
             let mut lists: Vec<(PredId, Vec<Id>)> = Vec::new();
             let mut deltas = self.lists.iter().peekable();
@@ -371,24 +373,6 @@ impl AdjacencyPatch {
             + self.beyond.iter().flatten().map(bytes).sum::<usize>()
             + self.filter.len() * 8
     }
-}
-
-/// Encodes a record from its (predicate, neighbours) lists, predicates ascending and lists
-/// non-empty: `[k, p_1, end_1, …, p_k, end_k, neighbours…]`.
-pub(crate) fn encode_record(lists: &[(PredId, Vec<Id>)]) -> Arc<[Id]> {
-    let neighbours: usize = lists.iter().map(|(_, list)| list.len()).sum();
-    let mut words = Vec::with_capacity(1 + 2 * lists.len() + neighbours);
-    words.push(lists.len() as Id);
-    let mut end = 0usize;
-    for (predicate, list) in lists {
-        end += list.len();
-        words.push(*predicate as Id);
-        words.push(end as Id);
-    }
-    for (_, list) in lists {
-        words.extend_from_slice(list);
-    }
-    words.into()
 }
 
 #[cfg(test)]

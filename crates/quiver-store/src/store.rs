@@ -36,7 +36,7 @@ pub struct LoadInfo {
     /// Set on a partition of a partitioned store (`partition.rs`): which one, of which
     /// layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition: Option<crate::partition::PartitionInfo>,
+    pub partition: Option<crate::partition_info::PartitionInfo>,
 }
 
 /// An in-memory RDF store: one immutable version of it. Cloning is cheap (its arrays are
@@ -659,5 +659,60 @@ impl Store {
             + self
                 .entailment()
                 .map_or(0, |layer| layer.other_layer_bytes(self.view))
+    }
+}
+
+impl Store {
+    /// The entailed layer, if the store was loaded or reasoned with a profile.
+    pub fn entailment(&self) -> Option<&Entailment> {
+        self.entailment.as_deref()
+    }
+
+    /// Sets (or drops) the entailed layer of an asserted view; the asserted layer is
+    /// taken from the store.
+    pub(crate) fn set_entailment(
+        &mut self,
+        profile: quiver_reason::Profile,
+        derived: u64,
+        entailed: Option<Layer>,
+    ) {
+        debug_assert_eq!(self.view, View::Asserted);
+        self.entailment = entailed.map(|entailed| {
+            std::sync::Arc::new(Entailment {
+                profile,
+                derived,
+                entailed,
+                asserted: Layer::of(self),
+                ontology: std::sync::OnceLock::new(),
+            })
+        });
+    }
+}
+
+// A layer is the entailment's (`entailment.rs`); it is read from and put into a store's
+// own fields, hence here.
+impl Layer {
+    /// The default graph and catalog `store` reads.
+    pub(crate) fn of(store: &Store) -> Self {
+        Self {
+            default_graph: store.default_graph.clone(),
+            predicate_stats: store.predicate_stats.clone(),
+            classes: store.classes.clone(),
+            class_instances: store.class_instances.clone(),
+            class_predicate: store.class_predicate.clone(),
+            stat_classes: store.stat_classes.clone(),
+            stat_predicates: store.stat_predicates,
+        }
+    }
+
+    /// `store` reading this layer's default graph and catalog.
+    pub(crate) fn install(&self, store: &mut Store) {
+        store.default_graph = self.default_graph.clone();
+        store.predicate_stats = self.predicate_stats.clone();
+        store.classes = self.classes.clone();
+        store.class_instances = self.class_instances.clone();
+        store.class_predicate = self.class_predicate.clone();
+        store.stat_classes = self.stat_classes.clone();
+        store.stat_predicates = self.stat_predicates;
     }
 }

@@ -78,6 +78,20 @@ fn mix(a: u64, b: u64, c: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+impl GraphIndex {
+    /// Structural checks of the whole index (see [`graph`]), with vertex ids bounded only
+    /// by the id width; a reopened store is checked against its own id spaces instead.
+    pub fn validate(&self) -> Result<(), String> {
+        let limits = Limits {
+            vertices: (Id::MAX as u64).saturating_add(1),
+            predicates: self.predicates() as u64,
+            dense_covers_all: false,
+            partition: false,
+        };
+        graph(self, limits, self.triples)
+    }
+}
+
 /// Checks one graph's index against `limits` and `triples`, its recorded triple count.
 pub(crate) fn graph(graph: &GraphIndex, limits: Limits, triples: u64) -> Result<(), String> {
     let out = adjacency(&graph.out, "out", limits, Direction::Out)?;
