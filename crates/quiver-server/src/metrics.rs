@@ -4,7 +4,8 @@
 //! Counted as requests pass the edge middleware: requests by dataset, endpoint and status
 //! (the rejections 503/507/422/504 among them), their time to the response head by
 //! endpoint, and queries' and updates' time to the last byte by dataset and form
-//! (`select`, `ask`, `construct`, `describe`, `update`). Read when scraped: queries in
+//! (`select`, `ask`, `construct`, `describe`, `update`). Read when scraped (the server's
+//! state gathers them into [`Readings`]): queries in
 //! flight, running and queued; the memory pool's limit, use, peak and refusals; and per
 //! dataset the store's triples, terms, version (its last commit's sequence number) and log
 //! size, commits and checkpoints with their time, the prepared-query cache's hits and
@@ -28,8 +29,10 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use quiver_db::LogStats;
+use quiver_sparql::partitions::{Exchanged, FlowControl, HeldBytes};
+
 use crate::error::ApiError;
-use crate::state::ServerState;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -317,34 +320,32 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
-    /// The exposition of the server's metrics.
-    pub fn render(&self, server: &ServerState) -> String {
-        let limits = &server.limits;
+    /// The exposition of the server's metrics, with what its state read when scraped.
+    pub fn render(&self, readings: &Readings) -> String {
         let as_i64 = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-        self.in_flight.set(as_i64(limits.in_flight()));
-        self.running.set(as_i64(limits.running()));
-        self.queued.set(as_i64(limits.queued()));
-        let memory = &server.memory;
-        self.memory_limit.set(memory.limit().map_or(-1, as_i64));
-        self.memory_used.set(as_i64(memory.used()));
-        self.memory_peak.set(as_i64(memory.peak()));
-        self.memory_refused
-            .set(i64::try_from(memory.refused()).unwrap_or(i64::MAX));
+        self.in_flight.set(as_i64(readings.in_flight));
+        self.running.set(as_i64(readings.running));
+        self.queued.set(as_i64(readings.queued));
+        self.memory_limit
+            .set(readings.memory_limit.map_or(-1, as_i64));
+        self.memory_used.set(as_i64(readings.memory_used));
+        self.memory_peak.set(as_i64(readings.memory_peak));
         let as_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        self.writes
-            .set(as_i64(limits.committed.load(Ordering::Relaxed)));
+        self.memory_refused.set(as_i64(readings.memory_refused));
+        self.writes.set(as_i64(readings.writes));
         let d = &self.datasets;
-        for dataset in &server.datasets {
+        for dataset in &readings.datasets {
             let labels = DatasetLabels {
                 dataset: dataset.name.clone(),
             };
-            let (triples, terms) = dataset.size();
-            let log = dataset.db.log_stats();
-            d.triples.get_or_create(&labels).set(as_i64(triples));
-            d.terms.get_or_create(&labels).set(as_i64(terms));
+            let log = &dataset.log;
+            d.triples
+                .get_or_create(&labels)
+                .set(as_i64(dataset.triples));
+            d.terms.get_or_create(&labels).set(as_i64(dataset.terms));
             d.version
                 .get_or_create(&labels)
-                .set(as_i64(dataset.db.sequence()));
+                .set(as_i64(dataset.version));
             d.log_bytes.get_or_create(&labels).set(as_i64(log.bytes));
             let set = |family: &PerDataset<Counter>, value: u64| {
                 family
@@ -352,30 +353,29 @@ impl Metrics {
                     .inner()
                     .store(value, Ordering::Relaxed);
             };
-            let (commits, commit_time) = dataset.db.commit_stats();
-            set(&d.commits, commits);
+            set(&d.commits, dataset.commits);
             let seconds = |family: &PerDataset<Counter<f64>>, value: f64| {
                 family
                     .get_or_create(&labels)
                     .inner()
                     .store(value.to_bits(), Ordering::Relaxed);
             };
-            seconds(&d.commit_seconds, commit_time.as_secs_f64());
+            seconds(&d.commit_seconds, dataset.commit_time.as_secs_f64());
             set(&d.log_syncs, log.fsyncs);
             set(&d.checkpoints, log.checkpoints);
             seconds(&d.checkpoint_seconds, log.checkpoint_micros as f64 / 1e6);
-            let (hits, misses) = dataset.queries.counts();
+            let (hits, misses) = dataset.cache;
             set(&d.cache_hits, hits);
             set(&d.cache_misses, misses);
-            if let Some(device) = &dataset.config.device {
-                set(&d.device_runs, device.runs());
+            if let Some(runs) = dataset.device_runs {
+                set(&d.device_runs, runs);
             }
-            if let Some(partitions) = &dataset.config.partitions {
-                let exchanged = partitions.exchanged();
+            if let Some(cluster) = &dataset.cluster {
+                let exchanged = cluster.exchanged;
                 set(&d.exchanged_rows, exchanged.rows);
                 set(&d.exchanged_messages, exchanged.messages);
                 set(&d.exchanged_bytes, exchanged.bytes);
-                let held = partitions.held_bytes();
+                let held = cluster.held;
                 let gauge = |family: &PerDataset<Gauge>, value: u64| {
                     family
                         .get_or_create(&labels)
@@ -383,15 +383,12 @@ impl Metrics {
                 };
                 gauge(&d.network_buffer_bytes, held.network_buffers);
                 gauge(&d.network_buffer_peak_bytes, held.network_buffers_peak);
-                let flow = partitions.flow_control();
+                let flow = cluster.flow;
                 set(&d.messages_waited, flow.waited);
                 gauge(&d.most_messages_in_flight, flow.most_in_flight);
                 gauge(&d.message_window, flow.window);
                 gauge(&d.replicated_bytes, held.replicated);
-                gauge(
-                    &d.cluster_answering,
-                    u64::from(partitions.unavailable().is_none()),
-                );
+                gauge(&d.cluster_answering, u64::from(cluster.answering));
             }
         }
         let mut text = String::new();
@@ -399,6 +396,54 @@ impl Metrics {
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
         text
     }
+}
+
+/// What the server's state says when its metrics are scraped
+/// (`ServerState::readings` reads it).
+#[derive(Debug, Default)]
+pub struct Readings {
+    /// Queries in flight, running and queued.
+    pub in_flight: usize,
+    pub running: usize,
+    pub queued: usize,
+    /// The memory pool's limit (`None`: none), use, peak and refusals.
+    pub memory_limit: Option<usize>,
+    pub memory_used: usize,
+    pub memory_peak: usize,
+    pub memory_refused: u64,
+    /// Writes committed.
+    pub writes: u64,
+    pub datasets: Vec<DatasetReadings>,
+}
+
+/// What one dataset's state says when scraped.
+#[derive(Debug, Default)]
+pub struct DatasetReadings {
+    pub name: String,
+    pub triples: u64,
+    pub terms: u64,
+    /// The last commit's sequence number.
+    pub version: u64,
+    pub log: LogStats,
+    /// Commits, and their time together.
+    pub commits: u64,
+    pub commit_time: Duration,
+    /// The prepared-query cache's hits and misses.
+    pub cache: (u64, u64),
+    /// Runs on the device, where the dataset has one.
+    pub device_runs: Option<u64>,
+    /// Where the dataset is a cluster's.
+    pub cluster: Option<ClusterReadings>,
+}
+
+/// What a cluster's process moved and holds, when scraped.
+#[derive(Debug)]
+pub struct ClusterReadings {
+    pub exchanged: Exchanged,
+    pub held: HeldBytes,
+    pub flow: FlowControl,
+    /// Whether every process of the cluster answers.
+    pub answering: bool,
 }
 
 /// The label of a request path within its dataset (the path after `/NAME`): its route,

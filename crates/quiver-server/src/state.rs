@@ -24,7 +24,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::auth::WriteAccess;
 use crate::error::ApiError;
 use crate::limits::{Limits, Ticket};
-use crate::metrics::Metrics;
+use crate::metrics::{ClusterReadings, DatasetReadings, Metrics, Readings};
 use crate::Config;
 
 /// What the handlers of one dataset share.
@@ -128,6 +128,22 @@ impl ServerState {
     pub fn next_request_id(&self) -> u64 {
         self.next_request.fetch_add(1, Ordering::Relaxed)
     }
+
+    /// What `/metrics` reports of the server's state now.
+    pub fn readings(&self) -> Readings {
+        let (limits, memory) = (&self.limits, &self.memory);
+        Readings {
+            in_flight: limits.in_flight(),
+            running: limits.running(),
+            queued: limits.queued(),
+            memory_limit: memory.limit(),
+            memory_used: memory.used(),
+            memory_peak: memory.peak(),
+            memory_refused: memory.refused(),
+            writes: limits.committed.load(Ordering::Relaxed),
+            datasets: self.datasets.iter().map(|d| d.readings()).collect(),
+        }
+    }
 }
 
 /// The name of the dataset served at the root, in listings, metrics and admin routes.
@@ -165,6 +181,33 @@ pub fn check_dataset_name(name: &str) -> Result<(), String> {
 pub const QUERY_CACHE_ENTRIES: usize = 512;
 
 impl AppState {
+    /// What `/metrics` reports of the dataset now.
+    fn readings(&self) -> DatasetReadings {
+        let (triples, terms) = self.size();
+        let (commits, commit_time) = self.db.commit_stats();
+        DatasetReadings {
+            name: self.name.clone(),
+            triples,
+            terms,
+            version: self.db.sequence(),
+            log: self.db.log_stats(),
+            commits,
+            commit_time,
+            cache: self.queries.counts(),
+            device_runs: self.config.device.as_ref().map(|device| device.runs()),
+            cluster: self
+                .config
+                .partitions
+                .as_ref()
+                .map(|partitions| ClusterReadings {
+                    exchanged: partitions.exchanged(),
+                    held: partitions.held_bytes(),
+                    flow: partitions.flow_control(),
+                    answering: partitions.unavailable().is_none(),
+                }),
+        }
+    }
+
     /// The triples and terms of the dataset's latest version (of the whole store, for a
     /// cluster's coordinator).
     pub fn size(&self) -> (u64, u64) {

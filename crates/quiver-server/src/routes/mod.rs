@@ -208,7 +208,7 @@ async fn metrics(
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        server.metrics.render(&server),
+        server.metrics.render(&server.readings()),
     )
         .into_response()
 }
