@@ -12,7 +12,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 
 use crate::local_cluster::Peers;
-use crate::serve::ServeArgs;
+use crate::serve_args::ServeArgs;
 
 #[derive(Args, Debug)]
 pub struct ClusterArgs {
@@ -28,7 +28,7 @@ pub fn run(mut args: ClusterArgs) -> Result<()> {
     if args.serve.cluster.is_some() {
         bail!("quiver cluster writes its own host file: give --processes, not --cluster");
     }
-    let location = crate::serve::root_location(&args.serve)?.to_path_buf();
+    let location = crate::serve_args::root_location(&args.serve)?.to_path_buf();
     // The other processes log as this one does; with --accept-queries, each serves HTTP
     // too, process I at --bind's port + I (port 0: each its own free port).
     let log = args.serve.log.as_flags();

@@ -17,7 +17,7 @@ use quiver_server::Config;
 
 use crate::config_file::{dataset_tables, DatasetTable};
 use crate::limits;
-use crate::serve::ServeArgs;
+use crate::serve_args::ServeArgs;
 
 /// A dataset to open.
 pub struct DatasetSpec {

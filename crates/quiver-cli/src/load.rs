@@ -108,22 +108,30 @@ impl Progress for BarProgress {
     }
 }
 
-pub fn run(args: LoadArgs) -> Result<()> {
+/// Whether the processes of a cluster load (`--processes`, `--cluster`: `load_cluster.rs`),
+/// not this one.
+pub(crate) fn by_processes(args: &LoadArgs) -> bool {
+    args.processes.is_some() || args.cluster.is_some()
+}
+
+/// What every load starts with: the flags checked together, and the worker pool sized;
+/// the threads.
+pub(crate) fn start(args: &LoadArgs) -> Result<usize> {
     let threads = crate::threads(args.threads);
     // Rayon (sorting, index building) uses the same number of threads.
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global();
-    let cluster = args.partitions.is_some() || args.processes.is_some() || args.cluster.is_some();
+    let cluster = args.partitions.is_some() || by_processes(args);
     if args.replication_budget.is_some() && !cluster {
         bail!("--replication-budget is for a cluster: give --partitions, --processes or --cluster");
     }
-    if args.processes.is_some() || args.cluster.is_some() {
-        if args.reasoning.reasoning.is_some() {
-            bail!("--reasoning is not available for a cluster load yet: load one store with it");
-        }
-        return crate::load_cluster::run(args, threads);
-    }
+    Ok(threads)
+}
+
+/// Loads one store, or one cut into `--partitions` (see [`by_processes`] for a cluster's).
+pub fn run(args: LoadArgs) -> Result<()> {
+    let threads = start(&args)?;
     if args.partitions.is_some() {
         crate::partition::ensure_empty(&args.location)?;
     }

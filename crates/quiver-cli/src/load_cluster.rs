@@ -18,7 +18,11 @@ use crate::load::LoadArgs;
 use crate::local_cluster::{read_hosts, Peers};
 use crate::memory::mib;
 
-pub fn run(args: LoadArgs, threads: usize) -> Result<()> {
+pub fn run(args: LoadArgs) -> Result<()> {
+    let threads = crate::load::start(&args)?;
+    if args.reasoning.reasoning.is_some() {
+        bail!("--reasoning is not available for a cluster load yet: load one store with it");
+    }
     let paths: Vec<PathBuf> = args.files.iter().chain(&args.more_files).cloned().collect();
     let input = match args.lubm {
         Some(universities) => LoadInput::Lubm {

@@ -226,7 +226,7 @@ impl LocalCluster {
         };
         let partitions = TimelyPartitions::cluster(location, config).map_err(|e| anyhow!(e))?;
         let total = (processes * workers) as u32;
-        let (mut coordinator, layout) = crate::serve::coordinator(&partitions, location, total)?;
+        let (mut coordinator, layout) = coordinator(&partitions, location, total)?;
         if let Some(statistics) = &layout.statistics {
             coordinator.use_statistics(statistics);
         }
@@ -293,5 +293,27 @@ mod tests {
         let left = [&stale, &running, &other].map(|file| file.exists());
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(left, [false, true, true], "stale, running, not a cluster's");
+    }
+}
+
+/// The store where this process plans its queries, and the layout: the first partition
+/// its worker serves (a partitioned dictionary learns the other owners' terms there).
+pub fn coordinator(
+    partitions: &TimelyPartitions,
+    location: &Path,
+    total: u32,
+) -> Result<(
+    quiver_store::Store,
+    quiver_store::partition::PartitionLayout,
+)> {
+    let cannot = || format!("cannot open the store at {}", location.display());
+    let layout = quiver_store::partition::read_layout(location)
+        .with_context(cannot)?
+        .ok_or_else(|| anyhow!("{}: not a partitioned store", location.display()))?;
+    match partitions.coordinator_store() {
+        Some(store) => Ok((store, layout)),
+        None => {
+            Ok(quiver_store::partition::open_partition(location, 0, total).with_context(cannot)?)
+        }
     }
 }

@@ -39,6 +39,7 @@ mod query;
 mod reason;
 mod reference;
 mod serve;
+mod serve_args;
 mod service;
 mod table;
 mod text_index;
@@ -82,7 +83,7 @@ enum Command {
     /// Cut a store into the partitions of a cluster (one per process)
     Partition(partition::PartitionArgs),
     /// Serve a store over HTTP: SPARQL 1.1 Protocol endpoint and a browser query page
-    Serve(serve::ServeArgs),
+    Serve(serve_args::ServeArgs),
     /// Serve a partitioned store with a cluster of processes on this machine (process 0
     /// serves HTTP, as `serve` does)
     Cluster(cluster::ClusterArgs),
@@ -138,6 +139,7 @@ fn main() -> ExitCode {
     });
     let result = match cli.command {
         Command::Gen(command) => gen::run(command),
+        Command::Load(args) if load::by_processes(&args) => load_cluster::run(args),
         Command::Load(args) => load::run(args),
         Command::Query(args) => query::run(args),
         Command::Update(args) => update::run(args),
