@@ -1,14 +1,12 @@
-//! Query answers in one shape for comparison: expected ones read from the suite's result
-//! files (SPARQL XML/JSON/TSV results through `sparesults`, CSV through [`crate::csv`],
-//! RDF graphs through `oxrdfio`, and the DAWG result-set vocabulary of SPARQL 1.0 tests),
-//! actual ones taken from the engine's [`QueryResults`].
+//! Query answers in one shape for comparison: expected ones parsed from the suite's result
+//! files (SPARQL XML/JSON/TSV results through `sparesults`, the DAWG result-set vocabulary
+//! of SPARQL 1.0 tests; [`crate::expected`] picks the reader by extension, CSV through
+//! [`crate::csv`]), actual ones taken from the engine's [`QueryResults`].
 
 use oxrdf::vocab::{rdf, xsd};
 use oxrdf::{Graph, Literal, NamedNodeRef, NamedOrBlankNodeRef, Term, TermRef, Triple, Variable};
 use quiver_sparql::QueryResults;
 use sparesults::{QueryResultsFormat, QueryResultsParser, SliceQueryResultsParserOutput};
-
-use crate::files::{read_text, read_triples};
 
 /// One solution: a value (or nothing) per variable, in the order of its variable list.
 pub type Row = Vec<Option<Term>>;
@@ -33,23 +31,6 @@ macro_rules! rs {
     };
 }
 
-/// Reads an expected answer from a results file, by extension.
-pub fn read_expected(iri: &str) -> Result<Answer, String> {
-    let extension = iri.rsplit('.').next().unwrap_or("");
-    let format = match extension {
-        "srx" => QueryResultsFormat::Xml,
-        "srj" => QueryResultsFormat::Json,
-        "tsv" => QueryResultsFormat::Tsv,
-        "csv" => return crate::csv::parse(&read_text(iri)?),
-        _ => {
-            let triples = read_triples(iri)?;
-            return Ok(result_set(&triples).unwrap_or(Answer::Graph(triples)));
-        }
-    };
-    let text = read_text(iri)?;
-    parse_results(format, &text).map_err(|e| format!("{iri}: {e}"))
-}
-
 /// Parses SPARQL results in XML, JSON or TSV.
 pub fn parse_results(format: QueryResultsFormat, text: &str) -> Result<Answer, String> {
     let parsed = QueryResultsParser::from_format(format)
@@ -70,7 +51,7 @@ pub fn parse_results(format: QueryResultsFormat, text: &str) -> Result<Answer, S
 }
 
 /// A result set written in the DAWG result-set vocabulary, if `triples` hold one.
-fn result_set(triples: &[Triple]) -> Option<Answer> {
+pub(crate) fn result_set(triples: &[Triple]) -> Option<Answer> {
     let graph: Graph = triples.iter().collect();
     let set = graph.subject_for_predicate_object(rdf::TYPE, rs!("ResultSet"))?;
     if let Some(TermRef::Literal(value)) = graph.object_for_subject_predicate(set, rs!("boolean")) {

@@ -13,8 +13,9 @@ use quiver_store::Store;
 use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
 use spargebra::{Query, SparqlParser};
 
-use crate::answer::{from_results, normalize_double_exponents, read_expected};
+use crate::answer::{from_results, normalize_double_exponents};
 use crate::compare::{compare, Order};
+use crate::expected::read_expected;
 use crate::files::{read_quads, read_text};
 use crate::manifest::{TestCase, TestKind};
 

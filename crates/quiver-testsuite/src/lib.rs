@@ -20,6 +20,7 @@ pub mod csv;
 pub mod dataset;
 pub mod endpoints;
 pub mod evaluate;
+pub mod expected;
 pub mod files;
 pub mod manifest;
 pub mod rdf_syntax;
@@ -30,10 +31,10 @@ pub mod update;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use manifest::RdfSyntax;
 pub use manifest::{
     load_suite, read_suite, Suite, TestCase, TestKind, UpdateCase, UpdateDataset, ROOT_MANIFESTS,
 };
-pub use rdf_syntax::RdfSyntax;
 pub use report::{Category, KnownFailures, Report, Totals};
 pub use runner::{Status, TestResult};
 

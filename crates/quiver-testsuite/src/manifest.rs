@@ -19,7 +19,6 @@ use oxrdf::{Graph, NamedNodeRef, NamedOrBlankNode, NamedOrBlankNodeRef, Term, Te
 use oxttl::TurtleParser;
 
 use crate::files::{file_iri, iri_to_path};
-use crate::rdf_syntax::RdfSyntax;
 use crate::SuiteError;
 
 macro_rules! mf {
@@ -33,8 +32,12 @@ macro_rules! mf {
 
 // After `mf!`, which they use.
 mod entry;
+mod rdf_kinds;
+
 #[cfg(test)]
 mod tests;
+
+pub use rdf_kinds::RdfSyntax;
 
 /// The manifests a suite is walked from, relative to the suite directory: the SPARQL 1.0
 /// and 1.1 suites (`shared/sparql-tests`), the SPARQL 1.2 and RDF 1.2 suites

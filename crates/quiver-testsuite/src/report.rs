@@ -336,7 +336,7 @@ mod tests {
 
     #[test]
     fn rdf_tests_get_lines_of_their_own() {
-        use crate::rdf_syntax::RdfSyntax;
+        use crate::manifest::RdfSyntax;
         let report = Report {
             missing_manifests: Vec::new(),
             results: vec![

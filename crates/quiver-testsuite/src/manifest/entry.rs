@@ -5,8 +5,8 @@
 use oxrdf::vocab::{rdf, rdfs};
 use oxrdf::{Graph, NamedNodeRef, NamedOrBlankNodeRef, Term, TermRef};
 
+use super::rdf_kinds::kind_of_rdft;
 use super::{iri_of, list, ManifestPlace, TestCase, TestKind, UpdateCase, UpdateDataset};
-use crate::rdf_syntax::kind_of_rdft;
 
 /// The RDF test vocabulary (`rdft:`) of the RDF 1.1 and 1.2 suites.
 const RDFT: &str = "http://www.w3.org/ns/rdftest#";
