@@ -32,10 +32,11 @@ use quiver_sparql::degree::DegreeAsk;
 use quiver_sparql::error::QueryError;
 use serde::{Deserialize, Serialize};
 
-use crate::in_place::{Aside, Enough, InPlace, LocalParts, ROWS};
+use crate::in_place::{Aside, Enough, InPlace, LocalParts};
 use crate::learnt::RecordsRead;
 use crate::line::Line;
 use crate::message::{Failure, Message, Payload, Plan, PlanCopy};
+use crate::route::IN_PLACE_ROWS;
 
 /// Connections each process keeps to ask each other process: the light queries it can
 /// send at once to one process (one more finds none idle and goes to the dataflow). Each
@@ -186,9 +187,9 @@ impl Lines {
             if pending.is_empty() {
                 return Ok(InPlace::Done(finished, handled, Enough::All));
             }
-            let light = pending
-                .iter()
-                .all(|m| matches!(m.payload, Payload::Rows(_)) && m.payload.rows() <= ROWS);
+            let light = pending.iter().all(|m| {
+                matches!(m.payload, Payload::Rows(_)) && m.payload.rows() <= IN_PLACE_ROWS
+            });
             if !light {
                 break;
             }

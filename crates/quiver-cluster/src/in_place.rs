@@ -24,11 +24,8 @@ use crate::fetch::ProcessLists;
 use crate::learnt::{LearntRecords, PlanStep, RecordsRead};
 use crate::message::{hand_on, Message, Payload, Wanted};
 use crate::replicas::SharedReplicas;
+use crate::route::IN_PLACE_ROWS;
 use crate::worker::Worker;
-
-/// The most rows (or list ids) a message may carry to be handled in place: about a light
-/// query's fan-out (Wukong moves the query, rather than fetching records, past ~300).
-pub(crate) const ROWS: u64 = 256;
 
 /// The most messages handled in place before the rest go to the dataflow: a light
 /// query's steps, several times over.
@@ -277,7 +274,7 @@ impl LocalParts {
             let here = self.local(message.to).filter(|_| {
                 !rows
                     || (handled < MESSAGES
-                        && message.payload.rows() <= ROWS
+                        && message.payload.rows() <= IN_PLACE_ROWS
                         && (set_aside || messages.iter().all(|m| self.local(m.to).is_some())))
             });
             let Some(at) = here else {

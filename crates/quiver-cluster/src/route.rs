@@ -38,6 +38,12 @@ use quiver_sparql::table::{Table, UNBOUND};
 use quiver_store::partition::owner;
 use quiver_store::{Direction, GraphIndex, Store};
 
+/// The most rows (or list ids) a message may carry to be handled in place
+/// (`in_place.rs`), and a walk's rows to be answered from learnt records (`learnt/`): about
+/// a light query's fan-out (Wukong moves the query, rather than fetching records, past
+/// ~300).
+pub(crate) const IN_PLACE_ROWS: u64 = 256;
+
 /// Where a step runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {

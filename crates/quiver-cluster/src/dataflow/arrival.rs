@@ -4,12 +4,11 @@
 use std::collections::HashMap;
 use std::sync::mpsc;
 
-use quiver_model::Id;
 use quiver_sparql::partitions::{Exchanged, WorkerStep};
 use quiver_sparql::table::Table;
 
 use crate::counted::uniform_counts;
-use crate::dictionary::Ask;
+use crate::dictionary::{Ask, TermsReply};
 use crate::message::{Failure, Message, Payload, WEIGHT};
 
 /// What reached the coordinator of one query: the rows (or errors) that finished it, what
@@ -104,6 +103,3 @@ pub(crate) enum Request {
     /// A question to the owners of a partitioned dictionary ([`crate::dictionary`]).
     Dictionary { ask: Ask, reply: TermsReply },
 }
-
-/// Where the answer of a dictionary question goes: `(id, encoding)` found.
-pub(crate) type TermsReply = mpsc::Sender<Vec<(Id, Vec<u8>)>>;

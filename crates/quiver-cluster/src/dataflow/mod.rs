@@ -35,10 +35,12 @@
 
 mod arrival;
 mod queries;
+mod resolver;
 mod start;
 
-pub(crate) use arrival::{Arrival, Arrived, Reply, Request, TermsReply, Totals};
+pub(crate) use arrival::{Arrival, Arrived, Reply, Request, Totals};
 pub(crate) use queries::SPIN;
+pub(crate) use resolver::WORKERS_STOPPED;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
@@ -53,12 +55,12 @@ use quiver_sparql::size_free::SizeFreePlans;
 use quiver_store::Store;
 use timely::communication::WorkerGuards;
 
-use crate::dictionary::ClusterResolver;
 use crate::direct::Lines;
 use crate::heartbeat::Heartbeat;
 use crate::in_place::LocalParts;
 use crate::replicas::{Replicas, Replication, SharedReplicas};
 use crate::types::PairTable;
+use resolver::ClusterResolver;
 
 /// The partitions of a store served by the workers of timely-dataflow, one partition per
 /// worker.

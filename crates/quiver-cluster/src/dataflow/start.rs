@@ -13,7 +13,8 @@ use quiver_sparql::memory::MemoryPool;
 use quiver_sparql::size_free::SizeFreePlans;
 use quiver_store::{GraphIndex, Store};
 
-use crate::dictionary::{Ask, ClusterResolver};
+use super::resolver::ClusterResolver;
+use crate::dictionary::Ask;
 use crate::direct::Lines;
 use crate::fetch::ProcessLists;
 use crate::heartbeat::Heartbeat;
@@ -278,7 +279,7 @@ impl TimelyPartitions {
             .check_loads()
             .and_then(|()| partitions.learn_names());
         if let Err(error) = asked {
-            return Err(if error == crate::dictionary::WORKERS_STOPPED {
+            return Err(if error == super::WORKERS_STOPPED {
                 format!(
                     "a connection to another process of the cluster closed while the cluster \
                      started ({error})"

@@ -27,7 +27,7 @@
 //! A cluster's partitions are read-only, so a record stays true for as long as the process
 //! serves them. A process keeps at most [`KEPT_IDS`] ids (4 bytes each, a word more per
 //! predicate) and starts afresh past them, as the partner lists' cache does. Only light
-//! rows (at most [`crate::in_place::ROWS`]) are answered here, as only they cross to
+//! rows (at most [`crate::route::IN_PLACE_ROWS`]) are answered here, as only they cross to
 //! another process in place.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

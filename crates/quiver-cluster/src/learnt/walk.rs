@@ -10,8 +10,7 @@ use quiver_store::adjacency::Record;
 use quiver_store::Direction;
 use serde::{Deserialize, Serialize};
 
-use crate::in_place::ROWS;
-use crate::route::{place, Placement};
+use crate::route::{place, Placement, IN_PLACE_ROWS};
 
 /// The predicates a record holds the neighbours over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -89,7 +88,10 @@ impl Walk {
             rdf_type,
             classes,
         } = *planned;
-        if graph != GraphRef::Default || step.partner.is_some() || rows.rows > ROWS as usize {
+        if graph != GraphRef::Default
+            || step.partner.is_some()
+            || rows.rows > IN_PLACE_ROWS as usize
+        {
             return None;
         }
         let pattern = &bgp.patterns[step.pattern];
