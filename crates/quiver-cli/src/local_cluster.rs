@@ -272,6 +272,28 @@ pub fn partitioned(store: &Store, dir: &Path, count: u32) -> Result<PathBuf> {
     Ok(dir.to_owned())
 }
 
+/// The store where this process plans its queries, and the layout: the first partition
+/// its worker serves (a partitioned dictionary learns the other owners' terms there).
+pub fn coordinator(
+    partitions: &TimelyPartitions,
+    location: &Path,
+    total: u32,
+) -> Result<(
+    quiver_store::Store,
+    quiver_store::partition::PartitionLayout,
+)> {
+    let cannot = || format!("cannot open the store at {}", location.display());
+    let layout = quiver_store::partition::read_layout(location)
+        .with_context(cannot)?
+        .ok_or_else(|| anyhow!("{}: not a partitioned store", location.display()))?;
+    match partitions.coordinator_store() {
+        Some(store) => Ok((store, layout)),
+        None => {
+            Ok(quiver_store::partition::open_partition(location, 0, total).with_context(cannot)?)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,27 +315,5 @@ mod tests {
         let left = [&stale, &running, &other].map(|file| file.exists());
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(left, [false, true, true], "stale, running, not a cluster's");
-    }
-}
-
-/// The store where this process plans its queries, and the layout: the first partition
-/// its worker serves (a partitioned dictionary learns the other owners' terms there).
-pub fn coordinator(
-    partitions: &TimelyPartitions,
-    location: &Path,
-    total: u32,
-) -> Result<(
-    quiver_store::Store,
-    quiver_store::partition::PartitionLayout,
-)> {
-    let cannot = || format!("cannot open the store at {}", location.display());
-    let layout = quiver_store::partition::read_layout(location)
-        .with_context(cannot)?
-        .ok_or_else(|| anyhow!("{}: not a partitioned store", location.display()))?;
-    match partitions.coordinator_store() {
-        Some(store) => Ok((store, layout)),
-        None => {
-            Ok(quiver_store::partition::open_partition(location, 0, total).with_context(cannot)?)
-        }
     }
 }
