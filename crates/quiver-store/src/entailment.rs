@@ -6,10 +6,11 @@
 //! catalog and planner statistics of each. Both share the dictionary, the predicate id
 //! space (built over asserted and derived triples, so a predicate that only derivations
 //! use, such as the inverse of a loaded one, has an id in both) and the named graphs,
-//! which reasoning leaves alone. `Store::entailed` (`reasoning.rs`) gives the entailed view: a cheap
-//! clone whose default graph, classes and statistics are the entailed layer's, so that
-//! the planner, the executors and EXPLAIN see one ordinary store whichever is asked for.
-//! A prepared query is bound to the view it was prepared on (`Store::view`).
+//! which reasoning leaves alone. `Store::entailed` (`reasoning.rs`) gives the entailed
+//! view: a cheap clone whose default graph, classes and statistics are the entailed
+//! layer's, so that the planner, the executors and EXPLAIN see one ordinary store
+//! whichever is asked for. A prepared query is bound to the view it was prepared on
+//! (`Store::view`).
 //!
 //! Indexing the closure whole rather than only the derived triples costs the asserted
 //! triples twice, and buys queries over the entailment that run exactly as fast as over
