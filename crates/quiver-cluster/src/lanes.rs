@@ -109,7 +109,14 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
                     let mut held: BTreeMap<u64, Capability<u64>> = BTreeMap::new();
                     move |input, output| {
                         let mut window = windowed.borrow_mut();
-                        input.for_each_stamp(|time, batches| {
+                        // Container by container in the order they arrived, not `for_each_stamp`:
+                        // that groups them by time with an unstable sort, which reordered the
+                        // containers one worker sent another at one time (a fetch's answer then
+                        // arrived with its last piece before the others, and the rows waiting for
+                        // it were intersected without the lists still on their way: q1 lost rows on
+                        // 4 × 4 workers). A fetch's answer and a plan left behind by later messages
+                        // rely on that order.
+                        input.for_each(|time, batch| {
                             // Every message of this dataflow travels under a capability;
                             // one that did not could not wait (no time to hold) and goes.
                             let at = time.least().copied();
@@ -140,54 +147,52 @@ fn lane(worker: &mut timely::worker::Worker, coordinator: u32, shared: &Shared<'
                                     }
                                     None
                                 };
-                            for batch in batches {
-                                for mut message in batch.drain(..) {
-                                    if window.arrived(&message) {
-                                        continue;
+                            for mut message in batch.drain(..) {
+                                if window.arrived(&message) {
+                                    continue;
+                                }
+                                let mut known = known.borrow_mut();
+                                if let Err(failure) = known.receive(&mut message) {
+                                    // On the coordinator, a query whose plan it no
+                                    // longer holds is over: nothing waits for this.
+                                    if index as u32 != coordinator {
+                                        let mut lost =
+                                            failed_instead(message, failure, coordinator);
+                                        known.stamp(&mut lost);
+                                        send(&mut window, lost, None);
                                     }
-                                    let mut known = known.borrow_mut();
-                                    if let Err(failure) = known.receive(&mut message) {
-                                        // On the coordinator, a query whose plan it no
-                                        // longer holds is over: nothing waits for this.
-                                        if index as u32 != coordinator {
-                                            let mut lost =
-                                                failed_instead(message, failure, coordinator);
-                                            known.stamp(&mut lost);
-                                            send(&mut window, lost, None);
-                                        }
-                                        continue;
+                                    continue;
+                                }
+                                match &message.payload {
+                                    Payload::Forget(queries) => {
+                                        known.forget(queries);
+                                        window.drop_queries(queries);
                                     }
-                                    match &message.payload {
-                                        Payload::Forget(queries) => {
-                                            known.forget(queries);
-                                            window.drop_queries(queries);
-                                        }
-                                        Payload::Cancel => window.drop_queries(&[message.query]),
-                                        _ => {}
-                                    }
-                                    if message.is_finished() {
-                                        let mut arrived = sink.borrow_mut();
-                                        arrived.entry(message.query).or_default().take(message);
-                                        continue;
-                                    }
-                                    let (mut next, carried, record) = state.handle(message);
-                                    for message in &mut next {
-                                        known.stamp(message);
-                                    }
-                                    let process = index as u32 / per_process;
-                                    let remote = |to: u32| to / per_process != process;
-                                    hand_on(&mut next, index as u32, carried, record, remote);
-                                    for message in next {
-                                        let refused = send(&mut window, message, Some(&state));
-                                        // Past its query's budget: its failure goes in its
-                                        // place (no rows, so never refused).
-                                        if let Some((message, error)) = refused {
-                                            known.withdraw(&message);
-                                            let mut failure =
-                                                failed_instead(message, error.into(), coordinator);
-                                            known.stamp(&mut failure);
-                                            send(&mut window, failure, None);
-                                        }
+                                    Payload::Cancel => window.drop_queries(&[message.query]),
+                                    _ => {}
+                                }
+                                if message.is_finished() {
+                                    let mut arrived = sink.borrow_mut();
+                                    arrived.entry(message.query).or_default().take(message);
+                                    continue;
+                                }
+                                let (mut next, carried, record) = state.handle(message);
+                                for message in &mut next {
+                                    known.stamp(message);
+                                }
+                                let process = index as u32 / per_process;
+                                let remote = |to: u32| to / per_process != process;
+                                hand_on(&mut next, index as u32, carried, record, remote);
+                                for message in next {
+                                    let refused = send(&mut window, message, Some(&state));
+                                    // Past its query's budget: its failure goes in its
+                                    // place (no rows, so never refused).
+                                    if let Some((message, error)) = refused {
+                                        known.withdraw(&message);
+                                        let mut failure =
+                                            failed_instead(message, error.into(), coordinator);
+                                        known.stamp(&mut failure);
+                                        send(&mut window, failure, None);
                                     }
                                 }
                             }

@@ -4,8 +4,9 @@
 //! patterns, steps, classes and limits) is several times the size of its rows, and heavy
 //! queries send many messages between the same workers.
 //!
-//! Timely's exchange keeps the order of what one worker sends another, so a message that
-//! leaves its plan behind always arrives after the one that carried it. A worker knows
+//! Timely's exchange keeps the order of what one worker sends another, and the exploring
+//! operator reads its input in that order (`lanes.rs`), so a message that leaves its plan
+//! behind always arrives after the one that carried it. A worker knows
 //! that another holds a query's plan when it sent the plan there, or when that worker sent
 //! it a message of the query (a sender always holds its plan). A query's coordinator (the
 //! first worker of the process it was asked on) holds the plan of each of its queries in

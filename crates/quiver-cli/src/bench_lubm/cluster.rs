@@ -70,19 +70,26 @@ pub(crate) fn measure(
                     .with_context(|| format!("query {name} on the cluster"))?,
             ))
         };
+        // Every run's rows are checked, not only the first's: a cluster that loses rows
+        // now and then (messages read out of order) must not pass for one that does not.
+        let checked = |rows: usize, run: u32| -> Result<()> {
+            if rows != reference.rows {
+                bail!(
+                    "query {name}: {rows} rows on the cluster in run {run}, {} on the whole store",
+                    reference.rows
+                );
+            }
+            Ok(())
+        };
         let rows = run()?;
-        if rows != reference.rows {
-            bail!(
-                "query {name}: {rows} rows on the cluster, {} on the whole store",
-                reference.rows
-            );
-        }
+        checked(rows, 0)?;
         let before = executor.exchanged();
         let mut times = Vec::new();
-        for _ in 0..runs {
+        for at in 1..=runs {
             let started = Instant::now();
-            run()?;
+            let rows = run()?;
             times.push(started.elapsed().as_secs_f64() * 1e6);
+            checked(rows, at)?;
         }
         let moved = executor.exchanged() - before;
         let per_run = |n: u64| n / u64::from(runs);
