@@ -3,16 +3,16 @@
 //!
 //! Counted as requests pass the edge middleware: requests by dataset, endpoint and status
 //! (the rejections 503/507/422/504 among them), their time to the response head by
-//! endpoint, and queries' and updates' time to the last byte by dataset and form
-//! (`select`, `ask`, `construct`, `describe`, `update`). Read when scraped (the server's
-//! state gathers them into [`Readings`]): queries in
-//! flight, running and queued; the memory pool's limit, use, peak and refusals; and per
-//! dataset the store's triples, terms, version (its last commit's sequence number) and log
-//! size, commits and checkpoints with their time, the prepared-query cache's hits and
-//! misses, device (GPU) runs, and for a cluster the rows, messages and bytes exchanged
-//! between workers and what this process holds beside its partitions (network buffers,
-//! the replicated `rdf:type` memberships). Endpoints are the routes' names (`/store/…` is
-//! `/store`) and datasets the configured ones, so a client cannot grow the label set.
+//! endpoint, and queries' and updates' time to the last byte by dataset and form (`select`,
+//! `ask`, `construct`, `describe`, `update`). Read when scraped (the server's state gathers
+//! them into [`Readings`]): queries in flight, running and queued; the memory pool's limit,
+//! use, peak and refusals; and per dataset the store's triples, terms, version (its last
+//! commit's sequence number) and log size, commits and checkpoints with their time, the
+//! prepared-query cache's hits and misses, device (GPU) runs, and for a cluster the rows,
+//! messages and bytes exchanged between workers and what this process holds beside its
+//! partitions (network buffers, the replicated `rdf:type` memberships). Endpoints are the
+//! routes' names (`/store/…` is `/store`) and datasets the configured ones, so a client
+//! cannot grow the label set.
 //!
 //! Who may read it: a client on the loopback; others with the update token, or anyone
 //! when the server runs with `--public-metrics` ([`allowed`]).
