@@ -6,11 +6,11 @@
 //!
 //! Timely's exchange keeps the order of what one worker sends another, and the exploring
 //! operator reads its input in that order (`lanes.rs`), so a message that leaves its plan
-//! behind always arrives after the one that carried it. A worker knows
-//! that another holds a query's plan when it sent the plan there, or when that worker sent
-//! it a message of the query (a sender always holds its plan). A query's coordinator (the
-//! first worker of the process it was asked on) holds the plan of each of its queries in
-//! flight (they enter there), so nothing sent to it carries one.
+//! behind always arrives after the one that carried it. A worker knows that another holds a
+//! query's plan when it sent the plan there, or when that worker sent it a message of the
+//! query (a sender always holds its plan). A query's coordinator (the first worker of the
+//! process it was asked on) holds the plan of each of its queries in flight (they enter
+//! there), so nothing sent to it carries one.
 //!
 //! A worker keeps the plans it received until the coordinator, once the query is over
 //! (every message of it arrived, so none that needs the plan is still on its way), tells
