@@ -214,45 +214,6 @@ impl<T> ContainerBuilder for Bounded<T> {
 
 impl<T> LengthPreservingContainerBuilder for Bounded<T> {}
 
-/// `items` cut into runs of at most `limit` bytes each (an item larger goes alone), in
-/// order; none for none.
-pub(crate) fn cut<T>(items: Vec<T>, bytes: impl Fn(&T) -> usize, limit: usize) -> Vec<Vec<T>> {
-    let mut pieces = Vec::new();
-    let mut piece = Vec::new();
-    let mut held = 0;
-    for item in items {
-        let size = bytes(&item);
-        if held + size > limit && !piece.is_empty() {
-            pieces.push(std::mem::take(&mut piece));
-            held = 0;
-        }
-        held += size;
-        piece.push(item);
-    }
-    if !piece.is_empty() {
-        pieces.push(piece);
-    }
-    pieces
-}
-
-/// An answer's `items` in pieces ([`cut`]), each with whether it is the last: at least one
-/// piece, empty for no items, so that the asker always learns the answer is whole.
-pub(crate) fn answer_pieces<T>(
-    items: Vec<T>,
-    bytes: impl Fn(&T) -> usize,
-    limit: usize,
-) -> impl Iterator<Item = (Vec<T>, bool)> {
-    let mut pieces = cut(items, bytes, limit);
-    if pieces.is_empty() {
-        pieces.push(Vec::new());
-    }
-    let count = pieces.len();
-    pieces
-        .into_iter()
-        .enumerate()
-        .map(move |(at, piece)| (piece, at + 1 == count))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

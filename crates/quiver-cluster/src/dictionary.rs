@@ -29,7 +29,8 @@ use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::Input;
 use timely::dataflow::InputHandleVec;
 
-use crate::buffers::{answer_pieces, cut, Bounded, Weighed};
+use crate::buffers::{Bounded, Weighed};
+use crate::pieces::{answer_pieces, cut, Piece, Tally};
 
 /// A question to one owner, or its answer to the coordinator.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -37,8 +38,9 @@ pub(crate) struct Question {
     pub request: u64,
     pub to: u32,
     pub body: Body,
-    /// An answer's last piece (a question's pieces are each answered apart, in order).
-    pub last: bool,
+    /// Its place in its answer (a question is one piece: its pieces are each asked and
+    /// answered apart).
+    pub piece: Piece,
 }
 
 /// The most bytes of terms, ids or sizes one question or answer carries.
@@ -73,8 +75,9 @@ pub(crate) enum Body {
     Load,
 }
 
-/// What the coordinator's worker has received, by request: answers, and their pairs.
-pub(crate) type Answers = Rc<RefCell<HashMap<u64, (usize, Vec<(Id, Vec<u8>)>)>>>;
+/// What the coordinator's worker has received, by request: the answers' pieces, and their
+/// pairs.
+pub(crate) type Answers = Rc<RefCell<HashMap<u64, (Tally, Vec<(Id, Vec<u8>)>)>>>;
 
 /// Builds the questions' dataflow of the coordinator `coordinator` (a worker) on a worker
 /// whose partition is `part`; returns its input (fed by that coordinator only) and what
@@ -109,7 +112,7 @@ pub(crate) fn build(
                                                 index,
                                                 load.clone().unwrap_or_default().into_bytes(),
                                             )]),
-                                            last: true,
+                                            piece: Piece::WHOLE,
                                         }],
                                         _ => answer(&part, question, coordinator),
                                     };
@@ -131,7 +134,7 @@ pub(crate) fn build(
                             if let Body::Found(found) = question.body {
                                 let mut answers = sink.borrow_mut();
                                 let entry = answers.entry(question.request).or_default();
-                                entry.0 += usize::from(question.last);
+                                entry.0.add(question.piece);
                                 entry.1.extend(found);
                             }
                         }
@@ -142,8 +145,7 @@ pub(crate) fn build(
     (input, answers)
 }
 
-/// An owner's answer to `coordinator`: what it holds of the question, in pieces, the last
-/// marked.
+/// An owner's answer to `coordinator`: what it holds of the question, in numbered pieces.
 fn answer(part: &Store, question: Question, coordinator: u32) -> Vec<Question> {
     let dictionary = part.dictionary();
     let found = match question.body {
@@ -164,11 +166,11 @@ fn answer(part: &Store, question: Question, coordinator: u32) -> Vec<Question> {
     };
     const ID: usize = std::mem::size_of::<Id>();
     answer_pieces(found, |(_, t)| ID + 8 + t.len(), PIECE_BYTES)
-        .map(|(found, last)| Question {
+        .map(|(found, piece)| Question {
             request: question.request,
             to: coordinator,
             body: Body::Found(found),
-            last,
+            piece,
         })
         .collect()
 }
@@ -216,7 +218,7 @@ pub(crate) fn questions(request: u64, workers: u32, ask: Ask) -> Vec<Question> {
             request,
             to,
             body,
-            last: true,
+            piece: Piece::WHOLE,
         };
         match body {
             Body::Ids(terms) => questions.extend(
@@ -286,7 +288,8 @@ impl Asking {
         }
     }
 
-    /// The pieces that may go now, `answered` of those sent having been answered.
+    /// The pieces that may go now, `answered` of those sent having been answered (the last
+    /// pieces of their answers came: [`Tally::lasts`]).
     pub(crate) fn next(&mut self, answered: usize) -> Vec<Question> {
         let room = self
             .window
@@ -296,9 +299,9 @@ impl Asking {
         pieces
     }
 
-    /// Whether every piece went and was answered.
-    pub(crate) fn answered(&self, answered: usize) -> bool {
-        self.unsent.is_empty() && answered >= self.sent
+    /// Whether every piece went and its answer came whole (`came`: their pieces counted).
+    pub(crate) fn answered(&self, came: &Tally) -> bool {
+        self.unsent.is_empty() && came.whole(self.sent)
     }
 }
 
@@ -345,12 +348,14 @@ mod tests {
         let owners: Vec<u32> = first.iter().take(3).map(|q| q.to).collect();
         assert_eq!(owners, [0, 1, 2], "the owners in turn");
         assert!(asking.next(0).is_empty(), "nothing more before an answer");
-        assert!(!asking.answered(0));
+        let mut came = Tally::default();
+        assert!(!asking.answered(&came));
         let mut sent = first;
         let mut answered = 0;
-        while !asking.answered(answered) {
+        while !asking.answered(&came) {
+            came.add(Piece::WHOLE);
             answered += 1;
-            let more = asking.next(answered);
+            let more = asking.next(came.lasts());
             assert!(sent.len() + more.len() - answered <= window);
             sent.extend(more);
         }
@@ -366,7 +371,7 @@ mod tests {
         assert!(asked.len() > 3, "{} questions", asked.len());
         assert!(asked
             .iter()
-            .all(|q| q.wire_bytes() <= PIECE_BYTES && q.last));
+            .all(|q| q.wire_bytes() <= PIECE_BYTES && q.piece == Piece::WHOLE));
         assert_eq!(ids_asked(&asked), ids, "every id asked once");
         // An owner's answer of 40,000 terms of 40 bytes (2 MB): in pieces, the last
         // marked alone.

@@ -5,7 +5,8 @@
 //! A worker reads the lists its own process's partitions hold directly, and asks each
 //! owner in another process once for the lists of all the distinct values its rows need
 //! (one request per owner and batch of rows, never one per row), keeping the rows waiting
-//! ([`Waiting`]) until every owner answered. Lists fetched are kept for the next batches
+//! ([`Waiting`]) until every owner's answer came whole (its pieces counted, in whatever
+//! order they are read: [`crate::pieces`]). Lists fetched are kept for the next batches
 //! and queries in one cache per process ([`ProcessLists`]), which all its workers (every
 //! lane of each) and its asking threads share: a cluster's partitions are read-only, so
 //! a list stays valid for as long as the process serves them, and a list a process
@@ -21,6 +22,8 @@ use quiver_sparql::step::Step;
 use quiver_sparql::table::Table;
 use quiver_store::{Direction, Store};
 use rustc_hash::FxHashMap;
+
+use crate::pieces::{Piece, Tally};
 
 /// Which list: a graph's record of a vertex over a predicate, in a direction.
 pub(crate) type ListKey = (GraphRef, PredId, Direction, Id);
@@ -148,8 +151,10 @@ pub(crate) struct Waiting {
     /// What the fetches and their answers exchanged so far, and their weights.
     pub carried: crate::message::Carried,
     pub truncated: bool,
-    /// Owners yet to answer.
-    pub pending: usize,
+    /// The fetches sent for these rows (each answered apart, in pieces).
+    pub answers: usize,
+    /// The pieces of their answers that came.
+    pub tally: Tally,
     /// The lists fetched for these rows, or found kept, by the partner's source value.
     pub lists: FxHashMap<Id, List>,
 }
@@ -176,25 +181,21 @@ impl Stash {
     }
 
     /// Adds a piece of one owner's answer to batch `number` (its lists, and what its fetch
-    /// and it exchanged, with its weight; `last`: the owner's last piece, which arrives
-    /// last, as timely's exchange keeps the order of what one worker sends another);
-    /// returns the batch once every owner answered (an answer for a batch this worker does
-    /// not hold is dropped).
+    /// and it exchanged, with its weight; `piece`: its place in its answer); returns the
+    /// batch once every fetch's answer came whole, in whatever order its pieces came (an
+    /// answer for a batch this worker does not hold is dropped).
     pub(crate) fn answer(
         &mut self,
         number: u64,
         lists: Vec<(Id, List)>,
         carried: crate::message::Carried,
-        last: bool,
+        piece: Piece,
     ) -> Option<Waiting> {
         let waiting = self.waiting.get_mut(&number)?;
         waiting.lists.extend(lists);
         waiting.carried.add(carried);
-        if !last {
-            return None;
-        }
-        waiting.pending -= 1;
-        if waiting.pending > 0 {
+        waiting.tally.add(piece);
+        if !waiting.tally.whole(waiting.answers) {
             return None;
         }
         self.waiting.remove(&number)
@@ -232,8 +233,11 @@ mod tests {
         assert_eq!(held[1].as_deref(), Some(&[20, 21, 22][..]));
     }
 
+    /// Rows wait for every piece of every owner's answer, in whatever order the pieces
+    /// are read: owner A's last piece first, then B's whole answer, then A's first piece
+    /// leave A's middle piece still to come.
     #[test]
-    fn rows_wait_for_the_last_piece_of_every_owner() {
+    fn rows_wait_for_every_piece_of_every_owner_in_any_order() {
         let mut stash = Stash::default();
         let waiting = Waiting {
             query: 1,
@@ -243,27 +247,26 @@ mod tests {
             rows: Table::unit(),
             carried: Carried::default(),
             truncated: false,
-            pending: 2,
+            answers: 2,
+            tally: Tally::default(),
             lists: FxHashMap::default(),
         };
         let batch = stash.park(waiting);
-        let piece = |value: Id| vec![(value, List::from(vec![value + 100]))];
-        // Owner A's first piece, owner B's whole answer, then A's last piece.
-        assert!(stash
-            .answer(batch, piece(1), Carried::default(), false)
-            .is_none());
-        assert!(stash
-            .answer(batch, piece(2), Carried::default(), true)
-            .is_none());
-        let done = stash
-            .answer(batch, piece(3), Carried::default(), true)
-            .unwrap();
+        let lists = |value: Id| vec![(value, List::from(vec![value + 100]))];
+        let of_a = |at| Piece { at, of: 3 };
+        let mut answer =
+            |value: Id, piece: Piece| stash.answer(batch, lists(value), Carried::default(), piece);
+        assert!(answer(3, of_a(2)).is_none());
+        assert!(answer(4, Piece::WHOLE).is_none());
+        assert!(
+            answer(1, of_a(0)).is_none(),
+            "A's middle piece is on its way"
+        );
+        let done = answer(2, of_a(1)).expect("every piece came");
         let mut values: Vec<Id> = done.lists.keys().copied().collect();
         values.sort();
-        assert_eq!(values, [1, 2, 3]);
+        assert_eq!(values, [1, 2, 3, 4]);
         // Answered: a late piece finds no batch.
-        assert!(stash
-            .answer(batch, piece(4), Carried::default(), true)
-            .is_none());
+        assert!(answer(5, Piece::WHOLE).is_none());
     }
 }

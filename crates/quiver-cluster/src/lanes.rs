@@ -28,6 +28,7 @@ use crate::dataflow::{Arrival, Arrived, Coordinator, Reply, Request, Totals, SPI
 use crate::dictionary::Asking;
 use crate::fetch::ProcessLists;
 use crate::message::{hand_on, Failure, Message, Payload, Plan, PlanCopy};
+use crate::pieces::Tally;
 use crate::plans::{Plans, FORGET_BATCH};
 use crate::replicas::SharedReplicas;
 use crate::window::{Offered, Window};
@@ -442,12 +443,14 @@ pub(crate) fn serve(
         let mut more = false;
         asked.retain_mut(|asking| {
             let mut answers = answers.borrow_mut();
-            let answered = answers.get(&asking.request).map_or(0, |(a, _)| *a);
-            for question in asking.next(answered) {
+            let came = answers
+                .get(&asking.request)
+                .map_or_else(Tally::default, |(came, _)| *came);
+            for question in asking.next(came.lasts()) {
                 questions.send(question);
                 more = true;
             }
-            if !asking.answered(answered) {
+            if !asking.answered(&came) {
                 return true;
             }
             let (_, found) = answers.remove(&asking.request).unwrap_or_default();

@@ -25,6 +25,7 @@ mod line;
 pub mod load;
 pub mod local;
 mod message;
+mod pieces;
 mod plans;
 pub mod replicas;
 pub mod route;

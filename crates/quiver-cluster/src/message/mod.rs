@@ -201,12 +201,12 @@ pub(crate) enum Payload {
         #[serde(with = "quiver_model::wire::block")]
         values: Vec<Id>,
     },
-    /// The answer to a fetch: each value's list, in pieces (a list is never cut), the
-    /// last one marked.
+    /// The answer to a fetch: each value's list, in numbered pieces (a list is never
+    /// cut).
     Lists {
         batch: u64,
         lists: Vec<(Id, Vec<Id>)>,
-        last: bool,
+        piece: crate::pieces::Piece,
     },
     /// The query was given up: drop its messages.
     Cancel,

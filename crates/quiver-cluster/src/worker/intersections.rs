@@ -15,9 +15,9 @@ use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::Table;
 use quiver_store::partition::owner;
 
-use crate::buffers::{answer_pieces, cut};
 use crate::fetch::{List, Waiting};
 use crate::message::{to_owners, Carried, Failure, Message, Payload, Plan, PlanCopy, PIECE_BYTES};
+use crate::pieces::{answer_pieces, cut, Piece};
 use crate::route::{distinct_values, place, source, Placement};
 
 use super::{context, failed, in_morsels, partner_of, read, Worker};
@@ -40,7 +40,7 @@ impl Worker {
         &mut self,
         plan: &Plan,
         run: Option<Step>,
-        (batch, last): (u64, bool),
+        (batch, piece): (u64, Piece),
         lists: Vec<(Id, Vec<Id>)>,
         carried: Carried,
         state: &QueryState,
@@ -58,7 +58,7 @@ impl Worker {
                 .map(|(value, list)| ((plan.graph, q, direction, *value), list));
             self.lists.keep(keys);
         }
-        match self.stash.answer(batch, lists, carried, last) {
+        match self.stash.answer(batch, lists, carried, piece) {
             Some(mut waiting) => {
                 let carried = std::mem::take(&mut waiting.carried);
                 (self.intersect(waiting, state), carried)
@@ -122,7 +122,7 @@ impl Worker {
             return self.split(waiting, state);
         }
         let asks = fetch_pieces(asks);
-        waiting.pending = asks.len();
+        waiting.answers = asks.len();
         let (query, step, run, plan) = (
             waiting.query,
             waiting.step,
@@ -289,11 +289,12 @@ impl Worker {
             None => Vec::new(),
         };
         self.produced += lists.iter().map(|(_, list)| list.len() as u64).sum::<u64>();
-        // In pieces, as rows are (`message::PIECE_BYTES`); the asker waits for the last.
+        // In numbered pieces, as rows are cut (`message::PIECE_BYTES`); the asker counts
+        // them.
         const ID: usize = std::mem::size_of::<Id>();
         let bytes = |(_, list): &(Id, Vec<Id>)| ID * (list.len() + 1) + 8;
         answer_pieces(lists, bytes, PIECE_BYTES)
-            .map(|(lists, last)| Message {
+            .map(|(lists, piece)| Message {
                 query,
                 step,
                 to: from,
@@ -301,7 +302,11 @@ impl Worker {
                 plan: Arc::clone(plan),
                 plan_copy: PlanCopy::Sent,
                 run,
-                payload: Payload::Lists { batch, lists, last },
+                payload: Payload::Lists {
+                    batch,
+                    lists,
+                    piece,
+                },
                 exchanged: Exchanged::default(),
                 weight: None,
                 truncated: false,
@@ -353,8 +358,8 @@ impl Worker {
 }
 
 /// Each owner's values to ask cut into pieces of at most [`PIECE_BYTES`] (as rows are),
-/// each a fetch of its own that the owner answers apart (its answer's last piece marked):
-/// the waiting rows wait for as many answers as there are pieces.
+/// each a fetch of its own that the owner answers apart (in numbered pieces): the waiting
+/// rows wait for as many answers as there are pieces.
 pub(super) fn fetch_pieces(asks: Vec<(u32, Vec<Id>)>) -> Vec<(u32, Vec<Id>)> {
     asks.into_iter()
         .flat_map(|(to, values)| {

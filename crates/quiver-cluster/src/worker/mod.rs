@@ -31,6 +31,7 @@ use crate::counted::counts_table;
 use crate::fetch::{ProcessLists, Stash, Waiting};
 use crate::learnt::LearntRecords;
 use crate::message::{route, Carried, Failure, Filter, Message, Payload, Plan, PlanCopy};
+use crate::pieces::Tally;
 use crate::replicas::SharedReplicas;
 use crate::route::{count_on, partition_graph, place, source};
 
@@ -304,11 +305,16 @@ impl Worker {
             // Given up by the asker: nothing waits for these rows.
             return (Vec::new(), Carried::default());
         }
-        if let Payload::Lists { batch, lists, last } = message.payload {
+        if let Payload::Lists {
+            batch,
+            lists,
+            piece,
+        } = message.payload
+        {
             return self.lists_arrived(
                 &message.plan,
                 message.run,
-                (batch, last),
+                (batch, piece),
                 lists,
                 Carried {
                     exchanged: message.exchanged,
@@ -348,7 +354,8 @@ impl Worker {
                                 trace: Vec::new(),
                             },
                             truncated,
-                            pending: 0,
+                            answers: 0,
+                            tally: Tally::default(),
                             lists: FxHashMap::default(),
                         };
                         self.fetch(waiting, &state)
@@ -579,7 +586,7 @@ mod tests {
     }
 
     /// A fetch of lists of megabytes is answered in pieces within bounds, each list
-    /// whole, in order, the last piece marked.
+    /// whole, in order, the pieces numbered.
     #[test]
     fn a_fetch_of_large_lists_is_answered_in_pieces() {
         use oxrdf::{GraphName, NamedNode, Quad};
@@ -638,12 +645,13 @@ mod tests {
             let Payload::Lists {
                 batch,
                 lists: piece,
-                last,
+                piece: place,
             } = &answer.payload
             else {
                 panic!("{:?}", answer.payload);
             };
-            assert_eq!((*batch, *last), (5, at + 1 == answers.len()));
+            assert_eq!((place.at as usize, place.of as usize), (at, answers.len()));
+            assert_eq!(*batch, 5);
             let ids: usize = piece.iter().map(|(_, l)| l.len() + 1).sum();
             assert!(ids * 4 <= PIECE_BYTES || piece.len() == 1);
             lists.extend(piece.iter().cloned());
