@@ -355,17 +355,33 @@ fn threads_per_worker(workers: usize) -> usize {
 
 /// The coordinator's worker, woken when a request arrives: timely's activation of its
 /// exploring operator, which also ends the worker's polling (a plain unpark would wait
-/// for the polling to time out).
+/// for the polling to time out); and whether the cluster has started.
 #[derive(Default, Debug)]
-pub(crate) struct Coordinator(Mutex<Option<timely::scheduling::SyncActivator>>);
+pub(crate) struct Coordinator {
+    activator: Mutex<Option<timely::scheduling::SyncActivator>>,
+    started: std::sync::atomic::AtomicBool,
+}
 
 impl Coordinator {
     pub(crate) fn set(&self, activator: timely::scheduling::SyncActivator) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(activator);
+        *self.activator.lock().unwrap_or_else(|e| e.into_inner()) = Some(activator);
+    }
+
+    /// The cluster has started: its first questions were answered and its replicas
+    /// arrived.
+    pub(crate) fn set_started(&self) {
+        self.started
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the cluster has started ([`Self::set_started`]).
+    pub(crate) fn started(&self) -> bool {
+        self.started.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub(crate) fn wake(&self) {
-        if let Some(activator) = self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        let activator = self.activator.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(activator) = activator.as_ref() {
             // An error: the worker has ended, and the request's channel says so.
             let _ = activator.activate();
         }

@@ -291,6 +291,7 @@ impl TimelyPartitions {
         if partitions.replication.any() {
             partitions.await_replicas();
         }
+        partitions.coordinator.set_started();
         Ok(partitions)
     }
 
