@@ -37,6 +37,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::spin_read::{Ending, LaneConnections, ResponseEnded, SpinRead, SPIN};
+
 /// A connection accepted and handed to a thread: its socket and its peer's address.
 type Accepted = (std::net::TcpStream, SocketAddr);
 
@@ -81,6 +83,7 @@ impl ConnectionThreads {
                 router: router.clone(),
                 shutdown: shutdown.subscribe(),
                 open: open_receiver.clone(),
+                connections: LaneConnections::default(),
             };
             let thread = std::thread::Builder::new()
                 .name(format!("quiver-http-{index}"))
@@ -181,6 +184,8 @@ struct LaneContext {
     /// Cloned into each connection; the thread's own copy is dropped when it is handed no
     /// more connections.
     open: watch::Receiver<()>,
+    /// The connections the thread serves now.
+    connections: LaneConnections,
 }
 
 impl LaneContext {
@@ -195,6 +200,7 @@ impl LaneContext {
             router,
             shutdown,
             open,
+            connections,
         } = self;
         tokio::pin!(stop);
         loop {
@@ -207,8 +213,8 @@ impl LaneContext {
                             stream,
                             peer,
                             router.clone(),
-                            shutdown.clone(),
-                            open.clone(),
+                            (shutdown.clone(), open.clone()),
+                            connections.clone(),
                         ));
                     }
                     None => break,
@@ -221,14 +227,16 @@ impl LaneContext {
 }
 
 /// Serves HTTP/1.1 on one connection until the client closes it or, after shutdown is
-/// asked, its request in flight is answered. `_open` is held while it runs.
+/// asked, its request in flight is answered. `_open` is held while it runs, and the
+/// connection counts among its thread's `connections`.
 async fn serve_connection(
     stream: std::net::TcpStream,
     peer: SocketAddr,
     router: Router,
-    mut shutdown: watch::Receiver<bool>,
-    _open: watch::Receiver<()>,
+    (mut shutdown, _open): (watch::Receiver<bool>, watch::Receiver<()>),
+    connections: LaneConnections,
 ) {
+    let _counted = connections.open();
     let stream = match tokio::net::TcpStream::from_std(stream) {
         Ok(stream) => stream,
         Err(error) => {
@@ -236,7 +244,13 @@ async fn serve_connection(
             return;
         }
     };
-    let service = PeerService { router, peer };
+    let ended = ResponseEnded::default();
+    let service = PeerService {
+        router,
+        peer,
+        ended: ended.clone(),
+    };
+    let stream = SpinRead::new(stream, SPIN, ended, connections);
     let connection =
         hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
     tokio::pin!(connection);
@@ -256,23 +270,49 @@ async fn serve_connection(
 }
 
 /// The router, for one connection's requests: each request carries its peer's address
-/// (the [`ConnectInfo`] extractor's, as `into_make_service_with_connect_info` sets it).
+/// (the [`ConnectInfo`] extractor's, as `into_make_service_with_connect_info` sets it),
+/// and each response's body tells the connection's socket when it ended
+/// ([`crate::spin_read`]).
 #[derive(Clone)]
 struct PeerService {
     router: Router,
     peer: SocketAddr,
+    ended: ResponseEnded,
 }
 
 impl hyper::service::Service<Request<Incoming>> for PeerService {
-    type Response = Response;
+    type Response = Response<Ending>;
     type Error = Infallible;
-    type Future = RouteFuture<Infallible>;
+    type Future = Responding;
 
     fn call(&self, request: Request<Incoming>) -> Self::Future {
         let mut request = request.map(Body::new);
         request.extensions_mut().insert(ConnectInfo(self.peer));
-        // The router is an `Arc` inside; `Service::call` wants it mutable.
-        tower_service::Service::call(&mut self.router.clone(), request)
+        self.ended.begin();
+        Responding {
+            // The router is an `Arc` inside; `Service::call` wants it mutable.
+            route: tower_service::Service::call(&mut self.router.clone(), request),
+            ended: Some(self.ended.clone()),
+        }
+    }
+}
+
+/// A request's route, whose response's body marks the response ended once it is done.
+struct Responding {
+    route: RouteFuture<Infallible>,
+    ended: Option<ResponseEnded>,
+}
+
+impl std::future::Future for Responding {
+    type Output = Result<Response<Ending>, Infallible>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let Ok(response) = std::task::ready!(std::pin::Pin::new(&mut self.route).poll(cx));
+        let ended = self.ended.take().unwrap_or_default();
+        std::task::Poll::Ready(Ok(response.map(|body| Ending::new(body, ended))))
     }
 }
 

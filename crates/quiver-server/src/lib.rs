@@ -38,6 +38,7 @@ pub mod protocol;
 pub mod rdf_io;
 pub mod routes;
 pub mod service_description;
+mod spin_read;
 pub mod state;
 pub mod stream;
 pub mod ui;
