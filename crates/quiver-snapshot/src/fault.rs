@@ -7,7 +7,8 @@
 //! full disk (`ErrorKind::StorageFull`, "No space left on device"). Tests use it to check
 //! that a full disk at any point of a save fails cleanly and leaves the previous store
 //! intact, on every machine, without mounting a small filesystem. The variable is read
-//! once per process; when it is unset, writes pass straight through.
+//! once per budget; when it is unset, writes pass straight through. [`WriteBudget`] is
+//! public (hidden) so that `quiver-db`'s log writer keeps a budget of its own the same way.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -26,18 +27,75 @@ enum Hook {
     Invalid(String),
 }
 
-fn hook() -> &'static Hook {
-    static HOOK: OnceLock<Hook> = OnceLock::new();
-    HOOK.get_or_init(|| match std::env::var(WRITE_LIMIT_VAR) {
-        // Built without the tests' feature (every release binary): the variable is ignored.
-        _ if !cfg!(feature = "fault-injection") => Hook::Off,
-        Err(_) => Hook::Off,
-        Ok(value) => match value.trim().parse::<u64>() {
-            Ok(limit) => Hook::Limit(AtomicU64::new(limit)),
-            Err(_) => Hook::Invalid(value),
-        },
-    })
+/// A budget of bytes that the writes drawing on it share, read from
+/// `QUIVER_FAULT_WRITE_LIMIT` the first time it is drawn on (with the `fault-injection`
+/// feature; without it, or with the variable unset, writes pass straight through). Each
+/// writer that must fail on its own keeps its own budget in a static: the snapshot
+/// writers share [`SNAPSHOT`], and `quiver-db`'s log has its own.
+#[doc(hidden)]
+pub struct WriteBudget(OnceLock<Hook>);
+
+impl Default for WriteBudget {
+    fn default() -> Self {
+        Self::new()
+    }
 }
+
+impl WriteBudget {
+    pub const fn new() -> Self {
+        Self(OnceLock::new())
+    }
+
+    fn hook(&self) -> &Hook {
+        self.0.get_or_init(|| match std::env::var(WRITE_LIMIT_VAR) {
+            // Built without the tests' feature (every release binary): the variable is
+            // ignored.
+            _ if !cfg!(feature = "fault-injection") => Hook::Off,
+            Err(_) => Hook::Off,
+            Ok(value) => match value.trim().parse::<u64>() {
+                Ok(limit) => Hook::Limit(AtomicU64::new(limit)),
+                Err(_) => Hook::Invalid(value),
+            },
+        })
+    }
+
+    /// How many of `wanted` bytes may be written: `None` when the hook is off (write as
+    /// usual), else what is left of the budget, up to `wanted`, taken from it; an error
+    /// when the variable holds no number.
+    pub fn grant(&self, wanted: usize) -> io::Result<Option<usize>> {
+        match self.hook() {
+            Hook::Off => Ok(None),
+            Hook::Limit(budget) => Ok(Some(take(budget, wanted as u64) as usize)),
+            Hook::Invalid(value) => {
+                let message = format!("{WRITE_LIMIT_VAR}={value:?} is not a number of bytes");
+                Err(io::Error::new(io::ErrorKind::InvalidInput, message))
+            }
+        }
+    }
+
+    /// Gives back bytes granted and not written, so that the budget counts bytes on disk.
+    pub fn give_back(&self, bytes: usize) {
+        if let Hook::Limit(budget) = self.hook() {
+            budget.fetch_add(bytes as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Writes all of `bytes` to `file` at its current position, drawing on the budget:
+    /// what fits is written, and then the error of a full disk.
+    pub fn write_all(&self, file: &mut File, bytes: &[u8]) -> io::Result<()> {
+        let Some(granted) = self.grant(bytes.len())? else {
+            return file.write_all(bytes);
+        };
+        file.write_all(&bytes[..granted])?;
+        if granted < bytes.len() {
+            return Err(disk_full());
+        }
+        Ok(())
+    }
+}
+
+/// The budget the snapshot writers share.
+static SNAPSHOT: WriteBudget = WriteBudget::new();
 
 /// Takes up to `wanted` bytes from the budget; returns how many were granted.
 fn take(budget: &AtomicU64, wanted: u64) -> u64 {
@@ -49,7 +107,9 @@ fn take(budget: &AtomicU64, wanted: u64) -> u64 {
     granted
 }
 
-fn disk_full() -> io::Error {
+/// The error of a full disk, as the hook simulates it.
+#[doc(hidden)]
+pub fn disk_full() -> io::Error {
     io::Error::new(
         io::ErrorKind::StorageFull,
         format!("No space left on device (simulated by {WRITE_LIMIT_VAR})"),
@@ -78,25 +138,19 @@ impl LimitedFile {
             Some(offset) => positioned_write(&self.0, buf, offset),
             None => (&self.0).write(buf),
         };
-        let budget = match hook() {
-            Hook::Off => return write(buf),
-            Hook::Limit(budget) => budget,
-            Hook::Invalid(value) => {
-                let message = format!("{WRITE_LIMIT_VAR}={value:?} is not a number of bytes");
-                return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
-            }
-        };
         if buf.is_empty() {
-            return Ok(0);
+            return write(buf);
         }
-        let granted = take(budget, buf.len() as u64) as usize;
+        let Some(granted) = SNAPSHOT.grant(buf.len())? else {
+            return write(buf);
+        };
         if granted == 0 {
             return Err(disk_full());
         }
         let result = write(&buf[..granted]);
         // Give back what the file did not take, so the budget counts bytes on disk.
         let written = *result.as_ref().unwrap_or(&0);
-        budget.fetch_add((granted - written) as u64, Ordering::Relaxed);
+        SNAPSHOT.give_back(granted - written);
         result
     }
 
@@ -154,6 +208,30 @@ mod tests {
         assert_eq!(take(&budget, 8), 6);
         assert_eq!(take(&budget, 1), 0);
         assert_eq!(budget.load(Ordering::Relaxed), 0);
+    }
+
+    /// A budget of 10 bytes: a write of 6 passes, the next writes the 4 left and fails
+    /// like a full disk, and what is given back may be written again.
+    #[test]
+    fn a_budget_writes_what_fits_then_fails_like_a_full_disk() {
+        let budget = WriteBudget(OnceLock::from(Hook::Limit(AtomicU64::new(10))));
+        let dir = std::env::temp_dir().join(format!("quiver-budget-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("file");
+        let mut file = File::create(&path).unwrap();
+        budget.write_all(&mut file, b"abcdef").unwrap();
+        let error = budget.write_all(&mut file, b"ghijkl").unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(std::fs::read(&path).unwrap(), b"abcdefghij");
+        assert_eq!(budget.grant(5).unwrap(), Some(0));
+        budget.give_back(3);
+        assert_eq!(budget.grant(5).unwrap(), Some(3));
+        // Off, it grants nothing and writes pass straight through.
+        let off = WriteBudget(OnceLock::from(Hook::Off));
+        assert_eq!(off.grant(5).unwrap(), None);
+        off.write_all(&mut file, b"klm").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"abcdefghijklm");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub mod rewrite;
 mod writer;
 
 pub use error::SnapshotError;
+/// The full-disk test hook's budget, which `quiver-db`'s log draws on too.
+#[doc(hidden)]
+pub use fault::{disk_full, WriteBudget};
 pub use reader::SnapshotReader;
 pub use writer::{FileSections, SnapshotWriter};
 
