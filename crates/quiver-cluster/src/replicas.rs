@@ -16,9 +16,9 @@
 //! Everything is exchanged once, when the cluster starts, through a small dataflow of its
 //! own: every worker sends its partition's share (the memberships of the instances it
 //! owns, the edges out of the subjects it owns) to the first worker of every process, a
-//! few batches ahead of what they have taken in ([`IN_FLIGHT`]), and each builds the
-//! tables once every worker has sent all (timely's frontier) and publishes them for its
-//! process. Until then, and on a process without them, the steps run at their owners as
+//! few batches ahead of what each has taken in ([`IN_FLIGHT_PER_PROCESS`]), and each
+//! builds the tables once every worker has sent all (timely's frontier) and publishes
+//! them for its process. Until then, and on a process without them, the steps run at their owners as
 //! before: each worker decides from its own process's tables, so the processes never need
 //! to agree.
 
@@ -60,11 +60,16 @@ const GROWTH: usize = 4096;
 /// Pairs sent in one message.
 const BATCH: usize = 1 << 16;
 
-/// Batches a worker may have sent beyond those every first worker has taken in. Timely has
-/// no flow control of its own: a worker that sends its whole share at once serialises it
-/// into its network buffers faster than they drain, and they grow to hold it all, and
-/// keep buffers of that size for good.
-const IN_FLIGHT: u64 = 4;
+/// Batches a worker may have sent to each process beyond those every first worker has
+/// taken in. Timely has no flow control of its own: a worker that sends its whole share at
+/// once serialises it into its network buffers faster than they drain, and they grow to
+/// hold it all, and keep buffers of that size for good. The window is counted over all
+/// the processes (each batch waits for the frontier, a round of timely's progress across
+/// the cluster), and a worker sends each chunk of its share to every process in turn, so
+/// that each process has about this many batches of it on their way. It was 4 batches
+/// over all the processes: with 16 processes, a worker's LUBM-1000 memberships took 88
+/// rounds of progress, and 16 processes on 2 cores took about a minute to start.
+const IN_FLIGHT_PER_PROCESS: u64 = 4;
 
 /// What a cluster replicates: decided alike on every process, from the same statistics.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -389,15 +394,16 @@ pub(crate) fn build(
                 continue;
             }
             let pairs = owned_pairs(part, at, rdf_type, table, replication);
-            let batches = firsts
-                .iter()
-                .flat_map(|&to| pairs.chunks(BATCH).map(move |chunk| (to, chunk)));
-            // Batch k at time k: once the probe passes k − IN_FLIGHT, every first worker
+            let batches = pairs
+                .chunks(BATCH)
+                .flat_map(|chunk| firsts.iter().map(move |&to| (to, chunk)));
+            // Batch k at time k: once the probe passes k − in_flight, every first worker
             // has taken in the batches sent before it.
+            let in_flight = IN_FLIGHT_PER_PROCESS * firsts.len().max(1) as u64;
             for (to, chunk) in batches {
                 input.send((to, table as u32, chunk.to_vec()));
                 input.advance_to(k + 1);
-                while k >= IN_FLIGHT && probe.less_equal(&(k - IN_FLIGHT)) {
+                while k >= in_flight && probe.less_equal(&(k - in_flight)) {
                     worker.step();
                 }
                 k += 1;
