@@ -181,14 +181,14 @@ impl Dictionary {
             let last = (first + BUCKET as u64).min(self.len);
             current.clear();
             for id in first..last {
-                previous.clear();
-                previous.extend_from_slice(&current);
-                if !reader.next_into(&mut current) {
+                let Some((shared, suffix)) = reader.next_entry(current.len()) else {
                     return Err(format!("term {id} in bucket {bucket} is malformed"));
-                }
-                if id > first && current <= previous {
+                };
+                if id > first && !follows(&current, shared, suffix, &mut previous) {
                     return Err(format!("term {id} is not greater than term {}", id - 1));
                 }
+                current.truncate(shared);
+                current.extend_from_slice(suffix);
                 if let Err(e) = crate::term::decode_term(&current) {
                     return Err(format!("term {id}: {e}"));
                 }
@@ -439,10 +439,46 @@ impl Dictionary {
     }
 }
 
+/// Whether the term stored as `shared` bytes of `previous` and then `suffix` is greater
+/// than `previous`. A writer shares all the bytes the two terms have in common, so the
+/// first byte of the suffix tells (none: the term is a prefix of the previous one, or
+/// equal to it); only an entry that shares fewer is compared whole, in `scratch`.
+fn follows(previous: &[u8], shared: usize, suffix: &[u8], scratch: &mut Vec<u8>) -> bool {
+    match (suffix.first(), previous.get(shared)) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        (Some(&next), Some(&was)) if next != was => next > was,
+        _ => {
+            scratch.clear();
+            scratch.extend_from_slice(&previous[..shared]);
+            scratch.extend_from_slice(suffix);
+            scratch.as_slice() > previous
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// The order check of a stored entry agrees with comparing the terms whole, for
+        /// any previous term, any count of shared bytes (the most a writer shares, or
+        /// fewer, as a crafted file may) and any suffix.
+        #[test]
+        fn an_entry_follows_its_previous_term_as_the_whole_terms_compare(
+            previous in proptest::collection::vec(0u8..4, 0..6),
+            shared in 0usize..7,
+            suffix in proptest::collection::vec(0u8..4, 0..4),
+        ) {
+            let shared = shared.min(previous.len());
+            let mut term = previous[..shared].to_vec();
+            term.extend_from_slice(&suffix);
+            let mut scratch = Vec::new();
+            prop_assert_eq!(follows(&previous, shared, &suffix, &mut scratch), term > previous);
+        }
+    }
 
     #[test]
     fn forked_versions_keep_their_own_appended_ids() {
