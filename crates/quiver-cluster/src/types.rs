@@ -18,7 +18,6 @@ use quiver_sparql::dataset::GraphRef;
 use quiver_sparql::step::{Step, StepKind};
 use quiver_sparql::table::{Table, UNBOUND};
 use quiver_store::Direction;
-use rayon::slice::ParallelSliceMut;
 
 /// The most memory a process gives to the replicated memberships by default (a layout may
 /// record another budget: `quiver partition --replication-budget`): past it, checks run at
@@ -47,9 +46,9 @@ pub struct PairTable {
 
 impl PairTable {
     pub(crate) fn new(mut pairs: Vec<(Id, Id)>) -> Self {
-        // On all cores: a process's memberships are tens of millions of pairs on a large
-        // store (LUBM-1000: 23 M), sorted as the cluster starts.
-        pairs.par_sort_unstable();
+        // By a radix sort on all cores: a process's memberships are tens of millions of
+        // pairs on a large store (LUBM-1000: 23 M), sorted as the cluster starts.
+        quiver_store::sort_pairs(&mut pairs);
         pairs.dedup();
         pairs.shrink_to_fit();
         // About one bucket per pair: 4 bytes per pair beside its 8.

@@ -40,6 +40,7 @@ pub mod stats;
 pub mod store;
 pub mod text;
 mod triple_sort;
+pub use triple_sort::sort_pairs;
 mod validate;
 
 pub use build::Presorted;
