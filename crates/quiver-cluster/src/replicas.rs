@@ -18,9 +18,9 @@
 //! owns, the edges out of the subjects it owns) to the first worker of every process, a
 //! few batches ahead of what each has taken in ([`IN_FLIGHT_PER_PROCESS`]), and each
 //! builds the tables once every worker has sent all (timely's frontier) and publishes
-//! them for its process. Until then, and on a process without them, the steps run at their owners as
-//! before: each worker decides from its own process's tables, so the processes never need
-//! to agree.
+//! them for its process. Until then, and on a process without them, the steps run at
+//! their owners as before: each worker decides from its own process's tables, so the
+//! processes never need to agree.
 
 use std::sync::{Arc, OnceLock};
 
