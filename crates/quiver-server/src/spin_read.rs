@@ -4,9 +4,10 @@
 //! A keep-alive client sends its next request a few microseconds after reading a
 //! response. When the connection's thread has gone to sleep in `epoll_wait` by then, the
 //! request pays for waking it (and, on an idle core, for the core leaving its idle state):
-//! measured on 2 cores, one client asking the LUBM mix over HTTP got 12.8 K queries/s at a
-//! p50 of 74 µs, with 20 µs of the server's 40 µs of CPU a query in the kernel, while each
-//! of two clients, which keep the threads awake, got about 29 K at 31 µs. So the first
+//! measured on 2 cores, one client asking the LUBM mix over HTTP got 13.2 K queries/s at a
+//! p50 of 72 µs, with 18 µs of the server's 38 µs of CPU a query in the kernel, while each
+//! of two clients, which keep the threads awake, got about 29 K at 31 µs; polling, the one
+//! client got 20.6 K at 46 µs (`bench/results/2core/http-spin-read.md`). So the first
 //! read after a response tries again for up to [`SPIN`], yielding the core between tries
 //! (the client may need it), before it waits as usual. Polling instead of sleeping is what
 //! latency-bound servers do (Seastar's reactor, the kernel's `SO_BUSY_POLL`); the
