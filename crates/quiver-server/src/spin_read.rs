@@ -334,7 +334,7 @@ mod tests {
             let lane = LaneConnections::default();
             let _open = lane.open();
             let ended = ResponseEnded::default();
-            let spin = Duration::from_millis(2);
+            let spin = Duration::from_millis(20);
             let stream = TcpStream::from_std(server).unwrap();
             let mut socket = SpinRead::new(stream, spin, ended.clone(), lane.clone());
             assert!(!socket.polls(), "nothing written yet");
@@ -353,7 +353,7 @@ mod tests {
             assert!(socket.polls());
             // The client asks again only after the poll gave up: the read still gets it.
             let late = std::thread::spawn(move || {
-                std::thread::sleep(spin * 20);
+                std::thread::sleep(spin * 10);
                 client.write_all(b"next").unwrap();
                 client
             });
