@@ -166,7 +166,7 @@ impl Dictionary {
     /// ends exactly where the next bucket begins. Linear in the bytes checked.
     pub fn validate_buckets(&self, range: std::ops::Range<usize>) -> Result<(), String> {
         let mut current = Vec::new();
-        let mut previous = Vec::new();
+        let mut scratch = Vec::new();
         for bucket in range {
             let Some(&start) = self.buckets.get(bucket) else {
                 return Err(format!("bucket {bucket} does not exist"));
@@ -184,7 +184,7 @@ impl Dictionary {
                 let Some((shared, suffix)) = reader.next_entry(current.len()) else {
                     return Err(format!("term {id} in bucket {bucket} is malformed"));
                 };
-                if id > first && !follows(&current, shared, suffix, &mut previous) {
+                if id > first && !follows(&current, shared, suffix, &mut scratch) {
                     return Err(format!("term {id} is not greater than term {}", id - 1));
                 }
                 current.truncate(shared);
