@@ -247,6 +247,16 @@ fn join_cluster(
             crate::memory::mib(bytes as u64)
         ));
     }
+    if partitions.replicas().is_some() {
+        args.log.say(&format!(
+            "process {}: {}",
+            args.process,
+            match partitions.replicas_read_from_kept() {
+                true => "the replicas read from the copy this process kept at its last start",
+                false => "the replicas exchanged as the cluster started; each process keeps a copy for the next start",
+            }
+        ));
+    }
     if args.process != 0 && !args.accept_queries {
         let ended = partitions.wait();
         // One write (as every line `say` writes): the processes of a cluster on this

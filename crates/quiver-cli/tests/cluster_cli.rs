@@ -221,6 +221,21 @@ fn a_cluster_of_processes_answers_like_the_whole_store() {
             .terminate(Duration::from_secs(20))
             .expect("the cluster stops");
         assert!(status.success(), "{status:?}: {}", cluster.log());
+        if processes == 2 {
+            // Started again: every process reads the replicas it kept, the same answers.
+            let mut cluster = Server::start_cluster(&dir, processes, &[]);
+            for process in 0..processes {
+                let said = format!("process {process}: the replicas read from the copy");
+                assert!(cluster.logged(&said), "{said}: {}", cluster.log());
+            }
+            for (query, expected) in queries.iter().zip(&expected) {
+                assert_eq!(&rows(&cluster, query), expected, "kept replicas: {query}");
+            }
+            let status = cluster
+                .terminate(Duration::from_secs(20))
+                .expect("the cluster stops");
+            assert!(status.success(), "{status:?}: {}", cluster.log());
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -18,6 +18,7 @@ mod direct;
 mod fetch;
 pub mod heartbeat;
 mod in_place;
+pub mod kept_replicas;
 mod key_estimate;
 mod lanes;
 mod learnt;

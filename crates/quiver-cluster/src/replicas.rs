@@ -20,7 +20,9 @@
 //! builds the tables once every worker has sent all (timely's frontier) and publishes
 //! them for its process. Until then, and on a process without them, the steps run at
 //! their owners as before: each worker decides from its own process's tables, so the
-//! processes never need to agree.
+//! processes never need to agree. At a cluster's next start, every process reads the
+//! copy it kept of them instead, when all hold one of the partitions as they are
+//! ([`crate::kept_replicas`]).
 
 use std::sync::{Arc, OnceLock};
 
@@ -321,14 +323,16 @@ type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;
 
 /// Builds the exchange on a worker: it sends its partition's pairs of what `replication`
 /// names to every process's first worker (`firsts`); a first worker publishes its
-/// process's replicas in `replicas` once every worker has sent all.
+/// process's replicas in `replicas` once every worker has sent all. With `kept`, every
+/// process has its replicas already (read from the copy it kept,
+/// [`crate::kept_replicas`]): nothing is sent.
 pub(crate) fn build(
     worker: &mut timely::worker::Worker,
     part: &Store,
     rdf_type: Option<PredId>,
     firsts: &[u32],
     replicas: SharedReplicas,
-    replication: &Replication,
+    (replication, kept): (&Replication, bool),
 ) {
     let wanted = replication.any();
     let mut input: InputHandleVec<u64, Batch> = InputHandleVec::new();
@@ -386,7 +390,7 @@ pub(crate) fn build(
             )
             .probe_with(&probe);
     });
-    if wanted {
+    if wanted && !kept {
         let at = (worker.index() as u32, worker.peers() as u32);
         let mut k = 0u64;
         for table in 0..tables {

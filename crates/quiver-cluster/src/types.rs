@@ -50,6 +50,20 @@ impl PairTable {
         // pairs on a large store (LUBM-1000: 23 M), sorted as the cluster starts.
         quiver_store::sort_pairs(&mut pairs);
         pairs.dedup();
+        Self::from_sorted(pairs)
+    }
+
+    /// The table of `pairs`, sorted and without duplicates already (as [`Self::pairs`]
+    /// gives them): kept replicas read back ([`crate::kept_replicas`]). `None` when they
+    /// are not.
+    pub(crate) fn of_sorted(pairs: Vec<(Id, Id)>) -> Option<Self> {
+        pairs
+            .windows(2)
+            .all(|w| w[0] < w[1])
+            .then(|| Self::from_sorted(pairs))
+    }
+
+    fn from_sorted(mut pairs: Vec<(Id, Id)>) -> Self {
         pairs.shrink_to_fit();
         // About one bucket per pair: 4 bytes per pair beside its 8.
         let largest = pairs.last().map_or(0, |&(instance, _)| u64::from(instance));

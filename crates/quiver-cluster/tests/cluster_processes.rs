@@ -420,6 +420,7 @@ fn coordinate_clusters() {
     learnt_records_answer_again(&store);
     idle_coordinators_serve_other_queries(&store);
     every_process_coordinates(&store, &lubm);
+    replicas_kept_for_the_next_start(&store, &lubm);
 
     // Processes given only the addresses, as across machines, bind their own and connect
     // (the ports are found free and released first: a race the tests accept here alone).
@@ -967,5 +968,62 @@ fn idle_coordinators_serve_other_queries(store: &Store) {
         "40 light queries took {took:?}"
     );
     stop(cluster, children);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The replicas a cluster of 2 processes exchanged at its first start are kept, one copy
+/// per process: the next start over the same partitions reads them on every process, the
+/// same replicas, with the same answers. A process whose copy is gone, or a partition
+/// saved again since, makes every process exchange them again, and only the processes
+/// whose copy did not match write one anew.
+fn replicas_kept_for_the_next_start(store: &Store, queries: &[String]) {
+    use quiver_cluster::kept_replicas::kept_dir;
+    let expected: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| rows(store, q, None, None).unwrap())
+        .collect();
+    let dir = scratch("kept");
+    save_partitioned(store, &dir, 2, |_, _| {}).unwrap();
+    // Starts the cluster, checks how its replicas came and its answers; returns process
+    // 0's memberships and how the writing of its copy ended.
+    let run = |read: bool| {
+        let (cluster, children) = start(&dir, 2, 1);
+        assert_eq!(cluster.replicas_read_from_kept(), read);
+        let (mut coordinator, layout) = open_partition(&dir, 0, 2).unwrap();
+        coordinator.use_statistics(layout.statistics.as_ref().unwrap());
+        for (query, expected) in queries.iter().zip(&expected) {
+            let got = rows(&coordinator, query, Some(dynamic(&cluster)), None)
+                .unwrap_or_else(|e| panic!("kept replicas read: {read}: {query}: {e}"));
+            same_answers(
+                query,
+                &got,
+                expected,
+                &format!("kept replicas read: {read}"),
+            );
+        }
+        let types = cluster.types().unwrap().pairs().to_vec();
+        let written = cluster.kept_replicas_written();
+        stop(cluster, children);
+        (types, written)
+    };
+    let (exchanged, written) = run(false);
+    assert_eq!(written, Some(Ok(())));
+    assert!(!exchanged.is_empty());
+    assert!(kept_dir(&dir, 0).is_dir() && kept_dir(&dir, 1).is_dir());
+    let (read, written) = run(true);
+    assert_eq!(read, exchanged);
+    assert_eq!(written, None);
+    // Process 1's copy gone: both exchange, and process 1 alone writes a copy.
+    std::fs::remove_dir_all(kept_dir(&dir, 1)).unwrap();
+    assert_eq!(run(false).1, None);
+    assert!(kept_dir(&dir, 1).is_dir());
+    assert_eq!(run(true).0, exchanged);
+    // Partition 1 saved again (the same triples, a new generation): neither copy is of
+    // the partitions as they are now.
+    let (part, _) = open_partition(&dir, 1, 2).unwrap();
+    part.save(&quiver_store::partition::partition_dir(&dir, 1))
+        .unwrap();
+    assert_eq!(run(false), (exchanged.clone(), Some(Ok(()))));
+    assert_eq!(run(true).0, exchanged);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -36,7 +36,7 @@ pub use error::SnapshotError;
 /// The full-disk test hook's budget, which `quiver-db`'s log draws on too.
 #[doc(hidden)]
 pub use fault::{disk_full, WriteBudget};
-pub use reader::SnapshotReader;
+pub use reader::{manifest_digest, SnapshotReader};
 pub use writer::{FileSections, SnapshotWriter};
 
 /// Version of the on-disk format written and read by this build.

@@ -224,6 +224,21 @@ fn read_manifest(dir: &Path) -> Result<(PathBuf, Vec<u8>), SnapshotError> {
     }
 }
 
+/// A digest of the current manifest of the store in `dir`. The manifest names the
+/// generation and every file's size and every section's length and CRC-32, so a store
+/// whose content changed (or that was saved again) has another digest: what a file derived
+/// from stores keeps to tell whether it still matches them (a cluster's kept replicas).
+/// Computed with the standard library's hasher, the same for every process of one build; a
+/// digest kept by another build may differ, which only makes the derived file be made
+/// again.
+pub fn manifest_digest(dir: &Path) -> Result<u64, SnapshotError> {
+    use std::hash::{Hash, Hasher};
+    let (_, bytes) = read_manifest(dir)?;
+    let mut hasher = std::hash::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    Ok(hasher.finish())
+}
+
 /// The generation of the valid manifest in `dir`, if any.
 pub(crate) fn current_generation(dir: &Path) -> Option<u64> {
     let (path, bytes) = read_manifest(dir).ok()?;

@@ -19,6 +19,7 @@ use crate::direct::Lines;
 use crate::fetch::ProcessLists;
 use crate::heartbeat::Heartbeat;
 use crate::in_place::LocalParts;
+use crate::kept_replicas::Keeping;
 use crate::learnt::LearntRecords;
 use crate::replicas::{Replication, SharedReplicas};
 use crate::route::classes;
@@ -66,6 +67,7 @@ impl TimelyPartitions {
             workers,
             replication,
             threads_per_worker(workers as usize),
+            None,
         )
     }
 
@@ -122,6 +124,14 @@ impl TimelyPartitions {
             rdf_type,
             layout.replication_budget.unwrap_or(crate::types::BUDGET),
         );
+        // What this process kept of the replicas at its last start, read now: before the
+        // processes agree on reading their copies, each must know it can.
+        let keeping = Arc::new(Keeping::of_process(
+            dir,
+            (first as u32, config.workers as u32),
+            &replication,
+            rdf_type,
+        ));
         let graphs_classes = layout
             .classes
             .into_iter()
@@ -150,6 +160,7 @@ impl TimelyPartitions {
             total as u32,
             replication,
             threads,
+            Some(keeping),
         )
     }
 
@@ -163,6 +174,7 @@ impl TimelyPartitions {
         workers: u32,
         replication: Replication,
         threads: usize,
+        keeping: Option<Arc<Keeping>>,
     ) -> Result<Self, String> {
         // The first worker of every process, where the replicated memberships gather.
         let per_process = parts.len().max(1) as u32;
@@ -224,19 +236,28 @@ impl TimelyPartitions {
         let replicating = replication.clone();
         let plans = Arc::new(AtomicUsize::new(0));
         let plans_held = Arc::clone(&plans);
+        let keeps = keeping.clone();
         let guards = timely::execute::execute_from(
             builders,
             others,
             timely::WorkerConfig::default(),
             move |worker| {
                 let part = parts[worker.index() - first].clone();
+                // Whether every process reads the replicas it kept instead of exchanging.
+                let place = (
+                    worker.index() - first,
+                    firsts.contains(&(worker.index() as u32)),
+                );
+                let kept = keeps
+                    .as_deref()
+                    .is_some_and(|keeping| keeping.agree_on(worker, place, &table));
                 crate::replicas::build(
                     worker,
                     &part,
                     rdf_type,
                     &firsts,
                     Arc::clone(&table),
-                    &replicating,
+                    (&replicating, kept),
                 );
                 crate::lanes::serve(
                     worker,
@@ -272,6 +293,7 @@ impl TimelyPartitions {
             heartbeat,
             lines,
             direct: std::sync::atomic::AtomicBool::new(true),
+            keeping: Mutex::default(),
         };
         // The first questions to the other processes: one that stops before answering
         // (killed as the cluster starts) ends this process's workers with it.
@@ -290,6 +312,9 @@ impl TimelyPartitions {
         }
         if partitions.replication.any() {
             partitions.await_replicas();
+        }
+        if let Some(keeping) = keeping {
+            partitions.keep_replicas(keeping);
         }
         partitions.coordinator.set_started();
         Ok(partitions)
