@@ -4,7 +4,9 @@
 //! --process I` for the others, with a host file of free loopback ports.
 //!
 //! The processes end together: when process 0 stops (SIGINT/SIGTERM), the dataflow ends
-//! and the others return; should one of them die, queries fail within their timeout.
+//! and the others return; should one of them die, queries fail within their timeout. The
+//! others run in process groups of their own, so a terminal's Ctrl-C reaches process 0
+//! alone, and they end after it, not before.
 
 use std::time::Duration;
 

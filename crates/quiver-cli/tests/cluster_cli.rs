@@ -223,7 +223,9 @@ fn a_cluster_of_processes_answers_like_the_whole_store() {
         assert!(status.success(), "{status:?}: {}", cluster.log());
         if processes == 2 {
             // Started again: every process reads the replicas it kept, the same answers.
-            let mut cluster = Server::start_cluster(&dir, processes, &[]);
+            // Started as a shell starts a command, and stopped by Ctrl-C (SIGINT to its
+            // process group): process 0 stops, and the others with it, none reported lost.
+            let mut cluster = Server::start_cluster_in_group(&dir, processes, &[]);
             for process in 0..processes {
                 let said = format!("process {process}: the replicas read from the copy");
                 assert!(cluster.logged(&said), "{said}: {}", cluster.log());
@@ -232,9 +234,11 @@ fn a_cluster_of_processes_answers_like_the_whole_store() {
                 assert_eq!(&rows(&cluster, query), expected, "kept replicas: {query}");
             }
             let status = cluster
-                .terminate(Duration::from_secs(20))
+                .interrupt_group(Duration::from_secs(20))
                 .expect("the cluster stops");
             assert!(status.success(), "{status:?}: {}", cluster.log());
+            assert!(cluster.logged("process 1 stopped"), "{}", cluster.log());
+            assert!(!cluster.log().contains("lost"), "{}", cluster.log());
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

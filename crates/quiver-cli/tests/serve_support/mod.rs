@@ -123,6 +123,16 @@ impl Server {
         Self::launch(command, store, args)
     }
 
+    /// [`Server::start_cluster`] in a process group of its own, as a shell runs a command
+    /// in the foreground: [`Server::interrupt_group`] then sends SIGINT to the group, as a
+    /// terminal's Ctrl-C does.
+    pub fn start_cluster_in_group(store: &Path, processes: u32, args: &[&str]) -> Server {
+        let mut command = quiver();
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        command.args(["cluster", "--processes", &processes.to_string()]);
+        Self::launch(command, store, args)
+    }
+
     /// Like [`Server::start`], with environment variables set for the server.
     pub fn start_with_env(store: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut command = quiver();
@@ -288,10 +298,20 @@ impl Server {
 
     /// Sends SIGTERM and waits (at most `limit`) for the process to exit.
     pub fn terminate(&mut self, limit: Duration) -> Option<ExitStatus> {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
+        self.signal(&["-TERM", &self.child.id().to_string()], limit)
+    }
+
+    /// Sends SIGINT to the server's process group (started by
+    /// [`Server::start_cluster_in_group`]), as a terminal's Ctrl-C does, and waits for the
+    /// server to exit, at most `limit`.
+    pub fn interrupt_group(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let group = format!("-{}", self.child.id());
+        self.signal(&["-INT", "--", &group], limit)
+    }
+
+    /// Runs `kill ARGS` and waits for the server to exit, at most `limit`.
+    fn signal(&mut self, args: &[&str], limit: Duration) -> Option<ExitStatus> {
+        let status = Command::new("kill").args(args).status().expect("kill runs");
         assert!(status.success());
         let deadline = Instant::now() + limit;
         while Instant::now() < deadline {
