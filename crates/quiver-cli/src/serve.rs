@@ -248,14 +248,23 @@ fn join_cluster(
         ));
     }
     if partitions.replicas().is_some() {
-        args.log.say(&format!(
-            "process {}: {}",
-            args.process,
-            match partitions.replicas_read_from_kept() {
-                true => "the replicas read from the copy this process kept at its last start",
-                false => "the replicas exchanged as the cluster started; each process keeps a copy for the next start",
-            }
-        ));
+        let kept = quiver_cluster::kept_replicas::kept_dir(location, partitions.first_partition());
+        let how = match (
+            partitions.replicas_read_from_kept(),
+            partitions.kept_replicas_written(),
+        ) {
+            (true, _) => "read from the copy this process kept at its last start".to_owned(),
+            (false, Some(Ok(()))) => format!(
+                "exchanged as the cluster started, and kept for the next start in {}",
+                kept.display()
+            ),
+            (false, Some(Err(error))) => format!(
+                "exchanged as the cluster started; they could not be kept for the next start ({error})"
+            ),
+            (false, None) => "exchanged as the cluster started (another process kept no copy of these partitions)".to_owned(),
+        };
+        args.log
+            .say(&format!("process {}: the replicas {how}", args.process));
     }
     if args.process != 0 && !args.accept_queries {
         let ended = partitions.wait();

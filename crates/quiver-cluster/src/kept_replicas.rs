@@ -4,8 +4,10 @@
 //!
 //! The exchange is most of a cluster's start (LUBM-1000 on 4 processes of this 2-core
 //! machine: 2.1 s of 3.6 s), and its result depends only on the partitions and on what is
-//! replicated. So once a process has its replicas, it writes them, on a thread of its own
-//! while it serves, into `replicas-F` beside the layout (`F`: its first partition), a
+//! replicated. So once a process has exchanged its replicas, its first worker writes them
+//! before it publishes them (the process's start waits for that, so no query ever runs
+//! beside the write, and a process stopped at start leaves no copy but an old one or
+//! none) into `replicas-F` beside the layout (`F`: its first partition), a
 //! snapshot ([`quiver_snapshot`]: checksummed, written atomically) recording what they were
 //! built from: every partition's fingerprint (a digest of its manifest, which changes with
 //! any change of the partition: [`quiver_snapshot::manifest_digest`]), the replication and
@@ -76,6 +78,8 @@ pub(crate) struct Keeping {
     pub kept: std::sync::Mutex<Option<Replicas>>,
     /// What the workers agreed, set by its first worker.
     pub agreement: std::sync::OnceLock<Agreement>,
+    /// How the writing of a new copy ended, when one was written.
+    pub written: std::sync::OnceLock<Result<(), String>>,
 }
 
 impl Keeping {
@@ -108,6 +112,7 @@ impl Keeping {
             kept_for,
             kept: std::sync::Mutex::new(kept),
             agreement: std::sync::OnceLock::new(),
+            written: std::sync::OnceLock::new(),
         }
     }
 
@@ -136,12 +141,27 @@ impl Keeping {
         everywhere
     }
 
-    /// The partitions to write a new copy for, when the replicas were exchanged and this
-    /// process's copy was not built from these partitions.
-    pub(crate) fn to_write(&self) -> Option<&[u64]> {
-        let agreement = self.agreement.get()?;
-        let partitions = agreement.partitions.as_deref()?;
-        (!agreement.kept_everywhere && partitions != self.kept_for.as_slice()).then_some(partitions)
+    /// Writes `replicas`, exchanged as `replication` names, as this process's new copy,
+    /// when its copy was not built from these partitions (in its first worker, before
+    /// they are published: the process's start waits for them, and the queries after it
+    /// never for the write).
+    pub(crate) fn keep(
+        &self,
+        replicas: &Replicas,
+        replication: &Replication,
+        rdf_type: Option<PredId>,
+    ) {
+        let Some(agreement) = self.agreement.get() else {
+            return;
+        };
+        let Some(partitions) = agreement.partitions.as_deref() else {
+            return;
+        };
+        if agreement.kept_everywhere || partitions == self.kept_for.as_slice() {
+            return;
+        }
+        let written = write(&self.dir, partitions, replication, rdf_type, replicas);
+        let _ = self.written.set(written);
     }
 }
 

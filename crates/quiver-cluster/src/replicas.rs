@@ -176,6 +176,10 @@ impl Replicas {
 /// A process's replicas, once exchanged.
 pub(crate) type SharedReplicas = Arc<OnceLock<Replicas>>;
 
+/// What a first worker does with its process's replicas, gathered, before it publishes
+/// them (keeps a copy: [`crate::kept_replicas`]).
+pub(crate) type BeforePublish = Box<dyn FnOnce(&Replicas)>;
+
 /// How a step was answered from the replicas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Answered {
@@ -323,15 +327,15 @@ type Nothing = timely::container::CapacityContainerBuilder<Vec<()>>;
 
 /// Builds the exchange on a worker: it sends its partition's pairs of what `replication`
 /// names to every process's first worker (`firsts`); a first worker publishes its
-/// process's replicas in `replicas` once every worker has sent all. With `kept`, every
-/// process has its replicas already (read from the copy it kept,
+/// process's replicas in `replicas` once every worker has sent all, after `before`. With
+/// `kept`, every process has its replicas already (read from the copy it kept,
 /// [`crate::kept_replicas`]): nothing is sent.
 pub(crate) fn build(
     worker: &mut timely::worker::Worker,
     part: &Store,
     rdf_type: Option<PredId>,
     firsts: &[u32],
-    replicas: SharedReplicas,
+    (replicas, mut before): (SharedReplicas, Option<BeforePublish>),
     (replication, kept): (&Replication, bool),
 ) {
     let wanted = replication.any();
@@ -376,10 +380,14 @@ pub(crate) fn build(
                                     }
                                 })
                                 .collect();
-                            let _ = replicas.set(Replicas {
+                            let gathered = Replicas {
                                 types: publish.types.then(|| PairTable::new(types)),
                                 edges,
-                            });
+                            };
+                            if let Some(before) = before.take() {
+                                before(&gathered);
+                            }
+                            let _ = replicas.set(gathered);
                             // Gathering the pairs grew lists by doubling, and sorting
                             // them, on the heap: the blocks it freed go back (LUBM-100 on
                             // 2 processes: ~40 MiB a serving process kept for nothing).

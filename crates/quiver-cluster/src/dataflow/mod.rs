@@ -107,20 +107,9 @@ pub struct TimelyPartitions {
     /// ([`crate::direct`]; none in one process), and whether they are used.
     lines: Option<Lines>,
     direct: std::sync::atomic::AtomicBool,
-    /// How this process's replicas came, and the thread writing a copy of them for the
-    /// next start ([`crate::kept_replicas`]).
-    keeping: Mutex<KeptState>,
-}
-
-/// See [`TimelyPartitions::keeping`].
-#[derive(Debug, Default)]
-struct KeptState {
-    /// The replicas were read from the copy kept at the last start.
-    read: bool,
-    /// Writing a new copy.
-    writing: Option<std::thread::JoinHandle<Result<(), String>>>,
-    /// How the writing ended.
-    written: Option<Result<(), String>>,
+    /// What this process kept of its replicas for the next start, and how they came
+    /// ([`crate::kept_replicas`]; none in one process).
+    keeping: Option<Arc<crate::kept_replicas::Keeping>>,
 }
 
 /// Record sizes asked of their owners, kept for the planning of later queries: the
@@ -241,57 +230,26 @@ impl TimelyPartitions {
     /// Whether this process's replicas were read from the copy it kept at its last start,
     /// every process reading its own, rather than exchanged.
     pub fn replicas_read_from_kept(&self) -> bool {
-        self.keeping.lock().unwrap_or_else(|e| e.into_inner()).read
+        self.replicas.get().is_some()
+            && self.keeping.as_ref().is_some_and(|keeping| {
+                keeping
+                    .agreement
+                    .get()
+                    .is_some_and(|agreement| agreement.kept_everywhere)
+            })
     }
 
-    /// How the writing of this process's copy of its replicas for the next start ended,
-    /// waiting for it if it is under way; `None` when no copy was written (it kept one
+    /// This process's first partition (its first worker's index).
+    pub fn first_partition(&self) -> u32 {
+        self.first
+    }
+
+    /// How the writing of this process's copy of its replicas for the next start ended
+    /// (written before they were published); `None` when no copy was written (it kept one
     /// of these partitions already, nothing is replicated, or the cluster runs in one
     /// process).
     pub fn kept_replicas_written(&self) -> Option<Result<(), String>> {
-        let mut state = self.keeping.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(writing) = state.writing.take() {
-            let written = writing
-                .join()
-                .unwrap_or_else(|_| Err("the thread writing the replicas panicked".into()));
-            state.written = Some(written);
-        }
-        state.written.clone()
-    }
-
-    /// Once the replicas are in: notes whether they were read from the kept copies, and
-    /// when they were exchanged and this process's copy is not of these partitions,
-    /// writes a new one on a thread of its own.
-    fn keep_replicas(&self, keeping: Arc<crate::kept_replicas::Keeping>) {
-        let mut state = self.keeping.lock().unwrap_or_else(|e| e.into_inner());
-        if self.replicas.get().is_none() {
-            return;
-        }
-        state.read = keeping
-            .agreement
-            .get()
-            .is_some_and(|agreement| agreement.kept_everywhere);
-        let Some(partitions) = keeping.to_write().map(<[u64]>::to_vec) else {
-            return;
-        };
-        let replicas = Arc::clone(&self.replicas);
-        let (replication, rdf_type) = (self.replication.clone(), self.rdf_type);
-        let writing = std::thread::Builder::new()
-            .name("quiver-keep-replicas".into())
-            .spawn(move || {
-                let replicas = replicas.get().ok_or("no replicas")?;
-                crate::kept_replicas::write(
-                    &keeping.dir,
-                    &partitions,
-                    &replication,
-                    rdf_type,
-                    replicas,
-                )
-            });
-        match writing {
-            Ok(writing) => state.writing = Some(writing),
-            Err(e) => state.written = Some(Err(format!("cannot start a thread: {e}"))),
-        }
+        self.keeping.as_ref()?.written.get().cloned()
     }
 
     /// This process's replicas, if the cluster replicates anything and they have arrived.
@@ -501,7 +459,5 @@ impl Drop for TimelyPartitions {
                 joined(guards);
             }
         }
-        // A copy of the replicas under way is finished: the next start reads it.
-        let _ = self.kept_replicas_written();
     }
 }

@@ -21,7 +21,7 @@ use crate::heartbeat::Heartbeat;
 use crate::in_place::LocalParts;
 use crate::kept_replicas::Keeping;
 use crate::learnt::LearntRecords;
-use crate::replicas::{Replication, SharedReplicas};
+use crate::replicas::{Replicas, Replication, SharedReplicas};
 use crate::route::classes;
 
 use super::{threads_per_worker, ClusterConfig, Coordinator, Request, TimelyPartitions, Totals};
@@ -251,12 +251,20 @@ impl TimelyPartitions {
                 let kept = keeps
                     .as_deref()
                     .is_some_and(|keeping| keeping.agree_on(worker, place, &table));
+                // A first worker that gathers them writes a copy for the next start before
+                // it publishes them, when its process's copy is not of these partitions.
+                let keep = keeps.clone().map(|keeping| {
+                    let replication = replicating.clone();
+                    Box::new(move |replicas: &Replicas| {
+                        keeping.keep(replicas, &replication, rdf_type)
+                    }) as crate::replicas::BeforePublish
+                });
                 crate::replicas::build(
                     worker,
                     &part,
                     rdf_type,
                     &firsts,
-                    Arc::clone(&table),
+                    (Arc::clone(&table), keep),
                     (&replicating, kept),
                 );
                 crate::lanes::serve(
@@ -293,7 +301,7 @@ impl TimelyPartitions {
             heartbeat,
             lines,
             direct: std::sync::atomic::AtomicBool::new(true),
-            keeping: Mutex::default(),
+            keeping: keeping.clone(),
         };
         // The first questions to the other processes: one that stops before answering
         // (killed as the cluster starts) ends this process's workers with it.
@@ -312,9 +320,6 @@ impl TimelyPartitions {
         }
         if partitions.replication.any() {
             partitions.await_replicas();
-        }
-        if let Some(keeping) = keeping {
-            partitions.keep_replicas(keeping);
         }
         partitions.coordinator.set_started();
         Ok(partitions)
