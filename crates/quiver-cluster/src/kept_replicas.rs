@@ -5,9 +5,9 @@
 //! The exchange is most of a cluster's start (LUBM-1000 on 4 processes of this 2-core
 //! machine: 2.1 s of 3.6 s), and its result depends only on the partitions and on what is
 //! replicated. So once a process has exchanged its replicas, its first worker writes them
-//! before it publishes them (the process's start waits for that, so no query ever runs
-//! beside the write, and a process stopped at start leaves no copy but an old one or
-//! none) into `replicas-F` beside the layout (`F`: its first partition), a
+//! before it publishes them (the process's start waits for that, so the queries it
+//! coordinates never run beside the write, and a process stopped as it starts leaves its
+//! old copy or none) into `replicas-F` beside the layout (`F`: its first partition), a
 //! snapshot ([`quiver_snapshot`]: checksummed, written atomically) recording what they were
 //! built from: every partition's fingerprint (a digest of its manifest, which changes with
 //! any change of the partition: [`quiver_snapshot::manifest_digest`]), the replication and
@@ -225,7 +225,8 @@ pub(crate) fn read(
     }
     let mut read = Vec::with_capacity(names.len());
     for (name, &count) in names.iter().zip(&metadata.pairs) {
-        let mut pairs = Vec::with_capacity(usize::try_from(count).ok()?);
+        // Grown from the sections read, not from the count the metadata claims.
+        let mut pairs = Vec::new();
         for chunk in 0.. {
             let section = format!("{name}.{chunk}");
             if !reader.has_section(FILE, &section) {
