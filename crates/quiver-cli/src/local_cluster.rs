@@ -150,8 +150,7 @@ impl Peers {
             // Out of this process's group: a terminal's Ctrl-C goes to its foreground
             // group, and the processes started here end with process 0's cluster, once it
             // has stopped. In the group, they died at once, and process 0, still
-            // shutting down, reported a process lost (and a copy of the replicas being
-            // written for the next start was lost with them).
+            // shutting down, reported a process lost.
             #[cfg(unix)]
             std::os::unix::process::CommandExt::process_group(&mut command, 0);
             let child = command.spawn().context("cannot start a cluster process")?;
