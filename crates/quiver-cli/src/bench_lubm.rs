@@ -606,8 +606,10 @@ pub(crate) fn materialise(results: &QueryResults<'_>) -> usize {
                 row.iter().flatten().map(term_length).sum()
             };
             let rows = solutions.len();
-            let chunk =
-                quiver_sparql::results::parallel_chunk_rows(rows, rayon::current_num_threads())
+            let chunk = quiver_sparql::results::parallel_chunk_rows(
+                solutions,
+                rayon::current_num_threads(),
+            )
             .unwrap_or(rows)
             .max(1);
             let bytes: usize = (0..rows.div_ceil(chunk))

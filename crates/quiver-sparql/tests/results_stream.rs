@@ -16,7 +16,7 @@ use oxrdf::{BaseDirection, BlankNode, Literal, NamedNode, Term, Triple};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use quiver_sparql::results::{
-    solutions_to_vec, write_solutions, write_solutions_reference, Syntax,
+    parallel_chunk_rows, solutions_to_vec, write_solutions, write_solutions_reference, Syntax,
 };
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
@@ -216,6 +216,45 @@ fn long_columns_match_the_reference() {
 #[test]
 fn results_of_tens_of_thousands_of_rows_match_the_reference() {
     check_on_pools(&random_store(100, 40_000));
+}
+
+/// A result far smaller than those cut into chunks for their size, but whose ids are
+/// scattered over the dictionary (subjects spaced far apart, ordered by their objects), is
+/// written in chunks too, the calling thread writing the first, with the reference's bytes
+/// (on pools of two and four threads); the same rows in the order of their subjects (ids
+/// in order, a dictionary bucket after the other) stay on one thread.
+#[test]
+fn small_results_of_scattered_ids_are_written_in_chunks() {
+    let store = random_store(100, 5_000);
+    let scattered = "SELECT ?o ?s WHERE { ?s <http://x/p1> ?o } ORDER BY ?o";
+    let in_order = "SELECT ?s ?o WHERE { ?s <http://x/p1> ?o } ORDER BY ?s";
+    for threads in [2, 4] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            for (query, chunked) in [(scattered, true), (in_order, false)] {
+                let results = prepare(&store, query, &PrepareOptions::default())
+                    .and_then(|prepared| prepared.execute(&store, &ExecOptions::default()))
+                    .unwrap_or_else(|e| panic!("{query}: {e}"));
+                let QueryResults::Solutions(solutions) = &results else {
+                    panic!("{query}: not solutions");
+                };
+                assert!(
+                    (5_000..32_768).contains(&solutions.len()),
+                    "{query}: {} rows",
+                    solutions.len()
+                );
+                assert_eq!(
+                    parallel_chunk_rows(solutions, threads).is_some(),
+                    chunked,
+                    "{query}: written in chunks on {threads} threads"
+                );
+                check(&store, query);
+            }
+        });
+    }
 }
 
 /// [`check`] of every query on pools of two and four threads.

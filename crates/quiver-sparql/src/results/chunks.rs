@@ -176,29 +176,33 @@ pub(super) fn write_in_parallel(
     let mut writers: Vec<RowWriter<'_>> = (0..threads * 2)
         .map(|_| RowWriter::new(solutions, openings.len(), true, chunk_rows))
         .collect();
+    // A small result (one batch) is written by the pool and the calling thread together:
+    // a thread outside the pool (a connection's, the command's) would otherwise wait idle
+    // for the pool, and for a few hundred microseconds of work its hand-off and wake-up
+    // cost about as much as a chunk (LUBM-1000's q1 as JSON on 2 cores, medians: 209 ns
+    // a row on one thread, 238 on the pool, 173 with the caller too). A large result's
+    // batches keep to the pool: a third thread on two cores made LUBM-1000's q7 slower.
+    let caller_writes = rows < super::stream::PARALLEL_ROWS;
     let mut fill = |buffers: &mut Vec<Vec<u8>>, batch: &[Range<usize>]| {
         buffers.resize_with(batch.len(), Vec::new);
-        buffers
-            .par_iter_mut()
+        let mut outcomes: Vec<io::Result<()>> = batch.iter().map(|_| Ok(())).collect();
+        let mut places = buffers
+            .iter_mut()
             .zip(&mut writers)
             .zip(batch)
-            .try_for_each(|((buffer, writer), range)| {
-                // Written through a vector of the task's own: the places' vectors lie side
-                // by side, and every push updating a length in a line that another
-                // thread's pushes update too would bounce it between their caches.
-                let mut own = std::mem::take(buffer);
-                own.clear();
-                let written = writer.write(
-                    solutions,
-                    syntax,
-                    openings,
-                    range.clone(),
-                    &mut own,
-                    &mut |_| Ok(()),
-                );
-                *buffer = own;
-                written
-            })
+            .zip(&mut outcomes);
+        let first = if caller_writes { places.next() } else { None };
+        rayon::in_place_scope(|scope| {
+            for (((buffer, writer), range), outcome) in places {
+                scope.spawn(move |_| {
+                    *outcome = fill_chunk(writer, solutions, syntax, openings, range, buffer)
+                });
+            }
+            if let Some((((buffer, writer), range), outcome)) = first {
+                *outcome = fill_chunk(writer, solutions, syntax, openings, range, buffer);
+            }
+        });
+        outcomes.into_iter().collect::<io::Result<()>>()
     };
     // The bytes and rows filled so far, for the guess of the whole output's size.
     let mut filled_bytes = 0usize;
@@ -225,6 +229,32 @@ pub(super) fn write_in_parallel(
         expected = count(&filled, batch);
     }
     sink.take(&filled, expected)
+}
+
+/// Writes the rows `range` into `buffer` (emptied first) through `writer`.
+fn fill_chunk(
+    writer: &mut RowWriter<'_>,
+    solutions: &Solutions<'_>,
+    syntax: Syntax,
+    openings: &[Vec<u8>],
+    range: &Range<usize>,
+    buffer: &mut Vec<u8>,
+) -> io::Result<()> {
+    // Written through a vector of the task's own: the places' vectors lie side by side, and
+    // every push updating a length in a line that another thread's pushes update too would
+    // bounce it between their caches.
+    let mut own = std::mem::take(buffer);
+    own.clear();
+    let written = writer.write(
+        solutions,
+        syntax,
+        openings,
+        range.clone(),
+        &mut own,
+        &mut |_| Ok(()),
+    );
+    *buffer = own;
+    written
 }
 
 #[cfg(test)]
