@@ -132,10 +132,17 @@ impl ChunkSink for Memory {
             places.push(place);
             rest = after;
         }
-        places
-            .into_par_iter()
-            .zip(chunks)
-            .for_each(|(place, chunk)| place.copy_from_slice(chunk));
+        if total < COPY_STEP {
+            // Less than one step: copied here, not handed to the pool and waited for.
+            for (place, chunk) in places.into_iter().zip(chunks) {
+                place.copy_from_slice(chunk);
+            }
+        } else {
+            places
+                .into_par_iter()
+                .zip(chunks)
+                .for_each(|(place, chunk)| place.copy_from_slice(chunk));
+        }
         self.len += total;
         Ok(())
     }
@@ -145,6 +152,10 @@ impl ChunkSink for Memory {
 const COPY_STEP: usize = 1 << 20;
 
 fn copy_in_parallel(to: &mut [u8], from: &[u8]) {
+    if from.len() <= COPY_STEP {
+        to.copy_from_slice(from);
+        return;
+    }
     to.par_chunks_mut(COPY_STEP)
         .zip(from.par_chunks(COPY_STEP))
         .for_each(|(to, from)| to.copy_from_slice(from));
@@ -180,18 +191,28 @@ pub(super) fn write_in_parallel(
     // a thread outside the pool (a connection's, the command's) would otherwise wait idle
     // for the pool, and for a few hundred microseconds of work its hand-off and wake-up
     // cost about as much as a chunk (LUBM-1000's q1 as JSON on 2 cores, medians: 209 ns
-    // a row on one thread, 238 on the pool, 173 with the caller too). A large result's
-    // batches keep to the pool: a third thread on two cores made LUBM-1000's q7 slower.
+    // a row on one thread, 238 on the pool, 135 with the caller writing one of a chunk per
+    // thread). A large result's batches keep to the pool: a third thread on two cores
+    // made LUBM-1000's q7 slower.
     let caller_writes = rows < super::stream::PARALLEL_ROWS;
     let mut fill = |buffers: &mut Vec<Vec<u8>>, batch: &[Range<usize>]| {
         buffers.resize_with(batch.len(), Vec::new);
+        if !caller_writes {
+            return buffers
+                .par_iter_mut()
+                .zip(&mut writers)
+                .zip(batch)
+                .try_for_each(|((buffer, writer), range)| {
+                    fill_chunk(writer, solutions, syntax, openings, range, buffer)
+                });
+        }
         let mut outcomes: Vec<io::Result<()>> = batch.iter().map(|_| Ok(())).collect();
         let mut places = buffers
             .iter_mut()
             .zip(&mut writers)
             .zip(batch)
             .zip(&mut outcomes);
-        let first = if caller_writes { places.next() } else { None };
+        let first = places.next();
         rayon::in_place_scope(|scope| {
             for (((buffer, writer), range), outcome) in places {
                 scope.spawn(move |_| {

@@ -35,8 +35,8 @@ const MIN_CHUNK_ROWS: usize = 4_096;
 /// this many of its cells are estimated to seek in the dictionary ([`seeking_cells`]):
 /// each is a miss of the processor's caches (60–170 ns on one thread), which threads
 /// overlap. On 2 cores, LUBM-1000's q1 (2,528 rows of students, departments and
-/// universities scattered over the dictionary, about 5,000 seeking cells) is written as
-/// TSV in 0.66 of the time on both, as JSON in 0.83. Cells that decode from the bucket
+/// universities scattered over the dictionary, about 5,000 seeking cells) is written in
+/// about 0.65 of the time on both, as TSV or JSON. Cells that decode from the bucket
 /// their column's cursor holds or that repeat are cheap, and a result of such cells loses
 /// more to the chunks' cold caches than the threads save: q8 (8,569 rows, about 600
 /// seeking cells) wrote TSV in 44 ns a row on one thread against 55 split on the pool.
@@ -53,9 +53,10 @@ const CHUNK_ROWS: usize = 16_384;
 
 /// The rows of each chunk when `solutions` are written by `threads` threads, or `None`
 /// when one thread writes them: about two chunks per thread, each of [`MIN_CHUNK_ROWS`]
-/// to [`CHUNK_ROWS`] rows, or from [`MIN_SCATTERED_CHUNK_ROWS`] for a smaller result of
-/// scattered cells. Whoever decodes a result's rows on several threads the way its writers
-/// would (`bench lubm`) cuts it the same way.
+/// to [`CHUNK_ROWS`] rows; for a smaller result of scattered cells, one chunk per thread
+/// (the calling thread writes one: see `chunks.rs`) of at least
+/// [`MIN_SCATTERED_CHUNK_ROWS`]. Whoever decodes a result's rows on several threads the
+/// way its writers would (`bench lubm`) cuts it the same way.
 pub fn parallel_chunk_rows(solutions: &Solutions<'_>, threads: usize) -> Option<usize> {
     let rows = solutions.len();
     if threads < 2 {
@@ -65,7 +66,7 @@ pub fn parallel_chunk_rows(solutions: &Solutions<'_>, threads: usize) -> Option<
     } else if rows >= 2 * MIN_SCATTERED_CHUNK_ROWS
         && seeking_cells(solutions) >= PARALLEL_SEEKING_CELLS
     {
-        Some(rows.div_ceil(threads * 2).max(MIN_SCATTERED_CHUNK_ROWS))
+        Some(rows.div_ceil(threads).max(MIN_SCATTERED_CHUNK_ROWS))
     } else {
         None
     }
