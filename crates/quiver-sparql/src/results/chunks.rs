@@ -23,6 +23,13 @@ use super::row_writer::RowWriter;
 use super::term_syntax::Syntax;
 use crate::engine::Solutions;
 
+/// Results of at least this many rows are written by several threads. Below it, waking the
+/// pool and warming each chunk's caches cost more than the threads save: on 2 cores,
+/// LUBM-1000's q12 (3,101 rows) took 75 ns a row split into chunks against 31 on one
+/// thread, while q7 (44,190 rows of scattered ids) gains from the split. Smaller results
+/// are split too when their cells are scattered (`stream.rs`).
+pub(super) const PARALLEL_ROWS: usize = 32_768;
+
 /// Where the chunks of a large result go, batch by batch, in order.
 pub(super) trait ChunkSink {
     /// Takes one batch of filled chunks in order; `expected` guesses the bytes of the
@@ -194,7 +201,7 @@ pub(super) fn write_in_parallel(
     // a row on one thread, 238 on the pool, 135 with the caller writing one of a chunk per
     // thread). A large result's batches keep to the pool: a third thread on two cores
     // made LUBM-1000's q7 slower.
-    let caller_writes = rows < super::stream::PARALLEL_ROWS;
+    let caller_writes = rows < PARALLEL_ROWS;
     let mut fill = |buffers: &mut Vec<Vec<u8>>, batch: &[Range<usize>]| {
         buffers.resize_with(batch.len(), Vec::new);
         if !caller_writes {

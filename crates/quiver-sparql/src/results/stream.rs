@@ -14,7 +14,7 @@
 
 use std::io::{self, Write};
 
-use super::chunks;
+use super::chunks::{self, PARALLEL_ROWS};
 use super::row_writer::RowWriter;
 use super::term_syntax::{csv_field, json_string, xml_escape, Syntax};
 use crate::engine::Solutions;
@@ -23,12 +23,6 @@ use crate::engine::Solutions;
 const FLUSH_BYTES: usize = 1 << 18;
 /// Results of fewer rows are written without caches (filling one costs more than it saves).
 const MIN_CACHED_ROWS: usize = 256;
-/// Results of at least this many rows are written by several threads. Below it, waking the
-/// pool and warming each chunk's caches cost more than the threads save: on 2 cores,
-/// LUBM-1000's q12 (3,101 rows) took 75 ns a row split into chunks against 31 on one
-/// thread, while q7 (44,190 rows of scattered ids) gains from the split. Smaller results
-/// are split too when their cells are scattered ([`PARALLEL_SEEKING_CELLS`]).
-pub(super) const PARALLEL_ROWS: usize = 32_768;
 /// The fewest rows of one thread's chunk.
 const MIN_CHUNK_ROWS: usize = 4_096;
 /// A result of fewer rows than [`PARALLEL_ROWS`] is written by several threads when about
