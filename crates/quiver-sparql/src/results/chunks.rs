@@ -1,4 +1,6 @@
-//! A large result written by chunks of rows on the worker pool, handed in order to a sink.
+//! A result written by chunks of rows on the worker pool, handed in order to a sink: a
+//! large one, or a smaller one whose ids are scattered over the dictionary (`stream.rs`
+//! decides), of which the calling thread writes a chunk too.
 //!
 //! The pool fills one batch of chunk buffers while the sink takes the batch before it, so
 //! taking overlaps decoding. What taking costs depends on the sink:
@@ -6,10 +8,10 @@
 //! - a writer ([`Serial`]: a socket, a file, the server's body channel) takes the buffers
 //!   one after the other on the calling thread, as it must;
 //! - memory ([`Memory`]: the whole result as one `Vec<u8>`) takes them on the pool, each
-//!   buffer copied into its own place at once. Copied one after the other, the bytes and
-//!   the first touch of the output's fresh pages were one thread's work whatever the
-//!   cores: on 16 threads, LUBM-2560's q2 (2.8 M rows, 170 MB of TSV) took 48 ms to run
-//!   and 180 ms from its text to TSV in memory.
+//!   buffer copied into its own place at once (under 1 MiB, by the calling thread). Copied
+//!   one after the other, the bytes and the first touch of the output's fresh pages were
+//!   one thread's work whatever the cores: on 16 threads, LUBM-2560's q2 (2.8 M rows, 170
+//!   MB of TSV) took 48 ms to run and 180 ms from its text to TSV in memory.
 //!
 //! The output is the same as one thread's in every case: chunks are cut on row bounds and
 //! taken in order.
@@ -198,9 +200,9 @@ pub(super) fn write_in_parallel(
     // a thread outside the pool (a connection's, the command's) would otherwise wait idle
     // for the pool, and for a few hundred microseconds of work its hand-off and wake-up
     // cost about as much as a chunk (LUBM-1000's q1 as JSON on 2 cores, medians: 209 ns
-    // a row on one thread, 238 on the pool, 135 with the caller writing one of a chunk per
-    // thread). A large result's batches keep to the pool: a third thread on two cores
-    // made LUBM-1000's q7 slower.
+    // a row on one thread, 238 on the pool alone, 135 in a chunk per thread of which the
+    // caller writes one). A large result's batches keep to the pool: a third thread on two
+    // cores made LUBM-1000's q7 slower.
     let caller_writes = rows < PARALLEL_ROWS;
     let mut fill = |buffers: &mut Vec<Vec<u8>>, batch: &[Range<usize>]| {
         buffers.resize_with(batch.len(), Vec::new);
