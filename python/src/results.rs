@@ -193,13 +193,29 @@ impl QuerySolutions {
         let solutions = &self.shared.owned.solutions;
         let width = solutions.variables.len();
         let rows = solutions.len();
-        let mut columns: Vec<Column> = (0..width).map(|_| Column::new(rows)).collect();
-        py.allow_threads(|| {
-            solutions.for_each_row(|terms| {
-                for (column, term) in columns.iter_mut().zip(terms) {
-                    column.push(*term);
+        // Decoded in the chunks, and on the threads, that the results writers would use (a
+        // large result, or one of scattered ids, on every core), then joined in order.
+        let columns = py.allow_threads(|| {
+            let chunks = quiver_sparql::results::map_row_chunks(solutions, |range| {
+                let mut columns: Vec<Column> =
+                    (0..width).map(|_| Column::new(range.len())).collect();
+                solutions.for_each_row_in(range, |terms| {
+                    for (column, term) in columns.iter_mut().zip(terms) {
+                        column.push(*term);
+                    }
+                });
+                columns
+            });
+            let mut chunks = chunks.into_iter();
+            let mut columns = chunks
+                .next()
+                .unwrap_or_else(|| (0..width).map(|_| Column::new(0)).collect());
+            for chunk in chunks {
+                for (column, part) in columns.iter_mut().zip(chunk) {
+                    column.append(part);
                 }
-            })
+            }
+            columns
         });
         let list = PyList::empty(py);
         for (variable, column) in self.shared.variables.iter().zip(columns) {
@@ -279,6 +295,28 @@ impl Column {
             integers: Some(Vec::with_capacity(rows)),
             row: 0,
         }
+    }
+
+    /// Appends the rows of `part`, the column's next rows decoded apart.
+    fn append(&mut self, part: Column) {
+        self.validity.resize((self.row + part.row).div_ceil(8), 0);
+        for at in (0..part.row).filter(|at| part.validity[at / 8] & (1 << (at % 8)) != 0) {
+            let row = self.row + at;
+            self.validity[row / 8] |= 1 << (row % 8);
+        }
+        let base = self.data.len() as i64;
+        self.offsets
+            .extend(part.offsets[1..].iter().map(|offset| offset + base));
+        self.data.extend_from_slice(&part.data);
+        self.nulls += part.nulls;
+        self.integers = match (self.integers.take(), part.integers) {
+            (Some(mut integers), Some(more)) => {
+                integers.extend(more);
+                Some(integers)
+            }
+            _ => None,
+        };
+        self.row += part.row;
     }
 
     fn push(&mut self, term: Option<TermRef<'_>>) {

@@ -2,6 +2,9 @@
 unbound cells as nulls, and a clear ImportError naming the package when it is missing."""
 
 import builtins
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -54,6 +57,46 @@ def test_pandas_of_q2_matches_rows(lubm1):
     columns = expected_columns(lubm1, text)
     assert list(frame.columns) == list(columns)
     assert {c: list(frame[c]) for c in frame.columns} == columns
+
+
+# Run in a process of its own, whose pool has 4 threads whatever the machine's cores.
+CHUNKED = r"""
+import quiver
+rows = 40_003
+lines = []
+for i in range(rows):
+    lines.append(f"<http://e/s{i}> <http://e/n> {i} .")
+    if i % 3 == 0:
+        lines.append(f'<http://e/s{i}> <http://e/l> "v{i}" .')
+store = quiver.Store()
+store.load("\n".join(lines).encode(), "nt")
+query = "SELECT ?s ?n ?l { ?s <http://e/n> ?n OPTIONAL { ?s <http://e/l> ?l } }"
+table = store.query(query).to_arrow()
+expected = {"s": [], "n": [], "l": []}
+for s, n, l in store.query(query):
+    expected["s"].append(s.value)
+    expected["n"].append(int(n.value))
+    expected["l"].append(None if l is None else l.value)
+assert table.num_rows == rows, table.num_rows
+assert str(table.schema.field("n").type) == "int64", table.schema
+assert table.column("l").null_count == rows - len(range(0, rows, 3))
+assert table.to_pydict() == expected, "the columns differ from the rows"
+print("same")
+"""
+
+
+def test_to_arrow_of_a_result_decoded_in_chunks_on_several_threads():
+    """40,003 rows (results of 32,768 and more are decoded in chunks on every thread) on a
+    pool of 4 threads: 8 chunks of 5,001 rows, so each chunk's validity bits start inside a
+    byte; the integers, strings and unbound cells of the chunks joined in order."""
+    result = subprocess.run(
+        [sys.executable, "-c", CHUNKED],
+        env=dict(os.environ, RAYON_NUM_THREADS="4"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "same", result.stderr
 
 
 @pytest.mark.parametrize("method,package", [("to_arrow", "pyarrow"), ("to_pandas", "pandas")])

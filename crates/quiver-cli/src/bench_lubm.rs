@@ -28,7 +28,6 @@ use quiver_sparql::{
     prepare, results_to_vec, ExecOptions, PrepareOptions, QueryResults, ResultsFormat,
 };
 use quiver_store::Store;
-use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::memory::{mib, peak_rss};
@@ -600,28 +599,18 @@ pub(crate) fn term_length(term: &oxrdf::TermRef<'_>) -> usize {
 pub(crate) fn materialise(results: &QueryResults<'_>) -> usize {
     match results {
         QueryResults::Solutions(solutions) => {
-            // Every term's text is produced (borrowed, as a serializer consumes it); results
-            // are decoded in parallel chunks cut as the results writers cut them.
+            // Every term's text is produced (borrowed, as a serializer consumes it), in the
+            // chunks and on the threads the results writers would use.
             let term_bytes = |row: &[Option<oxrdf::TermRef<'_>>]| -> usize {
                 row.iter().flatten().map(term_length).sum()
             };
-            let rows = solutions.len();
-            let chunk = quiver_sparql::results::parallel_chunk_rows(
-                solutions,
-                rayon::current_num_threads(),
-            )
-            .unwrap_or(rows)
-            .max(1);
-            let bytes: usize = (0..rows.div_ceil(chunk))
-                .into_par_iter()
-                .map(|k| {
-                    let mut bytes = 0;
-                    solutions.for_each_row_in(k * chunk..((k + 1) * chunk).min(rows), |row| {
-                        bytes += term_bytes(row)
-                    });
-                    bytes
-                })
-                .sum();
+            let bytes: usize = quiver_sparql::results::map_row_chunks(solutions, |range| {
+                let mut bytes = 0;
+                solutions.for_each_row_in(range, |row| bytes += term_bytes(row));
+                bytes
+            })
+            .into_iter()
+            .sum();
             std::hint::black_box(bytes);
             solutions.len()
         }

@@ -1,11 +1,14 @@
 //! Serializing results: solutions in SPARQL JSON, XML, TSV and CSV straight from the id
 //! columns (`stream.rs`), CSV a row of terms at a time for callers holding terms
-//! (`csv.rs`), booleans via `sparesults`, graphs via `oxrdfio`.
+//! (`csv.rs`), booleans via `sparesults`, graphs via `oxrdfio`; a result's rows handed out
+//! in the writers' chunks to callers decoding them into forms of their own
+//! (`row_chunks.rs`).
 //!
 //! Rows are written as they are decoded, so a large result is never held as text.
 
 mod chunks;
 mod csv;
+mod row_chunks;
 mod row_writer;
 mod stream;
 mod term_cache;
@@ -19,6 +22,7 @@ use sparesults::{QueryResultsFormat, QueryResultsSerializer};
 use crate::engine::{QueryResults, Solutions};
 
 pub use csv::CsvSolutionsWriter;
+pub use row_chunks::map_row_chunks;
 pub use stream::{parallel_chunk_rows, solutions_to_vec, write_solutions};
 pub use term_syntax::Syntax;
 

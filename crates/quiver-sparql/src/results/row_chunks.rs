@@ -1,0 +1,46 @@
+//! A result's rows handed out in the chunks its writers would cut (`stream.rs` decides), so
+//! that a caller decoding them into a form of its own (the Python package's Arrow columns,
+//! `bench lubm`'s decoding) uses every thread where the writers would, and one where they
+//! would not.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use super::chunks::PARALLEL_ROWS;
+use super::stream::parallel_chunk_rows;
+use crate::engine::Solutions;
+
+/// `visit` of each chunk of the rows of `solutions`, in row order: one range of all rows
+/// when one thread would write them; otherwise the writers' chunks, visited on the pool,
+/// and for a result of fewer than [`PARALLEL_ROWS`] rows (one chunk per thread) by the
+/// calling thread too, which takes the first (see `chunks.rs`).
+pub fn map_row_chunks<T: Send>(
+    solutions: &Solutions<'_>,
+    visit: impl Fn(Range<usize>) -> T + Sync,
+) -> Vec<T> {
+    let rows = solutions.len();
+    let Some(chunk) = parallel_chunk_rows(solutions, rayon::current_num_threads()) else {
+        return vec![visit(0..rows)];
+    };
+    let ranges: Vec<Range<usize>> = (0..rows)
+        .step_by(chunk.max(1))
+        .map(|from| from..(from + chunk).min(rows))
+        .collect();
+    if rows >= PARALLEL_ROWS {
+        return ranges.into_par_iter().map(&visit).collect();
+    }
+    let mut outcomes: Vec<Option<T>> = ranges.iter().map(|_| None).collect();
+    let mut places = ranges.into_iter().zip(&mut outcomes);
+    let first = places.next();
+    let visit = &visit;
+    rayon::in_place_scope(|scope| {
+        for (range, outcome) in places {
+            scope.spawn(move |_| *outcome = Some(visit(range)));
+        }
+        if let Some((range, outcome)) = first {
+            *outcome = Some(visit(range));
+        }
+    });
+    outcomes.into_iter().flatten().collect()
+}
