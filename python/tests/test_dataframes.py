@@ -69,7 +69,7 @@ for i in range(rows):
     if i % 3 == 0:
         lines.append(f'<http://e/s{i}> <http://e/l> "v{i}" .')
 store = quiver.Store()
-store.load("\n".join(lines).encode(), "nt")
+store.load("\n".join(lines).encode(), "ttl")
 query = "SELECT ?s ?n ?l { ?s <http://e/n> ?n OPTIONAL { ?s <http://e/l> ?l } }"
 table = store.query(query).to_arrow()
 expected = {"s": [], "n": [], "l": []}
