@@ -1,9 +1,11 @@
 """``QuerySolutions.to_arrow()`` and ``to_pandas()``: the result table as columns.
 
-The native side fills one Arrow buffer set per variable (validity bitmap, int64 offsets,
-UTF-8 values) in one pass over the rows; here they become ``pyarrow`` arrays without a
-Python object per cell. A column whose bound values are all ``xsd:integer`` becomes int64;
-the others hold each term's value (IRI, lexical form, blank node id) as strings.
+The native side fills Arrow buffers per variable (validity bitmap, int64 offsets, UTF-8
+values), one set per chunk of rows that the results writers would cut, decoded on several
+threads for a large result; here they become the chunks of ``pyarrow`` chunked arrays
+without a Python object per cell and without a copy to join them. A column whose bound
+values are all ``xsd:integer`` becomes int64; the others hold each term's value (IRI,
+lexical form, blank node id) as strings.
 """
 
 
@@ -20,23 +22,20 @@ def _require(module):
 def solutions_to_arrow(solutions):
     """All rows as a ``pyarrow.Table``, one column per variable."""
     pa = _require("pyarrow")
-    arrays, names = [], []
-    for name, rows, nulls, validity, offsets, data, integers in solutions._columns():
-        bitmap = pa.py_buffer(validity) if nulls else None
-        if integers is not None:
-            array = pa.Array.from_buffers(
-                pa.int64(), rows, [bitmap, pa.py_buffer(integers)], null_count=nulls
-            )
-        else:
-            array = pa.Array.from_buffers(
-                pa.large_string(),
-                rows,
-                [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)],
-                null_count=nulls,
-            )
-        arrays.append(array)
+    columns, names = [], []
+    for name, integers, pieces in solutions._columns():
+        kind = pa.int64() if integers else pa.large_string()
+        arrays = []
+        for rows, nulls, validity, offsets, data, values in pieces:
+            bitmap = pa.py_buffer(validity) if nulls else None
+            if integers:
+                buffers = [bitmap, pa.py_buffer(values)]
+            else:
+                buffers = [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)]
+            arrays.append(pa.Array.from_buffers(kind, rows, buffers, null_count=nulls))
+        columns.append(pa.chunked_array(arrays, type=kind))
         names.append(name)
-    return pa.Table.from_arrays(arrays, names=names)
+    return pa.Table.from_arrays(columns, names=names)
 
 
 def solutions_to_pandas(solutions):

@@ -185,18 +185,21 @@ impl QuerySolutions {
     }
 
     /// The columns as Arrow buffers, for `to_arrow()`: for each variable a tuple
-    /// `(name, rows, null_count, validity, offsets, data, integers)` where `validity` is a
+    /// `(name, integers, chunks)`, `integers` telling whether every bound cell is an
+    /// `xsd:integer` that fits an int64, and `chunks` the column's consecutive pieces, each
+    /// a tuple `(rows, null_count, validity, offsets, data, integers)` where `validity` is a
     /// bitmap, `offsets` little-endian int64 offsets into the UTF-8 `data` of each term's
     /// value (IRI, lexical form, blank node id), and `integers` little-endian int64 values
-    /// when every bound cell is an `xsd:integer` that fits (else None).
+    /// (None unless the whole column is of integers).
+    ///
+    /// The pieces are the chunks the results writers would cut, decoded on the threads they
+    /// would use (a large result, or one of scattered ids, on every core); they become the
+    /// chunks of a `pyarrow.ChunkedArray`, so nothing is copied to join them.
     fn _columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let solutions = &self.shared.owned.solutions;
         let width = solutions.variables.len();
-        let rows = solutions.len();
-        // Decoded in the chunks, and on the threads, that the results writers would use (a
-        // large result, or one of scattered ids, on every core), then joined in order.
-        let columns = py.allow_threads(|| {
-            let chunks = quiver_sparql::results::map_row_chunks(solutions, |range| {
+        let chunks = py.allow_threads(|| {
+            quiver_sparql::results::map_row_chunks(solutions, |range| {
                 let mut columns: Vec<Column> =
                     (0..width).map(|_| Column::new(range.len())).collect();
                 solutions.for_each_row_in(range, |terms| {
@@ -205,33 +208,29 @@ impl QuerySolutions {
                     }
                 });
                 columns
-            });
-            let mut chunks = chunks.into_iter();
-            let mut columns = chunks
-                .next()
-                .unwrap_or_else(|| (0..width).map(|_| Column::new(0)).collect());
-            for chunk in chunks {
-                for (column, part) in columns.iter_mut().zip(chunk) {
-                    column.append(part);
-                }
-            }
-            columns
+            })
         });
         let list = PyList::empty(py);
-        for (variable, column) in self.shared.variables.iter().zip(columns) {
-            let integers = column
-                .integers
-                .as_ref()
-                .map(|values| PyBytes::new(py, bytemuck_i64(values)));
-            list.append((
-                variable.inner.as_str(),
-                rows,
-                column.nulls,
-                PyBytes::new(py, &column.validity),
-                PyBytes::new(py, bytemuck_i64(&column.offsets)),
-                PyBytes::new(py, &column.data),
-                integers,
-            ))?;
+        for (c, variable) in self.shared.variables.iter().enumerate() {
+            let integers = chunks.iter().all(|chunk| chunk[c].integers.is_some());
+            let pieces = PyList::empty(py);
+            for chunk in &chunks {
+                let column = &chunk[c];
+                let values = column
+                    .integers
+                    .as_ref()
+                    .filter(|_| integers)
+                    .map(|values| PyBytes::new(py, bytemuck_i64(values)));
+                pieces.append((
+                    column.row,
+                    column.nulls,
+                    PyBytes::new(py, &column.validity),
+                    PyBytes::new(py, bytemuck_i64(&column.offsets)),
+                    PyBytes::new(py, &column.data),
+                    values,
+                ))?;
+            }
+            list.append((variable.inner.as_str(), integers, pieces))?;
         }
         Ok(list)
     }
@@ -295,28 +294,6 @@ impl Column {
             integers: Some(Vec::with_capacity(rows)),
             row: 0,
         }
-    }
-
-    /// Appends the rows of `part`, the column's next rows decoded apart.
-    fn append(&mut self, part: Column) {
-        self.validity.resize((self.row + part.row).div_ceil(8), 0);
-        for at in (0..part.row).filter(|at| part.validity[at / 8] & (1 << (at % 8)) != 0) {
-            let row = self.row + at;
-            self.validity[row / 8] |= 1 << (row % 8);
-        }
-        let base = self.data.len() as i64;
-        self.offsets
-            .extend(part.offsets[1..].iter().map(|offset| offset + base));
-        self.data.extend_from_slice(&part.data);
-        self.nulls += part.nulls;
-        self.integers = match (self.integers.take(), part.integers) {
-            (Some(mut integers), Some(more)) => {
-                integers.extend(more);
-                Some(integers)
-            }
-            _ => None,
-        };
-        self.row += part.row;
     }
 
     fn push(&mut self, term: Option<TermRef<'_>>) {

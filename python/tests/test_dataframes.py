@@ -64,21 +64,28 @@ CHUNKED = r"""
 import quiver
 rows = 40_003
 lines = []
+z = '"z"'
 for i in range(rows):
     lines.append(f"<http://e/s{i}> <http://e/n> {i} .")
+    lines.append(f"<http://e/s{i}> <http://e/m> {i if i < rows - 1 else z} .")
     if i % 3 == 0:
         lines.append(f'<http://e/s{i}> <http://e/l> "v{i}" .')
 store = quiver.Store()
 store.load("\n".join(lines).encode(), "ttl")
-query = "SELECT ?s ?n ?l { ?s <http://e/n> ?n OPTIONAL { ?s <http://e/l> ?l } }"
+query = (
+    "SELECT ?s ?n ?l ?m { ?s <http://e/n> ?n ; <http://e/m> ?m "
+    "OPTIONAL { ?s <http://e/l> ?l } }"
+)
 table = store.query(query).to_arrow()
-expected = {"s": [], "n": [], "l": []}
-for s, n, l in store.query(query):
+expected = {"s": [], "n": [], "l": [], "m": []}
+for s, n, l, m in store.query(query):
     expected["s"].append(s.value)
     expected["n"].append(int(n.value))
     expected["l"].append(None if l is None else l.value)
+    expected["m"].append(m.value)
 assert table.num_rows == rows, table.num_rows
 assert str(table.schema.field("n").type) == "int64", table.schema
+assert str(table.schema.field("m").type) == "large_string", table.schema
 assert table.column("l").null_count == rows - len(range(0, rows, 3))
 assert table.to_pydict() == expected, "the columns differ from the rows"
 print("same")
@@ -87,8 +94,8 @@ print("same")
 
 def test_to_arrow_of_a_result_decoded_in_chunks_on_several_threads():
     """40,003 rows (results of 32,768 and more are decoded in chunks on every thread) on a
-    pool of 4 threads: 8 chunks of 5,001 rows, so each chunk's validity bits start inside a
-    byte; the integers, strings and unbound cells of the chunks joined in order."""
+    pool of 4 threads, 8 chunks of 5,001 rows: integers, strings and unbound cells in order,
+    and a column of integers but for one row, of strings in every chunk."""
     result = subprocess.run(
         [sys.executable, "-c", CHUNKED],
         env=dict(os.environ, RAYON_NUM_THREADS="4"),
