@@ -228,47 +228,47 @@ fn small_results_of_scattered_ids_are_written_in_chunks() {
     let store = random_store(100, 5_000);
     let scattered = "SELECT ?o ?s WHERE { ?s <http://x/p1> ?o } ORDER BY ?o";
     let in_order = "SELECT ?s ?o WHERE { ?s <http://x/p1> ?o } ORDER BY ?s";
-    for threads in [2, 4] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
-            for (query, chunked) in [(scattered, true), (in_order, false)] {
-                let results = prepare(&store, query, &PrepareOptions::default())
-                    .and_then(|prepared| prepared.execute(&store, &ExecOptions::default()))
-                    .unwrap_or_else(|e| panic!("{query}: {e}"));
-                let QueryResults::Solutions(solutions) = &results else {
-                    panic!("{query}: not solutions");
-                };
-                assert!(
-                    (5_000..32_768).contains(&solutions.len()),
-                    "{query}: {} rows",
-                    solutions.len()
-                );
-                assert_eq!(
-                    parallel_chunk_rows(solutions, threads).is_some(),
-                    chunked,
-                    "{query}: written in chunks on {threads} threads"
-                );
-                check(&store, query);
-            }
-        });
-    }
+    on_pools(|threads| {
+        for (query, chunked) in [(scattered, true), (in_order, false)] {
+            let results = prepare(&store, query, &PrepareOptions::default())
+                .and_then(|prepared| prepared.execute(&store, &ExecOptions::default()))
+                .unwrap_or_else(|e| panic!("{query}: {e}"));
+            let QueryResults::Solutions(solutions) = &results else {
+                panic!("{query}: not solutions");
+            };
+            assert!(
+                (5_000..32_768).contains(&solutions.len()),
+                "{query}: {} rows",
+                solutions.len()
+            );
+            assert_eq!(
+                parallel_chunk_rows(solutions, threads).is_some(),
+                chunked,
+                "{query}: written in chunks on {threads} threads"
+            );
+            check(&store, query);
+        }
+    });
 }
 
 /// [`check`] of every query on pools of two and four threads.
 fn check_on_pools(store: &Store) {
+    on_pools(|_| {
+        for query in QUERIES {
+            check(store, query);
+        }
+    });
+}
+
+/// Runs `f` in pools of two and four threads (whatever the machine's cores), with the
+/// pool's size.
+fn on_pools(f: impl Fn(usize) + Sync) {
     for threads in [2, 4] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
-        pool.install(|| {
-            for query in QUERIES {
-                check(store, query);
-            }
-        });
+        pool.install(|| f(threads));
     }
 }
 

@@ -215,24 +215,17 @@ pub(super) fn write_in_parallel(
                     fill_chunk(writer, solutions, syntax, openings, range, buffer)
                 });
         }
-        let mut outcomes: Vec<io::Result<()>> = batch.iter().map(|_| Ok(())).collect();
-        let mut places = buffers
-            .iter_mut()
-            .zip(&mut writers)
-            .zip(batch)
-            .zip(&mut outcomes);
-        let first = places.next();
-        rayon::in_place_scope(|scope| {
-            for (((buffer, writer), range), outcome) in places {
-                scope.spawn(move |_| {
-                    *outcome = fill_chunk(writer, solutions, syntax, openings, range, buffer)
+        let jobs =
+            buffers
+                .iter_mut()
+                .zip(&mut writers)
+                .zip(batch)
+                .map(|((buffer, writer), range)| {
+                    move || fill_chunk(writer, solutions, syntax, openings, range, buffer)
                 });
-            }
-            if let Some((((buffer, writer), range), outcome)) = first {
-                *outcome = fill_chunk(writer, solutions, syntax, openings, range, buffer);
-            }
-        });
-        outcomes.into_iter().collect::<io::Result<()>>()
+        with_the_caller(jobs)
+            .into_iter()
+            .collect::<io::Result<()>>()
     };
     // The bytes and rows filled so far, for the guess of the whole output's size.
     let mut filled_bytes = 0usize;
@@ -259,6 +252,26 @@ pub(super) fn write_in_parallel(
         expected = count(&filled, batch);
     }
     sink.take(&filled, expected)
+}
+
+/// The outcomes of `jobs`, in order: the first run by the calling thread, the others
+/// spawned on the pool at once.
+pub(super) fn with_the_caller<T: Send>(
+    jobs: impl IntoIterator<Item = impl FnOnce() -> T + Send>,
+) -> Vec<T> {
+    let jobs: Vec<_> = jobs.into_iter().collect();
+    let mut outcomes: Vec<Option<T>> = jobs.iter().map(|_| None).collect();
+    let mut places = jobs.into_iter().zip(&mut outcomes);
+    let first = places.next();
+    rayon::in_place_scope(|scope| {
+        for (job, outcome) in places {
+            scope.spawn(move |_| *outcome = Some(job()));
+        }
+        if let Some((job, outcome)) = first {
+            *outcome = Some(job());
+        }
+    });
+    outcomes.into_iter().flatten().collect()
 }
 
 /// Writes the rows `range` into `buffer` (emptied first) through `writer`.
@@ -293,6 +306,19 @@ mod tests {
 
     fn chunk(byte: u8, len: usize) -> Vec<u8> {
         vec![byte; len]
+    }
+
+    /// Jobs run with the caller come back in order, the first run by the calling thread
+    /// (outside the pool here), the others by the pool's.
+    #[test]
+    fn jobs_run_with_the_caller_come_back_in_order_the_first_on_the_calling_thread() {
+        let caller = std::thread::current().id();
+        let jobs = (0..10).map(|k| move || (k, std::thread::current().id()));
+        let outcomes = with_the_caller(jobs);
+        let order: Vec<usize> = outcomes.iter().map(|&(k, _)| k).collect();
+        assert_eq!(order, (0..10).collect::<Vec<_>>());
+        assert_eq!(outcomes[0].1, caller);
+        assert!(outcomes[1..].iter().all(|&(_, thread)| thread != caller));
     }
 
     /// Batches taken into memory come out in order after the opening, whether the guess of

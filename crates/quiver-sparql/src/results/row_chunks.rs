@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::chunks::PARALLEL_ROWS;
+use super::chunks::{with_the_caller, PARALLEL_ROWS};
 use super::stream::parallel_chunk_rows;
 use crate::engine::Solutions;
 
@@ -30,17 +30,6 @@ pub fn map_row_chunks<T: Send>(
     if rows >= PARALLEL_ROWS {
         return ranges.into_par_iter().map(&visit).collect();
     }
-    let mut outcomes: Vec<Option<T>> = ranges.iter().map(|_| None).collect();
-    let mut places = ranges.into_iter().zip(&mut outcomes);
-    let first = places.next();
     let visit = &visit;
-    rayon::in_place_scope(|scope| {
-        for (range, outcome) in places {
-            scope.spawn(move |_| *outcome = Some(visit(range)));
-        }
-        if let Some((range, outcome)) = first {
-            *outcome = Some(visit(range));
-        }
-    });
-    outcomes.into_iter().flatten().collect()
+    with_the_caller(ranges.into_iter().map(|range| move || visit(range)))
 }
