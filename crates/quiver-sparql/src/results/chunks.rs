@@ -186,27 +186,17 @@ pub(super) fn write_in_parallel(
     sink: &mut impl ChunkSink,
 ) -> io::Result<()> {
     let rows = solutions.len();
-    let chunks: Vec<Range<usize>> = (0..rows)
-        .step_by(chunk_rows)
-        .map(|from| from..(from + chunk_rows).min(rows))
-        .collect();
+    let chunks = chunk_ranges(rows, chunk_rows);
     let mut batches = chunks.chunks(threads * 2);
     // One row writer per place in a batch, kept from batch to batch with its caches: the
     // place's chunk of every batch is written by whichever thread takes it, one at a time.
     let mut writers: Vec<RowWriter<'_>> = (0..threads * 2)
         .map(|_| RowWriter::new(solutions, openings.len(), true, chunk_rows))
         .collect();
-    // A small result (one batch) is written by the pool and the calling thread together:
-    // a thread outside the pool (a connection's, the command's) would otherwise wait idle
-    // for the pool, and for a few hundred microseconds of work its hand-off and wake-up
-    // cost about as much as a chunk (LUBM-1000's q1 as JSON on 2 cores, medians: 209 ns
-    // a row on one thread, 238 on the pool alone, 135 in a chunk per thread of which the
-    // caller writes one). A large result's batches keep to the pool: a third thread on two
-    // cores made LUBM-1000's q7 slower.
-    let caller_writes = rows < PARALLEL_ROWS;
+    let with_caller = caller_writes(rows);
     let mut fill = |buffers: &mut Vec<Vec<u8>>, batch: &[Range<usize>]| {
         buffers.resize_with(batch.len(), Vec::new);
-        if !caller_writes {
+        if !with_caller {
             return buffers
                 .par_iter_mut()
                 .zip(&mut writers)
@@ -252,6 +242,25 @@ pub(super) fn write_in_parallel(
         expected = count(&filled, batch);
     }
     sink.take(&filled, expected)
+}
+
+/// The ranges of rows of a result of `rows` rows cut into chunks of `chunk_rows` rows.
+pub(super) fn chunk_ranges(rows: usize, chunk_rows: usize) -> Vec<Range<usize>> {
+    (0..rows)
+        .step_by(chunk_rows.max(1))
+        .map(|from| from..(from + chunk_rows).min(rows))
+        .collect()
+}
+
+/// Whether the calling thread takes a chunk of a result of `rows` rows cut for the pool
+/// ([`with_the_caller`]): a small result (one batch) is, since a thread outside the pool
+/// (a connection's, the command's) would otherwise wait idle for it, and for a few hundred
+/// microseconds of work its hand-off and wake-up cost about as much as a chunk (LUBM-1000's
+/// q1 as JSON on 2 cores, medians: 209 ns a row on one thread, 238 on the pool alone, 135
+/// in a chunk per thread of which the caller writes one). A large result's chunks keep to
+/// the pool: a third thread on two cores made LUBM-1000's q7 slower.
+pub(super) fn caller_writes(rows: usize) -> bool {
+    rows < PARALLEL_ROWS
 }
 
 /// The outcomes of `jobs`, in order: the first run by the calling thread, the others

@@ -7,14 +7,14 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::chunks::{with_the_caller, PARALLEL_ROWS};
+use super::chunks::{caller_writes, chunk_ranges, with_the_caller};
 use super::stream::parallel_chunk_rows;
 use crate::engine::Solutions;
 
 /// `visit` of each chunk of the rows of `solutions`, in row order: one range of all rows
 /// when one thread would write them; otherwise the writers' chunks, visited on the pool,
-/// and for a result of fewer than [`PARALLEL_ROWS`] rows (one chunk per thread) by the
-/// calling thread too, which takes the first (see `chunks.rs`).
+/// and for a small result by the calling thread too, which takes the first, as the
+/// writers' (`chunks.rs`).
 pub fn map_row_chunks<T: Send>(
     solutions: &Solutions<'_>,
     visit: impl Fn(Range<usize>) -> T + Sync,
@@ -23,11 +23,8 @@ pub fn map_row_chunks<T: Send>(
     let Some(chunk) = parallel_chunk_rows(solutions, rayon::current_num_threads()) else {
         return vec![visit(0..rows)];
     };
-    let ranges: Vec<Range<usize>> = (0..rows)
-        .step_by(chunk.max(1))
-        .map(|from| from..(from + chunk).min(rows))
-        .collect();
-    if rows >= PARALLEL_ROWS {
+    let ranges = chunk_ranges(rows, chunk);
+    if !caller_writes(rows) {
         return ranges.into_par_iter().map(&visit).collect();
     }
     let visit = &visit;
