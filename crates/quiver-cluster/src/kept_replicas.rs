@@ -93,10 +93,10 @@ impl Keeping {
         rdf_type: Option<PredId>,
     ) -> Self {
         let kept_in = kept_dir(dir, first);
-        let kept = match replication.any() {
-            true => read(&kept_in, replication, rdf_type),
-            false => None,
-        };
+        let kept = replication
+            .any()
+            .then(|| read(&kept_in, replication, rdf_type))
+            .flatten();
         let (kept_for, kept) = match kept {
             Some(Kept {
                 partitions,
