@@ -614,6 +614,58 @@ fn few_rows_intersecting_long_lists_split_over_threads_and_agree_with_oxigraph()
     }
 }
 
+/// Thousands of rows that each intersect a list run in morsels on the threads, and a
+/// morsel's intersection never splits its rows over the threads again: nested in a morsel,
+/// the split forked a second time for rows a thread already had to itself and lost the
+/// read-ahead of the one-thread loop (q1 of LUBM gained nothing from a second thread). The
+/// profile says whether any morsel's step split; the answers are Oxigraph's.
+#[test]
+fn a_morsels_intersection_runs_on_its_own_thread_and_agrees_with_oxigraph() {
+    // The work from which a step's rows split follows this setting: every morsel's
+    // intersection would qualify.
+    quiver_sparql::exec::parallel::set_min_parallel_rows(4);
+    let mut nquads = String::new();
+    for i in 0..3000 {
+        let _ = writeln!(nquads, "<http://ex/s{i}> <http://ex/type> <http://ex/C> .");
+        for j in 0..4 {
+            let _ = writeln!(
+                nquads,
+                "<http://ex/s{i}> <http://ex/p> <http://ex/o{}> .",
+                (i * 7 + j * 13) % 5000
+            );
+        }
+    }
+    for k in (0..5000).step_by(2) {
+        let _ = writeln!(nquads, "<http://ex/o{k}> <http://ex/type> <http://ex/D> .");
+    }
+    let pair = Pair::new(&nquads);
+    let query = "SELECT ?s ?o WHERE { ?s <http://ex/type> <http://ex/C> . \
+                 ?s <http://ex/p> ?o . ?o <http://ex/type> <http://ex/D> }";
+    let prepared = prepare(&pair.quiver, query, &PrepareOptions::default()).unwrap();
+    for threads in [2, 4] {
+        let options = ExecOptions {
+            threads,
+            ..ExecOptions::default()
+        };
+        let (_, profile) = prepared.execute_profiled(&pair.quiver, &options).unwrap();
+        let steps: Vec<_> = profile.bgps.iter().flat_map(|bgp| &bgp.steps).collect();
+        let explained = quiver_sparql::explain::render(&profile);
+        assert!(
+            steps
+                .iter()
+                .any(|step| step.parallel && step.step.partner.is_some()),
+            "no intersection ran in morsels on {threads} threads\n{explained}"
+        );
+        assert!(
+            !steps.iter().any(|step| step.parallel && step.split),
+            "a morsel's step split its rows again on {threads} threads\n{explained}"
+        );
+    }
+    for threads in [1, 2, 4] {
+        check_bag(&pair, query, threads).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
 /// COUNT(DISTINCT) over groups of thousands of distinct values, each met several times in
 /// an order that mixes the groups: far more pairs than the slots of the pairs remembered
 /// before the set (`exec/group`), so that a slot is often taken by another value of the

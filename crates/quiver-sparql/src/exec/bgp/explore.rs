@@ -159,7 +159,7 @@ fn bounded_in_morsels(
             .into_par_iter()
             .map(|start| {
                 let part = table.slice(start, start + morsel);
-                bounded_step(bgp, step, &part, ctx, cap, None)
+                bounded_step(bgp, step, &part, ctx, cap, Some(Morsel { sets: None }))
             })
             .collect::<Result<Vec<_>, QueryError>>()
     })?;
@@ -285,32 +285,45 @@ pub fn run_intersection<'l>(
     Ok((table, bounded.truncated))
 }
 
+/// A step's rows are one morsel of a table cut over the query's threads: the step runs on
+/// the thread it was given (splitting a morsel's rows again over the same threads nested a
+/// second fork in each morsel and lost the read-ahead of the one-thread loop: q1 at
+/// LUBM-1000 gained nothing from a second thread), with `sets`, the partner sets built once
+/// for all the morsels.
+#[derive(Clone, Copy)]
+struct Morsel<'s> {
+    sets: Option<&'s PartnerSets>,
+}
+
 /// `step` of `bgp` over `table`, unbounded, the microseconds it took and whether it split
-/// its rows over threads; `sets` are the partner sets a parallel run built for it.
+/// its rows over threads; `morsel` when the table is one morsel of a parallel run.
 fn timed_step(
     bgp: &Bgp,
     step: &Step,
     table: &Table,
     ctx: &ExecContext<'_>,
-    sets: Option<&PartnerSets>,
+    morsel: Option<Morsel<'_>>,
 ) -> Result<(Table, f64, bool), QueryError> {
     let started = ctx.state.step_started();
-    let (table, _, split) = bounded_step(bgp, step, table, ctx, usize::MAX, sets)?;
+    let (table, _, split) = bounded_step(bgp, step, table, ctx, usize::MAX, morsel)?;
     Ok((table, micros_since(started), split))
 }
 
 /// `step` of `bgp` over `table`, emitting at most `cap` rows; whether it stopped at the
-/// cap and whether it split its rows over threads.
+/// cap and whether it split its rows over threads (never when `morsel` is given).
 fn bounded_step(
     bgp: &Bgp,
     step: &Step,
     table: &Table,
     ctx: &ExecContext<'_>,
     cap: usize,
-    sets: Option<&PartnerSets>,
+    morsel: Option<Morsel<'_>>,
 ) -> Result<(Table, bool, bool), QueryError> {
     let mut bounded = Bounded::new(ctx, cap);
-    bounded.sets = sets;
+    if let Some(Morsel { sets }) = morsel {
+        bounded.in_morsel = true;
+        bounded.sets = sets;
+    }
     let table = apply_step(
         &bgp.patterns[step.pattern],
         *step,
@@ -344,10 +357,11 @@ fn explore_parallel(
                 let mut memory = ctx.reservation();
                 let mut local = Vec::with_capacity(steps.len());
                 for step in steps {
-                    let micros;
-                    (part, micros, _) = timed_step(bgp, step, &part, ctx, Some(&sets))?;
+                    let (micros, split);
+                    (part, micros, split) =
+                        timed_step(bgp, step, &part, ctx, Some(Morsel { sets: Some(&sets) }))?;
                     memory.try_resize(part.heap_bytes())?;
-                    local.push((part.rows, micros));
+                    local.push((part.rows, micros, split));
                 }
                 Ok((part, local, memory))
             })
@@ -358,26 +372,27 @@ fn explore_parallel(
     // The table the parts are copied into, charged before it is built.
     let mut held = ctx.reservation();
     held.try_resize(parts.iter().map(|(part, _, _)| part.heap_bytes()).sum())?;
-    let mut totals = vec![(0usize, 0f64); steps.len()];
+    let mut totals = vec![(0usize, 0f64, false); steps.len()];
     let mut tables = Vec::with_capacity(parts.len());
     let mut charges = Vec::with_capacity(parts.len());
     for (part, local, charge) in parts {
         charges.push(charge);
-        for (total, (rows, micros)) in totals.iter_mut().zip(local) {
+        for (total, (rows, micros, split)) in totals.iter_mut().zip(local) {
             total.0 += rows;
             total.1 += micros;
+            total.2 |= split;
         }
         tables.push(part);
     }
     let result = on_workers(ctx, || Ok(Table::concat(tables)))?;
     drop(charges);
-    for (step, (rows, micros)) in steps.iter().zip(totals) {
+    for (step, (rows, micros, split)) in steps.iter().zip(totals) {
         profile.push(StepProfile {
             step: *step,
             rows,
             micros,
             parallel: true,
-            split: false,
+            split,
             transfer: None,
         });
     }

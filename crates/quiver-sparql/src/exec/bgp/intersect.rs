@@ -56,7 +56,11 @@ pub(crate) fn intersect_step(
         _ => Members::PerRow,
     };
     let mut memory = ctx.reservation();
-    if cap == usize::MAX && ctx.threads > 1 && (2..PARALLEL_MIN_ROWS).contains(&table.rows) {
+    if cap == usize::MAX
+        && ctx.threads > 1
+        && !bounded.in_morsel
+        && (2..PARALLEL_MIN_ROWS).contains(&table.rows)
+    {
         let rows = Rows {
             graph,
             source,
@@ -283,6 +287,14 @@ impl<'g> Rows<'g, '_> {
     ) -> Result<(Vec<u32>, Vec<Id>), QueryError> {
         let chunk = rows.div_ceil(ctx.threads * 4);
         let starts: Vec<usize> = (0..rows).step_by(chunk).collect();
+        // Each chunk reads ahead as the loop on one thread does (past its end too: the
+        // next chunk's first records are as likely to be read soon by another thread).
+        let ahead = Ahead::of(self.source, self.graph.adjacency(self.direction), rows);
+        let partner_ahead = Ahead::of(
+            self.other_source,
+            self.graph.adjacency(self.other_direction),
+            rows,
+        );
         let parts = on_workers(ctx, || {
             starts
                 .into_par_iter()
@@ -291,6 +303,8 @@ impl<'g> Rows<'g, '_> {
                     let (mut selection, mut column, mut scratch) =
                         (Vec::new(), Vec::new(), Vec::new());
                     for row in start..(start + chunk).min(rows) {
+                        ahead.fetch(row);
+                        partner_ahead.fetch(row);
                         ctx.check()?;
                         let (Some(a), Some(b)) =
                             (self.source.value(row), self.other_source.value(row))

@@ -12,7 +12,9 @@ pub struct StepProfile {
     /// Time spent in the step, summed over threads when it ran in parallel.
     pub micros: f64,
     pub parallel: bool,
-    /// The step split its few rows over the query's threads (its time is wall time).
+    /// The step split its few rows over the query's threads (its time is wall time). On a
+    /// parallel step, whether a morsel's step split its rows again (never, by design: a
+    /// morsel already runs on a thread of its own).
     pub split: bool,
     /// On the first step of a run of steps that went to a device: the device and the
     /// transfers of the run.

@@ -102,6 +102,9 @@ pub(crate) struct Bounded<'c, 'a> {
     pub split: bool,
     /// The constant partner lists' bit sets a parallel run built for all its morsels.
     pub sets: Option<&'c PartnerSets>,
+    /// Set when the step reads one morsel of a table already cut over the query's
+    /// threads: it runs on the thread it was given, never splitting its rows again.
+    pub in_morsel: bool,
 }
 
 impl<'c, 'a> Bounded<'c, 'a> {
@@ -113,6 +116,7 @@ impl<'c, 'a> Bounded<'c, 'a> {
             memory: ctx.reservation(),
             split: false,
             sets: None,
+            in_morsel: false,
         }
     }
 
