@@ -18,7 +18,7 @@ pub const PARALLEL_MIN_ROWS: usize = 1024;
 
 /// Rows from which a step prefetches the records of the vertices of the rows ahead
 /// ([`Ahead`]), so that the cache misses of many scattered vertices overlap.
-const PREFETCH_MIN_ROWS: usize = 256;
+const PREFETCH_MIN_ROWS: usize = 32;
 /// How far ahead: the offsets (a partition's rank blocks) this many rows ahead, a
 /// partition's offsets at three quarters of the distance, the records at half.
 const PREFETCH_DISTANCE: usize = 64;
@@ -30,6 +30,10 @@ pub(crate) struct Ahead<'t> {
     view: View<'t>,
     /// A partition's adjacency, whose lookups read a rank block first: one stage more.
     ranked: bool,
+    /// Rows ahead whose offsets are prefetched: [`PREFETCH_DISTANCE`], or half the rows
+    /// of a shorter table (a morsel of a table cut over many threads), whose rows would
+    /// otherwise all lie within the distance.
+    distance: usize,
 }
 
 impl<'t> Ahead<'t> {
@@ -43,21 +47,22 @@ impl<'t> Ahead<'t> {
             column,
             view,
             ranked: view.is_ranked(),
+            distance: PREFETCH_DISTANCE.min(rows / 2),
         }
     }
 
     /// Prefetches for the rows ahead of `row`.
     #[inline(always)]
     pub(crate) fn fetch(&self, row: usize) {
-        if let Some(&vertex) = self.column.get(row + PREFETCH_DISTANCE) {
+        if let Some(&vertex) = self.column.get(row + self.distance) {
             self.view.prefetch_offset(vertex);
         }
         if self.ranked {
-            if let Some(&vertex) = self.column.get(row + PREFETCH_DISTANCE * 3 / 4) {
+            if let Some(&vertex) = self.column.get(row + self.distance * 3 / 4) {
                 self.view.prefetch_slot(vertex);
             }
         }
-        if let Some(&vertex) = self.column.get(row + PREFETCH_DISTANCE / 2) {
+        if let Some(&vertex) = self.column.get(row + self.distance / 2) {
             self.view.prefetch_record(vertex);
         }
     }
