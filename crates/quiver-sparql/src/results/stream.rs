@@ -23,8 +23,10 @@ use crate::engine::Solutions;
 const FLUSH_BYTES: usize = 1 << 18;
 /// Results of fewer rows are written without caches (filling one costs more than it saves).
 const MIN_CACHED_ROWS: usize = 256;
-/// The fewest rows of one thread's chunk.
-const MIN_CHUNK_ROWS: usize = 4_096;
+/// The fewest rows of a chunk of a large result cut in two chunks per thread (below, one
+/// chunk per thread). On 2 cores, LUBM-1000's q7 (44,190 rows) wrote as fast in chunks of
+/// 2,762 rows as of 11,048.
+const MIN_CHUNK_ROWS: usize = 2_048;
 /// A result of fewer rows than [`PARALLEL_ROWS`] is written by several threads when about
 /// this many of its cells are estimated to seek in the dictionary ([`seeking_cells`]):
 /// each is a miss of the processor's caches (60–170 ns on one thread), which threads
@@ -46,8 +48,8 @@ const MET_SHIFT: u32 = 64 - (2 * SCATTER_SAMPLE_ROWS).trailing_zeros();
 const CHUNK_ROWS: usize = 16_384;
 
 /// The rows of each chunk when `solutions` are written by `threads` threads, or `None`
-/// when one thread writes them: about two chunks per thread, each of [`MIN_CHUNK_ROWS`]
-/// to [`CHUNK_ROWS`] rows; for a smaller result of scattered cells, one chunk per thread
+/// when one thread writes them: for a large result, as many chunks for every thread
+/// ([`large_chunk_rows`]); for a smaller result of scattered cells, one chunk per thread
 /// (the calling thread writes one: see `chunks.rs`) of at least
 /// [`MIN_SCATTERED_CHUNK_ROWS`]. Whoever decodes a result's rows on several threads the
 /// way its writers would (`bench lubm`) cuts it the same way.
@@ -56,13 +58,29 @@ pub fn parallel_chunk_rows(solutions: &Solutions<'_>, threads: usize) -> Option<
     if threads < 2 {
         None
     } else if rows >= PARALLEL_ROWS {
-        Some(rows.div_ceil(threads * 2).clamp(MIN_CHUNK_ROWS, CHUNK_ROWS))
+        Some(large_chunk_rows(rows, threads))
     } else if rows >= 2 * MIN_SCATTERED_CHUNK_ROWS
         && seeking_cells(solutions) >= PARALLEL_SEEKING_CELLS
     {
         Some(rows.div_ceil(threads).max(MIN_SCATTERED_CHUNK_ROWS))
     } else {
         None
+    }
+}
+
+/// The rows of each chunk of a result of `rows` rows (at least [`PARALLEL_ROWS`]) written by
+/// `threads` threads: two chunks for every thread, or one where two would be under
+/// [`MIN_CHUNK_ROWS`] rows, so that no thread waits for another's extra chunk; at most
+/// [`CHUNK_ROWS`] (a larger result is written in several batches of two chunks per
+/// thread). Chunks of at least 4,096 rows, about two per thread, gave LUBM-2560's q7
+/// (112,559 rows) 28 chunks on 16 threads: twelve threads wrote two, four wrote one and
+/// waited.
+fn large_chunk_rows(rows: usize, threads: usize) -> usize {
+    let two_each = rows.div_ceil(threads * 2);
+    if two_each >= MIN_CHUNK_ROWS {
+        two_each.min(CHUNK_ROWS)
+    } else {
+        rows.div_ceil(threads).max(MIN_SCATTERED_CHUNK_ROWS)
     }
 }
 
@@ -267,5 +285,39 @@ fn header(syntax: Syntax, variables: &[&str], out: &mut Vec<u8>) {
             }
             out.extend_from_slice(b"\r\n");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every thread gets as many chunks of a large result (two, or one where two would be
+    /// short), each of at most [`CHUNK_ROWS`] rows, and the chunks cover the rows.
+    #[test]
+    fn every_thread_gets_as_many_chunks_of_a_large_result() {
+        for threads in [2, 3, 4, 8, 16, 64] {
+            for rows in [PARALLEL_ROWS, 44_190, 112_559, 500_000, 2_765_067] {
+                let chunk = large_chunk_rows(rows, threads);
+                let chunks = rows.div_ceil(chunk);
+                assert!(chunk <= CHUNK_ROWS, "{rows} rows on {threads} threads");
+                if rows <= threads * 2 * CHUNK_ROWS {
+                    let each = if rows.div_ceil(threads * 2) >= MIN_CHUNK_ROWS {
+                        2
+                    } else {
+                        1
+                    };
+                    assert_eq!(
+                        chunks,
+                        threads * each,
+                        "{rows} rows on {threads} threads: chunks of {chunk}"
+                    );
+                } else {
+                    assert_eq!(chunk, CHUNK_ROWS, "{rows} rows on {threads} threads");
+                }
+            }
+        }
+        // LUBM-2560's q7 on 16 threads: 32 chunks, where a floor of 4,096 rows made 28.
+        assert_eq!(112_559usize.div_ceil(large_chunk_rows(112_559, 16)), 32);
     }
 }
