@@ -24,15 +24,25 @@ use crate::error::QueryError;
 /// Rows below which an operator does not leave its thread.
 const PARALLEL_ROWS: usize = 32 * 1024;
 
-/// The morsel length for `rows` rows on `ctx.threads` threads: a few morsels per thread,
-/// at least a few thousand rows each.
+/// The morsel length for `rows` rows on `ctx.threads` threads ([`morsel_rows`]).
 pub(crate) fn morsel(ctx: &ExecContext<'_>, rows: usize) -> usize {
-    let threshold = min_parallel_rows();
+    morsel_rows(rows, ctx.threads, min_parallel_rows())
+}
+
+/// The morsel length for `rows` rows on `threads` threads, operators going parallel from
+/// `threshold` rows: as many morsels for every thread, up to four each, of at least a
+/// quarter of the threshold (8,192 rows) where the rows allow, at most 256 Ki rows. A
+/// morsel of at least 8,192 rows, about four per thread, left threads idle or a morsel
+/// behind the others on many threads: 100,000 rows were 13 morsels for 16 threads, 200,000
+/// were 25 (nine threads took two, seven one).
+fn morsel_rows(rows: usize, threads: usize, threshold: usize) -> usize {
     if rows < threshold {
         // One thread, morsels only for the checks between them.
         return rows.clamp(1, threshold / 2);
     }
-    (rows / (ctx.threads.max(1) * 4)).clamp(threshold / 4, 256 * 1024)
+    let threads = threads.max(1);
+    let each = (rows / (threads * (threshold / 4).max(1))).clamp(1, 4);
+    rows.div_ceil(threads * each).min(256 * 1024)
 }
 
 static MIN_PARALLEL_ROWS: AtomicUsize = AtomicUsize::new(PARALLEL_ROWS);
@@ -234,6 +244,31 @@ pub(crate) fn map_stretches_mut<V: Send, T: Send>(
 mod tests {
     use super::*;
     use rayon::prelude::*;
+
+    /// Every thread gets as many morsels (one to four), each of at most 256 Ki rows and, where
+    /// the rows allow, at least a quarter of the threshold; below it, one thread's morsels.
+    #[test]
+    fn every_thread_gets_as_many_morsels() {
+        let threshold = PARALLEL_ROWS;
+        for threads in [2, 3, 4, 8, 16, 64] {
+            for rows in [threshold, 40_000, 100_000, 200_000, 1_081_187, 2_765_067] {
+                let size = morsel_rows(rows, threads, threshold);
+                let morsels = rows.div_ceil(size);
+                assert!(size <= 256 * 1024, "{rows} rows on {threads} threads");
+                if size < 256 * 1024 {
+                    assert!(
+                        morsels % threads == 0 && morsels / threads <= 4,
+                        "{rows} rows on {threads} threads: {morsels} morsels of {size}"
+                    );
+                }
+                if rows >= threads * threshold / 4 {
+                    assert!(size >= threshold / 4, "{rows} rows on {threads} threads");
+                }
+            }
+        }
+        assert_eq!(morsel_rows(100_000, 16, threshold), 6_250);
+        assert_eq!(morsel_rows(1_000, 16, threshold), 1_000.min(threshold / 2));
+    }
     use std::sync::mpsc;
     use std::time::Duration;
 
