@@ -193,18 +193,8 @@ pub(super) fn write_in_parallel(
     let mut writers: Vec<RowWriter<'_>> = (0..threads * 2)
         .map(|_| RowWriter::new(solutions, openings.len(), true, chunk_rows))
         .collect();
-    let with_caller = caller_writes(rows);
     let mut fill = |buffers: &mut Vec<Vec<u8>>, batch: &[Range<usize>]| {
         buffers.resize_with(batch.len(), Vec::new);
-        if !with_caller {
-            return buffers
-                .par_iter_mut()
-                .zip(&mut writers)
-                .zip(batch)
-                .try_for_each(|((buffer, writer), range)| {
-                    fill_chunk(writer, solutions, syntax, openings, range, buffer)
-                });
-        }
         let jobs =
             buffers
                 .iter_mut()
@@ -213,7 +203,7 @@ pub(super) fn write_in_parallel(
                 .map(|((buffer, writer), range)| {
                     move || fill_chunk(writer, solutions, syntax, openings, range, buffer)
                 });
-        with_the_caller(jobs)
+        run_chunk_jobs(rows, jobs)
             .into_iter()
             .collect::<io::Result<()>>()
     };
@@ -252,22 +242,28 @@ pub(super) fn chunk_ranges(rows: usize, chunk_rows: usize) -> Vec<Range<usize>> 
         .collect()
 }
 
-/// Whether the calling thread takes a chunk of a result of `rows` rows cut for the pool
-/// ([`with_the_caller`]): a small result (one batch) is, since a thread outside the pool
-/// (a connection's, the command's) would otherwise wait idle for it, and for a few hundred
-/// microseconds of work its hand-off and wake-up cost about as much as a chunk (LUBM-1000's
-/// q1 as JSON on 2 cores, medians: 209 ns a row on one thread, 238 on the pool alone, 135
-/// in a chunk per thread of which the caller writes one). A large result's chunks keep to
-/// the pool: a third thread on two cores made LUBM-1000's q7 slower.
-pub(super) fn caller_writes(rows: usize) -> bool {
-    rows < PARALLEL_ROWS
+/// The outcomes of `jobs`, the chunks of a result of `rows` rows, in order. The calling
+/// thread runs the first chunk of a small result (one batch) beside the pool
+/// ([`with_the_caller`]): a thread outside the pool (a connection's, the command's) would
+/// otherwise wait idle for it, and for a few hundred microseconds of work its hand-off and
+/// wake-up cost about as much as a chunk (LUBM-1000's q1 as JSON on 2 cores, medians: 209
+/// ns a row on one thread, 238 on the pool alone, 135 in a chunk per thread of which the
+/// caller writes one). A large result's chunks keep to the pool: a third thread on two
+/// cores made LUBM-1000's q7 slower.
+pub(super) fn run_chunk_jobs<T: Send>(
+    rows: usize,
+    jobs: impl IntoIterator<Item = impl FnOnce() -> T + Send>,
+) -> Vec<T> {
+    if rows < PARALLEL_ROWS {
+        return with_the_caller(jobs);
+    }
+    let jobs: Vec<_> = jobs.into_iter().collect();
+    jobs.into_par_iter().map(|job| job()).collect()
 }
 
 /// The outcomes of `jobs`, in order: the first run by the calling thread, the others
 /// spawned on the pool at once.
-pub(super) fn with_the_caller<T: Send>(
-    jobs: impl IntoIterator<Item = impl FnOnce() -> T + Send>,
-) -> Vec<T> {
+fn with_the_caller<T: Send>(jobs: impl IntoIterator<Item = impl FnOnce() -> T + Send>) -> Vec<T> {
     let jobs: Vec<_> = jobs.into_iter().collect();
     let mut outcomes: Vec<Option<T>> = jobs.iter().map(|_| None).collect();
     let mut places = jobs.into_iter().zip(&mut outcomes);

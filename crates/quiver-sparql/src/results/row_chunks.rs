@@ -5,9 +5,7 @@
 
 use std::ops::Range;
 
-use rayon::prelude::*;
-
-use super::chunks::{caller_writes, chunk_ranges, with_the_caller};
+use super::chunks::{chunk_ranges, run_chunk_jobs};
 use super::stream::parallel_chunk_rows;
 use crate::engine::Solutions;
 
@@ -23,10 +21,11 @@ pub fn map_row_chunks<T: Send>(
     let Some(chunk) = parallel_chunk_rows(solutions, rayon::current_num_threads()) else {
         return vec![visit(0..rows)];
     };
-    let ranges = chunk_ranges(rows, chunk);
-    if !caller_writes(rows) {
-        return ranges.into_par_iter().map(&visit).collect();
-    }
     let visit = &visit;
-    with_the_caller(ranges.into_iter().map(|range| move || visit(range)))
+    run_chunk_jobs(
+        rows,
+        chunk_ranges(rows, chunk)
+            .into_iter()
+            .map(|range| move || visit(range)),
+    )
 }

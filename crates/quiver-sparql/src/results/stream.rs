@@ -62,7 +62,7 @@ pub fn parallel_chunk_rows(solutions: &Solutions<'_>, threads: usize) -> Option<
     } else if rows >= 2 * MIN_SCATTERED_CHUNK_ROWS
         && seeking_cells(solutions) >= PARALLEL_SEEKING_CELLS
     {
-        Some(rows.div_ceil(threads).max(MIN_SCATTERED_CHUNK_ROWS))
+        Some(one_chunk_each(rows, threads))
     } else {
         None
     }
@@ -80,8 +80,13 @@ fn large_chunk_rows(rows: usize, threads: usize) -> usize {
     if two_each >= MIN_CHUNK_ROWS {
         two_each.min(CHUNK_ROWS)
     } else {
-        rows.div_ceil(threads).max(MIN_SCATTERED_CHUNK_ROWS)
+        one_chunk_each(rows, threads)
     }
+}
+
+/// The rows of each of one chunk per thread, of at least [`MIN_SCATTERED_CHUNK_ROWS`].
+fn one_chunk_each(rows: usize, threads: usize) -> usize {
+    rows.div_ceil(threads).max(MIN_SCATTERED_CHUNK_ROWS)
 }
 
 /// The cells of `solutions` estimated to seek in the dictionary, from its first
