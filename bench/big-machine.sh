@@ -72,6 +72,9 @@ step() {
 
 say "$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, ${gpu[*]:-no GPU}; LUBM-$universities; $("$QUIVER_BIN" --version)"
 [ ${#gpu[@]} -gt 0 ] && step 20 nvidia-smi -L
+# The processor as the machine describes it (a virtual machine may show each thread of a
+# core as a core; `bench scale` below measures which CPUs share one).
+command -v lscpu >/dev/null && step 10 lscpu
 
 # The load from the generator: seconds and peak RSS (the loader prints its own; also
 # `/usr/bin/time`'s maximum resident set where it is installed), the store kept for every
@@ -103,7 +106,8 @@ fi
 step 60 "$QUIVER_BIN" bench serialize --location "$store" --query-file queries/lubm-basic/q2.rq \
   --formats tsv,json --runs 5 --json "$out/serialize.json"
 
-# The speedup curve over threads (q1's flattening past 8 threads).
+# The speedup curve over threads (q1's flattening past 8 threads), beside the machine's
+# own: which CPUs share a core, and a compute and a random-read kernel at the same counts.
 scale_threads=1
 for n in 2 4 8 16 32 64; do
   [ "$n" -le "$threads" ] && scale_threads="$scale_threads,$n"

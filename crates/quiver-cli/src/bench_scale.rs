@@ -6,8 +6,12 @@
 //! yields thousands of rows) and the parallel decoding of the rows use exactly that many
 //! threads. The report gives the speedup over the smallest thread count, marks counts
 //! beyond the physical cores (SMT siblings) or beyond all CPUs, and can be written as CSV
-//! and as a speedup-curve PNG.
+//! and as a speedup-curve PNG. Beside the queries it measures the machine's own ceiling
+//! at the same counts (`ceiling.rs`: which CPUs share a core, and what kernels that only
+//! compute or only read memory gain), so that a query's curve reads against what the
+//! machine allows, not against a topology a virtual machine may misstate.
 
+mod ceiling;
 pub mod cpus;
 mod processes;
 
@@ -60,6 +64,11 @@ pub struct ScaleArgs {
     /// Worker threads per cluster process, one partition each
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub workers: u32,
+    /// Skip measuring the machine's ceiling (which CPUs share a core, and the speedup of a
+    /// compute kernel and a random-read kernel at the same thread counts; a few seconds
+    /// and a 512 MiB table)
+    #[arg(long)]
+    pub no_ceiling: bool,
 }
 
 /// One query at one thread count.
@@ -79,7 +88,7 @@ fn default_threads(logical: usize) -> Vec<usize> {
 }
 
 pub fn run(args: ScaleArgs) -> Result<()> {
-    let cpus = Cpus::probe();
+    let mut cpus = Cpus::probe();
     let mut threads: Vec<usize> = if args.threads.is_empty() {
         default_threads(cpus.logical)
     } else {
@@ -98,6 +107,14 @@ pub fn run(args: ScaleArgs) -> Result<()> {
     if !args.processes.is_empty() {
         return processes::run(&args, &store, &queries);
     }
+    let ceilings = if args.no_ceiling {
+        Vec::new()
+    } else {
+        eprintln!("measuring the machine: which CPUs share a core, then two kernels");
+        let allowed = cpus::allowed().unwrap_or_else(|| (0..cpus.logical).collect());
+        cpus.measured = ceiling::shared_cores(&allowed);
+        ceiling::curves(&threads)
+    };
     eprintln!(
         "{} triples; {}; thread counts {threads:?}, median of {} runs",
         store.triples(),
@@ -146,12 +163,13 @@ pub fn run(args: ScaleArgs) -> Result<()> {
     }
 
     crate::output::print_stdout(&format!(
-        "CPUs: {}\n{}",
+        "CPUs: {}\n{}{}",
         cpus.describe(),
-        render(&points, &cpus, threads[0])
+        render(&points, &cpus, threads[0]),
+        render_ceilings(&ceilings, &cpus, threads[0])
     ))?;
     if let Some(path) = &args.csv {
-        std::fs::write(path, csv(&points, &cpus))
+        std::fs::write(path, csv(&points, &ceilings, &cpus))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = &args.json {
@@ -160,6 +178,7 @@ pub fn run(args: ScaleArgs) -> Result<()> {
             "triples": store.triples(),
             "logical_cpus": cpus.logical,
             "physical_cores": cpus.physical,
+            "measured_cores": cpus.measured,
             "smt": cpus.smt(),
             "runs": args.runs,
             "baseline_threads": threads[0],
@@ -168,6 +187,10 @@ pub fn run(args: ScaleArgs) -> Result<()> {
                 "median_us": p.measured.median_us, "min_us": p.measured.min_us,
                 "max_us": p.measured.max_us, "speedup": p.speedup, "note": cpus.mark(p.threads),
             })).collect::<Vec<_>>(),
+            "ceiling": ceilings.iter().flat_map(|c| c.points.iter().map(|&(threads, wall_us, speedup)| json!({
+                "kernel": c.name, "threads": threads, "median_us": wall_us, "speedup": speedup,
+                "note": cpus.mark(threads),
+            }))).collect::<Vec<_>>(),
         });
         std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -179,14 +202,21 @@ pub fn run(args: ScaleArgs) -> Result<()> {
                 name: row[0].measured.name.clone(),
                 points: row.iter().map(|p| (p.threads as f64, p.speedup)).collect(),
             })
+            .chain(ceilings.iter().map(|c| crate::plot::Series {
+                name: format!("machine: {}", c.name),
+                points: c.points.iter().map(|&(t, _, s)| (t as f64, s)).collect(),
+            }))
             .collect();
+        let cores = cpus
+            .cores()
+            .map_or(String::new(), |c| format!(", {c} core(s)"));
         let title = format!(
-            "Speedup over {} thread(s): {} triples, {}",
+            "Speedup over {} thread(s): {} triples, {} CPU(s){cores}",
             threads[0],
             store.triples(),
-            cpus.describe()
+            cpus.logical
         );
-        crate::plot::speedup_png(path, &title, &series, cpus.physical)?;
+        crate::plot::speedup_png(path, &title, &series, cpus.cores())?;
     }
     Ok(())
 }
@@ -212,11 +242,11 @@ fn render(points: &[Vec<Point>], cpus: &Cpus, baseline: usize) -> String {
             m.name, m.median_us, m.min_us, m.max_us, m.rows, p.speedup
         );
     }
-    if let Some(physical) = cpus.physical {
-        if points.iter().flatten().any(|p| p.threads > physical) {
+    if let Some(cores) = cpus.cores() {
+        if points.iter().flatten().any(|p| p.threads > cores) {
             let _ = writeln!(
                 out,
-                "\n(SMT): more threads than the {physical} physical core(s); (oversubscribed): more than the {} logical CPU(s)",
+                "\n(SMT): more threads than the {cores} core(s); (oversubscribed): more than the {} logical CPU(s)",
                 cpus.logical
             );
         }
@@ -224,13 +254,39 @@ fn render(points: &[Vec<Point>], cpus: &Cpus, baseline: usize) -> String {
     out
 }
 
-fn csv(points: &[Vec<Point>], cpus: &Cpus) -> String {
+/// The machine's ceiling: each kernel's speedup at the queries' thread counts.
+fn render_ceilings(ceilings: &[ceiling::Curve], cpus: &Cpus, baseline: usize) -> String {
+    if ceilings.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nThe machine's ceiling: kernels that only compute (alu) or only read memory at random (random reads), the same work on every thread\n\n| kernel | threads | median µs | speedup vs {baseline} |\n|---|---:|---:|---:|\n"
+    );
+    for c in ceilings {
+        for &(threads, wall_us, speedup) in &c.points {
+            let mark = cpus.mark(threads);
+            let threads = if mark.is_empty() {
+                threads.to_string()
+            } else {
+                format!("{threads} ({mark})")
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {threads} | {wall_us:.1} | {speedup:.2}x |",
+                c.name
+            );
+        }
+    }
+    out
+}
+
+fn csv(points: &[Vec<Point>], ceilings: &[ceiling::Curve], cpus: &Cpus) -> String {
     let mut out =
         String::from("query,threads,median_us,min_us,max_us,rows,speedup,beyond_physical_cores\n");
     for p in points.iter().flatten() {
         let m = &p.measured;
         let beyond = cpus
-            .physical
+            .cores()
             .map_or(String::new(), |c| (p.threads > c).to_string());
         let _ = writeln!(
             out,
@@ -243,6 +299,19 @@ fn csv(points: &[Vec<Point>], cpus: &Cpus) -> String {
             m.rows,
             p.speedup
         );
+    }
+    // The machine's kernels: no rows, one time each (min and max left empty).
+    for c in ceilings {
+        for &(threads, wall_us, speedup) in &c.points {
+            let beyond = cpus
+                .cores()
+                .map_or(String::new(), |n| (threads > n).to_string());
+            let _ = writeln!(
+                out,
+                "machine: {},{threads},{wall_us:.3},,,,{speedup:.4},{beyond}",
+                c.name
+            );
+        }
     }
     out
 }

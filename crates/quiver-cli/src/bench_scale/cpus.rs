@@ -3,7 +3,8 @@
 //!
 //! Linux only (`/proc/self/status`, `/sys/devices/system/cpu`, `/proc/cpuinfo`); elsewhere
 //! only the logical count is known. The figures tell which thread counts of a scaling run
-//! can still get a core of their own.
+//! can still get a core of their own. A virtual machine's topology may hide which CPUs
+//! share a core: the cores measured by `ceiling.rs`'s probe, when given, count first.
 
 use std::collections::BTreeSet;
 
@@ -14,55 +15,90 @@ pub struct Cpus {
     pub logical: usize,
     /// Distinct physical cores among the CPUs this process may run on, when known.
     pub physical: Option<usize>,
+    /// The CPUs grouped by the core they were measured to share, when probed.
+    pub measured: Option<Vec<Vec<usize>>>,
 }
 
 impl Cpus {
     /// Probes the machine.
     pub fn probe() -> Self {
         let logical = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let allowed = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                    .map(parse_cpu_list)
-            })
-            .filter(|cpus| !cpus.is_empty());
+        let allowed = allowed();
         let physical = physical_from_sysfs(allowed.as_deref()).or_else(|| {
             std::fs::read_to_string("/proc/cpuinfo")
                 .ok()
                 .and_then(|text| physical_from_cpuinfo(&text, allowed.as_deref()))
         });
-        Self { logical, physical }
+        Self {
+            logical,
+            physical,
+            measured: None,
+        }
+    }
+
+    /// The cores this process can use: the fewer of those the topology names and those
+    /// measured, when either is known.
+    pub fn cores(&self) -> Option<usize> {
+        let measured = self.measured.as_ref().map(Vec::len);
+        match (self.physical, measured) {
+            (Some(p), Some(m)) => Some(p.min(m)),
+            (p, m) => p.or(m),
+        }
     }
 
     /// Whether SMT siblings are among the usable CPUs (`None` when unknown).
     pub fn smt(&self) -> Option<bool> {
-        self.physical.map(|p| self.logical > p)
+        self.cores().map(|p| self.logical > p)
     }
 
     /// A one-line description for reports.
     pub fn describe(&self) -> String {
-        match (self.physical, self.smt()) {
-            (Some(p), Some(smt)) => format!(
-                "{} logical CPU(s) on {p} physical core(s), SMT {}",
-                self.logical,
-                if smt { "present" } else { "absent" }
+        let mut text = match self.physical {
+            Some(p) => format!(
+                "{} logical CPU(s) on {p} physical core(s) by the topology",
+                self.logical
             ),
-            _ => format!("{} logical CPU(s), physical cores unknown", self.logical),
+            None => format!("{} logical CPU(s), topology unknown", self.logical),
+        };
+        if let Some(groups) = &self.measured {
+            let shared: Vec<String> = groups
+                .iter()
+                .filter(|g| g.len() > 1)
+                .map(|g| g.iter().map(usize::to_string).collect::<Vec<_>>().join("+"))
+                .collect();
+            text += &format!(", {} core(s) measured", groups.len());
+            if !shared.is_empty() {
+                text += &format!(" (CPUs sharing one: {})", shared.join(", "));
+            }
         }
+        if let Some(smt) = self.smt() {
+            text += if smt { ", SMT present" } else { ", SMT absent" };
+        }
+        text
     }
 
-    /// A note for a thread count beyond the physical cores (or beyond all CPUs).
+    /// A note for a thread count beyond the cores (or beyond all CPUs).
     pub fn mark(&self, threads: usize) -> &'static str {
         if threads > self.logical {
             "oversubscribed"
-        } else if self.physical.is_some_and(|p| threads > p) {
+        } else if self.cores().is_some_and(|p| threads > p) {
             "SMT"
         } else {
             ""
         }
     }
+}
+
+/// The CPUs this process may run on (`Cpus_allowed_list`), when known.
+pub fn allowed() -> Option<Vec<usize>> {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(parse_cpu_list)
+        })
+        .filter(|cpus| !cpus.is_empty())
 }
 
 /// Parses a CPU list such as `0-3,8,10-11`.
@@ -146,11 +182,29 @@ mod tests {
         let cpus = Cpus {
             logical: 4,
             physical: Some(2),
+            measured: None,
         };
         assert_eq!(cpus.smt(), Some(true));
         assert_eq!(
             [1, 2, 3, 4, 5].map(|t| cpus.mark(t)),
             ["", "", "SMT", "SMT", "oversubscribed"]
+        );
+    }
+
+    #[test]
+    fn measured_cores_count_where_the_topology_hides_siblings() {
+        // A virtual machine saying 4 cores, measured as 2 of two CPUs each.
+        let cpus = Cpus {
+            logical: 4,
+            physical: Some(4),
+            measured: Some(vec![vec![0, 1], vec![2, 3]]),
+        };
+        assert_eq!((cpus.cores(), cpus.smt()), (Some(2), Some(true)));
+        assert_eq!([2, 3].map(|t| cpus.mark(t)), ["", "SMT"]);
+        assert_eq!(
+            cpus.describe(),
+            "4 logical CPU(s) on 4 physical core(s) by the topology, 2 core(s) measured \
+             (CPUs sharing one: 0+1, 2+3), SMT present"
         );
     }
 }
