@@ -266,6 +266,13 @@ fn join_cluster(
         args.log
             .say(&format!("process {}: the replicas {how}", args.process));
     }
+    for stray in partitions.removed_stray_copies() {
+        args.log.say(&format!(
+            "process {}: removed {}, replicas kept by a cluster of another shape on these partitions",
+            args.process,
+            stray.display()
+        ));
+    }
     if args.process != 0 && !args.accept_queries {
         let ended = partitions.wait();
         // One write (as every line `say` writes): the processes of a cluster on this

@@ -58,6 +58,35 @@ pub fn kept_dir(dir: &Path, first: u32) -> PathBuf {
     dir.join(format!("replicas-{first}"))
 }
 
+/// Removes the copies in `dir` that no process of a cluster of `workers` workers a process
+/// over `partitions` partitions reads (`replicas-G` where no process's first partition is
+/// `G`): those a cluster of another shape kept on these partitions, each as large as the
+/// replicas, which would otherwise stay on disk for good. Returns those removed; a copy
+/// that cannot be removed is left (it only takes room).
+pub fn remove_strays(dir: &Path, workers: u32, partitions: u32) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let stray = |first: u32| workers == 0 || !first.is_multiple_of(workers) || first >= partitions;
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let first = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("replicas-"))
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<u32>().ok());
+        if first.is_some_and(stray)
+            && entry.file_type().is_ok_and(|t| t.is_dir())
+            && std::fs::remove_dir_all(entry.path()).is_ok()
+        {
+            removed.push(entry.path());
+        }
+    }
+    removed.sort();
+    removed
+}
+
 /// The fingerprint of partition `index` of the partitioned store in `dir`.
 pub(crate) fn fingerprint(dir: &Path, index: u32) -> Option<u64> {
     quiver_snapshot::manifest_digest(&quiver_store::partition::partition_dir(dir, index)).ok()
@@ -80,18 +109,27 @@ pub(crate) struct Keeping {
     pub agreement: std::sync::OnceLock<Agreement>,
     /// How the writing of a new copy ended, when one was written.
     pub written: std::sync::OnceLock<Result<(), String>>,
+    /// The copies of a cluster of another shape removed as this one started
+    /// ([`remove_strays`], by the first process).
+    pub removed: Vec<PathBuf>,
 }
 
 impl Keeping {
-    /// What the process whose partitions are `first..first + count` of the store in
-    /// `dir` brings: its fingerprints, and its copy of what `replication` names, if
-    /// readable.
+    /// What the process whose partitions are `first..first + count` of the `total` of the
+    /// store in `dir` brings: its fingerprints, and its copy of what `replication` names,
+    /// if readable. The first process removes the copies no process of this cluster reads
+    /// ([`remove_strays`]; the others read only their own).
     pub(crate) fn of_process(
         dir: &Path,
-        (first, count): (u32, u32),
+        (first, count, total): (u32, u32, u32),
         replication: &Replication,
         rdf_type: Option<PredId>,
     ) -> Self {
+        let removed = if first == 0 {
+            remove_strays(dir, count, total)
+        } else {
+            Vec::new()
+        };
         let kept_in = kept_dir(dir, first);
         let kept = replication
             .any()
@@ -113,6 +151,7 @@ impl Keeping {
             kept: std::sync::Mutex::new(kept),
             agreement: std::sync::OnceLock::new(),
             written: std::sync::OnceLock::new(),
+            removed,
         }
     }
 
@@ -377,6 +416,48 @@ fn decide(votes: &[Vote], peers: u32) -> Agreement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_copies_of_another_shape_are_removed() {
+        let dir = std::env::temp_dir().join(format!("quiver-strays-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for name in [
+            "replicas-0",
+            "replicas-2",
+            "replicas-4",
+            "replicas-12",
+            "replicas-16",
+        ] {
+            std::fs::create_dir_all(dir.join(name)).unwrap();
+            std::fs::write(dir.join(name).join("replicas"), b"x").unwrap();
+        }
+        // Not copies: a file of that name, and other names.
+        std::fs::write(dir.join("replicas-8"), b"a file").unwrap();
+        for name in ["replicas-", "replicas-x1", "partition-3"] {
+            std::fs::create_dir_all(dir.join(name)).unwrap();
+        }
+        // 4 processes × 4 workers over 16 partitions: processes start at 0, 4, 8 and 12.
+        let removed = remove_strays(&dir, 4, 16);
+        assert_eq!(removed, [dir.join("replicas-16"), dir.join("replicas-2")]);
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "partition-3",
+                "replicas-",
+                "replicas-0",
+                "replicas-12",
+                "replicas-4",
+                "replicas-8",
+                "replicas-x1"
+            ]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn replicas() -> Replicas {
         let pairs = |n: u32, k: u32| -> Vec<(Id, Id)> {

@@ -985,7 +985,9 @@ fn replicas_kept_for_the_next_start(store: &Store, queries: &[String]) {
     let dir = scratch("kept");
     save_partitioned(store, &dir, 2, |_, _| {}).unwrap();
     // Starts the cluster, checks how its replicas came and its answers; returns process
-    // 0's memberships and how the writing of its copy ended.
+    // 0's memberships and how the writing of its copy ended (the copies it removed in
+    // `removed`).
+    let removed = std::cell::RefCell::new(Vec::new());
     let run = |read: bool| {
         let (cluster, children) = start(&dir, 2, 1);
         assert_eq!(cluster.replicas_read_from_kept(), read);
@@ -1003,6 +1005,7 @@ fn replicas_kept_for_the_next_start(store: &Store, queries: &[String]) {
         }
         let types = cluster.types().unwrap().pairs().to_vec();
         let written = cluster.kept_replicas_written();
+        removed.replace(cluster.removed_stray_copies().to_vec());
         stop(cluster, children);
         (types, written)
     };
@@ -1025,5 +1028,29 @@ fn replicas_kept_for_the_next_start(store: &Store, queries: &[String]) {
         .unwrap();
     assert_eq!(run(false), (exchanged.clone(), Some(Ok(()))));
     assert_eq!(run(true).0, exchanged);
+    // Copies a cluster of another shape kept (a process whose first partition was 3, or
+    // 9 of more partitions) are removed as this one starts; its own copies stay, and are
+    // read.
+    for stray in [3, 9] {
+        copy_dir(&kept_dir(&dir, 1), &kept_dir(&dir, stray));
+    }
+    std::fs::create_dir_all(dir.join("replicas-notes")).unwrap();
+    assert_eq!(run(true).0, exchanged);
+    assert_eq!(*removed.borrow(), [kept_dir(&dir, 3), kept_dir(&dir, 9)]);
+    assert!(!kept_dir(&dir, 3).exists() && !kept_dir(&dir, 9).exists());
+    assert!(kept_dir(&dir, 0).is_dir() && kept_dir(&dir, 1).is_dir());
+    assert!(
+        dir.join("replicas-notes").is_dir(),
+        "not a copy: left alone"
+    );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Copies the files of directory `from` (no subdirectories) into `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
 }

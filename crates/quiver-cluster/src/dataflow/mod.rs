@@ -257,6 +257,14 @@ impl TimelyPartitions {
         self.replicas.get()
     }
 
+    /// The copies of replicas kept by a cluster of another shape on these partitions, which
+    /// this process removed as it started (only the first process removes any).
+    pub fn removed_stray_copies(&self) -> &[std::path::PathBuf] {
+        self.keeping
+            .as_ref()
+            .map_or(&[], |keeping| &keeping.removed)
+    }
+
     /// What the cluster replicates.
     pub fn replication(&self) -> &Replication {
         &self.replication

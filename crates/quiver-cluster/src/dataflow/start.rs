@@ -128,7 +128,7 @@ impl TimelyPartitions {
         // processes agree on reading their copies, each must know it can.
         let keeping = Arc::new(Keeping::of_process(
             dir,
-            (first as u32, config.workers as u32),
+            (first as u32, config.workers as u32, total as u32),
             &replication,
             rdf_type,
         ));
