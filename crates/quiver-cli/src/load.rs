@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clap::Args;
@@ -11,6 +11,7 @@ use quiver_loader::{
     collect_sources, load_files, load_lubm, Format, LoadOptions, LoadReport, Progress,
 };
 use quiver_lubm::LubmConfig;
+use quiver_model::phases::Phase;
 use quiver_store::Store;
 
 use crate::location::{has_log, has_store, open_database, open_snapshot, save_loaded};
@@ -180,11 +181,14 @@ pub fn run(args: LoadArgs) -> Result<()> {
                 Some(&store),
                 &quiver_loader::NoProgress,
             )?;
+            let mut phases = report.phases.clone();
+            quiver_model::phases::add(&mut phases, more.phases);
             (
                 store,
                 LoadReport {
                     statements: report.statements + more.statements,
                     seconds: report.seconds + more.seconds,
+                    phases,
                     ..report
                 },
             )
@@ -229,16 +233,16 @@ pub fn run(args: LoadArgs) -> Result<()> {
         if reasoning.is_some() {
             bail!("--reasoning and --partitions: a cluster's partitions do not hold an entailment yet");
         }
-        let saving = Instant::now();
+        let saving = Saving::start();
         let bytes_on_disk = crate::partition::write(&store, &args.location, partitions)?;
         crate::partition::record_budget(&args.location, args.replication_budget)?;
-        summary(&store, &report, bytes_on_disk, saving.elapsed());
+        summary(&store, &report, bytes_on_disk, saving.end());
         return Ok(());
     }
     let indexed = crate::text_index::has_text_index(&args.location);
-    let saving = Instant::now();
+    let saving = Saving::start();
     let (store, bytes_on_disk) = save_loaded(database.as_ref(), &args.location, store)?;
-    summary(&store, &report, bytes_on_disk, saving.elapsed());
+    summary(&store, &report, bytes_on_disk, saving.end());
     // Through a database the text index was kept current; a store saved directly gets its
     // index built (again, when it had one: its dictionary is new).
     if database.is_none() && (args.text_index || indexed) {
@@ -271,21 +275,74 @@ pub(crate) fn progress(length: u64, template: &str) -> BarProgress {
     }
 }
 
+/// The save of a loaded store, timed as a phase of its own.
+struct Saving {
+    started: Instant,
+    cpu: Option<f64>,
+}
+
+impl Saving {
+    fn start() -> Self {
+        Self {
+            started: Instant::now(),
+            cpu: quiver_model::phases::process_cpu_seconds(),
+        }
+    }
+
+    fn end(self) -> Phase {
+        let cpu = quiver_model::phases::process_cpu_seconds();
+        Phase {
+            name: "save",
+            seconds: self.started.elapsed().as_secs_f64(),
+            cpu_seconds: self.cpu.zip(cpu).map(|(a, b)| (b - a).max(0.0)),
+        }
+    }
+}
+
+/// Phases shorter than this are left out of the line (their time counts as other).
+const SHOWN_PHASE_SECONDS: f64 = 0.005;
+/// Phases shorter than this show no cores: the system counts processor time by ticks.
+const CORES_PHASE_SECONDS: f64 = 0.1;
+
+/// Where a load's time went, as one line: each phase's seconds and the cores it kept busy
+/// on average (processor seconds ÷ wall seconds), the load's time outside them, then the
+/// save's.
+fn phases_line(report: &LoadReport, save: &Phase) -> String {
+    let one = |p: &Phase| match p.cores().filter(|_| p.seconds >= CORES_PHASE_SECONDS) {
+        Some(cores) => format!("{} {:.2} s ({cores:.1} cores)", p.name, p.seconds),
+        None => format!("{} {:.2} s", p.name, p.seconds),
+    };
+    let shown: Vec<&Phase> = report
+        .phases
+        .iter()
+        .filter(|p| p.seconds >= SHOWN_PHASE_SECONDS)
+        .collect();
+    let mut parts: Vec<String> = shown.iter().map(|p| one(p)).collect();
+    let other = report.seconds - shown.iter().map(|p| p.seconds).sum::<f64>();
+    if other >= SHOWN_PHASE_SECONDS {
+        parts.push(format!("other {other:.2} s"));
+    }
+    parts.push(one(save));
+    format!("where the time went: {}", parts.join(", "))
+}
+
 /// The line that ends a load: the seconds of the load itself (parse, encode, build; what
-/// other engines' in-memory loads compare with), then of the save.
-fn summary(store: &Store, report: &LoadReport, bytes_on_disk: u64, save: Duration) {
+/// other engines' in-memory loads compare with), then of the save; then where the time
+/// went, phase by phase.
+fn summary(store: &Store, report: &LoadReport, bytes_on_disk: u64, save: Phase) {
     let seconds = report.seconds.max(1e-9);
     eprintln!(
         "loaded {} statements in {:.2} s ({:.0} statements/s), saved in {:.2} s; store: {} triples, {} terms, {} on disk; peak memory {}",
         report.statements,
         report.seconds,
         report.statements as f64 / seconds,
-        save.as_secs_f64(),
+        save.seconds,
         store.triples(),
         store.terms(),
         mib(bytes_on_disk),
         peak_rss().map_or_else(|| "unknown".to_owned(), mib),
     );
+    eprintln!("{}", phases_line(report, &save));
     if report.skipped > 0 {
         eprintln!(
             "skipped {} malformed statements; the first:",

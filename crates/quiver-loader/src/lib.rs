@@ -94,10 +94,32 @@ pub struct LoadReport {
     /// The first skipped statements, as `file:line:column: message`.
     pub first_errors: Vec<String>,
     pub seconds: f64,
+    /// Where the time went: each phase's wall and processor seconds, in order.
+    pub phases: Vec<quiver_model::phases::Phase>,
 }
 
 /// Loads `paths` (files or directories), on top of `existing` if given.
 pub fn load_files(
+    paths: &[PathBuf],
+    options: &LoadOptions,
+    existing: Option<&Store>,
+    progress: &dyn Progress,
+) -> Result<(Store, LoadReport), LoadError> {
+    with_phases(|| load_files_timed(paths, options, existing, progress))
+}
+
+/// Runs a load, its report given the phases it marked.
+fn with_phases(
+    load: impl FnOnce() -> Result<(Store, LoadReport), LoadError>,
+) -> Result<(Store, LoadReport), LoadError> {
+    let (loaded, phases) = quiver_model::phases::collect(load);
+    loaded.map(|(store, mut report)| {
+        report.phases = phases;
+        (store, report)
+    })
+}
+
+fn load_files_timed(
     paths: &[PathBuf],
     options: &LoadOptions,
     existing: Option<&Store>,
@@ -115,7 +137,9 @@ pub fn load_files(
     let prefixes: Vec<Option<String>> = (0..sources.len())
         .map(|i| scoped.then(|| format!("l{nonce:x}f{i}_")))
         .collect();
-    let (chunks, report) = parse_chunks(&sources, &prefixes, options, progress)?;
+    let (chunks, report) = quiver_model::phases::time("parse", || {
+        parse_chunks(&sources, &prefixes, options, progress)
+    })?;
     let names = sources
         .iter()
         .map(|s| s.path.display().to_string())
@@ -210,17 +234,21 @@ pub fn load_lubm(
     existing: Option<&Store>,
     progress: &dyn Progress,
 ) -> Result<(Store, LoadReport), LoadError> {
-    let started = Instant::now();
-    let chunks = lubm::generate_chunks(config, threads, progress);
-    let report = LoadReport {
-        statements: chunks.iter().map(|c| c.quads.len() as u64).sum(),
-        ..LoadReport::default()
-    };
-    let name = format!(
-        "lubm:{} (seed {}, start {})",
-        config.universities, config.seed, config.start_index
-    );
-    finish(chunks, existing, report, vec![name], started)
+    with_phases(|| {
+        let started = Instant::now();
+        let chunks = quiver_model::phases::time("generate", || {
+            lubm::generate_chunks(config, threads, progress)
+        });
+        let report = LoadReport {
+            statements: chunks.iter().map(|c| c.quads.len() as u64).sum(),
+            ..LoadReport::default()
+        };
+        let name = format!(
+            "lubm:{} (seed {}, start {})",
+            config.universities, config.seed, config.start_index
+        );
+        finish(chunks, existing, report, vec![name], started)
+    })
 }
 
 /// Builds a store from quads already in memory (on top of `existing` if given), through the
@@ -271,12 +299,14 @@ fn finish(
     }
     let (dictionary, graphs, presorted) = merge::merge(chunks, existing)?;
     // Each phase returns what it freed, so the next one's peak starts from what is live.
-    quiver_model::memory::trim_heap();
+    let trim =
+        || quiver_model::phases::time("give freed memory back", quiver_model::memory::trim_heap);
+    trim();
     let mut store = match presorted {
         Some(presorted) => Store::build_presorted(dictionary, graphs, presorted, info.clone()),
         None => Store::build(dictionary, graphs, info.clone()),
     };
-    quiver_model::memory::trim_heap();
+    trim();
     report.seconds = started.elapsed().as_secs_f64();
     info.seconds = report.seconds;
     store.set_info(info);
@@ -319,6 +349,60 @@ mod tests {
             .get(blank.unwrap(), q, quiver_store::Direction::Out)
             .to_vec();
         assert_eq!(found, vec![one]);
+    }
+
+    #[test]
+    fn a_load_reports_where_its_time_went() {
+        let (_, report) =
+            load_lubm(quiver_lubm::LubmConfig::standard(1), 2, None, &NoProgress).unwrap();
+        let names: Vec<&str> = report.phases.iter().map(|p| p.name).collect();
+        for phase in [
+            "generate",
+            "merge the dictionary",
+            "statements to ids",
+            "index: sort by subject",
+            "index: out-records",
+            "index: sort by object",
+            "index: in-records",
+            "classes and statistics",
+        ] {
+            assert!(names.contains(&phase), "{phase} missing from {names:?}");
+        }
+        // In the order they ran, each once, and within the load's time.
+        assert!(
+            names.iter().position(|&n| n == "generate")
+                < names.iter().position(|&n| n == "index: in-records")
+        );
+        let mut distinct = names.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), names.len(), "{names:?}");
+        let summed: f64 = report.phases.iter().map(|p| p.seconds).sum();
+        assert!(
+            summed > 0.0 && summed <= report.seconds,
+            "{summed} of {}",
+            report.seconds
+        );
+
+        // A file load parses instead; a load on top of a store merges with it.
+        let dir = std::env::temp_dir().join(format!("quiver-phases-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("data.nt");
+        std::fs::write(&file, "<http://e/a> <http://e/p> <http://e/b> .\n").unwrap();
+        let options = LoadOptions {
+            format: None,
+            lenient: false,
+            threads: 2,
+        };
+        let (store, report) =
+            load_files(std::slice::from_ref(&file), &options, None, &NoProgress).unwrap();
+        assert_eq!(report.phases.first().map(|p| p.name), Some("parse"));
+        let (_, again) = load_files(&[file], &options, Some(&store), &NoProgress).unwrap();
+        assert!(again
+            .phases
+            .iter()
+            .any(|p| p.name == "merge the dictionary"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

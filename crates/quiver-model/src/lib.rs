@@ -7,6 +7,7 @@ pub mod dictionary;
 pub mod id;
 pub mod memory;
 pub mod nesting;
+pub mod phases;
 pub mod plain_iri;
 pub mod prefetch;
 pub mod prefixes;

@@ -8,6 +8,7 @@
 //! triples, both directions and the dictionary at once), so the re-sorted triples are given
 //! back page by page as the second direction consumes them.
 
+use quiver_model::phases::time;
 use quiver_model::{Id, PredId};
 use rayon::prelude::*;
 
@@ -103,7 +104,7 @@ fn build(
     // Sorted by (subject, predicate, object), without duplicates; with a presorted tail,
     // its length, the head sorted and its refill, kept for the order of objects unless the
     // tail held a duplicate (never in a store's index), as its refill would not fit.
-    let presorted = match presorted {
+    let presorted = time("index: sort by subject", || match presorted {
         Some(Presorted { start, refill }) => {
             let tail = triples.len() - start;
             let (head, distinct) = sort_with_sorted_tail(&mut triples, start, sort_triples);
@@ -114,14 +115,16 @@ fn build(
             triples.dedup();
             None
         }
-    };
+    });
     let count = triples.len() as u64;
     let names = record_predicates;
-    let (out, subjects) = lay_out(&mut triples, vertices, &mut stats, true, false, names);
+    let (out, subjects) = time("index: out-records", || {
+        lay_out(&mut triples, vertices, &mut stats, true, false, names)
+    });
 
     // The same buffer as (object, predicate, subject), given back as it is read: the
     // presorted tail refilled in that order, the other triples merged in; or all re-sorted.
-    match presorted {
+    time("index: sort by object", || match presorted {
         // The tail refilled at the end, the head's triples it lacks merged in front of it.
         Some((tail, mut head, refill)) => {
             let gap = triples.len() - tail;
@@ -139,11 +142,15 @@ fn build(
             for_each(&mut triples, |t| t.swap(0, 2));
             sort_triples(&mut triples);
         }
-    }
-    let (inn, objects) = lay_out(&mut triples, vertices, &mut stats, false, true, names);
+    });
+    let (inn, objects) = time("index: in-records", || {
+        lay_out(&mut triples, vertices, &mut stats, false, true, names)
+    });
     drop(triples);
 
-    assemble(out, subjects, inn, objects, stats, count)
+    time("index: assemble", || {
+        assemble(out, subjects, inn, objects, stats, count)
+    })
 }
 
 fn for_each(triples: &mut [[Id; 3]], f: impl Fn(&mut [Id; 3]) + Sync + Send) {

@@ -1,6 +1,7 @@
 //! The store: dictionary, predicate and class id spaces, graph indexes and statistics.
 
 use oxrdf::TermRef;
+use quiver_model::phases::time;
 use quiver_model::term::{decode_term, encode_iri, encode_term};
 use quiver_model::{ClassId, Column, DecodedTerm, Dictionary, Id, PredId};
 use rayon::prelude::*;
@@ -141,41 +142,46 @@ impl Store {
         // The predicate id space: distinct predicate terms, ascending.
         // Each worker collects the predicates of its part into a small set (collecting into
         // one set directly would insert every triple's predicate on one thread).
-        let mut predicates: Vec<Id> = input
-            .default_graph
-            .par_iter()
-            .map(|t| t[1])
-            .chain(
-                input
-                    .named_graphs
-                    .par_iter()
-                    .flat_map_iter(|(_, ts)| ts.iter().map(|t| t[1])),
-            )
-            .chain(derived.par_iter().map(|t| t[1]))
-            .fold(rustc_hash::FxHashSet::default, |mut set, p| {
-                set.insert(p);
-                set
-            })
-            .reduce(rustc_hash::FxHashSet::default, |mut a, b| {
-                a.extend(b);
-                a
-            })
-            .into_iter()
-            .collect();
+        let mut predicates: Vec<Id> = time("predicate ids", || {
+            input
+                .default_graph
+                .par_iter()
+                .map(|t| t[1])
+                .chain(
+                    input
+                        .named_graphs
+                        .par_iter()
+                        .flat_map_iter(|(_, ts)| ts.iter().map(|t| t[1])),
+                )
+                .chain(derived.par_iter().map(|t| t[1]))
+                .fold(rustc_hash::FxHashSet::default, |mut set, p| {
+                    set.insert(p);
+                    set
+                })
+                .reduce(rustc_hash::FxHashSet::default, |mut a, b| {
+                    a.extend(b);
+                    a
+                })
+                .into_iter()
+                .collect()
+        });
         predicates.sort_unstable();
         let to_pred = |triples: &mut [[Id; 3]]| {
             triples.par_iter_mut().for_each(|t| {
                 t[1] = predicates.binary_search(&t[1]).expect("collected above") as Id;
             });
         };
-        to_pred(&mut input.default_graph);
-        // Graphs side by side, from the pool's threads: one call into the pool per graph
-        // from this thread made a load of 100,000 small named graphs wait on waking threads.
-        input
-            .named_graphs
-            .par_iter_mut()
-            .for_each(|(_, ts)| to_pred(ts));
-        to_pred(&mut derived);
+        time("predicate ids", || {
+            to_pred(&mut input.default_graph);
+            // Graphs side by side, from the pool's threads: one call into the pool per graph
+            // from this thread made a load of 100,000 small named graphs wait on waking
+            // threads.
+            input
+                .named_graphs
+                .par_iter_mut()
+                .for_each(|(_, ts)| to_pred(ts));
+            to_pred(&mut derived);
+        });
 
         let vertices = dictionary.len();
         // The entailed graph first, while the asserted triples are still at hand.
@@ -210,19 +216,23 @@ impl Store {
             }
         }
         // Side by side: a dataset may hold many small named graphs.
-        let named_graphs = merged
-            .into_par_iter()
-            .map(|(graph, triples)| (graph, build_named_graph(triples)))
-            .collect();
+        let named_graphs = time("named graphs", || {
+            merged
+                .into_par_iter()
+                .map(|(graph, triples)| (graph, build_named_graph(triples)))
+                .collect()
+        });
 
         let predicates: Column<Id> = predicates.into();
-        let mut store = Store::assemble(
-            dictionary,
-            (predicates, Vec::new()),
-            (default_graph, predicate_stats),
-            named_graphs,
-            info,
-        );
+        let mut store = time("classes and statistics", || {
+            Store::assemble(
+                dictionary,
+                (predicates, Vec::new()),
+                (default_graph, predicate_stats),
+                named_graphs,
+                info,
+            )
+        });
         if let Some((profile, derived, graph)) = entailed {
             let view = Store::assemble(
                 store.dictionary.clone(),
