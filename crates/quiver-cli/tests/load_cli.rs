@@ -245,6 +245,12 @@ fn loads_ntriples_counting_duplicates_once() {
         summary.contains("loaded 5 statements") && summary.contains("store: 4 triples, 7 terms"),
         "{summary}"
     );
+    // Then where the time went, the save last (phases this short are left out).
+    let phases = summary
+        .lines()
+        .find_map(|l| l.strip_prefix("where the time went: "))
+        .unwrap_or_else(|| panic!("no phases line: {summary}"));
+    assert!(phases.contains("save "), "{phases}");
     let info = info(&store);
     assert_eq!(counts(&info), people_counts());
     assert_sizes(&store, &info);
