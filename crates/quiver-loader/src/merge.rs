@@ -85,9 +85,7 @@ pub(crate) fn merge<'a>(
     // one k-way merge of the chunks' runs assigns global ids in term order: sorting all
     // chunks' terms together compared terms scattered over every chunk, the slowest step
     // of a load. The merge runs on every core, each thread over its own range of terms.
-    quiver_model::phases::time("sort each chunk's terms", || {
-        chunks.par_iter_mut().for_each(Chunk::seal)
-    });
+    chunks.par_iter_mut().for_each(Chunk::seal);
     let mut existing = existing.map(Existing::new);
     if let Some(existing) = &existing {
         // Its terms are copied into runs now; its triples are read again below.
@@ -117,95 +115,104 @@ pub(crate) fn merge<'a>(
     chunks.iter_mut().for_each(Chunk::release_terms);
     quiver_model::memory::trim_heap();
 
-    let (default_graph, named_graphs, presorted) =
-        quiver_model::phases::time("statements to ids", || {
-            // The default graph's triples go straight to their place in one array (each chunk's
-            // and each stretch of the existing store's share counted first), so the id triples
-            // never exist twice; each chunk's statements are freed as soon as it is rewritten.
-            let shares: Vec<usize> = chunks
-                .par_iter()
-                .map(|c| c.quads.iter().filter(|q| q[3] == DEFAULT_GRAPH).count())
-                .collect();
-            let stretches = existing.as_ref().map_or_else(Vec::new, |(store, _)| {
-                let parts = rayon::current_num_threads() * STRETCHES_PER_THREAD;
-                store.graph().subject_stretches(parts)
-            });
-            let stretch_shares: Vec<usize> = stretches.par_iter().map(count_and_release).collect();
-            let total = shares.iter().chain(&stretch_shares).sum();
-            let mut default_graph: Vec<[Id; 3]> = vec![[0; 3]; total];
-            let all_shares: Vec<usize> = shares.iter().chain(&stretch_shares).copied().collect();
-            let mut places = cut(&mut default_graph, &all_shares);
-            let stretch_places = places.split_off(shares.len());
-            let chunk_triples: usize = shares.iter().sum();
-            let mut named_graphs: Vec<(Id, Vec<[Id; 3]>)> = chunks
-                .into_par_iter()
-                .zip(maps.into_par_iter())
-                .zip(places.into_par_iter())
-                .flat_map_iter(|((mut chunk, map), place)| {
-                    let mut named: Vec<[Id; 4]> = Vec::new();
-                    let mut next = place.iter_mut();
-                    for q in &chunk.quads {
-                        let triple = [map[q[0] as usize], map[q[1] as usize], map[q[2] as usize]];
-                        if q[3] == DEFAULT_GRAPH {
-                            *next.next().expect("counted above") = triple;
-                        } else {
-                            named.push([triple[0], triple[1], triple[2], map[q[3] as usize]]);
-                        }
-                    }
-                    // The statements' pages go back now: freed, they would stay with the allocator
-                    // while the id triples fill beside them.
-                    quiver_model::memory::release_pages(&mut chunk.quads);
-                    drop(chunk);
-                    named.sort_unstable_by_key(|q| q[3]);
-                    let graphs: Vec<(Id, Vec<[Id; 3]>)> = named
-                        .chunk_by(|a, b| a[3] == b[3])
-                        .map(|group| {
-                            (
-                                group[0][3],
-                                group.iter().map(|q| [q[0], q[1], q[2]]).collect(),
-                            )
-                        })
-                        .collect();
-                    graphs
-                })
-                .collect();
-            let mut presorted = None;
-            if let Some((store, map)) = existing {
-                let predicates: Vec<Id> = (0..store.predicate_count())
-                    .map(|p| map.get(store.predicate_term(p as PredId)))
-                    .collect();
-                let rewrite =
-                    |s: Id, p: PredId, o: Id| [map.get(s), predicates[p as usize], map.get(o)];
-                rewrite_stretches(&stretches, stretch_places, rewrite);
-                let names: Vec<Id> = store.graph_names().collect();
-                named_graphs.par_extend(names.into_par_iter().filter_map(|name| {
-                    let graph = store.named_graph(name).expect("a listed graph");
-                    let mut triples = Vec::with_capacity(graph.triples() as usize);
-                    graph.for_each_triple(|s, p, o| triples.push(rewrite(s, p, o)));
-                    // A graph without triples is not kept, as a load of its triples would not.
-                    (!triples.is_empty()).then(|| (map.get(name), triples))
-                }));
-                store.release_mapped_pages();
-                // The build copies the new triples aside to merge them: worth it for a few beside
-                // many (a file added to a large store), not where they would add to its peak.
-                if chunk_triples.saturating_mul(PRESORTED_SHARE) <= default_graph.len() {
-                    // Held while the new store is built (its peak): compacted.
-                    let map = map.compact();
-                    presorted = Some(Presorted {
-                        start: chunk_triples,
-                        refill: Box::new(move |place: &mut [[Id; 3]]| {
-                            refill_by_objects(store, &map, &predicates, place)
-                        }),
-                    });
+    let (merged, presorted) =
+        quiver_model::phases::time("statements to ids", || to_ids(chunks, maps, existing));
+    Ok((dictionary, merged, presorted))
+}
+
+/// The chunks' statements in the merged ids (`maps[i]`: chunk `i`'s global ids by local
+/// id), with the existing store's triples rewritten by `existing`'s map; which of the
+/// default graph's triples are the store's, and how to read them again in the order of
+/// objects, when the build should merge them rather than sort them.
+fn to_ids<'a>(
+    chunks: Vec<Chunk>,
+    maps: Vec<Vec<Id>>,
+    existing: Option<(&'a Store, IdMap)>,
+) -> (EncodedGraphs, Option<Presorted<'a>>) {
+    // The default graph's triples go straight to their place in one array (each chunk's
+    // and each stretch of the existing store's share counted first), so the id triples
+    // never exist twice; each chunk's statements are freed as soon as it is rewritten.
+    let shares: Vec<usize> = chunks
+        .par_iter()
+        .map(|c| c.quads.iter().filter(|q| q[3] == DEFAULT_GRAPH).count())
+        .collect();
+    let stretches = existing.as_ref().map_or_else(Vec::new, |(store, _)| {
+        let parts = rayon::current_num_threads() * STRETCHES_PER_THREAD;
+        store.graph().subject_stretches(parts)
+    });
+    let stretch_shares: Vec<usize> = stretches.par_iter().map(count_and_release).collect();
+    let total = shares.iter().chain(&stretch_shares).sum();
+    let mut default_graph: Vec<[Id; 3]> = vec![[0; 3]; total];
+    let all_shares: Vec<usize> = shares.iter().chain(&stretch_shares).copied().collect();
+    let mut places = cut(&mut default_graph, &all_shares);
+    let stretch_places = places.split_off(shares.len());
+    let chunk_triples: usize = shares.iter().sum();
+    let mut named_graphs: Vec<(Id, Vec<[Id; 3]>)> = chunks
+        .into_par_iter()
+        .zip(maps.into_par_iter())
+        .zip(places.into_par_iter())
+        .flat_map_iter(|((mut chunk, map), place)| {
+            let mut named: Vec<[Id; 4]> = Vec::new();
+            let mut next = place.iter_mut();
+            for q in &chunk.quads {
+                let triple = [map[q[0] as usize], map[q[1] as usize], map[q[2] as usize]];
+                if q[3] == DEFAULT_GRAPH {
+                    *next.next().expect("counted above") = triple;
+                } else {
+                    named.push([triple[0], triple[1], triple[2], map[q[3] as usize]]);
                 }
             }
-            (default_graph, named_graphs, presorted)
-        });
+            // The statements' pages go back now: freed, they would stay with the allocator
+            // while the id triples fill beside them.
+            quiver_model::memory::release_pages(&mut chunk.quads);
+            drop(chunk);
+            named.sort_unstable_by_key(|q| q[3]);
+            let graphs: Vec<(Id, Vec<[Id; 3]>)> = named
+                .chunk_by(|a, b| a[3] == b[3])
+                .map(|group| {
+                    (
+                        group[0][3],
+                        group.iter().map(|q| [q[0], q[1], q[2]]).collect(),
+                    )
+                })
+                .collect();
+            graphs
+        })
+        .collect();
+    let mut presorted = None;
+    if let Some((store, map)) = existing {
+        let predicates: Vec<Id> = (0..store.predicate_count())
+            .map(|p| map.get(store.predicate_term(p as PredId)))
+            .collect();
+        let rewrite = |s: Id, p: PredId, o: Id| [map.get(s), predicates[p as usize], map.get(o)];
+        rewrite_stretches(&stretches, stretch_places, rewrite);
+        let names: Vec<Id> = store.graph_names().collect();
+        named_graphs.par_extend(names.into_par_iter().filter_map(|name| {
+            let graph = store.named_graph(name).expect("a listed graph");
+            let mut triples = Vec::with_capacity(graph.triples() as usize);
+            graph.for_each_triple(|s, p, o| triples.push(rewrite(s, p, o)));
+            // A graph without triples is not kept, as a load of its triples would not.
+            (!triples.is_empty()).then(|| (map.get(name), triples))
+        }));
+        store.release_mapped_pages();
+        // The build copies the new triples aside to merge them: worth it for a few beside
+        // many (a file added to a large store), not where they would add to its peak.
+        if chunk_triples.saturating_mul(PRESORTED_SHARE) <= default_graph.len() {
+            // Held while the new store is built (its peak): compacted.
+            let map = map.compact();
+            presorted = Some(Presorted {
+                start: chunk_triples,
+                refill: Box::new(move |place: &mut [[Id; 3]]| {
+                    refill_by_objects(store, &map, &predicates, place)
+                }),
+            });
+        }
+    }
     let merged = EncodedGraphs {
         default_graph,
         named_graphs,
     };
-    Ok((dictionary, merged, presorted))
+    (merged, presorted)
 }
 
 /// Writes the default graph's triples of `store` into `place`, of exactly their number,

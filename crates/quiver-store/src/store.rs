@@ -139,32 +139,7 @@ impl Store {
             Some((profile, derived)) => (Some(profile), derived),
             None => (None, Vec::new()),
         };
-        // The predicate id space: distinct predicate terms, ascending.
-        // Each worker collects the predicates of its part into a small set (collecting into
-        // one set directly would insert every triple's predicate on one thread).
-        let mut predicates: Vec<Id> = time("predicate ids", || {
-            input
-                .default_graph
-                .par_iter()
-                .map(|t| t[1])
-                .chain(
-                    input
-                        .named_graphs
-                        .par_iter()
-                        .flat_map_iter(|(_, ts)| ts.iter().map(|t| t[1])),
-                )
-                .chain(derived.par_iter().map(|t| t[1]))
-                .fold(rustc_hash::FxHashSet::default, |mut set, p| {
-                    set.insert(p);
-                    set
-                })
-                .reduce(rustc_hash::FxHashSet::default, |mut a, b| {
-                    a.extend(b);
-                    a
-                })
-                .into_iter()
-                .collect()
-        });
+        let mut predicates = time("predicate ids", || distinct_predicates(&input, &derived));
         predicates.sort_unstable();
         let to_pred = |triples: &mut [[Id; 3]]| {
             triples.par_iter_mut().for_each(|t| {
@@ -725,4 +700,31 @@ impl Layer {
         store.stat_classes = self.stat_classes.clone();
         store.stat_predicates = self.stat_predicates;
     }
+}
+
+/// The predicate id space: the distinct predicate terms of `input` and `derived`, in no
+/// order. Each worker collects the predicates of its part into a small set (collecting into
+/// one set directly would insert every triple's predicate on one thread).
+fn distinct_predicates(input: &EncodedGraphs, derived: &[[Id; 3]]) -> Vec<Id> {
+    input
+        .default_graph
+        .par_iter()
+        .map(|t| t[1])
+        .chain(
+            input
+                .named_graphs
+                .par_iter()
+                .flat_map_iter(|(_, ts)| ts.iter().map(|t| t[1])),
+        )
+        .chain(derived.par_iter().map(|t| t[1]))
+        .fold(rustc_hash::FxHashSet::default, |mut set, p| {
+            set.insert(p);
+            set
+        })
+        .reduce(rustc_hash::FxHashSet::default, |mut a, b| {
+            a.extend(b);
+            a
+        })
+        .into_iter()
+        .collect()
 }

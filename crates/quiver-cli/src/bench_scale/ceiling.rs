@@ -36,8 +36,9 @@ const REPEATS: usize = 5;
 const SHARED_SLOWDOWN: f64 = 1.4;
 /// The probe's work per thread: an eighth of the ALU kernel's (it runs for many pairs).
 const PROBE_ROUNDS: u64 = ALU_ROUNDS / 8;
-/// Pairs beyond which the probe is not run (its time grows with their square).
-const MAX_PROBED_CPUS: usize = 256;
+/// CPUs beyond which the probe is not run: its time grows with their square (16 CPUs
+/// without siblings ask 120 pairs, about a second; 64 ask 2,016).
+const MAX_PROBED_CPUS: usize = 64;
 
 /// One kernel's speedup at each thread count.
 #[derive(Debug, Clone)]
