@@ -140,6 +140,9 @@ pub fn run(args: LoadArgs) -> Result<()> {
                 "bytes_on_disk": p.bytes,
                 "bytes_sent": p.sent,
                 "peak_rss": p.peak_rss,
+                "milestones": p.milestones.iter().map(|(step, seconds)| serde_json::json!({
+                    "step": step, "seconds": seconds,
+                })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
         });
         std::fs::write(path, serde_json::to_vec_pretty(&json)?)
@@ -238,4 +241,40 @@ fn report(loaded: &LoadedCluster, workers: usize) {
             partition.peak_rss.map_or_else(|| "unknown".to_owned(), mib),
         );
     }
+    if let Some(line) = milestones_line(&loaded.partitions) {
+        eprintln!("{line}");
+    }
+}
+
+/// When the workers reached each step of the load: the first, the median and the last
+/// worker, in seconds from each one's start (`None` without milestones).
+fn milestones_line(partitions: &[quiver_cluster::load::PartitionSummary]) -> Option<String> {
+    let steps: Vec<&str> = partitions
+        .first()?
+        .milestones
+        .iter()
+        .map(|(step, _)| step.as_str())
+        .collect();
+    let parts: Vec<String> = steps
+        .iter()
+        .filter_map(|step| {
+            let mut at: Vec<f64> = partitions
+                .iter()
+                .filter_map(|p| p.milestones.iter().find(|(s, _)| s == step).map(|m| m.1))
+                .collect();
+            at.sort_by(f64::total_cmp);
+            let (first, last) = (*at.first()?, *at.last()?);
+            Some(format!(
+                "{step} {first:.2} / {:.2} / {last:.2}",
+                at[at.len() / 2]
+            ))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "steps, s from each worker's start (first / median / last of {} workers): {}",
+            partitions.len(),
+            parts.join(", ")
+        )
+    })
 }

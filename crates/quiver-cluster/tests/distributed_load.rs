@@ -234,6 +234,29 @@ fn a_cluster_generating_lubm_holds_the_single_stores_quads() {
         .unwrap();
         assert_eq!(loaded.layout.triples, whole.triples());
         assert_eq!(cluster_quads(&location), expected, "{workers} workers");
+        // Each worker tells when it reached each step, in the order of the dataflow.
+        for partition in &loaded.partitions {
+            let steps: Vec<&str> = partition
+                .milestones
+                .iter()
+                .map(|(s, _)| s.as_str())
+                .collect();
+            assert_eq!(
+                steps,
+                [
+                    "parsed",
+                    "terms sent",
+                    "terms numbered",
+                    "edges sent",
+                    "edges received",
+                    "built and saved"
+                ],
+                "partition {}",
+                partition.index
+            );
+            let at: Vec<f64> = partition.milestones.iter().map(|m| m.1).collect();
+            assert!(at.windows(2).all(|w| w[0] <= w[1]), "{at:?}");
+        }
         // The merged statistics are the whole store's (whose ids differ), sampling aside.
         let statistics = loaded.layout.statistics.unwrap();
         let planner = whole.planner_statistics();

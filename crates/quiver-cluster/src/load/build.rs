@@ -140,6 +140,7 @@ pub(super) fn build(
     {
         return Err(failure);
     }
+    state.borrow_mut().mark("edges received");
     let existing = state.borrow_mut().existing.take();
     if let Some(existing) = &existing {
         edges.add_partition(existing)?;
@@ -218,8 +219,10 @@ pub(super) fn build(
     }
     let sent = state.borrow().sent;
     state.borrow_mut().rdf_type = store.rdf_type();
+    state.borrow_mut().mark("built and saved");
     Ok(PartitionSummary {
         index,
+        milestones: state.borrow().milestones.clone(),
         statements,
         triples: store.triples(),
         terms: store.dictionary().local_len(),

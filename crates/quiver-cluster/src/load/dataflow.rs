@@ -63,6 +63,7 @@ pub(super) fn run(
         dir, index,
     ));
     let state: Shared = Rc::default();
+    state.borrow_mut().started = Some(std::time::Instant::now());
     let result: Rc<RefCell<Option<LoadedCluster>>> = Rc::default();
     let writes_layout = (index as usize - first).is_multiple_of(local.max(1));
     let mut input: InputHandleVec<u64, LoadMessage> = InputHandleVec::new();
@@ -94,6 +95,7 @@ pub(super) fn run(
                                 let mut session = output.session(&capability);
                                 let owned = std::mem::take(&mut owned);
                                 let answers = owned.number(index, workers, &owners);
+                                owners.borrow_mut().mark("terms numbered");
                                 // The terms the owner merged are freed: their pages go
                                 // back before the answers are sent.
                                 quiver_model::memory::trim_heap();
@@ -145,6 +147,7 @@ pub(super) fn run(
                         }
                         drop(session);
                         if last {
+                            origins.borrow_mut().mark("edges sent");
                             capability = None;
                         } else {
                             activator.activate();
@@ -232,6 +235,7 @@ pub(super) fn run(
     });
     match parsed {
         Ok((mut chunks, statements, sources)) => {
+            state.borrow_mut().mark("parsed");
             // The parse's blocks and tables are freed: give them back before the exchange.
             quiver_model::memory::trim_heap();
             {
@@ -270,7 +274,9 @@ pub(super) fn run(
                 input.advance_to(number as u64 + 1);
                 worker.step();
             }
-            state.borrow_mut().chunks = chunks;
+            let mut own = state.borrow_mut();
+            own.chunks = chunks;
+            own.mark("terms sent");
         }
         Err(message) => {
             for to in 0..workers {

@@ -122,6 +122,17 @@ pub(super) struct WorkerState {
     pub(super) existing: Option<Store>,
     /// The load's number (worker 0's).
     pub(super) load: u64,
+    /// When the worker started, and the moments it reached each step since (seconds).
+    pub(super) started: Option<std::time::Instant>,
+    pub(super) milestones: Vec<(String, f64)>,
+}
+
+impl WorkerState {
+    /// Records that the worker reached `step` now.
+    pub(super) fn mark(&mut self, step: &str) {
+        let at = self.started.map_or(0.0, |s| s.elapsed().as_secs_f64());
+        self.milestones.push((step.to_owned(), at));
+    }
 }
 
 pub(super) type Shared = Rc<RefCell<WorkerState>>;

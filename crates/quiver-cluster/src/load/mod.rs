@@ -88,6 +88,12 @@ pub struct PartitionSummary {
     pub sent: u64,
     /// Its process's peak resident memory when it finished, if known.
     pub peak_rss: Option<u64>,
+    /// The moments its worker reached each step of the load, in seconds from the worker's
+    /// start, in order: `parsed`, `terms sent`, `terms numbered` (as their owner),
+    /// `edges sent`, `edges received` and `built and saved`. Their spread over the workers
+    /// tells which step a load waits on.
+    #[serde(default)]
+    pub milestones: Vec<(String, f64)>,
     pub(crate) classes: Vec<GraphClasses>,
     pub(crate) statistics: PlannerStatistics,
     pub(crate) rdf_type: Option<u32>,
