@@ -58,11 +58,11 @@ pub fn kept_dir(dir: &Path, first: u32) -> PathBuf {
     dir.join(format!("replicas-{first}"))
 }
 
-/// Removes the copies in `dir` that no process of a cluster of `workers` workers a process
-/// over `partitions` partitions reads (`replicas-G` where no process's first partition is
-/// `G`): those a cluster of another shape kept on these partitions, each as large as the
-/// replicas, which would otherwise stay on disk for good. Returns those removed; a copy
-/// that cannot be removed is left (it only takes room).
+/// Removes the copies in `dir` that no process reads of a cluster of `workers` workers per
+/// process over `partitions` partitions (`replicas-G` where no process's first partition
+/// is `G`): those a cluster of another shape kept on these partitions, each as large as
+/// the replicas, which would otherwise stay on disk for good. Returns those removed; a
+/// copy that cannot be removed is left (it only takes room).
 pub fn remove_strays(dir: &Path, workers: u32, partitions: u32) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
