@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clap::Args;
@@ -233,16 +232,18 @@ pub fn run(args: LoadArgs) -> Result<()> {
         if reasoning.is_some() {
             bail!("--reasoning and --partitions: a cluster's partitions do not hold an entailment yet");
         }
-        let saving = Saving::start();
-        let bytes_on_disk = crate::partition::write(&store, &args.location, partitions)?;
-        crate::partition::record_budget(&args.location, args.replication_budget)?;
-        summary(&store, &report, bytes_on_disk, saving.end());
+        let (bytes_on_disk, save) = saved(|| {
+            let bytes = crate::partition::write(&store, &args.location, partitions)?;
+            crate::partition::record_budget(&args.location, args.replication_budget)?;
+            Ok(bytes)
+        })?;
+        summary(&store, &report, bytes_on_disk, save);
         return Ok(());
     }
     let indexed = crate::text_index::has_text_index(&args.location);
-    let saving = Saving::start();
-    let (store, bytes_on_disk) = save_loaded(database.as_ref(), &args.location, store)?;
-    summary(&store, &report, bytes_on_disk, saving.end());
+    let ((store, bytes_on_disk), save) =
+        saved(|| save_loaded(database.as_ref(), &args.location, store))?;
+    summary(&store, &report, bytes_on_disk, save);
     // Through a database the text index was kept current; a store saved directly gets its
     // index built (again, when it had one: its dictionary is new).
     if database.is_none() && (args.text_index || indexed) {
@@ -275,28 +276,12 @@ pub(crate) fn progress(length: u64, template: &str) -> BarProgress {
     }
 }
 
-/// The save of a loaded store, timed as a phase of its own.
-struct Saving {
-    started: Instant,
-    cpu: Option<f64>,
-}
-
-impl Saving {
-    fn start() -> Self {
-        Self {
-            started: Instant::now(),
-            cpu: quiver_model::phases::process_cpu_seconds(),
-        }
-    }
-
-    fn end(self) -> Phase {
-        let cpu = quiver_model::phases::process_cpu_seconds();
-        Phase {
-            name: "save",
-            seconds: self.started.elapsed().as_secs_f64(),
-            cpu_seconds: self.cpu.zip(cpu).map(|(a, b)| (b - a).max(0.0)),
-        }
-    }
+/// Runs the save of a loaded store, timed as a phase of its own.
+fn saved<T>(save: impl FnOnce() -> Result<T>) -> Result<(T, Phase)> {
+    let (value, mut phases) =
+        quiver_model::phases::collect(|| quiver_model::phases::time("save", save));
+    let phase = phases.pop().expect("the save is timed");
+    Ok((value?, phase))
 }
 
 /// Phases shorter than this are left out of the line (their time counts as other).
