@@ -180,17 +180,6 @@ impl Chunk {
         }
     }
 
-    /// Adds a statement of already encoded terms, in the default graph.
-    pub fn add_encoded(&mut self, subject: &[u8], predicate: &[u8], object: &[u8]) {
-        let quad = [
-            self.intern(subject),
-            self.intern(predicate),
-            self.intern(object),
-            DEFAULT_GRAPH,
-        ];
-        self.quads.push(quad);
-    }
-
     /// Completes the chunk: its terms sorted and front-coded, its statements renumbered by
     /// the terms' ranks, the hash table and the raw text freed. Sealing twice does nothing;
     /// nothing can be added after.

@@ -1,44 +1,107 @@
 //! Loading LUBM straight from the generator: no text, no parser.
 
+use hashbrown::HashMap;
 use quiver_lubm::ntriples::{write_entity_iri, write_literal_value};
-use quiver_lubm::{generate_university, Class, LubmConfig, Object, Property, Triple, TripleSink};
+use quiver_lubm::{
+    generate_university, Class, Entity, LubmConfig, Object, Property, Triple, TripleSink,
+};
 use quiver_model::term::{TAG_IRI, TAG_SIMPLE};
 use quiver_ordered::for_each_ordered;
 
-use crate::chunk::Chunk;
+use crate::chunk::{Chunk, DEFAULT_GRAPH};
 use crate::Progress;
 
+/// Local ids by generator value. The keys are the generator's own values, never a client's,
+/// so a fixed hash is safe.
+type ValueIds = HashMap<Object, u32, foldhash::fast::FixedState>;
+
 /// Encodes generated triples into a chunk.
+///
+/// Text is the generator's cost, not its draws: formatting an IRI, hashing it and comparing
+/// it in the chunk's table took most of a generated load's first phase. A LUBM term is
+/// a few small integers ([`Object`]), so the sink remembers each one's local id under that
+/// value and formats a term only the first time the university uses it; the predicates and
+/// classes are interned once, and a subject repeated from the previous triple (the
+/// generator writes a resource's triples together) is not even looked up. The chunk's terms
+/// and statements are the same as when every term was formatted.
 struct ChunkSink<'a> {
+    /// Entities and literals met so far, by their generator value.
+    ids: ValueIds,
     chunk: Chunk,
     properties: &'a [Vec<u8>],
     classes: &'a [Vec<u8>],
-    subject: Vec<u8>,
-    object: Vec<u8>,
+    property_ids: Vec<Option<u32>>,
+    class_ids: Vec<Option<u32>>,
+    last_subject: Option<(Entity, u32)>,
+    text: Vec<u8>,
+}
+
+impl<'a> ChunkSink<'a> {
+    fn new(properties: &'a [Vec<u8>], classes: &'a [Vec<u8>]) -> Self {
+        Self {
+            ids: ValueIds::default(),
+            chunk: Chunk::new(),
+            properties,
+            classes,
+            property_ids: vec![None; properties.len()],
+            class_ids: vec![None; classes.len()],
+            last_subject: None,
+            text: Vec::new(),
+        }
+    }
+
+    /// The local id of an entity or literal, formatting and interning it on first use.
+    fn value_id(&mut self, value: Object) -> u32 {
+        let (chunk, text) = (&mut self.chunk, &mut self.text);
+        *self.ids.entry(value).or_insert_with(|| {
+            text.clear();
+            match &value {
+                Object::Entity(entity) => {
+                    text.push(TAG_IRI);
+                    write_entity_iri(text, entity);
+                }
+                literal => {
+                    text.push(TAG_SIMPLE);
+                    write_literal_value(text, literal);
+                }
+            }
+            chunk.intern(text)
+        })
+    }
+}
+
+/// The id cached in `slot`, interning `term` when there is none yet.
+fn cached(slot: &mut Option<u32>, chunk: &mut Chunk, term: &[u8]) -> u32 {
+    *slot.get_or_insert_with(|| chunk.intern(term))
 }
 
 impl TripleSink for ChunkSink<'_> {
     fn triple(&mut self, triple: Triple) {
-        self.subject.clear();
-        self.subject.push(TAG_IRI);
-        write_entity_iri(&mut self.subject, &triple.subject);
-        let object: &[u8] = match &triple.object {
-            Object::Class(class) => &self.classes[*class as usize],
-            Object::Entity(entity) => {
-                self.object.clear();
-                self.object.push(TAG_IRI);
-                write_entity_iri(&mut self.object, entity);
-                &self.object
-            }
-            literal => {
-                self.object.clear();
-                self.object.push(TAG_SIMPLE);
-                write_literal_value(&mut self.object, literal);
-                &self.object
+        let subject = match self.last_subject {
+            Some((entity, id)) if entity == triple.subject => id,
+            _ => {
+                let id = self.value_id(Object::Entity(triple.subject));
+                self.last_subject = Some((triple.subject, id));
+                id
             }
         };
-        let predicate = &self.properties[triple.predicate as usize];
-        self.chunk.add_encoded(&self.subject, predicate, object);
+        let predicate = triple.predicate as usize;
+        let predicate = cached(
+            &mut self.property_ids[predicate],
+            &mut self.chunk,
+            &self.properties[predicate],
+        );
+        let object = match triple.object {
+            Object::Class(class) => cached(
+                &mut self.class_ids[class as usize],
+                &mut self.chunk,
+                &self.classes[class as usize],
+            ),
+            value => self.value_id(value),
+        };
+        self.chunk
+            .quads
+            .push([subject, predicate, object, DEFAULT_GRAPH]);
     }
 }
 
@@ -64,16 +127,11 @@ pub(crate) fn generate_chunks(
         config.range(),
         threads,
         |university| {
-            let mut sink = ChunkSink {
-                chunk: Chunk::new(),
-                properties: &properties,
-                classes: &classes,
-                subject: Vec::new(),
-                object: Vec::new(),
-            };
+            let mut sink = ChunkSink::new(&properties, &classes);
             generate_university(config.seed, university, &mut sink);
-            sink.chunk.seal();
-            sink.chunk
+            let mut chunk = sink.chunk;
+            chunk.seal();
+            chunk
         },
         |_, chunk| {
             progress.statements(chunk.quads.len() as u64);
