@@ -136,6 +136,19 @@ impl Chunk {
         id
     }
 
+    /// Adds a term without looking it up, for a caller that knows it is new to the chunk
+    /// (the LUBM generator, which remembers its terms by value): no hash of its text. A
+    /// term added twice this way gets two local ids, which sealing folds into one. The
+    /// term cannot be found by [`Chunk::find`].
+    pub(crate) fn add_new(&mut self, bytes: &[u8]) -> u32 {
+        debug_assert!(self.sorted.is_none(), "a sealed chunk takes no more terms");
+        let id = self.spans.len() as u32;
+        self.spans
+            .push((self.arena.len() as u64, bytes.len() as u32));
+        self.arena.extend_from_slice(bytes);
+        id
+    }
+
     fn intern_term(&mut self, term: TermRef<'_>) -> u32 {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
@@ -181,7 +194,8 @@ impl Chunk {
     }
 
     /// Completes the chunk: its terms sorted and front-coded, its statements renumbered by
-    /// the terms' ranks, the hash table and the raw text freed. Sealing twice does nothing;
+    /// the terms' ranks (a term added twice by [`Chunk::add_new`] gets one), the hash
+    /// table and the raw text freed. Sealing twice does nothing;
     /// nothing can be added after.
     pub fn seal(&mut self) {
         self.table = HashTable::new();
@@ -193,9 +207,16 @@ impl Chunk {
         order.sort_unstable_by(|&a, &b| self.open_term(a).cmp(self.open_term(b)));
         let mut rank = vec![0u32; order.len()];
         let mut terms = DictionaryBuilder::new();
-        for (r, &local) in order.iter().enumerate() {
-            terms.push(self.open_term(local));
-            rank[local as usize] = r as u32;
+        let mut previous: Option<&[u8]> = None;
+        let mut next_rank = 0u32;
+        for &local in &order {
+            let term = self.open_term(local);
+            if previous != Some(term) {
+                terms.push(term);
+                next_rank += 1;
+                previous = Some(term);
+            }
+            rank[local as usize] = next_rank - 1;
         }
         drop(order);
         self.arena = Vec::new();
@@ -294,5 +315,28 @@ mod tests {
         chunk.release_terms();
         assert_eq!(chunk.term_count(), 0);
         assert_eq!(chunk.quads.len(), statements.len());
+    }
+
+    #[test]
+    fn a_term_added_twice_unindexed_is_one_term_once_sealed() {
+        let mut chunk = Chunk::new();
+        let b = chunk.intern(b"<b>");
+        let a1 = chunk.add_new(b"<a>");
+        let c = chunk.add_new(b"<c>");
+        let a2 = chunk.add_new(b"<a>");
+        let b2 = chunk.add_new(b"<b>");
+        chunk.quads.push([a1, b, c, DEFAULT_GRAPH]);
+        chunk.quads.push([a2, b2, a1, c]);
+        chunk.seal();
+        assert_eq!(chunk.term_count(), 3);
+        let text = |id: u32| String::from_utf8(chunk.term(id).into_owned()).unwrap();
+        let quads: Vec<Vec<String>> = chunk
+            .quads
+            .iter()
+            .map(|q| q[..3].iter().map(|&id| text(id)).collect())
+            .collect();
+        assert_eq!(quads, [["<a>", "<b>", "<c>"], ["<a>", "<b>", "<a>"]]);
+        assert_eq!(chunk.quads[0][..3], [0, 1, 2]);
+        assert_eq!(chunk.quads[1], [0, 1, 0, 2]);
     }
 }

@@ -20,10 +20,11 @@ type ValueIds = HashMap<Object, u32, foldhash::fast::FixedState>;
 /// Text is the generator's cost, not its draws: formatting an IRI, hashing it and comparing
 /// it in the chunk's table took most of a generated load's first phase. A LUBM term is
 /// a few small integers ([`Object`]), so the sink remembers each one's local id under that
-/// value and formats a term only the first time the university uses it; the predicates and
-/// classes are interned once, and a subject repeated from the previous triple (the
-/// generator writes a resource's triples together) is not even looked up. The chunk's terms
-/// and statements are the same as when every term was formatted.
+/// value and formats a term only the first time the university uses it, adding it to the
+/// chunk without hashing its text (sealing folds the rare term two values spell alike); the
+/// predicates and classes are interned once, and a subject repeated from the previous
+/// triple (the generator writes a resource's triples together) is not even looked up. The
+/// chunk's terms and statements are the same as when every term was formatted.
 struct ChunkSink<'a> {
     /// Entities and literals met so far, by their generator value.
     ids: ValueIds,
@@ -65,7 +66,7 @@ impl<'a> ChunkSink<'a> {
                     write_literal_value(text, literal);
                 }
             }
-            chunk.intern(text)
+            chunk.add_new(text)
         })
     }
 }
