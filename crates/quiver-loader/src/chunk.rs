@@ -195,8 +195,8 @@ impl Chunk {
 
     /// Completes the chunk: its terms sorted and front-coded, its statements renumbered by
     /// the terms' ranks (a term added twice by [`Chunk::add_new`] gets one), the hash
-    /// table and the raw text freed. Sealing twice does nothing;
-    /// nothing can be added after.
+    /// table and the raw text freed. Sealing twice does nothing; nothing can be added
+    /// after.
     pub fn seal(&mut self) {
         self.table = HashTable::new();
         self.scratch = Vec::new();

@@ -51,7 +51,7 @@ impl<'a> ChunkSink<'a> {
         }
     }
 
-    /// The local id of an entity or literal, formatting and interning it on first use.
+    /// The local id of an entity or literal, formatting it into the chunk on first use.
     fn value_id(&mut self, value: Object) -> u32 {
         let (chunk, text) = (&mut self.chunk, &mut self.text);
         *self.ids.entry(value).or_insert_with(|| {
