@@ -289,12 +289,23 @@ const SHOWN_PHASE_SECONDS: f64 = 0.005;
 /// Phases shorter than this show no cores: the system counts processor time by ticks.
 const CORES_PHASE_SECONDS: f64 = 0.1;
 
+/// A phase's kernel share is shown from this share up.
+const SHOWN_KERNEL_SHARE: f64 = 0.1;
+
 /// Where a load's time went, as one line: each phase's seconds and the cores it kept busy
-/// on average (processor seconds ÷ wall seconds), the load's time outside them, then the
-/// save's.
+/// on average (processor seconds ÷ wall seconds) with the kernel's share of them where it
+/// is large (first touches of fresh memory), the load's time outside them, then the save's.
 fn phases_line(report: &LoadReport, save: &Phase) -> String {
     let one = |p: &Phase| match p.cores().filter(|_| p.seconds >= CORES_PHASE_SECONDS) {
-        Some(cores) => format!("{} {:.2} s ({cores:.1} cores)", p.name, p.seconds),
+        Some(cores) => match p.kernel_share().filter(|&k| k >= SHOWN_KERNEL_SHARE) {
+            Some(kernel) => format!(
+                "{} {:.2} s ({cores:.1} cores, {:.0} % in the kernel)",
+                p.name,
+                p.seconds,
+                kernel * 100.0
+            ),
+            None => format!("{} {:.2} s ({cores:.1} cores)", p.name, p.seconds),
+        },
         None => format!("{} {:.2} s", p.name, p.seconds),
     };
     let shown: Vec<&Phase> = report
@@ -336,5 +347,40 @@ fn summary(store: &Store, report: &LoadReport, bytes_on_disk: u64, save: Phase) 
         for error in &report.first_errors {
             eprintln!("  {error}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(name: &'static str, seconds: f64, cpu: f64, kernel: f64) -> Phase {
+        Phase {
+            name,
+            seconds,
+            cpu_seconds: Some(cpu),
+            kernel_seconds: Some(kernel),
+        }
+    }
+
+    #[test]
+    fn the_line_gives_cores_and_a_large_kernel_share_but_no_cores_for_short_phases() {
+        let report = LoadReport {
+            seconds: 3.0,
+            phases: vec![
+                phase("parse", 1.0, 2.0, 0.1),
+                phase("index: out-records", 1.5, 3.0, 1.5),
+                phase("predicate ids", 0.05, 0.1, 0.1),
+                phase("tiny", 0.001, 0.0, 0.0),
+            ],
+            ..LoadReport::default()
+        };
+        let line = phases_line(&report, &phase("save", 0.5, 0.2, 0.02));
+        assert_eq!(
+            line,
+            "where the time went: parse 1.00 s (2.0 cores), \
+             index: out-records 1.50 s (2.0 cores, 50 % in the kernel), \
+             predicate ids 0.05 s, other 0.45 s, save 0.50 s (0.4 cores)"
+        );
     }
 }

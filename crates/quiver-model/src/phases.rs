@@ -2,6 +2,10 @@
 //! processor seconds the whole process spent meanwhile, so that a phase that keeps few
 //! cores busy shows (its cores: processor seconds ÷ wall seconds). A bulk load on 16 cores
 //! kept 8.5 of them busy on average; which of its phases did not scale is what this tells.
+//! The kernel's part of the processor seconds is kept apart: a phase writing fresh memory
+//! spends it in the kernel, which gives the pages and zeroes them on first touch. On a
+//! virtual machine that hands freed memory back to its host, that first touch cost a third
+//! of a bulk load's processor time on two cores.
 //!
 //! A caller wraps a job in [`collect`]; the job's code marks its phases with [`time`]
 //! wherever they are (the loader, the dictionary merge, the index build), without a
@@ -22,6 +26,8 @@ pub struct Phase {
     /// Processor seconds (user and system) of the whole process during the phase, when the
     /// system tells them.
     pub cpu_seconds: Option<f64>,
+    /// The system (kernel) part of `cpu_seconds`.
+    pub kernel_seconds: Option<f64>,
 }
 
 impl Phase {
@@ -30,6 +36,22 @@ impl Phase {
         self.cpu_seconds
             .filter(|_| self.seconds > 0.0)
             .map(|cpu| cpu / self.seconds)
+    }
+
+    /// The kernel's share of the phase's processor seconds, from 0 to 1.
+    pub fn kernel_share(&self) -> Option<f64> {
+        self.cpu_seconds
+            .zip(self.kernel_seconds)
+            .filter(|&(cpu, _)| cpu > 0.0)
+            .map(|(cpu, kernel)| (kernel / cpu).clamp(0.0, 1.0))
+    }
+
+    /// Adds another run's seconds to this phase's.
+    fn add(&mut self, more: &Phase) {
+        self.seconds += more.seconds;
+        let sum = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a + b);
+        self.cpu_seconds = sum(self.cpu_seconds, more.cpu_seconds);
+        self.kernel_seconds = sum(self.kernel_seconds, more.kernel_seconds);
     }
 }
 
@@ -91,25 +113,22 @@ pub fn time<T>(name: &'static str, work: impl FnOnce() -> T) -> T {
         }
     }
     let _leave = Leave;
-    let cpu = process_cpu_seconds();
+    let before = process_times();
     let started = Instant::now();
     let value = work();
     let seconds = started.elapsed().as_secs_f64();
-    let cpu_seconds = cpu
-        .zip(process_cpu_seconds())
-        .map(|(a, b)| (b - a).max(0.0));
+    let spent = before.zip(process_times()).map(|(a, b)| b.since(a));
+    let phase = Phase {
+        name,
+        seconds,
+        cpu_seconds: spent.map(|t| t.user + t.system),
+        kernel_seconds: spent.map(|t| t.system),
+    };
     COLLECTING.with(|c| {
         if let Some(collecting) = c.borrow_mut().as_mut() {
             match collecting.phases.iter_mut().find(|p| p.name == name) {
-                Some(phase) => {
-                    phase.seconds += seconds;
-                    phase.cpu_seconds = phase.cpu_seconds.zip(cpu_seconds).map(|(a, b)| a + b);
-                }
-                None => collecting.phases.push(Phase {
-                    name,
-                    seconds,
-                    cpu_seconds,
-                }),
+                Some(same) => same.add(&phase),
+                None => collecting.phases.push(phase),
             }
         }
     });
@@ -121,17 +140,34 @@ pub fn time<T>(name: &'static str, work: impl FnOnce() -> T) -> T {
 pub fn add(into: &mut Vec<Phase>, more: Vec<Phase>) {
     for phase in more {
         match into.iter_mut().find(|p| p.name == phase.name) {
-            Some(same) => {
-                same.seconds += phase.seconds;
-                same.cpu_seconds = same.cpu_seconds.zip(phase.cpu_seconds).map(|(a, b)| a + b);
-            }
+            Some(same) => same.add(&phase),
             None => into.push(phase),
         }
     }
 }
 
-/// The processor seconds (user and system) the process has used so far, on every thread.
-pub fn process_cpu_seconds() -> Option<f64> {
+/// Processor seconds a process has used, on every thread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuTimes {
+    /// In the process's own code.
+    pub user: f64,
+    /// In the kernel on its behalf (system calls, page faults).
+    pub system: f64,
+}
+
+impl CpuTimes {
+    /// What was used from `earlier` to `self` (never negative).
+    pub fn since(self, earlier: CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user: (self.user - earlier.user).max(0.0),
+            system: (self.system - earlier.system).max(0.0),
+        }
+    }
+}
+
+/// The processor seconds the process has used so far, on every thread, when the system
+/// tells them.
+pub fn process_times() -> Option<CpuTimes> {
     #[cfg(unix)]
     {
         // SAFETY: `rusage` is plain data whose zeroed value is valid, and `getrusage` only
@@ -142,7 +178,10 @@ pub fn process_cpu_seconds() -> Option<f64> {
             return None;
         }
         let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-        Some(seconds(usage.ru_utime) + seconds(usage.ru_stime))
+        Some(CpuTimes {
+            user: seconds(usage.ru_utime),
+            system: seconds(usage.ru_stime),
+        })
     }
     #[cfg(not(unix))]
     None
@@ -177,6 +216,36 @@ mod tests {
         assert!(phases[1].seconds >= 0.005, "{phases:?}");
         // A spinning thread is busy: the process spent processor time meanwhile.
         assert!(phases[0].cpu_seconds.unwrap() > 0.0, "{phases:?}");
+    }
+
+    #[test]
+    fn first_touches_of_fresh_memory_count_as_kernel_time() {
+        let ((), phases) = collect(|| {
+            time("spin", || spin(60));
+            time("touch", || {
+                // Fresh pages, each written once: the kernel gives and zeroes them.
+                for _ in 0..8 {
+                    let mut pages = vec![0u8; 64 << 20];
+                    for page in pages.chunks_mut(4096) {
+                        page[0] = 1;
+                    }
+                    std::hint::black_box(&pages);
+                }
+            });
+        });
+        let share = |name: &str| {
+            let phase = phases.iter().find(|p| p.name == name).expect("timed");
+            assert!(phase.kernel_seconds.unwrap() <= phase.cpu_seconds.unwrap());
+            phase
+                .kernel_share()
+                .expect("the system tells processor times")
+        };
+        let (spin, touch) = (share("spin"), share("touch"));
+        assert!(
+            touch > spin,
+            "kernel share: spin {spin:.2}, touch {touch:.2}"
+        );
+        assert!(touch > 0.3, "kernel share of first touches: {touch:.2}");
     }
 
     #[test]
