@@ -38,7 +38,8 @@ pub struct Column<T: Pod> {
 /// its unchanged arrays with the old one) copies no values.
 enum Storage<T> {
     Owned(Arc<Vec<T>>),
-    /// Anonymous memory advised for huge pages, holding `len` values from its start.
+    /// Anonymous memory of its own, advised for huge pages where they fault in faster
+    /// (`fresh_pages.rs`), holding `len` values from its start.
     HugePages(Arc<MmapMut>),
     /// A snapshot file's mapping, held only to keep it alive.
     Mapped {
@@ -72,8 +73,9 @@ impl<T: Pod> Column<T> {
         })
     }
 
-    /// `values`, moved into memory advised for transparent huge pages when they fill at
-    /// least one (else, or where the system refuses, kept on the heap as they are).
+    /// `values`, moved into anonymous memory of their own when they fill at least one huge
+    /// page, advised for transparent huge pages where those fault in faster than ordinary
+    /// pages (else, or where the system refuses, kept on the heap as they are).
     pub fn with_huge_pages(values: Vec<T>) -> Self {
         let bytes = std::mem::size_of_val(values.as_slice());
         if bytes < HUGE_PAGE_BYTES || !cfg!(target_os = "linux") {
@@ -82,10 +84,10 @@ impl<T: Pod> Column<T> {
         let Ok(mut map) = MmapMut::map_anon(bytes) else {
             return values.into();
         };
-        // Advised before the first touch, so that the copy faults in huge pages. A kernel
-        // without transparent huge pages refuses: the memory is then ordinary pages.
-        #[cfg(target_os = "linux")]
-        let _ = map.advise(memmap2::Advice::HugePage);
+        // Advised before the first touch, so that the copy faults in huge pages where they
+        // are the faster to fault in (`fresh_pages.rs`). A kernel without transparent huge
+        // pages ignores it: the memory is then ordinary pages.
+        crate::fresh_pages::advise_fresh(&map);
         map.copy_from_slice(bytemuck::cast_slice(&values));
         let len = values.len();
         drop(values);
@@ -120,7 +122,8 @@ impl<T: Pod> Column<T> {
         }
     }
 
-    /// Whether the values live in memory advised for huge pages.
+    /// Whether the values live in anonymous memory of their own, advised for huge pages
+    /// where they fault in faster.
     pub fn is_huge_pages(&self) -> bool {
         matches!(self.storage, Storage::HugePages(_))
     }
@@ -146,9 +149,10 @@ impl<T: Pod> Column<T> {
 }
 
 /// A column being written: a fixed number of values, zero at first, written in place and
-/// then frozen into a [`Column`] without a copy. Large ones live in memory advised for huge
-/// pages from the start, so an index laid out into it never exists twice (building into a
-/// `Vec` and moving it there held both copies at once: a load's peak).
+/// then frozen into a [`Column`] without a copy. Large ones live in anonymous memory of their
+/// own from the start, so an index laid out into it never exists twice (building into a
+/// `Vec` and moving it there held both copies at once: a load's peak), advised for the kind
+/// of pages that fault in faster on this machine (`fresh_pages.rs`).
 pub struct ColumnBuffer<T: Pod> {
     storage: BufferStorage<T>,
     len: usize,
@@ -167,8 +171,7 @@ impl<T: Pod> ColumnBuffer<T> {
             // An anonymous mapping is zero-filled and page-aligned, so it holds `len`
             // valid values of any `Pod` type.
             if let Ok(map) = MmapMut::map_anon(bytes) {
-                #[cfg(target_os = "linux")]
-                let _ = map.advise(memmap2::Advice::HugePage);
+                crate::fresh_pages::advise_fresh(&map);
                 return ColumnBuffer {
                     storage: BufferStorage::HugePages(map),
                     len,
