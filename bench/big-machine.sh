@@ -75,6 +75,14 @@ say "$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, ${gpu[*]:-no GPU}
 # The processor as the machine describes it (a virtual machine may show each thread of a
 # core as a core; `bench scale` below measures which CPUs share one).
 command -v lscpu >/dev/null && step 10 lscpu
+# Whether a memory balloon reports free pages to its host (virtio device 0x0005, feature
+# bit 5, the sixth character): the loader then lays indexes out in ordinary pages rather
+# than huge ones (`crates/quiver-model/src/fresh_pages.rs`).
+for device in /sys/bus/virtio/devices/*; do
+  if [ "$(cat "$device/device" 2>/dev/null)" = 0x0005 ]; then
+    say "virtio balloon $(basename "$device"): features $(cat "$device/features" 2>/dev/null)"
+  fi
+done
 
 # The load from the generator: seconds and peak RSS (the loader prints its own; also
 # `/usr/bin/time`'s maximum resident set where it is installed), the store kept for every
