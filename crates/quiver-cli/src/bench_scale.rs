@@ -65,8 +65,8 @@ pub struct ScaleArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub workers: u32,
     /// Skip measuring the machine's ceiling (which CPUs share a core, and the speedup of a
-    /// compute kernel and a random-read kernel at the same thread counts; a few seconds
-    /// and a 512 MiB table)
+    /// compute kernel, a random-read kernel and a kernel writing fresh pages at the same
+    /// thread counts; a few seconds, a 512 MiB table and 16 MiB per thread)
     #[arg(long)]
     pub no_ceiling: bool,
 }
@@ -260,7 +260,7 @@ fn render_ceilings(ceilings: &[ceiling::Curve], cpus: &Cpus, baseline: usize) ->
         return String::new();
     }
     let mut out = format!(
-        "\nThe machine's ceiling: kernels that only compute (alu) or only read memory at random (random reads), the same work on every thread\n\n| kernel | threads | median µs | speedup vs {baseline} |\n|---|---:|---:|---:|\n"
+        "\nThe machine's ceiling: kernels that only compute (alu), only read memory at random (random reads) or only write fresh pages (fresh pages: the kernel gives and zeroes them), the same work on every thread\n\n| kernel | threads | median µs | speedup vs {baseline} |\n|---|---:|---:|---:|\n"
     );
     for c in ceilings {
         for &(threads, wall_us, speedup) in &c.points {

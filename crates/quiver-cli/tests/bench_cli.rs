@@ -324,7 +324,7 @@ fn bench_scale_writes_a_csv_row_per_query_and_thread_count_and_a_png() {
         .flat_map(|q| [(q.to_string(), 1), (q.to_string(), 2)])
         .collect();
     assert_eq!(seen, expected);
-    let kernels: Vec<(String, usize)> = ["alu", "random reads"]
+    let kernels: Vec<(String, usize)> = ["alu", "random reads", "fresh pages"]
         .iter()
         .flat_map(|k| [(k.to_string(), 1), (k.to_string(), 2)])
         .collect();

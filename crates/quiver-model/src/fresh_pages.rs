@@ -21,11 +21,31 @@ use memmap2::MmapMut;
 /// Advises `map`, still untouched, to use the pages that fault in faster here, measured on
 /// the first call. Only a hint: a kernel without transparent huge pages ignores it, and
 /// other systems are given none.
-pub(crate) fn advise_fresh(map: &MmapMut) {
+pub fn advise_fresh(map: &MmapMut) {
     #[cfg(target_os = "linux")]
     let _ = map.advise(measured::advice());
     #[cfg(not(target_os = "linux"))]
     let _ = map;
+}
+
+/// Writes a byte to every 4 KiB page of a fresh mapping of `bytes`, advised as large build
+/// buffers are, and returns the pages written (0 where the mapping is refused): the
+/// kernel's work of giving and zeroing fresh memory, which `quiver bench scale` measures
+/// on every thread count.
+pub fn touch_fresh(bytes: usize) -> usize {
+    let Ok(mut map) = MmapMut::map_anon(bytes) else {
+        return 0;
+    };
+    advise_fresh(&map);
+    let mut pages = 0;
+    for page in map.chunks_mut(4096) {
+        // SAFETY: `page` is a live, exclusively borrowed, non-empty slice of the mapping;
+        // the write is volatile because the mapping is unmapped unread, and an ordinary
+        // store to it could be elided.
+        unsafe { std::ptr::write_volatile(page.as_mut_ptr(), 1) };
+        pages += 1;
+    }
+    pages
 }
 
 #[cfg(target_os = "linux")]

@@ -4,7 +4,7 @@
 mod appended_index;
 pub mod column;
 pub mod dictionary;
-mod fresh_pages;
+pub mod fresh_pages;
 pub mod id;
 pub mod memory;
 pub mod nesting;

@@ -10,7 +10,11 @@
 //! - **ALU**: eight independent multiply chains, bound by the throughput of one core's
 //!   multipliers, which a sibling thread shares;
 //! - **random reads**: dependent loads over a table far larger than the caches, 16 chains
-//!   in flight per thread, as the store's prefetched lookups of neighbour lists.
+//!   in flight per thread, as the store's prefetched lookups of neighbour lists;
+//! - **fresh pages**: the first write to each page of fresh memory, advised as a bulk
+//!   load's buffers are (`quiver_model::fresh_pages`): the kernel's work of giving and
+//!   zeroing pages, most of a load's index layout on a machine where it is slow, and
+//!   shared between threads where the kernel or the host serialises it.
 //!
 //! The sibling probe pins two threads to CPUs `i` and `j` and runs the ALU kernel on both
 //! at once: the two share a core when each then runs well under its rate alone. The
@@ -28,6 +32,8 @@ const TABLE_BYTES: usize = 512 << 20;
 const READ_CHAINS: usize = 16;
 /// Steps of each chain per thread.
 const READ_STEPS: usize = 1 << 18;
+/// Bytes of fresh memory each thread writes in the fresh-pages kernel (a byte a page).
+const FRESH_BYTES: usize = 16 << 20;
 /// Repeats of each measurement: the kernels keep the median, the probe the least (the
 /// least disturbed).
 const REPEATS: usize = 5;
@@ -43,13 +49,13 @@ const MAX_PROBED_CPUS: usize = 64;
 /// One kernel's speedup at each thread count.
 #[derive(Debug, Clone)]
 pub struct Curve {
-    /// `alu` or `random reads`.
+    /// `alu`, `random reads` or `fresh pages`.
     pub name: &'static str,
     /// (threads, wall µs of the fixed work, speedup in throughput over the first count).
     pub points: Vec<(usize, f64, f64)>,
 }
 
-/// Both kernels at `threads` (sorted, the first the baseline).
+/// The kernels at `threads` (sorted, the first the baseline).
 pub fn curves(threads: &[usize]) -> Vec<Curve> {
     let table = RandomTable::new(TABLE_BYTES / 8);
     vec![
@@ -58,6 +64,9 @@ pub fn curves(threads: &[usize]) -> Vec<Curve> {
         }),
         curve("random reads", threads, |seed| {
             std::hint::black_box(table.follow(seed));
+        }),
+        curve("fresh pages", threads, |_| {
+            std::hint::black_box(quiver_model::fresh_pages::touch_fresh(FRESH_BYTES));
         }),
     ]
 }
@@ -324,6 +333,10 @@ mod tests {
         let table = RandomTable::new(1 << 12);
         assert!(table.0.iter().all(|&i| i < 1 << 12));
         assert_ne!(table.follow(1), table.follow(2));
+        assert_eq!(
+            quiver_model::fresh_pages::touch_fresh(1 << 20),
+            (1 << 20) / 4096
+        );
         let points = curve("test", &[1, 2], |seed| {
             std::hint::black_box(alu(1000 + seed));
         })
