@@ -10,7 +10,7 @@
 //! was just freed. Measured on such a machine (2 cores), writing fresh memory ran at
 //! 0.44 GB/s in huge pages and 2.7 GB/s in ordinary ones, and a bulk load of LUBM-1000
 //! spent 85 % of its index layout in the kernel with huge pages, 45 % with ordinary ones
-//! (the layout 4.3 s against 1.4 s). Timing a few fresh pages of each kind at start was
+//! (the layout 4.3 s against 1.3 s). Timing a few fresh pages of each kind at start was
 //! tried and misled: right after another process freed its memory, huge pages come fast.
 //! So the balloon's feature is read instead (`/sys/bus/virtio/devices`), and large build
 //! buffers (`ColumnBuffer::zeroed`, `Column::with_huge_pages`) ask for ordinary pages when
@@ -18,12 +18,12 @@
 
 use memmap2::MmapMut;
 
-/// Advises `map`, still untouched, to use the pages that fault in faster here, measured on
-/// the first call. Only a hint: a kernel without transparent huge pages ignores it, and
-/// other systems are given none.
+/// Advises `map`, still untouched, to use the pages that fault in faster here (the balloon's
+/// feature is read on the first call). Only a hint: a kernel without transparent huge pages
+/// ignores it, and other systems are given none.
 pub fn advise_fresh(map: &MmapMut) {
     #[cfg(target_os = "linux")]
-    let _ = map.advise(measured::advice());
+    let _ = map.advise(balloon::advice());
     #[cfg(not(target_os = "linux"))]
     let _ = map;
 }
@@ -49,7 +49,7 @@ pub fn touch_fresh(bytes: usize) -> usize {
 }
 
 #[cfg(target_os = "linux")]
-mod measured {
+mod balloon {
     use std::sync::OnceLock;
 
     use memmap2::Advice;
@@ -96,7 +96,7 @@ mod measured {
 mod tests {
     use memmap2::{Advice, MmapMut};
 
-    use super::measured::{advice, reports_free_pages};
+    use super::balloon::{advice, reports_free_pages};
     use super::*;
 
     #[test]
