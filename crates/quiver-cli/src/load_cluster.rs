@@ -140,6 +140,8 @@ pub fn run(args: LoadArgs) -> Result<()> {
                 "bytes_on_disk": p.bytes,
                 "bytes_sent": p.sent,
                 "peak_rss": p.peak_rss,
+                "cpu_seconds": p.cpu_seconds,
+                "kernel_seconds": p.kernel_seconds,
                 "milestones": p.milestones.iter().map(|(step, seconds)| serde_json::json!({
                     "step": step, "seconds": seconds,
                 })).collect::<Vec<_>>(),
@@ -227,10 +229,12 @@ fn report(loaded: &LoadedCluster, workers: usize) {
         layout.triples,
         layout.terms,
     );
-    eprintln!("partition  process  statements  triples  terms  on disk  sent  peak memory");
+    eprintln!(
+        "partition  process  statements  triples  terms  on disk  sent  peak memory  processor s"
+    );
     for partition in &loaded.partitions {
         eprintln!(
-            "{:>9}  {:>7}  {:>10}  {:>7}  {:>5}  {}  {}  {}",
+            "{:>9}  {:>7}  {:>10}  {:>7}  {:>5}  {}  {}  {}  {}",
             partition.index,
             partition.index as usize / workers.max(1),
             partition.statements,
@@ -239,10 +243,23 @@ fn report(loaded: &LoadedCluster, workers: usize) {
             mib(partition.bytes),
             mib(partition.sent),
             partition.peak_rss.map_or_else(|| "unknown".to_owned(), mib),
+            processor_seconds(partition),
         );
     }
     if let Some(line) = milestones_line(&loaded.partitions) {
         eprintln!("{line}");
+    }
+}
+
+/// A partition's process's processor seconds and the kernel's share of them, as
+/// `35.8 (30 % in the kernel)`; `unknown` where the system did not tell.
+fn processor_seconds(partition: &quiver_cluster::load::PartitionSummary) -> String {
+    match (partition.cpu_seconds, partition.kernel_seconds) {
+        (Some(cpu), Some(kernel)) if cpu > 0.0 => {
+            format!("{cpu:.1} ({:.0} % in the kernel)", kernel / cpu * 100.0)
+        }
+        (Some(cpu), _) => format!("{cpu:.1}"),
+        _ => "unknown".to_owned(),
     }
 }
 
