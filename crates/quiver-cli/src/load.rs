@@ -355,11 +355,14 @@ mod tests {
     use super::*;
 
     fn phase(name: &'static str, seconds: f64, cpu: f64, kernel: f64) -> Phase {
+        let cpu = quiver_model::phases::CpuTimes {
+            user: cpu - kernel,
+            system: kernel,
+        };
         Phase {
             name,
             seconds,
-            cpu_seconds: Some(cpu),
-            kernel_seconds: Some(kernel),
+            cpu: Some(cpu),
         }
     }
 

@@ -140,8 +140,8 @@ pub fn run(args: LoadArgs) -> Result<()> {
                 "bytes_on_disk": p.bytes,
                 "bytes_sent": p.sent,
                 "peak_rss": p.peak_rss,
-                "cpu_seconds": p.cpu_seconds,
-                "kernel_seconds": p.kernel_seconds,
+                "cpu_seconds": p.cpu.map(|t| t.total()),
+                "kernel_seconds": p.cpu.map(|t| t.system),
                 "milestones": p.milestones.iter().map(|(step, seconds)| serde_json::json!({
                     "step": step, "seconds": seconds,
                 })).collect::<Vec<_>>(),
@@ -254,12 +254,12 @@ fn report(loaded: &LoadedCluster, workers: usize) {
 /// A partition's process's processor seconds and the kernel's share of them, as
 /// `35.8 (30 % in the kernel)`; `unknown` where the system did not tell.
 fn processor_seconds(partition: &quiver_cluster::load::PartitionSummary) -> String {
-    match (partition.cpu_seconds, partition.kernel_seconds) {
-        (Some(cpu), Some(kernel)) if cpu > 0.0 => {
-            format!("{cpu:.1} ({:.0} % in the kernel)", kernel / cpu * 100.0)
-        }
-        (Some(cpu), _) => format!("{cpu:.1}"),
-        _ => "unknown".to_owned(),
+    let Some(cpu) = partition.cpu else {
+        return "unknown".to_owned();
+    };
+    match cpu.kernel_share() {
+        Some(kernel) => format!("{:.1} ({:.0} % in the kernel)", cpu.total(), kernel * 100.0),
+        None => format!("{:.1}", cpu.total()),
     }
 }
 

@@ -362,7 +362,7 @@ fn bench_scale_runs_the_queries_of_a_directory() {
     );
     let text = std::fs::read_to_string(&csv).unwrap();
     let rows: Vec<&str> = text.lines().skip(1).collect();
-    // The query's row alone: the machine's kernels were skipped.
+    // The query's row alone: `--no-ceiling` leaves the machine's kernels out.
     assert_eq!(rows.len(), 1, "{text}");
     assert!(rows[0].starts_with("only,1,"), "{text}");
     assert_eq!(

@@ -257,8 +257,8 @@ fn a_cluster_generating_lubm_holds_the_single_stores_quads() {
             let at: Vec<f64> = partition.milestones.iter().map(|m| m.1).collect();
             assert!(at.windows(2).all(|w| w[0] <= w[1]), "{at:?}");
             // Its process's processor time, the kernel's part within it.
-            let cpu = partition.cpu_seconds.expect("processor seconds");
-            let kernel = partition.kernel_seconds.expect("kernel seconds");
+            let times = partition.cpu.expect("processor seconds");
+            let (cpu, kernel) = (times.total(), times.system);
             assert!(cpu > 0.0 && (0.0..=cpu).contains(&kernel), "{cpu} {kernel}");
         }
         // The merged statistics are the whole store's (whose ids differ), sampling aside.

@@ -25,33 +25,26 @@ pub struct Phase {
     pub seconds: f64,
     /// Processor seconds (user and system) of the whole process during the phase, when the
     /// system tells them.
-    pub cpu_seconds: Option<f64>,
-    /// The system (kernel) part of `cpu_seconds`.
-    pub kernel_seconds: Option<f64>,
+    pub cpu: Option<CpuTimes>,
 }
 
 impl Phase {
     /// The cores kept busy on average: processor seconds ÷ wall seconds.
     pub fn cores(&self) -> Option<f64> {
-        self.cpu_seconds
+        self.cpu
             .filter(|_| self.seconds > 0.0)
-            .map(|cpu| cpu / self.seconds)
+            .map(|cpu| cpu.total() / self.seconds)
     }
 
     /// The kernel's share of the phase's processor seconds, from 0 to 1.
     pub fn kernel_share(&self) -> Option<f64> {
-        self.cpu_seconds
-            .zip(self.kernel_seconds)
-            .filter(|&(cpu, _)| cpu > 0.0)
-            .map(|(cpu, kernel)| (kernel / cpu).clamp(0.0, 1.0))
+        self.cpu.and_then(CpuTimes::kernel_share)
     }
 
     /// Adds another run's seconds to this phase's.
     fn add(&mut self, more: &Phase) {
         self.seconds += more.seconds;
-        let sum = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a + b);
-        self.cpu_seconds = sum(self.cpu_seconds, more.cpu_seconds);
-        self.kernel_seconds = sum(self.kernel_seconds, more.kernel_seconds);
+        self.cpu = self.cpu.zip(more.cpu).map(|(a, b)| a.plus(b));
     }
 }
 
@@ -117,12 +110,10 @@ pub fn time<T>(name: &'static str, work: impl FnOnce() -> T) -> T {
     let started = Instant::now();
     let value = work();
     let seconds = started.elapsed().as_secs_f64();
-    let spent = before.zip(process_times()).map(|(a, b)| b.since(a));
     let phase = Phase {
         name,
         seconds,
-        cpu_seconds: spent.map(|t| t.user + t.system),
-        kernel_seconds: spent.map(|t| t.system),
+        cpu: before.zip(process_times()).map(|(a, b)| b.since(a)),
     };
     COLLECTING.with(|c| {
         if let Some(collecting) = c.borrow_mut().as_mut() {
@@ -147,7 +138,7 @@ pub fn add(into: &mut Vec<Phase>, more: Vec<Phase>) {
 }
 
 /// Processor seconds a process has used, on every thread.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CpuTimes {
     /// In the process's own code.
     pub user: f64,
@@ -162,6 +153,25 @@ impl CpuTimes {
             user: (self.user - earlier.user).max(0.0),
             system: (self.system - earlier.system).max(0.0),
         }
+    }
+
+    /// Both together.
+    fn plus(self, more: CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user: self.user + more.user,
+            system: self.system + more.system,
+        }
+    }
+
+    /// User and system seconds.
+    pub fn total(self) -> f64 {
+        self.user + self.system
+    }
+
+    /// The kernel's share of the total, from 0 to 1 (`None` when nothing was used).
+    pub fn kernel_share(self) -> Option<f64> {
+        let total = self.total();
+        (total > 0.0).then(|| (self.system / total).clamp(0.0, 1.0))
     }
 }
 
@@ -215,7 +225,7 @@ mod tests {
         assert!(phases[0].seconds >= 0.010, "{phases:?}");
         assert!(phases[1].seconds >= 0.005, "{phases:?}");
         // A spinning thread is busy: the process spent processor time meanwhile.
-        assert!(phases[0].cpu_seconds.unwrap() > 0.0, "{phases:?}");
+        assert!(phases[0].cpu.unwrap().total() > 0.0, "{phases:?}");
     }
 
     #[test]
@@ -236,12 +246,10 @@ mod tests {
         });
         let kernel = |name: &str| {
             let phase = phases.iter().find(|p| p.name == name).expect("timed");
-            let kernel = phase
-                .kernel_seconds
-                .expect("the system tells processor times");
-            assert!(kernel <= phase.cpu_seconds.unwrap(), "{phase:?}");
+            let cpu = phase.cpu.expect("the system tells processor times");
+            assert!(cpu.system <= cpu.total(), "{phase:?}");
             assert!(phase.kernel_share().is_some(), "{phase:?}");
-            kernel
+            cpu.system
         };
         // The times are the whole process's, other tests' threads included: the touches'
         // own kernel time is what they cannot fall below.

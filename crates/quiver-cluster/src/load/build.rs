@@ -220,7 +220,6 @@ pub(super) fn build(
     let sent = state.borrow().sent;
     state.borrow_mut().rdf_type = store.rdf_type();
     state.borrow_mut().mark("built and saved");
-    let times = quiver_model::phases::process_times();
     Ok(PartitionSummary {
         index,
         milestones: state.borrow().milestones.clone(),
@@ -230,8 +229,7 @@ pub(super) fn build(
         bytes,
         sent,
         peak_rss: peak_rss(),
-        cpu_seconds: times.map(|t| t.user + t.system),
-        kernel_seconds: times.map(|t| t.system),
+        cpu: quiver_model::phases::process_times(),
         classes: graph_classes(&store),
         statistics: store.planner_statistics(),
         rdf_type: store.rdf_type(),

@@ -89,12 +89,10 @@ pub struct PartitionSummary {
     /// Its process's peak resident memory when it finished, if known.
     pub peak_rss: Option<u64>,
     /// Its process's processor seconds when it finished (user and system, every thread),
-    /// and the kernel's part of them, if known: a load whose processes spend much of their
+    /// if known: a load whose processes spend much of their
     /// time giving and zeroing fresh pages shows it here.
     #[serde(default)]
-    pub cpu_seconds: Option<f64>,
-    #[serde(default)]
-    pub kernel_seconds: Option<f64>,
+    pub cpu: Option<quiver_model::phases::CpuTimes>,
     /// The moments its worker reached each step of the load, in seconds from the worker's
     /// start, in order: `parsed`, `terms sent`, `terms numbered` (as their owner),
     /// `edges sent`, `edges received` and `built and saved`. Their spread over the workers
