@@ -187,14 +187,15 @@ impl HeldHead {
 
 impl Write for HeldHead {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if self.head.is_none() {
-            return self.writer.write(data);
+        if self.head.is_some() && self.buffer.len() + data.len() < CHUNK_BYTES {
+            self.buffer.extend_from_slice(data);
+            return Ok(data.len());
         }
-        self.buffer.extend_from_slice(data);
-        if self.buffer.len() >= CHUNK_BYTES {
-            self.release()?;
-        }
-        Ok(data.len())
+        // The body is at least a chunk: the head goes, then what was held and `data`
+        // through the channel's chunks (not gathered here first: a large write would
+        // make this buffer a fresh mapping of its size).
+        self.release()?;
+        self.writer.write(data)
     }
 
     fn flush(&mut self) -> io::Result<()> {

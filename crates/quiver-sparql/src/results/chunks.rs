@@ -21,6 +21,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+use super::kept_buffers;
 use super::row_writer::RowWriter;
 use super::term_syntax::Syntax;
 use crate::engine::Solutions;
@@ -173,8 +174,9 @@ fn copy_in_parallel(to: &mut [u8], from: &[u8]) {
 /// Writes all the rows of a large result through the worker pool, in batches of chunks of
 /// `chunk_rows` rows, one buffer per chunk. Two sets of buffers take turns: while `sink`
 /// takes one batch's buffers, the pool fills the next batch's. The buffers are kept from
-/// batch to batch rather than allocated and grown again for every chunk; at most
-/// `4 × threads` of them are held at once, each about one chunk's bytes. `written` is what
+/// batch to batch rather than allocated and grown again for every chunk, and from one
+/// result to the next (`kept_buffers.rs`); at most `4 × threads` of them are held at
+/// once, each about one chunk's bytes. `written` is what
 /// the sink holds before the rows (the header), for its guess of the whole output's size.
 pub(super) fn write_in_parallel(
     solutions: &Solutions<'_>,
@@ -194,7 +196,7 @@ pub(super) fn write_in_parallel(
         .map(|_| RowWriter::new(solutions, openings.len(), true, chunk_rows))
         .collect();
     let mut fill = |buffers: &mut Vec<Vec<u8>>, batch: &[Range<usize>]| {
-        buffers.resize_with(batch.len(), Vec::new);
+        buffers.resize_with(batch.len(), kept_buffers::take);
         let jobs =
             buffers
                 .iter_mut()
@@ -231,7 +233,9 @@ pub(super) fn write_in_parallel(
         filling?;
         expected = count(&filled, batch);
     }
-    sink.take(&filled, expected)
+    sink.take(&filled, expected)?;
+    kept_buffers::give_back(filled.into_iter().chain(spare));
+    Ok(())
 }
 
 /// The ranges of rows of a result of `rows` rows cut into chunks of `chunk_rows` rows.

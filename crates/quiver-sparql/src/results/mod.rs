@@ -8,6 +8,7 @@
 
 mod chunks;
 mod csv;
+mod kept_buffers;
 mod row_chunks;
 mod row_writer;
 mod stream;
