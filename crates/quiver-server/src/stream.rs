@@ -310,16 +310,22 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    /// Multi-threaded: `Handle::block_on` cannot drive the timers of a current-thread
+    /// runtime, and no thread here sits in its `block_on` as a connection thread does.
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_time()
+            .build()
+            .unwrap()
+    }
+
     /// One write of many chunks' bytes reaches the body whole and in order, in chunks of
     /// at most [`CHUNK_BYTES`], filled in a few buffers that come back once sent rather
     /// than one new buffer per chunk.
     #[test]
     fn a_large_write_goes_in_chunks_through_recycled_buffers() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_time()
-            .build()
-            .unwrap();
+        let runtime = runtime();
         let cancel = Arc::new(AtomicBool::new(false));
         let (sender, mut body) = channel(CancelOnDrop(cancel.clone()));
         // The socket's side: takes each chunk and drops it, as hyper does once written.
@@ -359,13 +365,7 @@ mod tests {
 
     #[test]
     fn full_channel_times_out_and_closed_channel_fails() {
-        // Multi-threaded: `Handle::block_on` cannot drive the timers of a current-thread
-        // runtime, and no thread here sits in its `block_on` as a connection thread does.
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_time()
-            .build()
-            .unwrap();
+        let runtime = runtime();
         let cancel = Arc::new(AtomicBool::new(false));
         let (sender, body) = channel(CancelOnDrop(cancel.clone()));
         let mut writer = ChannelWriter::new(
