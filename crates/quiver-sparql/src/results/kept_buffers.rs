@@ -6,13 +6,21 @@
 //! result's buffers were fresh pages that the kernel gives and zeroes on first touch: on
 //! 2 cores, LUBM-1000's q2 as TSV over HTTP faulted in about 11 MB of them per query.
 //! Buffers given back here are handed to the next large result instead, up to
-//! [`KEPT_BYTES`] in all; what is kept is resident, outside any query's memory budget.
+//! [`kept_bound`] in all; what is kept is resident, outside any query's memory budget.
 
 use std::sync::Mutex;
 
-/// The most bytes (capacities) of buffers kept. 2 chunks per thread in two batches of
-/// about 1 MB each: 64 MiB keeps all the buffers of a result written on 16 threads.
-pub(super) const KEPT_BYTES: usize = 64 << 20;
+/// Bytes (capacities) of buffers kept per thread of the pool. A result holds two batches
+/// of two chunks per thread, each chunk's buffer about a megabyte grown to the next power
+/// of two: 8 MiB a thread keeps them all.
+const KEPT_BYTES_PER_THREAD: usize = 8 << 20;
+/// The fewest bytes kept, whatever the threads.
+const MIN_KEPT_BYTES: usize = 32 << 20;
+
+/// The most bytes (capacities) of buffers kept: 32 MiB on 2 threads, 128 MiB on 16.
+pub(super) fn kept_bound() -> usize {
+    (rayon::current_num_threads() * KEPT_BYTES_PER_THREAD).max(MIN_KEPT_BYTES)
+}
 
 struct Kept {
     buffers: Vec<Vec<u8>>,
@@ -42,9 +50,10 @@ pub(super) fn take() -> Vec<u8> {
     }
 }
 
-/// Keeps `buffers` for the next result, emptied, as far as [`KEPT_BYTES`] allows; frees
+/// Keeps `buffers` for the next result, emptied, as far as [`kept_bound`] allows; frees
 /// the others.
 pub(super) fn give_back(buffers: impl IntoIterator<Item = Vec<u8>>) {
+    let bound = kept_bound();
     let mut freed = Vec::new();
     {
         let mut kept = kept();
@@ -53,7 +62,7 @@ pub(super) fn give_back(buffers: impl IntoIterator<Item = Vec<u8>>) {
             if bytes == 0 {
                 continue;
             }
-            if kept.bytes + bytes <= KEPT_BYTES {
+            if kept.bytes + bytes <= bound {
                 buffer.clear();
                 kept.bytes += bytes;
                 kept.buffers.push(buffer);
@@ -77,19 +86,19 @@ mod tests {
     use super::*;
 
     /// Buffers given back come out again, emptied, with their room, and no more than
-    /// [`KEPT_BYTES`] are ever kept. (The one test touching the list: other tests' results
+    /// [`kept_bound`] are ever kept. (The one test touching the list: other tests' results
     /// are too small to be written in chunks.)
     #[test]
     fn buffers_come_back_emptied_and_within_the_bound() {
-        give_back((0..4).map(|_| Vec::<u8>::with_capacity(KEPT_BYTES / 2)));
-        assert!(kept_bytes() <= KEPT_BYTES);
+        give_back((0..4).map(|_| Vec::<u8>::with_capacity(kept_bound() / 2)));
+        assert!(kept_bytes() <= kept_bound());
         let mut first = take();
         assert!(first.is_empty());
-        assert!(first.capacity() >= KEPT_BYTES / 2);
+        assert!(first.capacity() >= kept_bound() / 2);
         first.extend_from_slice(b"row\n");
         let pointer = first.as_ptr();
         give_back([first]);
-        assert!(kept_bytes() <= KEPT_BYTES);
+        assert!(kept_bytes() <= kept_bound());
         let again = take();
         assert!(again.is_empty());
         assert_eq!(
