@@ -155,6 +155,13 @@ fn bench_lubm_json_has_the_schema_and_the_published_rows() {
         );
         assert!(0.0 < min && min <= median && median <= max, "{q}");
         assert!(number(q, "plan_us") > 0.0, "{q}");
+        // The kernel's share of the runs to TSV: a fraction, or null where the runs were
+        // too short for the system to count any processor time.
+        let kernel = &q["query_tsv_kernel_share"];
+        assert!(
+            kernel.is_null() || (0.0..=1.0).contains(&kernel.as_f64().unwrap_or(-1.0)),
+            "{q}"
+        );
     }
 }
 
