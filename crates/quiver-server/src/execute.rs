@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use quiver_sparql::results::{give_back_chunk, write_solutions_in_chunks, ChunkWriter};
 use quiver_sparql::{
     write_results, CachedQuery, ExecOptions, PrepareOptions, QueryCache, QueryError, QueryResults,
     ResultsFormat,
@@ -203,6 +204,37 @@ impl Write for HeldHead {
     }
 }
 
+impl ChunkWriter for HeldHead {
+    /// A chunk of a large result's text (a megabyte or two) goes to the channel as it is,
+    /// its buffer given back to the results writers once the socket has taken it; a small
+    /// one, held with the head or not, is copied as any write.
+    fn take_chunk(&mut self, chunk: Vec<u8>) -> io::Result<()> {
+        if chunk.len() < CHUNK_BYTES {
+            let written = self.write_all(&chunk);
+            give_back_chunk(chunk);
+            return written;
+        }
+        self.release()?;
+        self.writer.send_owned(Bytes::from_owner(Handed(chunk)))
+    }
+}
+
+/// A results writer's buffer on its way to the socket, given back to the writers once
+/// sent.
+struct Handed(Vec<u8>);
+
+impl AsRef<[u8]> for Handed {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Drop for Handed {
+    fn drop(&mut self) {
+        give_back_chunk(std::mem::take(&mut self.0));
+    }
+}
+
 /// Runs `job` to the end; call on a blocking thread.
 pub fn run(job: Job, runtime: Handle, head: oneshot::Sender<Outcome>, sender: BodySender) {
     let started = Instant::now();
@@ -286,8 +318,7 @@ pub fn run(job: Job, runtime: Handle, head: oneshot::Sender<Outcome>, sender: Bo
     job.log.set_rows(rows);
     let written = match &results {
         QueryResults::Solutions(solutions) => {
-            quiver_sparql::results::write_solutions(solutions, format.syntax(), &mut writer)
-                .map(|_| ())
+            write_solutions_in_chunks(solutions, format.syntax(), &mut writer).map(|_| ())
         }
         other => write_results(other, format, &mut writer).map(|_| ()),
     };
@@ -487,15 +518,7 @@ mod tests {
     use crate::limits::CancelOnDrop;
     use std::sync::atomic::AtomicBool;
 
-    /// The runtime a test's writer sends through: multi-threaded, as `Handle::block_on`
-    /// cannot drive the timers of a current-thread runtime no thread sits in.
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_time()
-            .build()
-            .unwrap()
-    }
+    use crate::stream::tests::runtime;
 
     /// A held head and its receiving end, over a runtime that outlives the test's writes.
     fn held(
@@ -564,5 +587,41 @@ mod tests {
         let length = held.finish(|bytes| settled = Some(bytes)).unwrap();
         assert_eq!(settled, Some(length));
         assert_eq!(length, chunk.len() as u64 + 4);
+    }
+
+    /// A large result's chunks handed over whole reach the body in order with the bytes
+    /// written around them: the held bytes first, then the chunk, a small chunk copied,
+    /// the closing last.
+    #[test]
+    fn handed_chunks_reach_the_body_in_order_with_the_written_bytes() {
+        let runtime = runtime();
+        let (mut held, mut head_rx, mut body) = held(&runtime);
+        let received = runtime.spawn(async move {
+            let mut bytes = Vec::new();
+            while let Some(frame) = std::future::poll_fn(|cx| {
+                http_body::Body::poll_frame(std::pin::Pin::new(&mut body), cx)
+            })
+            .await
+            {
+                bytes.extend_from_slice(&frame.unwrap().into_data().unwrap());
+            }
+            bytes
+        });
+        let large: Vec<u8> = (0..2 * CHUNK_BYTES + 5).map(|i| (i % 253) as u8).collect();
+        held.write_all(b"?s\n").unwrap();
+        // Small: held with the head, which has not gone yet.
+        held.take_chunk(b"<a>\n".to_vec()).unwrap();
+        assert!(head_rx.try_recv().is_err());
+        held.take_chunk(large.clone()).unwrap();
+        assert!(matches!(head_rx.try_recv(), Ok(Ok((_, None)))));
+        held.take_chunk(b"<b>\n".to_vec()).unwrap();
+        held.write_all(b"end").unwrap();
+        let length = held.finish(|_| {}).unwrap();
+        let mut expected = b"?s\n<a>\n".to_vec();
+        expected.extend_from_slice(&large);
+        expected.extend_from_slice(b"<b>\nend");
+        assert_eq!(length, expected.len() as u64);
+        let bytes = runtime.block_on(received).unwrap();
+        assert!(bytes == expected, "the body differs from what was written");
     }
 }

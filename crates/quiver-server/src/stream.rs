@@ -162,17 +162,17 @@ impl ChannelWriter {
         }
     }
 
+    /// Sends `chunk` whole, after the bytes written so far: a buffer the serializer filled
+    /// and hands over rather than copies (see `execute.rs`). Dropped once sent.
+    pub fn send_owned(&mut self, chunk: Bytes) -> io::Result<()> {
+        self.send_buffer()?;
+        self.send(chunk)
+    }
+
     fn send_buffer(&mut self) -> io::Result<()> {
         if self.buffer.is_empty() {
             return Ok(());
         }
-        if self.cancel.load(Ordering::Acquire) {
-            return Err(io::Error::new(
-                io::ErrorKind::ConnectionAborted,
-                "query cancelled",
-            ));
-        }
-        self.past_query_deadline()?;
         let next = self.spare.lock().ok().and_then(|mut spare| spare.pop());
         let next = next.unwrap_or_else(|| {
             self.allocated += 1;
@@ -182,6 +182,21 @@ impl ChannelWriter {
             bytes: std::mem::replace(&mut self.buffer, next),
             spare: self.spare.clone(),
         });
+        self.send(chunk)
+    }
+
+    /// Sends `chunk`, waiting for room in the channel.
+    fn send(&mut self, chunk: Bytes) -> io::Result<()> {
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        if self.cancel.load(Ordering::Acquire) {
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "query cancelled",
+            ));
+        }
+        self.past_query_deadline()?;
         let length = chunk.len() as u64;
         // Wait for room in slices, so that a cancel (shutdown) is seen while the client stalls.
         let deadline = tokio::time::Instant::now() + self.send_timeout;
@@ -306,13 +321,13 @@ impl Body for ChannelBody {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Write;
 
     /// Multi-threaded: `Handle::block_on` cannot drive the timers of a current-thread
     /// runtime, and no thread here sits in its `block_on` as a connection thread does.
-    fn runtime() -> tokio::runtime::Runtime {
+    pub(crate) fn runtime() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_time()

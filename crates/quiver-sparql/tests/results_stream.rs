@@ -16,7 +16,8 @@ use oxrdf::{BaseDirection, BlankNode, Literal, NamedNode, Term, Triple};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use quiver_sparql::results::{
-    parallel_chunk_rows, solutions_to_vec, write_solutions, write_solutions_reference, Syntax,
+    give_back_chunk, parallel_chunk_rows, solutions_to_vec, write_solutions,
+    write_solutions_in_chunks, write_solutions_reference, ChunkWriter, Syntax,
 };
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryResults};
 use quiver_store::Store;
@@ -153,7 +154,16 @@ fn check(store: &Store, query: &str) {
         let reference = write_solutions_reference(solutions, syntax, Vec::new()).unwrap();
         let written = write_solutions(solutions, syntax, Vec::new()).unwrap();
         let in_memory = solutions_to_vec(solutions, syntax).unwrap();
-        for (path, ours) in [("writer", written), ("memory", in_memory)] {
+        let handed = write_solutions_in_chunks(solutions, syntax, Handed::default()).unwrap();
+        if parallel_chunk_rows(solutions, rayon::current_num_threads()).is_some() {
+            assert!(handed.chunks > 0, "{query}: no chunk handed over");
+        }
+        let handed = handed.bytes;
+        for (path, ours) in [
+            ("writer", written),
+            ("memory", in_memory),
+            ("handed", handed),
+        ] {
             if ours != reference {
                 let ours = String::from_utf8_lossy(&ours);
                 let reference = String::from_utf8_lossy(&reference);
@@ -177,6 +187,33 @@ fn check(store: &Store, query: &str) {
                 );
             }
         }
+    }
+}
+
+/// A writer handed whole chunks: their bytes appended, their buffers given back.
+#[derive(Default)]
+struct Handed {
+    bytes: Vec<u8>,
+    chunks: usize,
+}
+
+impl std::io::Write for Handed {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.bytes.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl ChunkWriter for Handed {
+    fn take_chunk(&mut self, chunk: Vec<u8>) -> std::io::Result<()> {
+        self.bytes.extend_from_slice(&chunk);
+        self.chunks += 1;
+        give_back_chunk(chunk);
+        Ok(())
     }
 }
 

@@ -5,8 +5,11 @@
 //! The pool fills one batch of chunk buffers while the sink takes the batch before it, so
 //! taking overlaps decoding. What taking costs depends on the sink:
 //!
-//! - a writer ([`Serial`]: a socket, a file, the server's body channel) takes the buffers
-//!   one after the other on the calling thread, as it must;
+//! - a writer ([`Serial`]: a socket, a file) takes the buffers one after the other on the
+//!   calling thread, as it must;
+//! - a writer that can keep whole buffers ([`Handed`]: the server's body channel) is handed
+//!   them, in order, instead of copying their bytes: the calling thread's copy was serial
+//!   work on a result's every byte, while the pool's threads fill the chunks together;
 //! - memory ([`Memory`]: the whole result as one `Vec<u8>`) takes them on the pool, each
 //!   buffer copied into its own place at once (under 1 MiB, by the calling thread). Copied
 //!   one after the other, the bytes and the first touch of the output's fresh pages were
@@ -36,32 +39,17 @@ pub(super) const PARALLEL_ROWS: usize = 32_768;
 /// Where the chunks of a large result go, batch by batch, in order.
 pub(super) trait ChunkSink {
     /// Takes one batch of filled chunks in order; `expected` guesses the bytes of the
-    /// whole output, from what was written so far.
-    fn take(&mut self, chunks: &[Vec<u8>], expected: usize) -> io::Result<()>;
+    /// whole output, from what was written so far. A sink may take a buffer away (leaving
+    /// an empty one, which a new or kept buffer replaces).
+    fn take(&mut self, chunks: &mut [Vec<u8>], expected: usize) -> io::Result<()>;
 
     /// Runs `fill` (the pool filling the next batch) and [`ChunkSink::take`] of `chunks`
-    /// at once; their two outcomes.
+    /// at once; their two outcomes. By default the calling thread takes the chunks while
+    /// the pool fills (not in a task of the pool: a writer may block on a slow client).
     fn take_beside(
         &mut self,
         fill: impl FnOnce() -> io::Result<()> + Send,
-        chunks: &[Vec<u8>],
-        expected: usize,
-    ) -> (io::Result<()>, io::Result<()>);
-}
-
-/// A writer: the chunks written one after the other on the calling thread while the pool
-/// fills the next batch (not in a task of the pool: a write may block on a slow client).
-pub(super) struct Serial<'w, W>(pub &'w mut W);
-
-impl<W: Write> ChunkSink for Serial<'_, W> {
-    fn take(&mut self, chunks: &[Vec<u8>], _expected: usize) -> io::Result<()> {
-        chunks.iter().try_for_each(|chunk| self.0.write_all(chunk))
-    }
-
-    fn take_beside(
-        &mut self,
-        fill: impl FnOnce() -> io::Result<()> + Send,
-        chunks: &[Vec<u8>],
+        chunks: &mut [Vec<u8>],
         expected: usize,
     ) -> (io::Result<()>, io::Result<()>) {
         let mut filled = Ok(());
@@ -70,6 +58,48 @@ impl<W: Write> ChunkSink for Serial<'_, W> {
             self.take(chunks, expected)
         });
         (filled, taken)
+    }
+}
+
+/// A writer that can keep a whole buffer of a result's text rather than copy it.
+pub trait ChunkWriter: Write {
+    /// Takes `chunk`, the result's next bytes after all written before. Giving the buffer
+    /// back with [`give_back_chunk`] once done with it lets the next large result fill it
+    /// again rather than a fresh one.
+    fn take_chunk(&mut self, chunk: Vec<u8>) -> io::Result<()>;
+}
+
+impl<W: ChunkWriter + ?Sized> ChunkWriter for &mut W {
+    fn take_chunk(&mut self, chunk: Vec<u8>) -> io::Result<()> {
+        (**self).take_chunk(chunk)
+    }
+}
+
+/// Gives back a buffer that a [`ChunkWriter`] was handed, for the next large result.
+pub fn give_back_chunk(chunk: Vec<u8>) {
+    kept_buffers::give_back([chunk]);
+}
+
+/// A [`ChunkWriter`] handed the buffers, one after the other on the calling thread while the
+/// pool fills the next batch.
+pub(super) struct Handed<'w, W>(pub &'w mut W);
+
+impl<W: ChunkWriter> ChunkSink for Handed<'_, W> {
+    fn take(&mut self, chunks: &mut [Vec<u8>], _expected: usize) -> io::Result<()> {
+        chunks
+            .iter_mut()
+            .filter(|chunk| !chunk.is_empty())
+            .try_for_each(|chunk| self.0.take_chunk(std::mem::take(chunk)))
+    }
+}
+
+/// A writer: the chunks written one after the other on the calling thread while the pool
+/// fills the next batch.
+pub(super) struct Serial<'w, W>(pub &'w mut W);
+
+impl<W: Write> ChunkSink for Serial<'_, W> {
+    fn take(&mut self, chunks: &mut [Vec<u8>], _expected: usize) -> io::Result<()> {
+        chunks.iter().try_for_each(|chunk| self.0.write_all(chunk))
     }
 }
 
@@ -126,13 +156,14 @@ impl ChunkSink for Memory {
     fn take_beside(
         &mut self,
         fill: impl FnOnce() -> io::Result<()> + Send,
-        chunks: &[Vec<u8>],
+        chunks: &mut [Vec<u8>],
         expected: usize,
     ) -> (io::Result<()>, io::Result<()>) {
         rayon::join(fill, || self.take(chunks, expected))
     }
 
-    fn take(&mut self, chunks: &[Vec<u8>], expected: usize) -> io::Result<()> {
+    fn take(&mut self, chunks: &mut [Vec<u8>], expected: usize) -> io::Result<()> {
+        let chunks = &*chunks;
         let total: usize = chunks.iter().map(Vec::len).sum();
         self.make_room(total, expected);
         let mut rest = &mut self.bytes[self.len..self.len + total];
@@ -196,7 +227,11 @@ pub(super) fn write_in_parallel(
         .map(|_| RowWriter::new(solutions, openings.len(), true, chunk_rows))
         .collect();
     let mut fill = |buffers: &mut Vec<Vec<u8>>, batch: &[Range<usize>]| {
-        buffers.resize_with(batch.len(), kept_buffers::take);
+        buffers.resize_with(batch.len(), Vec::new);
+        // Buffers a sink took away are replaced by kept ones, or new ones.
+        for buffer in buffers.iter_mut().filter(|buffer| buffer.capacity() == 0) {
+            *buffer = kept_buffers::take();
+        }
         let jobs =
             buffers
                 .iter_mut()
@@ -228,12 +263,12 @@ pub(super) fn write_in_parallel(
     for batch in batches {
         std::mem::swap(&mut filled, &mut spare);
         let filling = || fill(&mut filled, batch);
-        let (filling, taken) = sink.take_beside(filling, &spare, expected);
+        let (filling, taken) = sink.take_beside(filling, &mut spare, expected);
         taken?;
         filling?;
         expected = count(&filled, batch);
     }
-    sink.take(&filled, expected)?;
+    sink.take(&mut filled, expected)?;
     kept_buffers::give_back(filled.into_iter().chain(spare));
     Ok(())
 }
@@ -350,7 +385,7 @@ mod tests {
         for guess in [0, 10, expected.len(), 50_000_000] {
             let mut memory = Memory::new(b"head");
             for batch in &batches {
-                memory.take(batch, guess).unwrap();
+                memory.take(&mut batch.clone(), guess).unwrap();
             }
             let bytes = memory.finish(b"tail");
             assert_eq!(bytes.len(), expected.len(), "guess {guess}");

@@ -22,9 +22,12 @@ use sparesults::{QueryResultsFormat, QueryResultsSerializer};
 
 use crate::engine::{QueryResults, Solutions};
 
+pub use chunks::{give_back_chunk, ChunkWriter};
 pub use csv::CsvSolutionsWriter;
 pub use row_chunks::map_row_chunks;
-pub use stream::{parallel_chunk_rows, solutions_to_vec, write_solutions};
+pub use stream::{
+    parallel_chunk_rows, solutions_to_vec, write_solutions, write_solutions_in_chunks,
+};
 pub use term_syntax::Syntax;
 
 /// The formats `write_results` produces.

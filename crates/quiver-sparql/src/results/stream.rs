@@ -14,7 +14,7 @@
 
 use std::io::{self, Write};
 
-use super::chunks::{self, PARALLEL_ROWS};
+use super::chunks::{self, ChunkWriter, PARALLEL_ROWS};
 use super::row_writer::RowWriter;
 use super::term_syntax::{csv_field, json_string, xml_escape, Syntax};
 use crate::engine::Solutions;
@@ -129,7 +129,45 @@ fn seeking_cells(solutions: &Solutions<'_>) -> usize {
 pub fn write_solutions<W: Write>(
     solutions: &Solutions<'_>,
     syntax: Syntax,
+    writer: W,
+) -> io::Result<W> {
+    write_through(
+        solutions,
+        syntax,
+        writer,
+        |writer, openings, threads, rows| {
+            let sink = &mut chunks::Serial(writer);
+            chunks::write_in_parallel(solutions, syntax, openings, threads, rows, 0, sink)
+        },
+    )
+}
+
+/// Writes `solutions` in `syntax` to `writer` as [`write_solutions`] does, but hands a large
+/// result's chunks to the writer whole, buffer and all ([`ChunkWriter::take_chunk`]),
+/// rather than copying their bytes on the calling thread: the server's response body.
+pub fn write_solutions_in_chunks<W: ChunkWriter>(
+    solutions: &Solutions<'_>,
+    syntax: Syntax,
+    writer: W,
+) -> io::Result<W> {
+    write_through(
+        solutions,
+        syntax,
+        writer,
+        |writer, openings, threads, rows| {
+            let sink = &mut chunks::Handed(writer);
+            chunks::write_in_parallel(solutions, syntax, openings, threads, rows, 0, sink)
+        },
+    )
+}
+
+/// The header, the rows (a large result's by `parallel`, given the writer, the columns'
+/// openings, the threads and the rows of a chunk), and the closing, written to `writer`.
+fn write_through<W: Write>(
+    solutions: &Solutions<'_>,
+    syntax: Syntax,
     mut writer: W,
+    parallel: impl FnOnce(&mut W, &[Vec<u8>], usize, usize) -> io::Result<()>,
 ) -> io::Result<W> {
     let variables: Vec<&str> = solutions.variables.iter().map(|v| v.as_str()).collect();
     let mut out = small_buffer(solutions.len(), variables.len());
@@ -138,8 +176,7 @@ pub fn write_solutions<W: Write>(
     let threads = rayon::current_num_threads();
     if let Some(chunk_rows) = parallel_chunk_rows(solutions, threads) {
         writer.write_all(&out)?;
-        let sink = &mut chunks::Serial(&mut writer);
-        chunks::write_in_parallel(solutions, syntax, &openings, threads, chunk_rows, 0, sink)?;
+        parallel(&mut writer, &openings, threads, chunk_rows)?;
         out.clear();
     } else {
         write_serially(solutions, syntax, &openings, &mut out, &mut |out| {
