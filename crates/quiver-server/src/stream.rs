@@ -11,8 +11,9 @@
 //!
 //! A response's chunk buffers come back to its writer once the socket has taken them
 //! ([`Recycled`]), so a body of any size fills the same few buffers: buffers allocated
-//! anew for each chunk were fresh pages the kernel gives and zeroes, about a quarter of
-//! a served 68 MB result's processor time (`bench/results/2core/serve-chunks.md`).
+//! anew for each chunk were fresh pages the kernel gives and zeroes, about a sixth of a
+//! served 68 MB result's processor time (`bench/results/2core/serve-chunks.md`). A large
+//! result's own chunks are sent as they are ([`ChannelWriter::send_owned`]).
 
 use std::io;
 use std::pin::Pin;
