@@ -9,8 +9,9 @@
 //! error item aborts the response (the connection closes without the final chunk, so the
 //! client sees a truncated transfer rather than a well-formed, incomplete document).
 //!
-//! A response's chunk buffers come back to its writer once the socket has taken them
-//! ([`Recycled`]), so a body of any size fills the same few buffers: buffers allocated
+//! A response's chunk buffers come back once the socket has taken them ([`Recycled`]),
+//! to a spare list the process's responses share, so a body of any size, and the next
+//! response, fill the same few buffers: buffers allocated
 //! anew for each chunk were fresh pages the kernel gives and zeroes, about a sixth of a
 //! served 68 MB result's processor time (`bench/results/2core/serve-chunks.md`). A large
 //! result's own chunks are sent as they are ([`ChannelWriter::send_owned`]).
@@ -70,11 +71,22 @@ pub fn channel(cancel: CancelOnDrop) -> (BodySender, ChannelBody) {
     )
 }
 
-/// Chunk buffers the socket has sent, back for the writer to fill again.
+/// Chunk buffers the socket has sent, back for a writer to fill again.
 type Spare = Arc<Mutex<Vec<Vec<u8>>>>;
 
+/// Spare chunk buffers kept at most: 16 MiB, the buffers of about ten responses streaming
+/// at once (a response has at most [`CHANNEL_CHUNKS`] in its channel, one being written
+/// to the socket and one being filled).
+const SPARE_CHUNKS: usize = 64;
+
+/// The spare list of the process's responses.
+fn shared_spare() -> Spare {
+    static SHARED: std::sync::OnceLock<Spare> = std::sync::OnceLock::new();
+    SHARED.get_or_init(Spare::default).clone()
+}
+
 /// A chunk on its way to the socket; dropped once sent, it gives its buffer back to the
-/// writer's spares.
+/// spare list.
 struct Recycled {
     bytes: Vec<u8>,
     spare: Spare,
@@ -92,9 +104,7 @@ impl Drop for Recycled {
         bytes.clear();
         // A poisoned lock only loses the buffer (the next chunk allocates one).
         if let Ok(mut spare) = self.spare.lock() {
-            // At most as many as can be in flight: the channel's, the one being written
-            // to the socket and the one being filled.
-            if spare.len() < CHANNEL_CHUNKS + 2 {
+            if spare.len() < SPARE_CHUNKS {
                 spare.push(bytes);
             }
         }
@@ -129,9 +139,20 @@ impl ChannelWriter {
         send_timeout: Duration,
         cancel: Arc<AtomicBool>,
     ) -> Self {
+        Self::with_spare(sender, runtime, send_timeout, cancel, shared_spare())
+    }
+
+    /// A writer whose chunk buffers come from and go back to `spare`.
+    fn with_spare(
+        sender: BodySender,
+        runtime: Handle,
+        send_timeout: Duration,
+        cancel: Arc<AtomicBool>,
+        spare: Spare,
+    ) -> Self {
         Self {
             buffer: Vec::new(),
-            spare: Spare::default(),
+            spare,
             allocated: 0,
             sender,
             runtime,
@@ -174,16 +195,21 @@ impl ChannelWriter {
         if self.buffer.is_empty() {
             return Ok(());
         }
-        let next = self.spare.lock().ok().and_then(|mut spare| spare.pop());
-        let next = next.unwrap_or_else(|| {
-            self.allocated += 1;
-            Vec::with_capacity(CHUNK_BYTES)
-        });
+        let next = self.next_buffer();
         let chunk = Bytes::from_owner(Recycled {
             bytes: std::mem::replace(&mut self.buffer, next),
             spare: self.spare.clone(),
         });
         self.send(chunk)
+    }
+
+    /// An empty buffer of a chunk's room: a spare one, or a new one.
+    fn next_buffer(&mut self) -> Vec<u8> {
+        let spare = self.spare.lock().ok().and_then(|mut spare| spare.pop());
+        spare.unwrap_or_else(|| {
+            self.allocated += 1;
+            Vec::with_capacity(CHUNK_BYTES)
+        })
     }
 
     /// Sends `chunk`, waiting for room in the channel.
@@ -269,8 +295,9 @@ impl io::Write for ChannelWriter {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         if self.buffer.capacity() < CHUNK_BYTES {
             // The first write: a whole chunk's room at once, not grown by doubling.
-            self.allocated += 1;
-            self.buffer.reserve_exact(CHUNK_BYTES - self.buffer.len());
+            let mut buffer = self.next_buffer();
+            buffer.extend_from_slice(&self.buffer);
+            self.buffer = buffer;
         }
         let mut rest = data;
         while !rest.is_empty() {
@@ -336,15 +363,13 @@ pub(crate) mod tests {
             .unwrap()
     }
 
-    /// One write of many chunks' bytes reaches the body whole and in order, in chunks of
-    /// at most [`CHUNK_BYTES`], filled in a few buffers that come back once sent rather
-    /// than one new buffer per chunk.
-    #[test]
-    fn a_large_write_goes_in_chunks_through_recycled_buffers() {
+    /// Streams `data` (in two writes) through a writer drawing on `spare`, with a reader
+    /// that drops each chunk once read, as hyper does once written: the body, its largest
+    /// chunk and the buffers the writer allocated.
+    fn stream(data: &[u8], spare: &Spare) -> (Vec<u8>, usize, usize) {
         let runtime = runtime();
         let cancel = Arc::new(AtomicBool::new(false));
         let (sender, mut body) = channel(CancelOnDrop(cancel.clone()));
-        // The socket's side: takes each chunk and drops it, as hyper does once written.
         let received = runtime.spawn(async move {
             let mut bytes = Vec::new();
             let mut largest = 0;
@@ -357,26 +382,41 @@ pub(crate) mod tests {
             }
             (bytes, largest)
         });
-        let mut writer = ChannelWriter::new(
+        let mut writer = ChannelWriter::with_spare(
             sender,
             runtime.handle().clone(),
             Duration::from_secs(10),
             cancel,
+            spare.clone(),
         );
-        let data: Vec<u8> = (0..40 * CHUNK_BYTES + 123)
-            .map(|i| (i % 251) as u8)
-            .collect();
         writer.write_all(&data[..7]).unwrap();
         writer.write_all(&data[7..]).unwrap();
         let allocated = writer.allocated;
         assert_eq!(writer.finish().unwrap(), data.len() as u64);
         let (bytes, largest) = runtime.block_on(received).unwrap();
+        (bytes, largest, allocated)
+    }
+
+    /// One write of many chunks' bytes reaches the body whole and in order, in chunks of
+    /// at most [`CHUNK_BYTES`], filled in a few buffers that come back once sent rather
+    /// than one new buffer per chunk; the next response draws on them and allocates none.
+    #[test]
+    fn a_large_write_goes_in_chunks_through_recycled_buffers() {
+        // A spare list of its own: other tests' responses share the process's.
+        let spare = Spare::default();
+        let data: Vec<u8> = (0..40 * CHUNK_BYTES + 123)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        let (bytes, largest, allocated) = stream(&data, &spare);
         assert!(bytes == data, "the body differs from what was written");
         assert!(largest <= CHUNK_BYTES, "a chunk of {largest} bytes");
         assert!(
             allocated <= CHANNEL_CHUNKS + 3,
             "{allocated} buffers allocated for 41 chunks"
         );
+        let (bytes, _, allocated) = stream(&data[..3 * CHUNK_BYTES], &spare);
+        assert!(bytes == data[..3 * CHUNK_BYTES], "the second body differs");
+        assert_eq!(allocated, 0, "the second response allocated buffers");
     }
 
     #[test]
