@@ -518,7 +518,7 @@ mod tests {
     use crate::limits::CancelOnDrop;
     use std::sync::atomic::AtomicBool;
 
-    use crate::stream::tests::runtime;
+    use crate::stream::tests::{read_body, runtime};
 
     /// A held head and its receiving end, over a runtime that outlives the test's writes.
     fn held(
@@ -595,18 +595,8 @@ mod tests {
     #[test]
     fn handed_chunks_reach_the_body_in_order_with_the_written_bytes() {
         let runtime = runtime();
-        let (mut held, mut head_rx, mut body) = held(&runtime);
-        let received = runtime.spawn(async move {
-            let mut bytes = Vec::new();
-            while let Some(frame) = std::future::poll_fn(|cx| {
-                http_body::Body::poll_frame(std::pin::Pin::new(&mut body), cx)
-            })
-            .await
-            {
-                bytes.extend_from_slice(&frame.unwrap().into_data().unwrap());
-            }
-            bytes
-        });
+        let (mut held, mut head_rx, body) = held(&runtime);
+        let received = read_body(&runtime, body);
         let large: Vec<u8> = (0..2 * CHUNK_BYTES + 5).map(|i| (i % 253) as u8).collect();
         held.write_all(b"?s\n").unwrap();
         // Small: held with the head, which has not gone yet.
@@ -621,7 +611,7 @@ mod tests {
         expected.extend_from_slice(&large);
         expected.extend_from_slice(b"<b>\nend");
         assert_eq!(length, expected.len() as u64);
-        let bytes = runtime.block_on(received).unwrap();
+        let (bytes, _) = runtime.block_on(received).unwrap();
         assert!(bytes == expected, "the body differs from what was written");
     }
 }

@@ -11,10 +11,10 @@
 //!
 //! A response's chunk buffers come back once the socket has taken them ([`Recycled`]),
 //! to a spare list the process's responses share, so a body of any size, and the next
-//! response, fill the same few buffers: buffers allocated
-//! anew for each chunk were fresh pages the kernel gives and zeroes, about a sixth of a
-//! served 68 MB result's processor time (`bench/results/2core/serve-chunks.md`). A large
-//! result's own chunks are sent as they are ([`ChannelWriter::send_owned`]).
+//! response, fill the same few buffers: buffers allocated anew for each chunk were fresh
+//! pages the kernel gives and zeroes, about a sixth of a served 68 MB result's processor
+//! time (`bench/results/2core/serve-chunks.md`). A large result's own chunks are sent as
+//! they are ([`ChannelWriter::send_owned`]).
 
 use std::io;
 use std::pin::Pin;
@@ -363,14 +363,13 @@ pub(crate) mod tests {
             .unwrap()
     }
 
-    /// Streams `data` (in two writes) through a writer drawing on `spare`, with a reader
-    /// that drops each chunk once read, as hyper does once written: the body, its largest
-    /// chunk and the buffers the writer allocated.
-    fn stream(data: &[u8], spare: &Spare) -> (Vec<u8>, usize, usize) {
-        let runtime = runtime();
-        let cancel = Arc::new(AtomicBool::new(false));
-        let (sender, mut body) = channel(CancelOnDrop(cancel.clone()));
-        let received = runtime.spawn(async move {
+    /// Reads `body` to its end on `runtime`, dropping each chunk once read, as hyper does
+    /// once written: the bytes and the largest chunk.
+    pub(crate) fn read_body(
+        runtime: &tokio::runtime::Runtime,
+        mut body: ChannelBody,
+    ) -> tokio::task::JoinHandle<(Vec<u8>, usize)> {
+        runtime.spawn(async move {
             let mut bytes = Vec::new();
             let mut largest = 0;
             while let Some(frame) =
@@ -381,7 +380,16 @@ pub(crate) mod tests {
                 bytes.extend_from_slice(&data);
             }
             (bytes, largest)
-        });
+        })
+    }
+
+    /// Streams `data` (in two writes) through a writer drawing on `spare`, its body read
+    /// by [`read_body`]: the body, its largest chunk and the buffers the writer allocated.
+    fn stream(data: &[u8], spare: &Spare) -> (Vec<u8>, usize, usize) {
+        let runtime = runtime();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (sender, body) = channel(CancelOnDrop(cancel.clone()));
+        let received = read_body(&runtime, body);
         let mut writer = ChannelWriter::with_spare(
             sender,
             runtime.handle().clone(),

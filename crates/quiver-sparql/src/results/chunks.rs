@@ -5,11 +5,12 @@
 //! The pool fills one batch of chunk buffers while the sink takes the batch before it, so
 //! taking overlaps decoding. What taking costs depends on the sink:
 //!
-//! - a writer ([`Serial`]: a socket, a file) takes the buffers one after the other on the
-//!   calling thread, as it must;
-//! - a writer that can keep whole buffers ([`Handed`]: the server's body channel) is handed
-//!   them, in order, instead of copying their bytes: the calling thread's copy was serial
-//!   work on a result's every byte, while the pool's threads fill the chunks together;
+//! - a writer ([`Handed`]) is handed the buffers one after the other on the calling
+//!   thread, as it must take them. One that can keep a whole buffer (the server's body
+//!   channel) does, instead of copying its bytes: the calling thread's copy was serial
+//!   work on a result's every byte, while the pool's threads fill the chunks together.
+//!   Another ([`Copied`]: a socket, a file) writes each buffer's bytes and gives it back
+//!   at once, for the next batch;
 //! - memory ([`Memory`]: the whole result as one `Vec<u8>`) takes them on the pool, each
 //!   buffer copied into its own place at once (under 1 MiB, by the calling thread). Copied
 //!   one after the other, the bytes and the first touch of the output's fresh pages were
@@ -84,22 +85,37 @@ pub fn give_back_chunk(chunk: Vec<u8>) {
 /// pool fills the next batch.
 pub(super) struct Handed<'w, W>(pub &'w mut W);
 
+/// A writer that copies each chunk it is handed and gives the buffer back at once.
+pub(super) struct Copied<W>(pub W);
+
+impl<W: Write> Write for Copied<W> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.0.write(data)
+    }
+
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        self.0.write_all(data)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl<W: Write> ChunkWriter for Copied<W> {
+    fn take_chunk(&mut self, chunk: Vec<u8>) -> io::Result<()> {
+        let written = self.0.write_all(&chunk);
+        give_back_chunk(chunk);
+        written
+    }
+}
+
 impl<W: ChunkWriter> ChunkSink for Handed<'_, W> {
     fn take(&mut self, chunks: &mut [Vec<u8>], _expected: usize) -> io::Result<()> {
         chunks
             .iter_mut()
             .filter(|chunk| !chunk.is_empty())
             .try_for_each(|chunk| self.0.take_chunk(std::mem::take(chunk)))
-    }
-}
-
-/// A writer: the chunks written one after the other on the calling thread while the pool
-/// fills the next batch.
-pub(super) struct Serial<'w, W>(pub &'w mut W);
-
-impl<W: Write> ChunkSink for Serial<'_, W> {
-    fn take(&mut self, chunks: &mut [Vec<u8>], _expected: usize) -> io::Result<()> {
-        chunks.iter().try_for_each(|chunk| self.0.write_all(chunk))
     }
 }
 
@@ -207,8 +223,8 @@ fn copy_in_parallel(to: &mut [u8], from: &[u8]) {
 /// takes one batch's buffers, the pool fills the next batch's. The buffers are kept from
 /// batch to batch rather than allocated and grown again for every chunk, and from one
 /// result to the next (`kept_buffers.rs`); at most `4 × threads` of them are held at
-/// once, each about one chunk's bytes. `written` is what
-/// the sink holds before the rows (the header), for its guess of the whole output's size.
+/// once, each about one chunk's bytes. `written` is what the sink holds before the rows
+/// (the header), for its guess of the whole output's size.
 pub(super) fn write_in_parallel(
     solutions: &Solutions<'_>,
     syntax: Syntax,

@@ -131,15 +131,7 @@ pub fn write_solutions<W: Write>(
     syntax: Syntax,
     writer: W,
 ) -> io::Result<W> {
-    write_through(
-        solutions,
-        syntax,
-        writer,
-        |writer, openings, threads, rows| {
-            let sink = &mut chunks::Serial(writer);
-            chunks::write_in_parallel(solutions, syntax, openings, threads, rows, 0, sink)
-        },
-    )
+    write_solutions_in_chunks(solutions, syntax, chunks::Copied(writer)).map(|copied| copied.0)
 }
 
 /// Writes `solutions` in `syntax` to `writer` as [`write_solutions`] does, but hands a large
@@ -148,26 +140,7 @@ pub fn write_solutions<W: Write>(
 pub fn write_solutions_in_chunks<W: ChunkWriter>(
     solutions: &Solutions<'_>,
     syntax: Syntax,
-    writer: W,
-) -> io::Result<W> {
-    write_through(
-        solutions,
-        syntax,
-        writer,
-        |writer, openings, threads, rows| {
-            let sink = &mut chunks::Handed(writer);
-            chunks::write_in_parallel(solutions, syntax, openings, threads, rows, 0, sink)
-        },
-    )
-}
-
-/// The header, the rows (a large result's by `parallel`, given the writer, the columns'
-/// openings, the threads and the rows of a chunk), and the closing, written to `writer`.
-fn write_through<W: Write>(
-    solutions: &Solutions<'_>,
-    syntax: Syntax,
     mut writer: W,
-    parallel: impl FnOnce(&mut W, &[Vec<u8>], usize, usize) -> io::Result<()>,
 ) -> io::Result<W> {
     let variables: Vec<&str> = solutions.variables.iter().map(|v| v.as_str()).collect();
     let mut out = small_buffer(solutions.len(), variables.len());
@@ -176,7 +149,8 @@ fn write_through<W: Write>(
     let threads = rayon::current_num_threads();
     if let Some(chunk_rows) = parallel_chunk_rows(solutions, threads) {
         writer.write_all(&out)?;
-        parallel(&mut writer, &openings, threads, chunk_rows)?;
+        let sink = &mut chunks::Handed(&mut writer);
+        chunks::write_in_parallel(solutions, syntax, &openings, threads, chunk_rows, 0, sink)?;
         out.clear();
     } else {
         write_serially(solutions, syntax, &openings, &mut out, &mut |out| {
