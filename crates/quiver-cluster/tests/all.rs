@@ -12,3 +12,4 @@ mod exchange;
 mod explain;
 mod partitioned_queries;
 mod planning;
+mod w3c_suite;

@@ -7,14 +7,14 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use oxrdf::{GraphName, NamedNode, Variable};
+use oxrdf::{GraphName, NamedNode, Quad, Variable};
 use quiver_sparql::{prepare, ExecOptions, PrepareOptions, QueryError};
-use quiver_store::Store;
 use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
 use spargebra::{Query, SparqlParser};
 
 use crate::answer::{from_results, normalize_double_exponents};
 use crate::compare::{compare, Order};
+use crate::deployment::{Deployed, Deployment};
 use crate::expected::read_expected;
 use crate::files::{read_quads, read_text};
 use crate::manifest::{TestCase, TestKind};
@@ -22,10 +22,18 @@ use crate::manifest::{TestCase, TestKind};
 /// Most rows an evaluation may return (the suite's largest answers have a few hundred).
 const MAX_RESULTS: usize = 1_000_000;
 
-/// Runs `test`: `Ok` when it passes, else why it fails.
-pub fn run_test(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Result<(), String> {
+/// Runs `test`: `Ok` when it passes, else why it fails. An evaluation test runs on
+/// `deployment` where one is given.
+pub fn run_test(
+    test: &TestCase,
+    timeout: Duration,
+    cancel: Arc<AtomicBool>,
+    deployment: Option<&dyn Deployment>,
+) -> Result<(), String> {
     match &test.kind {
-        TestKind::QueryEvaluation | TestKind::CsvResultFormat => evaluate(test, timeout, cancel),
+        TestKind::QueryEvaluation | TestKind::CsvResultFormat => {
+            evaluate(test, timeout, cancel, deployment)
+        }
         TestKind::PositiveSyntax => syntax(test, true),
         TestKind::NegativeSyntax => syntax(test, false),
         TestKind::PositiveUpdateSyntax => update_syntax(test, true),
@@ -36,7 +44,12 @@ pub fn run_test(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> 
     }
 }
 
-fn evaluate(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Result<(), String> {
+fn evaluate(
+    test: &TestCase,
+    timeout: Duration,
+    cancel: Arc<AtomicBool>,
+    deployment: Option<&dyn Deployment>,
+) -> Result<(), String> {
     let query_iri = test.query.as_deref().ok_or("the test names no query")?;
     let result_iri = test.result.as_deref().ok_or("the test names no result")?;
     let text = read_text(query_iri)?;
@@ -45,7 +58,18 @@ fn evaluate(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Resu
         .map_err(|e| e.to_string())?
         .parse_query(&text)
         .map_err(|e| format!("query does not parse: {e}"))?;
-    let mut store = dataset(test, &parsed)?;
+    let quads = dataset_quads(test, &parsed)?;
+    let deployed = match deployment {
+        Some(deployment) => deployment.deploy(quads)?,
+        None => Deployed {
+            store: quiver_loader::load_quads(quads, None)
+                .map(|(store, _)| store)
+                .map_err(|e| e.to_string())?,
+            partitions: None,
+            keep: Box::new(()),
+        },
+    };
+    let mut store = deployed.store;
     if let Some(profile) = test.profile {
         // An entailment test: the query reads the entailment of the default graph.
         store = store
@@ -56,6 +80,7 @@ fn evaluate(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Resu
     }
     let options = PrepareOptions {
         base_iri: Some(query_iri.to_owned()),
+        partitions: deployed.partitions.clone(),
         ..PrepareOptions::default()
     };
     let prepared = prepare(&store, &text, &options).map_err(|e| e.to_string())?;
@@ -67,10 +92,12 @@ fn evaluate(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Resu
         max_results: Some(MAX_RESULTS),
         cancel: Some(cancel),
         service: Some(endpoints.client.clone()),
+        partitions: deployed.partitions,
         ..ExecOptions::default()
     };
     let results = prepared.execute(&store, &exec).map_err(|e| e.to_string())?;
     let mut actual = from_results(results);
+    drop(deployed.keep);
     let mut expected = read_expected(result_iri)?;
     if test.kind == TestKind::CsvResultFormat {
         actual = crate::csv::round_trip(&actual)?;
@@ -82,11 +109,11 @@ fn evaluate(test: &TestCase, timeout: Duration, cancel: Arc<AtomicBool>) -> Resu
     compare(&expected, &actual, &order_of(&parsed))
 }
 
-/// The store of a test's dataset: `qt:data` files in the default graph; `qt:graphData`
+/// The quads of a test's dataset: `qt:data` files in the default graph; `qt:graphData`
 /// files and the files the query's FROM / FROM NAMED clauses name as named graphs, each
 /// named by its IRI (the engine maps FROM onto them). Every file load scopes its own
 /// blank nodes.
-fn dataset(test: &TestCase, query: &Query) -> Result<Store, String> {
+fn dataset_quads(test: &TestCase, query: &Query) -> Result<Vec<Quad>, String> {
     let mut quads = Vec::new();
     for (i, iri) in test.data.iter().enumerate() {
         quads.extend(read_quads(
@@ -107,9 +134,7 @@ fn dataset(test: &TestCase, query: &Query) -> Result<Store, String> {
         let name = NamedNode::new(iri).map_err(|e| e.to_string())?;
         quads.extend(read_quads(iri, &name.into(), &format!("g{i}_"))?);
     }
-    quiver_loader::load_quads(quads, None)
-        .map(|(store, _)| store)
-        .map_err(|e| e.to_string())
+    Ok(quads)
 }
 
 fn query_dataset(query: &Query) -> Option<&spargebra::algebra::QueryDataset> {
@@ -247,6 +272,7 @@ mod tests {
             test,
             Duration::from_secs(10),
             Arc::new(AtomicBool::new(false)),
+            None,
         )
     }
 

@@ -18,6 +18,7 @@ pub mod answer;
 pub mod compare;
 pub mod csv;
 pub mod dataset;
+pub mod deployment;
 pub mod endpoints;
 pub mod evaluate;
 pub mod expected;
@@ -29,7 +30,10 @@ pub mod runner;
 pub mod update;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
+
+pub use deployment::{Deployed, Deployment};
 
 pub use manifest::RdfSyntax;
 pub use manifest::{
@@ -55,12 +59,15 @@ pub enum SuiteError {
 }
 
 /// Options of a run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Options {
     /// Only tests whose id, IRI or name contains this.
     pub filter: Option<String>,
     /// Time budget of one test.
     pub timeout: Duration,
+    /// Where evaluation tests run (`None`: a store of their dataset); the tests a
+    /// deployment does not run ([`deployment::runs_on_a_deployment`]) are skipped.
+    pub deployment: Option<Arc<dyn Deployment>>,
 }
 
 impl Default for Options {
@@ -68,7 +75,18 @@ impl Default for Options {
         Self {
             filter: None,
             timeout: Duration::from_secs(20),
+            deployment: None,
         }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("filter", &self.filter)
+            .field("timeout", &self.timeout)
+            .field("deployment", &self.deployment.as_ref().map(|d| d.name()))
+            .finish()
     }
 }
 
@@ -83,7 +101,7 @@ pub fn run_suite(dir: &Path, options: &Options) -> Result<Report, SuiteError> {
         None => true,
     });
     let results = selected
-        .map(|test| runner::run_one(test, options.timeout))
+        .map(|test| runner::run_one(test, options))
         .collect();
     Ok(Report {
         results,

@@ -65,6 +65,7 @@ fn run() -> anyhow::Result<ExitCode> {
     let options = Options {
         filter: args.filter.clone(),
         timeout: Duration::from_secs(args.timeout),
+        deployment: None,
     };
     let report = run_suite(&args.suite, &options)?;
     for missing in &report.missing_manifests {

@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+use crate::deployment::{runs_on_a_deployment, Deployment};
 use crate::evaluate::run_test;
 use crate::manifest::TestCase;
+use crate::Options;
 
 /// What became of a test.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,11 +33,19 @@ const STACK_BYTES: usize = 64 << 20;
 /// Time a cancelled query gets to notice before the test is given up.
 const GRACE: Duration = Duration::from_secs(2);
 
-/// Runs one test within `timeout`.
-pub fn run_one(test: &TestCase, timeout: Duration) -> TestResult {
+/// Runs one test within `options.timeout`, on `options.deployment` where one is given and
+/// runs it (else skipped).
+pub fn run_one(test: &TestCase, options: &Options) -> TestResult {
+    let deployment = options.deployment.clone();
     let status = match &test.skip {
         Some(reason) => Status::Skipped(reason.clone()),
-        None => isolated(test, timeout),
+        None => match &deployment {
+            Some(deployment) if !runs_on_a_deployment(test) => Status::Skipped(format!(
+                "not run on a {}: only query evaluation without entailment is",
+                deployment.name()
+            )),
+            _ => isolated(test, options.timeout, deployment),
+        },
     };
     TestResult {
         test: test.clone(),
@@ -43,7 +53,7 @@ pub fn run_one(test: &TestCase, timeout: Duration) -> TestResult {
     }
 }
 
-fn isolated(test: &TestCase, timeout: Duration) -> Status {
+fn isolated(test: &TestCase, timeout: Duration, deployment: Option<Arc<dyn Deployment>>) -> Status {
     let cancel = Arc::new(AtomicBool::new(false));
     let (sender, receiver) = mpsc::channel();
     let (owned, flag) = (test.clone(), Arc::clone(&cancel));
@@ -51,7 +61,9 @@ fn isolated(test: &TestCase, timeout: Duration) -> Status {
         .name("w3c-test".into())
         .stack_size(STACK_BYTES)
         .spawn(move || {
-            let outcome = catch_unwind(AssertUnwindSafe(|| run_test(&owned, timeout, flag)));
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                run_test(&owned, timeout, flag, deployment.as_deref())
+            }));
             let _ = sender.send(outcome.map_err(|payload| panic_message(&*payload)));
         });
     if let Err(error) = spawned {

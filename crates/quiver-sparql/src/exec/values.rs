@@ -18,6 +18,18 @@ impl Evaluator<'_> {
         let ctx = self.ctx();
         let mut reservation = ctx.reservation();
         reservation.try_grow(table_bytes(rows.len(), vars.len()))?;
+        // On a cluster's coordinator, the terms other owners hold are asked of them in one
+        // batch first: interned unasked, a stored term another owner holds would get a
+        // query-local id and join with none of the rows that name it.
+        self.learn_held_elsewhere(|visit| {
+            for (i, row) in rows.iter().enumerate() {
+                ctx.tick(i)?;
+                for term in row.iter().flatten() {
+                    visit(&ground_term(term));
+                }
+            }
+            Ok(())
+        })?;
         let mut table = Table::empty(vars.to_vec());
         for (i, row) in rows.iter().enumerate() {
             ctx.tick(i)?;

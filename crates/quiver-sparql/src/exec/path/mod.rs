@@ -269,6 +269,17 @@ impl Evaluator<'_> {
             return Ok(Table::empty(pattern.vars()));
         }
         let started = Instant::now();
+        // On a cluster's coordinator, constant ends other owners hold are asked of them
+        // first: interned unasked, a stored term would get a query-local id, which no
+        // edge names.
+        self.learn_held_elsewhere(|visit| {
+            for end in [&pattern.subject, &pattern.object] {
+                if let PathTerm::Term(term) = end {
+                    visit(term);
+                }
+            }
+            Ok(())
+        })?;
         let resolve = |end: &PathTerm| match end {
             PathTerm::Var(v) => End::Var(*v),
             PathTerm::Term(term) => End::Const(self.intern(term)),
