@@ -563,6 +563,20 @@ fn a_loaded_cluster_answers_every_query_like_the_single_store() {
         );
         assert_eq!(found, expected, "{query}");
     }
+    // A VALUES row's terms and a property path's constant end, interned when the query
+    // runs, must get the stored ids too; first, before other queries' rows bring those
+    // terms to the coordinator.
+    let interned = [
+        "SELECT ?x WHERE { VALUES ?d { <http://www.Department7.University0.edu> \
+         <http://www.Department11.University0.edu> } ?x ub:worksFor ?d }",
+        "SELECT ?x WHERE { <http://www.Department5.University0.edu> ub:subOrganizationOf+ ?x }",
+        "SELECT ?x WHERE { ?x ub:subOrganizationOf* <http://www.University0.edu> }",
+    ];
+    for query in interned {
+        let query = format!("PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#> {query}");
+        assert!(!rows(&whole, &query, None).is_empty(), "{query}");
+        check(&whole, &coordinator, &partitions, &query);
+    }
     for query in common::lubm_queries() {
         check(&whole, &coordinator, &partitions, &query);
         // Planned as on the whole store: the constants resolved at their owners, then the

@@ -1,16 +1,19 @@
-//! The W3C SPARQL 1.0 and 1.1 query evaluation tests on a cluster loaded by its workers:
-//! each test's dataset written as N-Quads, loaded by 3 workers of this process (each
-//! parsing its share, each term numbered at its owner, no worker holding the whole
-//! dictionary), the cluster started on the partitions, and the test's query prepared and
-//! run by its coordinator with every basic graph pattern explored over the partitions.
+//! The W3C SPARQL 1.0, 1.1 and 1.2 query evaluation tests (1.2's triple terms and
+//! reifiers, directional language tags) on a cluster, in its two layouts:
+//! loaded by its workers (each test's dataset written as N-Quads and loaded by 3 workers of
+//! this process, each parsing its share, each term numbered at its owner, no worker
+//! holding the whole dictionary; the cluster then started on the partitions), and cut from
+//! a whole store into 3 partitions (`quiver partition`'s layout, every partition holding
+//! the whole dictionary). The test's query is prepared and run by the coordinator with
+//! every basic graph pattern explored over the partitions.
 //! The answers are checked against the W3C's expected ones, an independent reference for
 //! every SPARQL feature the coordinator evaluates over the partitions' rows (filters,
 //! functions over terms decoded at their owners, ORDER BY, aggregates, property paths,
 //! negation, GRAPH and FROM, SERVICE), not only the patterns the cluster's own tests write.
 //!
-//! A ratchet (`w3c-cluster-failures.txt` beside this file, with each failure's reason) lists
-//! the tests that fail on the cluster: a listed test that passes must be removed, and a
-//! failing test not listed is a regression.
+//! A ratchet per layout (`w3c-cluster-failures-{loaded,cut}.txt` beside this file, with
+//! each failure's reason) lists the tests that fail on it: a listed test that passes must
+//! be removed, and a failing test not listed is a regression.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,7 +24,10 @@ use quiver_cluster::load::{load_cluster, LoadCluster, LoadInput};
 use quiver_cluster::TimelyPartitions;
 use quiver_loader::{LoadOptions, NoProgress};
 use quiver_store::partition::read_layout;
-use quiver_testsuite::{run_suite, Category, Deployed, Deployment, KnownFailures, Options, Status};
+use quiver_store::partition_stats::StatisticsMerger;
+use quiver_testsuite::{
+    run_suite, Category, Deployed, Deployment, KnownFailures, Options, Report, Status,
+};
 
 use crate::common;
 
@@ -29,8 +35,44 @@ use crate::common;
 /// none of them is the coordinator's alone.
 const WORKERS: usize = 3;
 
-/// A cluster of [`WORKERS`] workers of this process, loaded from a test's dataset.
+/// A cluster of [`WORKERS`] workers of this process, loaded from a test's dataset by
+/// them.
 struct LoadedCluster;
+
+/// A cluster of [`WORKERS`] workers of this process over a store of a test's dataset cut
+/// into as many partitions, the coordinator holding the first, planning with the whole
+/// store's statistics merged from the partitions'.
+struct CutCluster;
+
+impl Deployment for CutCluster {
+    fn name(&self) -> String {
+        format!("cluster of {WORKERS} partitions cut from a store")
+    }
+
+    fn deploy(&self, quads: Vec<Quad>) -> Result<Deployed, String> {
+        let (whole, _) = quiver_loader::load_quads(quads, None).map_err(|e| e.to_string())?;
+        cut(&whole)
+    }
+}
+
+/// `whole` cut into [`WORKERS`] partitions served by as many workers of this process.
+fn cut(whole: &quiver_store::Store) -> Result<Deployed, String> {
+    let partitions = Arc::new(TimelyPartitions::in_process(whole, WORKERS as u32)?);
+    let parts: Vec<quiver_store::Store> = (0..WORKERS as u32)
+        .map(|index| whole.partition(index, WORKERS as u32))
+        .collect();
+    let mut statistics = StatisticsMerger::default();
+    for part in &parts {
+        statistics.add(part);
+    }
+    let mut coordinator = parts.into_iter().next().ok_or("no partition")?;
+    coordinator.use_statistics(&statistics.finish(whole.rdf_type()));
+    Ok(Deployed {
+        store: coordinator,
+        partitions: Some(partitions.clone()),
+        keep: Box::new(partitions),
+    })
+}
 
 /// A directory removed when dropped.
 struct Scratch(PathBuf);
@@ -84,15 +126,10 @@ impl Deployment for LoadedCluster {
 
 /// A test without data (its query's rows come from VALUES, BIND or SERVICE): the loader
 /// refuses a file without statements, so the cluster is an empty store cut into
-/// [`WORKERS`] partitions, the coordinator holding the first.
+/// [`WORKERS`] partitions.
 fn empty_cluster() -> Result<Deployed, String> {
     let (whole, _) = quiver_loader::load_quads(Vec::new(), None).map_err(|e| e.to_string())?;
-    let partitions = Arc::new(TimelyPartitions::in_process(&whole, WORKERS as u32)?);
-    Ok(Deployed {
-        store: whole.partition(0, WORKERS as u32),
-        partitions: Some(partitions.clone()),
-        keep: Box::new(partitions),
-    })
+    cut(&whole)
 }
 
 /// `quads` as an N-Quads file in `dir`.
@@ -131,39 +168,60 @@ fn serve(dir: &Path) -> Result<(Arc<TimelyPartitions>, quiver_store::Store), Str
     Ok((cluster, coordinator))
 }
 
-/// The shared data's W3C suites.
-fn suite() -> PathBuf {
+/// The shared data's W3C suites: SPARQL 1.0 and 1.1's, and RDF and SPARQL 1.2's.
+fn suites() -> [PathBuf; 2] {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let shared = std::env::var_os("QUIVER_SHARED")
         .map(PathBuf::from)
         .unwrap_or_else(|| crate_dir.join("../../../shared"));
-    let suite = shared.join("sparql-tests");
-    assert!(
-        suite.join("sparql11").is_dir(),
-        "the W3C test suite is missing at {} (it lives in the shared data beside the \
-         checkout; set QUIVER_SHARED to its directory)",
-        suite.display()
-    );
-    suite
+    let suites = [shared.join("sparql-tests"), shared.join("rdf12-tests")];
+    for (suite, inside) in suites.iter().zip(["sparql11", "sparql12"]) {
+        assert!(
+            suite.join(inside).is_dir(),
+            "a W3C test suite is missing at {} (it lives in the shared data beside the \
+             checkout; set QUIVER_SHARED to its directory)",
+            suite.display()
+        );
+    }
+    suites
 }
 
 #[test]
 fn w3c_query_evaluation_on_a_loaded_cluster_matches_its_known_failures() {
+    check_layout(Arc::new(LoadedCluster), "loaded");
+}
+
+#[test]
+fn w3c_query_evaluation_on_a_cut_cluster_matches_its_known_failures() {
+    check_layout(Arc::new(CutCluster), "cut");
+}
+
+/// Runs the suite on `deployment` and checks it against the ratchet of `layout`.
+fn check_layout(deployment: Arc<dyn Deployment>, layout: &str) {
     // QUIVER_W3C_FILTER runs only the tests whose id, IRI or name contains it (the ratchet
-    // then checks those alone).
+    // then checks those alone); QUIVER_WRITE_KNOWN_FAILURES writes the ratchet anew.
     let filter = std::env::var("QUIVER_W3C_FILTER").ok();
     let options = Options {
-        deployment: Some(Arc::new(LoadedCluster)),
+        deployment: Some(deployment),
         filter: filter.clone(),
         ..Options::default()
     };
-    let report = run_suite(&suite(), &options).expect("the suite's manifests load");
+    let mut report = Report {
+        results: Vec::new(),
+        missing_manifests: Vec::new(),
+    };
+    for suite in suites() {
+        let run = run_suite(&suite, &options).expect("the suite's manifests load");
+        report.results.extend(run.results);
+        report.missing_manifests.extend(run.missing_manifests);
+    }
+
     let evaluation = report.category_totals(Category::Evaluation);
     println!("{}", report.summary());
-    // The query evaluation suites ran on the cluster, not skipped: SPARQL 1.0's and 1.1's
-    // have some 525 tests without an entailment regime.
+    // The query evaluation suites ran on the cluster, not skipped: SPARQL 1.0's, 1.1's and
+    // 1.2's have some 590 tests without an entailment regime.
     assert!(
-        filter.is_some() || evaluation.passed + evaluation.failed >= 500,
+        filter.is_some() || evaluation.passed + evaluation.failed >= 560,
         "the evaluation tests did not run on the cluster: {}",
         report.summary()
     );
@@ -178,7 +236,8 @@ fn w3c_query_evaluation_on_a_loaded_cluster_matches_its_known_failures() {
         .map(|r| r.test.id.clone())
         .collect();
     assert!(not_run.is_empty(), "not run on the cluster: {not_run:?}");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/w3c-cluster-failures.txt");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/w3c-cluster-failures-{layout}.txt"));
     if std::env::var_os("QUIVER_WRITE_KNOWN_FAILURES").is_some() {
         std::fs::write(&path, report.known_failures_text()).unwrap();
     }
