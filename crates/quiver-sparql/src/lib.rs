@@ -11,6 +11,7 @@
 //! grow.
 
 pub mod bgp;
+mod boolean_case;
 pub mod cache;
 pub mod compile;
 pub mod context;
@@ -44,6 +45,7 @@ pub mod step;
 mod syntax_error;
 pub mod table;
 mod term_keys;
+mod text_tokens;
 pub mod top_rows;
 pub mod update;
 
@@ -55,8 +57,8 @@ pub mod group {
 
 pub use cache::{CachedQuery, QueryCache};
 pub use engine::{
-    prepare, prepare_query, ExecOptions, ExecutionProfile, PrepareOptions, PreparedQuery,
-    QueryResults, Solutions,
+    parse_query, prepare, prepare_query, ExecOptions, ExecutionProfile, PrepareOptions,
+    PreparedQuery, QueryResults, Solutions,
 };
 pub use error::QueryError;
 pub use results::{results_to_vec, write_results, ResultsFormat};

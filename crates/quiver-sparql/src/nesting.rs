@@ -22,6 +22,7 @@
 //! readings diverge further, closing brackets stop lowering the count for the rest of the
 //! text. `VALUES` blocks hold only data, where `<` is always an IRI.
 
+use crate::text_tokens::{iri_end, line_end, string_end};
 use crate::QueryError;
 
 /// The deepest nesting of `(`, `{` and `[` accepted, all kinds together. Real queries stay
@@ -78,49 +79,6 @@ impl Scan {
         }
         Ok(())
     }
-}
-
-/// Where the IRI that starts with the `<` at `start` ends (one past its `>`), when the
-/// text there has the shape of an IRI: no spaces and none of `<>"{}|^` and backquote
-/// before the `>`. Otherwise `<` is an operator.
-fn iri_end(bytes: &[u8], start: usize) -> Option<usize> {
-    for (offset, &byte) in bytes[start + 1..].iter().enumerate() {
-        match byte {
-            b'>' => return Some(start + offset + 2),
-            b'<' | b'"' | b'{' | b'}' | b'|' | b'^' | b'`' => return None,
-            _ if byte.is_ascii_whitespace() => return None,
-            _ => {}
-        }
-    }
-    None
-}
-
-/// Where the string that starts with the quote at `start` ends: one past its closing
-/// quote (three for `'''` and `"""`), or the end of the text when it is not closed.
-fn string_end(bytes: &[u8], start: usize) -> usize {
-    let quote = bytes[start];
-    let long = bytes.get(start + 1) == Some(&quote) && bytes.get(start + 2) == Some(&quote);
-    let width = if long { 3 } else { 1 };
-    let mut i = start + width;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            byte if byte == quote && bytes[i..].iter().take(width).all(|&b| b == quote) => {
-                return (i + width).min(bytes.len());
-            }
-            // A short string ends at the line's end at the latest.
-            b'\n' | b'\r' if !long => return i,
-            _ => i += 1,
-        }
-    }
-    bytes.len()
-}
-
-fn line_end(bytes: &[u8], from: usize) -> usize {
-    bytes[from..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(bytes.len(), |n| from + n)
 }
 
 /// Whether a byte can end an operand (a variable, name, number, literal, IRI or bracketed

@@ -23,7 +23,7 @@ mod prepare;
 
 use construct::construct;
 use prepare::reasoning_note;
-pub use prepare::{prepare, prepare_query};
+pub use prepare::{parse_query, prepare, prepare_query};
 
 /// Options for preparing a query.
 #[derive(Debug, Clone, Default)]

@@ -29,16 +29,32 @@ pub fn prepare(
     // Without a base IRI, through the parse of the text's shape, kept for other queries
     // of that shape that differ in their IRIs (`query_shapes`).
     let query = match &options.base_iri {
-        Some(base) => SparqlParser::new()
-            .with_base_iri(base)
-            .map_err(|e| QueryError::Syntax(e.to_string()))?
-            .parse_query(text)
-            .map(crate::query_shapes::Parsed::whole),
-        None => crate::query_shapes::parse(text),
-    }
-    .map_err(|e| QueryError::syntax(text, &e))?;
+        Some(base) => parse_checked(text, Some(base)).map(crate::query_shapes::Parsed::whole)?,
+        None => crate::boolean_case::parse_again(text, crate::query_shapes::parse)
+            .map_err(|e| QueryError::syntax(text, &e))?,
+    };
     let star = crate::select_star::is_select_star(text);
     prepare_parsed(store, &query, options, started, star)
+}
+
+/// Parses `text` as a query, its relative IRIs resolved against `base_iri`: as
+/// [`prepare`] parses it (nesting guard, boolean keywords in any case), for callers that
+/// read the algebra themselves.
+pub fn parse_query(text: &str, base_iri: Option<&str>) -> Result<Query, QueryError> {
+    crate::nesting::check(text)?;
+    parse_checked(text, base_iri)
+}
+
+/// `text` parsed against `base_iri`, its nesting already checked.
+fn parse_checked(text: &str, base_iri: Option<&str>) -> Result<Query, QueryError> {
+    let mut parser = SparqlParser::new();
+    if let Some(base) = base_iri {
+        parser = parser
+            .with_base_iri(base)
+            .map_err(|e| QueryError::Syntax(e.to_string()))?;
+    }
+    crate::boolean_case::parse_again(text, |text| parser.clone().parse_query(text))
+        .map_err(|e| QueryError::syntax(text, &e))
 }
 
 /// Resolves and plans an already parsed query against `store` (`options.base_iri` is not

@@ -279,7 +279,8 @@ impl<'o> Request<'o> {
     }
 }
 
-/// Parses an update request against `base_iri` (relative IRIs resolve against it).
+/// Parses an update request against `base_iri` (relative IRIs resolve against it); its
+/// boolean keywords may be written in any case (`crate::boolean_case`).
 pub fn parse_update(text: &str, base_iri: Option<&str>) -> Result<Update, QueryError> {
     crate::nesting::check(text)?;
     let mut parser = SparqlParser::new();
@@ -288,8 +289,7 @@ pub fn parse_update(text: &str, base_iri: Option<&str>) -> Result<Update, QueryE
             .with_base_iri(base)
             .map_err(|e| QueryError::Syntax(e.to_string()))?;
     }
-    parser
-        .parse_update(text)
+    crate::boolean_case::parse_again(text, |text| parser.clone().parse_update(text))
         .map_err(|e| QueryError::syntax(text, &e))
 }
 
@@ -314,6 +314,24 @@ mod tests {
             error.to_string().contains("undeclared prefix 'x:'"),
             "{error}"
         );
+    }
+
+    /// `TRUE` is the keyword `true` (SPARQL's keywords are case-insensitive), and an
+    /// error in a request that has one is the parser's on the text as written.
+    #[test]
+    fn boolean_keywords_in_any_case() {
+        let update = parse_update("INSERT DATA { <http://s> <http://p> TRUE, False }", None)
+            .unwrap()
+            .to_string();
+        assert!(
+            update.contains("true") && update.contains("false") && !update.contains("TRUE"),
+            "{update}"
+        );
+        // Both readings fail: the error is the text's as written, at the variable.
+        let error = parse_update("INSERT DATA { <http://s> <http://p> TRUE ?o }", None)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("found '?'"), "{error}");
     }
 
     #[test]
