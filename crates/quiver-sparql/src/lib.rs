@@ -11,7 +11,6 @@
 //! grow.
 
 pub mod bgp;
-mod boolean_case;
 pub mod cache;
 pub mod compile;
 pub mod context;
@@ -35,6 +34,7 @@ pub mod passing_ids;
 pub mod plan_file;
 pub mod planner;
 pub mod query_shapes;
+mod reparse;
 pub mod results;
 mod row_terms;
 pub mod select_star;

@@ -1,6 +1,7 @@
 //! The tokens a scan of SPARQL text must step over whole, because brackets, quotes, `#`
 //! and words inside them are not structure: strings, IRIs written `<…>` and comments.
-//! Shared by the scans that run before or beside the parser (`nesting`, `boolean_case`).
+//! Shared by the scans that run before or beside the parser (`nesting`, `reparse`), and what
+//! continues a name.
 
 /// Where the IRI that starts with the `<` at `start` ends (one past its `>`), when the
 /// text there has the shape of an IRI: no spaces and none of `<>"{}|^` and backquote
@@ -45,4 +46,10 @@ pub(crate) fn line_end(bytes: &[u8], from: usize) -> usize {
         .iter()
         .position(|&b| b == b'\n')
         .map_or(bytes.len(), |n| from + n)
+}
+
+/// Whether `byte` may continue a name: a prefixed name, a variable, a local name, a
+/// language tag, or a keyword (bytes of other scripts included).
+pub(crate) fn in_name(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b':') || byte >= 0x80
 }

@@ -30,15 +30,15 @@ pub fn prepare(
     // of that shape that differ in their IRIs (`query_shapes`).
     let query = match &options.base_iri {
         Some(base) => parse_checked(text, Some(base)).map(crate::query_shapes::Parsed::whole)?,
-        None => crate::boolean_case::parse_again(text, crate::query_shapes::parse)
+        None => crate::reparse::parse_again(text, crate::query_shapes::parse)
             .map_err(|e| QueryError::syntax(text, &e))?,
     };
     let star = crate::select_star::is_select_star(text);
     prepare_parsed(store, &query, options, started, star)
 }
 
-/// Parses `text` as a query, its relative IRIs resolved against `base_iri`: as
-/// [`prepare`] parses it (nesting guard, boolean keywords in any case), for callers that
+/// Parses `text` as a query, its relative IRIs resolved against `base_iri`, as [`prepare`]
+/// parses it (the nesting guard, the second reading of `crate::reparse`): for callers that
 /// read the algebra themselves.
 pub fn parse_query(text: &str, base_iri: Option<&str>) -> Result<Query, QueryError> {
     crate::nesting::check(text)?;
@@ -53,7 +53,7 @@ fn parse_checked(text: &str, base_iri: Option<&str>) -> Result<Query, QueryError
             .with_base_iri(base)
             .map_err(|e| QueryError::Syntax(e.to_string()))?;
     }
-    crate::boolean_case::parse_again(text, |text| parser.clone().parse_query(text))
+    crate::reparse::parse_again(text, |text| parser.clone().parse_query(text))
         .map_err(|e| QueryError::syntax(text, &e))
 }
 

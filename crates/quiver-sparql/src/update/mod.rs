@@ -280,7 +280,7 @@ impl<'o> Request<'o> {
 }
 
 /// Parses an update request against `base_iri` (relative IRIs resolve against it); its
-/// boolean keywords may be written in any case (`crate::boolean_case`).
+/// boolean keywords may be written in any case (`crate::reparse`).
 pub fn parse_update(text: &str, base_iri: Option<&str>) -> Result<Update, QueryError> {
     crate::nesting::check(text)?;
     let mut parser = SparqlParser::new();
@@ -289,7 +289,7 @@ pub fn parse_update(text: &str, base_iri: Option<&str>) -> Result<Update, QueryE
             .with_base_iri(base)
             .map_err(|e| QueryError::Syntax(e.to_string()))?;
     }
-    crate::boolean_case::parse_again(text, |text| parser.clone().parse_update(text))
+    crate::reparse::parse_again(text, |text| parser.clone().parse_update(text))
         .map_err(|e| QueryError::syntax(text, &e))
 }
 

@@ -1,29 +1,19 @@
 //! The boolean keywords in any case: `TRUE`, `False`.
 //!
 //! SPARQL matches its keywords without regard to case (all but `a`), and `true` and `false`
-//! are keywords of its grammar (`BooleanLiteral`), so `SELECT (TRUE AS ?t) {}` is a query.
-//! spargebra's parser takes them in lowercase only. A text the parser rejects is therefore
-//! read once more with each such keyword in lowercase ([`lowercase_booleans`]), and that
-//! parse is taken when it succeeds; otherwise the parser's first error stands. A text the
-//! parser accepts never pays for the scan.
+//! are keywords of its grammar (`BooleanLiteral`), so `SELECT (TRUE AS ?t) {}` is a query;
+//! spargebra's parser takes them in lowercase only. [`lowercase_booleans`] writes them in
+//! lowercase for the second reading (`super`).
 //!
 //! A keyword is a word standing alone: not a variable's name (`?TRUE`), a part of a
 //! prefixed name (`ex:TRUE`, `TRUE:x`), a blank node's label (`_:TRUE`), a language tag
-//! (`"x"@TRUE`), nor anything inside a string, an IRI or a comment. Lowercasing keeps every
-//! byte where it was, so the line and column of a later error still point into the text
-//! as written.
+//! (`"x"@TRUE`), nor anything inside a string, an IRI or a comment.
 
-use crate::text_tokens::{iri_end, line_end, string_end};
-
-/// Whether `byte` may continue a name: a prefixed name, a variable, a local name, a
-/// language tag, or a keyword (bytes of other scripts included).
-fn in_name(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b':') || byte >= 0x80
-}
+use crate::text_tokens::{in_name, iri_end, line_end, string_end};
 
 /// `text` with every boolean keyword written in another case than lowercase put in
 /// lowercase; `None` when it has none.
-pub(crate) fn lowercase_booleans(text: &str) -> Option<String> {
+pub(super) fn lowercase_booleans(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut keywords = Vec::new();
     let mut i = 0;
@@ -61,19 +51,6 @@ pub(crate) fn lowercase_booleans(text: &str) -> Option<String> {
     }
     // Only ASCII letters changed: still UTF-8.
     String::from_utf8(lowered).ok()
-}
-
-/// `parse` of `text`, or where it fails, of `text` with its boolean keywords in lowercase;
-/// the first error when both fail (or there is no keyword to lower).
-pub(crate) fn parse_again<T, E>(text: &str, parse: impl Fn(&str) -> Result<T, E>) -> Result<T, E> {
-    let error = match parse(text) {
-        Ok(parsed) => return Ok(parsed),
-        Err(error) => error,
-    };
-    match lowercase_booleans(text) {
-        Some(lowered) => parse(&lowered).map_err(|_| error),
-        None => Err(error),
-    }
 }
 
 #[cfg(test)]
@@ -118,30 +95,5 @@ mod tests {
             lowercase_booleans("ASK { FILTER(1 < 2 && FALSE) }").as_deref(),
             Some("ASK { FILTER(1 < 2 && false) }")
         );
-    }
-
-    #[test]
-    fn a_second_parse_only_after_a_failure() {
-        let calls = std::cell::Cell::new(0);
-        let parse = |text: &str| {
-            calls.set(calls.get() + 1);
-            if text.contains("TRUE") {
-                Err(text.find("TRUE").unwrap())
-            } else {
-                Ok(text.to_owned())
-            }
-        };
-        assert_eq!(
-            parse_again("ASK { FILTER(true) }", parse),
-            Ok("ASK { FILTER(true) }".into())
-        );
-        assert_eq!(calls.get(), 1);
-        assert_eq!(
-            parse_again("ASK { FILTER(TRUE) }", parse),
-            Ok("ASK { FILTER(true) }".into())
-        );
-        assert_eq!(calls.get(), 3);
-        // Both fail: the first error stands.
-        assert_eq!(parse_again("ASK { ?TRUE }", parse), Err(7));
     }
 }

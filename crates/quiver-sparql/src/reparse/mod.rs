@@ -1,0 +1,67 @@
+//! A second reading of a text the parser rejects, for what SPARQL allows and spargebra's
+//! parser does not: the boolean keywords in any case ([`booleans`]), and SELECT
+//! expressions that read the variable of an earlier one ([`select_aliases`], SPARQL 1.2).
+//!
+//! Both are rewritten into text the parser takes with the same meaning, and the rewritten
+//! text is parsed once more; when that fails too, the parser's error on the text as written
+//! stands, so errors always point into what the user wrote. A text the parser accepts
+//! never pays for the scans.
+
+mod booleans;
+mod select_aliases;
+
+/// `parse` of `text`, or where it fails, of `text` rewritten as above; the first error when
+/// both fail (or there is nothing to rewrite).
+pub(crate) fn parse_again<T, E>(text: &str, parse: impl Fn(&str) -> Result<T, E>) -> Result<T, E> {
+    let error = match parse(text) {
+        Ok(parsed) => return Ok(parsed),
+        Err(error) => error,
+    };
+    let lowered = booleans::lowercase_booleans(text);
+    let inlined = select_aliases::inline_aliases(lowered.as_deref().unwrap_or(text));
+    match inlined.or(lowered) {
+        Some(rewritten) => parse(&rewritten).map_err(|_| error),
+        None => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_parse_only_after_a_failure() {
+        let calls = std::cell::Cell::new(0);
+        let parse = |text: &str| {
+            calls.set(calls.get() + 1);
+            match text.find("TRUE").or(text.find("?n + 1")) {
+                Some(at) => Err(at),
+                None => Ok(text.to_owned()),
+            }
+        };
+        assert_eq!(
+            parse_again("ASK { FILTER(true) }", parse),
+            Ok("ASK { FILTER(true) }".into())
+        );
+        assert_eq!(calls.get(), 1);
+        assert_eq!(
+            parse_again("ASK { FILTER(TRUE) }", parse),
+            Ok("ASK { FILTER(true) }".into())
+        );
+        assert_eq!(calls.get(), 3);
+        // Both rewrites at once.
+        assert_eq!(
+            parse_again(
+                "SELECT (COUNT(*) AS ?n) (?n + 1 AS ?m) { FILTER(TRUE) }",
+                parse
+            ),
+            Ok("SELECT (COUNT(*) AS ?n) ((COUNT(*)) + 1 AS ?m) { FILTER(true) }".into())
+        );
+        // Nothing to rewrite, or the rewritten text fails too: the first error stands.
+        assert_eq!(parse_again("ASK { ?TRUE }", parse), Err(7));
+        assert_eq!(
+            parse_again("SELECT (?n + 1 AS ?m) { FILTER(TRUE) }", parse),
+            Err(31)
+        );
+    }
+}
