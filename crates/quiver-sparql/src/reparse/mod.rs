@@ -20,8 +20,11 @@ pub(crate) fn parse_again<T, E>(text: &str, parse: impl Fn(&str) -> Result<T, E>
     let lowered = booleans::lowercase_booleans(text);
     let inlined = select_aliases::inline_aliases(lowered.as_deref().unwrap_or(text));
     match inlined.or(lowered) {
-        Some(rewritten) => parse(&rewritten).map_err(|_| error),
-        None => Err(error),
+        // Inlining nests brackets: the rewritten text passes the same guard as the text.
+        Some(rewritten) if crate::nesting::check(&rewritten).is_ok() => {
+            parse(&rewritten).map_err(|_| error)
+        }
+        _ => Err(error),
     }
 }
 
@@ -63,5 +66,26 @@ mod tests {
             parse_again("SELECT (?n + 1 AS ?m) { FILTER(TRUE) }", parse),
             Err(31)
         );
+    }
+
+    /// Expressions that each read the one before, nested deeper than the nesting guard
+    /// allows once inlined: the second reading is not parsed (a parser without a depth
+    /// limit of its own would overflow its stack).
+    #[test]
+    fn a_rewrite_nested_too_deep_is_not_parsed() {
+        let mut text = String::from("SELECT (COUNT(*) AS ?v0)");
+        for i in 1..200 {
+            text.push_str(&format!(" (?v{} AS ?v{i})", i - 1));
+        }
+        text.push_str(" {}");
+        assert!(crate::nesting::check(&text).is_ok());
+        assert!(select_aliases::inline_aliases(&text).is_some());
+        let parsed = std::cell::Cell::new(0);
+        let parse = |_: &str| {
+            parsed.set(parsed.get() + 1);
+            Err::<(), _>(())
+        };
+        assert_eq!(parse_again(&text, parse), Err(()));
+        assert_eq!(parsed.get(), 1);
     }
 }

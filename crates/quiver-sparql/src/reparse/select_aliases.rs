@@ -21,6 +21,10 @@ use crate::text_tokens::{in_name, iri_end, line_end, string_end};
 /// Functions whose calls may each give another value.
 const FRESH: [&[u8]; 4] = [b"RAND", b"BNODE", b"UUID", b"STRUUID"];
 
+/// The most bytes inlining may add to a text, besides as many as it has: expressions that
+/// each read the one before double at each step, and a few dozen would fill the memory.
+const MOST_ADDED: usize = 64 * 1024;
+
 /// `text` with every use of an earlier SELECT expression's variable in a later one written
 /// as that expression; `None` when it has none.
 pub(super) fn inline_aliases(text: &str) -> Option<String> {
@@ -35,7 +39,8 @@ pub(super) fn inline_aliases(text: &str) -> Option<String> {
         };
         i = skip_space(bytes, i);
     }
-    if edits.is_empty() {
+    let added: usize = edits.iter().map(|(_, copy)| copy.len() + 2).sum();
+    if edits.is_empty() || added > text.len() + MOST_ADDED {
         return None;
     }
     let mut inlined = String::with_capacity(text.len() + 64);
@@ -95,7 +100,9 @@ fn select_clause(text: &str, from: usize, edits: &mut Vec<(Range<usize>, String)
                         at = skip_space(bytes, end);
                     }
                     inlined.push_str(&text[copied..expression.end]);
-                    let copy = (!fresh).then(|| inlined.trim().to_owned());
+                    // Past the bound, a copy is of no use (the whole rewrite is dropped).
+                    let bounded = inlined.len() <= text.len() + MOST_ADDED;
+                    let copy = (!fresh && bounded).then(|| inlined.trim().to_owned());
                     aliases.push((&text[variable], copy));
                 }
                 i = close + 1;
@@ -246,6 +253,13 @@ mod tests {
             inline_aliases("SELECT ?n { { SELECT (MAX(?x) AS ?n) (?n + 1 AS ?m) {} } }").as_deref(),
             Some("SELECT ?n { { SELECT (MAX(?x) AS ?n) ((MAX(?x)) + 1 AS ?m) {} } }")
         );
+        // Each expression reading the one before twice: the copies double at each step,
+        // and stop being made past the bound.
+        let mut text = String::from("SELECT (COUNT(*) AS ?v0)");
+        for i in 1..64 {
+            text.push_str(&format!(" (?v{j} + ?v{j} AS ?v{i})", j = i - 1));
+        }
+        assert_eq!(inline_aliases(&format!("{text} {{}}")), None);
         // Nested brackets and strings with brackets in the copied expression.
         assert_eq!(
             inline_aliases("SELECT (CONCAT(\")(\", STR(COUNT(*))) AS ?l) (STRLEN(?l) AS ?n) {}")
