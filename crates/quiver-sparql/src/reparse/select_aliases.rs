@@ -29,18 +29,21 @@ const MOST_ADDED: usize = 64 * 1024;
 /// as that expression; `None` when it has none.
 pub(super) fn inline_aliases(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
-    let mut edits = Vec::new();
+    let mut edits = Edits {
+        edits: Vec::new(),
+        room: text.len() + MOST_ADDED,
+    };
     let mut i = skip_space(bytes, 0);
     while i < bytes.len() {
         let end = token_end(bytes, i);
         i = match is_word(bytes, i..end, b"SELECT") && !continues_name(bytes, i) {
-            true => select_clause(text, end, &mut edits),
+            true => select_clause(text, end, &mut edits)?,
             false => end,
         };
         i = skip_space(bytes, i);
     }
-    let added: usize = edits.iter().map(|(_, copy)| copy.len() + 2).sum();
-    if edits.is_empty() || added > text.len() + MOST_ADDED {
+    let edits = edits.edits;
+    if edits.is_empty() {
         return None;
     }
     let mut inlined = String::with_capacity(text.len() + 64);
@@ -56,10 +59,26 @@ pub(super) fn inline_aliases(text: &str) -> Option<String> {
     Some(inlined)
 }
 
+/// The uses of earlier expressions' variables found so far, each with the expression to
+/// write instead, and the bytes they may still add.
+struct Edits {
+    edits: Vec<(Range<usize>, String)>,
+    room: usize,
+}
+
+impl Edits {
+    /// Adds one; `None` once they would add more than their room.
+    fn add(&mut self, at: Range<usize>, copy: &str) -> Option<()> {
+        self.room = self.room.checked_sub(copy.len() + 2)?;
+        self.edits.push((at, copy.to_owned()));
+        Some(())
+    }
+}
+
 /// Reads the items of the SELECT clause whose keyword ends at `from`, adding to `edits`
-/// the uses of its earlier expressions' variables (and what to write instead); returns
-/// where the clause ends.
-fn select_clause(text: &str, from: usize, edits: &mut Vec<(Range<usize>, String)>) -> usize {
+/// the uses of its earlier expressions' variables; returns where the clause ends, or
+/// `None` once the edits outgrow their room.
+fn select_clause(text: &str, from: usize, edits: &mut Edits) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut i = skip_space(bytes, from);
     let end = token_end(bytes, i);
@@ -74,7 +93,7 @@ fn select_clause(text: &str, from: usize, edits: &mut Vec<(Range<usize>, String)
             b'?' | b'$' => i = token_end(bytes, i),
             b'(' => {
                 let Some(close) = closing(bytes, i) else {
-                    return bytes.len();
+                    return Some(bytes.len());
                 };
                 if let Some((expression, variable)) = expression_item(bytes, i + 1..close) {
                     let mut inlined = String::new();
@@ -88,7 +107,7 @@ fn select_clause(text: &str, from: usize, edits: &mut Vec<(Range<usize>, String)
                             .and_then(|name| aliases.iter().rev().find(|(v, _)| *v == name))
                             .and_then(|(_, copy)| copy.as_ref());
                         if let Some(copy) = earlier {
-                            edits.push((at..end, copy.clone()));
+                            edits.add(at..end, copy)?;
                             inlined.push_str(&text[copied..at]);
                             inlined.push('(');
                             inlined.push_str(copy);
@@ -100,19 +119,17 @@ fn select_clause(text: &str, from: usize, edits: &mut Vec<(Range<usize>, String)
                         at = skip_space(bytes, end);
                     }
                     inlined.push_str(&text[copied..expression.end]);
-                    // Past the bound, a copy is of no use (the whole rewrite is dropped).
-                    let bounded = inlined.len() <= text.len() + MOST_ADDED;
-                    let copy = (!fresh && bounded).then(|| inlined.trim().to_owned());
+                    let copy = (!fresh).then(|| inlined.trim().to_owned());
                     aliases.push((&text[variable], copy));
                 }
                 i = close + 1;
             }
             // WHERE, FROM, `{`, `*`: the clause has ended.
-            _ => return i,
+            _ => return Some(i),
         }
         i = skip_space(bytes, i);
     }
-    i
+    Some(i)
 }
 
 /// The expression and the variable's name of a SELECT item `( expression AS ?variable )`
@@ -254,12 +271,22 @@ mod tests {
             Some("SELECT ?n { { SELECT (MAX(?x) AS ?n) ((MAX(?x)) + 1 AS ?m) {} } }")
         );
         // Each expression reading the one before twice: the copies double at each step,
-        // and stop being made past the bound.
+        // and the rewrite stops once they outgrow the bound.
         let mut text = String::from("SELECT (COUNT(*) AS ?v0)");
         for i in 1..64 {
             text.push_str(&format!(" (?v{j} + ?v{j} AS ?v{i})", j = i - 1));
         }
         assert_eq!(inline_aliases(&format!("{text} {{}}")), None);
+        // A long expression read a few times: once fits, three times is past the bound.
+        let long = format!(
+            "SELECT (CONCAT(\"{}\", STR(COUNT(*))) AS ?l)",
+            "x".repeat(40_000)
+        );
+        assert!(inline_aliases(&format!("{long} (?l AS ?a) {{}}")).is_some());
+        assert_eq!(
+            inline_aliases(&format!("{long} (?l AS ?a) (?l AS ?b) (?l AS ?c) {{}}")),
+            None
+        );
         // Nested brackets and strings with brackets in the copied expression.
         assert_eq!(
             inline_aliases("SELECT (CONCAT(\")(\", STR(COUNT(*))) AS ?l) (STRLEN(?l) AS ?n) {}")
