@@ -68,6 +68,27 @@ mod tests {
         );
     }
 
+    /// Every cut of texts that exercise the scans, at every byte (a text may end anywhere:
+    /// after a keyword, inside a string, an IRI, a bracket or a character of several
+    /// bytes): no panic.
+    #[test]
+    fn the_scans_take_any_text() {
+        let texts = [
+            r#"SELECT DISTINCT (COUNT(?v) AS ?n) ($n + 1 AS ?m) ("é)\"" AS ?s) WHERE { ?s <p> TRUE }"#,
+            "SELECT (MAX(?x) AS ?n) (CONCAT('''a''', \"b\") AS ?c) # c\n (?n AS ?k) {}",
+            "PREFIX ex: <http://e/> SELECT ?x (STRUUID() AS ?u) (?u AS ?v) { ?x ex:p False . }",
+            "SELECT ( ?n AS ) (AS ?m) ((?m)) (?x AS ?y ?z) { { SELECT (1 AS ?n) (?n AS ?o) {} } }",
+        ];
+        for text in texts {
+            for cut in (0..=text.len()).filter(|&cut| text.is_char_boundary(cut)) {
+                let text = &text[..cut];
+                let _ = booleans::lowercase_booleans(text);
+                let _ = select_aliases::inline_aliases(text);
+                let _ = parse_again(text, |text| Err::<(), _>(text.len()));
+            }
+        }
+    }
+
     /// Expressions that each read the one before, nested deeper than the nesting guard
     /// allows once inlined: the second reading is not parsed (a parser without a depth
     /// limit of its own would overflow its stack).

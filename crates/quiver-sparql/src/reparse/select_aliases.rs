@@ -146,7 +146,7 @@ fn expression_item(bytes: &[u8], inside: Range<usize>) -> Option<(Range<usize>, 
             _ if depth == 0 && is_word(bytes, i..end, b"AS") => {
                 let variable = skip_space(bytes, end);
                 let after = token_end(bytes, variable);
-                if matches!(bytes[variable], b'?' | b'$')
+                if matches!(bytes.get(variable), Some(b'?' | b'$'))
                     && after > variable + 1
                     && skip_space(bytes, after) >= inside.end
                 {
@@ -183,7 +183,10 @@ fn closing(bytes: &[u8], open: usize) -> Option<usize> {
 /// Where the token that starts at `at` ends: a string, an IRI, a variable, a word (a
 /// keyword, a function's or a prefixed name), or one byte.
 fn token_end(bytes: &[u8], at: usize) -> usize {
-    match bytes[at] {
+    let Some(&byte) = bytes.get(at) else {
+        return bytes.len();
+    };
+    match byte {
         b'"' | b'\'' => string_end(bytes, at),
         b'<' => iri_end(bytes, at).unwrap_or(at + 1),
         b'?' | b'$' => name_end(bytes, at + 1),
