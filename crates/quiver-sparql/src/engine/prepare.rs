@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use oxrdf::Variable;
 use quiver_store::Store;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
-use spargebra::{Query, SparqlParser};
+use spargebra::Query;
 
 use crate::compile::Compiler;
 use crate::dataset::DatasetScope;
@@ -47,12 +47,7 @@ pub fn parse_query(text: &str, base_iri: Option<&str>) -> Result<Query, QueryErr
 
 /// `text` parsed against `base_iri`, its nesting already checked.
 fn parse_checked(text: &str, base_iri: Option<&str>) -> Result<Query, QueryError> {
-    let mut parser = SparqlParser::new();
-    if let Some(base) = base_iri {
-        parser = parser
-            .with_base_iri(base)
-            .map_err(|e| QueryError::Syntax(e.to_string()))?;
-    }
+    let parser = crate::reparse::parser(base_iri)?;
     crate::reparse::parse_again(text, |text| parser.clone().parse_query(text))
         .map_err(|e| QueryError::syntax(text, &e))
 }

@@ -10,6 +10,20 @@
 mod booleans;
 mod select_aliases;
 
+use spargebra::SparqlParser;
+
+use crate::QueryError;
+
+/// A parser resolving relative IRIs against `base_iri`, for queries and updates alike.
+pub(crate) fn parser(base_iri: Option<&str>) -> Result<SparqlParser, QueryError> {
+    match base_iri {
+        Some(base) => SparqlParser::new()
+            .with_base_iri(base)
+            .map_err(|e| QueryError::Syntax(e.to_string())),
+        None => Ok(SparqlParser::new()),
+    }
+}
+
 /// `parse` of `text`, or where it fails, of `text` rewritten as above; the first error when
 /// both fail (or there is nothing to rewrite).
 pub(crate) fn parse_again<T, E>(text: &str, parse: impl Fn(&str) -> Result<T, E>) -> Result<T, E> {

@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use oxrdf::BlankNode;
 use quiver_store::{ChangeSet, Store};
-use spargebra::{GraphUpdateOperation, SparqlParser, Update};
+use spargebra::{GraphUpdateOperation, Update};
 
 use crate::context::{ExecContext, QueryState};
 use crate::engine::ExecOptions;
@@ -279,16 +279,11 @@ impl<'o> Request<'o> {
     }
 }
 
-/// Parses an update request against `base_iri` (relative IRIs resolve against it); its
-/// boolean keywords may be written in any case (`crate::reparse`).
+/// Parses an update request against `base_iri` (relative IRIs resolve against it), with
+/// the second reading of a rejected text (`crate::reparse`).
 pub fn parse_update(text: &str, base_iri: Option<&str>) -> Result<Update, QueryError> {
     crate::nesting::check(text)?;
-    let mut parser = SparqlParser::new();
-    if let Some(base) = base_iri {
-        parser = parser
-            .with_base_iri(base)
-            .map_err(|e| QueryError::Syntax(e.to_string()))?;
-    }
+    let parser = crate::reparse::parser(base_iri)?;
     crate::reparse::parse_again(text, |text| parser.clone().parse_update(text))
         .map_err(|e| QueryError::syntax(text, &e))
 }
